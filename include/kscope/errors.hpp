@@ -1,0 +1,59 @@
+#pragma once
+// Every error kscope raises names the problem and the fix. SweepError carries what was measured
+// before the failure, so nothing collected is lost.
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace kscope {
+
+class Results;
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Bad sweep, config access, settings or annotation use (detected before or while the body runs).
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A region broke an attribution rule: no kernel, several kernels without a combine rule,
+// nesting, a repeated name.
+class AnnotationError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The backend could not be used here (no GPU, CUPTI owned by another profiler, ...).
+class BackendError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A CUDA runtime call failed.
+class CudaError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
+// Raised by profile() when a config fails. what() names the config and the cause; the cause itself
+// (the user's exception, an AnnotationError, ...) is kept, and so are the results gathered so far.
+class SweepError : public Error {
+ public:
+  SweepError(const std::string& message, std::string failed_config, std::exception_ptr cause,
+             std::shared_ptr<const Results> partial);
+  const std::string& failed_config() const { return failed_config_; }
+  std::exception_ptr cause() const { return cause_; }
+  const Results& partial_results() const { return *partial_; }
+
+ private:
+  std::string failed_config_;
+  std::exception_ptr cause_;
+  std::shared_ptr<const Results> partial_;
+};
+
+}  // namespace kscope

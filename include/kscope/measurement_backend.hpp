@@ -1,0 +1,60 @@
+#pragma once
+// The interface between the engine and whatever measures kernels. The runner calls it in this
+// order for every run of every config:
+//   read_clocks, begin_run, { flush_cache (cache_control=all), region_begin, <user code>,
+//   region_end }*, collect_run, read_clocks
+// Implementations: src/backends/cupti, src/backends/events, and the simulated test backend.
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kscope/results.hpp"
+#include "kscope/settings.hpp"
+
+namespace kscope {
+
+struct MetricSpec {
+  std::string name;
+  std::string unit;
+  std::string description;
+};
+
+// One kernel (or, for backends that cannot see kernels, the whole region) measured in one run.
+struct KernelMeasurement {
+  std::string name;            // demangled; empty when the backend does not observe kernels
+  std::vector<double> values;  // one per MetricSpec, in metrics() order
+};
+
+struct ClockReading {
+  double sm_mhz = NAN;
+  double memory_mhz = NAN;
+};
+
+class MeasurementBackend {
+ public:
+  virtual ~MeasurementBackend() = default;
+
+  virtual std::vector<MetricSpec> metrics() const = 0;
+  // False when a region yields one measurement and no kernel names (CUDA events): the kernel
+  // count rules (none, several) cannot be checked and are not applied.
+  virtual bool observes_kernels() const = 0;
+  // Backend, device and host facts for every row; cache/clock fields are filled by the runner.
+  virtual SessionInfo describe() const = 0;
+
+  virtual void begin_session(const Settings& settings) = 0;
+  virtual void end_session() noexcept = 0;
+
+  virtual void begin_run() = 0;
+  virtual void flush_cache() = 0;
+  virtual void region_begin(std::size_t region) = 0;
+  virtual void region_end(std::size_t region) = 0;
+  // Waits for the run's GPU work and returns, per region index (0..region_count-1), what ran in it.
+  virtual std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) = 0;
+  // Called after a run whose body threw: drop whatever the run left pending.
+  virtual void abandon_run() noexcept = 0;
+
+  virtual ClockReading read_clocks() { return {}; }
+};
+
+}  // namespace kscope

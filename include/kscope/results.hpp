@@ -1,0 +1,94 @@
+#pragma once
+// What a profile returns: one summary row per (annotation, config, metric), the raw per-run
+// samples behind them, and the session facts (device, backend, cache and clock state).
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kscope/config.hpp"
+#include "kscope/statistics.hpp"
+#include "kscope/table.hpp"
+
+namespace kscope {
+
+struct SessionInfo {
+  std::string backend;          // "cupti", "events", or "test (simulated)"
+  std::string cache_control;    // "all" / "none"
+  std::string clock_control;    // "none"
+  std::string gpu;              // device name
+  std::string gpu_uuid;
+  std::string host;
+  double rated_sm_clock_mhz = 0;      // NaN when unknown
+  double rated_memory_clock_mhz = 0;  // NaN when unknown
+};
+
+struct SampleRow {
+  std::string annotation;
+  std::size_t config_index;
+  std::size_t run;              // 0-based recorded run (warm-ups are not kept)
+  std::string metric;
+  std::string unit;
+  double value;                 // NaN for a failed (ignore_failures) run
+  std::string kernel;           // demangled names, "|"-joined when kernels were combined
+  double sm_clock_mhz;          // observed around the run (NVML); NaN when unavailable
+  double memory_clock_mhz;
+};
+
+struct SummaryRow {
+  std::string annotation;
+  std::size_t config_index;
+  std::string metric;
+  std::string unit;
+  SampleStatistics stats;
+  double avg_value;             // stats.mean, divided by the baseline when normalized
+  std::string normalized;       // empty, or the baseline annotation
+  double normalization_value;   // the baseline's mean; NaN when not normalized
+  double geomean;               // of avg_value over the configs of (annotation, metric)
+  std::string kernel;
+  double observed_sm_clock_mhz;      // mean over the group's runs
+  double observed_memory_clock_mhz;
+};
+
+class Results {
+ public:
+  Results() = default;
+  Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
+          std::vector<SampleRow> samples);
+
+  const SessionInfo& session() const { return session_; }
+  const std::vector<Config>& configs() const { return configs_; }
+  const std::vector<std::string>& axis_names() const;
+  const std::vector<SummaryRow>& rows() const { return rows_; }
+  const std::vector<SampleRow>& samples() const { return samples_; }
+  bool empty() const { return rows_.empty(); }
+
+  // The summary row for an annotation, metric and config index; throws Error if absent.
+  const SummaryRow& at(const std::string& annotation, const std::string& metric,
+                       std::size_t config_index) const;
+
+  // Long-format tables: config axes as columns after Annotation; session facts on every row.
+  Table summary_table() const;
+  Table samples_table() const;
+
+  void write_csv(const std::string& path) const;          // summary
+  void write_samples_csv(const std::string& path) const;  // raw samples
+  void write_json(const std::string& path) const;         // {"session":…, "summary":[…], "samples":[…]}
+  // Writes <prefix>summary.csv, <prefix>samples.csv and <prefix>results.json.
+  void write_all(const std::string& prefix) const;
+
+ private:
+  SessionInfo session_;
+  std::vector<Config> configs_;
+  std::vector<SummaryRow> rows_;
+  std::vector<SampleRow> samples_;
+};
+
+std::ostream& operator<<(std::ostream& out, const Results& results);
+
+// Ratio of each candidate AvgValue to the baseline's at the same annotation, config and metric.
+// Refuses (ConfigError) to compare results of different backends, cache or clock modes: their
+// timing definitions differ and must not be mixed.
+Table compare(const Results& candidate, const Results& baseline);
+
+}  // namespace kscope

@@ -1,0 +1,78 @@
+#pragma once
+// Everything that shapes a profiling session, with the defaults an experienced user expects.
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kscope/config.hpp"
+
+namespace kscope {
+
+// Real measurement backends a user may select. The simulated backend used by kscope's own CPU
+// tests is deliberately not listed: it is reachable only through kscope/testing.hpp.
+enum class Backend {
+  cupti,   // CUPTI Activity API: per-kernel GPU start/end timestamps (metric cupti__kernel_duration)
+  events,  // CUDA events around each region (metric events__region_duration); no kernel names
+};
+
+enum class CacheControl {
+  all,   // flush the L2 before every measured region (cold cache)
+  none,  // leave the cache as the previous work left it (warm)
+};
+
+enum class ClockControl {
+  none,  // leave the GPU's clocks alone (boost allowed)
+};
+
+enum class Verbosity { quiet, info, debug };
+
+std::string to_string(Backend b);
+std::string to_string(CacheControl c);
+std::string to_string(ClockControl c);
+
+// A value computed from one run's measured values (and the config), e.g. bandwidth from a duration.
+struct DerivedValue {
+  std::string name;
+  double value;
+  std::string unit;
+};
+
+// The measured values of one annotation in one run, by metric name, in the backend's metric order.
+class MeasuredValues {
+ public:
+  MeasuredValues(const std::vector<std::string>* names, const std::vector<double>* values)
+      : names_(names), values_(values) {}
+  double operator[](const std::string& metric) const;  // throws ConfigError for an unknown metric
+  double front() const { return values_->front(); }     // the first (often only) metric
+  const std::vector<std::string>& names() const { return *names_; }
+  const std::vector<double>& values() const { return *values_; }
+
+ private:
+  const std::vector<std::string>* names_;
+  const std::vector<double>* values_;
+};
+
+using DeriveMetric = std::function<std::vector<DerivedValue>(const MeasuredValues&, const Config&)>;
+// Reduces the values of several kernels of one region, pairwise (e.g. std::plus<double>{}).
+using CombineKernels = std::function<double(double, double)>;
+
+struct Settings {
+  std::size_t runs = 10;          // recorded runs per config
+  std::size_t warmup_runs = 1;    // runs per config before recording (module load, caches, clocks)
+  Backend backend = Backend::cupti;
+  CacheControl cache_control = CacheControl::all;
+  ClockControl clock_control = ClockControl::none;
+  Verbosity verbosity = Verbosity::info;
+  int device = -1;                // CUDA ordinal; -1 = the current device when profile() starts
+
+  CombineKernels combine_kernel_metrics;      // several kernels in one region: reduce them
+  std::vector<std::string> ignore_kernel_list;  // kernels dropped before attribution (exact name)
+  DeriveMetric derive_metric;
+  std::string normalize_against;              // annotation whose AvgValue divides the others'
+
+  double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
+  std::string output_prefix;      // if set: <prefix>summary.csv, <prefix>samples.csv, <prefix>results.json
+};
+
+}  // namespace kscope

@@ -1,0 +1,26 @@
+#pragma once
+// Summary statistics of one group of samples. NaN samples (failed runs) are excluded.
+#include <cstddef>
+#include <optional>
+#include <span>
+
+namespace kscope {
+
+struct SampleStatistics {
+  std::size_t count = 0;       // valid (non-NaN) samples
+  double mean = 0, stddev = 0, min = 0, max = 0, median = 0;  // NaN where undefined
+  double ci95_lower = 0, ci95_upper = 0;  // mean -/+ t(0.975, n-1) * s / sqrt(n); NaN for n < 2
+  double rsd_pct = 0;                     // 100 * s / |mean|; NaN for n < 2 or mean == 0
+  std::optional<bool> stable;             // rsd_pct < threshold; empty when rsd_pct is NaN
+};
+
+// stddev uses n-1 (sample standard deviation).
+SampleStatistics summarize(std::span<const double> samples, double stable_rsd_pct);
+
+// Quantile of Student's t distribution with `dof` degrees of freedom (dof > 0), 0 < p < 1.
+double student_t_quantile(double p, double dof);
+
+// exp(mean(log x)) over the non-NaN values; NaN if any is negative or none is valid, 0 if one is 0.
+double geometric_mean(std::span<const double> values);
+
+}  // namespace kscope

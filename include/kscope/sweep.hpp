@@ -1,0 +1,33 @@
+#pragma once
+// The set of configurations a profile runs over: cartesian axes, explicit lists, or both
+// (an explicit list is crossed with the axes as one zipped axis group).
+#include <string>
+#include <vector>
+
+#include "kscope/config.hpp"
+#include "kscope/value.hpp"
+
+namespace kscope {
+
+class Sweep {
+ public:
+  // A cartesian axis. All values must share one type; names must be unique.
+  Sweep& axis(std::string name, std::vector<Value> values);
+  // Zipped values: each row gives one value per name, crossed with the other groups.
+  Sweep& zip(std::vector<std::string> names, std::vector<std::vector<Value>> rows);
+
+  // Every configuration, first axis slowest. Throws ConfigError (arity, types, empty axes,
+  // duplicate names) before anything runs.
+  std::vector<Config> configs() const;
+  std::vector<std::string> names() const;
+  void validate() const;
+
+ private:
+  struct Group {
+    std::vector<std::string> names;
+    std::vector<std::vector<Value>> rows;
+  };
+  std::vector<Group> groups_;
+};
+
+}  // namespace kscope

@@ -1,0 +1,41 @@
+#pragma once
+// A configuration value: one of the four types a sweep axis may hold.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace kscope {
+
+enum class ValueType { integer, real, text, boolean };
+
+std::string_view to_string(ValueType type);
+
+class Value {
+ public:
+  // One constructor per accepted C++ type, so that a string literal never decays to bool and a
+  // plain int is an integer, not a double.
+  Value(int v) : data_(static_cast<std::int64_t>(v)) {}
+  Value(long v) : data_(static_cast<std::int64_t>(v)) {}
+  Value(long long v) : data_(static_cast<std::int64_t>(v)) {}
+  Value(unsigned v) : data_(static_cast<std::int64_t>(v)) {}
+  Value(double v) : data_(v) {}
+  Value(bool v) : data_(v) {}
+  Value(const char* v) : data_(std::string(v)) {}
+  Value(std::string v) : data_(std::move(v)) {}
+  Value(std::string_view v) : data_(std::string(v)) {}
+
+  ValueType type() const;
+  std::int64_t as_int() const;       // throws ConfigError unless integer
+  double as_double() const;          // integer or real
+  const std::string& as_string() const;
+  bool as_bool() const;
+  std::string to_string() const;     // for messages and tables
+
+  bool operator==(const Value& other) const = default;
+
+ private:
+  std::variant<std::int64_t, double, std::string, bool> data_;
+};
+
+}  // namespace kscope

@@ -1,0 +1,41 @@
+#include "kscope/annotation.hpp"
+
+#include <exception>
+
+#include "core/session.hpp"
+
+namespace kscope {
+
+Annotation::Annotation(std::string name) {
+  if (auto* recorder = detail::active_recorder()) {
+    region_ = recorder->open(name);
+    active_ = true;
+  }
+}
+
+Annotation::~Annotation() {
+  if (!active_) return;
+  if (auto* recorder = detail::active_recorder()) recorder->close(region_);
+}
+
+void Annotation::mark_failed(const std::string& reason) {
+  if (!active_) return;
+  if (auto* recorder = detail::active_recorder()) recorder->mark_failed(region_, reason);
+}
+
+void annotate(const std::string& name, const std::function<void()>& fn, AnnotateOptions options) {
+  Annotation region(name);
+  if (!options.ignore_failures) {
+    fn();
+    return;
+  }
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    region.mark_failed(e.what());
+  } catch (...) {
+    region.mark_failed("a non-standard exception");
+  }
+}
+
+}  // namespace kscope

@@ -1,0 +1,32 @@
+#pragma once
+// Turns what a backend saw in one run into one value per (region, metric), applying the rules:
+// ignored kernels are dropped, a region must have launched a kernel, and several kernels need a
+// combine rule.
+#include <string>
+#include <vector>
+
+#include "core/session.hpp"
+#include "kscope/measurement_backend.hpp"
+#include "kscope/settings.hpp"
+
+namespace kscope::detail {
+
+struct RegionMeasurement {
+  std::string annotation;
+  std::string kernel;          // demangled names, "|"-joined when combined
+  std::vector<double> values;  // one per backend metric; NaN when the region failed
+  bool failed = false;
+  std::string failure_reason;
+};
+
+// True if `pattern` (an ignore_kernel_list entry) names this demangled kernel: the full name,
+// the name without its parameter list and return type ("saxpy<float>"), or without its template
+// arguments too ("saxpy").
+bool kernel_matches(const std::string& kernel, const std::string& pattern);
+
+std::vector<RegionMeasurement> attribute_run(const RunRecorder& recorder,
+                                             const std::vector<std::vector<KernelMeasurement>>& measured,
+                                             std::size_t metric_count,
+                                             const Settings& settings);
+
+}  // namespace kscope::detail

@@ -1,0 +1,125 @@
+#include "core/results_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/suggest.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::detail {
+namespace {
+
+double mean_ignoring_nan(double a, double b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return 0.5 * (a + b);
+}
+
+double mean_of_valid(const std::vector<double>& values) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (double v : values)
+    if (!std::isnan(v)) sum += v, ++n;
+  return n ? sum / static_cast<double>(n) : NAN;
+}
+
+}  // namespace
+
+ResultsBuilder::ResultsBuilder(SessionInfo session, std::vector<Config> configs,
+                               std::vector<MetricSpec> metrics, const Settings& settings)
+    : session_(std::move(session)), configs_(std::move(configs)), metrics_(std::move(metrics)),
+      settings_(settings) {
+  for (const auto& m : metrics_) metric_names_.push_back(m.name);
+}
+
+void ResultsBuilder::add_run(const Config& config, std::size_t run,
+                             const std::vector<RegionMeasurement>& regions, ClockReading before,
+                             ClockReading after) {
+  const double sm = mean_ignoring_nan(before.sm_mhz, after.sm_mhz);
+  const double mem = mean_ignoring_nan(before.memory_mhz, after.memory_mhz);
+  for (const auto& region : regions) {
+    auto add = [&](const std::string& metric, const std::string& unit, double value) {
+      samples_.push_back(SampleRow{region.annotation, config.index(), run, metric, unit, value,
+                                   region.kernel, sm, mem});
+    };
+    for (std::size_t m = 0; m < metrics_.size(); ++m)
+      add(metrics_[m].name, metrics_[m].unit, region.values[m]);
+    if (settings_.derive_metric) {
+      // A failed run still yields the derived names (called on its NaN values), valued NaN.
+      const MeasuredValues measured(&metric_names_, &region.values);
+      for (const auto& d : settings_.derive_metric(measured, config))
+        add(d.name, d.unit, region.failed ? NAN : d.value);
+    }
+  }
+}
+
+Results ResultsBuilder::build(bool normalize) const {
+  struct Group {
+    const SampleRow* first;
+    std::vector<double> values, sm, mem;
+  };
+  using Key = std::tuple<std::string, std::size_t, std::string>;
+  std::map<Key, std::size_t> index;
+  std::vector<Group> groups;
+  for (const auto& s : samples_) {
+    auto [it, inserted] = index.try_emplace(Key{s.annotation, s.config_index, s.metric}, groups.size());
+    if (inserted) groups.push_back(Group{&s, {}, {}, {}});
+    Group& g = groups[it->second];
+    g.values.push_back(s.value);
+    g.sm.push_back(s.sm_clock_mhz);
+    g.mem.push_back(s.memory_clock_mhz);
+  }
+
+  std::vector<SummaryRow> rows;
+  for (const auto& g : groups) {
+    SummaryRow row;
+    row.annotation = g.first->annotation;
+    row.config_index = g.first->config_index;
+    row.metric = g.first->metric;
+    row.unit = g.first->unit;
+    row.stats = summarize(g.values, settings_.stable_rsd_pct);
+    row.avg_value = row.stats.mean;
+    row.normalization_value = NAN;
+    row.geomean = NAN;
+    row.kernel = g.first->kernel;
+    row.observed_sm_clock_mhz = mean_of_valid(g.sm);
+    row.observed_memory_clock_mhz = mean_of_valid(g.mem);
+    rows.push_back(std::move(row));
+  }
+
+  const std::string& baseline = settings_.normalize_against;
+  if (normalize && !baseline.empty()) {
+    std::vector<std::string> annotations;
+    for (const auto& r : rows)
+      if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
+        annotations.push_back(r.annotation);
+    if (std::find(annotations.begin(), annotations.end(), baseline) == annotations.end()) {
+      throw ConfigError("normalize_against names annotation '" + baseline +
+                        "', which no run recorded; recorded annotations: " + quoted_list(annotations));
+    }
+    std::map<std::pair<std::size_t, std::string>, double> base;
+    for (const auto& r : rows)
+      if (r.annotation == baseline) base[{r.config_index, r.metric}] = r.stats.mean;
+    // As in Nsight Python: only AvgValue is divided, and rows without a baseline value are dropped.
+    std::vector<SummaryRow> kept;
+    for (auto& r : rows) {
+      auto it = base.find({r.config_index, r.metric});
+      if (it == base.end()) continue;
+      r.normalized = baseline;
+      r.normalization_value = it->second;
+      r.avg_value = r.stats.mean / it->second;
+      kept.push_back(std::move(r));
+    }
+    rows = std::move(kept);
+  }
+
+  std::map<std::pair<std::string, std::string>, std::vector<double>> by_series;
+  for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
+  for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
+
+  return Results(session_, configs_, std::move(rows), samples_);
+}
+
+}  // namespace kscope::detail

@@ -1,0 +1,126 @@
+// profile_with_backend: the sweep loop. Every config runs warm-up + recorded runs; each run's
+// kernels are attributed to its regions; any failure stops the sweep with what was measured so far.
+#include <iostream>
+#include <set>
+
+#include "core/attribution.hpp"
+#include "core/results_builder.hpp"
+#include "core/session.hpp"
+#include "io/progress.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/measurement_backend.hpp"
+#include "kscope/profile.hpp"
+
+namespace kscope {
+namespace {
+
+void validate(const Settings& s) {
+  if (s.runs == 0) throw ConfigError("Settings::runs is 0; at least one recorded run per config is needed");
+  if (!(s.stable_rsd_pct > 0))
+    throw ConfigError("Settings::stable_rsd_pct must be a positive percentage (the default is 2.0)");
+  for (const auto& k : s.ignore_kernel_list)
+    if (k.empty()) throw ConfigError("Settings::ignore_kernel_list contains an empty kernel name");
+}
+
+std::string describe_exception(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+// Ends the backend session on every exit path.
+struct SessionGuard {
+  MeasurementBackend& backend;
+  ~SessionGuard() { backend.end_session(); }
+};
+
+}  // namespace
+
+Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
+                             MeasurementBackend& backend) {
+  validate(settings);
+  const std::vector<Config> configs = sweep.configs();
+  if (!body) throw ConfigError("profile() was given an empty body function");
+
+  detail::RunRecorder recorder(backend, settings.cache_control == CacheControl::all);
+  detail::ActiveRecorderScope scope(recorder);
+  backend.begin_session(settings);
+  SessionGuard guard{backend};
+
+  SessionInfo info = backend.describe();
+  info.cache_control = to_string(settings.cache_control);
+  info.clock_control = to_string(settings.clock_control);
+  detail::ResultsBuilder builder(info, configs, backend.metrics(), settings);
+  const std::size_t runs_per_config = settings.warmup_runs + settings.runs;
+  auto progress = detail::make_stderr_progress(settings.verbosity, configs.size(), runs_per_config);
+  std::set<std::pair<std::string, std::size_t>> warned;
+
+  // A SweepError carrying everything measured so far (also written out when a prefix is set).
+  const auto fail = [&](const std::string& context, const std::string& failed_config,
+                        std::exception_ptr cause) -> SweepError {
+    auto partial = std::make_shared<const Results>(builder.build(false));
+    std::string message = context + ": " + describe_exception(cause) + "\n" +
+                          std::to_string(partial->rows().size()) +
+                          " summary rows measured before it are kept in SweepError::partial_results()";
+    if (!settings.output_prefix.empty()) {
+      partial->write_all(settings.output_prefix);
+      message += " and written to " + settings.output_prefix + "{summary.csv,samples.csv,results.json}";
+    }
+    return SweepError(message, failed_config, cause, partial);
+  };
+  const auto run_label = [&](std::size_t run) {
+    return run < settings.warmup_runs ? "warm-up run " + std::to_string(run + 1)
+                                      : "run " + std::to_string(run - settings.warmup_runs + 1);
+  };
+
+  for (const Config& config : configs) {
+    progress->config_started(config.index(), config.to_string());
+    for (std::size_t run = 0; run < runs_per_config; ++run) {
+      try {
+        const ClockReading before = backend.read_clocks();
+        recorder.begin_run();
+        backend.begin_run();
+        try {
+          body(config);
+        } catch (...) {
+          backend.abandon_run();
+          throw;
+        }
+        const auto measured = backend.collect_run(recorder.region_count());
+        const ClockReading after = backend.read_clocks();
+        const auto regions = detail::attribute_run(recorder, measured, backend.metrics().size(), settings);
+        for (const auto& r : regions) {
+          if (r.failed && warned.insert({r.annotation, config.index()}).second)
+            std::cerr << "[kscope] warning: annotation '" << r.annotation << "' failed in config ("
+                      << config.to_string() << ") and was recorded as NaN (ignore_failures): "
+                      << r.failure_reason << "\n";
+        }
+        if (run >= settings.warmup_runs)
+          builder.add_run(config, run - settings.warmup_runs, regions, before, after);
+      } catch (...) {
+        throw fail("config " + std::to_string(config.index() + 1) + "/" + std::to_string(configs.size()) + " (" +
+                       config.to_string() + ") failed in " + run_label(run),
+                   config.to_string(), std::current_exception());
+      }
+      progress->run_finished();
+    }
+    progress->config_finished();
+  }
+  progress->finished();
+
+  Results results = [&] {
+    try {
+      return builder.build(true);
+    } catch (...) {
+      throw fail("all configs ran, but the results could not be normalized", "", std::current_exception());
+    }
+  }();
+  if (!settings.output_prefix.empty()) results.write_all(settings.output_prefix);
+  return results;
+}
+
+}  // namespace kscope

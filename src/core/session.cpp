@@ -1,0 +1,73 @@
+#include "core/session.hpp"
+
+#include <algorithm>
+#include <atomic>
+
+#include "kscope/errors.hpp"
+
+namespace kscope::detail {
+namespace {
+std::atomic<RunRecorder*> g_active{nullptr};
+}
+
+RunRecorder::RunRecorder(MeasurementBackend& backend, bool flush_before_regions)
+    : backend_(backend), flush_(flush_before_regions) {}
+
+void RunRecorder::begin_run() {
+  std::lock_guard lock(mutex_);
+  names_.clear();
+  failed_.clear();
+  reasons_.clear();
+  open_ = -1;
+}
+
+std::size_t RunRecorder::open(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  if (open_ >= 0) {
+    throw AnnotationError("annotation '" + name + "' was opened while annotation '" +
+                          names_[static_cast<std::size_t>(open_)] +
+                          "' is still open; annotations cannot be nested: close the outer one first "
+                          "or merge the two regions");
+  }
+  if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
+    throw AnnotationError("annotation '" + name +
+                          "' was used twice in one run; each annotation name must be unique within "
+                          "a run (give the second region another name)");
+  }
+  names_.push_back(name);
+  failed_.push_back(false);
+  reasons_.emplace_back();
+  const std::size_t region = names_.size() - 1;
+  // The flush goes before the region opens, so its work is never attributed or timed.
+  if (flush_) backend_.flush_cache();
+  backend_.region_begin(region);
+  open_ = static_cast<std::ptrdiff_t>(region);
+  return region;
+}
+
+void RunRecorder::close(std::size_t region) {
+  std::lock_guard lock(mutex_);
+  if (open_ != static_cast<std::ptrdiff_t>(region)) return;
+  backend_.region_end(region);
+  open_ = -1;
+}
+
+void RunRecorder::mark_failed(std::size_t region, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  failed_[region] = true;
+  reasons_[region] = reason;
+}
+
+RunRecorder* active_recorder() { return g_active.load(std::memory_order_acquire); }
+
+ActiveRecorderScope::ActiveRecorderScope(RunRecorder& recorder) {
+  RunRecorder* expected = nullptr;
+  if (!g_active.compare_exchange_strong(expected, &recorder)) {
+    throw ConfigError("profile() was called while another profile() is running (from the body or "
+                      "another thread); profile sessions cannot be nested or run concurrently");
+  }
+}
+
+ActiveRecorderScope::~ActiveRecorderScope() { g_active.store(nullptr, std::memory_order_release); }
+
+}  // namespace kscope::detail

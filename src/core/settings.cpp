@@ -1,0 +1,31 @@
+#include "kscope/settings.hpp"
+
+#include <algorithm>
+
+#include "core/suggest.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope {
+
+std::string to_string(Backend b) {
+  switch (b) {
+    case Backend::cupti: return "cupti";
+    case Backend::events: return "events";
+  }
+  return "?";
+}
+
+std::string to_string(CacheControl c) { return c == CacheControl::all ? "all" : "none"; }
+
+std::string to_string(ClockControl) { return "none"; }
+
+double MeasuredValues::operator[](const std::string& metric) const {
+  auto it = std::find(names_->begin(), names_->end(), metric);
+  if (it == names_->end()) {
+    throw ConfigError("derive_metric asked for metric '" + metric + "', which this backend does not measure; measured: " +
+                      detail::quoted_list(*names_));
+  }
+  return (*values_)[static_cast<std::size_t>(it - names_->begin())];
+}
+
+}  // namespace kscope

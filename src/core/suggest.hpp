@@ -1,0 +1,16 @@
+#pragma once
+// "Did you mean" support: the known names closest to a misspelt one.
+#include <string>
+#include <vector>
+
+namespace kscope::detail {
+
+// Up to `limit` candidates ordered by edit distance to `wanted` (closest first).
+std::vector<std::string> closest_names(const std::string& wanted,
+                                       const std::vector<std::string>& candidates,
+                                       std::size_t limit = 3);
+
+// "'a', 'b', 'c'" for messages.
+std::string quoted_list(const std::vector<std::string>& names);
+
+}  // namespace kscope::detail

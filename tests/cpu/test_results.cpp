@@ -1,0 +1,131 @@
+// Table layout and writers on real engine output (simulated backend).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "kscope/annotation.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/profile.hpp"
+#include "kscope/testing.hpp"
+
+using namespace kscope;
+
+namespace {
+
+Results small_results(CacheControl cache = CacheControl::all) {
+  kscope::testing::SimulatedBackend backend;
+  backend.set_clock_readings({{1980, 3201}});
+  Settings s;
+  s.runs = 3;
+  s.verbosity = Verbosity::quiet;
+  s.cache_control = cache;
+  double t = 100;
+  return profile_with_backend(Sweep().axis("n", {16, 32}).axis("dtype", {"f32"}), s, [&](const Config&) {
+    Annotation a("saxpy");
+    backend.launch("void saxpy<float>(int, float*)", t += 10);
+  }, backend);
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST(Results, SummaryColumnsInDocumentedOrder) {
+  const Table t = small_results().summary_table();
+  const std::vector<std::string> expected{
+      "Annotation", "n", "dtype", "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median",
+      "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
+      "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "CacheControl", "ClockControl",
+      "RatedSMClockMHz", "RatedMemoryClockMHz", "ObservedSMClockMHz", "ObservedMemoryClockMHz"};
+  EXPECT_EQ(t.columns, expected);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(std::get<std::int64_t>(t.rows[1][t.column("n")]), 32);
+  EXPECT_EQ(std::get<std::string>(t.rows[1][t.column("dtype")]), "f32");
+  EXPECT_EQ(std::get<std::int64_t>(t.rows[0][t.column("NumRuns")]), 3);
+  EXPECT_EQ(std::get<bool>(t.rows[0][t.column("Normalized")]), false);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[0][t.column("NormalizationValue")]));
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Backend")]), "test (simulated)");
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("CacheControl")]), "all");
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][t.column("ObservedSMClockMHz")]), 1980.0);
+}
+
+TEST(Results, SamplesTableHasOneRowPerRunAndMetric) {
+  const Table t = small_results().samples_table();
+  ASSERT_EQ(t.rows.size(), 6u);
+  EXPECT_EQ(std::get<std::int64_t>(t.rows[2][t.column("Run")]), 2);
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Metric")]), "test__kernel_duration");
+  // The first recorded value follows the single warm-up run (110 ns).
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][t.column("Value")]), 120.0);
+}
+
+TEST(Results, SingleRunGivesUndefinedStabilityNotFalse) {
+  kscope::testing::SimulatedBackend backend;
+  Settings s;
+  s.runs = 1;
+  s.verbosity = Verbosity::quiet;
+  auto r = profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("k"); backend.launch("k", 5); }, backend);
+  const Table t = r.summary_table();
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[0][t.column("StableMeasurement")]));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[0][t.column("StdDev")]));
+}
+
+TEST(Results, WritesCsvAndStrictJson) {
+  const auto dir = std::filesystem::temp_directory_path() / "kscope_results_test";
+  std::filesystem::create_directories(dir);
+  const Results r = small_results();
+  r.write_all((dir / "x_").string());
+  const std::string csv = slurp(dir / "x_summary.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,NumRuns,"
+            "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
+            "GPU,Host,Backend,CacheControl,ClockControl,RatedSMClockMHz,RatedMemoryClockMHz,ObservedSMClockMHz,"
+            "ObservedMemoryClockMHz");
+  EXPECT_NE(csv.find("\"void saxpy<float>(int, float*)\""), std::string::npos);  // quoted: has a comma
+  const auto doc = nlohmann::json::parse(slurp(dir / "x_results.json"));  // throws on bare NaN
+  EXPECT_EQ(doc["session"]["backend"], "test (simulated)");
+  EXPECT_EQ(doc["summary"].size(), 2u);
+  EXPECT_EQ(doc["samples"].size(), 6u);
+  EXPECT_TRUE(doc["summary"][0]["NormalizationValue"].is_null());
+  EXPECT_EQ(doc["summary"][0]["n"], 16);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Results, WritingToAMissingDirectoryNamesThePath) {
+  try {
+    small_results().write_csv("/nonexistent-dir/x.csv");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write '/nonexistent-dir/x.csv'"), std::string::npos);
+  }
+}
+
+TEST(Results, ConsoleOutputShowsSessionAndRows) {
+  std::ostringstream out;
+  out << small_results();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("backend test (simulated) | cache_control all | clock_control none"), std::string::npos) << text;
+  EXPECT_NE(text.find("saxpy"), std::string::npos);
+  EXPECT_NE(text.find("test__kernel_duration"), std::string::npos);
+}
+
+TEST(Results, CompareRefusesMixedCacheModesAndRatiosOtherwise) {
+  const Results cold = small_results(CacheControl::all);
+  const Results warm = small_results(CacheControl::none);
+  try {
+    compare(cold, warm);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("compare() refuses to compare results taken with different cache_control"),
+              std::string::npos);
+  }
+  const Table t = compare(cold, small_results(CacheControl::all));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][t.column("Ratio")]), 1.0);
+}

@@ -1,0 +1,396 @@
+// The whole engine against the simulated backend: runs, warm-ups, attribution rules, errors,
+// partial results, derived metrics, normalization and flushing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <thread>
+
+#include "kscope/annotation.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/profile.hpp"
+#include "kscope/testing.hpp"
+
+using namespace kscope;
+using kscope::testing::SimulatedBackend;
+
+namespace {
+
+Settings quiet(std::size_t runs = 3) {
+  Settings s;
+  s.runs = runs;
+  s.warmup_runs = 1;
+  s.verbosity = Verbosity::quiet;
+  return s;
+}
+
+// The message of the SweepError's cause, and the cause's type check.
+template <typename Cause>
+std::string cause_message(const SweepError& e) {
+  try {
+    std::rethrow_exception(e.cause());
+  } catch (const Cause& c) {
+    return c.what();
+  } catch (...) {
+    return "cause of another type";
+  }
+}
+
+}  // namespace
+
+TEST(Runner, CallsBodyWarmupPlusRunsTimesPerConfigAndRecordsOnlyRuns) {
+  SimulatedBackend backend;
+  int calls = 0;
+  auto sweep = Sweep().axis("n", {1, 2});
+  auto r = profile_with_backend(sweep, quiet(4), [&](const Config& c) {
+    ++calls;
+    Annotation a("k");
+    backend.launch("kernel", 100.0 * static_cast<double>(c.get<std::int64_t>("n")));
+  }, backend);
+  EXPECT_EQ(calls, 2 * (1 + 4));
+  EXPECT_EQ(r.samples().size(), 2u * 4u);
+  ASSERT_EQ(r.rows().size(), 2u);
+  EXPECT_EQ(r.at("k", "test__kernel_duration", 0).stats.count, 4u);
+  EXPECT_DOUBLE_EQ(r.at("k", "test__kernel_duration", 1).avg_value, 200.0);
+  EXPECT_EQ(r.rows()[0].kernel, "kernel");
+  EXPECT_EQ(r.session().backend, "test (simulated)");
+  EXPECT_FALSE(backend.session_open());
+}
+
+TEST(Runner, StatisticsComeFromTheRecordedSamples) {
+  SimulatedBackend backend;
+  const std::vector<double> durations{999, 10, 20, 30, 40, 50};  // the first is the warm-up
+  std::size_t call = 0;
+  auto r = profile_with_backend(Sweep(), quiet(5), [&](const Config&) {
+    Annotation a("k");
+    backend.launch("kern", durations[call++]);
+  }, backend);
+  const auto& row = r.at("k", "test__kernel_duration", 0);
+  EXPECT_DOUBLE_EQ(row.stats.mean, 30.0);
+  EXPECT_DOUBLE_EQ(row.stats.min, 10.0);
+  EXPECT_DOUBLE_EQ(row.stats.max, 50.0);
+  EXPECT_DOUBLE_EQ(row.stats.median, 30.0);
+  EXPECT_NEAR(row.stats.stddev, 15.8113883, 1e-6);
+  EXPECT_NEAR(row.stats.rsd_pct, 52.7046277, 1e-5);
+  EXPECT_EQ(row.stats.stable, std::optional<bool>(false));
+}
+
+TEST(Runner, SeveralAnnotationsPerRunAreSeparateRows) {
+  SimulatedBackend backend;
+  auto r = profile_with_backend(Sweep(), quiet(2), [&](const Config&) {
+    { Annotation a("first"); backend.launch("a", 1); }
+    backend.launch("outside", 5);  // not in any region: not attributed
+    { Annotation b("second"); backend.launch("b", 2); }
+  }, backend);
+  ASSERT_EQ(r.rows().size(), 2u);
+  EXPECT_EQ(r.rows()[0].annotation, "first");
+  EXPECT_EQ(r.rows()[1].annotation, "second");
+  EXPECT_DOUBLE_EQ(r.rows()[1].avg_value, 2.0);
+}
+
+TEST(Runner, FlushesBeforeEveryRegionOnlyWithCacheControlAll) {
+  SimulatedBackend backend;
+  auto body = [&](const Config&) {
+    { Annotation a("a"); backend.launch("k", 1); }
+    { Annotation b("b"); backend.launch("k", 1); }
+  };
+  Settings s = quiet(3);
+  profile_with_backend(Sweep().axis("n", {1, 2}), s, body, backend);
+  EXPECT_EQ(backend.flush_count(), 2u * 2u * (3u + 1u));
+  SimulatedBackend warm;
+  s.cache_control = CacheControl::none;
+  auto r = profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("a"); warm.launch("k", 1); }, warm);
+  EXPECT_EQ(warm.flush_count(), 0u);
+  EXPECT_EQ(r.session().cache_control, "none");
+}
+
+TEST(Runner, RegionWithoutKernelIsAnErrorNamingTheRegion) {
+  SimulatedBackend backend;
+  try {
+    profile_with_backend(Sweep().axis("n", {8}), quiet(), [&](const Config&) { Annotation a("empty_region"); }, backend);
+    FAIL() << "expected SweepError";
+  } catch (const SweepError& e) {
+    const std::string msg = cause_message<AnnotationError>(e);
+    EXPECT_NE(msg.find("annotation 'empty_region' launched no kernel"), std::string::npos) << msg;
+    EXPECT_NE(std::string(e.what()).find("config 1/1 (n=8) failed in warm-up run 1"), std::string::npos) << e.what();
+    EXPECT_EQ(e.failed_config(), "n=8");
+  }
+  EXPECT_FALSE(backend.session_open());
+}
+
+TEST(Runner, SeveralKernelsNeedACombineRuleOrIgnoreList) {
+  SimulatedBackend backend;
+  auto body = [&](const Config&) {
+    Annotation a("pair");
+    backend.launch("void scale<float>(float*)", 10);
+    backend.launch("void shift(float*)", 5);
+  };
+  try {
+    profile_with_backend(Sweep(), quiet(), body, backend);
+    FAIL() << "expected SweepError";
+  } catch (const SweepError& e) {
+    const std::string msg = cause_message<AnnotationError>(e);
+    EXPECT_NE(msg.find("annotation 'pair' launched 2 kernels in one run:\n  - void scale<float>(float*)\n  - void shift(float*)"),
+              std::string::npos)
+        << msg;
+    EXPECT_NE(msg.find("combine_kernel_metrics"), std::string::npos);
+    EXPECT_NE(msg.find("ignore_kernel_list"), std::string::npos);
+  }
+  Settings combined = quiet();
+  combined.combine_kernel_metrics = std::plus<double>();
+  auto r = profile_with_backend(Sweep(), combined, body, backend);
+  EXPECT_DOUBLE_EQ(r.rows()[0].avg_value, 15.0);
+  EXPECT_EQ(r.rows()[0].kernel, "void scale<float>(float*)|void shift(float*)");
+
+  Settings ignoring = quiet();
+  ignoring.ignore_kernel_list = {"shift"};
+  r = profile_with_backend(Sweep(), ignoring, body, backend);
+  EXPECT_DOUBLE_EQ(r.rows()[0].avg_value, 10.0);
+  EXPECT_EQ(r.rows()[0].kernel, "void scale<float>(float*)");
+}
+
+TEST(Runner, IgnoringEveryKernelOfARegionIsAnError) {
+  SimulatedBackend backend;
+  Settings s = quiet();
+  s.ignore_kernel_list = {"only"};
+  try {
+    profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("r"); backend.launch("only", 1); }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<AnnotationError>(e).find("every kernel it launched is in ignore_kernel_list"),
+              std::string::npos);
+  }
+}
+
+TEST(Runner, NestedAndRepeatedAnnotationsAreErrors) {
+  SimulatedBackend backend;
+  try {
+    profile_with_backend(Sweep(), quiet(), [&](const Config&) {
+      Annotation outer("outer");
+      Annotation inner("inner");
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<AnnotationError>(e).find(
+                  "annotation 'inner' was opened while annotation 'outer' is still open; annotations cannot be nested"),
+              std::string::npos);
+  }
+  try {
+    profile_with_backend(Sweep(), quiet(), [&](const Config&) {
+      { Annotation a("twice"); backend.launch("k", 1); }
+      { Annotation b("twice"); backend.launch("k", 1); }
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<AnnotationError>(e).find("annotation 'twice' was used twice in one run"), std::string::npos);
+  }
+}
+
+TEST(Runner, SameNameInDifferentRunsIsFine) {
+  SimulatedBackend backend;
+  auto r = profile_with_backend(Sweep(), quiet(5), [&](const Config&) { Annotation a("k"); backend.launch("k", 3); }, backend);
+  EXPECT_EQ(r.rows()[0].stats.count, 5u);
+}
+
+TEST(Runner, BodyExceptionKeepsEarlierConfigsAndNamesTheFailingOne) {
+  SimulatedBackend backend;
+  const auto dir = std::filesystem::temp_directory_path() / "kscope_partial_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Settings s = quiet(2);
+  s.output_prefix = (dir / "run_").string();
+  try {
+    profile_with_backend(Sweep().axis("n", {1, 2, 3}), s, [&](const Config& c) {
+      if (c.get<std::int64_t>("n") == 3) throw std::runtime_error("out of memory for n=3");
+      Annotation a("k");
+      backend.launch("k", 1);
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_EQ(cause_message<std::runtime_error>(e), "out of memory for n=3");
+    EXPECT_NE(std::string(e.what()).find("config 3/3 (n=3) failed in warm-up run 1: out of memory for n=3"),
+              std::string::npos) << e.what();
+    const Results& partial = e.partial_results();
+    ASSERT_EQ(partial.rows().size(), 2u);
+    EXPECT_EQ(partial.samples().size(), 4u);
+    EXPECT_TRUE(std::filesystem::exists(dir / "run_summary.csv"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "run_samples.csv"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "run_results.json"));
+    EXPECT_NE(std::string(e.what()).find("written to"), std::string::npos);
+  }
+  EXPECT_FALSE(backend.session_open());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Runner, IgnoreFailuresRecordsNaNAndExcludesTheRun) {
+  SimulatedBackend backend;
+  int call = 0;
+  ::testing::internal::CaptureStderr();
+  auto r = profile_with_backend(Sweep(), quiet(4), [&](const Config&) {
+    ++call;
+    annotate("flaky", [&] {
+      if (call == 3) throw std::runtime_error("transient");
+      backend.launch("k", 10.0 * call);
+    }, {.ignore_failures = true});
+  }, backend);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("annotation 'flaky' failed in config ((no axes)) and was recorded as NaN (ignore_failures): transient"),
+            std::string::npos) << err;
+  const auto& row = r.at("flaky", "test__kernel_duration", 0);
+  EXPECT_EQ(row.stats.count, 3u);  // runs 2..5 recorded, run 3 failed
+  EXPECT_DOUBLE_EQ(row.stats.mean, (20.0 + 40.0 + 50.0) / 3.0);
+  std::size_t nan_samples = 0;
+  for (const auto& s : r.samples()) nan_samples += std::isnan(s.value);
+  EXPECT_EQ(nan_samples, 1u);
+}
+
+TEST(Runner, WithoutIgnoreFailuresAnAnnotatedExceptionPropagates) {
+  SimulatedBackend backend;
+  EXPECT_THROW(profile_with_backend(Sweep(), quiet(), [&](const Config&) {
+    annotate("strict", [] { throw std::logic_error("bad"); });
+  }, backend), SweepError);
+}
+
+TEST(Runner, DeriveMetricAddsPerRunValuesWithUnits) {
+  SimulatedBackend backend;
+  Settings s = quiet(3);
+  s.derive_metric = [](const MeasuredValues& m, const Config& c) {
+    const double bytes = static_cast<double>(c.get<std::int64_t>("bytes"));
+    return std::vector<DerivedValue>{{"bandwidth", bytes / m["test__kernel_duration"], "GB/s"},
+                                     {"double_time", 2 * m.front(), "ns"}};
+  };
+  auto r = profile_with_backend(Sweep().axis("bytes", {1000}), s, [&](const Config&) {
+    Annotation a("copy");
+    backend.launch("copy", 100);
+  }, backend);
+  EXPECT_DOUBLE_EQ(r.at("copy", "bandwidth", 0).avg_value, 10.0);
+  EXPECT_EQ(r.at("copy", "bandwidth", 0).unit, "GB/s");
+  EXPECT_EQ(r.at("copy", "bandwidth", 0).stats.count, 3u);
+  EXPECT_DOUBLE_EQ(r.at("copy", "double_time", 0).avg_value, 200.0);
+  EXPECT_EQ(r.samples().size(), 9u);
+}
+
+TEST(Runner, DeriveMetricAskingForAnUnknownMetricNamesTheMeasuredOnes) {
+  SimulatedBackend backend;
+  Settings s = quiet();
+  s.derive_metric = [](const MeasuredValues& m, const Config&) {
+    return std::vector<DerivedValue>{{"x", m["gpu__time_duration.sum"], "ns"}};
+  };
+  try {
+    profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("k"); backend.launch("k", 1); }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<ConfigError>(e).find(
+                  "derive_metric asked for metric 'gpu__time_duration.sum', which this backend does not measure; "
+                  "measured: 'test__kernel_duration'"),
+              std::string::npos);
+  }
+}
+
+TEST(Runner, NormalizeAgainstDividesAvgValueOnly) {
+  SimulatedBackend backend;
+  Settings s = quiet(2);
+  s.normalize_against = "torch";
+  auto r = profile_with_backend(Sweep().axis("n", {1, 2}), s, [&](const Config& c) {
+    const double n = static_cast<double>(c.get<std::int64_t>("n"));
+    { Annotation a("torch"); backend.launch("mm", 100 * n); }
+    { Annotation b("triton"); backend.launch("mm2", 50 * n); }
+  }, backend);
+  const auto& base = r.at("torch", "test__kernel_duration", 1);
+  const auto& other = r.at("triton", "test__kernel_duration", 1);
+  EXPECT_DOUBLE_EQ(base.avg_value, 1.0);
+  EXPECT_DOUBLE_EQ(other.avg_value, 0.5);
+  EXPECT_DOUBLE_EQ(other.normalization_value, 200.0);
+  EXPECT_EQ(other.normalized, "torch");
+  EXPECT_DOUBLE_EQ(other.stats.mean, 100.0);  // statistics stay in the raw scale
+  EXPECT_DOUBLE_EQ(other.geomean, 0.5);
+}
+
+TEST(Runner, NormalizeAgainstAnUnknownAnnotationKeepsTheUnnormalizedResults) {
+  SimulatedBackend backend;
+  Settings s = quiet(2);
+  s.normalize_against = "torhc";
+  try {
+    profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("torch"); backend.launch("k", 1); }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<ConfigError>(e).find(
+                  "normalize_against names annotation 'torhc', which no run recorded; recorded annotations: 'torch'"),
+              std::string::npos);
+    EXPECT_EQ(e.partial_results().rows().size(), 1u);
+  }
+}
+
+TEST(Runner, GeomeanOverConfigs) {
+  SimulatedBackend backend;
+  auto r = profile_with_backend(Sweep().axis("n", {1, 4}), quiet(1), [&](const Config& c) {
+    Annotation a("k");
+    backend.launch("k", static_cast<double>(c.get<std::int64_t>("n")));
+  }, backend);
+  EXPECT_DOUBLE_EQ(r.rows()[0].geomean, 2.0);
+  EXPECT_DOUBLE_EQ(r.rows()[1].geomean, 2.0);
+}
+
+TEST(Runner, ObservedClocksAreAveragedAroundEachRun) {
+  SimulatedBackend backend;
+  backend.set_clock_readings({{1900, 3200}, {1700, 3200}});
+  auto r = profile_with_backend(Sweep(), quiet(2), [&](const Config&) { Annotation a("k"); backend.launch("k", 1); }, backend);
+  EXPECT_DOUBLE_EQ(r.rows()[0].observed_sm_clock_mhz, 1800.0);
+  EXPECT_DOUBLE_EQ(r.samples()[0].memory_clock_mhz, 3200.0);
+}
+
+TEST(Runner, BadSettingsAndSweepsFailBeforeAnythingRuns) {
+  SimulatedBackend backend;
+  int calls = 0;
+  auto body = [&](const Config&) { ++calls; };
+  Settings s = quiet();
+  s.runs = 0;
+  EXPECT_THROW(profile_with_backend(Sweep(), s, body, backend), ConfigError);
+  EXPECT_THROW(profile_with_backend(Sweep().axis("x", {1, 2.0}), quiet(), body, backend), ConfigError);
+  s = quiet();
+  s.ignore_kernel_list = {""};
+  EXPECT_THROW(profile_with_backend(Sweep(), s, body, backend), ConfigError);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(backend.session_count(), 0u);
+}
+
+TEST(Runner, NestedProfileCallsAreRefused) {
+  SimulatedBackend outer, inner;
+  try {
+    profile_with_backend(Sweep(), quiet(), [&](const Config&) {
+      profile_with_backend(Sweep(), quiet(), [](const Config&) {}, inner);
+    }, outer);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<ConfigError>(e).find("profile sessions cannot be nested"), std::string::npos);
+  }
+}
+
+TEST(Runner, AnnotationsOutsideProfilingDoNothing) {
+  Annotation a("free");
+  a.mark_failed("ignored");
+  int ran = 0;
+  annotate("free_callable", [&] { ++ran; });
+  EXPECT_EQ(ran, 1);
+}
+
+TEST(Runner, RegionsAreProcessWideSoWorkerThreadsCount) {
+  SimulatedBackend backend;
+  auto r = profile_with_backend(Sweep(), quiet(2), [&](const Config&) {
+    Annotation a("threaded");
+    std::thread worker([&] { backend.launch("from_worker", 7); });
+    worker.join();
+  }, backend);
+  EXPECT_DOUBLE_EQ(r.rows()[0].avg_value, 7.0);
+}
+
+TEST(Runner, RepeatedSessionsInOneProcess) {
+  SimulatedBackend backend;
+  for (int i = 0; i < 3; ++i) {
+    auto r = profile_with_backend(Sweep(), quiet(2), [&](const Config&) { Annotation a("k"); backend.launch("k", i + 1.0); }, backend);
+    EXPECT_DOUBLE_EQ(r.rows()[0].avg_value, i + 1.0);
+  }
+  EXPECT_EQ(backend.session_count(), 3u);
+}
