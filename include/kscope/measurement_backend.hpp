@@ -1,8 +1,10 @@
 #pragma once
 // The interface between the engine and whatever measures kernels. The runner calls it in this
 // order for every run of every config:
-//   read_clocks, begin_run, { flush_cache (cache_control=all), region_begin, <user code>,
-//   region_end }*, collect_run, read_clocks
+//   read_clocks, begin_run,
+//   [ { flush_cache (cache_control=all), region_begin, <user code>, region_end }* ]
+//     repeated while another_pass_needed() (the body is called once per pass),
+//   collect_run, read_clocks
 // Implementations: src/backends/cupti, src/backends/events, and the simulated test backend.
 #include <cmath>
 #include <cstddef>
@@ -49,6 +51,9 @@ class MeasurementBackend {
   virtual void flush_cache() = 0;
   virtual void region_begin(std::size_t region) = 0;
   virtual void region_end(std::size_t region) = 0;
+  // After each call of the body: true asks the runner to call it again for the same run (a
+  // backend whose metrics need several replay passes). Every pass must open the same regions.
+  virtual bool another_pass_needed() { return false; }
   // Waits for the run's GPU work and returns, per region index (0..region_count-1), what ran in it.
   virtual std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) = 0;
   // Called after a run whose body threw: drop whatever the run left pending.

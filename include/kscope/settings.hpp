@@ -12,8 +12,16 @@ namespace kscope {
 // Real measurement backends a user may select. The simulated backend used by kscope's own CPU
 // tests is deliberately not listed: it is reachable only through kscope/testing.hpp.
 enum class Backend {
-  cupti,   // CUPTI Activity API: per-kernel GPU start/end timestamps (metric cupti__kernel_duration)
-  events,  // CUDA events around each region (metric events__region_duration); no kernel names
+  cupti,     // CUPTI Activity API: per-kernel GPU start/end timestamps (metric cupti__kernel_duration)
+  events,    // CUDA events around each region (metric events__region_duration); no kernel names
+  counters,  // CUPTI range profiler: hardware metrics named as Nsight Compute names them
+  automatic, // counters where permitted, else cupti, with a warning; the row's Backend says which
+};
+
+// How the counter backend replays work when the metrics need several passes.
+enum class ReplayMode {
+  kernel,  // one result per kernel
+  range,   // one result per annotated region, covering all its kernels and the gaps between them
 };
 
 enum class CacheControl {
@@ -30,6 +38,7 @@ enum class Verbosity { quiet, info, debug };
 std::string to_string(Backend b);
 std::string to_string(CacheControl c);
 std::string to_string(ClockControl c);
+std::string to_string(ReplayMode r);
 
 // A value computed from one run's measured values (and the config), e.g. bandwidth from a duration.
 struct DerivedValue {
@@ -61,6 +70,8 @@ struct Settings {
   std::size_t runs = 10;          // recorded runs per config
   std::size_t warmup_runs = 1;    // runs per config before recording (module load, caches, clocks)
   Backend backend = Backend::cupti;
+  std::vector<std::string> metrics;  // counter backend: metric names; empty = the backend's default
+  ReplayMode replay_mode = ReplayMode::kernel;
   CacheControl cache_control = CacheControl::all;
   ClockControl clock_control = ClockControl::none;
   Verbosity verbosity = Verbosity::info;

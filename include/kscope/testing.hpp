@@ -20,6 +20,9 @@ class SimulatedBackend final : public MeasurementBackend {
   // Clock readings returned in turn by read_clocks() (cycled); NaN when empty.
   void set_clock_readings(std::vector<ClockReading> readings) { clocks_ = std::move(readings); }
 
+  // Replay passes per run (as a counter backend with a multi-pass metric set); 1 by default.
+  void set_passes(std::size_t passes) { passes_ = passes; }
+
   std::size_t flush_count() const { return flushes_; }
   std::size_t session_count() const { return sessions_; }
   bool session_open() const { return open_; }
@@ -33,6 +36,7 @@ class SimulatedBackend final : public MeasurementBackend {
   void flush_cache() override { ++flushes_; }
   void region_begin(std::size_t region) override;
   void region_end(std::size_t region) override;
+  bool another_pass_needed() override;
   std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
   void abandon_run() noexcept override;
   ClockReading read_clocks() override;
@@ -47,6 +51,8 @@ class SimulatedBackend final : public MeasurementBackend {
   std::ptrdiff_t current_region_ = -1;
   std::vector<ClockReading> clocks_;
   std::size_t clock_cursor_ = 0;
+  std::size_t passes_ = 1;
+  std::size_t pass_ = 1;
   std::size_t flushes_ = 0;
   std::size_t sessions_ = 0;
   bool open_ = false;

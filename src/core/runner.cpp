@@ -86,6 +86,15 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
         backend.begin_run();
         try {
           body(config);
+          for (std::size_t pass = 2; backend.another_pass_needed(); ++pass) {
+            const std::vector<std::string> regions = recorder.names();
+            recorder.begin_run();
+            body(config);
+            if (recorder.names() != regions)
+              throw AnnotationError("replay pass " + std::to_string(pass) +
+                                    " opened other regions than the first pass; with metrics that need several "
+                                    "passes the body must open the same annotations in the same order every time");
+          }
         } catch (...) {
           backend.abandon_run();
           throw;

@@ -11,6 +11,8 @@ std::string to_string(Backend b) {
   switch (b) {
     case Backend::cupti: return "cupti";
     case Backend::events: return "events";
+    case Backend::counters: return "counters";
+    case Backend::automatic: return "automatic";
   }
   return "?";
 }
@@ -18,6 +20,8 @@ std::string to_string(Backend b) {
 std::string to_string(CacheControl c) { return c == CacheControl::all ? "all" : "none"; }
 
 std::string to_string(ClockControl) { return "none"; }
+
+std::string to_string(ReplayMode r) { return r == ReplayMode::kernel ? "kernel" : "range"; }
 
 double MeasuredValues::operator[](const std::string& metric) const {
   auto it = std::find(names_->begin(), names_->end(), metric);

@@ -394,3 +394,33 @@ TEST(Runner, RepeatedSessionsInOneProcess) {
   }
   EXPECT_EQ(backend.session_count(), 3u);
 }
+
+TEST(Runner, MultiPassBackendsReRunTheBodyAndFlushBeforeEveryPass) {
+  SimulatedBackend backend;
+  backend.set_passes(3);
+  int calls = 0;
+  auto r = profile_with_backend(Sweep(), quiet(2), [&](const Config&) {
+    ++calls;
+    Annotation a("k");
+    backend.launch("k", 4);
+  }, backend);
+  EXPECT_EQ(calls, 3 * (1 + 2));
+  EXPECT_EQ(backend.flush_count(), 9u);
+  EXPECT_EQ(r.rows()[0].stats.count, 2u);
+}
+
+TEST(Runner, ReplayPassesMustOpenTheSameRegions) {
+  SimulatedBackend backend;
+  backend.set_passes(2);
+  int calls = 0;
+  try {
+    profile_with_backend(Sweep(), quiet(1), [&](const Config&) {
+      Annotation a(++calls == 1 ? "first" : "other");
+      backend.launch("k", 1);
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<AnnotationError>(e).find("replay pass 2 opened other regions than the first pass"),
+              std::string::npos);
+  }
+}

@@ -35,6 +35,7 @@ void SimulatedBackend::begin_session(const Settings&) {
 void SimulatedBackend::end_session() noexcept { open_ = false; }
 
 void SimulatedBackend::begin_run() {
+  pass_ = 1;
   launches_.clear();
   current_region_ = -1;
 }
@@ -42,6 +43,13 @@ void SimulatedBackend::begin_run() {
 void SimulatedBackend::region_begin(std::size_t region) { current_region_ = static_cast<std::ptrdiff_t>(region); }
 
 void SimulatedBackend::region_end(std::size_t) { current_region_ = -1; }
+
+bool SimulatedBackend::another_pass_needed() {
+  if (pass_ >= passes_) return false;
+  ++pass_;
+  launches_.clear();  // a real multi-pass backend combines passes; the last one stands for them here
+  return true;
+}
 
 std::vector<std::vector<KernelMeasurement>> SimulatedBackend::collect_run(std::size_t region_count) {
   std::vector<std::vector<KernelMeasurement>> out(region_count);
