@@ -40,6 +40,12 @@ class CudaError : public BackendError {
   using BackendError::BackendError;
 };
 
+// The GPU did not cool down to the resume threshold within thermal_timeout_s.
+class ThermalError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Raised by profile() when a config fails. what() names the config and the cause; the cause itself
 // (the user's exception, an AnnotationError, ...) is kept, and so are the results gathered so far.
 class SweepError : public Error {

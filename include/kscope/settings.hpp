@@ -35,6 +35,33 @@ enum class ClockControl {
 
 enum class Verbosity { quiet, info, debug };
 
+// Pausing before a run while the GPU is close to its thermal limit (as Nsight Python's thermovision).
+enum class ThermalMode {
+  automatic,  // start from wait/cont and adapt cont (12..50 °C) to how fast the GPU heats up
+  manual,     // fixed thresholds
+  off,
+};
+
+// How many recorded runs each config gets.
+enum class Sampling {
+  fixed,     // exactly Settings::runs
+  adaptive,  // until the statistics converge (Settings::adaptive), within time budgets
+};
+
+enum class StopCriterion {
+  ci_halfwidth,  // the 95% CI half-width, relative to the mean, is below the target
+  rsd,           // the samples' relative standard deviation is below the target
+};
+
+struct AdaptiveSampling {
+  StopCriterion criterion = StopCriterion::ci_halfwidth;
+  double target_pct = 1.0;        // for every measured (annotation, metric) of the config
+  std::size_t min_runs = 10;
+  std::size_t max_runs = 100000;
+  double config_budget_s = 1.0;   // wall time per config; a config out of budget is "not converged"
+  double timeout_s = 600.0;       // wall time for the whole sweep
+};
+
 std::string to_string(Backend b);
 std::string to_string(CacheControl c);
 std::string to_string(ClockControl c);
@@ -81,6 +108,14 @@ struct Settings {
   std::vector<std::string> ignore_kernel_list;  // kernels dropped before attribution (exact name)
   DeriveMetric derive_metric;
   std::string normalize_against;              // annotation whose AvgValue divides the others'
+
+  Sampling sampling = Sampling::fixed;
+  AdaptiveSampling adaptive;
+
+  ThermalMode thermal_mode = ThermalMode::automatic;
+  double thermal_wait_c = 10.0;     // pause when the T.Limit margin falls to this (°C)
+  double thermal_cont_c = 20.0;     // resume when it is back to this
+  double thermal_timeout_s = 180.0; // longest pause
 
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
   std::string output_prefix;      // if set: <prefix>summary.csv, <prefix>samples.csv, <prefix>results.json

@@ -1,0 +1,77 @@
+#include "core/thermal_guard.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kscope/errors.hpp"
+
+namespace kscope::detail {
+namespace {
+std::string degrees(double c) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f°C", c);
+  return buf;
+}
+}  // namespace
+
+ThermalGuard::ThermalGuard(const Settings& s, ReadMargin read, Sleep sleep, Now now)
+    : mode_(s.thermal_mode), wait_(s.thermal_wait_c), cont_(s.thermal_cont_c), timeout_(s.thermal_timeout_s),
+      read_(std::move(read)), sleep_(std::move(sleep)), now_(std::move(now)) {
+  if (mode_ == ThermalMode::off) return;
+  if (!(cont_ > wait_))
+    throw ConfigError("thermal_cont (" + degrees(cont_) + ") must be greater than thermal_wait (" + degrees(wait_) +
+                      "): profiling pauses at thermal_wait and resumes at thermal_cont");
+  if (!(wait_ >= 0) || !(timeout_ > 0))
+    throw ConfigError("thermal_wait must be >= 0 °C and thermal_timeout_s > 0");
+}
+
+double ThermalGuard::before_run() {
+  if (mode_ == ThermalMode::off) return 0;
+  const std::optional<double> margin = read_();
+  if (!margin) return 0;
+  if (counting_) ++runs_since_resume_;
+  if (*margin > wait_) {
+    if (*margin >= cont_) counting_ = true;
+    return 0;
+  }
+  if (mode_ == ThermalMode::automatic && counting_) {
+    if (runs_since_resume_ < kFewRuns) cont_ = std::min(cont_ + kStep, kMaxCont);
+    else if (runs_since_resume_ > kManyRuns) cont_ = std::max(cont_ - kStep, kMinCont);
+  }
+  counting_ = false;
+  runs_since_resume_ = 0;
+  const double paused = cool_down(*margin);
+  counting_ = true;
+  ++pauses_;
+  paused_s_ += paused;
+  return paused;
+}
+
+double ThermalGuard::cool_down(double margin) {
+  const double start = now_();
+  double deadline = start + timeout_;
+  while (margin < cont_) {
+    if (now_() > deadline) {
+      if (mode_ == ThermalMode::manual)
+        throw ThermalError("the GPU did not cool to thermal_cont=" + degrees(cont_) + " within " +
+                           std::to_string(static_cast<int>(timeout_)) + " s (thermal headroom now " + degrees(margin) +
+                           "); increase thermal_timeout_s, lower thermal_cont_c or thermal_wait_c, or let the GPU cool");
+      // Automatic mode settles for less headroom before giving up.
+      if (cont_ <= kMinCont)
+        throw ThermalError("automatic thermal control lowered thermal_cont to its minimum " + degrees(kMinCont) +
+                           " but the GPU's thermal headroom is only " + degrees(margin) +
+                           "; cannot continue profiling. Check the GPU's cooling, or use thermal_mode off");
+      cont_ = std::max(cont_ - kStep, kMinCont);
+      deadline = now_() + timeout_;
+      continue;
+    }
+    sleep_(kPollSeconds);
+    const std::optional<double> next = read_();
+    if (!next) break;
+    margin = *next;
+  }
+  return now_() - start;
+}
+
+}  // namespace kscope::detail

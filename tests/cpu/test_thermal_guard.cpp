@@ -1,0 +1,142 @@
+// The thermal guard against a simulated GPU that heats while it runs and cools while paused.
+#include <gtest/gtest.h>
+
+#include "core/thermal_guard.hpp"
+#include "kscope/errors.hpp"
+
+using kscope::Settings;
+using kscope::ThermalError;
+using kscope::ThermalMode;
+using kscope::detail::ThermalGuard;
+
+namespace {
+
+// Margin falls by `heat_per_run` per run and rises by `cool_per_s` per paused second, up to `max`.
+struct FakeGpu {
+  double margin = 30, heat_per_run = 2, cool_per_s = 4, max_margin = 60;
+  double now = 0;
+  ThermalGuard guard(const Settings& s) {
+    return ThermalGuard(
+        s, [this] { return std::optional<double>(margin); },
+        [this](double sec) {
+          now += sec;
+          margin = std::min(max_margin, margin + cool_per_s * sec);
+        },
+        [this] { return now; });
+  }
+  double run(ThermalGuard& g) {
+    const double paused = g.before_run();
+    margin -= heat_per_run;
+    return paused;
+  }
+};
+
+Settings thermal(ThermalMode mode) {
+  Settings s;
+  s.thermal_mode = mode;
+  return s;
+}
+
+}  // namespace
+
+TEST(ThermalGuard, PausesAtWaitAndResumesAtCont) {
+  FakeGpu gpu;
+  auto g = gpu.guard(thermal(ThermalMode::manual));
+  double paused = 0;
+  for (int i = 0; i < 10; ++i) paused += gpu.run(g);  // 30 -> 12 after 9 runs: no pause yet
+  EXPECT_EQ(g.pauses(), 0u);
+  paused += gpu.run(g);  // margin 10 <= wait: cools to >= 20 at 4 °C/s in 0.5 s steps
+  EXPECT_EQ(g.pauses(), 1u);
+  EXPECT_DOUBLE_EQ(paused, 2.5);
+  EXPECT_DOUBLE_EQ(g.paused_seconds(), 2.5);
+  EXPECT_GE(gpu.margin + gpu.heat_per_run, 20.0);
+}
+
+TEST(ThermalGuard, ManualTimeoutNamesTheFix) {
+  FakeGpu gpu;
+  gpu.margin = 5;
+  gpu.cool_per_s = 0.1;  // barely cools
+  Settings s = thermal(ThermalMode::manual);
+  s.thermal_timeout_s = 3;
+  auto g = gpu.guard(s);
+  try {
+    g.before_run();
+    FAIL();
+  } catch (const ThermalError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not cool to thermal_cont=20°C within 3 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("increase thermal_timeout_s"), std::string::npos);
+  }
+}
+
+TEST(ThermalGuard, AutomaticLowersContOnTimeoutThenGivesUpAtTheMinimum) {
+  FakeGpu gpu;
+  gpu.margin = 9;
+  gpu.max_margin = 14.5;  // can reach 14 but never 20, 17 or 15... lowers 20 -> 17 -> 14
+  Settings s = thermal(ThermalMode::automatic);
+  s.thermal_timeout_s = 5;
+  auto g = gpu.guard(s);
+  g.before_run();
+  EXPECT_DOUBLE_EQ(g.resume_threshold(), 14.0);
+  EXPECT_EQ(g.pauses(), 1u);
+
+  FakeGpu hot;
+  hot.margin = 5;
+  hot.max_margin = 8;  // never reaches even the 12 °C minimum
+  auto h = hot.guard(s);
+  try {
+    h.before_run();
+    FAIL();
+  } catch (const ThermalError& e) {
+    EXPECT_NE(std::string(e.what()).find("lowered thermal_cont to its minimum 12°C"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ThermalGuard, AutomaticCoolsLongerWhenTheGpuReheatsQuickly) {
+  FakeGpu gpu;
+  gpu.heat_per_run = 5;  // 20 -> 10 in two runs
+  gpu.margin = 9;
+  auto g = gpu.guard(thermal(ThermalMode::automatic));
+  gpu.run(g);  // first pause: cools to 21, cont stays 20
+  EXPECT_DOUBLE_EQ(g.resume_threshold(), 20.0);
+  for (int i = 0; i < 3; ++i) gpu.run(g);  // reheats within fewer than 5 runs: cont 20 -> 23
+  EXPECT_EQ(g.pauses(), 2u);
+  EXPECT_DOUBLE_EQ(g.resume_threshold(), 23.0);
+}
+
+TEST(ThermalGuard, AutomaticResumesEarlierWhenTheGpuRanLong) {
+  FakeGpu gpu;
+  gpu.heat_per_run = 0.25;
+  gpu.margin = 9;
+  auto g = gpu.guard(thermal(ThermalMode::automatic));
+  gpu.run(g);  // pause, resume at >= 20
+  for (int i = 0; i < 60; ++i) gpu.run(g);  // ~44 runs until the next pause: between 5 and 50, no change
+  EXPECT_DOUBLE_EQ(g.resume_threshold(), 20.0);
+  gpu.heat_per_run = 0.1;  // about 100 runs before the next pause: more than 50, so cont 20 -> 17
+  const std::size_t pauses = g.pauses();
+  while (g.pauses() == pauses) gpu.run(g);
+  EXPECT_DOUBLE_EQ(g.resume_threshold(), 17.0);
+}
+
+TEST(ThermalGuard, OffModeAndUnsupportedReadingsNeverPause) {
+  FakeGpu gpu;
+  gpu.margin = 0;
+  auto off = gpu.guard(thermal(ThermalMode::off));
+  EXPECT_DOUBLE_EQ(off.before_run(), 0.0);
+  EXPECT_FALSE(off.active());
+  ThermalGuard unsupported(thermal(ThermalMode::manual), [] { return std::optional<double>(); }, [](double) {},
+                           [] { return 0.0; });
+  EXPECT_DOUBLE_EQ(unsupported.before_run(), 0.0);
+}
+
+TEST(ThermalGuard, ContMustExceedWait) {
+  Settings s = thermal(ThermalMode::manual);
+  s.thermal_wait_c = 20;
+  s.thermal_cont_c = 15;
+  try {
+    ThermalGuard g(s, [] { return std::optional<double>(30); }, [](double) {}, [] { return 0.0; });
+    FAIL();
+  } catch (const kscope::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("thermal_cont (15°C) must be greater than thermal_wait (20°C)"),
+              std::string::npos);
+  }
+}
