@@ -1,13 +1,15 @@
 #pragma once
 // The interface between the engine and whatever measures kernels. The runner calls it in this
-// order for every run of every config:
-//   read_clocks, begin_run,
+// order for every run of every config (clock readings go through device_control()):
+//   read clocks, begin_run,
 //   [ { flush_cache (cache_control=all), region_begin, <user code>, region_end }* ]
 //     repeated while another_pass_needed() (the body is called once per pass),
-//   collect_run, read_clocks
+//   collect_run, read clocks
 // Implementations: src/backends/cupti, src/backends/events, and the simulated test backend.
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,20 @@ struct KernelMeasurement {
 struct ClockReading {
   double sm_mhz = NAN;
   double memory_mhz = NAN;
+  std::optional<std::uint64_t> event_reasons;  // NVML clock-event reason bits, when known
+};
+
+// Telemetry and clock control of the measured GPU: NVML on the real backends, fakes in tests.
+class DeviceControl {
+ public:
+  virtual ~DeviceControl() = default;
+  virtual ClockReading clocks() = 0;
+  // T.Limit headroom in °C (how far the GPU is below its slowdown temperature); nullopt if unknown.
+  virtual std::optional<double> thermal_margin_c() = 0;
+  // Locks SM and memory clocks to base until restore_clocks(); returns the locked clocks. Throws
+  // BackendError naming the fix when not permitted or not supported.
+  virtual ClockReading lock_base_clocks() = 0;
+  virtual void restore_clocks() noexcept = 0;
 };
 
 class MeasurementBackend {
@@ -59,7 +75,8 @@ class MeasurementBackend {
   // Called after a run whose body threw: drop whatever the run left pending.
   virtual void abandon_run() noexcept = 0;
 
-  virtual ClockReading read_clocks() { return {}; }
+  // The measured device's telemetry and clock control; nullptr where there is none.
+  virtual DeviceControl* device_control() { return nullptr; }
 };
 
 }  // namespace kscope

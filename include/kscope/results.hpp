@@ -1,6 +1,7 @@
 #pragma once
 // What a profile returns: one summary row per (annotation, config, metric), the raw per-run
 // samples behind them, and the session facts (device, backend, cache and clock state).
+#include <cmath>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -15,12 +16,17 @@ namespace kscope {
 struct SessionInfo {
   std::string backend;          // "cupti", "events", or "test (simulated)"
   std::string cache_control;    // "all" / "none"
-  std::string clock_control;    // "none"
+  std::string clock_control;    // "none" / "base"
+  std::string mode;             // "default", "strict", "continuous" or "custom" (mode_name)
   std::string gpu;              // device name
   std::string gpu_uuid;
   std::string host;
   double rated_sm_clock_mhz = 0;      // NaN when unknown
   double rated_memory_clock_mhz = 0;  // NaN when unknown
+  double locked_sm_clock_mhz = NAN;   // the clocks held by clock_control=base; NaN when not locked
+  double locked_memory_clock_mhz = NAN;
+  std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
+  double thermal_pause_s = 0;
 };
 
 struct SampleRow {
@@ -33,6 +39,7 @@ struct SampleRow {
   std::string kernel;           // demangled names, "|"-joined when kernels were combined
   double sm_clock_mhz;          // observed around the run (NVML); NaN when unavailable
   double memory_clock_mhz;
+  bool throttled;               // see the throttle rule in README ("Clocks and throttling")
 };
 
 struct SummaryRow {
@@ -48,6 +55,9 @@ struct SummaryRow {
   std::string kernel;
   double observed_sm_clock_mhz;      // mean over the group's runs
   double observed_memory_clock_mhz;
+  std::size_t throttled_runs;        // runs flagged as throttled (kept or excluded per Settings)
+  std::optional<bool> converged;     // adaptive sampling: the target was met; empty for fixed runs
+  std::size_t thermal_pauses;        // thermal-guard pauses during this config
 };
 
 class Results {

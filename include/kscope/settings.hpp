@@ -31,7 +31,19 @@ enum class CacheControl {
 
 enum class ClockControl {
   none,  // leave the GPU's clocks alone (boost allowed)
+  base,  // lock SM and memory clocks to base through NVML for the session (needs root); always restored
 };
+
+// The measurement modes of the brief: each sets cache_control and clock_control.
+enum class Preset {
+  default_profiling,  // all / none: cold cache, boost allowed
+  strict,             // all / base: no frequency jitter, for strict reproduction
+  continuous,         // none / none: warm cache, as in an inference pipeline
+};
+
+// Whether throttled runs enter the statistics. They are always flagged in the samples and counted
+// in ThrottledRuns.
+enum class ThrottledRuns { keep, exclude };
 
 enum class Verbosity { quiet, info, debug };
 
@@ -66,6 +78,8 @@ std::string to_string(Backend b);
 std::string to_string(CacheControl c);
 std::string to_string(ClockControl c);
 std::string to_string(ReplayMode r);
+// "default", "strict", "continuous", or "custom" (cache none with clocks locked).
+std::string mode_name(CacheControl cache, ClockControl clock);
 
 // A value computed from one run's measured values (and the config), e.g. bandwidth from a duration.
 struct DerivedValue {
@@ -117,8 +131,13 @@ struct Settings {
   double thermal_cont_c = 20.0;     // resume when it is back to this
   double thermal_timeout_s = 180.0; // longest pause
 
+  ThrottledRuns throttled_runs = ThrottledRuns::keep;
+
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
   std::string output_prefix;      // if set: <prefix>summary.csv, <prefix>samples.csv, <prefix>results.json
+
+  // Sets cache_control and clock_control as the preset says.
+  Settings& apply(Preset preset);
 };
 
 }  // namespace kscope

@@ -10,6 +10,36 @@
 
 namespace kscope::testing {
 
+// A scripted GPU for the clock, throttle and thermal logic.
+class FakeDevice final : public DeviceControl {
+ public:
+  // Readings returned in turn by clocks() (cycled); NaN when empty.
+  void set_clock_readings(std::vector<ClockReading> readings) { clocks_ = std::move(readings); }
+  // Margins returned in turn by thermal_margin_c() (the last one repeats); nullopt when empty.
+  void set_thermal_margins(std::vector<double> margins) { margins_ = std::move(margins); }
+  // Makes lock_base_clocks() throw BackendError with this message.
+  void deny_clock_lock(std::string message) { deny_ = std::move(message); }
+
+  bool clocks_locked() const { return locked_; }
+  std::size_t lock_count() const { return locks_; }
+  std::size_t restore_count() const { return restores_; }
+  static constexpr ClockReading kBaseClocks{1590, 3201, 0};
+
+  ClockReading clocks() override;
+  std::optional<double> thermal_margin_c() override;
+  ClockReading lock_base_clocks() override;
+  void restore_clocks() noexcept override;
+
+ private:
+  std::vector<ClockReading> clocks_;
+  std::size_t clock_cursor_ = 0;
+  std::vector<double> margins_;
+  std::size_t margin_cursor_ = 0;
+  std::string deny_;
+  bool locked_ = false;
+  std::size_t locks_ = 0, restores_ = 0;
+};
+
 class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();
@@ -17,8 +47,8 @@ class SimulatedBackend final : public MeasurementBackend {
   // Called from the body: a "kernel" of the given duration launched now.
   void launch(const std::string& kernel_name, double duration_ns);
 
-  // Clock readings returned in turn by read_clocks() (cycled); NaN when empty.
-  void set_clock_readings(std::vector<ClockReading> readings) { clocks_ = std::move(readings); }
+  FakeDevice& device() { return device_; }
+  void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
 
   // Replay passes per run (as a counter backend with a multi-pass metric set); 1 by default.
   void set_passes(std::size_t passes) { passes_ = passes; }
@@ -39,7 +69,7 @@ class SimulatedBackend final : public MeasurementBackend {
   bool another_pass_needed() override;
   std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
   void abandon_run() noexcept override;
-  ClockReading read_clocks() override;
+  DeviceControl* device_control() override { return &device_; }
 
  private:
   struct Launch {
@@ -49,8 +79,7 @@ class SimulatedBackend final : public MeasurementBackend {
   };
   std::vector<Launch> launches_;
   std::ptrdiff_t current_region_ = -1;
-  std::vector<ClockReading> clocks_;
-  std::size_t clock_cursor_ = 0;
+  FakeDevice device_;
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
   std::size_t flushes_ = 0;

@@ -46,8 +46,8 @@ struct Layout {
     for (const auto& v : r.configs()[config].values()) row.push_back(to_cell(v));
   }
   static void tail(std::vector<std::string>& cols) {
-    for (const char* c : {"GPU", "Host", "Backend", "CacheControl", "ClockControl", "RatedSMClockMHz",
-                          "RatedMemoryClockMHz"})
+    for (const char* c : {"GPU", "Host", "Backend", "CacheControl", "ClockControl", "Mode", "RatedSMClockMHz",
+                          "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz"})
       cols.emplace_back(c);
   }
   void tail_cells(std::vector<Cell>& row) const {
@@ -57,8 +57,9 @@ struct Layout {
     row.emplace_back(s.backend);
     row.emplace_back(s.cache_control);
     row.emplace_back(s.clock_control);
-    row.push_back(number(s.rated_sm_clock_mhz));
-    row.push_back(number(s.rated_memory_clock_mhz));
+    row.emplace_back(s.mode);
+    for (double v : {s.rated_sm_clock_mhz, s.rated_memory_clock_mhz, s.locked_sm_clock_mhz, s.locked_memory_clock_mhz})
+      row.push_back(number(v));
   }
 };
 
@@ -90,8 +91,8 @@ Table Results::summary_table() const {
                         "NormalizationValue", "Geomean", "Kernel"})
     t.columns.emplace_back(c);
   Layout::tail(t.columns);
-  t.columns.emplace_back("ObservedSMClockMHz");
-  t.columns.emplace_back("ObservedMemoryClockMHz");
+  for (const char* c : {"ObservedSMClockMHz", "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses"})
+    t.columns.emplace_back(c);
   for (const auto& r : rows_) {
     std::vector<Cell> row;
     layout.head_cells(row, r.annotation, r.config_index);
@@ -110,6 +111,9 @@ Table Results::summary_table() const {
     layout.tail_cells(row);
     row.push_back(number(r.observed_sm_clock_mhz));
     row.push_back(number(r.observed_memory_clock_mhz));
+    row.emplace_back(static_cast<std::int64_t>(r.throttled_runs));
+    row.push_back(optional_bool(r.converged));
+    row.emplace_back(static_cast<std::int64_t>(r.thermal_pauses));
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -119,7 +123,7 @@ Table Results::samples_table() const {
   const Layout layout{*this};
   Table t;
   layout.head(t.columns);
-  for (const char* c : {"Run", "Metric", "Unit", "Value", "Kernel", "SMClockMHz", "MemoryClockMHz"})
+  for (const char* c : {"Run", "Metric", "Unit", "Value", "Kernel", "SMClockMHz", "MemoryClockMHz", "Throttled"})
     t.columns.emplace_back(c);
   Layout::tail(t.columns);
   for (const auto& s : samples_) {
@@ -132,6 +136,7 @@ Table Results::samples_table() const {
     row.emplace_back(s.kernel);
     row.push_back(number(s.sm_clock_mhz));
     row.push_back(number(s.memory_clock_mhz));
+    row.emplace_back(s.throttled);
     layout.tail_cells(row);
     t.rows.push_back(std::move(row));
   }
@@ -154,6 +159,11 @@ void Results::write_json(const std::string& path) const {
   doc["session"] = {{"backend", session_.backend},
                     {"cache_control", session_.cache_control},
                     {"clock_control", session_.clock_control},
+                    {"mode", session_.mode},
+                    {"locked_sm_clock_mhz", nullable(session_.locked_sm_clock_mhz)},
+                    {"locked_memory_clock_mhz", nullable(session_.locked_memory_clock_mhz)},
+                    {"thermal_pauses", session_.thermal_pauses},
+                    {"thermal_pause_s", session_.thermal_pause_s},
                     {"gpu", session_.gpu},
                     {"gpu_uuid", session_.gpu_uuid},
                     {"host", session_.host},
@@ -174,22 +184,25 @@ void Results::write_all(const std::string& prefix) const {
 
 std::ostream& operator<<(std::ostream& out, const Results& results) {
   const SessionInfo& s = results.session();
-  out << "kscope: " << s.gpu << " | backend " << s.backend << " | cache_control " << s.cache_control
-      << " | clock_control " << s.clock_control << " | rated SM " << s.rated_sm_clock_mhz << " MHz, memory "
-      << s.rated_memory_clock_mhz << " MHz\n";
+  out << "kscope: " << s.gpu << " | backend " << s.backend << " | mode " << s.mode << " (cache_control "
+      << s.cache_control << ", clock_control " << s.clock_control << ") | rated SM " << s.rated_sm_clock_mhz
+      << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
+  if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
+  if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
+  out << "\n";
   // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
   const Table full = results.summary_table();
   std::vector<std::string> shown{"Annotation"};
   for (const auto& a : results.axis_names()) shown.push_back(a);
   for (const char* c : {"Metric", "Unit", "AvgValue", "StdDev", "Median", "NumRuns", "CI95_Lower", "CI95_Upper",
-                        "RelativeStdDevPct", "StableMeasurement", "ObservedSMClockMHz", "Kernel"})
+                        "RelativeStdDevPct", "StableMeasurement", "ObservedSMClockMHz", "ThrottledRuns", "Kernel"})
     shown.emplace_back(c);
   Table view;
   std::vector<std::size_t> picked;
   for (const auto& c : shown) {
     picked.push_back(full.column(c));
     view.columns.push_back(c == "RelativeStdDevPct" ? "RSD%" : c == "StableMeasurement" ? "Stable"
-                           : c == "ObservedSMClockMHz" ? "SMClockMHz" : c);
+                           : c == "ObservedSMClockMHz" ? "SMClockMHz" : c == "ThrottledRuns" ? "Throttled" : c);
   }
   for (const auto& row : full.rows) {
     std::vector<Cell> cells;

@@ -30,19 +30,46 @@ double mean_of_valid(const std::vector<double>& values) {
 ResultsBuilder::ResultsBuilder(SessionInfo session, std::vector<Config> configs,
                                std::vector<MetricSpec> metrics, const Settings& settings)
     : session_(std::move(session)), configs_(std::move(configs)), metrics_(std::move(metrics)),
-      settings_(settings) {
+      settings_(settings), outcomes_(configs_.size()) {
   for (const auto& m : metrics_) metric_names_.push_back(m.name);
+}
+
+void ResultsBuilder::set_config_outcome(std::size_t config_index, std::optional<bool> converged,
+                                        std::size_t thermal_pauses) {
+  outcomes_[config_index] = Outcome{converged, thermal_pauses};
+}
+
+bool ResultsBuilder::enters_statistics(const SampleRow& s) const {
+  return !(s.throttled && settings_.throttled_runs == ThrottledRuns::exclude);
+}
+
+std::vector<std::vector<double>> ResultsBuilder::measured_series(std::size_t config_index) const {
+  std::vector<std::pair<std::string, std::string>> keys;
+  std::vector<std::vector<double>> series;
+  for (const auto& s : samples_) {
+    if (s.config_index != config_index || !enters_statistics(s)) continue;
+    if (std::find(metric_names_.begin(), metric_names_.end(), s.metric) == metric_names_.end()) continue;
+    const std::pair<std::string, std::string> key{s.annotation, s.metric};
+    auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) {
+      keys.push_back(key);
+      series.emplace_back();
+      it = keys.end() - 1;
+    }
+    series[static_cast<std::size_t>(it - keys.begin())].push_back(s.value);
+  }
+  return series;
 }
 
 void ResultsBuilder::add_run(const Config& config, std::size_t run,
                              const std::vector<RegionMeasurement>& regions, ClockReading before,
-                             ClockReading after) {
+                             ClockReading after, bool throttled) {
   const double sm = mean_ignoring_nan(before.sm_mhz, after.sm_mhz);
   const double mem = mean_ignoring_nan(before.memory_mhz, after.memory_mhz);
   for (const auto& region : regions) {
     auto add = [&](const std::string& metric, const std::string& unit, double value) {
       samples_.push_back(SampleRow{region.annotation, config.index(), run, metric, unit, value,
-                                   region.kernel, sm, mem});
+                                   region.kernel, sm, mem, throttled});
     };
     for (std::size_t m = 0; m < metrics_.size(); ++m)
       add(metrics_[m].name, metrics_[m].unit, region.values[m]);
@@ -59,6 +86,7 @@ Results ResultsBuilder::build(bool normalize) const {
   struct Group {
     const SampleRow* first;
     std::vector<double> values, sm, mem;
+    std::size_t throttled = 0;
   };
   using Key = std::tuple<std::string, std::size_t, std::string>;
   std::map<Key, std::size_t> index;
@@ -67,6 +95,8 @@ Results ResultsBuilder::build(bool normalize) const {
     auto [it, inserted] = index.try_emplace(Key{s.annotation, s.config_index, s.metric}, groups.size());
     if (inserted) groups.push_back(Group{&s, {}, {}, {}});
     Group& g = groups[it->second];
+    g.throttled += s.throttled;
+    if (!enters_statistics(s)) continue;
     g.values.push_back(s.value);
     g.sm.push_back(s.sm_clock_mhz);
     g.mem.push_back(s.memory_clock_mhz);
@@ -86,6 +116,9 @@ Results ResultsBuilder::build(bool normalize) const {
     row.kernel = g.first->kernel;
     row.observed_sm_clock_mhz = mean_of_valid(g.sm);
     row.observed_memory_clock_mhz = mean_of_valid(g.mem);
+    row.throttled_runs = g.throttled;
+    row.converged = outcomes_[row.config_index].converged;
+    row.thermal_pauses = outcomes_[row.config_index].thermal_pauses;
     rows.push_back(std::move(row));
   }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Accumulates the samples of a session and turns them into Results: statistics per
 // (annotation, config, metric), derived metrics, normalization and geomeans.
+#include <optional>
 #include <vector>
 
 #include "core/attribution.hpp"
@@ -16,7 +17,16 @@ class ResultsBuilder {
 
   // One recorded run: derive_metric is applied here, per run, before any aggregation.
   void add_run(const Config& config, std::size_t run, const std::vector<RegionMeasurement>& regions,
-               ClockReading before, ClockReading after);
+               ClockReading before, ClockReading after, bool throttled);
+
+  // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
+  void set_config_outcome(std::size_t config_index, std::optional<bool> converged, std::size_t thermal_pauses);
+
+  // The values so far of each measured (not derived) metric of each annotation of a config, as
+  // they enter the statistics (throttled runs left out when Settings exclude them).
+  std::vector<std::vector<double>> measured_series(std::size_t config_index) const;
+
+  void set_session(SessionInfo session) { session_ = std::move(session); }
 
   // normalize=false skips normalize_against (used for partial results, whose baseline may be missing).
   // Throws ConfigError when normalize_against names an annotation that never ran.
@@ -28,7 +38,14 @@ class ResultsBuilder {
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> metric_names_;
   const Settings& settings_;
+  bool enters_statistics(const SampleRow& s) const;
+
   std::vector<SampleRow> samples_;
+  struct Outcome {
+    std::optional<bool> converged;
+    std::size_t thermal_pauses = 0;
+  };
+  std::vector<Outcome> outcomes_;
 };
 
 }  // namespace kscope::detail

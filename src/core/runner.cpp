@@ -1,11 +1,19 @@
-// profile_with_backend: the sweep loop. Every config runs warm-up + recorded runs; each run's
-// kernels are attributed to its regions; any failure stops the sweep with what was measured so far.
+// profile_with_backend: the sweep loop. Every config runs warm-up + recorded runs (a fixed number,
+// or adaptively until converged); each run's kernels are attributed to its regions; any failure
+// stops the sweep with what was measured so far.
+#include <chrono>
 #include <iostream>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "core/attribution.hpp"
+#include "core/clock_lock.hpp"
 #include "core/results_builder.hpp"
+#include "core/sampling_plan.hpp"
 #include "core/session.hpp"
+#include "core/thermal_guard.hpp"
+#include "core/throttle.hpp"
 #include "io/progress.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/measurement_backend.hpp"
@@ -32,11 +40,36 @@ std::string describe_exception(std::exception_ptr e) {
   }
 }
 
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 // Ends the backend session on every exit path.
 struct SessionGuard {
   MeasurementBackend& backend;
   ~SessionGuard() { backend.end_session(); }
 };
+
+ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
+
+// One call of the body per replay pass; the regions must be the same in every pass.
+void call_body(const Body& body, const Config& config, detail::RunRecorder& recorder, MeasurementBackend& backend) {
+  try {
+    body(config);
+    for (std::size_t pass = 2; backend.another_pass_needed(); ++pass) {
+      const std::vector<std::string> regions = recorder.names();
+      recorder.begin_run();
+      body(config);
+      if (recorder.names() != regions)
+        throw AnnotationError("replay pass " + std::to_string(pass) +
+                              " opened other regions than the first pass; with metrics that need several passes "
+                              "the body must open the same annotations in the same order every time");
+    }
+  } catch (...) {
+    backend.abandon_run();
+    throw;
+  }
+}
 
 }  // namespace
 
@@ -45,18 +78,35 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
   validate(settings);
   const std::vector<Config> configs = sweep.configs();
   if (!body) throw ConfigError("profile() was given an empty body function");
+  detail::SamplingPlan plan(settings, now_s());
 
   detail::RunRecorder recorder(backend, settings.cache_control == CacheControl::all);
   detail::ActiveRecorderScope scope(recorder);
   backend.begin_session(settings);
-  SessionGuard guard{backend};
+  SessionGuard session_guard{backend};
+  DeviceControl* device = backend.device_control();
 
   SessionInfo info = backend.describe();
   info.cache_control = to_string(settings.cache_control);
   info.clock_control = to_string(settings.clock_control);
+  info.mode = mode_name(settings.cache_control, settings.clock_control);
+  std::optional<detail::ClockLock> clock_lock;
+  if (settings.clock_control == ClockControl::base) {
+    if (!device)
+      throw BackendError("clock_control base needs NVML to lock the clocks, and this backend has no device control; "
+                         "use clock_control none");
+    clock_lock.emplace(*device);
+    info.locked_sm_clock_mhz = clock_lock->locked_clocks().sm_mhz;
+    info.locked_memory_clock_mhz = clock_lock->locked_clocks().memory_mhz;
+  }
+  const double expected_sm_mhz = clock_lock ? info.locked_sm_clock_mhz : info.rated_sm_clock_mhz;
+  detail::ThermalGuard thermal(
+      settings, [device] { return device ? device->thermal_margin_c() : std::nullopt; },
+      [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }, now_s);
+
   detail::ResultsBuilder builder(info, configs, backend.metrics(), settings);
-  const std::size_t runs_per_config = settings.warmup_runs + settings.runs;
-  auto progress = detail::make_stderr_progress(settings.verbosity, configs.size(), runs_per_config);
+  auto progress = detail::make_stderr_progress(settings.verbosity, configs.size(),
+                                               settings.warmup_runs + plan.expected_runs());
   std::set<std::pair<std::string, std::size_t>> warned;
 
   // A SweepError carrying everything measured so far (also written out when a prefix is set).
@@ -79,28 +129,23 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
 
   for (const Config& config : configs) {
     progress->config_started(config.index(), config.to_string());
-    for (std::size_t run = 0; run < runs_per_config; ++run) {
+    plan.start_config(now_s());
+    const std::size_t pauses_before = thermal.pauses();
+    std::optional<bool> converged;
+    for (std::size_t run = 0;; ++run) {
       try {
-        const ClockReading before = backend.read_clocks();
+        if (const double paused = thermal.before_run(); paused > 0) {
+          info.thermal_pauses = thermal.pauses();
+          info.thermal_pause_s = thermal.paused_seconds();
+          builder.set_session(info);
+          progress->debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
+        }
+        const ClockReading before = read_clocks(device);
         recorder.begin_run();
         backend.begin_run();
-        try {
-          body(config);
-          for (std::size_t pass = 2; backend.another_pass_needed(); ++pass) {
-            const std::vector<std::string> regions = recorder.names();
-            recorder.begin_run();
-            body(config);
-            if (recorder.names() != regions)
-              throw AnnotationError("replay pass " + std::to_string(pass) +
-                                    " opened other regions than the first pass; with metrics that need several "
-                                    "passes the body must open the same annotations in the same order every time");
-          }
-        } catch (...) {
-          backend.abandon_run();
-          throw;
-        }
+        call_body(body, config, recorder, backend);
         const auto measured = backend.collect_run(recorder.region_count());
-        const ClockReading after = backend.read_clocks();
+        const ClockReading after = read_clocks(device);
         const auto regions = detail::attribute_run(recorder, measured, backend.metrics().size(), settings);
         for (const auto& r : regions) {
           if (r.failed && warned.insert({r.annotation, config.index()}).second)
@@ -109,14 +154,22 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
                       << r.failure_reason << "\n";
         }
         if (run >= settings.warmup_runs)
-          builder.add_run(config, run - settings.warmup_runs, regions, before, after);
+          builder.add_run(config, run - settings.warmup_runs, regions, before, after,
+                          detail::is_throttled(before, after, expected_sm_mhz));
       } catch (...) {
         throw fail("config " + std::to_string(config.index() + 1) + "/" + std::to_string(configs.size()) + " (" +
                        config.to_string() + ") failed in " + run_label(run),
                    config.to_string(), std::current_exception());
       }
       progress->run_finished();
+      if (run + 1 < settings.warmup_runs) continue;
+      using Verdict = detail::SamplingPlan::Verdict;
+      const Verdict v = plan.after_run(run + 1 - settings.warmup_runs, builder.measured_series(config.index()), now_s());
+      if (v == Verdict::more) continue;
+      if (v != Verdict::done) converged = v == Verdict::converged;
+      break;
     }
+    builder.set_config_outcome(config.index(), converged, thermal.pauses() - pauses_before);
     progress->config_finished();
   }
   progress->finished();

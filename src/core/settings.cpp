@@ -19,7 +19,18 @@ std::string to_string(Backend b) {
 
 std::string to_string(CacheControl c) { return c == CacheControl::all ? "all" : "none"; }
 
-std::string to_string(ClockControl) { return "none"; }
+std::string to_string(ClockControl c) { return c == ClockControl::none ? "none" : "base"; }
+
+std::string mode_name(CacheControl cache, ClockControl clock) {
+  if (clock == ClockControl::none) return cache == CacheControl::all ? "default" : "continuous";
+  return cache == CacheControl::all ? "strict" : "custom";
+}
+
+Settings& Settings::apply(Preset preset) {
+  cache_control = preset == Preset::continuous ? CacheControl::none : CacheControl::all;
+  clock_control = preset == Preset::strict ? ClockControl::base : ClockControl::none;
+  return *this;
+}
 
 std::string to_string(ReplayMode r) { return r == ReplayMode::kernel ? "kernel" : "range"; }
 

@@ -43,8 +43,9 @@ TEST(Results, SummaryColumnsInDocumentedOrder) {
   const std::vector<std::string> expected{
       "Annotation", "n", "dtype", "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median",
       "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
-      "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "CacheControl", "ClockControl",
-      "RatedSMClockMHz", "RatedMemoryClockMHz", "ObservedSMClockMHz", "ObservedMemoryClockMHz"};
+      "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "CacheControl", "ClockControl", "Mode",
+      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "ObservedSMClockMHz",
+      "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses"};
   EXPECT_EQ(t.columns, expected);
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(std::get<std::int64_t>(t.rows[1][t.column("n")]), 32);
@@ -85,8 +86,8 @@ TEST(Results, WritesCsvAndStrictJson) {
   const std::string csv = slurp(dir / "x_summary.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,NumRuns,"
             "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
-            "GPU,Host,Backend,CacheControl,ClockControl,RatedSMClockMHz,RatedMemoryClockMHz,ObservedSMClockMHz,"
-            "ObservedMemoryClockMHz");
+            "GPU,Host,Backend,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
+            "LockedMemoryClockMHz,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses");
   EXPECT_NE(csv.find("\"void saxpy<float>(int, float*)\""), std::string::npos);  // quoted: has a comma
   const auto doc = nlohmann::json::parse(slurp(dir / "x_results.json"));  // throws on bare NaN
   EXPECT_EQ(doc["session"]["backend"], "test (simulated)");
@@ -110,7 +111,7 @@ TEST(Results, ConsoleOutputShowsSessionAndRows) {
   std::ostringstream out;
   out << small_results();
   const std::string text = out.str();
-  EXPECT_NE(text.find("backend test (simulated) | cache_control all | clock_control none"), std::string::npos) << text;
+  EXPECT_NE(text.find("backend test (simulated) | mode default (cache_control all, clock_control none)"), std::string::npos) << text;
   EXPECT_NE(text.find("saxpy"), std::string::npos);
   EXPECT_NE(text.find("test__kernel_duration"), std::string::npos);
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 
 #include "kscope/errors.hpp"
@@ -64,9 +65,29 @@ void SimulatedBackend::abandon_run() noexcept {
   current_region_ = -1;
 }
 
-ClockReading SimulatedBackend::read_clocks() {
+ClockReading FakeDevice::clocks() {
   if (clocks_.empty()) return {};
   return clocks_[clock_cursor_++ % clocks_.size()];
+}
+
+std::optional<double> FakeDevice::thermal_margin_c() {
+  if (margins_.empty()) return std::nullopt;
+  const double m = margins_[std::min(margin_cursor_, margins_.size() - 1)];
+  ++margin_cursor_;
+  return m;
+}
+
+ClockReading FakeDevice::lock_base_clocks() {
+  if (!deny_.empty()) throw BackendError(deny_);
+  locked_ = true;
+  ++locks_;
+  return kBaseClocks;
+}
+
+void FakeDevice::restore_clocks() noexcept {
+  if (!locked_) return;
+  locked_ = false;
+  ++restores_;
 }
 
 }  // namespace kscope::testing
