@@ -54,7 +54,7 @@ std::string device_chip(int device = -1);
 // gpu__time_duration.sum, sm__throughput.avg.pct_of_peak_sustained_elapsed (compute),
 // gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed (memory: the busiest of DRAM,
 // L2, L1 and shared memory, as in ncu's "Memory Throughput") and
-// dram__throughput.avg.pct_of_peak_sustained_elapsed. 8 replay passes on GH100.
+// dram__throughput.avg.pct_of_peak_sustained_elapsed. 9 replay passes on GH100.
 std::vector<std::string> sol_metrics();
 
 enum class Bottleneck { compute_bound, memory_bound, latency_bound };
@@ -70,7 +70,7 @@ Bottleneck classify_bottleneck(double compute_throughput_pct, double memory_thro
 // One row per (annotation, config) of counter results holding the sol_metrics() throughputs:
 // Annotation, the config axes, Kernel, DurationNs (when gpu__time_duration.sum was collected),
 // ComputeThroughputPct, MemoryThroughputPct, DramThroughputPct (when collected), Bottleneck.
-// Values are the AvgValue of each metric over the runs. Throws ConfigError when the results lack
+// Values are each metric's mean over the runs (never normalized). Throws ConfigError when the results lack
 // the compute or memory throughput (collect them with Settings::metrics = sol_metrics()).
 Table speed_of_light(const Results& results);
 

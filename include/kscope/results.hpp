@@ -14,7 +14,8 @@
 namespace kscope {
 
 struct SessionInfo {
-  std::string backend;          // "cupti", "events", or "test (simulated)"
+  std::string backend;          // "cupti", "events", "counters", or "test (simulated)"
+  std::size_t replay_passes = 1;  // body calls per run: >1 for counter metrics that need several passes
   std::string cache_control;    // "all" / "none"
   std::string clock_control;    // "none" / "base"
   std::string mode;             // "default", "strict", "continuous" or "custom" (mode_name)
@@ -27,6 +28,7 @@ struct SessionInfo {
   double locked_memory_clock_mhz = NAN;
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
   double thermal_pause_s = 0;
+  std::string report_path;            // Backend::ncu: the Nsight Compute report (.ncu-rep); empty otherwise
 };
 
 struct SampleRow {

@@ -16,6 +16,7 @@ enum class Backend {
   events,    // CUDA events around each region (metric events__region_duration); no kernel names
   counters,  // CUPTI range profiler: hardware metrics named as Nsight Compute names them
   automatic, // counters where permitted, else cupti, with a warning; the row's Backend says which
+  ncu,       // Nsight Compute CLI: re-runs the program under ncu and imports its report (.ncu-rep)
 };
 
 // How the counter backend replays work when the metrics need several passes.
@@ -31,7 +32,7 @@ enum class CacheControl {
 
 enum class ClockControl {
   none,  // leave the GPU's clocks alone (boost allowed)
-  base,  // lock SM and memory clocks to base through NVML for the session (needs root); always restored
+  base,  // lock the SM clock to base (rated TDP) through NVML for the session (needs root); always restored
 };
 
 // The measurement modes of the brief: each sets cache_control and clock_control.

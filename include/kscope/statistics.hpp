@@ -12,6 +12,11 @@ struct SampleStatistics {
   double ci95_lower = 0, ci95_upper = 0;  // mean -/+ t(0.975, n-1) * s / sqrt(n); NaN for n < 2
   double rsd_pct = 0;                     // 100 * s / |mean|; NaN for n < 2 or mean == 0
   std::optional<bool> stable;             // rsd_pct < threshold; empty when rsd_pct is NaN
+  // Robust spread: quartiles, IQR and the 20th/80th percentiles (linear interpolation between
+  // order statistics, as numpy's default), and the samples outside Tukey's fences
+  // [q1 - 1.5 IQR, q3 + 1.5 IQR].
+  double q1 = 0, q3 = 0, iqr = 0, p20 = 0, p80 = 0;
+  std::size_t outliers = 0;
 };
 
 // stddev uses n-1 (sample standard deviation).

@@ -46,7 +46,7 @@ struct Layout {
     for (const auto& v : r.configs()[config].values()) row.push_back(to_cell(v));
   }
   static void tail(std::vector<std::string>& cols) {
-    for (const char* c : {"GPU", "Host", "Backend", "CacheControl", "ClockControl", "Mode", "RatedSMClockMHz",
+    for (const char* c : {"GPU", "Host", "Backend", "ReplayPasses", "CacheControl", "ClockControl", "Mode", "RatedSMClockMHz",
                           "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz"})
       cols.emplace_back(c);
   }
@@ -55,6 +55,7 @@ struct Layout {
     row.emplace_back(s.gpu);
     row.emplace_back(s.host);
     row.emplace_back(s.backend);
+    row.emplace_back(static_cast<std::int64_t>(s.replay_passes));
     row.emplace_back(s.cache_control);
     row.emplace_back(s.clock_control);
     row.emplace_back(s.mode);
@@ -86,8 +87,8 @@ Table Results::summary_table() const {
   const Layout layout{*this};
   Table t;
   layout.head(t.columns);
-  for (const char* c : {"Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median", "NumRuns",
-                        "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
+  for (const char* c : {"Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median", "Q1", "Q3", "IQR",
+                        "P20", "P80", "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
                         "NormalizationValue", "Geomean", "Kernel"})
     t.columns.emplace_back(c);
   Layout::tail(t.columns);
@@ -99,7 +100,9 @@ Table Results::summary_table() const {
     const auto& s = r.stats;
     row.emplace_back(r.metric);
     row.emplace_back(r.unit);
-    for (double v : {r.avg_value, s.stddev, s.min, s.max, s.median}) row.push_back(number(v));
+    for (double v : {r.avg_value, s.stddev, s.min, s.max, s.median, s.q1, s.q3, s.iqr, s.p20, s.p80})
+      row.push_back(number(v));
+    row.emplace_back(static_cast<std::int64_t>(s.outliers));
     row.emplace_back(static_cast<std::int64_t>(s.count));
     for (double v : {s.ci95_lower, s.ci95_upper, s.rsd_pct}) row.push_back(number(v));
     row.push_back(optional_bool(s.stable));
@@ -157,6 +160,7 @@ void Results::write_json(const std::string& path) const {
   nlohmann::ordered_json doc;
   const auto nullable = [](double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
   doc["session"] = {{"backend", session_.backend},
+                    {"replay_passes", session_.replay_passes},
                     {"cache_control", session_.cache_control},
                     {"clock_control", session_.clock_control},
                     {"mode", session_.mode},
@@ -169,6 +173,7 @@ void Results::write_json(const std::string& path) const {
                     {"host", session_.host},
                     {"rated_sm_clock_mhz", nullable(session_.rated_sm_clock_mhz)},
                     {"rated_memory_clock_mhz", nullable(session_.rated_memory_clock_mhz)},
+                    {"report_path", session_.report_path.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(session_.report_path)},
                     {"axes", axis_names()}};
   doc["summary"] = detail::table_to_json(summary_table());
   doc["samples"] = detail::table_to_json(samples_table());
@@ -188,13 +193,15 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
       << s.cache_control << ", clock_control " << s.clock_control << ") | rated SM " << s.rated_sm_clock_mhz
       << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
   if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
+  if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
   if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
+  if (!s.report_path.empty()) out << " | report " << s.report_path;
   out << "\n";
   // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
   const Table full = results.summary_table();
   std::vector<std::string> shown{"Annotation"};
   for (const auto& a : results.axis_names()) shown.push_back(a);
-  for (const char* c : {"Metric", "Unit", "AvgValue", "StdDev", "Median", "NumRuns", "CI95_Lower", "CI95_Upper",
+  for (const char* c : {"Metric", "Unit", "AvgValue", "StdDev", "Median", "IQR", "NumRuns", "CI95_Lower", "CI95_Upper",
                         "RelativeStdDevPct", "StableMeasurement", "ObservedSMClockMHz", "ThrottledRuns", "Kernel"})
     shown.emplace_back(c);
   Table view;

@@ -13,6 +13,7 @@ std::string to_string(Backend b) {
     case Backend::events: return "events";
     case Backend::counters: return "counters";
     case Backend::automatic: return "automatic";
+    case Backend::ncu: return "ncu";
   }
   return "?";
 }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numbers>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "kscope/errors.hpp"
@@ -44,7 +46,7 @@ double incomplete_beta_fraction(double a, double b, double x) {
 }
 
 // I_x(a, b) from log x and log y, y = 1 - x: whichever of x and y is tiny keeps its full relative
-// precision (t tails need x within 1e-7 of 1, or x below the smallest double for dof = 1).
+// precision (large dof puts x within 1e-5 of 1; huge t with dof = 1 puts it below the smallest double).
 double regularized_incomplete_beta(double a, double b, double log_x, double log_y) {
   const double x = std::exp(log_x);
   const double y = std::exp(log_y);
@@ -132,6 +134,14 @@ double t_quantile_from_normal(double z, double dof) {
   return z + (g1 + (g2 + (g3 + g4 / dof) / dof) / dof) / dof;
 }
 
+// Linear interpolation between order statistics (numpy's default, "type 7"), on sorted values.
+double sorted_quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto below = static_cast<std::size_t>(position);
+  if (below + 1 >= sorted.size()) return sorted.back();
+  return sorted[below] + (position - static_cast<double>(below)) * (sorted[below + 1] - sorted[below]);
+}
+
 }  // namespace
 
 double student_t_quantile(double p, double dof) {
@@ -169,11 +179,20 @@ SampleStatistics summarize(std::span<const double> samples, double stable_rsd_pc
   stats.count = n;
   stats.mean = stats.stddev = stats.min = stats.max = stats.median = nan;
   stats.ci95_lower = stats.ci95_upper = stats.rsd_pct = nan;
+  stats.q1 = stats.q3 = stats.iqr = stats.p20 = stats.p80 = nan;
   if (n == 0) return stats;
 
   stats.min = valid.front();
   stats.max = valid.back();
   stats.median = n % 2 == 1 ? valid[n / 2] : std::midpoint(valid[n / 2 - 1], valid[n / 2]);
+  stats.q1 = sorted_quantile(valid, 0.25);
+  stats.q3 = sorted_quantile(valid, 0.75);
+  stats.iqr = stats.q3 - stats.q1;
+  stats.p20 = sorted_quantile(valid, 0.20);
+  stats.p80 = sorted_quantile(valid, 0.80);
+  stats.outliers = static_cast<std::size_t>(std::count_if(valid.begin(), valid.end(), [&](double x) {
+    return x < stats.q1 - 1.5 * stats.iqr || x > stats.q3 + 1.5 * stats.iqr;
+  }));
   stats.mean = std::accumulate(valid.begin(), valid.end(), 0.0) / static_cast<double>(n);
   if (n < 2) return stats;
 

@@ -42,8 +42,8 @@ TEST(Results, SummaryColumnsInDocumentedOrder) {
   const Table t = small_results().summary_table();
   const std::vector<std::string> expected{
       "Annotation", "n", "dtype", "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median",
-      "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
-      "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "CacheControl", "ClockControl", "Mode",
+      "Q1", "Q3", "IQR", "P20", "P80", "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
+      "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "ReplayPasses", "CacheControl", "ClockControl", "Mode",
       "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "ObservedSMClockMHz",
       "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses"};
   EXPECT_EQ(t.columns, expected);
@@ -84,9 +84,9 @@ TEST(Results, WritesCsvAndStrictJson) {
   const Results r = small_results();
   r.write_all((dir / "x_").string());
   const std::string csv = slurp(dir / "x_summary.csv");
-  EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,NumRuns,"
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,Q1,Q3,IQR,P20,P80,Outliers,NumRuns,"
             "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
-            "GPU,Host,Backend,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
+            "GPU,Host,Backend,ReplayPasses,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
             "LockedMemoryClockMHz,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses");
   EXPECT_NE(csv.find("\"void saxpy<float>(int, float*)\""), std::string::npos);  // quoted: has a comma
   const auto doc = nlohmann::json::parse(slurp(dir / "x_results.json"));  // throws on bare NaN

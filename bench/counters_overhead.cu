@@ -1,0 +1,161 @@
+// The counter backend against Nsight Compute on the same kernels (tools/counters_gpu_check.sh
+// drives it and runs ncu --clock-control none --cache-control all):
+//   counters_overhead --sets            the metric sets of 1, 5 and 20 metrics: "SET <n> <m1,m2,...>"
+//   counters_overhead --compare         kscope's values: "KSCOPE <label> <metric> <median> <kernel>"
+//   counters_overhead --plain REPS      the same kernels, REPS launches each, to run under ncu
+//   counters_overhead --overhead        wall ms per profiled kernel with kscope, per metric set:
+//                                       "OVERHEAD <n metrics> <passes> <ms per kernel>" (n=0: no profiler)
+//   counters_overhead --plain-overhead N   N launches of the overhead kernel, to run under ncu
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
+#include "kscope/metrics.hpp"
+#include "test_counters_kernels.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kCopyFloats = std::size_t(1) << 26;      // 256 MiB each way
+constexpr std::size_t kOverheadFloats = std::size_t(1) << 22;  // 16 MiB: a short kernel
+constexpr int kFmaIterations = 4096;
+constexpr std::size_t kOverheadRuns = 20;
+
+const std::vector<std::string> kCompared{"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                         "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+
+const std::vector<std::vector<std::string>> kSets{
+    {"gpu__time_duration.sum"},
+    {"gpu__time_duration.sum", "dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+     "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"},
+    {"gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+     "dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum", "dram__bytes_write.sum",
+     "lts__t_sector_hit_rate.pct", "l1tex__t_sector_hit_rate.pct", "sm__cycles_elapsed.avg.per_second",
+     "gpc__cycles_elapsed.max", "sm__warps_active.avg.pct_of_peak_sustained_active", "smsp__inst_executed.sum",
+     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
+     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "smsp__warps_launched.sum",
+     "lts__t_sectors_op_read.sum", "lts__t_sectors_op_write.sum", "sm__cycles_active.avg"},
+};
+
+struct Buffers {
+  kscope_test::DeviceFloats in{kCopyFloats}, out{kCopyFloats}, sink{1};
+};
+
+struct Workload {
+  std::string label;
+  std::function<void()> launch;
+};
+
+std::vector<Workload> compared(Buffers& b) {
+  return {{"copy256MiB", [&] { kscope_test::launch_copy(b.in.get(), b.out.get(), kCopyFloats); }},
+          {"fma", [&] { kscope_counters_test::launch_fma(b.sink.get(), kFmaIterations); }}};
+}
+
+void overhead_kernel(Buffers& b) { kscope_test::launch_copy(b.in.get(), b.out.get(), kOverheadFloats); }
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+kscope::Settings counter_settings(const std::vector<std::string>& metrics, std::size_t runs) {
+  kscope::Settings s;
+  s.backend = kscope::Backend::counters;
+  s.metrics = metrics;
+  s.runs = runs;
+  s.warmup_runs = 1;
+  s.cache_control = kscope::CacheControl::all;
+  s.verbosity = kscope::Verbosity::quiet;
+  return s;
+}
+
+int compare(Buffers& b) {
+  const auto work = compared(b);
+  std::vector<kscope::Value> labels;
+  for (const auto& w : work) labels.emplace_back(w.label);
+  const auto results = kscope::profile(kscope::Sweep().axis("kernel", labels), counter_settings(kCompared, 5),
+                                       [&](const kscope::Config& c) {
+                                         kscope::Annotation region("kernel");
+                                         work[c.index()].launch();
+                                       });
+  for (std::size_t c = 0; c < work.size(); ++c)
+    for (const auto& m : kCompared) {
+      const auto& row = results.at("kernel", m, c);
+      std::printf("KSCOPE %s %s %.6g %s\n", work[c].label.c_str(), m.c_str(), row.stats.median, row.kernel.c_str());
+    }
+  return 0;
+}
+
+int plain(Buffers& b, int reps) {
+  for (const auto& w : compared(b))
+    for (int r = 0; r < reps; ++r) w.launch();
+  kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return 0;
+}
+
+int plain_overhead(Buffers& b, int launches) {
+  for (int i = 0; i < launches; ++i) {
+    overhead_kernel(b);
+    kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+  return 0;
+}
+
+int overhead(Buffers& b) {
+  const auto t0 = Clock::now();
+  plain_overhead(b, static_cast<int>(kOverheadRuns));
+  std::printf("OVERHEAD 0 0 %.4f\n",
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / kOverheadRuns);
+  for (const auto& set : kSets) {
+    const auto settings = counter_settings(set, kOverheadRuns);
+    const auto start = Clock::now();
+    const auto body = [&](const kscope::Config&) {
+      kscope::Annotation region("kernel");
+      overhead_kernel(b);
+    };
+    const auto results = kscope::profile(kscope::Sweep().axis("case", {"overhead"}), settings, body);
+    // Every run profiles one kernel, warm-up included; profile() as a whole is counted.
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
+                      static_cast<double>(settings.runs + settings.warmup_runs);
+    std::printf("OVERHEAD %zu %zu %.4f\n", set.size(), results.session().replay_passes, ms);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc >= 2 ? argv[1] : "";
+  const bool counted = mode == "--plain" || mode == "--plain-overhead";
+  if (!(mode == "--sets" || mode == "--compare" || mode == "--overhead" || (counted && argc == 3))) {
+    std::fprintf(stderr, "usage: %s --sets | --compare | --overhead | --plain REPS | --plain-overhead N\n", argv[0]);
+    return 64;
+  }
+  if (mode == "--sets") {
+    for (const auto& set : kSets) std::printf("SET %zu %s\n", set.size(), joined(set).c_str());
+    return 0;
+  }
+  if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) {
+    std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
+    return 2;
+  }
+  try {
+    Buffers buffers;
+    if (mode == "--compare") return compare(buffers);
+    if (mode == "--overhead") return overhead(buffers);
+    const int n = std::atoi(argv[2]);
+    return mode == "--plain" ? plain(buffers, n) : plain_overhead(buffers, n);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "counters_overhead: %s\n", e.what());
+    return 1;
+  }
+}

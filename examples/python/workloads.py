@@ -1,0 +1,29 @@
+"""The GPU work the examples measure, written with PyTorch: swap in your own kernels.
+
+Inputs are made outside the measured regions and cached, so a region holds only the kernel.
+(kscope's CPU tests replace this module with one that launches simulated kernels.)
+"""
+
+import functools
+
+import torch
+
+DTYPES = (torch.float16, torch.bfloat16)
+
+
+@functools.lru_cache(maxsize=2)
+def vectors(n):
+    return torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+
+
+def add(x, y):
+    return x + y
+
+
+@functools.lru_cache(maxsize=2)
+def matrices(n, dtype=torch.float16):
+    return torch.randn(n, n, device="cuda", dtype=dtype), torch.randn(n, n, device="cuda", dtype=dtype)
+
+
+def matmul(a, b):
+    return a @ b

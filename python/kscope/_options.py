@@ -1,0 +1,239 @@
+"""The options of kscope.analyze.kernel: checked once at decoration time, turned into the engine's
+Settings at every call."""
+
+import enum
+import inspect
+import math
+import numbers
+import warnings
+from collections.abc import Mapping
+
+from . import _core
+from .errors import ConfigError
+
+
+class VerbosityLevel(enum.IntEnum):
+    """How much a profiled call prints (to stderr): nothing, progress, or progress and details."""
+
+    SILENT = 0
+    INFO = 3
+    DEBUG = 4
+
+
+_ENGINE_VERBOSITY = {
+    VerbosityLevel.SILENT: _core.Verbosity.quiet,
+    VerbosityLevel.INFO: _core.Verbosity.info,
+    VerbosityLevel.DEBUG: _core.Verbosity.debug,
+}
+
+# Each duration backend measures exactly one metric (the engine's MetricSpec names).
+BACKEND_METRICS = {"cupti": "cupti__kernel_duration", "events": "events__region_duration"}
+
+_THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
+_thermal_device_warned = False
+
+
+def _choice(option, value, allowed):
+    if value not in allowed:
+        listed = " or ".join(repr(a) for a in allowed)
+        raise ConfigError(f"{option} must be {listed}, not {value!r}")
+    return value
+
+
+def _count(option, value, minimum):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ConfigError(f"{option} must be an integer >= {minimum}, not {value!r}")
+    return int(value)
+
+
+def _optional_number(option, value):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        raise ConfigError(f"{option} must be a number or None, not {value!r}")
+    return value
+
+
+def _verbosity(value):
+    if isinstance(value, str):
+        names = {"silent": 0, "quiet": 0, "info": 3, "debug": 4}
+        if value.lower() not in names:
+            raise ConfigError(f"verbosity must be 'silent', 'info' or 'debug' (or 0, 3, 4), not {value!r}")
+        value = names[value.lower()]
+    try:
+        return VerbosityLevel(value)
+    except ValueError:
+        raise ConfigError(
+            f"verbosity must be kscope.VerbosityLevel.SILENT (0), INFO (3) or DEBUG (4), not {value!r}"
+        ) from None
+
+
+def _names(option, value):
+    if value is None:
+        return []
+    if isinstance(value, str) or not hasattr(value, "__iter__"):
+        raise ConfigError(f"{option} must be a list of names, e.g. [{value!r}], not {value!r}")
+    names = [v.strip() if isinstance(v, str) else v for v in value]
+    if not all(isinstance(v, str) and v for v in names):
+        raise ConfigError(f"{option} must hold non-empty strings, not {list(value)!r}")
+    return names
+
+
+def _accepts(func, n):
+    try:
+        inspect.signature(func).bind(*range(n))
+    except TypeError:
+        return False
+    except ValueError:  # a builtin without a signature: let the call tell
+        pass
+    return True
+
+
+class Options:
+    def __init__(self, *, runs, warmup_runs, metrics, derive_metric, normalize_against, verbosity,
+                 ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
+                 replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
+                 thermal_device, output_prefix, output_csv, backend):
+        self.runs = _count("runs", runs, 1)
+        self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
+        self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
+        if derive_metric is not None and not callable(derive_metric):
+            raise TypeError(f"derive_metric must be a callable function, not {derive_metric!r}")
+        self.derive_metric = derive_metric
+        if normalize_against is not None and not (isinstance(normalize_against, str) and normalize_against):
+            raise ConfigError(f"normalize_against must be an annotation name, not {normalize_against!r}")
+        self.normalize_against = normalize_against
+        self.verbosity = _verbosity(verbosity)
+        self.ignore_kernel_list = _names("ignore_kernel_list", ignore_kernel_list)
+        if combine_kernel_metrics is not None and not (
+            callable(combine_kernel_metrics) and _accepts(combine_kernel_metrics, 2)
+        ):
+            raise ConfigError(
+                "combine_kernel_metrics must be a binary function (a, b) -> value that reduces the "
+                "values of two kernels, e.g. combine_kernel_metrics=lambda a, b: a + b"
+            )
+        self.combine_kernel_metrics = combine_kernel_metrics
+        # 'base' locks SM and memory clocks to base through NVML for the session (needs the right
+        # to change clocks; the engine raises BackendError naming the fix where it is refused).
+        self.clock_control = _choice("clock_control", clock_control, ("none", "base"))
+        self.cache_control = _choice("cache_control", cache_control, ("all", "none"))
+        # Replay exists only for counter metrics; the duration backends measure every kernel of
+        # the single run directly, so 'kernel' and 'range' measure the same.
+        self.replay_mode = _choice("replay_mode", replay_mode, ("kernel", "range"))
+        self.thermal = self._thermal(thermal_mode, thermal_wait, thermal_cont, thermal_timeout, thermal_device)
+        if output_prefix is not None and not isinstance(output_prefix, str):
+            raise ConfigError(f"output_prefix must be a path prefix string, not {output_prefix!r}")
+        self.output_prefix = output_prefix
+        self.output_csv = bool(output_csv)
+        if backend in ("test", "simulated", "testing"):
+            raise ConfigError(
+                "the simulated backend is not a backend= choice (it measures nothing); in tests, "
+                "profile inside `with kscope.testing.simulated_backend() as sim:`"
+            )
+        self.backend = _choice("backend", backend, tuple(BACKEND_METRICS))
+
+    @staticmethod
+    def _thermal(mode, wait, cont, timeout, device):
+        """The engine's thermal settings; what is not given keeps the engine's defaults (Nsight
+        Python's: pause at 10 °C of headroom, resume at 20 °C, wait at most 180 s)."""
+        global _thermal_device_warned
+        _choice("thermal_mode", mode, tuple(_THERMAL_MODES))
+        engine = {"thermal_mode": getattr(_core.ThermalMode, _THERMAL_MODES[mode])}
+        given = {"thermal_wait_c": wait, "thermal_cont_c": cont, "thermal_timeout_s": timeout}
+        for (field, value), option in zip(given.items(), ("thermal_wait", "thermal_cont", "thermal_timeout")):
+            if _optional_number(option, value) is not None:
+                engine[field] = float(value)
+        if timeout is not None and timeout <= 0:
+            raise ConfigError(f"thermal_timeout must be a positive number of seconds, not {timeout!r}")
+        defaults = _core.Settings()
+        wait_c = engine.get("thermal_wait_c", defaults.thermal_wait_c)
+        cont_c = engine.get("thermal_cont_c", defaults.thermal_cont_c)
+        if cont_c <= wait_c:
+            raise ConfigError(
+                f"Invalid thermal control parameters: thermal_cont ({cont_c:g}°C) must be greater "
+                f"than thermal_wait ({wait_c:g}°C): profiling pauses at thermal_wait degrees of "
+                f"headroom and resumes at thermal_cont; raise thermal_cont or lower thermal_wait"
+            )
+        if device is not None:
+            _count("thermal_device", device, 0)
+            if not _thermal_device_warned:
+                _thermal_device_warned = True
+                warnings.warn(
+                    "thermal_device is accepted but not applied: kscope's thermal guard watches the "
+                    "GPU it profiles (the current CUDA device); select that one with torch.cuda.set_device",
+                    UserWarning,
+                    stacklevel=4,
+                )
+        return engine
+
+    def settings(self):
+        s = _core.Settings()
+        s.runs = self.runs
+        s.warmup_runs = self.warmup_runs
+        s.backend = getattr(_core.Backend, self.backend)
+        s.cache_control = getattr(_core.CacheControl, self.cache_control)
+        s.clock_control = getattr(_core.ClockControl, self.clock_control)
+        for field, value in self.thermal.items():
+            setattr(s, field, value)
+        s.replay_mode = getattr(_core.ReplayMode, self.replay_mode)
+        s.verbosity = _ENGINE_VERBOSITY[self.verbosity]
+        s.ignore_kernel_list = self.ignore_kernel_list
+        s.normalize_against = self.normalize_against or ""
+        return s
+
+    def check_metrics(self, backend_name, backend_metric):
+        """The metrics a call measures: the backend's one metric; anything else is refused."""
+        for m in self.metrics or [backend_metric]:
+            if m != backend_metric:
+                ncu = (
+                    " Nsight Compute's gpu__time_duration.sum is measured under ncu's kernel replay "
+                    "and is not the same quantity."
+                    if m == "gpu__time_duration.sum"
+                    else ""
+                )
+                raise ConfigError(
+                    f"Invalid value {self.metrics!r} for 'metrics': the {backend_name} backend "
+                    f"measures only '{backend_metric}' (kernel duration, ns).{ncu} Hardware-counter "
+                    f"metrics arrive with the counter backend (issue #4); until then drop metrics= "
+                    f"or pass metrics=['{backend_metric}']"
+                )
+        return [backend_metric]
+
+    def derive_adapter(self, metrics, configs, n_params):
+        """derive_metric as the engine calls it: (values, config index) -> [(name, value, unit)].
+        The user's function gets (*metric_values, *config_values) and may return a value, a
+        (value, unit) tuple, or a mapping of names to either."""
+        fn = self.derive_metric
+        if fn is None:
+            return None
+        n = len(metrics) + n_params
+        if not _accepts(fn, n):
+            raise ConfigError(
+                f"derive_metric is called with {n} values ({len(metrics)} metric value(s) "
+                f"{metrics}, then the {n_params} config values), but "
+                f"{getattr(fn, '__name__', fn)!s}{inspect.signature(fn)} does not accept them; "
+                f"give it {n} parameters, or *args"
+            )
+        name = getattr(fn, "__name__", "derived")
+        unitless = set()
+
+        def entry(key, out):
+            if isinstance(out, (tuple, list)) and len(out) >= 2:
+                value, unit = out[0], out[1]
+            else:
+                value, unit = out, None
+                if key not in unitless:
+                    unitless.add(key)
+                    warnings.warn(
+                        f"Derived metric '{key}' does not have a unit specified: return a tuple "
+                        f"(value, unit) instead of just the value; its Unit column stays empty.",
+                        UserWarning,
+                        stacklevel=2,
+                    )
+            return key, math.nan if value is None else float(value), "" if unit is None else str(unit)
+
+        def adapter(values, config_index):
+            out = fn(*values, *configs[config_index])
+            if isinstance(out, Mapping):
+                return [entry(str(k), v) for k, v in out.items()]
+            return [entry(name, out)]
+
+        return adapter

@@ -1,0 +1,86 @@
+"""ProfileResults: the engine's Results as pandas DataFrames, with the user's config values."""
+
+import numpy as np
+import pandas as pd
+
+from ._configs import _engine_type
+
+# The engine's nullable boolean columns: empty where undefined (one run; fixed sampling).
+_NULLABLE_BOOL = {"StableMeasurement", "Converged"}
+
+
+class ProfileResults:
+    """What a call of a kscope.analyze.kernel function returns.
+
+    ``to_dataframe()`` is the summary: one row per (annotation, config, metric), the columns of
+    the C++ summary table. ``raw_dataframe()`` holds the raw per-run samples behind it. In both,
+    the config columns hold the values the configs gave (a torch dtype stays a torch dtype).
+    """
+
+    def __init__(self, core_results, configs, parameters):
+        self._core = core_results
+        self._configs = configs
+        self.parameters = list(parameters)  # the config columns, in signature order
+        self._summary = None
+        self._samples = None
+
+    def to_dataframe(self):
+        if self._summary is None:
+            self._summary = self._frame(*self._core.summary())
+        return self._summary.copy()
+
+    def raw_dataframe(self):
+        if self._samples is None:
+            self._samples = self._frame(*self._core.samples())
+        return self._samples.copy()
+
+    def __len__(self):
+        return len(self._core)
+
+    def __str__(self):
+        return str(self._core)
+
+    def __repr__(self):
+        return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"
+
+    def _frame(self, columns, config_indices):
+        data = {}
+        for name, cells in columns.items():
+            if name in self.parameters:
+                p = self.parameters.index(name)
+                data[name] = _config_column([self._configs[i][p] for i in config_indices])
+            else:
+                data[name] = _engine_column(name, cells)
+        return pd.DataFrame(data)
+
+
+def _engine_column(name, cells):
+    if name in _NULLABLE_BOOL:
+        return pd.Series(cells, dtype="boolean")
+    present = [c for c in cells if c is not None]
+    types = {type(c) for c in present}
+    complete = len(present) == len(cells)
+    if not present or (types <= {int, float} and not (types == {int} and complete)):
+        return pd.Series(cells, dtype="float64")  # None becomes NaN
+    if types == {int}:
+        return pd.Series(cells, dtype="int64")
+    return pd.Series(cells)  # strings: object (pandas 1/2) or str (pandas 3); bool; False|name
+
+
+def _config_column(values):
+    kinds = {_engine_type(v) for v in values}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind is int:
+        return pd.Series(values, dtype="int64")
+    if kind is float:
+        return pd.Series(values, dtype="float64")
+    if kind is bool:
+        return pd.Series(values, dtype="bool")
+    if kind is str:
+        return pd.Series(values)
+    # Anything else as the very objects given: filled one by one so that numpy neither unpacks
+    # tuples nor converts tensors.
+    cells = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        cells[i] = v
+    return pd.Series(cells, dtype=object)

@@ -1,0 +1,243 @@
+"""kscope.analyze.kernel and kscope.analyze.plot: Nsight Python's decorators on the kscope engine."""
+
+import contextlib
+import functools
+import os
+import sys
+import tempfile
+import warnings
+
+from . import _core, _plot, testing
+from ._configs import Signature, engine_rows
+from ._options import BACKEND_METRICS, Options, VerbosityLevel
+from ._results import ProfileResults
+from .errors import ConfigError, SweepError
+
+
+def kernel(
+    _func=None,
+    *,
+    configs=None,
+    runs=1,
+    derive_metric=None,
+    normalize_against=None,
+    verbosity=VerbosityLevel.INFO,
+    metrics=None,
+    ignore_kernel_list=None,
+    combine_kernel_metrics=None,
+    clock_control="none",
+    cache_control="all",
+    replay_mode="kernel",
+    thermal_mode="auto",
+    thermal_wait=None,
+    thermal_cont=None,
+    thermal_timeout=None,
+    thermal_device=None,
+    output_prefix=None,
+    output_csv=False,
+    backend="cupti",
+    warmup_runs=1,
+):
+    """Profiles the decorated function over configs; calling it returns a ProfileResults.
+
+    Works as ``@kernel``, ``@kernel()`` and ``@kernel(**options)``. The function body marks the
+    measured code with ``kscope.annotate``; each call runs, for every config,
+    ``warmup_runs + runs`` calls of it (config-major) and returns the statistics per
+    (annotation, config, metric).
+
+    configs: a list of configs, each a tuple of parameter values in signature order (a bare
+        value for a one-parameter function); short ones are padded with the defaults, and
+        keyword-only parameters are passed as keywords. Give them here or at call time
+        (``f(configs=[...])``, or ``f(*values)`` for one config), not both.
+    runs: recorded runs per config (1 as in Nsight Python; the statistics need 2 or more).
+    warmup_runs (kscope): unrecorded runs per config first (JIT, autotuning, module load).
+    metrics: the backend's metric only (cupti__kernel_duration, events__region_duration);
+        counter metrics arrive with the counter backend (issue #4).
+    derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
+        value, (value, unit), or a dict of them.
+    normalize_against: annotation whose AvgValue divides the others' at the same config.
+    ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
+    cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
+    clock_control: 'none' (boost allowed) or 'base' (SM and memory clocks locked to base through
+        NVML for the session, always restored; needs the right to set clocks).
+    replay_mode: 'kernel' or 'range'; no effect on the duration backends (no replay).
+    thermal_mode ('auto'|'manual'|'off'), thermal_wait, thermal_cont, thermal_timeout: pause
+        before a run while the GPU's thermal headroom is at or below thermal_wait °C, until it
+        is back to thermal_cont (as Nsight Python). thermal_device is checked but not applied:
+        the guard watches the profiled GPU.
+    verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
+    output_prefix, output_csv: write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
+        {prefix}processed_data-{func}-{n}.csv (summary) for the n-th call (a temporary
+        directory when no prefix is given).
+    backend (kscope): 'cupti' (per-kernel durations) or 'events' (region durations).
+    """
+    options = Options(
+        runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
+        normalize_against=normalize_against, verbosity=verbosity,
+        ignore_kernel_list=ignore_kernel_list, combine_kernel_metrics=combine_kernel_metrics,
+        clock_control=clock_control, cache_control=cache_control, replay_mode=replay_mode,
+        thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
+        thermal_timeout=thermal_timeout, thermal_device=thermal_device,
+        output_prefix=output_prefix, output_csv=output_csv, backend=backend,
+    )
+
+    def decorate(func):
+        profiled = _ProfiledFunction(func, configs, options)
+
+        @functools.wraps(func)
+        def wrapper(*args, configs=None, **kwargs):
+            return profiled(args, kwargs, configs)
+
+        wrapper._kscope_profiled = profiled
+        return wrapper
+
+    return decorate if _func is None else decorate(_func)
+
+
+class _ProfiledFunction:
+    def __init__(self, func, configs, options):
+        self.func = func
+        self.signature = Signature(func)
+        self.options = options
+        self.configs = None if configs is None else self.signature.configs(configs)
+        self.calls = 0  # successful calls: the {n} of the CSV names
+        self.csv_prefix = None
+
+    def __call__(self, args, kwargs, configs):
+        name = self.func.__name__
+        if args or kwargs:
+            if configs is not None or self.configs is not None:
+                raise ConfigError(
+                    f"{name}() was called with arguments and also has configs: pass either the "
+                    f"values of one configuration, {name}(...), or configs=[...], not both"
+                )
+            configs = self.signature.from_call(args, kwargs)
+        elif configs is not None:
+            if self.configs is not None:
+                raise ConfigError(
+                    f"You have provided configs at decoration time and at runtime. Give them in "
+                    f"one place: drop configs= from @kscope.analyze.kernel or from the call of {name}()"
+                )
+            configs = self.signature.configs(configs)
+        else:
+            configs = self.configs if self.configs is not None else self.signature.configs(None)
+        return self._profile(configs)
+
+    def _profile(self, configs):
+        opts = self.options
+        simulated = testing.active()
+        backend = "simulated" if simulated else opts.backend
+        metrics = opts.check_metrics(backend, simulated.metric if simulated else BACKEND_METRICS[backend])
+        derive = opts.derive_adapter(metrics, configs, len(self.signature.names))
+        returned = []
+
+        def body(config_index):
+            if self.signature.call(self.func, configs[config_index]) is not None:
+                returned.append(config_index)
+
+        try:
+            core = _core.profile(
+                self.signature.names, engine_rows(configs, len(self.signature.names)),
+                opts.settings(), body, derive, opts.combine_kernel_metrics, simulated,
+            )
+        except SweepError as e:
+            if e.partial_results is not None:
+                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)
+            raise
+        if returned:
+            warnings.warn(
+                f"Function '{self.func.__name__}' returns a value, but the return value of a "
+                f"function decorated with kscope.analyze.kernel is ignored: the call returns the "
+                f"ProfileResults instead",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        results = ProfileResults(core, configs, self.signature.names)
+        if opts.output_csv:
+            self._write_csv(results)
+        self.calls += 1
+        return results
+
+    def _write_csv(self, results):
+        prefix = self.options.output_prefix
+        if prefix is None:
+            if self.csv_prefix is None:
+                self.csv_prefix = tempfile.mkdtemp(prefix="kscope_") + os.sep
+            prefix = self.csv_prefix
+        if os.path.dirname(prefix):
+            os.makedirs(os.path.dirname(prefix), exist_ok=True)
+        tag = f"{self.func.__name__}-{self.calls}.csv"
+        for kind, frame in (("profiled", results.raw_dataframe()), ("processed", results.to_dataframe())):
+            path = f"{prefix}{kind}_data-{tag}"
+            frame.to_csv(path, index=False)
+            if self.options.verbosity >= VerbosityLevel.INFO:
+                print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
+
+
+def plot(
+    filename="plot.png",
+    metric=None,
+    *,
+    title="kscope results",
+    ylabel=None,
+    annotate_points=False,
+    show_aggregate=None,
+    plot_type="line",
+    plot_width=6,
+    plot_height=4,
+    row_panels=None,
+    col_panels=None,
+    x_keys=None,
+    print_data=False,
+    variant_fields=None,
+    variant_annotations=None,
+    plot_callback=None,
+):
+    """Plots the results of a kscope.analyze.kernel function every time it is called.
+
+    Put it above @kscope.analyze.kernel. It draws AvgValue of one metric (``metric``; needed
+    when the results hold several, e.g. with derive_metric) per config, one line or bar group
+    per annotation, writes ``filename`` (PNG, or any format matplotlib infers from the name)
+    and returns the ProfileResults unchanged.
+
+    row_panels / col_panels: config parameters that split the figure into a grid of panels.
+    x_keys: the parameters in the x labels (default: those not used for panels or variants).
+    variant_fields + variant_annotations: split those annotations into one series per value
+        of those fields (e.g. a Triton kernel per block size).
+    show_aggregate: 'avg' or 'geomean' adds that aggregate of each series as a last x entry.
+    annotate_points writes the values; print_data prints the plotted rows; plot_callback(fig)
+    may edit the figure before it is saved.
+    """
+    if callable(filename):  # used bare, as @plot
+        return plot()(filename)
+    style = _plot.Style(
+        filename=filename, metric=metric, title=title, ylabel=ylabel,
+        annotate_points=annotate_points, show_aggregate=show_aggregate, plot_type=plot_type,
+        plot_width=plot_width, plot_height=plot_height, row_panels=row_panels,
+        col_panels=col_panels, x_keys=x_keys, print_data=print_data,
+        variant_fields=variant_fields, variant_annotations=variant_annotations,
+        plot_callback=plot_callback,
+    )
+
+    def decorate(func):
+        if not hasattr(func, "_kscope_profiled"):
+            raise TypeError(
+                f"@kscope.analyze.plot decorates a @kscope.analyze.kernel function; put it above "
+                f"@kscope.analyze.kernel on {getattr(func, '__name__', func)!r}"
+            )
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            results = func(*args, **kwargs)
+            _plot.draw(results, style)
+            return results
+
+        wrapper._kscope_profiled = func._kscope_profiled
+        return wrapper
+
+    return decorate
+
+
+def ignore_failures():
+    """A block whose exceptions are swallowed (e.g. warm-up code outside any annotation)."""
+    return contextlib.suppress(Exception)

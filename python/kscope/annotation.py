@@ -1,0 +1,51 @@
+"""kscope.annotate: marks the code whose kernels are measured (kscope::Annotation underneath)."""
+
+import functools
+
+from . import _core
+
+
+class annotate:
+    """A measured region, as a context manager or a decorator::
+
+        with kscope.annotate("matmul"):
+            c = a @ b
+
+        @kscope.annotate("softmax")
+        def softmax(x): ...
+
+    Every kernel launched between the region's start and end, from any thread, belongs to it.
+    Regions cannot be nested and a name may appear once per run. Outside a profiled call the
+    region does nothing, so annotated code runs unchanged in production.
+
+    ignore_failures=True swallows an exception raised inside the region: that run of the
+    annotation is recorded as NaN (excluded from NumRuns) and the engine warns, naming the
+    exception, instead of the whole sweep stopping.
+    """
+
+    def __init__(self, name, ignore_failures=False):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"annotate needs a non-empty name string, not {name!r}")
+        self.name = name
+        self.ignore_failures = bool(ignore_failures)
+        self._open = []  # one Region per active entry; a second one is refused as nesting
+
+    def __enter__(self):
+        self._open.append(_core.Region(self.name))
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        region = self._open.pop()
+        swallow = exc is not None and self.ignore_failures and isinstance(exc, Exception)
+        if swallow:
+            region.mark_failed(f"{exc_type.__name__}: {exc}")
+        region.close()
+        return swallow
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper

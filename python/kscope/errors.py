@@ -1,0 +1,40 @@
+"""The exceptions kscope raises. Every message names the problem and the fix.
+
+The engine's C++ errors arrive as these classes (kscope._core translates them): ConfigError for
+bad configs or options, AnnotationError for a broken region rule, BackendError when nothing can
+measure here, SweepError when a config failed mid-sweep.
+"""
+
+
+class ProfilerException(Exception):
+    """Base class of every kscope error (the name Nsight Python uses)."""
+
+
+class ConfigError(ProfilerException, ValueError):
+    """Bad configs, options or sweep; raised before anything is measured."""
+
+
+class AnnotationError(ProfilerException):
+    """A region broke a rule: nested, repeated in one run, no kernel, or several kernels."""
+
+
+class BackendError(ProfilerException, RuntimeError):
+    """The measurement backend cannot work here (no GPU, CUPTI taken, built without CUDA...)."""
+
+
+class CudaError(BackendError):
+    """A CUDA call failed."""
+
+
+class SweepError(ProfilerException):
+    """A config failed mid-sweep.
+
+    ``__cause__`` is the original exception (the body's own, or an AnnotationError...),
+    ``failed_config`` names the config, and ``partial_results`` holds every row measured before it
+    (a ProfileResults, like a successful call returns).
+    """
+
+    def __init__(self, message, failed_config="", partial_results=None):
+        super().__init__(message)
+        self.failed_config = failed_config
+        self.partial_results = partial_results

@@ -1,0 +1,264 @@
+// kscope._core: the engine for Python. The Python package decides what to run (configs, options,
+// callables); this module hands it to kscope::profile and hands back the engine's tables. The GIL is
+// released while the engine runs and taken again only to call back into Python, so Python threads
+// (data loaders, worker threads launching kernels inside a region) keep running during a sweep.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kscope/kscope.hpp"
+#include "kscope/testing.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+// The Python classes (kscope.errors) that kscope's C++ errors become, most derived first.
+py::object error_class(const std::exception& e) {
+  const py::module_ errors = py::module_::import("kscope.errors");
+  if (dynamic_cast<const kscope::SweepError*>(&e)) return errors.attr("SweepError");
+  if (dynamic_cast<const kscope::CudaError*>(&e)) return errors.attr("CudaError");
+  if (dynamic_cast<const kscope::BackendError*>(&e)) return errors.attr("BackendError");
+  if (dynamic_cast<const kscope::AnnotationError*>(&e)) return errors.attr("AnnotationError");
+  if (dynamic_cast<const kscope::ConfigError*>(&e)) return errors.attr("ConfigError");
+  if (dynamic_cast<const kscope::Error*>(&e)) return errors.attr("ProfilerException");
+  return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
+}
+
+// The exception that stopped a sweep, as a Python exception instance: the user's own exception
+// object when the body (or a callback) raised in Python.
+py::object python_exception(std::exception_ptr cause) {
+  try {
+    std::rethrow_exception(cause);
+  } catch (py::error_already_set& e) {
+    return e.value();
+  } catch (const std::exception& e) {
+    return error_class(e)(e.what());
+  } catch (...) {
+    return py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("a non-standard C++ exception");
+  }
+}
+
+void raise(const py::object& instance) {
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(instance.ptr())), instance.ptr());
+}
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const kscope::SweepError& e) {
+    py::object cause = python_exception(e.cause());
+    // Ctrl-C and SystemExit stay what they are: they must not become an ordinary Exception.
+    if (!PyObject_IsInstance(cause.ptr(), PyExc_Exception)) return raise(cause);
+    py::object error = error_class(e)(e.what(), e.failed_config(), e.partial_results());
+    PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
+    raise(error);
+  } catch (const kscope::Error& e) {
+    raise(error_class(e)(e.what()));
+  }
+}
+
+kscope::Value to_value(const py::handle& v) {
+  // bool before int: Python's bool is an int.
+  if (PyBool_Check(v.ptr())) return kscope::Value(v.cast<bool>());
+  if (PyLong_Check(v.ptr())) return kscope::Value(v.cast<long long>());
+  if (PyFloat_Check(v.ptr())) return kscope::Value(v.cast<double>());
+  if (PyUnicode_Check(v.ptr())) return kscope::Value(v.cast<std::string>());
+  throw py::type_error("a sweep value must be int, float, str or bool, not " +
+                       std::string(Py_TYPE(v.ptr())->tp_name));
+}
+
+// Explicit configs (one row per config) are one zipped group; no names means one empty config.
+kscope::Sweep make_sweep(const std::vector<std::string>& names, const py::list& rows) {
+  kscope::Sweep sweep;
+  if (names.empty()) return sweep;
+  std::vector<std::vector<kscope::Value>> values;
+  for (const auto& row : rows) {
+    std::vector<kscope::Value> cells;
+    for (const auto& v : row) cells.push_back(to_value(v));
+    values.push_back(std::move(cells));
+  }
+  sweep.zip(names, std::move(values));
+  return sweep;
+}
+
+py::object to_python(const kscope::Cell& cell) {
+  return std::visit(
+      [](const auto& v) -> py::object {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) return py::none();
+        else return py::cast(v);
+      },
+      cell);
+}
+
+// {column: [cells]} in the table's column order, and the config index of every row.
+py::tuple columns(const kscope::Table& table, std::vector<std::size_t> config_indices) {
+  py::dict out;
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    py::list cells;
+    for (const auto& row : table.rows) cells.append(to_python(row[c]));
+    out[py::str(table.columns[c])] = cells;
+  }
+  return py::make_tuple(out, config_indices);
+}
+
+template <typename Row>
+std::vector<std::size_t> config_indices(const std::vector<Row>& rows) {
+  std::vector<std::size_t> out;
+  for (const auto& r : rows) out.push_back(r.config_index);
+  return out;
+}
+
+// Callbacks hold borrowed pointers: the Python objects outlive profile() (the caller's frame keeps
+// them), and copying a raw pointer needs no GIL when the engine copies the std::function.
+kscope::Results run_profile(const std::vector<std::string>& names, const py::list& rows,
+                            const kscope::Settings& base, const py::function& body,
+                            const py::object& derive, const py::object& combine,
+                            kscope::testing::SimulatedBackend* simulated) {
+  const kscope::Sweep sweep = make_sweep(names, rows);
+  kscope::Settings settings = base;
+  PyObject* body_fn = body.ptr();
+  const kscope::Body call_body = [body_fn](const kscope::Config& config) {
+    py::gil_scoped_acquire gil;
+    py::reinterpret_borrow<py::function>(body_fn)(config.index());
+  };
+  if (!derive.is_none()) {
+    PyObject* fn = derive.ptr();
+    // The Python side returns [(name, value, unit), ...] whatever shape the user's function returned.
+    settings.derive_metric = [fn](const kscope::MeasuredValues& measured, const kscope::Config& config) {
+      py::gil_scoped_acquire gil;
+      py::object out = py::reinterpret_borrow<py::function>(fn)(measured.values(), config.index());
+      std::vector<kscope::DerivedValue> derived;
+      for (const auto& item : out) {
+        auto t = item.cast<py::tuple>();
+        derived.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<std::string>()});
+      }
+      return derived;
+    };
+  }
+  if (!combine.is_none()) {
+    PyObject* fn = combine.ptr();
+    settings.combine_kernel_metrics = [fn](double a, double b) {
+      py::gil_scoped_acquire gil;
+      return py::reinterpret_borrow<py::function>(fn)(a, b).cast<double>();
+    };
+  }
+  py::gil_scoped_release release;
+  return simulated ? kscope::profile_with_backend(sweep, settings, call_body, *simulated)
+                   : kscope::profile(sweep, settings, call_body);
+}
+
+// kscope.annotate's handle on one open region. close() ends it now, not when Python collects it.
+class Region {
+ public:
+  explicit Region(const std::string& name) : annotation_(std::make_unique<kscope::Annotation>(name)) {}
+  void close() { annotation_.reset(); }
+  void mark_failed(const std::string& reason) {
+    if (annotation_) annotation_->mark_failed(reason);
+  }
+
+ private:
+  std::unique_ptr<kscope::Annotation> annotation_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "The kscope engine (C++), as used by the kscope Python package";
+  m.attr("__version__") = KSCOPE_VERSION;
+  py::register_exception_translator(translate);
+
+  py::enum_<kscope::Backend>(m, "Backend")
+      .value("cupti", kscope::Backend::cupti)
+      .value("events", kscope::Backend::events);
+  py::enum_<kscope::CacheControl>(m, "CacheControl")
+      .value("all", kscope::CacheControl::all)
+      .value("none", kscope::CacheControl::none);
+  py::enum_<kscope::ClockControl>(m, "ClockControl")
+      .value("none", kscope::ClockControl::none)
+      .value("base", kscope::ClockControl::base);
+  py::enum_<kscope::ThermalMode>(m, "ThermalMode")
+      .value("automatic", kscope::ThermalMode::automatic)
+      .value("manual", kscope::ThermalMode::manual)
+      .value("off", kscope::ThermalMode::off);
+  py::enum_<kscope::ReplayMode>(m, "ReplayMode")
+      .value("kernel", kscope::ReplayMode::kernel)
+      .value("range", kscope::ReplayMode::range);
+  py::enum_<kscope::Verbosity>(m, "Verbosity")
+      .value("quiet", kscope::Verbosity::quiet)
+      .value("info", kscope::Verbosity::info)
+      .value("debug", kscope::Verbosity::debug);
+
+  // The plain-data part of kscope::Settings; callables are passed to profile() separately.
+  py::class_<kscope::Settings>(m, "Settings")
+      .def(py::init<>())
+      .def_readwrite("runs", &kscope::Settings::runs)
+      .def_readwrite("warmup_runs", &kscope::Settings::warmup_runs)
+      .def_readwrite("backend", &kscope::Settings::backend)
+      .def_readwrite("replay_mode", &kscope::Settings::replay_mode)
+      .def_readwrite("cache_control", &kscope::Settings::cache_control)
+      .def_readwrite("clock_control", &kscope::Settings::clock_control)
+      .def_readwrite("thermal_mode", &kscope::Settings::thermal_mode)
+      .def_readwrite("thermal_wait_c", &kscope::Settings::thermal_wait_c)
+      .def_readwrite("thermal_cont_c", &kscope::Settings::thermal_cont_c)
+      .def_readwrite("thermal_timeout_s", &kscope::Settings::thermal_timeout_s)
+      .def_readwrite("verbosity", &kscope::Settings::verbosity)
+      .def_readwrite("ignore_kernel_list", &kscope::Settings::ignore_kernel_list)
+      .def_readwrite("normalize_against", &kscope::Settings::normalize_against);
+
+  py::class_<kscope::Results>(m, "Results")
+      .def("summary", [](const kscope::Results& r) { return columns(r.summary_table(), config_indices(r.rows())); },
+           "({column: [cells]}, [config index per row]) of the summary table")
+      .def("samples", [](const kscope::Results& r) { return columns(r.samples_table(), config_indices(r.samples())); },
+           "({column: [cells]}, [config index per row]) of the raw samples table")
+      .def_property_readonly("axis_names", &kscope::Results::axis_names)
+      .def("__len__", [](const kscope::Results& r) { return r.rows().size(); })
+      .def("__str__", [](const kscope::Results& r) {
+        std::ostringstream out;
+        out << r;
+        return out.str();
+      });
+
+  m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
+        py::arg("derive"), py::arg("combine"), py::arg("simulated"),
+        "Runs body(config_index) over the configs rows (one value per name) and returns the Results");
+
+  py::class_<Region>(m, "Region")
+      .def(py::init<std::string>(), py::call_guard<py::gil_scoped_release>())
+      .def("close", &Region::close, py::call_guard<py::gil_scoped_release>())
+      .def("mark_failed", &Region::mark_failed);
+
+  m.def("geometric_mean", [](const std::vector<double>& v) { return kscope::geometric_mean(v); });
+
+  auto testing = m.def_submodule("testing", "The simulated backend of kscope's own tests (no measurement)");
+  using kscope::testing::SimulatedBackend;
+  py::class_<SimulatedBackend>(testing, "SimulatedBackend")
+      .def(py::init<>())
+      .def("launch", &SimulatedBackend::launch, py::arg("kernel_name"), py::arg("duration_ns"),
+           "A simulated kernel of the given duration, launched now")
+      .def("set_clock_readings", [](SimulatedBackend& b, const std::vector<std::pair<double, double>>& readings) {
+        std::vector<kscope::ClockReading> clocks;
+        for (auto [sm, mem] : readings) {
+          kscope::ClockReading c;
+          c.sm_mhz = sm;
+          c.memory_mhz = mem;
+          clocks.push_back(c);
+        }
+        b.set_clock_readings(std::move(clocks));
+      }, "(sm_mhz, memory_mhz) pairs returned in turn around each run")
+      .def("set_thermal_margins", [](SimulatedBackend& b, std::vector<double> margins) {
+        b.device().set_thermal_margins(std::move(margins));
+      }, "T.Limit margins (°C) returned in turn before each run (the last one repeats)")
+      .def("deny_clock_lock", [](SimulatedBackend& b, std::string message) { b.device().deny_clock_lock(std::move(message)); },
+           "Makes clock_control='base' fail with this message, as without the right to lock clocks")
+      .def_property_readonly("clocks_locked", [](SimulatedBackend& b) { return b.device().clocks_locked(); })
+      .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
+      .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
+      .def_property_readonly("session_count", &SimulatedBackend::session_count);
+}

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# The whole GPU check in one call, on the GPU machine: configure and build (Release, sm_90), CPU
+# tests, GPU tests, the saxpy example, the overhead benchmark, and kscope cupti against
+# ncu's gpu__time_duration.sum. Logs go to $OUT (8 files at most); a summary table is printed last.
+#
+# Needs .carry/ from scripts/prepare_carry.sh (GoogleTest sources, nlohmann headers).
+# Locally (no GPU) it still builds and runs; GPU tests then skip and the GPU steps fail.
+# Never changes clocks, power or modes: ncu always runs with --clock-control none.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-$ROOT/gpu-check-out}
+BUILD=$ROOT/build-gpu
+WORK=$(mktemp -d)
+NCU_REPS=5
+NCU_TOLERANCE_PCT=5
+mkdir -p "$OUT"
+
+SUMMARY=()
+record() {  # step, PASS/FAIL/SKIP, detail
+  SUMMARY+=("$(printf '%-16s %-5s %s' "$1" "$2" "$3")")
+}
+
+print_summary() {
+  echo
+  echo "==================== kscope GPU check summary ===================="
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
+    --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+  printf '%-16s %-5s %s\n' "step" "result" "key numbers"
+  printf '%s\n' "${SUMMARY[@]}"
+  if [[ -s $WORK/results.txt ]]; then
+    echo "--- measured ---"
+    cat "$WORK/results.txt"
+  fi
+  if [[ -s $WORK/overhead.txt ]]; then
+    echo "--- overhead per region ---"
+    cat "$WORK/overhead.txt"
+  fi
+  if [[ -s $WORK/ncu_table.txt ]]; then
+    echo "--- kscope cupti vs ncu ---"
+    cat "$WORK/ncu_table.txt"
+  fi
+  if [[ -s $WORK/counters_table.txt ]]; then
+    echo "--- kscope counters vs ncu ---"
+    cat "$WORK/counters_table.txt"
+  fi
+}
+
+# --- build --------------------------------------------------------------------------------
+# GoogleTest is built and installed from .carry first and found as a package: with
+# -DKSCOPE_GTEST_SOURCE_DIR the top-level CMakeLists.txt re-creates the GTest::gtest_main alias
+# that GoogleTest >= 1.11 already defines, and configuring fails.
+GTEST_PREFIX=$BUILD/googletest-install
+{
+  nvidia-smi || true
+  cmake -S "$ROOT/.carry/googletest" -B "$BUILD/googletest-build" -DCMAKE_BUILD_TYPE=Release \
+    -DBUILD_GMOCK=OFF -DCMAKE_INSTALL_PREFIX="$GTEST_PREFIX" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
+    cmake --build "$BUILD/googletest-build" -j16 --target install &&
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DCMAKE_PREFIX_PATH="$GTEST_PREFIX" \
+      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" \
+      -DKSCOPE_BUILD_PYTHON=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
+    cmake --build "$BUILD" -j16
+} > "$OUT/build.log" 2>&1
+build_rc=$?
+if [[ $build_rc -ne 0 ]]; then
+  record build FAIL "rc=$build_rc, see build.log: $(grep -m1 -iE 'error' "$OUT/build.log")"
+  print_summary
+  exit 1
+fi
+record build PASS "Release, sm_90"
+
+# --- tests --------------------------------------------------------------------------------
+ctest_step() {  # name, label args, log
+  local name=$1 log=$3
+  ctest --test-dir "$BUILD" $2 --timeout 300 --output-on-failure -V > "$OUT/$log" 2>&1
+  local rc=$?
+  local line
+  line="$(grep -E 'tests passed' "$OUT/$log" | tail -1), $(grep -c '(Skipped)' "$OUT/$log") skipped"
+  local failed
+  failed=$(sed -n '/tests FAILED:/,/^Errors/p' "$OUT/$log" | grep -oE '[0-9]+ - [^ ]+' |
+           sed 's/^[0-9]* - //' | paste -sd, -)
+  [[ $rc -eq 0 ]] && record "$name" PASS "$line" || record "$name" FAIL "$line; failed: $failed"
+}
+ctest_step "cpu tests" "-LE gpu" cpu_tests.log
+ctest_step "gpu tests" "-L gpu" gpu_tests.log
+grep -h '\[result\]' "$OUT/gpu_tests.log" | sed 's/^.*\[result\] //' | sort -u > "$WORK/results.txt"
+
+# --- example ------------------------------------------------------------------------------
+(cd "$WORK" && "$BUILD/examples/saxpy") > "$OUT/example.log" 2>&1
+example_rc=$?
+cp "$WORK"/saxpy.csv "$WORK"/saxpy.json "$OUT"/ 2>/dev/null
+if [[ $example_rc -eq 0 && -s $WORK/saxpy.csv && -s $WORK/saxpy.json ]]; then
+  record example PASS "saxpy: $(($(wc -l < "$WORK/saxpy.csv") - 1)) summary rows in saxpy.csv"
+else
+  record example FAIL "saxpy rc=$example_rc (see example.log)"
+fi
+
+# --- Python package: pip install, then its GPU tests (examples included) -------------------
+# Its log joins example.log: $OUT returns 8 files at most.
+PY_SITE=$WORK/site
+{
+  echo "## python: pip install --no-build-isolation --target $PY_SITE ."
+  KSCOPE_CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
+    python3 -m pip install -q --no-build-isolation --no-deps --no-index --target "$PY_SITE" "$ROOT"
+  echo "pip_rc=$?"
+  echo "## python: pytest tests/python -m gpu"
+  (cd "$ROOT" && PYTHONPATH=$PY_SITE python3 -m pytest tests/python -m gpu -q -rs -p no:cacheprovider)
+  echo "pytest_rc=$?"
+} >> "$OUT/example.log" 2>&1
+py_line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$OUT/example.log" | tail -1)
+if grep -q '^pip_rc=0' "$OUT/example.log" && grep -q '^pytest_rc=0' "$OUT/example.log"; then
+  record python PASS "pip install; pytest -m gpu: $py_line"
+else
+  record python FAIL "pip/pytest failed: ${py_line:-see example.log}"
+fi
+
+# --- overhead benchmark -------------------------------------------------------------------
+"$BUILD/bench/kscope_overhead" > "$OUT/bench.log" 2>&1
+bench_rc=$?
+sed -n '/^kernel /,/^(cache/p' "$OUT/bench.log" > "$WORK/overhead.txt"
+[[ $bench_rc -eq 0 ]] && record overhead PASS "2000 regions per case" ||
+  record overhead FAIL "rc=$bench_rc (see bench.log)"
+
+# --- kscope cupti against ncu -------------------------------------------------------------
+NCU_CMD=(ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv
+         --print-units base "$BUILD/tests/gpu/ncu_compare" --plain "$NCU_REPS")
+{
+  echo "## kscope: ncu_compare --measure"
+  "$BUILD/tests/gpu/ncu_compare" --measure > "$WORK/kscope.txt" 2> "$WORK/kscope.err"
+  echo "rc=$?"
+  cat "$WORK/kscope.txt" "$WORK/kscope.err"
+  echo "## ${NCU_CMD[*]}"
+  "${NCU_CMD[@]}" > "$WORK/ncu.csv" 2> "$WORK/ncu.err"
+  echo "rc=$?"
+  cat "$WORK/ncu.csv" "$WORK/ncu.err"
+  echo "## comparison"
+  python3 - "$WORK/kscope.txt" "$WORK/ncu.csv" "$NCU_REPS" "$NCU_TOLERANCE_PCT" <<'EOF' | tee "$WORK/ncu_table.txt"
+import csv, statistics, sys
+kscope_path, ncu_path, reps, tolerance = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+kscope = [line.split(maxsplit=3) for line in open(kscope_path) if line.startswith("KSCOPE ")]
+rows = list(csv.DictReader(line for line in open(ncu_path) if line.startswith('"')))
+# The buffers' fill kernels run before the measured ones; only spin and copy are compared.
+values = [(int(r["ID"]), r["Metric Unit"], float(r["Metric Value"].replace(",", "")))
+          for r in rows if r.get("Metric Name") == "gpu__time_duration.sum"
+          and "fill_kernel" not in r.get("Kernel Name", "")]
+values.sort()
+if not kscope or len(values) != reps * len(kscope):
+    print(f"FAIL: {len(kscope)} kscope kernels, {len(values)} ncu values (expected {reps} each)")
+    sys.exit(1)
+scale = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
+print(f"{'kernel':<12} {'kscope cupti us':>16} {'ncu us':>10} {'diff %':>8}")
+worst = 0.0
+for i, (_, label, median_ns, *_) in enumerate(kscope):
+    mine = values[i * reps:(i + 1) * reps]
+    ncu_ns = statistics.median(v * scale[u] for _, u, v in mine)
+    diff = 100.0 * (float(median_ns) - ncu_ns) / ncu_ns
+    worst = max(worst, abs(diff))
+    print(f"{label:<12} {float(median_ns) / 1e3:16.3f} {ncu_ns / 1e3:10.3f} {diff:+8.2f}")
+print(f"max |diff| {worst:.2f}% (limit {tolerance}%): {'PASS' if worst <= tolerance else 'FAIL'}")
+sys.exit(0 if worst <= tolerance else 1)
+EOF
+  echo "compare_rc=${PIPESTATUS[0]}"
+} > "$OUT/ncu.log" 2>&1
+if grep -q '^compare_rc=0' "$OUT/ncu.log"; then
+  record "ncu compare" PASS "$(grep -m1 'max |diff|' "$WORK/ncu_table.txt")"
+else
+  record "ncu compare" FAIL "$(grep -m1 -E 'max \|diff\||FAIL' "$WORK/ncu_table.txt" 2>/dev/null || echo 'see ncu.log')"
+fi
+
+# --- kscope counters against ncu (tools/counters_gpu_check.sh; its log joins ncu.log) -----
+bash "$ROOT/tools/counters_gpu_check.sh" "$BUILD" > "$WORK/counters.log" 2>&1
+counters_rc=$?
+{ echo "## tools/counters_gpu_check.sh (rc=$counters_rc)"; cat "$WORK/counters.log"; } >> "$OUT/ncu.log"
+sed -n '/^kernel /,$p' "$WORK/counters.log" > "$WORK/counters_table.txt"
+[[ $counters_rc -eq 0 ]] && record "counters/ncu" PASS "$(tail -1 "$WORK/counters.log")" ||
+  record "counters/ncu" FAIL "rc=$counters_rc: $(tail -1 "$WORK/counters.log")"
+
+print_summary
+printf '%s\n' "${SUMMARY[@]}" | grep -q ' FAIL ' && exit 1
+exit 0

@@ -1,0 +1,77 @@
+#pragma once
+// Backend::counters: hardware metrics named as Nsight Compute names them, collected in this
+// process with CUPTI's range profiler. The engine drives the replay (CUPTI_UserReplay): when the
+// metrics need P passes, the body runs P times per run, and the runner's L2 flush before every
+// region happens in every pass, so cache_control=all gives cold-cache values on all of them.
+//   ReplayMode::kernel  one auto range per kernel, values per kernel (like ncu's kernel replay)
+//   ReplayMode::range   one user range per region, values over the whole region, gaps included
+// The body must repeat the same work in every pass; one that changes its own inputs (in-place
+// updates) gives later passes other data.
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/counters/launch_tracker.hpp"
+#include "backends/counters/profiler_host.hpp"
+#include "backends/counters/range_profiler.hpp"
+#include "device/cuda_device.hpp"
+#include "kscope/measurement_backend.hpp"
+
+namespace kscope {
+
+class CountersBackend final : public MeasurementBackend {
+ public:
+  // Validates Settings::metrics (empty: sol_metrics()) against the device's chip, so an unknown
+  // name fails with ConfigError and suggestions before the sweep starts.
+  explicit CountersBackend(const Settings& settings);
+  ~CountersBackend() override;
+
+  std::vector<MetricSpec> metrics() const override { return specs_; }
+  bool observes_kernels() const override { return kind_ == counters::RangeKind::per_kernel; }
+  SessionInfo describe() const override;
+
+  void begin_session(const Settings& settings) override;
+  void end_session() noexcept override;
+
+  void begin_run() override;
+  void flush_cache() override;
+  void region_begin(std::size_t region) override;
+  void region_end(std::size_t region) override;
+  bool another_pass_needed() override;
+  std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
+  void abandon_run() noexcept override;
+
+  DeviceControl* device_control() override { return &device_.control(); }
+
+  std::size_t passes() const { return passes_; }
+
+ private:
+  // At most this many ranges (kernels, or regions in range mode) per run.
+  static constexpr std::size_t kMaxRanges = 512;
+
+  device::MeasuredDevice device_;
+  counters::RangeKind kind_;
+  std::string chip_;
+  std::vector<std::string> names_;
+  std::vector<MetricSpec> specs_;
+  std::size_t passes_ = 0;
+
+  CUcontext context_ = nullptr;
+  std::unique_ptr<counters::MetricConfig> config_;  // with the device's counter availability
+  std::unique_ptr<counters::RangeProfiler> profiler_;  // re-created after an abandoned run
+  counters::LaunchTracker tracker_;
+  bool session_open_ = false;
+  bool in_pass_ = false;
+  std::size_t pass_ = 0;  // passes completed in this run
+  std::vector<counters::Launch> first_pass_;
+};
+
+// Backend::counters, or for Backend::automatic the counters where this process may read them and
+// otherwise a duration backend, with a warning on stderr: Backend::cupti, or Backend::events
+// when another profiler owns CUPTI. The rows' Backend column names the one used.
+std::unique_ptr<MeasurementBackend> make_counters_backend(const Settings& settings);
+
+}  // namespace kscope

@@ -1,0 +1,92 @@
+#include "backends/counters/launch_tracker.hpp"
+
+#include <cuda.h>
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+
+#include "backends/cupti_subscriber.hpp"
+#include "device/cuda_check.hpp"
+
+namespace kscope::counters {
+
+void LaunchTracker::enable() {
+  subscriber_ = cupti::route_callbacks(&LaunchTracker::on_callback, this);
+  try {
+    for (CUpti_CallbackId cbid : cupti::kLaunchCallbacks)
+      device::check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                          "cuptiEnableCallback(driver launch)");
+  } catch (...) {
+    disable();
+    throw;
+  }
+}
+
+void LaunchTracker::disable() noexcept {
+  if (!subscriber_) return;
+  for (CUpti_CallbackId cbid : cupti::kLaunchCallbacks)
+    cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  subscriber_ = nullptr;
+  std::lock_guard lock(mutex_);
+  recording_ = false;
+  records_.clear();
+}
+
+void LaunchTracker::start_pass() {
+  std::lock_guard lock(mutex_);
+  records_.clear();
+  recording_ = true;
+}
+
+void LaunchTracker::note_flush() {
+  std::lock_guard lock(mutex_);
+  if (recording_) records_.push_back({0, -1, "", false, true});
+}
+
+std::vector<Launch> LaunchTracker::end_pass() {
+  std::vector<Record> records;
+  {
+    std::lock_guard lock(mutex_);
+    recording_ = false;
+    records.swap(records_);
+  }
+  std::vector<Launch> out;
+  for (const auto& r : records) {
+    const std::string name = r.flush ? "L2 flush" : r.graph ? "CUDA graph" : demangled(r.mangled);
+    out.push_back({r.region, name, r.graph, r.flush});
+  }
+  return out;
+}
+
+void CUPTIAPI LaunchTracker::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                         const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  auto& tracker = *static_cast<LaunchTracker*>(self);
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  std::lock_guard lock(tracker.mutex_);
+  if (!tracker.recording_) return;
+  if (call->callbackSite == CUPTI_API_ENTER) {
+    tracker.records_.push_back({call->correlationId, tracker.region_.load(std::memory_order_acquire),
+                                call->symbolName ? call->symbolName : "<unnamed kernel>",
+                                cupti::is_graph_launch(cbid), false});
+  } else if (*static_cast<const CUresult*>(call->functionReturnValue) != CUDA_SUCCESS) {
+    // A failed launch runs nothing, so the profiler has no range for it.
+    auto& rs = tracker.records_;
+    const auto failed = [&](const Record& r) { return !r.flush && r.correlation == call->correlationId; };
+    rs.erase(std::remove_if(rs.begin(), rs.end(), failed), rs.end());
+  }
+}
+
+const std::string& LaunchTracker::demangled(const std::string& mangled) {
+  auto known = demangled_.find(mangled);
+  if (known != demangled_.end()) return known->second;
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> text(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
+                                                   &std::free);
+  // extern "C" kernels are not mangled: keep their names as they are.
+  return demangled_.emplace(mangled, status == 0 && text ? text.get() : mangled).first->second;
+}
+
+}  // namespace kscope::counters

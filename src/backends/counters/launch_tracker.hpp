@@ -1,0 +1,56 @@
+#pragma once
+// Records, in launch order, every kernel launch the process makes while a replay pass is being
+// profiled, with the region open at that moment (regions are process-wide, so launches from
+// worker threads count). The range profiler's auto ranges carry only numbers; these records give
+// them kernel names and regions.
+#include <cupti.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/counters/range_attribution.hpp"
+
+namespace kscope::counters {
+
+class LaunchTracker {
+ public:
+  LaunchTracker() = default;
+  ~LaunchTracker() { disable(); }
+  LaunchTracker(const LaunchTracker&) = delete;
+  LaunchTracker& operator=(const LaunchTracker&) = delete;
+
+  // Takes the process's CUPTI subscriber and enables the launch callbacks; throws
+  // cupti::OtherProfilerError when another tool owns CUPTI.
+  void enable();
+  void disable() noexcept;
+
+  void start_pass();             // forget earlier launches and record from now on
+  void note_flush();             // an L2 flush is being enqueued (recorded only inside a pass)
+  std::vector<Launch> end_pass();  // stop recording; the pass's launches, demangled
+  void set_region(std::ptrdiff_t region) { region_.store(region, std::memory_order_release); }
+
+ private:
+  struct Record {
+    std::uint32_t correlation;
+    std::ptrdiff_t region;
+    std::string mangled;
+    bool graph;
+    bool flush;
+  };
+  static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  const std::string& demangled(const std::string& mangled);
+
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::atomic<std::ptrdiff_t> region_{-1};
+  std::mutex mutex_;  // recording_ and records_: written by launching threads
+  bool recording_ = false;
+  std::vector<Record> records_;
+  std::unordered_map<std::string, std::string> demangled_;
+};
+
+}  // namespace kscope::counters

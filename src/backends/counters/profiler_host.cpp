@@ -1,0 +1,189 @@
+#include "backends/counters/profiler_host.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "backends/counters/cupti_params.hpp"
+#include "backends/counters/metric_names.hpp"
+#include "core/suggest.hpp"
+#include "device/cuda_check.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::counters {
+namespace {
+
+using device::check_cupti;
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+CUpti_MetricType cupti_type(MetricType t) {
+  switch (t) {
+    case MetricType::counter: return CUPTI_METRIC_TYPE_COUNTER;
+    case MetricType::ratio: return CUPTI_METRIC_TYPE_RATIO;
+    case MetricType::throughput: return CUPTI_METRIC_TYPE_THROUGHPUT;
+  }
+  return CUPTI_METRIC_TYPE__COUNT;
+}
+
+MetricType kscope_type(CUpti_MetricType t) {
+  switch (t) {
+    case CUPTI_METRIC_TYPE_RATIO: return MetricType::ratio;
+    case CUPTI_METRIC_TYPE_THROUGHPUT: return MetricType::throughput;
+    default: return MetricType::counter;
+  }
+}
+
+std::string text(const char* s) { return s ? s : ""; }
+
+}  // namespace
+
+std::vector<std::string> supported_chips() {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
+  check_cupti(cuptiProfilerHostGetSupportedChips(&p), "cuptiProfilerHostGetSupportedChips");
+  return std::vector<std::string>(p.ppChipNames, p.ppChipNames + p.numChips);
+}
+
+std::string canonical_chip(const std::string& chip) {
+  const std::string name = upper(chip);
+  const std::vector<std::string> chips = supported_chips();
+  if (std::find(chips.begin(), chips.end(), name) != chips.end()) return name;
+  throw ConfigError("unknown chip '" + chip + "': this CUPTI knows " + detail::quoted_list(chips) +
+                    ". Closest: " + detail::quoted_list(detail::closest_names(name, chips, 3)) +
+                    " (GH100 is the H100/H200; kscope-metrics --chips lists them)");
+}
+
+HostObject::HostObject(const std::string& chip, const std::vector<std::uint8_t>& counter_availability) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.pChipName = chip.c_str();
+  p.pCounterAvailabilityImage = counter_availability.empty() ? nullptr : counter_availability.data();
+  check_cupti(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
+  object_ = p.pHostObject;
+}
+
+HostObject::~HostObject() {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  p.pHostObject = object_;
+  cuptiProfilerHostDeinitialize(&p);
+}
+
+const MetricCatalog& MetricCatalog::of(const std::string& chip) {
+  static std::mutex mutex;
+  // Never destroyed: CUPTI's libraries may be finalised before static destructors run.
+  static auto* catalogs = new std::map<std::string, const MetricCatalog*>;
+  std::lock_guard lock(mutex);
+  auto& slot = (*catalogs)[chip];
+  if (!slot) slot = new MetricCatalog(chip);
+  return *slot;
+}
+
+MetricCatalog::MetricCatalog(std::string chip) : chip_(std::move(chip)), host_(chip_, {}) {
+  for (MetricType t : {MetricType::counter, MetricType::ratio, MetricType::throughput}) {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+    p.pHostObject = host_.get();
+    p.metricType = cupti_type(t);
+    check_cupti(cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics");
+    for (std::size_t i = 0; i < p.numMetrics; ++i) {
+      bases_.emplace_back(p.ppMetricNames[i]);
+      types_.emplace(bases_.back(), t);
+    }
+  }
+  std::sort(bases_.begin(), bases_.end());
+}
+
+MetricType MetricCatalog::type_of_base(const std::string& base) const { return types_.at(base); }
+
+std::vector<std::string> MetricCatalog::suffixes(const std::string& base) const {
+  auto known = types_.find(base);
+  if (known == types_.end()) return {};
+  std::lock_guard lock(mutex_);
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetSubMetrics_Params);
+  p.pHostObject = host_.get();
+  p.metricType = cupti_type(known->second);
+  p.pMetricName = base.c_str();
+  check_cupti(cuptiProfilerHostGetSubMetrics(&p), "cuptiProfilerHostGetSubMetrics");
+  return std::vector<std::string>(p.ppSubMetrics, p.ppSubMetrics + p.numOfSubmetrics);
+}
+
+std::optional<MetricInfo> MetricCatalog::properties(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+  p.pHostObject = host_.get();
+  p.pMetricName = name.c_str();
+  const CUptiResult status = cuptiProfilerHostGetMetricProperties(&p);
+  if (status == CUPTI_ERROR_INVALID_METRIC_NAME) return std::nullopt;
+  check_cupti(status, "cuptiProfilerHostGetMetricProperties");
+  return MetricInfo{name, kscope_type(p.metricType), text(p.pDimUnit), text(p.pHwUnit), text(p.pDescription), {}};
+}
+
+MetricInfo MetricCatalog::require(const std::string& name) const {
+  if (const std::string why = ncu_only_explanation(name); !why.empty()) throw ConfigError(why);
+  // GetMetricProperties accepts a bare base, but the range profiler needs a full name.
+  const bool bare_base = types_.count(name) > 0;
+  if (!bare_base) {
+    if (auto info = properties(name)) return *info;
+  }
+  const auto suggestions =
+      suggest_metric_names(name, bases_, [this](const std::string& base) { return suffixes(base); });
+  const std::string problem =
+      bare_base ? "metric '" + name + "' needs a rollup or submetric suffix to be collected"
+                : "unknown metric '" + name + "' for chip " + chip_;
+  throw ConfigError(problem + (suggestions.empty() ? "" : ". Did you mean " + detail::quoted_list(suggestions) + "?") +
+                    " (kscope-metrics --chip " + chip_ + " lists every metric; kscope::list_metrics() returns them)");
+}
+
+MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> metrics,
+                           const std::vector<std::uint8_t>& counter_availability)
+    : metrics_(std::move(metrics)), host_(chip, counter_availability) {
+  for (const auto& m : metrics_) names_.push_back(m.c_str());
+  auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = host_.get();
+  add.ppMetricNames = names_.data();
+  add.numMetrics = names_.size();
+  const CUptiResult added = cuptiProfilerHostConfigAddMetrics(&add);
+  if (added == CUPTI_ERROR_INVALID_PARAMETER || added == CUPTI_ERROR_INVALID_METRIC_NAME) {
+    // CUPTI does not say which name it refused; the device's counter availability can make a
+    // name valid offline unusable here (e.g. on a MIG slice).
+    throw ConfigError("CUPTI refused the metric list " + detail::quoted_list(metrics_) + " for chip " + chip +
+                      " on this device (cuptiProfilerHostConfigAddMetrics). Some of them are not available "
+                      "here, e.g. on a MIG slice or with device-level metrics (nvlrx__, pcie__) mixed with "
+                      "others: remove metrics until the list is accepted");
+  }
+  check_cupti(added, "cuptiProfilerHostConfigAddMetrics");
+
+  auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host_.get();
+  check_cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  image_.resize(size.configImageSize);
+  auto get = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = host_.get();
+  get.configImageSize = image_.size();
+  get.pConfigImage = image_.data();
+  check_cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+
+  auto passes = CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.configImageSize = image_.size();
+  passes.pConfigImage = image_.data();
+  check_cupti(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  passes_ = passes.numOfPasses;
+}
+
+std::vector<double> MetricConfig::evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t range) const {
+  std::vector<double> values(metrics_.size());
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  p.pHostObject = host_.get();
+  p.pCounterDataImage = counter_data.data();
+  p.counterDataImageSize = counter_data.size();
+  p.rangeIndex = range;
+  p.ppMetricNames = const_cast<const char**>(names_.data());
+  p.numMetrics = names_.size();
+  p.pMetricValues = values.data();
+  check_cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+  return values;
+}
+
+}  // namespace kscope::counters

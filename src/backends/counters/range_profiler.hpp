@@ -1,0 +1,75 @@
+#pragma once
+// The target side of CUPTI's range profiler (cupti_range_profiler.h) behind a strict state
+// machine. CUPTI checks very little itself: Start without SetConfig, or after a failed SetConfig,
+// segfaults, and a PushRange in AutoRange mode breaks the next session. So every call is checked
+// against the state, and the first failure disables the profiler for good ("poisoned").
+//
+//   enabled --begin_run--> configured --start--> started --stop--> configured (more passes)
+//                                                          \-stop-> submitted --decode--> decoded
+//   decoded --begin_run--> configured ...      any failure --> poisoned (disabled)
+#include <cuda.h>
+#include <cupti_range_profiler.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/counters/profiler_host.hpp"
+#include "backends/counters/range_attribution.hpp"
+
+namespace kscope::counters {
+
+// cuptiProfilerInitialize, once per process and kept (it installs CUPTI's driver hooks).
+// Throws cupti::OtherProfilerError when another tool owns CUPTI.
+void initialize_profiler();
+
+// The CUPTI chip name of CUDA device `ordinal` ("GH100"); initialises the profiler.
+std::string chip_of_device(int ordinal);
+
+// Throws BackendError saying why, when the device cannot be profiled (vGPU, SLI, CMP, WSL, ...).
+void require_profiling_support(CUdevice device, const std::string& gpu);
+
+// The device's counter availability image, for MetricConfig. Must precede RangeProfiler's Enable.
+std::vector<std::uint8_t> counter_availability(CUcontext context);
+
+enum class RangeKind {
+  per_kernel,  // CUPTI_AutoRange: one range per kernel, named "0", "1", ... in launch order
+  per_region,  // CUPTI_UserRange: one range per push_range / pop_range pair
+};
+
+class RangeProfiler {
+ public:
+  // Enables the range profiler on `context` (the call that fails without counter permission)
+  // and sizes a counter data image for `max_ranges` ranges per run. Passes are driven by the
+  // caller (CUPTI_UserReplay): start/stop once per pass until stop() reports all submitted.
+  RangeProfiler(CUcontext context, const MetricConfig& config, RangeKind kind, std::size_t max_ranges);
+  ~RangeProfiler();
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
+
+  void begin_run();                          // resets the counter data and programs the config
+  void start();                              // opens a pass
+  void push_range(const std::string& name);  // per_region only, inside a pass
+  void pop_range();
+  bool stop();                               // closes the pass; true once every pass was submitted
+  std::vector<RangeResult> decode();         // waits for the GPU; one result per range
+
+  std::size_t counter_data_bytes() const { return counter_data_.size(); }
+
+ private:
+  enum class State { enabled, configured, started, submitted, decoded, poisoned };
+  void expect(State wanted, const char* call) const;
+  void check(CUptiResult status, const char* call);  // poisons on failure, then throws
+  void disable() noexcept;
+
+  const MetricConfig& config_;
+  RangeKind kind_;
+  std::size_t max_ranges_;
+  CUpti_RangeProfiler_Object* object_ = nullptr;
+  std::vector<std::uint8_t> counter_data_;
+  State state_ = State::poisoned;
+  std::string poison_;  // the failure that disabled the profiler
+};
+
+}  // namespace kscope::counters

@@ -1,0 +1,48 @@
+#pragma once
+// Per-kernel GPU durations from the CUPTI Activity API (CONCURRENT_KERNEL records), attributed to
+// regions without NVTX: a driver-API launch callback maps each launch's correlationId to the region
+// open at that moment, whichever thread launched it.
+//
+// CUPTI allows one subscriber per process: the shared one (backends/cupti_subscriber) is made
+// once, lazily, and kept; each session routes its callbacks here, enables the launch callbacks and
+// the activity kind, and disables them again, leaving CUPTI quiet, when it ends. Sessions may not
+// overlap.
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "device/cuda_device.hpp"
+#include "kscope/measurement_backend.hpp"
+
+namespace kscope {
+
+class CuptiBackend final : public MeasurementBackend {
+ public:
+  explicit CuptiBackend(int device);
+  ~CuptiBackend() override;
+
+  std::vector<MetricSpec> metrics() const override;
+  bool observes_kernels() const override { return true; }
+  SessionInfo describe() const override { return device_.describe("cupti"); }
+
+  void begin_session(const Settings& settings) override;
+  void end_session() noexcept override;
+
+  void begin_run() override;
+  void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
+  void region_begin(std::size_t region) override;
+  void region_end(std::size_t region) override;
+  std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
+  void abandon_run() noexcept override;
+
+  DeviceControl* device_control() override { return &device_.control(); }
+
+ private:
+  const std::string& demangled(const std::string& mangled);
+
+  device::MeasuredDevice device_;
+  bool session_open_ = false;
+  std::unordered_map<std::string, std::string> demangled_;
+};
+
+}  // namespace kscope

@@ -1,0 +1,74 @@
+#include "backends/cupti_subscriber.hpp"
+
+#include <mutex>
+
+#include "device/cuda_check.hpp"
+
+namespace kscope::cupti {
+namespace {
+
+struct Route {
+  CallbackFunction fn = nullptr;
+  void* userdata = nullptr;
+};
+
+// Never destroyed: CUPTI may call back while the process exits, after static destructors ran.
+struct Subscription {
+  std::mutex mutex;
+  CUpti_SubscriberHandle handle = nullptr;
+  Route route;
+};
+
+Subscription& subscription() {
+  static auto* s = new Subscription;
+  return *s;
+}
+
+void CUPTIAPI dispatch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  Route route;
+  {
+    std::lock_guard lock(subscription().mutex);
+    route = subscription().route;
+  }
+  // Called outside the lock: a callback may itself take locks that route_callbacks' callers hold.
+  if (route.fn) route.fn(route.userdata, domain, cbid, data);
+}
+
+}  // namespace
+
+std::string other_profiler_message(const std::string& call, const std::string& other) {
+  return call + " failed: another profiler (" + (other.empty() ? std::string("unknown tool") : other) +
+         ") owns CUPTI in this process, and CUPTI serves one client per process, so kscope's in-process "
+         "backends cupti and counters cannot run beside it. Run without the other tool (ncu, nsys, "
+         "compute-sanitizer, cuda-gdb, torch.profiler/kineto, Triton Proton), or use Backend::events, "
+         "which needs no CUPTI";
+}
+
+CUpti_SubscriberHandle subscriber() {
+  Subscription& s = subscription();
+  std::lock_guard lock(s.mutex);
+  if (!s.handle) {
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "kscope";
+    params.oldSubscriberName = other;
+    params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
+    const CUptiResult status = cuptiSubscribe_v2(&s.handle, &dispatch, nullptr, &params);
+    if (status == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || status == CUPTI_ERROR_DISABLED) {
+      s.handle = nullptr;
+      throw OtherProfilerError(other_profiler_message("cuptiSubscribe_v2", other));
+    }
+    device::check_cupti(status, "cuptiSubscribe_v2");
+  }
+  return s.handle;
+}
+
+CUpti_SubscriberHandle route_callbacks(CallbackFunction fn, void* userdata) {
+  CUpti_SubscriberHandle handle = subscriber();
+  std::lock_guard lock(subscription().mutex);
+  subscription().route = Route{fn, userdata};
+  return handle;
+}
+
+}  // namespace kscope::cupti

@@ -1,0 +1,51 @@
+#pragma once
+// The one CUPTI subscriber of the process, shared by kscope's CUPTI backends (cupti, counters).
+// CUPTI serves a single subscriber per process and refuses a second cuptiSubscribe even from the
+// same tool, so the subscription is made once and kept; each backend routes the callbacks to
+// itself when its session begins, enables the callbacks it needs, and disables them at its end.
+#include <cupti.h>
+
+#include <string>
+
+#include "kscope/errors.hpp"
+
+namespace kscope::cupti {
+
+// Another tool (ncu, nsys, compute-sanitizer, torch.profiler, ...) owns CUPTI in this process.
+class OtherProfilerError : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
+// Every driver entry point that launches kernels. Counting at the driver level sees runtime,
+// Triton, CuPy and JAX launches alike, each once (runtime launches sit on top of these).
+inline constexpr CUpti_CallbackId kLaunchCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+inline bool is_graph_launch(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
+using CallbackFunction = void (*)(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                  const void* data);
+
+// The process's subscriber, made on the first call. CUPTI wants it before any other CUPTI call.
+// Throws OtherProfilerError, naming the tool, when another tool owns CUPTI.
+CUpti_SubscriberHandle subscriber();
+
+// subscriber(), then delivers every callback to fn(userdata, ...) until the next
+// call.
+CUpti_SubscriberHandle route_callbacks(CallbackFunction fn, void* userdata);
+
+// The message for CUPTI owned by `other` (empty: unknown) when `call` failed because of it.
+std::string other_profiler_message(const std::string& call, const std::string& other);
+
+}  // namespace kscope::cupti

@@ -1,0 +1,48 @@
+#include "backends/ncu/error_kinds.hpp"
+
+#include "kscope/errors.hpp"
+
+namespace kscope::ncu {
+
+std::string error_kind(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const SweepError&) {
+    return "SweepError";
+  } catch (const CudaError&) {
+    return "CudaError";
+  } catch (const BackendError&) {
+    return "BackendError";
+  } catch (const AnnotationError&) {
+    return "AnnotationError";
+  } catch (const ConfigError&) {
+    return "ConfigError";
+  } catch (const ThermalError&) {
+    return "ThermalError";
+  } catch (const Error&) {
+    return "Error";
+  } catch (...) {
+    return "exception";
+  }
+}
+
+std::string error_message(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+std::exception_ptr make_error(const std::string& kind, const std::string& message) {
+  if (kind == "CudaError") return std::make_exception_ptr(CudaError(message));
+  if (kind == "BackendError") return std::make_exception_ptr(BackendError(message));
+  if (kind == "AnnotationError") return std::make_exception_ptr(AnnotationError(message));
+  if (kind == "ConfigError") return std::make_exception_ptr(ConfigError(message));
+  if (kind == "ThermalError") return std::make_exception_ptr(ThermalError(message));
+  return std::make_exception_ptr(Error(message));
+}
+
+}  // namespace kscope::ncu

@@ -1,0 +1,173 @@
+#include "backends/ncu/parent_session.hpp"
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backends/counters/counter_errors.hpp"
+#include "backends/ncu/child_target.hpp"
+#include "backends/ncu/error_kinds.hpp"
+#include "backends/ncu/kernel_mapping.hpp"
+#include "backends/ncu/ncu_command.hpp"
+#include "backends/ncu/ncu_locator.hpp"
+#include "backends/ncu/ncu_log.hpp"
+#include "backends/ncu/program_command.hpp"
+#include "backends/ncu/replay_backend.hpp"
+#include "backends/ncu/subprocess.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::ncu {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SessionFiles {
+  std::string report_stem, report, log, program_output, manifest, plain_csv, nvtx_csv;
+
+  explicit SessionFiles(const std::string& prefix)
+      : report_stem(prefix + "ncu_report"),
+        report(report_stem + ".ncu-rep"),
+        log(prefix + "ncu.log"),
+        program_output(prefix + "ncu_program.log"),
+        manifest(prefix + "ncu_manifest.json"),
+        plain_csv(prefix + "ncu_raw.csv"),
+        nvtx_csv(prefix + "ncu_nvtx.csv") {}
+};
+
+std::string files_prefix(const Settings& settings) {
+  if (!settings.output_prefix.empty()) return settings.output_prefix;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kscope-ncu-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw BackendError("could not create a directory for the Nsight Compute report under " + pattern +
+                       "; set TMPDIR to a writable directory or set Settings::output_prefix");
+  return pattern + "/";
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string last_lines(const std::string& path, std::size_t count) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(line);
+    if (lines.size() > count) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& l : lines) out += "\n  | " + l;
+  return out;
+}
+
+std::string not_rerunnable(const std::string& problem) {
+  return "Backend::ncu cannot profile here: Nsight Compute " + kMinimumNcuVersion.to_string() +
+         " cannot attach to a running process, so kscope re-runs the program under ncu, but this process is " +
+         problem +
+         ", which cannot be re-run. Use backend 'counters' instead (the same Nsight Compute metric names, measured "
+         "in this process with CUPTI's range profiler), or put the code in a script and run it as "
+         "'python3 script.py'";
+}
+
+// One export of the report to CSV, parsed.
+NcuCsv export_report(const std::string& ncu, const SessionFiles& files, bool rename_by_nvtx) {
+  const std::string& out = rename_by_nvtx ? files.nvtx_csv : files.plain_csv;
+  const auto cmd = import_command(ncu, files.report, rename_by_nvtx);
+  Subprocess child(cmd, {{}, out});
+  if (const int rc = child.wait(); rc != 0)
+    throw BackendError("'" + shell_quoted(cmd) + "' failed with exit code " + std::to_string(rc) + ":" +
+                       last_lines(out, 10) + "\nThe report is " + files.report);
+  return parse_ncu_csv(read_file(out), out);
+}
+
+[[noreturn]] void rethrow_child_error(const ManifestError& e, const std::string& context) {
+  if (e.kind == "SweepError") {
+    const std::string message =
+        "config (" + e.failed_config + ") failed in the program re-run under Nsight Compute: " + e.message + context;
+    throw SweepError(message, e.failed_config, make_error(e.cause_kind, e.message), std::make_shared<const Results>());
+  }
+  std::rethrow_exception(make_error(e.kind, "in the program re-run under Nsight Compute: " + e.message + context));
+}
+
+// Why the ncu run produced nothing usable; returns only when it succeeded.
+void check_run(int exit_code, const std::optional<ChildManifest>& manifest, const SessionFiles& files,
+               const std::vector<std::string>& metrics, std::size_t ordinal) {
+  const std::string output = "\nProgram output (" + files.program_output + "), last lines:" +
+                             last_lines(files.program_output, 15) + "\nNsight Compute log: " + files.log;
+  using Kind = LogDiagnosis::Kind;
+  const LogDiagnosis diagnosis =
+      diagnose_ncu_log(parse_ncu_log(read_file(files.log)), metrics, files.log, counters::read_access_facts());
+  // Permission and metric problems explain whatever else went wrong, so they come first.
+  if (diagnosis.kind == Kind::permission || diagnosis.kind == Kind::unknown_metric) throw BackendError(diagnosis.message);
+  if (manifest && manifest->error) rethrow_child_error(*manifest->error, output);
+  if (diagnosis.kind != Kind::none) throw BackendError(diagnosis.message + output);
+  if (exit_code != 0)
+    throw BackendError("the program re-run under Nsight Compute exited with code " + std::to_string(exit_code) +
+                       " before finishing the profiled session" + output);
+  if (!manifest)
+    throw BackendError(
+        "the program re-run under Nsight Compute ended without reaching its profile() call #" +
+        std::to_string(ordinal) +
+        ". The re-run must make the same profile() calls as the original run; calls before the profiled one return "
+        "empty Results there (they are not measured again), so code that reads their results must accept "
+        "Results::empty()" + output);
+  if (!fs::exists(files.report))
+    throw BackendError("Nsight Compute wrote no report (" + files.report +
+                       "): it profiled no kernel inside kscope's annotations" + output);
+}
+
+}  // namespace
+
+Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::size_t ordinal) {
+  if (settings.sampling != Sampling::fixed)
+    throw ConfigError("Backend::ncu needs Settings::sampling = Sampling::fixed: adaptive sampling decides after each "
+                      "run from its measurements, and ncu's numbers exist only once the profiled process has ended");
+  const ProgramCommand program = current_program();
+  if (const std::string problem = rerun_problem(program); !problem.empty()) throw BackendError(not_rerunnable(problem));
+  const NcuProbe ncu = require_ncu();
+  const SessionFiles files(files_prefix(settings));
+  std::error_code ignored;
+  fs::remove(files.manifest, ignored);
+  fs::remove(files.report, ignored);
+
+  const std::vector<std::string> metrics = requested_metrics(settings);
+  const auto cmd = profile_command(ncu.path, settings, files.report_stem, files.log, program.command_line());
+  if (settings.verbosity != Verbosity::quiet)
+    std::cerr << "[kscope] Backend::ncu: re-running this program under Nsight Compute " << ncu.version->to_string()
+              << " to profile its profile() call #" << ordinal << " (program output goes to " << files.program_output
+              << "):\n  " << shell_quoted(cmd) << "\n";
+  Subprocess child(cmd, {child_environment({ordinal, session_key(sweep, settings), files.manifest}),
+                         files.program_output});
+  const int exit_code = child.wait();
+  std::optional<ChildManifest> manifest = read_manifest(files.manifest);
+  check_run(exit_code, manifest, files, metrics, ordinal);
+
+  const ReportContents report =
+      read_report(export_report(ncu.path, files, false), export_report(ncu.path, files, true), metrics, files.report);
+  const bool per_kernel = settings.replay_mode == ReplayMode::kernel;
+  std::vector<RunKernels> kernels = map_kernels(*manifest, report, {files.report, files.log, per_kernel});
+
+  SessionInfo info;
+  info.backend = "ncu";
+  info.gpu = report.gpu;
+  info.host = report.host;
+  info.rated_sm_clock_mhz = report.rated_sm_clock_mhz;
+  info.rated_memory_clock_mhz = report.rated_memory_clock_mhz;
+  info.report_path = files.report;
+  ReplayBackend replay(report.metrics, per_kernel, info, std::move(*manifest), std::move(kernels));
+  Settings replay_settings = settings;
+  replay_settings.warmup_runs = 0;  // the child's warm-ups ran outside every NVTX range: ncu skipped them
+  replay_settings.thermal_mode = ThermalMode::off;
+  replay_settings.verbosity = Verbosity::quiet;  // nothing runs here; progress was the child's
+  return profile_with_backend(sweep, replay_settings, replay.body(), replay);
+}
+
+}  // namespace kscope::ncu

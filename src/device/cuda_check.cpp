@@ -1,0 +1,116 @@
+#include "device/cuda_check.hpp"
+
+#include <cupti.h>
+
+#include "kscope/errors.hpp"
+
+namespace kscope::device {
+namespace {
+
+const char* cuda_hint(cudaError_t status) {
+  switch (status) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorStubLibrary:
+    case cudaErrorInitializationError:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+      return "no usable CUDA device: check nvidia-smi, the driver, CUDA_VISIBLE_DEVICES";
+    case cudaErrorInvalidDevice:
+      return "the device ordinal does not exist: check Settings::device against "
+             "CUDA_VISIBLE_DEVICES and nvidia-smi";
+    case cudaErrorDevicesUnavailable:
+      return "the device is busy or in exclusive/prohibited compute mode (nvidia-smi -q shows "
+             "the compute mode); use another device or stop the process holding it";
+    case cudaErrorMemoryAllocation:
+      return "out of device memory: use a smaller problem or free memory held by other processes "
+             "(nvidia-smi lists them)";
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+      return "the code was not compiled for this GPU: add its architecture to "
+             "CMAKE_CUDA_ARCHITECTURES (nvidia-smi --query-gpu=compute_cap shows it)";
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+      return "a kernel faulted, possibly an earlier one; the CUDA context is now unusable. "
+             "Run the program under compute-sanitizer to find the faulting access";
+    case cudaErrorLaunchTimeout:
+      return "a kernel ran longer than the display watchdog allows: shorten it or use a GPU "
+             "without a display";
+    default:
+      return nullptr;
+  }
+}
+
+const char* cupti_hint(CUptiResult status) {
+  switch (status) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+      return "GPU performance counters are restricted to administrators on this machine (driver "
+             "setting NVreg_RestrictProfilingToAdminUsers=1; /proc/driver/nvidia/params shows "
+             "RmProfilingAdminOnly: 1). Run as root, or have an admin set "
+             "'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in /etc/modprobe.d/ and "
+             "reload the driver; in Docker add --cap-add=SYS_ADMIN. Timing with "
+             "Backend::events still works. See https://developer.nvidia.com/ERR_NVGPUCTRPERM";
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+      return "the hypervisor has not enabled profiling for this vGPU: ask the admin to set the "
+             "vGPU plugin parameter enable_profiling; Backend::events still works";
+    case CUPTI_ERROR_NOT_INITIALIZED:
+      return "CUPTI cannot reach the NVIDIA driver, usually because the driver is older than this "
+             "CUPTI (13.0) requires: compare nvidia-smi's 'CUDA Version' with the toolkit, or "
+             "update the driver";
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+    case CUPTI_ERROR_DISABLED:
+      return "only one CUPTI client can run in a process. Use Backend::events, or run without the "
+             "external tool (ncu, nsys, compute-sanitizer, cuda-gdb, torch.profiler, Proton)";
+    case CUPTI_ERROR_HARDWARE_BUSY:
+      return "the GPU's performance monitor is reserved by another client (e.g. DCGM profiling: "
+             "'dcgmi profile --pause'), or another profiler process";
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+      return "CUPTI does not support this platform configuration; Backend::events still works";
+    case CUPTI_ERROR_INVALID_CONTEXT:
+      return "no CUDA context exists on the device yet: run one CUDA call (e.g. cudaFree(0)) "
+             "before profiling";
+    case CUPTI_ERROR_INVALID_OPERATION:
+    case CUPTI_ERROR_OLD_PROFILER_API_INITIALIZED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+      return "CUPTI calls were made in an unsupported order: this is a kscope bug, please report "
+             "it with this message";
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+void check_cuda(cudaError_t status, const char* call) {
+  if (status == cudaSuccess) return;
+  std::string message = std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
+                        cudaGetErrorString(status) + ")";
+  if (const char* hint = cuda_hint(status)) message += ". " + std::string(hint);
+  throw CudaError(message);
+}
+
+void check_cupti(CUptiResult status, const char* call, const std::string& other_subscriber) {
+  if (status == CUPTI_SUCCESS) return;
+  const char* name = nullptr;
+  if (cuptiGetResultString(status, &name) != CUPTI_SUCCESS || name == nullptr) name = "unknown";
+  std::string message = std::string(call) + " failed: " + name + " (" +
+                        std::to_string(static_cast<int>(status)) + ")";
+  if (status == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || status == CUPTI_ERROR_DISABLED) {
+    message += ". Another profiler (" +
+               (other_subscriber.empty() ? std::string("unknown tool") : other_subscriber) +
+               ") owns CUPTI in this process, so the kscope cupti backend cannot run";
+  }
+  if (const char* hint = cupti_hint(status)) message += ". " + std::string(hint);
+  throw BackendError(message);
+}
+
+}  // namespace kscope::device

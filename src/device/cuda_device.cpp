@@ -1,0 +1,88 @@
+#include "device/cuda_device.hpp"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+
+#include "device/cuda_check.hpp"
+
+namespace kscope::device {
+
+std::string format_gpu_uuid(const unsigned char (&b)[16]) {
+  char text[64];
+  std::snprintf(text, sizeof text,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return text;
+}
+
+CudaDeviceFacts query_cuda_device(int ordinal) {
+  if (ordinal < 0) check_cuda(cudaGetDevice(&ordinal), "cudaGetDevice");
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, ordinal), "cudaGetDeviceProperties");
+  auto attribute = [ordinal](cudaDeviceAttr attr, const char* call) {
+    int value = 0;
+    check_cuda(cudaDeviceGetAttribute(&value, attr, ordinal), call);
+    return value;
+  };
+  CudaDeviceFacts facts;
+  facts.ordinal = ordinal;
+  facts.name = prop.name;
+  unsigned char uuid[16];
+  for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(prop.uuid.bytes[i]);
+  facts.uuid = format_gpu_uuid(uuid);
+  facts.sm_count = prop.multiProcessorCount;
+  facts.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  facts.memory_bus_width_bits = prop.memoryBusWidth;
+  facts.peak_memory_clock_mhz =
+      attribute(cudaDevAttrMemoryClockRate, "cudaDeviceGetAttribute(cudaDevAttrMemoryClockRate)") /
+      1000.0;
+  facts.peak_sm_clock_mhz =
+      attribute(cudaDevAttrClockRate, "cudaDeviceGetAttribute(cudaDevAttrClockRate)") / 1000.0;
+  return facts;
+}
+
+std::string host_name() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+MeasuredDevice::MeasuredDevice(int ordinal)
+    : facts_(query_cuda_device(ordinal)),
+      control_(nvml(), facts_.uuid) {
+  check_cuda(cudaSetDevice(facts_.ordinal), "cudaSetDevice");
+}
+
+void MeasuredDevice::begin_session(const Settings& settings) {
+  check_cuda(cudaSetDevice(facts_.ordinal), "cudaSetDevice");
+  if (settings.cache_control == CacheControl::all && !flusher_) flusher_.emplace(facts_.ordinal);
+  if (settings.verbosity == Verbosity::debug && !control_.unavailable_reason().empty()) {
+    std::fprintf(stderr, "[kscope] NVML telemetry unavailable on %s: %s\n", facts_.uuid.c_str(),
+                 control_.unavailable_reason().c_str());
+  }
+}
+
+void MeasuredDevice::flush_l2(cudaStream_t stream) {
+  if (!flusher_) flusher_.emplace(facts_.ordinal);  // flush_cache without cache_control=all
+  flusher_->flush(stream);
+}
+
+SessionInfo MeasuredDevice::describe(const std::string& backend) const {
+  SessionInfo info;
+  info.backend = backend;
+  info.gpu = facts_.name;
+  info.gpu_uuid = facts_.uuid;
+  info.host = host_name();
+  // Without NVML, CUDA's peak clocks are the same quantity (the H200 reports 1980 MHz in both).
+  const ClockReading rated = control_.rated_clocks();
+  info.rated_sm_clock_mhz = std::isnan(rated.sm_mhz) ? facts_.peak_sm_clock_mhz : rated.sm_mhz;
+  info.rated_memory_clock_mhz =
+      std::isnan(rated.memory_mhz) ? facts_.peak_memory_clock_mhz : rated.memory_mhz;
+  return info;
+}
+
+}  // namespace kscope::device

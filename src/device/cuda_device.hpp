@@ -1,0 +1,57 @@
+#pragma once
+// The CUDA device a backend measures on: its facts (name, UUID, SMs, L2), and the device-side
+// services every backend shares: NVML telemetry and clock control, the L2 flusher, and the
+// SessionInfo that describes it.
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "device/l2_flush.hpp"
+#include "device/nvml.hpp"
+#include "kscope/results.hpp"
+#include "kscope/settings.hpp"
+
+namespace kscope::device {
+
+struct CudaDeviceFacts {
+  int ordinal = 0;
+  std::string name;
+  std::string uuid;                      // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+  int sm_count = 0;
+  std::size_t l2_bytes = 0;
+  int memory_bus_width_bits = 0;
+  double peak_memory_clock_mhz = 0;      // cudaDevAttrMemoryClockRate
+  double peak_sm_clock_mhz = 0;          // cudaDevAttrClockRate (the maximum boost clock)
+};
+
+// ordinal -1 resolves to the calling thread's current device (cudaGetDevice).
+CudaDeviceFacts query_cuda_device(int ordinal);
+
+// The 16 UUID bytes in nvidia-smi's form, which NVML's nvmlDeviceGetHandleByUUID accepts.
+std::string format_gpu_uuid(const unsigned char (&bytes)[16]);
+
+std::string host_name();
+
+class MeasuredDevice {
+ public:
+  // Makes the device current on the calling thread and opens its NVML telemetry.
+  explicit MeasuredDevice(int ordinal);
+
+  const CudaDeviceFacts& facts() const { return facts_; }
+  // Makes the device current on the calling thread, allocates the L2 flush buffer when the
+  // session flushes (so no allocation happens between runs), and says at Verbosity::debug why
+  // NVML telemetry is unavailable, if it is.
+  void begin_session(const Settings& settings);
+  // Evicts the L2 on `stream`.
+  void flush_l2(cudaStream_t stream);
+  DeviceControl& control() { return control_; }
+  // Backend name, device, host and rated clocks; the runner fills cache and clock control.
+  SessionInfo describe(const std::string& backend) const;
+
+ private:
+  CudaDeviceFacts facts_;
+  NvmlDeviceControl control_;
+  std::optional<L2Flusher> flusher_;
+};
+
+}  // namespace kscope::device

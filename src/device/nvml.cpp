@@ -1,0 +1,160 @@
+#include "device/nvml.hpp"
+
+#include <dlfcn.h>
+
+#include "kscope/errors.hpp"
+
+namespace kscope::device {
+namespace {
+
+// nvml.h values.
+constexpr int kClockSm = 1;          // NVML_CLOCK_SM
+constexpr int kClockMem = 2;         // NVML_CLOCK_MEM
+constexpr int kNotSupported = 3;     // NVML_ERROR_NOT_SUPPORTED
+constexpr int kNoPermission = 4;     // NVML_ERROR_NO_PERMISSION
+constexpr unsigned kClockLimitTdp = 0xffffff01;  // NVML_CLOCK_LIMIT_ID_TDP: the rated base clock
+
+template <typename Fn>
+void resolve(void* library, Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(library, name));
+}
+
+class NvmlLibrary {
+ public:
+  NvmlLibrary() {
+    // Stays loaded for the life of the process: unloading it buys nothing.
+    void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      const char* why = dlerror();
+      api.unavailable_reason = "libnvidia-ml.so.1 could not be loaded (" +
+                               std::string(why ? why : "unknown reason") +
+                               "); it comes with the NVIDIA driver";
+      return;
+    }
+    int (*init)() = nullptr;
+    resolve(library, init, "nvmlInit_v2");
+    resolve(library, shutdown_, "nvmlShutdown");
+    resolve(library, api.error_string, "nvmlErrorString");
+    if (init == nullptr) {
+      api.unavailable_reason = "libnvidia-ml.so.1 has no nvmlInit_v2 (driver too old)";
+      return;
+    }
+    if (const int rc = init(); rc != 0) {
+      api.unavailable_reason = "nvmlInit_v2 failed: " +
+                               std::string(api.error_string ? api.error_string(rc) : "") +
+                               " (NVML error " + std::to_string(rc) + ")";
+      return;
+    }
+    initialised_ = true;
+    resolve(library, api.device_get_handle_by_uuid, "nvmlDeviceGetHandleByUUID");
+    resolve(library, api.device_get_clock_info, "nvmlDeviceGetClockInfo");
+    resolve(library, api.device_get_max_clock_info, "nvmlDeviceGetMaxClockInfo");
+    resolve(library, api.device_get_current_clocks_event_reasons,
+            "nvmlDeviceGetCurrentClocksEventReasons");
+    if (api.device_get_current_clocks_event_reasons == nullptr) {  // the name before driver 535
+      resolve(library, api.device_get_current_clocks_event_reasons,
+              "nvmlDeviceGetCurrentClocksThrottleReasons");
+    }
+    resolve(library, api.device_get_margin_temperature, "nvmlDeviceGetMarginTemperature");
+    resolve(library, api.device_set_gpu_locked_clocks, "nvmlDeviceSetGpuLockedClocks");
+    resolve(library, api.device_reset_gpu_locked_clocks, "nvmlDeviceResetGpuLockedClocks");
+  }
+
+  ~NvmlLibrary() {
+    if (initialised_ && shutdown_ != nullptr) shutdown_();
+  }
+
+  NvmlApi api;
+
+ private:
+  int (*shutdown_)() = nullptr;
+  bool initialised_ = false;
+};
+
+}  // namespace
+
+const NvmlApi& nvml() {
+  static NvmlLibrary library;
+  return library.api;
+}
+
+NvmlDeviceControl::NvmlDeviceControl(NvmlApi api, const std::string& uuid) : api_(std::move(api)) {
+  if (!api_.unavailable_reason.empty()) {
+    reason_ = api_.unavailable_reason;
+    return;
+  }
+  if (api_.device_get_handle_by_uuid == nullptr) {
+    reason_ = "libnvidia-ml.so.1 lacks nvmlDeviceGetHandleByUUID (driver too old)";
+    return;
+  }
+  if (const int rc = api_.device_get_handle_by_uuid(uuid.c_str(), &device_); rc != 0) {
+    device_ = nullptr;
+    reason_ = "nvmlDeviceGetHandleByUUID(" + uuid + ") failed: " + error(rc);
+    return;
+  }
+  rated_ = read(api_.device_get_max_clock_info);
+}
+
+ClockReading NvmlDeviceControl::clocks() {
+  ClockReading reading = read(api_.device_get_clock_info);
+  unsigned long long reasons = 0;
+  if (device_ != nullptr && api_.device_get_current_clocks_event_reasons != nullptr &&
+      api_.device_get_current_clocks_event_reasons(device_, &reasons) == 0) {
+    reading.event_reasons = reasons;
+  }
+  return reading;
+}
+
+std::optional<double> NvmlDeviceControl::thermal_margin_c() {
+  if (device_ == nullptr || api_.device_get_margin_temperature == nullptr) return std::nullopt;
+  NvmlApi::MarginTemperature margin{NvmlApi::kMarginTemperatureV1, 0};
+  if (api_.device_get_margin_temperature(device_, &margin) != 0) return std::nullopt;
+  return margin.margin_c;
+}
+
+ClockReading NvmlDeviceControl::lock_base_clocks() {
+  if (device_ == nullptr) {
+    throw BackendError("clock_control base needs NVML to lock the GPU clocks, and NVML is "
+                       "unavailable: " + reason_ + ". Use clock_control none");
+  }
+  if (api_.device_set_gpu_locked_clocks == nullptr || api_.device_reset_gpu_locked_clocks == nullptr) {
+    throw BackendError("clock_control base: this driver's NVML has no nvmlDeviceSetGpuLockedClocks "
+                       "(driver too old); use clock_control none");
+  }
+  const int rc = api_.device_set_gpu_locked_clocks(device_, kClockLimitTdp, kClockLimitTdp);
+  if (rc == kNoPermission) {
+    throw BackendError("clock_control base: locking GPU clocks needs root/admin rights (" +
+                       error(rc) + "). Run as root, or use clock_control none");
+  }
+  if (rc == kNotSupported) {
+    throw BackendError("clock_control base: this GPU cannot lock its clocks (" + error(rc) +
+                       "; Volta or newer is needed). Use clock_control none");
+  }
+  if (rc != 0) {
+    throw BackendError("clock_control base: nvmlDeviceSetGpuLockedClocks failed: " + error(rc) +
+                       ". Use clock_control none");
+  }
+  return clocks();
+}
+
+void NvmlDeviceControl::restore_clocks() noexcept {
+  if (device_ != nullptr && api_.device_reset_gpu_locked_clocks != nullptr) {
+    api_.device_reset_gpu_locked_clocks(device_);
+  }
+}
+
+ClockReading NvmlDeviceControl::read(int (*clock_info)(NvmlApi::Device, int, unsigned*)) const {
+  ClockReading reading;
+  if (device_ == nullptr || clock_info == nullptr) return reading;
+  unsigned mhz = 0;
+  if (clock_info(device_, kClockSm, &mhz) == 0) reading.sm_mhz = mhz;
+  if (clock_info(device_, kClockMem, &mhz) == 0) reading.memory_mhz = mhz;
+  return reading;
+}
+
+std::string NvmlDeviceControl::error(int result) const {
+  const char* text = api_.error_string ? api_.error_string(result) : nullptr;
+  return std::string(text ? text : "unknown error") + ", NVML error " + std::to_string(result);
+}
+
+}  // namespace kscope::device

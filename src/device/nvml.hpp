@@ -1,0 +1,67 @@
+#pragma once
+// GPU telemetry and clock control from NVML, loaded at run time: libnvidia-ml.so.1 ships with the
+// driver, not the toolkit, so there is no nvml.h to compile against. A missing library, symbol or
+// device makes telemetry unavailable (NaN / nullopt readings plus a reason), never an error.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kscope/measurement_backend.hpp"
+
+namespace kscope::device {
+
+// The NVML entry points kscope uses, with their C ABI (nvmlReturn_t and the enums are ints,
+// 0 = NVML_SUCCESS). A null pointer means the symbol is missing. CPU tests fill one with fakes.
+struct NvmlApi {
+  using Device = struct nvmlDevice_st*;
+  struct MarginTemperature {  // nvmlMarginTemperature_v1_t
+    unsigned version;
+    int margin_c;
+  };
+  static constexpr unsigned kMarginTemperatureV1 = sizeof(MarginTemperature) | (1u << 24);
+
+  int (*device_get_handle_by_uuid)(const char* uuid, Device* device) = nullptr;
+  int (*device_get_clock_info)(Device device, int clock_type, unsigned* mhz) = nullptr;
+  int (*device_get_max_clock_info)(Device device, int clock_type, unsigned* mhz) = nullptr;
+  int (*device_get_current_clocks_event_reasons)(Device device, unsigned long long* reasons) =
+      nullptr;
+  int (*device_get_margin_temperature)(Device device, MarginTemperature* margin) = nullptr;
+  int (*device_set_gpu_locked_clocks)(Device device, unsigned min_mhz, unsigned max_mhz) = nullptr;
+  int (*device_reset_gpu_locked_clocks)(Device device) = nullptr;
+  const char* (*error_string)(int result) = nullptr;
+  std::string unavailable_reason;  // empty once the library is loaded and initialised
+};
+
+// The process-wide library: dlopen and nvmlInit_v2 on first use, nvmlShutdown at exit.
+const NvmlApi& nvml();
+
+// The NVML device with this UUID ("GPU-..."). Found by UUID, never by index: NVML enumerates every
+// GPU and ignores CUDA_VISIBLE_DEVICES, and its order is not CUDA's.
+class NvmlDeviceControl final : public DeviceControl {
+ public:
+  NvmlDeviceControl(NvmlApi api, const std::string& uuid);
+
+  // SM and memory clocks and the clock-event reasons, right now.
+  ClockReading clocks() override;
+  std::optional<double> thermal_margin_c() override;
+  // Locks the SM clock to the rated TDP ("base") clock, as ncu --clock-control base does. Memory
+  // clocks are left alone (NVML has no base value for them). Needs root: the lock is device-wide.
+  ClockReading lock_base_clocks() override;
+  void restore_clocks() noexcept override;
+
+  // The maximum SM and memory clocks; NaN fields when unknown.
+  ClockReading rated_clocks() const { return rated_; }
+  // Empty when telemetry works, otherwise why it does not (for debug output).
+  const std::string& unavailable_reason() const { return reason_; }
+
+ private:
+  ClockReading read(int (*clock_info)(NvmlApi::Device, int, unsigned*)) const;
+  std::string error(int result) const;
+
+  NvmlApi api_;
+  NvmlApi::Device device_ = nullptr;
+  ClockReading rated_;
+  std::string reason_;
+};
+
+}  // namespace kscope::device

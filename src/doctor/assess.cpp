@@ -1,0 +1,284 @@
+// The doctor's verdicts: from the facts to checks (what works, what does not, the fix) and to the
+// backends that can therefore run here.
+#include <cstdio>
+
+#include "doctor/rules.hpp"
+#include "kscope/doctor.hpp"
+
+namespace kscope {
+namespace {
+
+using doctor::cuda_version_text;
+using doctor::gpu_problem;
+using doctor::other_cupti_owner;
+
+constexpr const char* kPermissionFix =
+    "Run as root (sudo); or have an admin put 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in a file in "
+    "/etc/modprobe.d/ and reboot (or reload the nvidia modules); in Docker add --cap-add=SYS_ADMIN, in Kubernetes "
+    "SYS_ADMIN in securityContext.capabilities. See https://developer.nvidia.com/ERR_NVGPUCTRPERM. Backend::cupti and "
+    "Backend::events need no counters";
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string mhz(double value) { return std::isnan(value) ? "unknown" : fixed(value, 0) + " MHz"; }
+
+std::string device_line(const DoctorDevice& d) {
+  return "#" + std::to_string(d.ordinal) + " " + d.name + " (" + d.uuid + "), compute capability " +
+         std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) + ", " + std::to_string(d.sm_count) +
+         " SMs, L2 " + fixed(static_cast<double>(d.l2_bytes) / (1 << 20), 1) + " MiB, memory " +
+         fixed(static_cast<double>(d.memory_bytes) / (1 << 30), 1) + " GiB, rated clocks SM " +
+         mhz(d.rated_sm_clock_mhz) + " / memory " + mhz(d.rated_memory_clock_mhz);
+}
+
+bool counters_restricted(const CounterFacts& c) { return c.admin_only == true && !c.root; }
+
+std::string admin_only_text(const CounterFacts& c) {
+  if (!c.admin_only) return "RmProfilingAdminOnly unknown: /proc/driver/nvidia/params unreadable";
+  return std::string("RmProfilingAdminOnly: ") + (*c.admin_only ? "1" : "0") + (c.root ? ", root" : ", not root");
+}
+
+DoctorCheck driver_check(const DoctorFacts& f) {
+  const std::string runtime = cuda_version_text(f.runtime_cuda_version);
+  if (!f.driver.problem.empty())
+    return {"driver", CheckStatus::error, "NVIDIA driver: " + f.driver.problem, {},
+            "Install the NVIDIA driver (it provides libcuda.so.1) and check that nvidia-smi works; in a container, "
+            "expose the GPU (docker run --gpus all, or the NVIDIA container toolkit)"};
+  const std::string version = f.nvml.driver_version.empty() ? "(version unknown: NVML unavailable)"
+                                                            : f.nvml.driver_version;
+  const std::string summary = "NVIDIA driver " + version + " for CUDA " + cuda_version_text(f.driver.cuda_version) +
+                              "; kscope's CUDA runtime is " + runtime;
+  const int driver_major = f.driver.cuda_version / 1000, runtime_major = f.runtime_cuda_version / 1000;
+  if (f.driver.cuda_version > 0 && driver_major < runtime_major)
+    return {"driver", CheckStatus::error, summary + ": the driver is too old for it", {},
+            "Update the NVIDIA driver to a release for CUDA " + runtime +
+                " or newer (CUDA 13.0 needs R580 or later), or build kscope with a CUDA toolkit the driver supports"};
+  if (f.driver.cuda_version > 0 && f.driver.cuda_version < f.runtime_cuda_version)
+    return {"driver", CheckStatus::warning, summary + ": this relies on CUDA's minor-version compatibility", {},
+            "If kernels fail to load (PTX JIT), update the NVIDIA driver to one for CUDA " + runtime};
+  return {"driver", CheckStatus::ok, summary, {}, ""};
+}
+
+DoctorCheck devices_check(const DoctorFacts& f) {
+  if (!f.driver.problem.empty()) return {"devices", CheckStatus::skipped, "not listed: no working driver", {}, ""};
+  if (f.driver.devices.empty())
+    return {"devices", CheckStatus::error, "no CUDA device is visible: this machine has no usable GPU", {},
+            "Check nvidia-smi; CUDA_VISIBLE_DEVICES may hide the GPUs; a container needs the GPU exposed "
+            "(docker run --gpus all)"};
+  DoctorCheck c{"devices", CheckStatus::ok, std::to_string(f.driver.devices.size()) + " CUDA device(s)", {}, ""};
+  for (const auto& d : f.driver.devices) c.details.push_back(device_line(d));
+  return c;
+}
+
+DoctorCheck cuda_init_check(const DoctorFacts& f) {
+  DoctorCheck c{"cuda_init", CheckStatus::ok, "", {}, ""};
+  switch (f.cuda_state.state) {
+    case CudaInitState::driver_not_loaded:
+      c.summary = "CUDA was not initialised in this process before the doctor ran (libcuda was not loaded)";
+      break;
+    case CudaInitState::not_initialized:
+      c.summary = "CUDA was not initialised in this process before the doctor ran (libcuda loaded, no cuInit)";
+      break;
+    case CudaInitState::initialized: {
+      c.summary = "CUDA was already initialised in this process before the doctor ran";
+      if (f.cuda_state.context_current) c.details.push_back("a CUDA context was current on the calling thread");
+      for (const auto& d : f.driver.devices)
+        if (d.primary_context_active)
+          c.details.push_back("the primary context of device #" + std::to_string(d.ordinal) + " was active");
+      c.details.push_back("kscope's backends work either way (CUPTI attaches late; Backend::ncu re-runs the "
+                          "program). Only Nsight Compute's in-process injection (ncu 2026.2.1+, not used by "
+                          "kscope) needs CUDA uninitialised");
+      break;
+    }
+  }
+  if (f.driver.problem.empty()) c.details.push_back("the doctor then initialised CUDA itself (cuInit) to list the devices");
+  return c;
+}
+
+DoctorCheck nvml_check(const DoctorFacts& f) {
+  if (!f.nvml.problem.empty())
+    return {"nvml", CheckStatus::warning, "NVML unavailable: " + f.nvml.problem, {},
+            "NVML (libnvidia-ml.so.1) comes with the NVIDIA driver. Without it the clock columns read NaN, the "
+            "thermal guard cannot pause, and clock_control=base cannot lock the clocks"};
+  DoctorCheck c{"nvml", CheckStatus::ok, "NVML works (driver " + f.nvml.driver_version + ")", {}, ""};
+  for (const auto& d : f.driver.devices) {
+    if (d.nvml_problem.empty()) continue;
+    c.status = CheckStatus::warning;
+    c.details.push_back("device #" + std::to_string(d.ordinal) + ": " + d.nvml_problem);
+    c.fix = "Devices NVML cannot find have no clock telemetry (NaN clock columns, no thermal guard)";
+  }
+  return c;
+}
+
+DoctorCheck clock_lock_check(const DoctorFacts& f) {
+  if (!f.nvml.problem.empty() || f.driver.devices.empty())
+    return {"clock_lock", CheckStatus::skipped, "not checked: NVML or the devices are unavailable", {}, ""};
+  std::string restriction;
+  for (const auto& d : f.driver.devices)
+    if (d.clocks_restricted_to_root)
+      restriction = *d.clocks_restricted_to_root ? "; application clocks are restricted to root"
+                                                 : "; application clocks are not restricted";
+  if (f.counters.root)
+    return {"clock_lock", CheckStatus::ok,
+            "clock_control=base may lock the clocks: this process runs as root" + restriction +
+                " (checked without changing any clock)", {}, ""};
+  return {"clock_lock", CheckStatus::warning,
+          "clock_control=base cannot lock the clocks: NVML's locked-clock calls need root" + restriction +
+              " (checked without changing any clock)", {},
+          "Run as root to use clock_control=base, or keep clock_control=none (the default: boost allowed)"};
+}
+
+DoctorCheck cupti_check(const DoctorFacts& f) {
+  if (!f.cupti.problem.empty())
+    return {"cupti", CheckStatus::error, "CUPTI: " + f.cupti.problem, {},
+            "CUPTI ships with the CUDA toolkit (libcupti.so in <cuda>/lib64 or <cuda>/extras/CUPTI/lib64): add "
+            "that directory to LD_LIBRARY_PATH"};
+  return {"cupti", CheckStatus::ok, "CUPTI API version " + std::to_string(f.cupti.version) + " (" + f.cupti.path + ")",
+          {}, ""};
+}
+
+DoctorCheck cupti_owner_check(const DoctorFacts& f) {
+  if (!f.cupti.problem.empty()) return {"cupti_owner", CheckStatus::skipped, "not checked: no CUPTI", {}, ""};
+  // Without a GPU, CUPTI cannot subscribe at all (CUPTI_ERROR_UNKNOWN): nothing to say.
+  if (const std::string gpu = gpu_problem(f); !gpu.empty() && f.cupti.owner.empty())
+    return {"cupti_owner", CheckStatus::skipped, "not checked: " + gpu, {}, ""};
+  if (const std::string other = other_cupti_owner(f.cupti); !other.empty())
+    return {"cupti_owner", CheckStatus::error,
+            "another profiler owns CUPTI in this process: " + other +
+                " (CUPTI serves one client per process, so Backend::cupti and Backend::counters cannot run)",
+            {},
+            "Run without that tool (ncu, nsys, compute-sanitizer, torch.profiler, Proton), or use Backend::events, "
+            "which needs no CUPTI"};
+  if (!f.cupti.owner.empty())
+    return {"cupti_owner", CheckStatus::ok, "CUPTI is held by kscope itself (a kscope backend ran in this process)",
+            {}, ""};
+  if (!f.cupti.subscribe_problem.empty())
+    return {"cupti_owner", CheckStatus::warning, "could not check: " + f.cupti.subscribe_problem, {}, ""};
+  return {"cupti_owner", CheckStatus::ok, "CUPTI is free: no other profiler is attached to this process", {}, ""};
+}
+
+DoctorCheck counters_check(const DoctorFacts& f) {
+  const CounterFacts& c = f.counters;
+  if (c.probed && c.problem.empty())
+    return {"counters", CheckStatus::ok,
+            "hardware counters are readable: a one-metric range-profiler session was enabled on device #0 (" +
+                admin_only_text(c) + ")", {}, ""};
+  if (c.probed)
+    return {"counters", CheckStatus::error, "hardware counters cannot be read on device #0 (" + admin_only_text(c) + ")",
+            {c.problem}, counters_restricted(c) ? kPermissionFix : ""};
+  if (counters_restricted(c))
+    return {"counters", CheckStatus::error,
+            "hardware counters are restricted to administrators (" + admin_only_text(c) + "); not probed: " + c.problem,
+            {}, kPermissionFix};
+  return {"counters", CheckStatus::skipped, "not probed: " + c.problem + " (" + admin_only_text(c) + ")", {}, ""};
+}
+
+DoctorCheck ncu_check(const DoctorFacts& f) {
+  if (!f.ncu.problem.empty()) return {"ncu", CheckStatus::warning, "Backend::ncu unavailable", {f.ncu.problem}, ""};
+  DoctorCheck c{"ncu", CheckStatus::ok, "Nsight Compute CLI " + f.ncu.version + " (" + f.ncu.path + ")", {}, ""};
+  if (!f.ncu.rerun_problem.empty()) {
+    c.status = CheckStatus::warning;
+    c.details.push_back("this process cannot be re-run under ncu: it is " + f.ncu.rerun_problem);
+    c.fix = "Run the profiling code as a script (python3 script.py), or use Backend::counters in this process";
+  }
+  return c;
+}
+
+// Why the counter-based backends cannot run, or empty.
+std::string counter_problem(const DoctorFacts& f) {
+  const CounterFacts& c = f.counters;
+  if (c.probed) return c.problem.empty() ? "" : "the counter probe failed: " + c.problem;
+  if (counters_restricted(c)) return "hardware counters are restricted to administrators (RmProfilingAdminOnly: 1)";
+  return "the counters were not probed: " + c.problem;
+}
+
+std::vector<BackendAvailability> backends(const DoctorFacts& f) {
+  const std::string gpu = gpu_problem(f);
+  std::string cupti = gpu;
+  if (cupti.empty() && !f.cupti.problem.empty()) cupti = "CUPTI could not be loaded: " + f.cupti.problem;
+  if (const std::string other = other_cupti_owner(f.cupti); cupti.empty() && !other.empty())
+    cupti = "another profiler (" + other + ") owns CUPTI in this process";
+  const std::string counters = cupti.empty() ? counter_problem(f) : cupti;
+  std::string ncu = gpu;
+  if (ncu.empty() && !f.ncu.problem.empty()) ncu = f.ncu.problem;
+  if (ncu.empty() && !f.ncu.rerun_problem.empty())
+    ncu = "this process cannot be re-run under ncu: it is " + f.ncu.rerun_problem;
+  if (const std::string other = other_cupti_owner(f.cupti); ncu.empty() && !other.empty())
+    ncu = "this process already runs under another profiler (" + other + ")";
+  if (ncu.empty() && (counters_restricted(f.counters) || (f.counters.probed && !f.counters.problem.empty())))
+    ncu = "Nsight Compute needs the hardware counters, which cannot be read here";
+
+  // What Backend::automatic falls back to (counters, else cupti, else events), as its note.
+  std::string automatic = gpu;
+  if (counters.empty()) automatic = "uses counters";
+  else if (cupti.empty()) automatic = "uses cupti (counters unavailable)";
+  else if (gpu.empty()) automatic = "uses events (CUPTI unavailable)";
+  return {{Backend::cupti, cupti.empty(), cupti},
+          {Backend::events, gpu.empty(), gpu},
+          {Backend::counters, counters.empty(), counters},
+          {Backend::automatic, gpu.empty(), automatic},
+          {Backend::ncu, ncu.empty(), ncu}};
+}
+
+}  // namespace
+
+namespace doctor {
+
+std::string cuda_version_text(int version) {
+  if (version <= 0) return "unknown";
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string gpu_problem(const DoctorFacts& f) {
+  if (!f.driver.problem.empty()) return "no working NVIDIA driver";
+  if (f.driver.no_device || f.driver.devices.empty()) return "no CUDA device is visible";
+  if (f.driver.cuda_version > 0 && f.driver.cuda_version / 1000 < f.runtime_cuda_version / 1000)
+    return "the driver (CUDA " + cuda_version_text(f.driver.cuda_version) + ") is older than kscope's CUDA runtime (" +
+           cuda_version_text(f.runtime_cuda_version) + ")";
+  return {};
+}
+
+std::string other_cupti_owner(const CuptiFacts& cupti) { return cupti.owner == "kscope" ? "" : cupti.owner; }
+
+}  // namespace doctor
+
+std::string to_string(CudaInitState state) {
+  switch (state) {
+    case CudaInitState::driver_not_loaded: return "driver_not_loaded";
+    case CudaInitState::not_initialized: return "not_initialized";
+    case CudaInitState::initialized: return "initialized";
+  }
+  return "?";
+}
+
+std::string to_string(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok: return "ok";
+    case CheckStatus::warning: return "warning";
+    case CheckStatus::error: return "error";
+    case CheckStatus::skipped: return "skipped";
+  }
+  return "?";
+}
+
+int DoctorReport::exit_code() const {
+  if (!gpu_problem(facts).empty()) return 2;
+  for (const auto& b : backends)
+    if (!b.available) return 1;
+  return 0;
+}
+
+DoctorReport assess(DoctorFacts facts) {
+  DoctorReport report;
+  report.checks = {driver_check(facts),  devices_check(facts),     cuda_init_check(facts),
+                   nvml_check(facts),    clock_lock_check(facts),  cupti_check(facts),
+                   cupti_owner_check(facts), counters_check(facts), ncu_check(facts)};
+  report.backends = backends(facts);
+  report.facts = std::move(facts);
+  return report;
+}
+
+}  // namespace kscope

@@ -1,0 +1,19 @@
+#pragma once
+// The conditions the doctor's verdicts rest on, shared by the probe order and the assessment.
+#include <string>
+
+#include "kscope/doctor.hpp"
+
+namespace kscope::doctor {
+
+// "13.0" for 13000 (cuDriverGetVersion / cudaRuntimeGetVersion); "unknown" for 0.
+std::string cuda_version_text(int version);
+
+// Why no kernel can be measured here, in a few words (no driver, no GPU, driver older than
+// kscope's CUDA major version; the driver check has the details); empty when a GPU is usable.
+std::string gpu_problem(const DoctorFacts& facts);
+
+// The other tool that owns CUPTI in this process; empty when CUPTI is free or held by kscope itself.
+std::string other_cupti_owner(const CuptiFacts& cupti);
+
+}  // namespace kscope::doctor

@@ -1,0 +1,50 @@
+#include "kscope/table.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "io/io_detail.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope {
+namespace {
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& name : names) {
+    if (!list.empty()) list += ", ";
+    list += "'" + name + "'";
+  }
+  return list.empty() ? "(none)" : list;
+}
+
+}  // namespace
+
+std::size_t Table::column(const std::string& name) const {
+  const auto found = std::find(columns.begin(), columns.end(), name);
+  if (found == columns.end()) {
+    throw Error("table has no column '" + name + "'; available columns: " + quoted_list(columns));
+  }
+  return static_cast<std::size_t>(found - columns.begin());
+}
+
+namespace detail {
+
+void check_table_shape(const Table& table) {
+  std::set<std::string> seen;
+  for (const auto& name : table.columns) {
+    if (!seen.insert(name).second) {
+      throw Error("table column '" + name + "' appears twice; column names must be unique");
+    }
+  }
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    if (table.rows[r].size() != table.columns.size()) {
+      throw Error("table row " + std::to_string(r) + " has " +
+                  std::to_string(table.rows[r].size()) + " cells but the table has " +
+                  std::to_string(table.columns.size()) + " columns");
+    }
+  }
+}
+
+}  // namespace detail
+}  // namespace kscope

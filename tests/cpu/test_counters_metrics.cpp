@@ -1,0 +1,146 @@
+// The counter backend's metric database on CUPTI's host API, offline with chip GH100 (H100/H200):
+// validation with suggestions, units and pass planning. Skipped where the host API cannot start.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backends/counters/metric_names.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
+
+using namespace kscope;
+using kscope::counters::split_metric_name;
+
+namespace {
+
+class HostApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      supported_chips();
+    } catch (const std::exception& e) {
+      GTEST_SKIP() << "CUPTI's profiler host API cannot start here (libcupti/libnvperf_host): " << e.what();
+    }
+  }
+};
+
+// The ConfigError text of describe_metric(name, "GH100").
+std::string rejection(const std::string& name) {
+  try {
+    describe_metric(name, "GH100");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(MetricNames, SplitAtTheFirstDotAfterTheFamily) {
+  EXPECT_EQ(split_metric_name("dram__bytes_read.sum.per_second").base, "dram__bytes_read");
+  EXPECT_EQ(split_metric_name("dram__bytes_read.sum.per_second").suffix, ".sum.per_second");
+  EXPECT_EQ(split_metric_name("FBSP.TriageCompute.dramc__throughput.avg.pct_of_peak_sustained_elapsed").base,
+            "FBSP.TriageCompute.dramc__throughput");
+  EXPECT_EQ(split_metric_name("gpu__time_duration").suffix, "");
+  EXPECT_EQ(split_metric_name("bogus.sum").base, "bogus");
+}
+
+TEST(MetricNames, NcuOnlyFamiliesAreExplained) {
+  EXPECT_NE(counters::ncu_only_explanation("launch__grid_size").find("launch attribute"), std::string::npos);
+  EXPECT_NE(counters::ncu_only_explanation("device__attribute_max_threads_per_block").find("device attribute"),
+            std::string::npos);
+  EXPECT_EQ(counters::ncu_only_explanation("dram__bytes_read.sum"), "");
+}
+
+TEST(MetricNames, SuggestionsMatchTheBaseThenTheSuffix) {
+  const std::vector<std::string> bases{"dram__bytes_read", "dram__bytes_write", "sm__throughput"};
+  const auto suffixes = [](const std::string& base) -> std::vector<std::string> {
+    if (base == "sm__throughput") return {".avg.pct_of_peak_sustained_elapsed", ".max.pct_of_peak_sustained_active"};
+    return {".sum", ".avg", ".sum.per_second"};
+  };
+  auto s = counters::suggest_metric_names("dram__byte_read.sum", bases, suffixes);
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.front(), "dram__bytes_read.sum");
+  s = counters::suggest_metric_names("sm__throughput.avg.pct_of_peak_sustained_elapsd", bases, suffixes);
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.front(), "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_LE(counters::suggest_metric_names("x", bases, suffixes, 2).size(), 2u);
+}
+
+TEST_F(HostApi, ChipNamesAreCaseInsensitiveAndChecked) {
+  const auto chips = supported_chips();
+  EXPECT_NE(std::find(chips.begin(), chips.end(), "GH100"), chips.end());
+  EXPECT_EQ(describe_metric("gpu__time_duration.sum", "gh100").unit, "nanosecond");
+  try {
+    describe_metric("gpu__time_duration.sum", "GH10");
+    FAIL() << "an unknown chip was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'GH100'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(HostApi, UnitsAndTypesComeFromTheMetricDatabase) {
+  EXPECT_EQ(describe_metric("gpu__time_duration.sum", "GH100").unit, "nanosecond");
+  EXPECT_EQ(describe_metric("dram__bytes_read.sum", "GH100").unit, "byte");
+  EXPECT_EQ(describe_metric("dram__bytes_read.sum.per_second", "GH100").unit, "byte/second");
+  EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").unit, "percent");
+  EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").type, MetricType::ratio);
+  const MetricInfo sm = describe_metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "GH100");
+  EXPECT_EQ(sm.unit, "percent");
+  EXPECT_EQ(sm.type, MetricType::throughput);
+  EXPECT_EQ(sm.hw_unit, "sm");
+  EXPECT_EQ(sm.suffixes.size(), 8u);  // {avg,max,min,sum} x pct_of_peak_sustained_{active,elapsed}
+  EXPECT_EQ(describe_metric("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "GH100").unit, "instruction");
+}
+
+TEST_F(HostApi, MisspeltNamesAreRejectedWithTheClosestValidNames) {
+  std::string m = rejection("dram__byte_read.sum");
+  EXPECT_NE(m.find("unknown metric 'dram__byte_read.sum' for chip GH100"), std::string::npos) << m;
+  EXPECT_NE(m.find("'dram__bytes_read.sum'"), std::string::npos) << m;
+  m = rejection("sm__throughput.avg.pct_of_peak_sustained_elapsd");
+  EXPECT_NE(m.find("'sm__throughput.avg.pct_of_peak_sustained_elapsed'"), std::string::npos) << m;
+  m = rejection("sm__throughput.avg");  // a throughput needs rollup and submetric
+  EXPECT_NE(m.find("sm__throughput.avg.pct_of_peak_sustained_"), std::string::npos) << m;
+  m = rejection("gpu__time_duration");  // a bare base is not collectable
+  EXPECT_NE(m.find("needs a rollup or submetric suffix"), std::string::npos) << m;
+  EXPECT_NE(m.find("'gpu__time_duration.sum'"), std::string::npos) << m;
+  m = rejection("launch__grid_size");
+  EXPECT_NE(m.find("launch attribute"), std::string::npos) << m;
+  m = rejection("bogus__metric.sum");
+  EXPECT_NE(m.find("Did you mean"), std::string::npos) << m;
+  // At most 5 suggestions.
+  const auto start = m.find("Did you mean");
+  EXPECT_LE(std::count(m.begin() + static_cast<std::ptrdiff_t>(start), m.end(), ','), 4) << m;
+}
+
+TEST_F(HostApi, PassPlanningOnGH100) {
+  EXPECT_EQ(count_passes({"gpu__time_duration.sum"}, "GH100"), 1u);
+  EXPECT_EQ(count_passes({"dram__bytes_read.sum"}, "GH100"), 1u);
+  EXPECT_EQ(count_passes({"sm__throughput.avg.pct_of_peak_sustained_elapsed"}, "GH100"), 8u);
+  EXPECT_EQ(count_passes({"gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                          "dram__throughput.avg.pct_of_peak_sustained_elapsed"},
+                         "GH100"),
+            8u);
+  // SASS metrics are instrumented and never share a pass with hardware counters.
+  EXPECT_EQ(count_passes({"gpu__time_duration.sum", "smsp__sass_inst_executed_op_global_ld.sum"}, "GH100"), 2u);
+  EXPECT_EQ(count_passes(sol_metrics(), "GH100"), 9u);  // the memory throughput adds one
+  EXPECT_THROW(count_passes({"gpu__time_duration.sum", "bogus__metric.sum"}, "GH100"), ConfigError);
+  EXPECT_THROW(count_passes({}, "GH100"), ConfigError);
+}
+
+TEST_F(HostApi, ListingGivesEveryBaseMetricWithItsSuffixes) {
+  const auto metrics = list_metrics("GH100");
+  EXPECT_GT(metrics.size(), 3000u);  // 3650 in CUDA 13.0: 3389 counters, 205 ratios, 56 throughputs
+  const auto dram = std::find_if(metrics.begin(), metrics.end(),
+                                 [](const MetricInfo& m) { return m.name == "dram__bytes_read"; });
+  ASSERT_NE(dram, metrics.end());
+  EXPECT_EQ(dram->type, MetricType::counter);
+  EXPECT_EQ(dram->unit, "byte");
+  EXPECT_EQ(dram->suffixes.size(), 44u);
+  EXPECT_TRUE(std::is_sorted(metrics.begin(), metrics.end(),
+                             [](const MetricInfo& a, const MetricInfo& b) { return a.name < b.name; }));
+}
+
+TEST_F(HostApi, EveryPresetMetricIsValid) {
+  for (const auto& m : sol_metrics()) EXPECT_NO_THROW(describe_metric(m, "GH100")) << m;
+}

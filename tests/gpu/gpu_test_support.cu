@@ -1,0 +1,123 @@
+#include "gpu_test_support.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+namespace kscope_test {
+namespace {
+
+constexpr int kBlock = 256;
+
+__device__ std::uint64_t global_timer_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+void check_launch(const char* kernel) { check(cudaGetLastError(), kernel); }
+
+unsigned blocks_for(std::size_t items) {
+  return static_cast<unsigned>((items + kBlock - 1) / kBlock);
+}
+
+}  // namespace
+
+__global__ void spin_kernel(std::uint64_t ns) {
+  const std::uint64_t start = global_timer_ns();
+  while (global_timer_ns() - start < ns) {
+  }
+}
+
+__global__ void empty_kernel() {}
+
+__global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out,
+                            std::size_t n4) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n4) out[i] = in[i];
+}
+
+__global__ void read_kernel(const float4* __restrict__ in, std::size_t n4, float* sink) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i >= n4) return;
+  const float4 v = in[i];
+  const float sum = v.x + v.y + v.z + v.w;
+  if (sum != sum) *sink = sum;  // never true for real data; keeps the load alive
+}
+
+std::string no_gpu_reason() {
+  int count = 0;
+  if (cudaError_t status = cudaGetDeviceCount(&count); status != cudaSuccess) {
+    return std::string("cudaGetDeviceCount: ") + cudaGetErrorName(status) + " (" +
+           cudaGetErrorString(status) + ")";
+  }
+  return count == 0 ? "cudaGetDeviceCount found no device" : "";
+}
+
+void check(cudaError_t status, const char* call) {
+  if (status != cudaSuccess) {
+    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
+                             cudaGetErrorString(status) + ")");
+  }
+}
+
+void launch_spin(std::uint64_t ns, cudaStream_t stream) {
+  spin_kernel<<<1, 32, 0, stream>>>(ns);
+  check_launch("spin_kernel");
+}
+
+void launch_empty(cudaStream_t stream) {
+  empty_kernel<<<1, 32, 0, stream>>>();
+  check_launch("empty_kernel");
+}
+
+void launch_copy(const float* in, float* out, std::size_t n, cudaStream_t stream) {
+  const std::size_t n4 = n / 4;
+  copy_kernel<<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in),
+                                                      reinterpret_cast<float4*>(out), n4);
+  check_launch("copy_kernel");
+}
+
+void launch_read(const float* in, std::size_t n, float* sink, cudaStream_t stream) {
+  const std::size_t n4 = n / 4;
+  read_kernel<<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4,
+                                                      sink);
+  check_launch("read_kernel");
+}
+
+__global__ void fill_kernel(float* data, std::size_t n, float value) {
+  const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (i < n) data[i] = value;
+}
+
+DeviceFloats::DeviceFloats(std::size_t n) : n_(n) {
+  check(cudaMalloc(&data_, n * sizeof(float)), "cudaMalloc");
+  fill_kernel<<<blocks_for(n), kBlock>>>(data_, n, 1.0f);
+  check_launch("fill_kernel");
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(fill)");
+}
+
+DeviceFloats::~DeviceFloats() { cudaFree(data_); }
+
+Event::Event() { check(cudaEventCreate(&event_), "cudaEventCreate"); }
+
+Event::~Event() { cudaEventDestroy(event_); }
+
+double copy_bandwidth_gbps(std::size_t bytes, int reps) {
+  DeviceFloats src(bytes / sizeof(float)), dst(bytes / sizeof(float));
+  Event start, stop;
+  std::vector<double> ns;
+  for (int i = -2; i < reps; ++i) {
+    check(cudaEventRecord(start.get()), "cudaEventRecord");
+    check(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice), "cudaMemcpyAsync");
+    check(cudaEventRecord(stop.get()), "cudaEventRecord");
+    check(cudaEventSynchronize(stop.get()), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+    if (i >= 0) ns.push_back(ms * 1e6);
+  }
+  std::sort(ns.begin(), ns.end());
+  return 2.0 * static_cast<double>(bytes) / ns[ns.size() / 2];  // bytes per ns = GB/s
+}
+
+}  // namespace kscope_test

@@ -1,0 +1,71 @@
+#pragma once
+// Kernels of known cost and small RAII helpers for kscope's GPU tests, the overhead benchmark and
+// the ncu comparison. The kernels live in gpu_test_support.cu; these host launchers throw
+// std::runtime_error when a launch fails.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace kscope_test {
+
+// Demangled names, as kscope reports them (and as ignore_kernel_list matches them).
+inline constexpr const char* kSpinKernel = "kscope_test::spin_kernel(unsigned long)";
+inline constexpr const char* kEmptyKernel = "kscope_test::empty_kernel()";
+
+// Empty when a CUDA device is usable, otherwise why not (for GTEST_SKIP and exit messages).
+std::string no_gpu_reason();
+
+// Throws std::runtime_error naming the call unless status is cudaSuccess.
+void check(cudaError_t status, const char* call);
+
+// One block that runs for `ns` nanoseconds of %globaltimer time, whatever the clocks.
+void launch_spin(std::uint64_t ns, cudaStream_t stream = 0);
+// One block of 32 threads doing nothing: the launch-overhead floor.
+void launch_empty(cudaStream_t stream = 0);
+// out[i] = in[i] for n floats (n a multiple of 4), 16-byte loads and stores.
+void launch_copy(const float* in, float* out, std::size_t n, cudaStream_t stream = 0);
+// Reads n floats (n a multiple of 4) and writes nothing unless their sum is NaN.
+void launch_read(const float* in, std::size_t n, float* sink, cudaStream_t stream = 0);
+
+// Device memory of n floats, filled with 1.0f.
+class DeviceFloats {
+ public:
+  explicit DeviceFloats(std::size_t n);
+  ~DeviceFloats();
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+  float* get() const { return data_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  float* data_ = nullptr;
+  std::size_t n_;
+};
+
+// A CUDA event for the tests' own reference timings.
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Device-to-device cudaMemcpyAsync bandwidth in GB/s (bytes read + written), median of `reps`
+// event-timed copies of `bytes` after two warm-up copies.
+double copy_bandwidth_gbps(std::size_t bytes, int reps = 10);
+
+}  // namespace kscope_test
+
+// First statement of every GPU test: skips it, saying why, where no CUDA device is usable.
+#define KSCOPE_REQUIRE_GPU()                                                      \
+  do {                                                                            \
+    if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) \
+      GTEST_SKIP() << "no CUDA device: " << reason;                               \
+  } while (0)

@@ -1,0 +1,86 @@
+// Kernels of 20 us and more, for comparing kscope's cupti durations with ncu's
+// gpu__time_duration.sum (scripts/gpu_check.sh drives it):
+//   ncu_compare --measure     profiles them with kscope (cupti, cache_control all) and prints
+//                             "KSCOPE <label> <median ns>" per kernel;
+//   ncu_compare --plain REPS  just launches each kernel REPS times, in the same label order, to
+//                             run under ncu.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
+
+namespace {
+
+// 1 GiB each way: the memset L2 flush leaves up to an L2 of dirty lines that the first kernel
+// after it writes back (ncu's flush leaves none); over 2 GiB of traffic that costs under 3%.
+constexpr std::size_t kCopyFloats = std::size_t(1) << 28;
+
+struct Workload {
+  std::string label;
+  std::function<void()> launch;
+};
+
+std::vector<Workload> workloads(const kscope_test::DeviceFloats& in, kscope_test::DeviceFloats& out) {
+  return {
+      {"spin20", [] { kscope_test::launch_spin(20'000); }},
+      {"spin50", [] { kscope_test::launch_spin(50'000); }},
+      {"spin100", [] { kscope_test::launch_spin(100'000); }},
+      {"copy1GiB", [&] { kscope_test::launch_copy(in.get(), out.get(), kCopyFloats); }},
+  };
+}
+
+int measure(const std::vector<Workload>& work) {
+  std::vector<kscope::Value> labels;
+  for (const auto& w : work) labels.emplace_back(w.label);
+  kscope::Sweep sweep;
+  sweep.axis("kernel", labels);
+  kscope::Settings settings;
+  settings.runs = 20;
+  settings.cache_control = kscope::CacheControl::all;
+  settings.verbosity = kscope::Verbosity::quiet;
+  const auto results = kscope::profile(sweep, settings, [&](const kscope::Config& config) {
+    kscope::Annotation region("kernel");
+    work[config.index()].launch();
+  });
+  for (std::size_t c = 0; c < work.size(); ++c) {
+    const auto& row = results.at("kernel", "cupti__kernel_duration", c);
+    std::printf("KSCOPE %s %.1f %s\n", work[c].label.c_str(), row.stats.median, row.kernel.c_str());
+  }
+  return 0;
+}
+
+int plain(const std::vector<Workload>& work, int reps) {
+  for (const auto& w : work) {
+    for (int r = 0; r < reps; ++r) w.launch();
+  }
+  kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool measuring = argc == 2 && std::strcmp(argv[1], "--measure") == 0;
+  const bool plain_mode = argc == 3 && std::strcmp(argv[1], "--plain") == 0;
+  if (!measuring && !plain_mode) {
+    std::fprintf(stderr, "usage: %s --measure | --plain REPS\n", argv[0]);
+    return 64;
+  }
+  if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) {
+    std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
+    return 2;
+  }
+  try {
+    kscope_test::DeviceFloats in(kCopyFloats), out(kCopyFloats);
+    const auto work = workloads(in, out);
+    return measuring ? measure(work) : plain(work, std::atoi(argv[2]));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ncu_compare: %s\n", e.what());
+    return 1;
+  }
+}

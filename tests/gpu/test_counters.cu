@@ -1,0 +1,166 @@
+// Does the counter backend measure what the hardware does? Cold-cache DRAM bytes against the bytes
+// a kernel reads, a compute-bound and a memory-bound kernel through Speed of Light, replay passes,
+// and living beside the cupti backend in one process.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
+#include "kscope/metrics.hpp"
+#include "test_counters_kernels.hpp"
+
+namespace {
+
+using kscope::Annotation;
+using kscope::Config;
+
+constexpr const char* kDramRead = "dram__bytes_read.sum";
+constexpr const char* kSmThroughput = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+
+kscope::Settings counter_settings(std::vector<std::string> metrics) {
+  kscope::Settings s;
+  s.backend = kscope::Backend::counters;
+  s.metrics = std::move(metrics);
+  s.runs = 5;
+  s.verbosity = kscope::Verbosity::quiet;
+  return s;
+}
+
+std::vector<double> samples(const kscope::Results& r, const std::string& annotation, const std::string& metric) {
+  std::vector<double> out;
+  for (const auto& s : r.samples())
+    if (s.annotation == annotation && s.metric == metric) out.push_back(s.value);
+  return out;
+}
+
+const kscope::Sweep kOneConfig = kscope::Sweep().axis("case", {"only"});
+
+// The cold read must hold in every run, and with 8 passes the DRAM counter is read in one of the
+// later ones: only a flush before every pass makes it cold.
+void expect_cold_read(kscope::ReplayMode mode) {
+  constexpr std::size_t kFloats = std::size_t(8) << 20;  // 32 MiB: fits in the H200's 60 MiB L2
+  constexpr double kBytes = 4.0 * kFloats;
+  kscope_test::DeviceFloats in(kFloats), sink(1);
+  auto settings = counter_settings({kDramRead, kSmThroughput, "lts__t_sector_hit_rate.pct"});
+  settings.replay_mode = mode;
+  std::size_t calls = 0;
+  const auto body = [&](const Config&) {
+    ++calls;
+    Annotation region("read");
+    kscope_test::launch_read(in.get(), kFloats, sink.get());
+  };
+  const auto cold = kscope::profile(kOneConfig, settings, body);
+  EXPECT_EQ(cold.session().backend, "counters");
+  EXPECT_EQ(cold.session().replay_passes, 8u);
+  EXPECT_EQ(calls, (settings.warmup_runs + settings.runs) * 8);  // the body runs once per pass
+  for (double bytes : samples(cold, "read", kDramRead)) {
+    std::printf("[result] %s cold read of %.0f bytes: dram__bytes_read.sum = %.0f (%+.2f%%)\n",
+                kscope::to_string(mode).c_str(), kBytes, bytes, 100 * (bytes / kBytes - 1));
+    EXPECT_NEAR(bytes, kBytes, 0.02 * kBytes);
+  }
+  settings.cache_control = kscope::CacheControl::none;
+  const auto warm = kscope::profile(kOneConfig, settings, body);
+  const double warm_bytes = warm.at("read", kDramRead, 0).stats.median;
+  std::printf("[result] %s warm read: dram__bytes_read.sum = %.0f (%.1f%% of the buffer)\n",
+              kscope::to_string(mode).c_str(), warm_bytes, 100 * warm_bytes / kBytes);
+  EXPECT_LT(warm_bytes, 0.5 * kBytes) << "without the flush the buffer should mostly come from L2";
+}
+
+TEST(Counters, ColdReadReportsTheBytesReadInEveryPassKernelReplay) {
+  KSCOPE_REQUIRE_GPU();
+  expect_cold_read(kscope::ReplayMode::kernel);
+}
+
+TEST(Counters, ColdReadReportsTheBytesReadInEveryPassRangeReplay) {
+  KSCOPE_REQUIRE_GPU();
+  expect_cold_read(kscope::ReplayMode::range);
+}
+
+TEST(Counters, SpeedOfLightTellsComputeFromMemoryBound) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::size_t kFloats = std::size_t(1) << 26;  // 256 MiB each way
+  kscope_test::DeviceFloats in(kFloats), out(kFloats), sink(1);
+  auto settings = counter_settings({});  // the default: sol_metrics()
+  const auto results = kscope::profile(kOneConfig, settings, [&](const Config&) {
+    {
+      Annotation copy("copy");
+      kscope_test::launch_copy(in.get(), out.get(), kFloats);
+    }
+    Annotation fma("fma");
+    kscope_counters_test::launch_fma(sink.get(), 4096);
+  });
+  const kscope::Table sol = kscope::speed_of_light(results);
+  kscope::write_console(sol, std::cout);
+  const auto cell = [&](std::size_t row, const char* column) { return sol.rows.at(row).at(sol.column(column)); };
+  ASSERT_EQ(sol.rows.size(), 2u);
+  EXPECT_EQ(std::get<std::string>(cell(0, "Bottleneck")), "memory-bound");
+  EXPECT_EQ(std::get<std::string>(cell(1, "Bottleneck")), "compute-bound");
+  EXPECT_GT(std::get<double>(cell(1, "ComputeThroughputPct")), 80.0);
+  EXPECT_EQ(std::get<std::string>(cell(1, "Kernel")), kscope_counters_test::kFmaKernel);
+  EXPECT_EQ(results.session().replay_passes, kscope::count_passes(kscope::sol_metrics(), ""));
+}
+
+TEST(Counters, KernelModeGivesOneValuePerKernelAndRangeModeOnePerRegion) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::size_t kFloats = std::size_t(1) << 22;
+  kscope_test::DeviceFloats in(kFloats), out(kFloats), sink(1);
+  auto settings = counter_settings({"gpu__time_duration.sum", kDramRead});
+  settings.combine_kernel_metrics = std::plus<double>{};
+  const auto body = [&](const Config&) {
+    {
+      Annotation pair("pair");
+      kscope_test::launch_copy(in.get(), out.get(), kFloats);
+      kscope_test::launch_read(in.get(), kFloats, sink.get());
+    }
+    kscope_test::launch_empty();  // inside the pass but outside every region: measured, then dropped
+  };
+  const auto per_kernel = kscope::profile(kOneConfig, settings, body);
+  EXPECT_EQ(per_kernel.at("pair", kDramRead, 0).kernel,
+            "kscope_test::copy_kernel(float4 const*, float4*, unsigned long)|"
+            "kscope_test::read_kernel(float4 const*, unsigned long, float*)");
+  settings.replay_mode = kscope::ReplayMode::range;
+  const auto per_region = kscope::profile(kOneConfig, settings, body);
+  const auto& range = per_region.at("pair", "gpu__time_duration.sum", 0);
+  const auto& kernels = per_kernel.at("pair", "gpu__time_duration.sum", 0);
+  std::printf("[result] two kernels: sum of kernel ranges %.0f ns, one user range %.0f ns\n", kernels.stats.median,
+              range.stats.median);
+  // The user range also covers the gap between the kernels.
+  EXPECT_GE(range.stats.median, 0.95 * kernels.stats.median);
+  EXPECT_EQ(range.kernel, per_kernel.at("pair", kDramRead, 0).kernel);
+  EXPECT_EQ(per_region.at("pair", kDramRead, 0).unit, "byte");
+}
+
+TEST(Counters, UnknownMetricIsRejectedBeforeTheBodyRuns) {
+  KSCOPE_REQUIRE_GPU();
+  bool called = false;
+  try {
+    kscope::profile(kOneConfig, counter_settings({"dram__byte_read.sum"}), [&](const Config&) { called = true; });
+    FAIL() << "an unknown metric was accepted";
+  } catch (const kscope::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'dram__bytes_read.sum'"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(called);
+}
+
+TEST(Counters, SharesTheProcessWithTheCuptiBackend) {
+  KSCOPE_REQUIRE_GPU();
+  kscope_test::DeviceFloats in(1 << 20), out(1 << 20);
+  const auto body = [&](const Config&) {
+    Annotation region("copy");
+    kscope_test::launch_copy(in.get(), out.get(), 1 << 20);
+  };
+  for (kscope::Backend b : {kscope::Backend::cupti, kscope::Backend::counters, kscope::Backend::cupti,
+                            kscope::Backend::automatic}) {
+    auto s = counter_settings({"gpu__time_duration.sum"});
+    s.backend = b;
+    const auto r = kscope::profile(kOneConfig, s, body);
+    const std::string expected = b == kscope::Backend::cupti ? "cupti" : "counters";  // automatic: permitted here
+    EXPECT_EQ(r.session().backend, expected);
+    EXPECT_GT(r.rows().at(0).stats.median, 0.0) << r.session().backend;
+  }
+}
+
+}  // namespace

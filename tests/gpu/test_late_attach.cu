@@ -1,0 +1,43 @@
+// A separate executable, so that CUDA is certainly initialised and has run a kernel before kscope
+// first touches CUPTI in this process (late attach), and two sessions then follow each other.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
+
+namespace {
+
+double measure_spin_ns(kscope::Backend backend, std::uint64_t spin_ns) {
+  kscope::Settings settings;
+  settings.backend = backend;
+  settings.runs = 10;
+  settings.cache_control = kscope::CacheControl::none;
+  settings.verbosity = kscope::Verbosity::quiet;
+  kscope::Sweep sweep;
+  sweep.axis("spin_ns", {kscope::Value(static_cast<long long>(spin_ns))});
+  const auto results = kscope::profile(sweep, settings, [spin_ns](const kscope::Config&) {
+    kscope::Annotation region("spin");
+    kscope_test::launch_spin(spin_ns);
+  });
+  return results.rows().at(0).stats.median;
+}
+
+TEST(LateAttach, CudaInitialisedBeforeTheSessionAndTwoSessionsInOneProcess) {
+  KSCOPE_REQUIRE_GPU();
+  kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
+  kscope_test::launch_spin(5'000);
+  kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+
+  const double first = measure_spin_ns(kscope::Backend::cupti, 40'000);
+  const double between = measure_spin_ns(kscope::Backend::events, 40'000);
+  const double second = measure_spin_ns(kscope::Backend::cupti, 40'000);
+  std::printf("[result] late attach: cupti session 1 %.3f us, events %.3f us, cupti session 2 "
+              "%.3f us (spin 40 us)\n", first / 1e3, between / 1e3, second / 1e3);
+  EXPECT_NEAR(first / 40'000, 1.0, 0.02);
+  EXPECT_NEAR(second / 40'000, 1.0, 0.02);
+  EXPECT_GT(between, 0.99 * 40'000);
+}
+
+}  // namespace

@@ -1,0 +1,86 @@
+"""Every example runs: on the CPU with the simulated backend standing in for the GPU (its
+workloads module replaced), and for real on a GPU (marker gpu)."""
+
+import importlib
+import sys
+
+import pandas as pd
+import pytest
+
+import kscope
+from conftest import EXAMPLES
+
+import fake_workloads
+
+CPU_EXAMPLES = ["basic_sweep", "derive_tflops", "plot_results", "annotate_usage", "output_csv", "profile_twice"]
+
+
+def load(name, workloads):
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        sys.modules["workloads"] = workloads
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(EXAMPLES))
+        sys.modules.pop(name, None)
+        sys.modules.pop("workloads", None)
+
+
+@pytest.fixture
+def run_example(sim, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples write their files into the working directory
+    return lambda name: load(name, fake_workloads).main()
+
+
+def test_basic_sweep(run_example):
+    df, two, one = run_example("basic_sweep")
+    assert df["n"].tolist() == [1 << 16, 1 << 20, 1 << 24] and (df["NumRuns"] == 10).all()
+    assert two["n"].tolist() == [1 << 12, 1 << 14] and one["n"].tolist() == [1 << 18]
+
+
+def test_derive_tflops(run_example):
+    df = run_example("derive_tflops")
+    tflops = df[df["Metric"] == "tflops"]
+    assert len(tflops) == 6 and (tflops["Unit"] == "TFLOP/s").all()
+    assert tflops["dtype"].tolist()[:2] == list(fake_workloads.DTYPES)  # the very objects
+    big = tflops[tflops["n"] == 4096]["AvgValue"].iloc[0]
+    assert 400 < big < 500  # 2 n^3 / duration
+
+
+def test_plot_results(run_example, tmp_path):
+    results = run_example("plot_results")
+    assert isinstance(results, kscope.ProfileResults)
+    png = tmp_path / "plot_results.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_annotate_usage(run_example):
+    df = run_example("annotate_usage").set_index(["Annotation", "n"])
+    assert df.loc[("blocked", 1 << 16), "NumRuns"] == 5
+    assert df.loc[("blocked", (1 << 16) + 1), "NumRuns"] == 0  # every run raised: NaN, not counted
+    assert pd.isna(df.loc[("blocked", (1 << 16) + 1), "AvgValue"])
+    assert df.loc[("plain", (1 << 16) + 1), "NumRuns"] == 5
+
+
+def test_output_csv(run_example):
+    raw, summary = run_example("output_csv")
+    assert len(raw) == 10 and len(summary) == 2
+
+
+def test_profile_twice(run_example):
+    first, other, second = run_example("profile_twice")
+    pd.testing.assert_frame_equal(first, second)  # deterministic simulated kernels: identical calls
+    assert other["n"].tolist() == [512]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", CPU_EXAMPLES)
+def test_example_on_gpu(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        sys.modules.pop(name, None)
+        importlib.import_module(name).main()
+    finally:
+        sys.path.remove(str(EXAMPLES))

@@ -1,0 +1,119 @@
+"""On a GPU, with torch (and Triton): real kernels measured by the CUPTI and events backends."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from conftest import EXAMPLES, ROOT
+
+pytestmark = pytest.mark.gpu
+
+
+def run_python(code):
+    """Runs code in a fresh interpreter (a process where torch starts CUDA before kscope loads)."""
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
+
+
+def test_cuda_initialised_before_import():
+    out = run_python("""
+        import torch
+        x = torch.rand(1 << 20, device="cuda"); (x + x).sum().item()  # CUDA work before the import
+        import kscope
+
+        def add(n):
+            x, y = torch.rand(n, device="cuda"), torch.rand(n, device="cuda")
+            with kscope.annotate("add"):
+                x + y
+
+        for backend in ("cupti", "events"):
+            profiled = kscope.analyze.kernel(configs=[1 << 20, 1 << 24], runs=5, verbosity=0, backend=backend)(add)
+            df = profiled().to_dataframe()
+            assert (df["Backend"] == backend).all(), df["Backend"]
+            assert (df["NumRuns"] == 5).all() and (df["AvgValue"] > 0).all()
+            assert df["AvgValue"].iloc[1] > df["AvgValue"].iloc[0]  # 16x the work takes longer
+            print(backend, df["Kernel"].iloc[0], df["AvgValue"].tolist())
+    """)
+    assert "cupti" in out and "elementwise" in out
+
+
+def test_matmul_tflops_and_dtype_columns():
+    import torch
+
+    import kscope
+
+    def tflops(t, n, dtype):
+        return 2 * n**3 / t / 1e3, "TFLOP/s"
+
+    @kscope.analyze.kernel(configs=[(4096, torch.float16), (4096, torch.bfloat16)], runs=5, derive_metric=tflops,
+                           verbosity=0, combine_kernel_metrics=lambda a, b: a + b)
+    def matmul(n, dtype):
+        a, b = (torch.randn(n, n, device="cuda", dtype=dtype) for _ in range(2))
+        with kscope.annotate("matmul"):
+            a @ b
+
+    df = matmul().to_dataframe()
+    assert df["dtype"].tolist()[:1] == [torch.float16] and df["dtype"].iloc[-1] is torch.bfloat16
+    t = df[df["Metric"] == "cupti__kernel_duration"]["AvgValue"].to_numpy()
+    rate = df[df["Metric"] == "tflops"]["AvgValue"].to_numpy()
+    assert ((rate > 50) & (rate < 2000)).all(), rate  # an H100/H200 does hundreds of TFLOP/s in fp16
+    assert (abs(rate - 2 * 4096**3 / t / 1e3) / rate < 0.1).all()  # per-run mean vs from the mean time
+
+
+def test_worker_thread_launch_is_attributed():
+    import torch
+
+    import kscope
+
+    @kscope.analyze.kernel(configs=[1 << 22], runs=3, verbosity=0)
+    def threaded(n):
+        x = torch.rand(n, device="cuda")
+        torch.cuda.synchronize()
+        with kscope.annotate("worker"):
+            t = threading.Thread(target=lambda: x.mul_(2))
+            t.start()
+            t.join()
+
+    df = threaded().to_dataframe()
+    assert df["NumRuns"].iloc[0] == 3 and df["AvgValue"].iloc[0] > 0
+
+
+def test_ignore_failures_with_a_torch_error():
+    import torch
+
+    import kscope
+
+    @kscope.analyze.kernel(configs=[(64,), (65,)], runs=3, verbosity=0)
+    def shapes(n):
+        a, b = torch.randn(64, 64, device="cuda"), torch.randn(n, n, device="cuda")
+        with kscope.annotate("matmul", ignore_failures=True):
+            a @ b  # 64x64 @ 65x65 raises
+
+    df = shapes().to_dataframe()
+    assert df["NumRuns"].tolist() == [3, 0]
+
+
+def test_torch_vs_triton_example(tmp_path):
+    pytest.importorskip("triton", reason="GPU test: triton is not installed")
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import torch_vs_triton
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    first, second, rel = torch_vs_triton.main(str(tmp_path))
+    assert (tmp_path / "torch_vs_triton.png").read_bytes()[:4] == b"\x89PNG"
+    for df in (first, second):
+        rates = df[df["Metric"] == "tflops"]
+        assert set(rates["Annotation"]) == {"torch", "triton"} and (rates["AvgValue"] > 1).all()
+    base = rel[(rel["Annotation"] == "torch")]
+    assert (base["AvgValue"] == 1.0).all() and (rel["Normalized"] == "torch").all()
+    # The second call measures the same kernels again: within 25% of the first.
+    a = first.set_index(["Annotation", "n", "Metric"])["AvgValue"]
+    b = second.set_index(["Annotation", "n", "Metric"])["AvgValue"]
+    assert ((b / a - 1).abs() < 0.25).all(), (b / a)

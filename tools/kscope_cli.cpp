@@ -1,0 +1,71 @@
+// kscope: the command line. Subcommand `doctor` checks what will and will not work here.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "kscope/doctor.hpp"
+
+namespace {
+
+constexpr int kUsageError = 64;  // EX_USAGE
+
+const char* const kUsage =
+    "usage: kscope doctor [--json]\n"
+    "       kscope doctor --help\n";
+
+const char* const kDoctorHelp =
+    "usage: kscope doctor [--json]\n"
+    "\n"
+    "Checks, in seconds and without changing anything, what kscope can measure on this machine and why\n"
+    "not: NVIDIA driver and CUDA versions, the GPUs (name, SMs, L2, rated clocks, UUID), CUPTI (loads,\n"
+    "version, owned by another profiler?), hardware-counter permission (RmProfilingAdminOnly and a\n"
+    "one-metric range-profiler probe), NVML and clock-lock permission (read, never tried), the Nsight\n"
+    "Compute CLI (ncu) and its version, and whether CUDA was already initialised in this process.\n"
+    "\n"
+    "  --json   print the report as JSON instead of text\n"
+    "\n"
+    "Exit status:\n"
+    "  0   every backend (cupti, events, counters, automatic, ncu) works here\n"
+    "  1   some backends are unavailable; the report says which and why\n"
+    "  2   nothing can measure: no NVIDIA driver, no GPU, or a driver too old for kscope's CUDA\n"
+    "  64  bad command line\n";
+
+int doctor(const std::vector<std::string>& args) {
+  bool json = false;
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::fputs(kDoctorHelp, stdout);
+      return 0;
+    }
+    if (a != "--json") {
+      std::fprintf(stderr, "kscope doctor: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return kUsageError;
+    }
+    json = true;
+  }
+  const kscope::DoctorReport report = kscope::run_doctor();
+  std::fputs((json ? kscope::to_json(report) : kscope::to_text(report)).c_str(), stdout);
+  return report.exit_code();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? kUsageError : 0;
+  }
+  if (args[0] != "doctor") {
+    std::fprintf(stderr, "kscope: unknown command '%s'\n%s", args[0].c_str(), kUsage);
+    return kUsageError;
+  }
+  try {
+    return doctor({args.begin() + 1, args.end()});
+  } catch (const std::exception& e) {
+    // Every probe reports its own failures; reaching here is a kscope bug.
+    std::fprintf(stderr, "kscope doctor: %s\n", e.what());
+    return 2;
+  }
+}
