@@ -1,13 +1,17 @@
 // Host wall time per measured region: a bare event-timed loop against kscope's events and cupti
-// backends, on an empty kernel and on a 20 us kernel, with and without L2 flushing.
+// backends, on an empty kernel and on a 20 us kernel, with and without L2 flushing; then where
+// kscope's time goes (the engine alone, and the NVML readings it takes around every run).
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "device/cuda_device.hpp"
+#include "device/nvml.hpp"
 #include "gpu_test_support.hpp"
 #include "kscope/kscope.hpp"
+#include "kscope/testing.hpp"
 
 namespace {
 
@@ -54,6 +58,51 @@ double kscope_us(kscope::Backend backend, kscope::CacheControl cache,
   return us_since(t0, kRegions);
 }
 
+// The engine alone: the same profile() on the simulated backend, which touches no GPU.
+double engine_us() {
+  kscope::testing::SimulatedBackend backend;
+  kscope::Settings settings;
+  settings.runs = kRegions;
+  settings.cache_control = kscope::CacheControl::none;
+  settings.verbosity = kscope::Verbosity::quiet;
+  kscope::Sweep sweep;
+  sweep.axis("case", {kscope::Value("overhead")});
+  const auto t0 = Clock::now();
+  kscope::profile_with_backend(sweep, settings, [&](const kscope::Config&) {
+    kscope::Annotation region("region");
+    backend.launch("kernel", 1000);
+  }, backend);
+  return us_since(t0, kRegions);
+}
+
+template <typename Read>
+double call_us(Read read) {
+  read();
+  const auto t0 = Clock::now();
+  for (std::size_t i = 0; i < kRegions; ++i) read();
+  return us_since(t0, kRegions);
+}
+
+void print_breakdown() {
+  const kscope::device::NvmlApi& api = kscope::device::nvml();
+  const std::string uuid = kscope::device::query_cuda_device(-1).uuid;
+  kscope::device::NvmlDeviceControl control(api, uuid);
+  std::printf("where kscope's time per region goes:\n");
+  std::printf("  engine alone (simulated backend)          %8.2f us\n", engine_us());
+  std::printf("  NVML clocks() (SM, memory, reasons)       %8.2f us  (read twice a run)\n",
+              call_us([&] { control.clocks(); }));
+  std::printf("  thermal_margin_c() (cached 100 ms)        %8.2f us  (once a run, thermal guard on)\n",
+              call_us([&] { control.thermal_margin_c(); }));
+  kscope::device::NvmlApi::Device device = nullptr;
+  if (api.device_get_margin_temperature != nullptr && api.device_get_handle_by_uuid != nullptr &&
+      api.device_get_handle_by_uuid(uuid.c_str(), &device) == 0) {
+    kscope::device::NvmlApi::MarginTemperature margin{
+        kscope::device::NvmlApi::kMarginTemperatureV1, 0};
+    std::printf("  nvmlDeviceGetMarginTemperature, uncached  %8.2f us\n",
+                call_us([&] { api.device_get_margin_temperature(device, &margin); }));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -86,6 +135,7 @@ int main() {
     }
     std::printf("(cache=all includes kscope's L2 flush, a 60 MB memset on an H200; the bare loop "
                 "never flushes)\n");
+    print_breakdown();
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "overhead: %s\n", e.what());

@@ -14,13 +14,14 @@
 
 #include "kscope/kscope.hpp"
 
-namespace {
-
+// At namespace scope, so that the Kernel column reads "void saxpy<float>(...)".
 template <typename T>
 __global__ void saxpy(std::size_t n, float a, const T* __restrict__ x, T* __restrict__ y) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i < n) y[i] = static_cast<T>(a * static_cast<float>(x[i]) + static_cast<float>(y[i]));
 }
+
+namespace {
 
 void check(cudaError_t status, const char* call) {
   if (status != cudaSuccess) {

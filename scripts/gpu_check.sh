@@ -56,19 +56,25 @@ GTEST_PREFIX=$BUILD/googletest-install
   cmake -S "$ROOT/.carry/googletest" -B "$BUILD/googletest-build" -DCMAKE_BUILD_TYPE=Release \
     -DBUILD_GMOCK=OFF -DCMAKE_INSTALL_PREFIX="$GTEST_PREFIX" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
     cmake --build "$BUILD/googletest-build" -j16 --target install &&
-    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-      -DCMAKE_PREFIX_PATH="$GTEST_PREFIX" \
+    cmake -S "$ROOT" -B "$BUILD" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$GTEST_PREFIX" \
       -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" \
-      -DKSCOPE_BUILD_PYTHON=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
-    cmake --build "$BUILD" -j16
+      -DKSCOPE_BUILD_PYTHON=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5
 } > "$OUT/build.log" 2>&1
-build_rc=$?
-if [[ $build_rc -ne 0 ]]; then
-  record build FAIL "rc=$build_rc, see build.log: $(grep -m1 -iE 'error' "$OUT/build.log")"
+configure_rc=$?
+if [[ $configure_rc -ne 0 ]]; then
+  record configure FAIL "rc=$configure_rc, see build.log: $(grep -m1 -E 'Error' "$OUT/build.log")"
   print_summary
   exit 1
 fi
-record build PASS "Release, sm_90"
+# Keep going past a broken target: the steps whose programs did build still run, and say so.
+cmake --build "$BUILD" -j16 -- -k >> "$OUT/build.log" 2>&1
+build_rc=$?
+if [[ $build_rc -eq 0 ]]; then
+  record build PASS "Release, sm_90"
+else
+  record build FAIL "rc=$build_rc, first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
+fi
 
 # --- tests --------------------------------------------------------------------------------
 ctest_step() {  # name, label args, log
@@ -118,7 +124,7 @@ fi
 # --- overhead benchmark -------------------------------------------------------------------
 "$BUILD/bench/kscope_overhead" > "$OUT/bench.log" 2>&1
 bench_rc=$?
-sed -n '/^kernel /,/^(cache/p' "$OUT/bench.log" > "$WORK/overhead.txt"
+sed -n '/^kernel /,$p' "$OUT/bench.log" > "$WORK/overhead.txt"
 [[ $bench_rc -eq 0 ]] && record overhead PASS "2000 regions per case" ||
   record overhead FAIL "rc=$bench_rc (see bench.log)"
 

@@ -139,6 +139,8 @@ struct Settings {
 
   // Sets cache_control and clock_control as the preset says.
   Settings& apply(Preset preset);
+  // Throws ConfigError naming the bad field and its fix; profile() calls it before touching the GPU.
+  void validate() const;
 };
 
 }  // namespace kscope

@@ -33,4 +33,5 @@ __all__ = [
     "VerbosityLevel",
     "analyze",
     "annotate",
+    "testing",
 ]

@@ -5,6 +5,9 @@ import pandas as pd
 
 from ._configs import _engine_type
 
+# What str() shows; the DataFrames have every column.
+_SHOWN = ["Metric", "Unit", "AvgValue", "StdDev", "NumRuns", "RelativeStdDevPct", "StableMeasurement", "Kernel"]
+
 # The engine's nullable boolean columns: empty where undefined (one run; fixed sampling).
 _NULLABLE_BOOL = {"StableMeasurement", "Converged"}
 
@@ -38,7 +41,15 @@ class ProfileResults:
         return len(self._core)
 
     def __str__(self):
-        return str(self._core)
+        # Rendered by pandas, not by the engine's console writer: C++ streams that format
+        # numbers can crash in a process where torch is loaded (pytorch/pytorch#109923).
+        df = self.to_dataframe()
+        if df.empty:
+            return "kscope: no results"
+        s = df.iloc[0]
+        head = (f"kscope: {s['GPU']} | backend {s['Backend']} | cache_control {s['CacheControl']} | "
+                f"clock_control {s['ClockControl']}")
+        return head + "\n" + df[["Annotation", *self.parameters, *_SHOWN]].to_string(index=False)
 
     def __repr__(self):
         return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"

@@ -6,8 +6,6 @@
 #include <pybind11/stl.h>
 
 #include <memory>
-#include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -218,12 +216,7 @@ PYBIND11_MODULE(_core, m) {
       .def("samples", [](const kscope::Results& r) { return columns(r.samples_table(), config_indices(r.samples())); },
            "({column: [cells]}, [config index per row]) of the raw samples table")
       .def_property_readonly("axis_names", &kscope::Results::axis_names)
-      .def("__len__", [](const kscope::Results& r) { return r.rows().size(); })
-      .def("__str__", [](const kscope::Results& r) {
-        std::ostringstream out;
-        out << r;
-        return out.str();
-      });
+      .def("__len__", [](const kscope::Results& r) { return r.rows().size(); });
 
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
         py::arg("derive"), py::arg("combine"), py::arg("simulated"),

@@ -27,8 +27,9 @@ std::unique_ptr<MeasurementBackend> make_backend(const Settings& settings) {
 }
 
 Results profile(const Sweep& sweep, const Settings& settings, const Body& body) {
-  // A bad sweep is reported before the backend touches the GPU.
+  // A bad sweep or settings is reported before the backend touches the GPU.
   sweep.validate();
+  settings.validate();
   if (auto results = ncu::route_profile(sweep, settings, body)) return std::move(*results);
   auto backend = make_backend(settings);
   return profile_with_backend(sweep, settings, body, *backend);

@@ -43,36 +43,33 @@ bool ResultsBuilder::enters_statistics(const SampleRow& s) const {
   return !(s.throttled && settings_.throttled_runs == ThrottledRuns::exclude);
 }
 
-std::vector<std::vector<double>> ResultsBuilder::measured_series(std::size_t config_index) const {
-  std::vector<std::pair<std::string, std::string>> keys;
-  std::vector<std::vector<double>> series;
-  for (const auto& s : samples_) {
-    if (s.config_index != config_index || !enters_statistics(s)) continue;
-    if (std::find(metric_names_.begin(), metric_names_.end(), s.metric) == metric_names_.end()) continue;
-    const std::pair<std::string, std::string> key{s.annotation, s.metric};
-    auto it = std::find(keys.begin(), keys.end(), key);
-    if (it == keys.end()) {
-      keys.push_back(key);
-      series.emplace_back();
-      it = keys.end() - 1;
-    }
-    series[static_cast<std::size_t>(it - keys.begin())].push_back(s.value);
-  }
-  return series;
-}
-
 void ResultsBuilder::add_run(const Config& config, std::size_t run,
                              const std::vector<RegionMeasurement>& regions, ClockReading before,
                              ClockReading after, bool throttled) {
   const double sm = mean_ignoring_nan(before.sm_mhz, after.sm_mhz);
   const double mem = mean_ignoring_nan(before.memory_mhz, after.memory_mhz);
+  if (series_config_ != config.index()) {
+    series_config_ = config.index();
+    series_keys_.clear();
+    series_.clear();
+  }
   for (const auto& region : regions) {
     auto add = [&](const std::string& metric, const std::string& unit, double value) {
       samples_.push_back(SampleRow{region.annotation, config.index(), run, metric, unit, value,
                                    region.kernel, sm, mem, throttled});
     };
-    for (std::size_t m = 0; m < metrics_.size(); ++m)
+    for (std::size_t m = 0; m < metrics_.size(); ++m) {
       add(metrics_[m].name, metrics_[m].unit, region.values[m]);
+      if (!enters_statistics(samples_.back())) continue;
+      const std::pair<std::string, std::string> key{region.annotation, metrics_[m].name};
+      auto it = std::find(series_keys_.begin(), series_keys_.end(), key);
+      if (it == series_keys_.end()) {
+        series_keys_.push_back(key);
+        series_.emplace_back();
+        it = series_keys_.end() - 1;
+      }
+      series_[static_cast<std::size_t>(it - series_keys_.begin())].push_back(region.values[m]);
+    }
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);

@@ -22,9 +22,10 @@ class ResultsBuilder {
   // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
   void set_config_outcome(std::size_t config_index, std::optional<bool> converged, std::size_t thermal_pauses);
 
-  // The values so far of each measured (not derived) metric of each annotation of a config, as
-  // they enter the statistics (throttled runs left out when Settings exclude them).
-  std::vector<std::vector<double>> measured_series(std::size_t config_index) const;
+  // The values so far of each measured (not derived) metric of each annotation of the config
+  // recorded last, as they enter the statistics (throttled runs left out when Settings exclude
+  // them). Kept up to date by add_run, so reading it costs nothing.
+  const std::vector<std::vector<double>>& current_config_series() const { return series_; }
 
   void set_session(SessionInfo session) { session_ = std::move(session); }
 
@@ -41,6 +42,9 @@ class ResultsBuilder {
   bool enters_statistics(const SampleRow& s) const;
 
   std::vector<SampleRow> samples_;
+  std::size_t series_config_ = static_cast<std::size_t>(-1);
+  std::vector<std::pair<std::string, std::string>> series_keys_;  // (annotation, metric)
+  std::vector<std::vector<double>> series_;
   struct Outcome {
     std::optional<bool> converged;
     std::size_t thermal_pauses = 0;

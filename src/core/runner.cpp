@@ -22,14 +22,6 @@
 namespace kscope {
 namespace {
 
-void validate(const Settings& s) {
-  if (s.runs == 0) throw ConfigError("Settings::runs is 0; at least one recorded run per config is needed");
-  if (!(s.stable_rsd_pct > 0))
-    throw ConfigError("Settings::stable_rsd_pct must be a positive percentage (the default is 2.0)");
-  for (const auto& k : s.ignore_kernel_list)
-    if (k.empty()) throw ConfigError("Settings::ignore_kernel_list contains an empty kernel name");
-}
-
 std::string describe_exception(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
@@ -75,7 +67,7 @@ void call_body(const Body& body, const Config& config, detail::RunRecorder& reco
 
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend) {
-  validate(settings);
+  settings.validate();
   const std::vector<Config> configs = sweep.configs();
   if (!body) throw ConfigError("profile() was given an empty body function");
   detail::SamplingPlan plan(settings, now_s());
@@ -164,7 +156,7 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
       progress->run_finished();
       if (run + 1 < settings.warmup_runs) continue;
       using Verdict = detail::SamplingPlan::Verdict;
-      const Verdict v = plan.after_run(run + 1 - settings.warmup_runs, builder.measured_series(config.index()), now_s());
+      const Verdict v = plan.after_run(run + 1 - settings.warmup_runs, builder.current_config_series(), now_s());
       if (v == Verdict::more) continue;
       if (v != Verdict::done) converged = v == Verdict::converged;
       break;

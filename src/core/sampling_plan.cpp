@@ -42,7 +42,8 @@ SamplingPlan::Verdict SamplingPlan::after_run(std::size_t recorded, const std::v
   if (!adaptive()) return recorded >= settings_.runs ? Verdict::done : Verdict::more;
   const AdaptiveSampling& a = settings_.adaptive;
   if (recorded < a.min_runs) return Verdict::more;
-  if (!series.empty() && std::all_of(series.begin(), series.end(), [&](const auto& v) { return meets_target(v); }))
+  const bool check_point = recorded <= 100 || recorded % (recorded / 50) == 0;
+  if (check_point && !series.empty() && std::all_of(series.begin(), series.end(), [&](const auto& v) { return meets_target(v); }))
     return Verdict::converged;
   // Past the sweep's timeout, every remaining config stops at min_runs.
   if (recorded >= a.max_runs || now_s >= config_deadline_s_ || now_s >= sweep_deadline_s_)

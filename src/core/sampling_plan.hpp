@@ -18,6 +18,8 @@ class SamplingPlan {
 
   void start_config(double now_s);
   // `series`: the recorded values so far of each measured (annotation, metric) of the config.
+  // Past 100 runs the target is checked only about every 2% more runs: summarizing sorts the
+  // samples, and checking every run would make long adaptive sweeps quadratic.
   Verdict after_run(std::size_t recorded, const std::vector<std::vector<double>>& series, double now_s) const;
   // The recorded runs a config is expected to take, for progress estimates.
   std::size_t expected_runs() const;

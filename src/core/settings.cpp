@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
+#include "core/thermal_guard.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -25,6 +27,17 @@ std::string to_string(ClockControl c) { return c == ClockControl::none ? "none" 
 std::string mode_name(CacheControl cache, ClockControl clock) {
   if (clock == ClockControl::none) return cache == CacheControl::all ? "default" : "continuous";
   return cache == CacheControl::all ? "strict" : "custom";
+}
+
+void Settings::validate() const {
+  if (runs == 0) throw ConfigError("Settings::runs is 0; at least one recorded run per config is needed");
+  if (!(stable_rsd_pct > 0))
+    throw ConfigError("Settings::stable_rsd_pct must be a positive percentage (the default is 2.0)");
+  for (const auto& k : ignore_kernel_list)
+    if (k.empty()) throw ConfigError("Settings::ignore_kernel_list contains an empty kernel name");
+  // Their constructors check the thermal and adaptive-sampling fields.
+  detail::SamplingPlan(*this, 0.0);
+  detail::ThermalGuard(*this, {}, {}, {});
 }
 
 Settings& Settings::apply(Preset preset) {

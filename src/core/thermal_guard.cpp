@@ -28,9 +28,11 @@ ThermalGuard::ThermalGuard(const Settings& s, ReadMargin read, Sleep sleep, Now 
 
 double ThermalGuard::before_run() {
   if (mode_ == ThermalMode::off) return 0;
+  if (counting_) ++runs_since_resume_;
+  if (now_() < next_check_s_) return 0;
+  next_check_s_ = now_() + kCheckIntervalSeconds;
   const std::optional<double> margin = read_();
   if (!margin) return 0;
-  if (counting_) ++runs_since_resume_;
   if (*margin > wait_) {
     if (*margin >= cont_) counting_ = true;
     return 0;
@@ -45,6 +47,7 @@ double ThermalGuard::before_run() {
   counting_ = true;
   ++pauses_;
   paused_s_ += paused;
+  next_check_s_ = now_() + kCheckIntervalSeconds;
   return paused;
 }
 

@@ -28,6 +28,16 @@ TEST(CounterAttribution, AutoRangesFollowLaunchOrderAndSkipUnannotatedKernels) {
   EXPECT_EQ(m[1][1].name, "c");
 }
 
+TEST(CounterAttribution, AutoRangeNumbersMayStartAtOne) {
+  // What CUPTI 13.0 returned on the H200: ranges "1", "2", ... for the launches in order.
+  const std::vector<Launch> launches{{0, "a", false}, {0, "b", false}};
+  const auto m = counters::attribute_kernel_ranges(launches, {{"2", {20}}, {"1", {10}}}, 1);
+  ASSERT_EQ(m[0].size(), 2u);
+  EXPECT_EQ(m[0][0].values, std::vector<double>{10});
+  EXPECT_EQ(m[0][1].values, std::vector<double>{20});
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"1", {1}}, {"1", {2}}}, 1), BackendError);
+}
+
 TEST(CounterAttribution, FlushesBetweenRegionsAreSkippedWhetherOrNotCuptiMeasuredThem) {
   const std::vector<Launch> launches{{0, "a", false, false}, {-1, "L2 flush", false, true}, {1, "b", false, false}};
   const auto without = counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"1", {2}}}, 2);

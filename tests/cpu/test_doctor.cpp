@@ -325,5 +325,7 @@ TEST(Doctor, RealProbesOnThisMachineGiveAConsistentReport) {
   EXPECT_TRUE(code >= 0 && code <= 2);
   EXPECT_FALSE(to_text(r).empty());
   EXPECT_NO_THROW(nlohmann::json::parse(to_json(r)));
-  if (!r.facts.driver.problem.empty()) EXPECT_EQ(code, 2);
+  if (!r.facts.driver.problem.empty()) {
+    EXPECT_EQ(code, 2);
+  }
 }

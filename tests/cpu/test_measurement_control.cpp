@@ -5,6 +5,7 @@
 #include <cmath>
 #include <csignal>
 #include <random>
+#include <thread>
 
 #include "core/throttle.hpp"
 #include "kscope/annotation.hpp"
@@ -164,7 +165,12 @@ TEST(Thermal, PausesAreCountedPerConfigAndInTheSession) {
   Settings s = quiet(1);
   s.warmup_runs = 1;
   s.thermal_mode = ThermalMode::manual;
-  auto r = profile_with_backend(Sweep().axis("n", {1, 2, 3}), s, one_kernel(backend), backend);
+  // Runs longer than the guard's check interval, so that it reads the margin before every run.
+  auto r = profile_with_backend(Sweep().axis("n", {1, 2, 3}), s, [&](const Config&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(110));
+    Annotation a("k");
+    backend.launch("k", 100);
+  }, backend);
   EXPECT_EQ(r.session().thermal_pauses, 1u);
   EXPECT_EQ(r.at("k", "test__kernel_duration", 0).thermal_pauses, 0u);
   EXPECT_EQ(r.at("k", "test__kernel_duration", 2).thermal_pauses, 1u);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -195,6 +196,10 @@ TEST(NcuChildTarget, RoundTripsThroughTheEnvironmentAndKeysTheSweep) {
   more.runs = 11;
   EXPECT_NE(key, session_key(sweep, more));
 
+  // This test rewrites the variables: keep what the process had (it may be an ncu child).
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char* name : {"KSCOPE_NCU_TARGET", "KSCOPE_NCU_MANIFEST"})
+    if (const char* value = std::getenv(name)) saved.emplace_back(name, value);
   unsetenv("KSCOPE_NCU_TARGET");
   unsetenv("KSCOPE_NCU_MANIFEST");
   EXPECT_FALSE(child_target_from_environment());
@@ -211,6 +216,7 @@ TEST(NcuChildTarget, RoundTripsThroughTheEnvironmentAndKeysTheSweep) {
   EXPECT_THROW(child_target_from_environment(), BackendError);
   unsetenv("KSCOPE_NCU_TARGET");
   unsetenv("KSCOPE_NCU_MANIFEST");
+  for (const auto& [name, value] : saved) setenv(name.c_str(), value.c_str(), 1);
 }
 
 TEST(NcuManifest, RoundTripsRunsAndErrors) {

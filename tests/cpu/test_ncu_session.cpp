@@ -27,13 +27,23 @@ namespace {
 const std::string kFakeNcu = std::string(KSCOPE_NCU_TEST_DATA) + "/fake_ncu.sh";
 const std::string kKernel = "void saxpy<float>(int, float, const float *, float *)";
 
+bool in_ncu_child() { return std::getenv("KSCOPE_NCU_TARGET") != nullptr; }
+
+// A fresh directory removed at the end of the test. In the re-run child (which ends with _Exit,
+// running no destructor) it is the parent's directory, where the child's manifest goes.
 struct TempDir {
   fs::path path;
   TempDir() {
+    if (in_ncu_child()) {
+      path = fs::path(std::getenv("KSCOPE_NCU_MANIFEST")).parent_path();
+      return;
+    }
     std::string pattern = (fs::temp_directory_path() / "kscope-test-XXXXXX").string();
     path = mkdtemp(pattern.data());
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TempDir() {
+    if (!in_ncu_child()) fs::remove_all(path);
+  }
 };
 
 // Sets (or, for nullopt, unsets) environment variables for one test, and restores them after.
@@ -76,8 +86,6 @@ Settings ncu_settings(const TempDir& dir) {
 Sweep saxpy_sweep() { return Sweep().axis("n", {1024, 2048, 4096}); }
 
 void saxpy_body(const Config&) { Annotation a("saxpy"); }
-
-bool in_ncu_child() { return std::getenv("KSCOPE_NCU_TARGET") != nullptr; }
 
 template <typename E>
 std::string error_of(const std::function<void()>& f) {
@@ -196,7 +204,7 @@ TEST(NcuSession, TooOldOrMissingNcuIsRefusedBeforeAnythingRuns) {
     EXPECT_NE(e.find("ncu 2024.1.0.0"), std::string::npos) << e;
     EXPECT_NE(e.find("older than 2025.3.1.0"), std::string::npos) << e;
   }
-  ScopedEnv env({{"KSCOPE_NCU", "/nonexistent/ncu"}});
+  ScopedEnv env({{"KSCOPE_NCU", "/nonexistent/ncu"}, {"FAKE_NCU_MODE", std::nullopt}});
   const std::string e = error_of<BackendError>([&] { profile(saxpy_sweep(), ncu_settings(dir), saxpy_body); });
   EXPECT_NE(e.find("KSCOPE_NCU=/nonexistent/ncu is not an executable"), std::string::npos) << e;
   EXPECT_FALSE(fs::exists(dir.path / "e2e_ncu.log"));

@@ -12,9 +12,10 @@ using kscope::detail::ThermalGuard;
 namespace {
 
 // Margin falls by `heat_per_run` per run and rises by `cool_per_s` per paused second, up to `max`.
+// A run takes `run_s`, longer than the guard's check interval unless a test says otherwise.
 struct FakeGpu {
   double margin = 30, heat_per_run = 2, cool_per_s = 4, max_margin = 60;
-  double now = 0;
+  double now = 0, run_s = 0.2;
   ThermalGuard guard(const Settings& s) {
     return ThermalGuard(
         s, [this] { return std::optional<double>(margin); },
@@ -27,6 +28,7 @@ struct FakeGpu {
   double run(ThermalGuard& g) {
     const double paused = g.before_run();
     margin -= heat_per_run;
+    now += run_s;
     return paused;
   }
 };
@@ -115,6 +117,19 @@ TEST(ThermalGuard, AutomaticResumesEarlierWhenTheGpuRanLong) {
   const std::size_t pauses = g.pauses();
   while (g.pauses() == pauses) gpu.run(g);
   EXPECT_DOUBLE_EQ(g.resume_threshold(), 17.0);
+}
+
+TEST(ThermalGuard, ShortRunsReadTheMarginAtMostEveryCheckInterval) {
+  FakeGpu gpu;
+  gpu.run_s = 0.001;
+  gpu.heat_per_run = 0;
+  int reads = 0;
+  ThermalGuard g(
+      thermal(ThermalMode::manual), [&] { ++reads; return std::optional<double>(gpu.margin); }, [](double) {},
+      [&] { return gpu.now; });
+  for (int i = 0; i < 1000; ++i) gpu.run(g);  // one second of 1 ms runs
+  EXPECT_GE(reads, 9);
+  EXPECT_LE(reads, 11);
 }
 
 TEST(ThermalGuard, OffModeAndUnsupportedReadingsNeverPause) {

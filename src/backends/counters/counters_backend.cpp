@@ -8,6 +8,7 @@
 #include "backends/cupti/cupti_backend.hpp"
 #include "backends/cupti_subscriber.hpp"
 #include "backends/events/events_backend.hpp"
+#include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
 
@@ -102,6 +103,8 @@ void CountersBackend::begin_run() {
 void CountersBackend::flush_cache() {
   tracker_.note_flush();
   device_.flush_l2(cudaStreamLegacy);
+  // Finished before the region's range (or the pass) starts, so no counter sees the memset.
+  device::check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after the L2 flush)");
 }
 
 void CountersBackend::region_begin(std::size_t region) {

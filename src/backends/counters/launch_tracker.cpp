@@ -68,6 +68,9 @@ void CUPTIAPI LaunchTracker::on_callback(void* self, CUpti_CallbackDomain domain
   std::lock_guard lock(tracker.mutex_);
   if (!tracker.recording_) return;
   if (call->callbackSite == CUPTI_API_ENTER) {
+    // One launch, one record, even if the driver reports it through nested entry points.
+    const auto same = [&](const Record& r) { return !r.flush && r.correlation == call->correlationId; };
+    if (std::any_of(tracker.records_.rbegin(), tracker.records_.rend(), same)) return;
     tracker.records_.push_back({call->correlationId, tracker.region_.load(std::memory_order_acquire),
                                 call->symbolName ? call->symbolName : "<unnamed kernel>",
                                 cupti::is_graph_launch(cbid), false});

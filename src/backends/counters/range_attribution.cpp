@@ -8,16 +8,24 @@
 namespace kscope::counters {
 namespace {
 
-// CUPTI's name of range `name` as an index below `limit`; throws for anything else.
-std::size_t range_index(const std::string& name, std::size_t limit) {
-  std::size_t index = 0;
-  const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), index);
-  if (error != std::errc{} || end != name.data() + name.size() || index >= limit) {
-    throw BackendError("the range profiler returned a range named '" + name +
-                       "' where kscope expected an index below " + std::to_string(limit) +
-                       " (kscope bug: please report it with this message)");
-  }
-  return index;
+[[noreturn]] void unexpected_name(const std::string& name, const std::string& expected) {
+  throw BackendError("the range profiler returned a range named '" + name + "' where kscope expected " + expected +
+                     " (kscope bug: please report it with this message)");
+}
+
+// The number a range is named by; throws for any other name.
+std::size_t range_number(const std::string& name) {
+  std::size_t number = 0;
+  const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), number);
+  if (error != std::errc{} || end != name.data() + name.size()) unexpected_name(name, "a number");
+  return number;
+}
+
+// A user range's region: kscope names them by region index.
+std::size_t region_of(const std::string& name, std::size_t region_count) {
+  const std::size_t region = range_number(name);
+  if (region >= region_count) unexpected_name(name, "a region index below " + std::to_string(region_count));
+  return region;
 }
 
 std::string region_label(std::ptrdiff_t region) {
@@ -48,18 +56,22 @@ std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::v
                        "to kernels. Kernels launched by CUDA libraries through other entry points, or in other "
                        "contexts, cause this: use Settings::replay_mode = ReplayMode::range for such regions");
   }
+  // Auto ranges are numbered in launch order; CUPTI 13.0 counts from 1 on the H200 (its header
+  // example from 0), so the order of the numbers is what matters, not where they start.
+  std::vector<std::pair<std::size_t, const RangeResult*>> by_number;
+  for (const auto& r : ranges) by_number.emplace_back(range_number(r.name), &r);
+  std::sort(by_number.begin(), by_number.end());
+  for (std::size_t i = 1; i < by_number.size(); ++i)
+    if (by_number[i].first == by_number[i - 1].first) unexpected_name(by_number[i].second->name, "unique numbers");
   std::vector<std::vector<KernelMeasurement>> out(region_count);
-  std::vector<const RangeResult*> by_launch(measured.size(), nullptr);
-  for (const auto& r : ranges) by_launch[range_index(r.name, measured.size())] = &r;
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const Launch& l = measured[i];
     if (l.region < 0) continue;
-    if (static_cast<std::size_t>(l.region) >= region_count || by_launch[i] == nullptr) {
-      throw BackendError("kernel launch " + std::to_string(i) + " " + region_label(l.region) +
-                         " has no matching range among " + std::to_string(region_count) +
-                         " regions (kscope bug: please report it with this message)");
+    if (static_cast<std::size_t>(l.region) >= region_count) {
+      throw BackendError("kernel launch " + std::to_string(i) + " " + region_label(l.region) + " but the run had " +
+                         std::to_string(region_count) + " regions (kscope bug: please report it with this message)");
     }
-    out[static_cast<std::size_t>(l.region)].push_back({l.kernel, by_launch[i]->values});
+    out[static_cast<std::size_t>(l.region)].push_back({l.kernel, by_number[i].second->values});
   }
   return out;
 }
@@ -75,7 +87,7 @@ std::vector<std::vector<KernelMeasurement>> attribute_user_ranges(const std::vec
   }
   std::vector<std::vector<KernelMeasurement>> out(region_count);
   for (const auto& r : ranges) {
-    const std::size_t region = range_index(r.name, region_count);
+    const std::size_t region = region_of(r.name, region_count);
     // A region that launched nothing yields nothing, and the engine reports it as such.
     if (!kernels[region].empty()) out[region].push_back({kernels[region], r.values});
   }

@@ -2,9 +2,10 @@
 // Joins what the range profiler measured to the regions of a run, from the launches the driver
 // callbacks saw. Pure logic, tested without a GPU.
 //
-// ReplayMode::kernel (AutoRange): CUPTI names the ranges "0", "1", ... in the order the kernels
-// were launched between Start and Stop, so range i is launch i (kernels outside every region are
-// measured too and dropped here; so are flushes, if CUPTI measured them).
+// ReplayMode::kernel (AutoRange): CUPTI numbers the ranges in the order the kernels were launched
+// between Start and Stop ("1", "2", ... on the H200), so the i-th range is the i-th launch
+// (kernels outside every region are measured too and dropped here; so are the L2 flushes between
+// regions: on the H200 each of those memsets got a range of its own).
 // ReplayMode::range (UserRange): kscope pushes one range per region, named by the region index,
 // so range "r" is region r, and its values cover all of the region's kernels and the gaps between
 // them.

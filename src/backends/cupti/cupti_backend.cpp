@@ -134,6 +134,13 @@ class Tracer {
     return run;
   }
 
+  // Every launch of the run has its record. Unknown for graph launches (any number of kernels).
+  bool run_complete() {
+    std::lock_guard lock(mutex_);
+    return std::all_of(trace_.launches.begin(), trace_.launches.end(),
+                       [](const auto& entry) { return !entry.second.graph && entry.second.recorded; });
+  }
+
   std::string fatal_error() {
     std::lock_guard lock(mutex_);
     return fatal_error_;
@@ -263,9 +270,15 @@ void CuptiBackend::region_begin(std::size_t region) {
 void CuptiBackend::region_end(std::size_t) { Tracer::instance().set_region(-1); }
 
 std::vector<std::vector<KernelMeasurement>> CuptiBackend::collect_run(std::size_t region_count) {
-  // FlushAll does not wait for the GPU: kernels still running would have no record yet.
+  // FlushAll does not wait for the GPU: kernels still running would have no record yet. After the
+  // sync every record is complete, so the plain flush normally delivers them all; the forced one
+  // (which also hands back buffers that CUPTI still considers open) is the fallback.
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (end of run)");
-  check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  check_cupti(cuptiActivityFlushAll(0), "cuptiActivityFlushAll");
+  if (!Tracer::instance().run_complete()) {
+    check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
+                "cuptiActivityFlushAll(FLUSH_FORCED)");
+  }
   RunTrace trace = Tracer::instance().take_run();
 
   if (!trace.fatal_error.empty()) throw BackendError(Tracer::fatal_message(trace.fatal_error));

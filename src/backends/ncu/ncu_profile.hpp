@@ -1,6 +1,7 @@
 #pragma once
 // Backend::ncu's part of kscope::profile(), which calls route_profile() first, for every call:
-//  - In the child process that Backend::ncu starts under ncu ($KSCOPE_NCU_TARGET set): the
+//  - In the child process that Backend::ncu starts under ncu ($KSCOPE_NCU_TARGET set when the
+//    process started): the
 //    profile() calls before the target return empty Results without running their body (they
 //    were measured in the parent; under ncu the in-process backends could not work anyway, since
 //    ncu owns CUPTI). The target call runs its body inside NVTX ranges, writes the manifest, and

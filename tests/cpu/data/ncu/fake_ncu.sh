@@ -19,6 +19,9 @@ case "$1" in
     esac
     exit 0 ;;
 esac
+# A profiling run from inside a profiled program would re-run it without end: refuse it.
+if [ -n "$FAKE_NCU_INSIDE" ]; then echo "fake_ncu.sh: nested profiling run refused" >&2; exit 99; fi
+export FAKE_NCU_INSIDE=1
 log=
 stem=
 while [ $# -gt 0 ]; do
