@@ -91,7 +91,7 @@ class Options:
     def __init__(self, *, runs, warmup_runs, metrics, derive_metric, normalize_against, verbosity,
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
-                 thermal_device, output_prefix, output_csv, backend):
+                 thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep"):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -123,12 +123,36 @@ class Options:
             raise ConfigError(f"output_prefix must be a path prefix string, not {output_prefix!r}")
         self.output_prefix = output_prefix
         self.output_csv = bool(output_csv)
+        self.adaptive = self._adaptive(adaptive)
+        self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
         if backend in ("test", "simulated", "testing"):
             raise ConfigError(
                 "the simulated backend is not a backend= choice (it measures nothing); in tests, "
                 "profile inside `with kscope.testing.simulated_backend() as sim:`"
             )
         self.backend = _choice("backend", backend, tuple(BACKEND_METRICS))
+
+    _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
+
+    @classmethod
+    def _adaptive(cls, adaptive):
+        """None/False: fixed runs. True: the engine's adaptive defaults. A dict: some of
+        criterion ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s."""
+        if adaptive is None or adaptive is False:
+            return None
+        if adaptive is True:
+            return {}
+        if not isinstance(adaptive, Mapping):
+            raise ConfigError(f"adaptive must be True or a dict of {', '.join(cls._ADAPTIVE_KEYS)}, not {adaptive!r}")
+        unknown = [k for k in adaptive if k not in cls._ADAPTIVE_KEYS]
+        if unknown:
+            raise ConfigError(f"adaptive has unknown keys {unknown}; valid keys: {', '.join(cls._ADAPTIVE_KEYS)}")
+        engine = dict(adaptive)
+        if "criterion" in engine:
+            engine["criterion"] = getattr(
+                _core.StopCriterion, _choice("adaptive criterion", engine["criterion"], ("ci_halfwidth", "rsd"))
+            )
+        return engine
 
     @staticmethod
     def _thermal(mode, wait, cont, timeout, device):
@@ -177,6 +201,13 @@ class Options:
         s.verbosity = _ENGINE_VERBOSITY[self.verbosity]
         s.ignore_kernel_list = self.ignore_kernel_list
         s.normalize_against = self.normalize_against or ""
+        s.throttled_runs = getattr(_core.ThrottledRuns, self.throttled_runs)
+        if self.adaptive is not None:
+            s.sampling = _core.Sampling.adaptive
+            a = _core.AdaptiveSampling()
+            for key, value in self.adaptive.items():
+                setattr(a, key, value)
+            s.adaptive = a
         return s
 
     def check_metrics(self, backend_name, backend_metric):

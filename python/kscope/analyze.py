@@ -37,6 +37,8 @@ def kernel(
     output_csv=False,
     backend="cupti",
     warmup_runs=1,
+    adaptive=None,
+    throttled_runs="keep",
 ):
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -70,6 +72,12 @@ def kernel(
         {prefix}processed_data-{func}-{n}.csv (summary) for the n-th call (a temporary
         directory when no prefix is given).
     backend (kscope): 'cupti' (per-kernel durations) or 'events' (region durations).
+    adaptive (kscope): None for exactly `runs` runs; True, or a dict of criterion
+        ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
+        to sample each config until every measured series meets the target (the Converged
+        column says which did).
+    throttled_runs (kscope): 'keep' (flagged, counted in ThrottledRuns) or 'exclude' from the
+        statistics (still in the raw samples).
     """
     options = Options(
         runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
@@ -79,6 +87,7 @@ def kernel(
         thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
         output_prefix=output_prefix, output_csv=output_csv, backend=backend,
+        adaptive=adaptive, throttled_runs=throttled_runs,
     )
 
     def decorate(func):

@@ -188,6 +188,23 @@ PYBIND11_MODULE(_core, m) {
   py::enum_<kscope::ReplayMode>(m, "ReplayMode")
       .value("kernel", kscope::ReplayMode::kernel)
       .value("range", kscope::ReplayMode::range);
+  py::enum_<kscope::Sampling>(m, "Sampling")
+      .value("fixed", kscope::Sampling::fixed)
+      .value("adaptive", kscope::Sampling::adaptive);
+  py::enum_<kscope::StopCriterion>(m, "StopCriterion")
+      .value("ci_halfwidth", kscope::StopCriterion::ci_halfwidth)
+      .value("rsd", kscope::StopCriterion::rsd);
+  py::enum_<kscope::ThrottledRuns>(m, "ThrottledRuns")
+      .value("keep", kscope::ThrottledRuns::keep)
+      .value("exclude", kscope::ThrottledRuns::exclude);
+  py::class_<kscope::AdaptiveSampling>(m, "AdaptiveSampling")
+      .def(py::init<>())
+      .def_readwrite("criterion", &kscope::AdaptiveSampling::criterion)
+      .def_readwrite("target_pct", &kscope::AdaptiveSampling::target_pct)
+      .def_readwrite("min_runs", &kscope::AdaptiveSampling::min_runs)
+      .def_readwrite("max_runs", &kscope::AdaptiveSampling::max_runs)
+      .def_readwrite("config_budget_s", &kscope::AdaptiveSampling::config_budget_s)
+      .def_readwrite("timeout_s", &kscope::AdaptiveSampling::timeout_s);
   py::enum_<kscope::Verbosity>(m, "Verbosity")
       .value("quiet", kscope::Verbosity::quiet)
       .value("info", kscope::Verbosity::info)
@@ -206,6 +223,9 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("thermal_wait_c", &kscope::Settings::thermal_wait_c)
       .def_readwrite("thermal_cont_c", &kscope::Settings::thermal_cont_c)
       .def_readwrite("thermal_timeout_s", &kscope::Settings::thermal_timeout_s)
+      .def_readwrite("sampling", &kscope::Settings::sampling)
+      .def_readwrite("adaptive", &kscope::Settings::adaptive)
+      .def_readwrite("throttled_runs", &kscope::Settings::throttled_runs)
       .def_readwrite("verbosity", &kscope::Settings::verbosity)
       .def_readwrite("ignore_kernel_list", &kscope::Settings::ignore_kernel_list)
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against);

@@ -403,3 +403,25 @@ def test_ignore_failures_helper():
 def test_repr_shows_the_engine_table(sim):
     r = kscope.analyze.kernel(configs=[(1,)], **QUIET)(durations(sim, [1.0] * 2))()
     assert "test (simulated)" in repr(r) and len(r) == 1
+
+
+def test_adaptive_sampling_converges_and_says_so(sim):
+    rng = np.random.default_rng(5)
+    values = iter(rng.normal(5000, 150, 10000))  # a 5 us kernel with 3% spread
+
+    def body(n):
+        with kscope.annotate("k"):
+            sim.launch("kern", next(values))
+
+    df = kscope.analyze.kernel(configs=[(1,)], adaptive={"target_pct": 1.0}, **QUIET)(body)().to_dataframe()
+    assert df["Converged"].tolist() == [True]
+    assert 20 < df["NumRuns"].iloc[0] < 80  # t * 3% / sqrt(n) < 1% needs about 36
+
+
+def test_adaptive_options_are_checked(sim):
+    with pytest.raises(ConfigError, match="adaptive has unknown keys \\['target'\\]"):
+        kscope.analyze.kernel(adaptive={"target": 1})
+    with pytest.raises(ConfigError, match="adaptive criterion must be 'ci_halfwidth' or 'rsd'"):
+        kscope.analyze.kernel(adaptive={"criterion": "noise"})
+    with pytest.raises(ConfigError, match="throttled_runs must be 'keep' or 'exclude'"):
+        kscope.analyze.kernel(throttled_runs="drop")
