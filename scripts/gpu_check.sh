@@ -36,6 +36,10 @@ print_summary() {
     echo "--- overhead per region ---"
     cat "$WORK/overhead.txt"
   fi
+  if [[ -s $WORK/adaptive.txt ]]; then
+    echo "--- adaptive sampling ---"
+    cat "$WORK/adaptive.txt"
+  fi
   if [[ -s $WORK/ncu_table.txt ]]; then
     echo "--- kscope cupti vs ncu ---"
     cat "$WORK/ncu_table.txt"
@@ -127,6 +131,13 @@ bench_rc=$?
 sed -n '/^kernel /,$p' "$OUT/bench.log" > "$WORK/overhead.txt"
 [[ $bench_rc -eq 0 ]] && record overhead PASS "2000 regions per case" ||
   record overhead FAIL "rc=$bench_rc (see bench.log)"
+
+# --- adaptive sampling vs fixed runs, do_bench and adaptive_autorange (its log joins bench.log)
+PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/adaptive_vs_peers.py" > "$WORK/adaptive.txt" 2>&1
+adaptive_rc=$?
+{ echo "## bench/adaptive_vs_peers.py (rc=$adaptive_rc)"; cat "$WORK/adaptive.txt"; } >> "$OUT/bench.log"
+[[ $adaptive_rc -eq 0 ]] && record adaptive PASS "see the adaptive table" ||
+  record adaptive FAIL "rc=$adaptive_rc: $(tail -1 "$WORK/adaptive.txt")"
 
 # --- kscope cupti against ncu -------------------------------------------------------------
 NCU_CMD=(ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv
