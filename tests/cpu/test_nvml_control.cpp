@@ -1,0 +1,157 @@
+// NvmlDeviceControl against a fake NVML (a table of C functions over a simulated GPU): clock
+// locking and its restoration, the permission errors, telemetry, and the lock held by a whole
+// profile session. No real NVML call is made, so no clock of any machine is changed.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "core/clock_lock.hpp"
+#include "device/nvml.hpp"
+#include "kscope/errors.hpp"
+
+using kscope::BackendError;
+using kscope::device::NvmlApi;
+using kscope::device::NvmlDeviceControl;
+
+namespace {
+
+// The simulated GPU behind the fake entry points.
+struct FakeGpu {
+  int lock_result = 0;  // what nvmlDeviceSetGpuLockedClocks returns
+  bool locked = false;
+  unsigned locked_min = 0, locked_max = 0;
+  int locks = 0, resets = 0;
+  unsigned sm_mhz = 1980, base_sm_mhz = 1590;
+  unsigned long long reasons = 0;
+  int margin_c = 42;
+  std::string seen_uuid;
+} gpu;
+
+NvmlApi::Device const kHandle = reinterpret_cast<NvmlApi::Device>(0x1);
+
+NvmlApi fake_api() {
+  gpu = FakeGpu{};
+  NvmlApi api;
+  api.device_get_handle_by_uuid = [](const char* uuid, NvmlApi::Device* d) {
+    gpu.seen_uuid = uuid;
+    *d = kHandle;
+    return 0;
+  };
+  api.device_get_clock_info = [](NvmlApi::Device, int type, unsigned* mhz) {
+    *mhz = type == 1 ? (gpu.locked ? gpu.base_sm_mhz : gpu.sm_mhz) : 3201u;
+    return 0;
+  };
+  api.device_get_max_clock_info = [](NvmlApi::Device, int type, unsigned* mhz) {
+    *mhz = type == 1 ? 1980u : 3201u;
+    return 0;
+  };
+  api.device_get_current_clocks_event_reasons = [](NvmlApi::Device, unsigned long long* r) {
+    *r = gpu.reasons;
+    return 0;
+  };
+  api.device_get_margin_temperature = [](NvmlApi::Device, NvmlApi::MarginTemperature* m) {
+    if (m->version != NvmlApi::kMarginTemperatureV1) return 25;  // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+    m->margin_c = gpu.margin_c;
+    return 0;
+  };
+  api.device_set_gpu_locked_clocks = [](NvmlApi::Device, unsigned lo, unsigned hi) {
+    if (gpu.lock_result != 0) return gpu.lock_result;
+    gpu.locked = true;
+    gpu.locked_min = lo;
+    gpu.locked_max = hi;
+    ++gpu.locks;
+    return 0;
+  };
+  api.device_reset_gpu_locked_clocks = [](NvmlApi::Device) {
+    gpu.locked = false;
+    ++gpu.resets;
+    return 0;
+  };
+  api.error_string = [](int rc) { return rc == 4 ? "Insufficient Permissions" : rc == 3 ? "Not Supported" : "Unknown Error"; };
+  return api;
+}
+
+std::string lock_error(int nvml_result) {
+  NvmlApi api = fake_api();
+  NvmlDeviceControl control(api, "GPU-1234");
+  gpu.lock_result = nvml_result;
+  try {
+    control.lock_base_clocks();
+  } catch (const BackendError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(NvmlControl, FindsTheDeviceByUuidAndReadsTelemetry) {
+  NvmlDeviceControl control(fake_api(), "GPU-5ed87336-aaaa-bbbb-cccc-000000000000");
+  EXPECT_EQ(gpu.seen_uuid, "GPU-5ed87336-aaaa-bbbb-cccc-000000000000");
+  EXPECT_TRUE(control.unavailable_reason().empty());
+  EXPECT_DOUBLE_EQ(control.rated_clocks().sm_mhz, 1980.0);
+  gpu.reasons = 0x20;
+  const auto c = control.clocks();
+  EXPECT_DOUBLE_EQ(c.sm_mhz, 1980.0);
+  EXPECT_DOUBLE_EQ(c.memory_mhz, 3201.0);
+  EXPECT_EQ(c.event_reasons, std::optional<std::uint64_t>(0x20));
+  EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(42.0));
+}
+
+TEST(NvmlControl, LocksToTheRatedTdpClockAndResets) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  const auto locked = control.lock_base_clocks();
+  EXPECT_TRUE(gpu.locked);
+  EXPECT_EQ(gpu.locked_min, 0xffffff01u);  // NVML_CLOCK_LIMIT_ID_TDP, as ncu --clock-control base
+  EXPECT_EQ(gpu.locked_max, 0xffffff01u);
+  EXPECT_DOUBLE_EQ(locked.sm_mhz, 1590.0);
+  control.restore_clocks();
+  EXPECT_FALSE(gpu.locked);
+  EXPECT_EQ(gpu.resets, 1);
+}
+
+TEST(NvmlControl, PermissionAndSupportErrorsNameTheFix) {
+  const std::string denied = lock_error(4);
+  EXPECT_NE(denied.find("locking GPU clocks needs root/admin rights (Insufficient Permissions"), std::string::npos)
+      << denied;
+  EXPECT_NE(denied.find("Run as root, or use clock_control none"), std::string::npos);
+  EXPECT_NE(lock_error(3).find("this GPU cannot lock its clocks"), std::string::npos);
+  EXPECT_NE(lock_error(999).find("nvmlDeviceSetGpuLockedClocks failed: Unknown Error"), std::string::npos);
+}
+
+TEST(NvmlControl, WithoutNvmlTelemetryIsEmptyAndLockingIsRefused) {
+  NvmlApi missing;
+  missing.unavailable_reason = "libnvidia-ml.so.1 could not be loaded";
+  NvmlDeviceControl control(missing, "GPU-1");
+  EXPECT_TRUE(std::isnan(control.clocks().sm_mhz));
+  EXPECT_FALSE(control.thermal_margin_c().has_value());
+  try {
+    control.lock_base_clocks();
+    FAIL();
+  } catch (const BackendError& e) {
+    EXPECT_NE(std::string(e.what()).find("NVML is unavailable: libnvidia-ml.so.1 could not be loaded"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(NvmlControl, ClockLockRestoresOnScopeExitAndOnSignal) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  {
+    kscope::detail::ClockLock lock(control);
+    EXPECT_TRUE(gpu.locked);
+  }
+  EXPECT_FALSE(gpu.locked);
+  EXPECT_EQ(gpu.resets, 1);
+
+  static volatile std::sig_atomic_t handled = 0;
+  auto previous = std::signal(SIGTERM, [](int) { handled = 1; });
+  {
+    kscope::detail::ClockLock lock(control);
+    std::raise(SIGTERM);
+    EXPECT_FALSE(gpu.locked);  // restored by the signal, before the application's handler ran
+    EXPECT_EQ(handled, 1);
+  }
+  std::signal(SIGTERM, previous);
+  EXPECT_EQ(gpu.resets, 2);  // and not reset a second time at scope exit
+}
