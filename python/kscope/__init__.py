@@ -9,9 +9,10 @@ may come before or after torch/CUDA initialisation.
 """
 
 from . import analyze, testing
-from ._core import __version__
+from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
 from ._options import VerbosityLevel
 from ._results import ProfileResults
+from ._results import speed_of_light
 from .annotation import annotate
 from .errors import (
     AnnotationError,
@@ -33,5 +34,11 @@ __all__ = [
     "VerbosityLevel",
     "analyze",
     "annotate",
+    "bottleneck_rule",
+    "count_passes",
+    "describe_metric",
+    "list_metrics",
+    "sol_metrics",
+    "speed_of_light",
     "testing",
 ]

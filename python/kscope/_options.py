@@ -28,6 +28,9 @@ _ENGINE_VERBOSITY = {
 
 # Each duration backend measures exactly one metric (the engine's MetricSpec names).
 BACKEND_METRICS = {"cupti": "cupti__kernel_duration", "events": "events__region_duration"}
+# The counter backends measure the metrics asked for (Nsight Compute names), the Speed-of-Light
+# preset by default; 'auto' is counters where permitted, else a duration backend.
+COUNTER_BACKENDS = {"counters": "counters", "auto": "automatic"}
 
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
 _thermal_device_warned = False
@@ -130,7 +133,12 @@ class Options:
                 "the simulated backend is not a backend= choice (it measures nothing); in tests, "
                 "profile inside `with kscope.testing.simulated_backend() as sim:`"
             )
-        self.backend = _choice("backend", backend, tuple(BACKEND_METRICS))
+        self.backend = _choice("backend", backend, tuple(BACKEND_METRICS) + tuple(COUNTER_BACKENDS))
+        if self.backend == "auto" and self.derive_metric is not None:
+            raise ConfigError(
+                "backend='auto' may fall back to a duration backend with other metrics, so "
+                "derive_metric cannot know its arguments: choose backend='counters' or 'cupti'"
+            )
 
     _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
 
@@ -192,7 +200,9 @@ class Options:
         s = _core.Settings()
         s.runs = self.runs
         s.warmup_runs = self.warmup_runs
-        s.backend = getattr(_core.Backend, self.backend)
+        s.backend = getattr(_core.Backend, COUNTER_BACKENDS.get(self.backend, self.backend))
+        if self.backend in COUNTER_BACKENDS:
+            s.metrics = self.metrics or _core.sol_metrics()
         s.cache_control = getattr(_core.CacheControl, self.cache_control)
         s.clock_control = getattr(_core.ClockControl, self.clock_control)
         for field, value in self.thermal.items():
@@ -211,7 +221,10 @@ class Options:
         return s
 
     def check_metrics(self, backend_name, backend_metric):
-        """The metrics a call measures: the backend's one metric; anything else is refused."""
+        """The metrics a call measures: the backend's one metric; anything else is refused.
+        The counter backends take any list (the engine rejects unknown names with suggestions)."""
+        if backend_name in COUNTER_BACKENDS:
+            return self.metrics or _core.sol_metrics()
         for m in self.metrics or [backend_metric]:
             if m != backend_metric:
                 ncu = (
@@ -222,9 +235,9 @@ class Options:
                 )
                 raise ConfigError(
                     f"Invalid value {self.metrics!r} for 'metrics': the {backend_name} backend "
-                    f"measures only '{backend_metric}' (kernel duration, ns).{ncu} Hardware-counter "
-                    f"metrics arrive with the counter backend (issue #4); until then drop metrics= "
-                    f"or pass metrics=['{backend_metric}']"
+                    f"measures only '{backend_metric}' (kernel duration, ns).{ncu} For hardware-counter "
+                    f"metrics use backend='counters'; otherwise drop metrics= or pass "
+                    f"metrics=['{backend_metric}']"
                 )
         return [backend_metric]
 

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 
+from . import _core
 from ._configs import _engine_type
 
 # What str() shows; the DataFrames have every column.
@@ -36,6 +37,11 @@ class ProfileResults:
         if self._samples is None:
             self._samples = self._frame(*self._core.samples())
         return self._samples.copy()
+
+    def speed_of_light(self):
+        """Counter results only: per (annotation, config) compute vs memory throughput in % of
+        peak and the Bottleneck (kscope.bottleneck_rule() states the rule)."""
+        return speed_of_light(self)
 
     def __len__(self):
         return len(self._core)
@@ -95,3 +101,10 @@ def _config_column(values):
     for i, v in enumerate(values):
         cells[i] = v
     return pd.Series(cells, dtype=object)
+
+
+def speed_of_light(results):
+    """The Speed-of-Light table of counter results (backend='counters' with the default metrics
+    or kscope.sol_metrics()), as a DataFrame. Config columns hold the engine's form of the values."""
+    return pd.DataFrame({name: _engine_column(name, cells)
+                         for name, cells in _core.speed_of_light(results._core).items()})

@@ -53,8 +53,9 @@ def kernel(
         (``f(configs=[...])``, or ``f(*values)`` for one config), not both.
     runs: recorded runs per config (1 as in Nsight Python; the statistics need 2 or more).
     warmup_runs (kscope): unrecorded runs per config first (JIT, autotuning, module load).
-    metrics: the backend's metric only (cupti__kernel_duration, events__region_duration);
-        counter metrics arrive with the counter backend (issue #4).
+    metrics: for backend 'counters', Nsight Compute metric names (kscope.list_metrics());
+        the duration backends measure only their own metric (cupti__kernel_duration,
+        events__region_duration).
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
         value, (value, unit), or a dict of them.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
@@ -71,7 +72,9 @@ def kernel(
     output_prefix, output_csv: write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
         {prefix}processed_data-{func}-{n}.csv (summary) for the n-th call (a temporary
         directory when no prefix is given).
-    backend (kscope): 'cupti' (per-kernel durations) or 'events' (region durations).
+    backend (kscope): 'cupti' (per-kernel durations), 'events' (region durations), 'counters'
+        (hardware metrics named as in Nsight Compute, in process; `metrics` defaults to the
+        Speed-of-Light preset) or 'auto' (counters where permitted, else a duration backend).
     adaptive (kscope): None for exactly `runs` runs; True, or a dict of criterion
         ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
         to sample each config until every measured series meets the target (the Converged
@@ -136,7 +139,7 @@ class _ProfiledFunction:
         opts = self.options
         simulated = testing.active()
         backend = "simulated" if simulated else opts.backend
-        metrics = opts.check_metrics(backend, simulated.metric if simulated else BACKEND_METRICS[backend])
+        metrics = opts.check_metrics(backend, simulated.metric if simulated else BACKEND_METRICS.get(backend))
         derive = opts.derive_adapter(metrics, configs, len(self.signature.names))
         returned = []
 

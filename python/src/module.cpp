@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kscope/kscope.hpp"
+#include "kscope/metrics.hpp"
 #include "kscope/testing.hpp"
 
 namespace py = pybind11;
@@ -174,7 +175,9 @@ PYBIND11_MODULE(_core, m) {
 
   py::enum_<kscope::Backend>(m, "Backend")
       .value("cupti", kscope::Backend::cupti)
-      .value("events", kscope::Backend::events);
+      .value("events", kscope::Backend::events)
+      .value("counters", kscope::Backend::counters)
+      .value("automatic", kscope::Backend::automatic);
   py::enum_<kscope::CacheControl>(m, "CacheControl")
       .value("all", kscope::CacheControl::all)
       .value("none", kscope::CacheControl::none);
@@ -216,6 +219,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("runs", &kscope::Settings::runs)
       .def_readwrite("warmup_runs", &kscope::Settings::warmup_runs)
       .def_readwrite("backend", &kscope::Settings::backend)
+      .def_readwrite("metrics", &kscope::Settings::metrics)
       .def_readwrite("replay_mode", &kscope::Settings::replay_mode)
       .def_readwrite("cache_control", &kscope::Settings::cache_control)
       .def_readwrite("clock_control", &kscope::Settings::clock_control)
@@ -246,6 +250,26 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<std::string>(), py::call_guard<py::gil_scoped_release>())
       .def("close", &Region::close, py::call_guard<py::gil_scoped_release>())
       .def("mark_failed", &Region::mark_failed);
+
+  // The counter backend's metric database (CUPTI's host API: works offline with a chip name).
+  m.def("list_metrics", [](const std::string& chip) {
+    py::list out;
+    for (const auto& m : kscope::list_metrics(chip))
+      out.append(py::dict(py::arg("name") = m.name, py::arg("type") = kscope::to_string(m.type),
+                          py::arg("unit") = m.unit, py::arg("hw_unit") = m.hw_unit,
+                          py::arg("description") = m.description, py::arg("suffixes") = m.suffixes));
+    return out;
+  }, py::arg("chip") = "");
+  m.def("describe_metric", [](const std::string& name, const std::string& chip) {
+    const auto m = kscope::describe_metric(name, chip);
+    return py::dict(py::arg("name") = m.name, py::arg("type") = kscope::to_string(m.type), py::arg("unit") = m.unit,
+                    py::arg("hw_unit") = m.hw_unit, py::arg("description") = m.description);
+  }, py::arg("name"), py::arg("chip") = "");
+  m.def("count_passes", &kscope::count_passes, py::arg("metrics"), py::arg("chip") = "");
+  m.def("sol_metrics", &kscope::sol_metrics);
+  m.def("bottleneck_rule", &kscope::bottleneck_rule);
+  m.def("speed_of_light", [](const kscope::Results& r) { return py::object(columns(kscope::speed_of_light(r), {})[0]); },
+        "{column: [cells]} of the Speed-of-Light table of counter results");
 
   m.def("geometric_mean", [](const std::vector<double>& v) { return kscope::geometric_mean(v); });
 

@@ -251,7 +251,7 @@ def test_annotate_outside_profiling_is_a_no_op():
         (dict(warmup_runs=-1), r"warmup_runs must be an integer >= 0"),
         (dict(verbosity=2), r"verbosity must be kscope.VerbosityLevel.SILENT \(0\), INFO \(3\) or DEBUG \(4\)"),
         (dict(verbosity="loud"), r"verbosity must be 'silent', 'info' or 'debug'"),
-        (dict(backend="ncu"), r"backend must be 'cupti' or 'events', not 'ncu'"),
+        (dict(backend="ncu-cli"), r"backend must be 'cupti' or 'events' or 'counters' or 'auto', not 'ncu-cli'"),
         (dict(backend="test"), r"profile inside `with kscope.testing.simulated_backend\(\) as sim:`"),
         (dict(ignore_kernel_list="helper"), r"ignore_kernel_list must be a list of names, e.g. \['helper'\]"),
         (dict(normalize_against=3), r"normalize_against must be an annotation name"),
@@ -302,7 +302,7 @@ def test_metrics_other_than_the_backends_are_refused(sim):
     assert df["Metric"].tolist() == ["test__kernel_duration"]
     f = kscope.analyze.kernel(configs=[(1,)], metrics=["gpu__time_duration.sum"], **QUIET)(body)
     with pytest.raises(ConfigError, match=r"Invalid value \['gpu__time_duration.sum'\] for 'metrics'.*not the same "
-                                          r"quantity.*counter backend \(issue #4\)"):
+                                          r"quantity.*use backend='counters'"):
         f()
 
 
@@ -425,3 +425,23 @@ def test_adaptive_options_are_checked(sim):
         kscope.analyze.kernel(adaptive={"criterion": "noise"})
     with pytest.raises(ConfigError, match="throttled_runs must be 'keep' or 'exclude'"):
         kscope.analyze.kernel(throttled_runs="drop")
+
+
+def test_counter_metric_database_offline():
+    metrics = kscope.list_metrics("GH100")
+    names = [m["name"] for m in metrics]
+    assert "dram__bytes_read" in names and "sm__throughput" in names and len(names) > 1000
+    d = kscope.describe_metric("dram__bytes_read.sum", "GH100")
+    assert d["unit"] == "byte"
+    assert kscope.count_passes(["gpu__time_duration.sum"], "GH100") == 1
+    assert kscope.count_passes(["sm__throughput.avg.pct_of_peak_sustained_elapsed"], "GH100") == 8
+    with pytest.raises(ConfigError, match="dram__bytes_read.sum"):
+        kscope.describe_metric("dram__byte_read.sum", "GH100")
+    assert "60%" in kscope.bottleneck_rule()
+
+
+def test_counter_backend_options():
+    with pytest.raises(ConfigError, match="backend='auto' may fall back"):
+        kscope.analyze.kernel(backend="auto", derive_metric=lambda t, n: t)
+    with pytest.raises(ConfigError, match="backend must be"):
+        kscope.analyze.kernel(backend="ncu-cli")
