@@ -117,3 +117,25 @@ def test_torch_vs_triton_example(tmp_path):
     a = first.set_index(["Annotation", "n", "Metric"])["AvgValue"]
     b = second.set_index(["Annotation", "n", "Metric"])["AvgValue"]
     assert ((b / a - 1).abs() < 0.25).all(), (b / a)
+
+
+def test_counters_backend_on_a_torch_matmul():
+    out = run_python("""
+        import torch, kscope
+        a = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
+        b = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
+
+        @kscope.analyze.kernel(configs=[8192], runs=2, verbosity=0, backend="counters")
+        def matmul(n):
+            with kscope.annotate("matmul"):
+                a @ b
+
+        r = matmul()
+        df = r.to_dataframe()
+        assert set(kscope.sol_metrics()) <= set(df["Metric"]), df["Metric"].tolist()
+        assert (df["Backend"] == "counters").all() and (df["ReplayPasses"] > 1).all()
+        sol = r.speed_of_light()
+        print("SOL", sol[["Kernel", "DurationNs", "ComputeThroughputPct", "MemoryThroughputPct", "Bottleneck"]].to_string())
+        assert sol["Bottleneck"].iloc[0] == "compute-bound", sol
+    """)
+    print(out)
