@@ -12,6 +12,7 @@ from . import analyze, testing
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
 from ._options import VerbosityLevel
 from ._results import ProfileResults
+from ._doctor import doctor
 from ._results import speed_of_light
 from .annotation import annotate
 from .errors import (
@@ -37,6 +38,7 @@ __all__ = [
     "bottleneck_rule",
     "count_passes",
     "describe_metric",
+    "doctor",
     "list_metrics",
     "sol_metrics",
     "speed_of_light",

@@ -29,8 +29,9 @@ _ENGINE_VERBOSITY = {
 # Each duration backend measures exactly one metric (the engine's MetricSpec names).
 BACKEND_METRICS = {"cupti": "cupti__kernel_duration", "events": "events__region_duration"}
 # The counter backends measure the metrics asked for (Nsight Compute names), the Speed-of-Light
-# preset by default; 'auto' is counters where permitted, else a duration backend.
-COUNTER_BACKENDS = {"counters": "counters", "auto": "automatic"}
+# preset by default; 'auto' is counters where permitted, else a duration backend; 'ncu' re-runs
+# the script under the Nsight Compute CLI.
+COUNTER_BACKENDS = {"counters": "counters", "auto": "automatic", "ncu": "ncu"}
 
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
 _thermal_device_warned = False

@@ -38,6 +38,11 @@ class ProfileResults:
             self._samples = self._frame(*self._core.samples())
         return self._samples.copy()
 
+    @property
+    def report_path(self):
+        """backend='ncu': the Nsight Compute report (.ncu-rep); None otherwise."""
+        return self._core.report_path() or None
+
     def speed_of_light(self):
         """Counter results only: per (annotation, config) compute vs memory throughput in % of
         peak and the Bottleneck (kscope.bottleneck_rule() states the rule)."""

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kscope/kscope.hpp"
+#include "kscope/doctor.hpp"
 #include "kscope/metrics.hpp"
 #include "kscope/testing.hpp"
 
@@ -177,7 +178,8 @@ PYBIND11_MODULE(_core, m) {
       .value("cupti", kscope::Backend::cupti)
       .value("events", kscope::Backend::events)
       .value("counters", kscope::Backend::counters)
-      .value("automatic", kscope::Backend::automatic);
+      .value("automatic", kscope::Backend::automatic)
+      .value("ncu", kscope::Backend::ncu);
   py::enum_<kscope::CacheControl>(m, "CacheControl")
       .value("all", kscope::CacheControl::all)
       .value("none", kscope::CacheControl::none);
@@ -235,6 +237,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against);
 
   py::class_<kscope::Results>(m, "Results")
+      .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
       .def("summary", [](const kscope::Results& r) { return columns(r.summary_table(), config_indices(r.rows())); },
            "({column: [cells]}, [config index per row]) of the summary table")
       .def("samples", [](const kscope::Results& r) { return columns(r.samples_table(), config_indices(r.samples())); },
@@ -270,6 +273,18 @@ PYBIND11_MODULE(_core, m) {
   m.def("bottleneck_rule", &kscope::bottleneck_rule);
   m.def("speed_of_light", [](const kscope::Results& r) { return py::object(columns(kscope::speed_of_light(r), {})[0]); },
         "{column: [cells]} of the Speed-of-Light table of counter results");
+
+  // The environment doctor: JSON text (parsed on the Python side) and the readable report.
+  m.def("doctor", [] {
+    std::string json, text;
+    {
+      py::gil_scoped_release release;  // the probes take a moment and touch no Python object
+      const kscope::DoctorReport report = kscope::run_doctor();
+      json = kscope::to_json(report);
+      text = kscope::to_text(report);
+    }
+    return py::make_tuple(json, text);
+  });
 
   m.def("geometric_mean", [](const std::vector<double>& v) { return kscope::geometric_mean(v); });
 

@@ -1,11 +1,11 @@
 #include "doctor/system_probes.hpp"
 
+#include <unistd.h>
+
 #include "backends/ncu/ncu_locator.hpp"
 #include "backends/ncu/program_command.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/errors.hpp"
-
-#include <unistd.h>
 
 namespace kscope {
 namespace doctor {

@@ -251,7 +251,7 @@ def test_annotate_outside_profiling_is_a_no_op():
         (dict(warmup_runs=-1), r"warmup_runs must be an integer >= 0"),
         (dict(verbosity=2), r"verbosity must be kscope.VerbosityLevel.SILENT \(0\), INFO \(3\) or DEBUG \(4\)"),
         (dict(verbosity="loud"), r"verbosity must be 'silent', 'info' or 'debug'"),
-        (dict(backend="ncu-cli"), r"backend must be 'cupti' or 'events' or 'counters' or 'auto', not 'ncu-cli'"),
+        (dict(backend="ncu-cli"), r"backend must be 'cupti' or 'events' or 'counters' or 'auto' or 'ncu', not 'ncu-cli'"),
         (dict(backend="test"), r"profile inside `with kscope.testing.simulated_backend\(\) as sim:`"),
         (dict(ignore_kernel_list="helper"), r"ignore_kernel_list must be a list of names, e.g. \['helper'\]"),
         (dict(normalize_against=3), r"normalize_against must be an annotation name"),
@@ -445,3 +445,10 @@ def test_counter_backend_options():
         kscope.analyze.kernel(backend="auto", derive_metric=lambda t, n: t)
     with pytest.raises(ConfigError, match="backend must be"):
         kscope.analyze.kernel(backend="ncu-cli")
+
+
+def test_doctor_reports_a_verdict_and_every_backend(capsys):
+    report = kscope.doctor()
+    assert report["exit_code"] in (0, 1, 2)
+    assert {b["backend"] for b in report["backends"]} >= {"cupti", "events", "counters", "ncu"}
+    assert "kscope doctor" in capsys.readouterr().out

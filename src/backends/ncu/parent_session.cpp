@@ -2,7 +2,6 @@
 
 #include <stdlib.h>
 
-#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -124,21 +123,14 @@ void check_run(int exit_code, const std::optional<ChildManifest>& manifest, cons
                        "): it profiled no kernel inside kscope's annotations" + output);
 }
 
-}  // namespace
-
-Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::size_t ordinal) {
-  if (settings.sampling != Sampling::fixed)
-    throw ConfigError("Backend::ncu needs Settings::sampling = Sampling::fixed: adaptive sampling decides after each "
-                      "run from its measurements, and ncu's numbers exist only once the profiled process has ended");
+// Runs the program under ncu and returns the child's manifest once the run is known to be good.
+ChildManifest run_under_ncu(const Sweep& sweep, const Settings& settings, std::size_t ordinal, const NcuProbe& ncu,
+                            const SessionFiles& files) {
   const ProgramCommand program = current_program();
   if (const std::string problem = rerun_problem(program); !problem.empty()) throw BackendError(not_rerunnable(problem));
-  const NcuProbe ncu = require_ncu();
-  const SessionFiles files(files_prefix(settings));
   std::error_code ignored;
   fs::remove(files.manifest, ignored);
   fs::remove(files.report, ignored);
-
-  const std::vector<std::string> metrics = requested_metrics(settings);
   const auto cmd = profile_command(ncu.path, settings, files.report_stem, files.log, program.command_line());
   if (settings.verbosity != Verbosity::quiet)
     std::cerr << "[kscope] Backend::ncu: re-running this program under Nsight Compute " << ncu.version->to_string()
@@ -148,12 +140,24 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
                          files.program_output});
   const int exit_code = child.wait();
   std::optional<ChildManifest> manifest = read_manifest(files.manifest);
-  check_run(exit_code, manifest, files, metrics, ordinal);
+  check_run(exit_code, manifest, files, requested_metrics(settings), ordinal);
+  return std::move(*manifest);
+}
 
-  const ReportContents report =
-      read_report(export_report(ncu.path, files, false), export_report(ncu.path, files, true), metrics, files.report);
+}  // namespace
+
+Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::size_t ordinal) {
+  if (settings.sampling != Sampling::fixed)
+    throw ConfigError("Backend::ncu needs Settings::sampling = Sampling::fixed: adaptive sampling decides after each "
+                      "run from its measurements, and ncu's numbers exist only once the profiled process has ended");
+  const NcuProbe ncu = require_ncu();
+  const SessionFiles files(files_prefix(settings));
+  ChildManifest manifest = run_under_ncu(sweep, settings, ordinal, ncu, files);
+
+  const ReportContents report = read_report(export_report(ncu.path, files, false), export_report(ncu.path, files, true),
+                                            requested_metrics(settings), files.report);
   const bool per_kernel = settings.replay_mode == ReplayMode::kernel;
-  std::vector<RunKernels> kernels = map_kernels(*manifest, report, {files.report, files.log, per_kernel});
+  std::vector<RunKernels> kernels = map_kernels(manifest, report, {files.report, files.log, per_kernel});
 
   SessionInfo info;
   info.backend = "ncu";
@@ -162,7 +166,7 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   info.rated_sm_clock_mhz = report.rated_sm_clock_mhz;
   info.rated_memory_clock_mhz = report.rated_memory_clock_mhz;
   info.report_path = files.report;
-  ReplayBackend replay(report.metrics, per_kernel, info, std::move(*manifest), std::move(kernels));
+  ReplayBackend replay(report.metrics, per_kernel, info, std::move(manifest), std::move(kernels));
   Settings replay_settings = settings;
   replay_settings.warmup_runs = 0;  // the child's warm-ups ran outside every NVTX range: ncu skipped them
   replay_settings.thermal_mode = ThermalMode::off;
