@@ -63,9 +63,13 @@ print(f"{'kernel':<12} {'metric':<52} {'kscope':>14} {'ncu':>14} {'diff':>8}")
 for (label, metric), value in kscope.items():
     theirs = statistics.median(ncu[(label, metric)])
     diff = 100 * (value - theirs) / theirs if theirs else float("nan")
-    ok = abs(diff) <= 5
+    # A kernel that reads almost nothing (the FMA kernel's few KB) has no meaningful relative error:
+    # byte counts within 64 KiB of each other agree.
+    near_zero = "bytes" in metric and abs(value - theirs) < 65536
+    ok = abs(diff) <= 5 or near_zero
     failed += not ok
-    print(f"{label:<12} {metric:<52} {value:>14.6g} {theirs:>14.6g} {diff:>+7.2f}% {'ok' if ok else 'FAIL (> 5%)'}")
+    verdict = "ok (within 64 KiB)" if near_zero and abs(diff) > 5 else "ok" if ok else "FAIL (> 5%)"
+    print(f"{label:<12} {metric:<52} {value:>14.6g} {theirs:>14.6g} {diff:>+7.2f}% {verdict}")
 ours = {}
 for line in open(f"{work}/overhead.txt"):
     _, n, passes, ms = line.split()

@@ -155,7 +155,8 @@ TEST(NcuCommand, AlwaysPassesClockControlAndTheSessionOptions) {
 
 TEST(NcuCommand, ImportsTheRawPageInBaseUnitsWithAndWithoutNvtxRenaming) {
   EXPECT_EQ(import_command("ncu", "r.ncu-rep", false),
-            (std::vector<std::string>{"ncu", "--import", "r.ncu-rep", "--csv", "--page", "raw", "--print-units", "base"}));
+            (std::vector<std::string>{"ncu", "--import", "r.ncu-rep", "--csv", "--page", "raw", "--print-units", "base",
+                                      "--print-kernel-base", "demangled"}));
   const auto renamed = import_command("ncu", "r.ncu-rep", true);
   EXPECT_TRUE(contains_pair(renamed, "--print-nvtx-rename", "kernel"));
   EXPECT_TRUE(contains_pair(renamed, "--print-units", "base"));

@@ -35,7 +35,9 @@ std::vector<std::string> profile_command(const std::string& ncu, const Settings&
 }
 
 std::vector<std::string> import_command(const std::string& ncu, const std::string& report, bool rename_by_nvtx) {
-  std::vector<std::string> cmd{ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"};
+  // Demangled kernel names, as the other backends report them (ncu's default drops namespaces).
+  std::vector<std::string> cmd{ncu,       "--import", report, "--csv", "--page", "raw", "--print-units", "base",
+                               "--print-kernel-base", "demangled"};
   if (rename_by_nvtx) cmd.insert(cmd.end(), {"--print-nvtx-rename", "kernel"});
   return cmd;
 }
