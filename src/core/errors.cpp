@@ -1,5 +1,6 @@
 #include "kscope/errors.hpp"
 
+#include "core/exception_message.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope {
@@ -11,4 +12,17 @@ SweepError::SweepError(const std::string& message, std::string failed_config,
       cause_(std::move(cause)),
       partial_(std::move(partial)) {}
 
+namespace detail {
+
+std::string exception_message(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+}  // namespace detail
 }  // namespace kscope

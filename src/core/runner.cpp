@@ -9,6 +9,7 @@
 
 #include "core/attribution.hpp"
 #include "core/clock_lock.hpp"
+#include "core/exception_message.hpp"
 #include "core/results_builder.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/session.hpp"
@@ -21,16 +22,6 @@
 
 namespace kscope {
 namespace {
-
-std::string describe_exception(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "a non-standard exception";
-  }
-}
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -105,7 +96,7 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
   const auto fail = [&](const std::string& context, const std::string& failed_config,
                         std::exception_ptr cause) -> SweepError {
     auto partial = std::make_shared<const Results>(builder.build(false));
-    std::string message = context + ": " + describe_exception(cause) + "\n" +
+    std::string message = context + ": " + detail::exception_message(cause) + "\n" +
                           std::to_string(partial->rows().size()) +
                           " summary rows measured before it are kept in SweepError::partial_results()";
     if (!settings.output_prefix.empty()) {

@@ -6,18 +6,19 @@
 #include "backends/ncu/child_backend.hpp"
 #include "backends/ncu/error_kinds.hpp"
 #include "backends/ncu/ncu_command.hpp"
+#include "core/exception_message.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
 namespace {
 
 ManifestError describe(std::exception_ptr error) {
-  ManifestError e{error_kind(error), error_message(error), "", ""};
+  ManifestError e{error_kind(error), detail::exception_message(error), "", ""};
   try {
     std::rethrow_exception(error);
   } catch (const SweepError& sweep) {
     // The parent rebuilds the SweepError; the child's partial results hold only placeholders.
-    e.message = error_message(sweep.cause());
+    e.message = detail::exception_message(sweep.cause());
     e.failed_config = sweep.failed_config();
     e.cause_kind = error_kind(sweep.cause());
   } catch (...) {

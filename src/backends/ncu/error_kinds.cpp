@@ -26,16 +26,6 @@ std::string error_kind(std::exception_ptr error) {
   }
 }
 
-std::string error_message(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "a non-standard exception";
-  }
-}
-
 std::exception_ptr make_error(const std::string& kind, const std::string& message) {
   if (kind == "CudaError") return std::make_exception_ptr(CudaError(message));
   if (kind == "BackendError") return std::make_exception_ptr(BackendError(message));

@@ -10,9 +10,6 @@ namespace kscope::ncu {
 // "Error", or "exception" for anything else.
 std::string error_kind(std::exception_ptr error);
 
-// The message of any exception ("a non-standard exception" for one that is not std::exception).
-std::string error_message(std::exception_ptr error);
-
 // An exception of the class `kind` names (Error for an unknown name) carrying `message`.
 std::exception_ptr make_error(const std::string& kind, const std::string& message);
 
