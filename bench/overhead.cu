@@ -91,16 +91,9 @@ void print_breakdown() {
   std::printf("  engine alone (simulated backend)          %8.2f us\n", engine_us());
   std::printf("  NVML clocks() (SM, memory, reasons)       %8.2f us  (read twice a run)\n",
               call_us([&] { control.clocks(); }));
-  std::printf("  thermal_margin_c() (cached 100 ms)        %8.2f us  (once a run, thermal guard on)\n",
+  // The thermal guard reads it at most every 100 ms (ThermalGuard::kCheckIntervalSeconds).
+  std::printf("  NVML thermal_margin_c()                   %8.2f us  (at most every 100 ms, thermal guard on)\n",
               call_us([&] { control.thermal_margin_c(); }));
-  kscope::device::NvmlApi::Device device = nullptr;
-  if (api.device_get_margin_temperature != nullptr && api.device_get_handle_by_uuid != nullptr &&
-      api.device_get_handle_by_uuid(uuid.c_str(), &device) == 0) {
-    kscope::device::NvmlApi::MarginTemperature margin{
-        kscope::device::NvmlApi::kMarginTemperatureV1, 0};
-    std::printf("  nvmlDeviceGetMarginTemperature, uncached  %8.2f us\n",
-                call_us([&] { api.device_get_margin_temperature(device, &margin); }));
-  }
 }
 
 }  // namespace
