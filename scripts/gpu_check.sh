@@ -28,30 +28,15 @@ print_summary() {
     --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
   printf '%-16s %-5s %s\n' "step" "result" "key numbers"
   printf '%s\n' "${SUMMARY[@]}"
-  if [[ -s $WORK/results.txt ]]; then
-    echo "--- measured ---"
-    cat "$WORK/results.txt"
-  fi
-  if [[ -s $WORK/overhead.txt ]]; then
-    echo "--- overhead per region ---"
-    cat "$WORK/overhead.txt"
-  fi
-  if [[ -s $WORK/adaptive.txt ]]; then
-    echo "--- adaptive sampling ---"
-    cat "$WORK/adaptive.txt"
-  fi
-  if [[ -s $WORK/ncu_table.txt ]]; then
-    echo "--- kscope cupti vs ncu ---"
-    cat "$WORK/ncu_table.txt"
-  fi
-  if [[ -s $WORK/counters_table.txt ]]; then
-    echo "--- kscope counters vs ncu ---"
-    cat "$WORK/counters_table.txt"
-  fi
-  if [[ -s $WORK/ncu_backend.txt ]]; then  # from the "backend ncu and kscope doctor" step
-    echo "--- backend ncu vs counters, kscope doctor ---"
-    cat "$WORK/ncu_backend.txt"
-  fi
+  local section
+  for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
+                 "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
+                 "ncu_backend.txt:backend ncu vs counters, kscope doctor"; do
+    if [[ -s $WORK/${section%%:*} ]]; then
+      echo "--- ${section#*:} ---"
+      cat "$WORK/${section%%:*}"
+    fi
+  done
 }
 
 # --- build --------------------------------------------------------------------------------
