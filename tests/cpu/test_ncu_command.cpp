@@ -156,7 +156,7 @@ TEST(NcuCommand, AlwaysPassesClockControlAndTheSessionOptions) {
 TEST(NcuCommand, ImportsTheRawPageInBaseUnitsWithAndWithoutNvtxRenaming) {
   EXPECT_EQ(import_command("ncu", "r.ncu-rep", false),
             (std::vector<std::string>{"ncu", "--import", "r.ncu-rep", "--csv", "--page", "raw", "--print-units", "base",
-                                      "--print-kernel-base", "demangled"}));
+                                      "--print-kernel-base", "mangled"}));
   const auto renamed = import_command("ncu", "r.ncu-rep", true);
   EXPECT_TRUE(contains_pair(renamed, "--print-nvtx-rename", "kernel"));
   EXPECT_TRUE(contains_pair(renamed, "--print-units", "base"));

@@ -142,6 +142,20 @@ TEST(NcuReport, DurationsInOtherUnitsBecomeNanoseconds) {
   EXPECT_TRUE(std::isnan(r.rated_sm_clock_mhz));
 }
 
+TEST(NcuReport, KernelNamesAreDemangledAsTheOtherBackendsReportThem) {
+  // Imported with --print-kernel-base mangled: ncu's own demangling drops namespaces.
+  const std::string text =
+      "\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n"
+      "\"0\",\"_ZN11kscope_test11spin_kernelEm\",\"1\"\n\"1\",\"triton_poi_fused_mul_0\",\"2\"\n";
+  const NcuCsv csv = parse_ncu_csv(text, "names.csv");
+  NcuCsv renamed = csv;
+  renamed.rows[0][1] = "a [kscope:c0:r0:g0]";
+  renamed.rows[1][1] = "a [kscope:c0:r1:g0]";
+  const ReportContents r = read_report(csv, renamed, {"gpu__time_duration.sum"}, "names.ncu-rep");
+  EXPECT_EQ(r.kernels[0].kernel, "kscope_test::spin_kernel(unsigned long)");
+  EXPECT_EQ(r.kernels[1].kernel, "triton_poi_fused_mul_0");  // extern "C": kept as it is
+}
+
 TEST(NcuRangeName, RoundTripsAndToleratesDomainPrefixes) {
   const RangeId id{2, 7, 1};
   const std::string name = range_name("my [odd] name", id);

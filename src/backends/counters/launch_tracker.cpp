@@ -1,7 +1,6 @@
 #include "backends/counters/launch_tracker.hpp"
 
 #include <cuda.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -54,7 +53,7 @@ std::vector<Launch> LaunchTracker::end_pass() {
   }
   std::vector<Launch> out;
   for (const auto& r : records) {
-    const std::string name = r.flush ? "L2 flush" : r.graph ? "CUDA graph" : demangled(r.mangled);
+    const std::string name = r.flush ? "L2 flush" : r.graph ? "CUDA graph" : kernel_names_.of(r.mangled);
     out.push_back({r.region, name, r.graph, r.flush});
   }
   return out;
@@ -82,14 +81,5 @@ void CUPTIAPI LaunchTracker::on_callback(void* self, CUpti_CallbackDomain domain
   }
 }
 
-const std::string& LaunchTracker::demangled(const std::string& mangled) {
-  auto known = demangled_.find(mangled);
-  if (known != demangled_.end()) return known->second;
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> text(abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status),
-                                                   &std::free);
-  // extern "C" kernels are not mangled: keep their names as they are.
-  return demangled_.emplace(mangled, status == 0 && text ? text.get() : mangled).first->second;
-}
 
 }  // namespace kscope::counters

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/counters/range_attribution.hpp"
+#include "core/kernel_names.hpp"
 
 namespace kscope::counters {
 
@@ -43,14 +44,13 @@ class LaunchTracker {
     bool flush;
   };
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
-  const std::string& demangled(const std::string& mangled);
 
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<std::ptrdiff_t> region_{-1};
   std::mutex mutex_;  // recording_ and records_: written by launching threads
   bool recording_ = false;
   std::vector<Record> records_;
-  std::unordered_map<std::string, std::string> demangled_;
+  KernelNames kernel_names_;
 };
 
 }  // namespace kscope::counters

@@ -2,7 +2,6 @@
 
 #include <cuda.h>
 #include <cupti.h>
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <atomic>
@@ -302,7 +301,7 @@ std::vector<std::vector<KernelMeasurement>> CuptiBackend::collect_run(std::size_
   });
   std::vector<std::vector<KernelMeasurement>> measured(region_count);
   for (const KernelRecord& kernel : trace.kernels) {
-    const std::string& name = demangled(kernel.mangled_name);
+    const std::string& name = kernel_names_.of(kernel.mangled_name);
     if (kernel.start == 0 && kernel.end == 0) {
       throw BackendError("CUPTI returned no timestamps (start = end = 0) for kernel '" + name +
                          "': a counter profiler (CUPTI range profiler, ncu) is active in this "
@@ -328,14 +327,5 @@ void CuptiBackend::abandon_run() noexcept {
   Tracer::instance().clear_run();
 }
 
-const std::string& CuptiBackend::demangled(const std::string& mangled) {
-  auto known = demangled_.find(mangled);
-  if (known != demangled_.end()) return known->second;
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> text(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
-  // extern "C" kernels are not mangled: keep their names as they are.
-  return demangled_.emplace(mangled, status == 0 && text ? text.get() : mangled).first->second;
-}
 
 }  // namespace kscope

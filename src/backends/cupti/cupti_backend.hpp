@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/kernel_names.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/measurement_backend.hpp"
 
@@ -38,11 +39,10 @@ class CuptiBackend final : public MeasurementBackend {
   DeviceControl* device_control() override { return &device_.control(); }
 
  private:
-  const std::string& demangled(const std::string& mangled);
 
   device::MeasuredDevice device_;
   bool session_open_ = false;
-  std::unordered_map<std::string, std::string> demangled_;
+  KernelNames kernel_names_;
 };
 
 }  // namespace kscope

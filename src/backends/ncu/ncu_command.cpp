@@ -35,9 +35,10 @@ std::vector<std::string> profile_command(const std::string& ncu, const Settings&
 }
 
 std::vector<std::string> import_command(const std::string& ncu, const std::string& report, bool rename_by_nvtx) {
-  // Demangled kernel names, as the other backends report them (ncu's default drops namespaces).
+  // Mangled names, demangled by kscope as the other backends do: ncu's own demangled form drops
+  // namespaces ("spin_kernel(unsigned long)" for kscope_test::spin_kernel), seen with ncu 2025.3.1.
   std::vector<std::string> cmd{ncu,       "--import", report, "--csv", "--page", "raw", "--print-units", "base",
-                               "--print-kernel-base", "demangled"};
+                               "--print-kernel-base", "mangled"};
   if (rename_by_nvtx) cmd.insert(cmd.end(), {"--print-nvtx-rename", "kernel"});
   return cmd;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "core/kernel_names.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -83,7 +84,7 @@ ReportContents read_report(const NcuCsv& plain, const NcuCsv& renamed, const std
   for (std::size_t r = 0; r < plain.rows.size(); ++r) {
     ReportKernel k;
     k.id = id_of(plain, r, source);
-    k.kernel = field(plain, r, "Kernel Name", source);
+    k.kernel = demangle(field(plain, r, "Kernel Name", source));
     const auto nvtx = nvtx_by_id.find(k.id);
     if (nvtx == nvtx_by_id.end())
       throw BackendError("kernel ID " + std::to_string(k.id) + " of " + report_path +
