@@ -4,7 +4,10 @@
 //   counters_overhead --compare         kscope's values: "KSCOPE <label> <metric> <median> <kernel>"
 //   counters_overhead --plain REPS      the same kernels, REPS launches each, to run under ncu
 //   counters_overhead --overhead        wall ms per profiled kernel with kscope, per metric set:
-//                                       "OVERHEAD <n metrics> <passes> <ms per kernel>" (n=0: no profiler)
+//                                       "OVERHEAD <n metrics> <passes> <ms per kernel> <ms per session>"
+//                                       (n=0: no profiler). Per kernel is the slope between profile()
+//                                       calls of kFewRuns and kManyRuns runs, measured as ncu's is;
+//                                       per session is the rest (setup, metric config, teardown).
 //   counters_overhead --plain-overhead N   N launches of the overhead kernel, to run under ncu
 #include <chrono>
 #include <cstdio>
@@ -26,7 +29,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kCopyFloats = std::size_t(1) << 26;      // 256 MiB each way
 constexpr std::size_t kOverheadFloats = std::size_t(1) << 22;  // 16 MiB: a short kernel
 constexpr int kFmaIterations = 4096;
-constexpr std::size_t kOverheadRuns = 20;
+constexpr std::size_t kFewRuns = 5;
+constexpr std::size_t kManyRuns = 25;
 
 const std::vector<std::string> kCompared{"gpu__time_duration.sum", "dram__bytes_read.sum",
                                          "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
@@ -112,21 +116,27 @@ int plain_overhead(Buffers& b, int launches) {
 
 int overhead(Buffers& b) {
   const auto t0 = Clock::now();
-  plain_overhead(b, static_cast<int>(kOverheadRuns));
-  std::printf("OVERHEAD 0 0 %.4f\n",
-              std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / kOverheadRuns);
+  plain_overhead(b, static_cast<int>(kManyRuns));
+  std::printf("OVERHEAD 0 0 %.4f 0\n",
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / kManyRuns);
+  const auto body = [&](const kscope::Config&) {
+    kscope::Annotation region("kernel");
+    overhead_kernel(b);
+  };
   for (const auto& set : kSets) {
-    const auto settings = counter_settings(set, kOverheadRuns);
-    const auto start = Clock::now();
-    const auto body = [&](const kscope::Config&) {
-      kscope::Annotation region("kernel");
-      overhead_kernel(b);
+    std::size_t passes = 0;
+    const auto wall_ms = [&](std::size_t runs) {  // one profile() call; every run profiles one kernel
+      const auto start = Clock::now();
+      passes = kscope::profile(kscope::Sweep().axis("case", {"overhead"}), counter_settings(set, runs), body)
+                   .session()
+                   .replay_passes;
+      return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     };
-    const auto results = kscope::profile(kscope::Sweep().axis("case", {"overhead"}), settings, body);
-    // Every run profiles one kernel, warm-up included; profile() as a whole is counted.
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
-                      static_cast<double>(settings.runs + settings.warmup_runs);
-    std::printf("OVERHEAD %zu %zu %.4f\n", set.size(), results.session().replay_passes, ms);
+    const double few = wall_ms(kFewRuns), many = wall_ms(kManyRuns);
+    const double per_kernel = (many - few) / static_cast<double>(kManyRuns - kFewRuns);
+    // The warm-up run profiles a kernel too: kFewRuns + 1 kernels in the shorter call.
+    const double per_session = few - per_kernel * static_cast<double>(kFewRuns + 1);
+    std::printf("OVERHEAD %zu %zu %.4f %.2f\n", set.size(), passes, per_kernel, per_session);
   }
   return 0;
 }

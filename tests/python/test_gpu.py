@@ -43,6 +43,24 @@ def test_cuda_initialised_before_import():
     assert "cupti" in out and "elementwise" in out
 
 
+def test_kscope_imported_before_torch():
+    # Issue 3: with a statically linked libstdc++ in kscope._core, `import torch` after kscope crashed.
+    out = run_python("""
+        import kscope
+        import torch
+
+        def scale(n):
+            x = torch.ones(n, device="cuda")
+            with kscope.annotate("scale"):
+                x.mul_(2.0)
+
+        df = kscope.analyze.kernel(configs=[1 << 20], runs=3, verbosity=0)(scale)().to_dataframe()
+        assert (df["NumRuns"] == 3).all() and (df["AvgValue"] > 0).all()
+        print("kscope first", df["Kernel"].iloc[0], df["AvgValue"].iloc[0])
+    """)
+    assert "kscope first" in out
+
+
 def test_matmul_tflops_and_dtype_columns():
     import torch
 
