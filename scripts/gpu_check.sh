@@ -31,6 +31,7 @@ print_summary() {
   local section
   for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
+                 "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
                  "ncu_backend.txt:backend ncu vs counters, kscope doctor"; do
     if [[ -s $WORK/${section%%:*} ]]; then
       echo "--- ${section#*:} ---"
@@ -103,13 +104,13 @@ PY_SITE=$WORK/site
   KSCOPE_CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
     python3 -m pip install -q --no-build-isolation --no-deps --no-index --target "$PY_SITE" "$ROOT"
   echo "pip_rc=$?"
-  echo "## python: pytest tests/python -m gpu"
-  (cd "$ROOT" && PYTHONPATH=$PY_SITE python3 -m pytest tests/python -m gpu -q -rs -p no:cacheprovider)
+  echo "## python: pytest tests/python (the CPU tests too: they check the installed extension)"
+  (cd "$ROOT" && PYTHONPATH=$PY_SITE python3 -m pytest tests/python -q -rs -p no:cacheprovider)
   echo "pytest_rc=$?"
 } >> "$OUT/example.log" 2>&1
 py_line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$OUT/example.log" | tail -1)
 if grep -q '^pip_rc=0' "$OUT/example.log" && grep -q '^pytest_rc=0' "$OUT/example.log"; then
-  record python PASS "pip install; pytest -m gpu: $py_line"
+  record python PASS "pip install; pytest: $py_line"
 else
   record python FAIL "pip/pytest failed: ${py_line:-see example.log}"
 fi
@@ -182,6 +183,13 @@ sed -n '/^kernel /,$p' "$WORK/counters.log" > "$WORK/counters_table.txt"
 [[ $counters_rc -eq 0 ]] && record "counters/ncu" PASS "$(tail -1 "$WORK/counters.log")" ||
   record "counters/ncu" FAIL "rc=$counters_rc: $(tail -1 "$WORK/counters.log")"
 
+# --- kscope counters against ncu on a torch matmul (its log joins ncu.log) -------------------
+PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/torch_matmul_vs_ncu.py" > "$WORK/torch_matmul.txt" 2>&1
+matmul_rc=$?
+{ echo "## bench/torch_matmul_vs_ncu.py (rc=$matmul_rc)"; cat "$WORK/torch_matmul.txt"; } >> "$OUT/ncu.log"
+[[ $matmul_rc -eq 0 ]] && record "matmul/ncu" PASS "$(tail -1 "$WORK/torch_matmul.txt")" ||
+  record "matmul/ncu" FAIL "rc=$matmul_rc: $(tail -1 "$WORK/torch_matmul.txt")"
+
 # --- backend ncu and kscope doctor (issue #6) ------------------------------------------------
 # (a) kscope doctor, text and JSON; (b) a three-config sweep through Backend::ncu against the
 # counter backend (gpu__time_duration.sum within 5%, same table shape, the report opens with
@@ -220,9 +228,9 @@ except ImportError:
 METRIC = "gpu__time_duration.sum"
 
 
-def sweep(backend):
+def sweep(backend, **options):
     @kscope.analyze.kernel(configs=[(1 << 20,), (1 << 22,), (1 << 24,)], runs=5, backend=backend,
-                           metrics=[METRIC], verbosity=kscope.VerbosityLevel.SILENT)
+                           metrics=[METRIC], verbosity=kscope.VerbosityLevel.SILENT, **options)
     def scale(n):
         x = torch.ones(n, device="cuda")
         with kscope.annotate("scale"):
@@ -231,7 +239,7 @@ def sweep(backend):
 
 
 try:
-    ncu = sweep("ncu").to_dataframe()  # first: the re-run child profiles it and exits
+    ncu = sweep("ncu", ncu_sections=["SpeedOfLight"]).to_dataframe()  # first: the re-run child profiles it and exits
 except kscope.ConfigError as e:
     if "backend" in str(e):
         print(f"SKIP: the Python package does not offer backend='ncu' yet: {e}")
@@ -249,8 +257,12 @@ if not reports:
     print("FAIL: no ncu report under TMPDIR")
     sys.exit(1)
 imported = subprocess.run(["ncu", "--import", reports[-1], "--csv", "--page", "raw"], capture_output=True)
-print(f"[python ncu report] {reports[-1]}: ncu --import rc={imported.returncode}")
-sys.exit(0 if ok and imported.returncode == 0 else 1)
+details = subprocess.run(["ncu", "--import", reports[-1], "--page", "details", "--section", "SpeedOfLight"],
+                         capture_output=True, text=True)
+has_section = details.returncode == 0 and "Speed Of Light" in details.stdout
+print(f"[python ncu report] {reports[-1]}: ncu --import rc={imported.returncode}, "
+      f"section SpeedOfLight in it: {has_section}")
+sys.exit(0 if ok and imported.returncode == 0 and has_section else 1)
 PYEOF
   mkdir -p "$WORK/py_tmp"
   (cd "$WORK" && TMPDIR=$WORK/py_tmp PYTHONPATH=$PY_SITE timeout 600 python3 "$WORK/ncu_python_check.py")

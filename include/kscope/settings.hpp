@@ -114,6 +114,9 @@ struct Settings {
   Backend backend = Backend::cupti;
   std::vector<std::string> metrics;  // counter backend: metric names; empty = the backend's default
   ReplayMode replay_mode = ReplayMode::kernel;
+  // Backend::ncu only: Nsight Compute sections collected into the kept .ncu-rep (e.g.
+  // "SpeedOfLight", "MemoryWorkloadAnalysis"), for its GUI; the table holds `metrics`.
+  std::vector<std::string> ncu_sections;
   CacheControl cache_control = CacheControl::all;
   ClockControl clock_control = ClockControl::none;
   Verbosity verbosity = Verbosity::info;

@@ -95,7 +95,8 @@ class Options:
     def __init__(self, *, runs, warmup_runs, metrics, derive_metric, normalize_against, verbosity,
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
-                 thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep"):
+                 thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
+                 ncu_sections=None):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -129,6 +130,7 @@ class Options:
         self.output_csv = bool(output_csv)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
+        self.ncu_sections = _names("ncu_sections", [ncu_sections] if isinstance(ncu_sections, str) else ncu_sections)
         if backend in ("test", "simulated", "testing"):
             raise ConfigError(
                 "the simulated backend is not a backend= choice (it measures nothing); in tests, "
@@ -213,6 +215,7 @@ class Options:
         s.ignore_kernel_list = self.ignore_kernel_list
         s.normalize_against = self.normalize_against or ""
         s.throttled_runs = getattr(_core.ThrottledRuns, self.throttled_runs)
+        s.ncu_sections = self.ncu_sections
         if self.adaptive is not None:
             s.sampling = _core.Sampling.adaptive
             a = _core.AdaptiveSampling()

@@ -39,6 +39,7 @@ def kernel(
     warmup_runs=1,
     adaptive=None,
     throttled_runs="keep",
+    ncu_sections=None,
 ):
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -81,6 +82,9 @@ def kernel(
         column says which did).
     throttled_runs (kscope): 'keep' (flagged, counted in ThrottledRuns) or 'exclude' from the
         statistics (still in the raw samples).
+    ncu_sections (kscope, backend='ncu'): Nsight Compute sections such as 'SpeedOfLight' or
+        'MemoryWorkloadAnalysis', collected into the kept report (results.report_path) for
+        ncu's GUI; the table holds `metrics`.
     """
     options = Options(
         runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
@@ -90,7 +94,7 @@ def kernel(
         thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
         output_prefix=output_prefix, output_csv=output_csv, backend=backend,
-        adaptive=adaptive, throttled_runs=throttled_runs,
+        adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
     )
 
     def decorate(func):

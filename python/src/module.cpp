@@ -223,6 +223,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("backend", &kscope::Settings::backend)
       .def_readwrite("metrics", &kscope::Settings::metrics)
       .def_readwrite("replay_mode", &kscope::Settings::replay_mode)
+      .def_readwrite("ncu_sections", &kscope::Settings::ncu_sections)
       .def_readwrite("cache_control", &kscope::Settings::cache_control)
       .def_readwrite("clock_control", &kscope::Settings::clock_control)
       .def_readwrite("thermal_mode", &kscope::Settings::thermal_mode)

@@ -33,6 +33,14 @@ void Settings::validate() const {
   if (runs == 0) throw ConfigError("Settings::runs is 0; at least one recorded run per config is needed");
   if (!(stable_rsd_pct > 0))
     throw ConfigError("Settings::stable_rsd_pct must be a positive percentage (the default is 2.0)");
+  if (!ncu_sections.empty() && backend != Backend::ncu)
+    throw ConfigError("Settings::ncu_sections is set but the backend is " + to_string(backend) +
+                      ": sections are Nsight Compute's; use Backend::ncu, or Backend::counters with the metrics "
+                      "the section would show");
+  for (const auto& s : ncu_sections)
+    if (s.empty() || s.find_first_of(" \t\n") != std::string::npos)
+      throw ConfigError("Settings::ncu_sections has '" + s + "', not a section identifier: list them with "
+                        "'ncu --list-sections' (e.g. SpeedOfLight, MemoryWorkloadAnalysis)");
   for (const auto& k : ignore_kernel_list)
     if (k.empty()) throw ConfigError("Settings::ignore_kernel_list contains an empty kernel name");
   // Their constructors check the thermal and adaptive-sampling fields.

@@ -153,6 +153,27 @@ TEST(NcuCommand, AlwaysPassesClockControlAndTheSessionOptions) {
   EXPECT_TRUE(contains_pair(profile_command("ncu", s, "r", "l", {"/bin/prog"}), "--clock-control", "base"));
 }
 
+TEST(NcuCommand, SectionsGoIntoTheReportAndOnlyWithTheNcuBackend) {
+  Settings s;
+  s.backend = Backend::ncu;
+  s.ncu_sections = {"SpeedOfLight", "MemoryWorkloadAnalysis"};
+  s.validate();
+  const auto cmd = profile_command("ncu", s, "r", "l", {"/bin/prog"});
+  EXPECT_TRUE(contains_pair(cmd, "--section", "SpeedOfLight"));
+  EXPECT_TRUE(contains_pair(cmd, "--section", "MemoryWorkloadAnalysis"));
+  EXPECT_EQ(cmd.back(), "/bin/prog");  // options before the program
+  s.ncu_sections = {"Speed Of Light"};
+  EXPECT_THROW(s.validate(), ConfigError);
+  s.ncu_sections = {"SpeedOfLight"};
+  s.backend = Backend::counters;
+  try {
+    s.validate();
+    ADD_FAILURE() << "ncu_sections accepted with Backend::counters";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("use Backend::ncu"), std::string::npos) << e.what();
+  }
+}
+
 TEST(NcuCommand, ImportsTheRawPageInBaseUnitsWithAndWithoutNvtxRenaming) {
   EXPECT_EQ(import_command("ncu", "r.ncu-rep", false),
             (std::vector<std::string>{"ncu", "--import", "r.ncu-rep", "--csv", "--page", "raw", "--print-units", "base",

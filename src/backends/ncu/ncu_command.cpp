@@ -30,6 +30,8 @@ std::vector<std::string> profile_command(const std::string& ncu, const Settings&
                                "--force-overwrite",
                                "--export",
                                report_stem};
+  // Sections go into the report for its GUI; ncu names an unknown one itself and exits non-zero.
+  for (const auto& section : settings.ncu_sections) cmd.insert(cmd.end(), {"--section", section});
   cmd.insert(cmd.end(), program.begin(), program.end());
   return cmd;
 }
