@@ -5,9 +5,9 @@
 //   counters_overhead --plain REPS      the same kernels, REPS launches each, to run under ncu
 //   counters_overhead --overhead        wall ms per profiled kernel with kscope, per metric set:
 //                                       "OVERHEAD <n metrics> <passes> <ms per kernel> <ms per session>"
-//                                       (n=0: no profiler). Per kernel is the slope between profile()
-//                                       calls of kFewRuns and kManyRuns runs, measured as ncu's is;
-//                                       per session is the rest (setup, metric config, teardown).
+//                                       (n=0: no profiler). Per kernel: the time from one run's start
+//                                       to the next inside profile() (every pass, flush and decode);
+//                                       per session: the rest (setup, metric config, teardown).
 //   counters_overhead --plain-overhead N   N launches of the overhead kernel, to run under ncu
 #include <chrono>
 #include <cstdio>
@@ -29,8 +29,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kCopyFloats = std::size_t(1) << 26;      // 256 MiB each way
 constexpr std::size_t kOverheadFloats = std::size_t(1) << 22;  // 16 MiB: a short kernel
 constexpr int kFmaIterations = 4096;
-constexpr std::size_t kFewRuns = 5;
-constexpr std::size_t kManyRuns = 25;
+constexpr std::size_t kRuns = 20;
 
 const std::vector<std::string> kCompared{"gpu__time_duration.sum", "dram__bytes_read.sum",
                                          "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
@@ -116,26 +115,25 @@ int plain_overhead(Buffers& b, int launches) {
 
 int overhead(Buffers& b) {
   const auto t0 = Clock::now();
-  plain_overhead(b, static_cast<int>(kManyRuns));
+  plain_overhead(b, static_cast<int>(kRuns));
   std::printf("OVERHEAD 0 0 %.4f 0\n",
-              std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / kManyRuns);
-  const auto body = [&](const kscope::Config&) {
-    kscope::Annotation region("kernel");
-    overhead_kernel(b);
-  };
+              std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / kRuns);
   for (const auto& set : kSets) {
-    std::size_t passes = 0;
-    const auto wall_ms = [&](std::size_t runs) {  // one profile() call; every run profiles one kernel
-      const auto start = Clock::now();
-      passes = kscope::profile(kscope::Sweep().axis("case", {"overhead"}), counter_settings(set, runs), body)
-                   .session()
-                   .replay_passes;
-      return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    std::vector<Clock::time_point> calls;  // one per call of the body: runs x passes
+    const auto body = [&](const kscope::Config&) {
+      calls.push_back(Clock::now());
+      kscope::Annotation region("kernel");
+      overhead_kernel(b);
     };
-    const double few = wall_ms(kFewRuns), many = wall_ms(kManyRuns);
-    const double per_kernel = (many - few) / static_cast<double>(kManyRuns - kFewRuns);
-    // The warm-up run profiles a kernel too: kFewRuns + 1 kernels in the shorter call.
-    const double per_session = few - per_kernel * static_cast<double>(kFewRuns + 1);
+    const auto start = Clock::now();
+    const auto settings = counter_settings(set, kRuns);
+    const std::size_t passes =
+        kscope::profile(kscope::Sweep().axis("case", {"overhead"}), settings, body).session().replay_passes;
+    const double total = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    // From the warm-up run's first pass to the last run's: kRuns whole runs, each one profiled kernel.
+    const double per_kernel =
+        std::chrono::duration<double, std::milli>(calls.at(passes * kRuns) - calls.front()).count() / kRuns;
+    const double per_session = total - per_kernel * static_cast<double>(kRuns + settings.warmup_runs);
     std::printf("OVERHEAD %zu %zu %.4f %.2f\n", set.size(), passes, per_kernel, per_session);
   }
   return 0;

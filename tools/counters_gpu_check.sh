@@ -78,8 +78,8 @@ wall = {}
 for line in open(f"{work}/ncu_overhead.txt"):
     _, n, launches, t0, t1 = line.split()
     wall.setdefault(n, {})[int(launches)] = float(t1) - float(t0)
-print(f"\nwall time per profiled kernel (16 MiB copy; plain launch + sync: {ours['0'][1]:.3f} ms), both tools")
-print("measured the same way: the slope between 5 and 25 profiled kernels; 'fixed' is the rest")
+print(f"\nwall time per profiled kernel (16 MiB copy; plain launch + sync: {ours['0'][1]:.3f} ms). kscope: run to run")
+print("inside one profile() call; ncu: the slope between 5 and 25 kernels in one process. 'fixed' is the rest")
 print("(kscope: profile() setup and teardown; ncu: its process start, the program's start and report writing)")
 print(f"{'metrics':>7} {'passes':>6} {'kscope ms':>10} {'ncu ms':>10} {'ncu/kscope':>10} {'kscope fixed ms':>16} {'ncu fixed ms':>13}")
 for n, (passes, ms, fixed) in ours.items():

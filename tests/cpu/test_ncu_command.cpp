@@ -190,6 +190,20 @@ TEST(NcuProgram, ReadsThisProcessCommandLine) {
   EXPECT_EQ(rerun_problem(p), "");  // a C++ program can always be re-run
 }
 
+TEST(NcuProgram, KeepsTheInvokedPathOfASymlinkedInterpreter) {
+  // A venv's bin/python3 -> /usr/bin/python3.12: the child must start as bin/python3.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kscope-venv-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "bin");
+  const std::string exe = fs::read_symlink("/proc/self/exe").string();
+  fs::create_symlink(exe, dir / "bin" / "python3");
+  EXPECT_EQ(invoked_executable("python3", exe, "/nonexistent:" + (dir / "bin").string()), (dir / "bin" / "python3").string());
+  EXPECT_EQ(invoked_executable((dir / "bin" / "python3").string(), exe, ""), (dir / "bin" / "python3").string());
+  EXPECT_EQ(invoked_executable("python3", exe, "/nonexistent"), exe);  // not found: the resolved path
+  EXPECT_EQ(invoked_executable("/bin/sh", exe, ""), exe);                 // another program: the resolved path
+  fs::remove_all(dir);
+}
+
 TEST(NcuProgram, PythonScriptsCanBeReRunInteractiveSessionsCannot) {
   const auto problem = [](std::vector<std::string> args) {
     return rerun_problem({"/usr/bin/python3.11", std::move(args)});

@@ -1,5 +1,7 @@
 #include "backends/ncu/program_command.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -70,6 +72,24 @@ std::vector<std::string> ProgramCommand::command_line() const {
   return cmd;
 }
 
+std::string invoked_executable(const std::string& argv0, const std::string& exe, const std::string& path_env) {
+  std::vector<fs::path> candidates;
+  if (argv0.find('/') != std::string::npos) {
+    candidates.push_back(argv0);
+  } else if (!argv0.empty()) {
+    for (std::size_t begin = 0; begin <= path_env.size();) {
+      const std::size_t end = std::min(path_env.find(':', begin), path_env.size());
+      candidates.push_back(fs::path(end > begin ? path_env.substr(begin, end - begin) : ".") / argv0);
+      begin = end + 1;
+    }
+  }
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::equivalent(c, exe, ec) && !ec) return fs::absolute(c, ec).lexically_normal().string();
+  }
+  return exe;
+}
+
 ProgramCommand current_program() {
   ProgramCommand program;
   std::error_code ec;
@@ -80,7 +100,9 @@ ProgramCommand current_program() {
                        "/proc/self/cmdline to know its command line, but they cannot be read here (Linux with /proc "
                        "is required)");
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::size_t start = raw.find('\0');  // skip argv[0]: the executable comes from /proc/self/exe
+  std::size_t start = raw.find('\0');
+  const char* path_env = std::getenv("PATH");
+  program.executable = invoked_executable(raw.substr(0, start), program.executable, path_env ? path_env : "");
   while (start != std::string::npos && start + 1 < raw.size()) {
     const std::size_t end = raw.find('\0', start + 1);
     program.arguments.push_back(raw.substr(start + 1, end == std::string::npos ? std::string::npos : end - start - 1));

@@ -9,11 +9,16 @@
 namespace kscope::ncu {
 
 struct ProgramCommand {
-  std::string executable;              // /proc/self/exe, resolved
+  std::string executable;              // as invoked (see invoked_executable), else /proc/self/exe
   std::vector<std::string> arguments;  // argv[1..] from /proc/self/cmdline
 
   std::vector<std::string> command_line() const;  // executable, then the arguments
 };
+
+// The path this process was started by, when argv[0] (found through `path_env` if it has no '/')
+// is the same file as `exe`; otherwise `exe`. A virtual environment's python3 is a symlink to
+// the system interpreter: re-run by its resolved path, Python leaves the venv and its packages.
+std::string invoked_executable(const std::string& argv0, const std::string& exe, const std::string& path_env);
 
 // Throws BackendError when /proc/self cannot be read.
 ProgramCommand current_program();
