@@ -131,8 +131,9 @@ int overhead(Buffers& b) {
         kscope::profile(kscope::Sweep().axis("case", {"overhead"}), settings, body).session().replay_passes;
     const double total = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     // From the warm-up run's first pass to the last run's: kRuns whole runs, each one profiled kernel.
+    const std::size_t calls_per_run = calls.size() / (kRuns + settings.warmup_runs);
     const double per_kernel =
-        std::chrono::duration<double, std::milli>(calls.at(passes * kRuns) - calls.front()).count() / kRuns;
+        std::chrono::duration<double, std::milli>(calls.at(calls_per_run * kRuns) - calls.front()).count() / kRuns;
     const double per_session = total - per_kernel * static_cast<double>(kRuns + settings.warmup_runs);
     std::printf("OVERHEAD %zu %zu %.4f %.2f\n", set.size(), passes, per_kernel, per_session);
   }
