@@ -8,8 +8,6 @@ namespace kscope::device {
 namespace {
 
 // nvml.h values.
-constexpr int kClockSm = 1;          // NVML_CLOCK_SM
-constexpr int kClockMem = 2;         // NVML_CLOCK_MEM
 constexpr int kNotSupported = 3;     // NVML_ERROR_NOT_SUPPORTED
 constexpr int kNoPermission = 4;     // NVML_ERROR_NO_PERMISSION
 constexpr unsigned kClockLimitTdp = 0xffffff01;  // NVML_CLOCK_LIMIT_ID_TDP: the rated base clock
@@ -40,9 +38,7 @@ class NvmlLibrary {
       return;
     }
     if (const int rc = init(); rc != 0) {
-      api.unavailable_reason = "nvmlInit_v2 failed: " +
-                               std::string(api.error_string ? api.error_string(rc) : "") +
-                               " (NVML error " + std::to_string(rc) + ")";
+      api.unavailable_reason = "nvmlInit_v2 failed: " + api.error(rc);
       return;
     }
     initialised_ = true;
@@ -58,6 +54,8 @@ class NvmlLibrary {
     resolve(library, api.device_get_margin_temperature, "nvmlDeviceGetMarginTemperature");
     resolve(library, api.device_set_gpu_locked_clocks, "nvmlDeviceSetGpuLockedClocks");
     resolve(library, api.device_reset_gpu_locked_clocks, "nvmlDeviceResetGpuLockedClocks");
+    resolve(library, api.system_get_driver_version, "nvmlSystemGetDriverVersion");
+    resolve(library, api.device_get_api_restriction, "nvmlDeviceGetAPIRestriction");
   }
 
   ~NvmlLibrary() {
@@ -89,7 +87,7 @@ NvmlDeviceControl::NvmlDeviceControl(NvmlApi api, const std::string& uuid) : api
   }
   if (const int rc = api_.device_get_handle_by_uuid(uuid.c_str(), &device_); rc != 0) {
     device_ = nullptr;
-    reason_ = "nvmlDeviceGetHandleByUUID(" + uuid + ") failed: " + error(rc);
+    reason_ = "nvmlDeviceGetHandleByUUID(" + uuid + ") failed: " + api_.error(rc);
     return;
   }
   rated_ = read(api_.device_get_max_clock_info);
@@ -124,14 +122,14 @@ ClockReading NvmlDeviceControl::lock_base_clocks() {
   const int rc = api_.device_set_gpu_locked_clocks(device_, kClockLimitTdp, kClockLimitTdp);
   if (rc == kNoPermission) {
     throw BackendError("clock_control base: locking GPU clocks needs root/admin rights (" +
-                       error(rc) + "). Run as root, or use clock_control none");
+                       api_.error(rc) + "). Run as root, or use clock_control none");
   }
   if (rc == kNotSupported) {
-    throw BackendError("clock_control base: this GPU cannot lock its clocks (" + error(rc) +
+    throw BackendError("clock_control base: this GPU cannot lock its clocks (" + api_.error(rc) +
                        "; Volta or newer is needed). Use clock_control none");
   }
   if (rc != 0) {
-    throw BackendError("clock_control base: nvmlDeviceSetGpuLockedClocks failed: " + error(rc) +
+    throw BackendError("clock_control base: nvmlDeviceSetGpuLockedClocks failed: " + api_.error(rc) +
                        ". Use clock_control none");
   }
   return clocks();
@@ -147,13 +145,13 @@ ClockReading NvmlDeviceControl::read(int (*clock_info)(NvmlApi::Device, int, uns
   ClockReading reading;
   if (device_ == nullptr || clock_info == nullptr) return reading;
   unsigned mhz = 0;
-  if (clock_info(device_, kClockSm, &mhz) == 0) reading.sm_mhz = mhz;
-  if (clock_info(device_, kClockMem, &mhz) == 0) reading.memory_mhz = mhz;
+  if (clock_info(device_, NvmlApi::kClockSm, &mhz) == 0) reading.sm_mhz = mhz;
+  if (clock_info(device_, NvmlApi::kClockMemory, &mhz) == 0) reading.memory_mhz = mhz;
   return reading;
 }
 
-std::string NvmlDeviceControl::error(int result) const {
-  const char* text = api_.error_string ? api_.error_string(result) : nullptr;
+std::string NvmlApi::error(int result) const {
+  const char* text = error_string ? error_string(result) : nullptr;
   return std::string(text ? text : "unknown error") + ", NVML error " + std::to_string(result);
 }
 

@@ -19,6 +19,8 @@ struct NvmlApi {
     int margin_c;
   };
   static constexpr unsigned kMarginTemperatureV1 = sizeof(MarginTemperature) | (1u << 24);
+  static constexpr int kClockSm = 1;      // NVML_CLOCK_SM
+  static constexpr int kClockMemory = 2;  // NVML_CLOCK_MEM
 
   int (*device_get_handle_by_uuid)(const char* uuid, Device* device) = nullptr;
   int (*device_get_clock_info)(Device device, int clock_type, unsigned* mhz) = nullptr;
@@ -28,8 +30,14 @@ struct NvmlApi {
   int (*device_get_margin_temperature)(Device device, MarginTemperature* margin) = nullptr;
   int (*device_set_gpu_locked_clocks)(Device device, unsigned min_mhz, unsigned max_mhz) = nullptr;
   int (*device_reset_gpu_locked_clocks)(Device device) = nullptr;
+  // Read-only facts for `kscope doctor`.
+  int (*system_get_driver_version)(char* text, unsigned length) = nullptr;
+  int (*device_get_api_restriction)(Device device, int api, int* state) = nullptr;
   const char* (*error_string)(int result) = nullptr;
   std::string unavailable_reason;  // empty once the library is loaded and initialised
+
+  // "<nvmlErrorString>, NVML error <rc>".
+  std::string error(int result) const;
 };
 
 // The process-wide library: dlopen and nvmlInit_v2 on first use, nvmlShutdown at exit.
@@ -58,7 +66,6 @@ class NvmlDeviceControl final : public DeviceControl {
 
  private:
   ClockReading read(int (*clock_info)(NvmlApi::Device, int, unsigned*)) const;
-  std::string error(int result) const;
 
   NvmlApi api_;
   NvmlApi::Device device_ = nullptr;
