@@ -4,13 +4,16 @@
 //   read clocks, begin_run,
 //   [ { flush_cache (cache_control=all), region_begin, <user code>, region_end }* ]
 //     repeated while another_pass_needed() (the body is called once per pass),
-//   collect_run, read clocks
+//   end_run
+// and collect_runs once up to runs_per_collection() runs have ended (sooner when it must decide:
+// a config's last possible run, a batch older than a few milliseconds, a failure).
 // Implementations: src/backends/cupti, src/backends/events, and the simulated test backend.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kscope/results.hpp"
@@ -29,6 +32,9 @@ struct KernelMeasurement {
   std::string name;            // demangled; empty when the backend does not observe kernels
   std::vector<double> values;  // one per MetricSpec, in metrics() order
 };
+
+// What one run produced: per region index, the kernels that ran in it.
+using RunMeasurement = std::vector<std::vector<KernelMeasurement>>;
 
 struct ClockReading {
   double sm_mhz = NAN;
@@ -71,12 +77,24 @@ class MeasurementBackend {
   // backend whose metrics need several replay passes). Every pass must open the same regions.
   virtual bool another_pass_needed() { return false; }
   // Waits for the run's GPU work and returns, per region index (0..region_count-1), what ran in it.
-  virtual std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) = 0;
-  // Called after a run whose body threw: drop whatever the run left pending.
+  virtual RunMeasurement collect_run(std::size_t region_count) = 0;
+  // Called after a run whose body threw: drop whatever that run left pending (not the runs that
+  // ended before it and wait for collect_runs).
   virtual void abandon_run() noexcept = 0;
+
+  // Batched collection, for backends whose collection has a fixed cost worth sharing (the cupti
+  // backend's synchronize and activity flush). end_run marks the end of a run's body; collect_runs
+  // returns every run ended since the last call, oldest first. The defaults collect each run as it
+  // ends, through collect_run.
+  virtual std::size_t runs_per_collection() const { return 1; }
+  virtual void end_run(std::size_t region_count) { ended_.push_back(collect_run(region_count)); }
+  virtual std::vector<RunMeasurement> collect_runs() { return std::exchange(ended_, {}); }
 
   // The measured device's telemetry and clock control; nullptr where there is none.
   virtual DeviceControl* device_control() { return nullptr; }
+
+ private:
+  std::vector<RunMeasurement> ended_;  // the defaults' runs, collected and not yet handed back
 };
 
 }  // namespace kscope

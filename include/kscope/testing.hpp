@@ -52,6 +52,9 @@ class SimulatedBackend final : public MeasurementBackend {
 
   // Replay passes per run (as a counter backend with a multi-pass metric set); 1 by default.
   void set_passes(std::size_t passes) { passes_ = passes; }
+  // Runs handed back per collect_runs (as the cupti backend batches them); 1 by default.
+  void set_runs_per_collection(std::size_t runs) { runs_per_collection_ = runs; }
+  std::size_t collections() const { return collections_; }
 
   std::size_t flush_count() const { return flushes_; }
   std::size_t session_count() const { return sessions_; }
@@ -67,8 +70,10 @@ class SimulatedBackend final : public MeasurementBackend {
   void region_begin(std::size_t region) override;
   void region_end(std::size_t region) override;
   bool another_pass_needed() override;
-  std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
+  RunMeasurement collect_run(std::size_t region_count) override;
   void abandon_run() noexcept override;
+  std::size_t runs_per_collection() const override { return runs_per_collection_; }
+  std::vector<RunMeasurement> collect_runs() override;
   DeviceControl* device_control() override { return &device_; }
 
  private:
@@ -82,6 +87,8 @@ class SimulatedBackend final : public MeasurementBackend {
   FakeDevice device_;
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
+  std::size_t runs_per_collection_ = 1;
+  std::size_t collections_ = 0;
   std::size_t flushes_ = 0;
   std::size_t sessions_ = 0;
   bool open_ = false;

@@ -44,17 +44,15 @@ bool kernel_matches(const std::string& kernel, const std::string& pattern) {
   return bare == pattern || without_template(bare) == pattern;
 }
 
-std::vector<RegionMeasurement> attribute_run(const RunRecorder& recorder,
-                                             const std::vector<std::vector<KernelMeasurement>>& measured,
-                                             std::size_t metric_count,
-                                             const Settings& settings) {
+std::vector<RegionMeasurement> attribute_run(const RunRegions& regions, const RunMeasurement& measured,
+                                             std::size_t metric_count, const Settings& settings) {
   std::vector<RegionMeasurement> out;
-  for (std::size_t r = 0; r < recorder.region_count(); ++r) {
+  for (std::size_t r = 0; r < regions.count(); ++r) {
     RegionMeasurement m;
-    m.annotation = recorder.names()[r];
-    if (recorder.failed(r)) {
+    m.annotation = regions.names[r];
+    if (regions.failed[r]) {
       m.failed = true;
-      m.failure_reason = recorder.failure_reason(r);
+      m.failure_reason = regions.reasons[r];
       m.values.assign(metric_count, NAN);
       out.push_back(std::move(m));
       continue;

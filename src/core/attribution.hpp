@@ -24,8 +24,7 @@ struct RegionMeasurement {
 // arguments too ("saxpy").
 bool kernel_matches(const std::string& kernel, const std::string& pattern);
 
-std::vector<RegionMeasurement> attribute_run(const RunRecorder& recorder,
-                                             const std::vector<std::vector<KernelMeasurement>>& measured,
+std::vector<RegionMeasurement> attribute_run(const RunRegions& regions, const RunMeasurement& measured,
                                              std::size_t metric_count,
                                              const Settings& settings);
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "core/attribution.hpp"
 #include "core/clock_lock.hpp"
@@ -34,6 +35,18 @@ struct SessionGuard {
 };
 
 ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
+
+// A batch of runs is collected once its oldest run is this old, whatever the backend's batch size:
+// it bounds how far the sweep runs past an adaptive stop or a time budget.
+constexpr double kMaxBatchSeconds = 0.02;
+
+// A run whose body has returned, waiting for the backend to hand back its measurements.
+struct EndedRun {
+  std::size_t run;  // in the config, warm-ups included
+  detail::RunRegions regions;
+  ClockReading before;
+  double started_s;
+};
 
 // One call of the body per replay pass; the regions must be the same in every pass.
 void call_body(const Body& body, const Config& config, detail::RunRecorder& recorder, MeasurementBackend& backend) {
@@ -105,7 +118,7 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
     }
     return SweepError(message, failed_config, cause, partial);
   };
-  const auto run_label = [&](std::size_t run) {
+  const auto run_label = [&](std::size_t run) -> std::string {
     return run < settings.warmup_runs ? "warm-up run " + std::to_string(run + 1)
                                       : "run " + std::to_string(run - settings.warmup_runs + 1);
   };
@@ -114,7 +127,59 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
     progress->config_started(config.index(), config.to_string());
     plan.start_config(now_s());
     const std::size_t pauses_before = thermal.pauses();
+    const std::size_t run_limit = settings.warmup_runs + plan.max_runs();
+    const auto context = [&](const std::string& runs) {
+      return "config " + std::to_string(config.index() + 1) + "/" + std::to_string(configs.size()) + " (" +
+             config.to_string() + ") failed in " + runs;
+    };
     std::optional<bool> converged;
+    std::vector<EndedRun> ended;
+
+    // Collects the ended runs and records them in order, asking the plan after each. True once
+    // it says stop; runs of the batch past that point were measured speculatively and are dropped.
+    const auto record_ended = [&]() -> bool {
+      const std::vector<EndedRun> batch = std::exchange(ended, {});
+      std::vector<RunMeasurement> measured;
+      try {
+        measured = backend.collect_runs();
+        if (measured.size() != batch.size())
+          throw BackendError("the backend returned " + std::to_string(measured.size()) + " runs for " +
+                             std::to_string(batch.size()) + " ended ones (kscope bug)");
+      } catch (...) {
+        const std::string runs = batch.size() == 1 ? run_label(batch.front().run)
+                                                   : run_label(batch.front().run) + " to " + run_label(batch.back().run);
+        throw fail(context(runs), config.to_string(), std::current_exception());
+      }
+      const ClockReading collected = read_clocks(device);
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        const EndedRun& e = batch[i];
+        // A batched run's closing reading is the next run's opening one.
+        const ClockReading after = i + 1 < batch.size() ? batch[i + 1].before : collected;
+        try {
+          const auto regions = detail::attribute_run(e.regions, measured[i], backend.metrics().size(), settings);
+          for (const auto& r : regions) {
+            if (r.failed && warned.insert({r.annotation, config.index()}).second)
+              std::cerr << "[kscope] warning: annotation '" << r.annotation << "' failed in config ("
+                        << config.to_string() << ") and was recorded as NaN (ignore_failures): "
+                        << r.failure_reason << "\n";
+          }
+          if (e.run >= settings.warmup_runs)
+            builder.add_run(config, e.run - settings.warmup_runs, regions, e.before, after,
+                            detail::is_throttled(e.before, after, expected_sm_mhz));
+        } catch (...) {
+          throw fail(context(run_label(e.run)), config.to_string(), std::current_exception());
+        }
+        progress->run_finished();
+        if (e.run + 1 < settings.warmup_runs) continue;
+        using Verdict = detail::SamplingPlan::Verdict;
+        const Verdict v = plan.after_run(e.run + 1 - settings.warmup_runs, builder.current_config_series(), now_s());
+        if (v == Verdict::more) continue;
+        if (v != Verdict::done) converged = v == Verdict::converged;
+        return true;
+      }
+      return false;
+    };
+
     for (std::size_t run = 0;; ++run) {
       try {
         if (const double paused = thermal.before_run(); paused > 0) {
@@ -124,33 +189,24 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
           progress->debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
         }
         const ClockReading before = read_clocks(device);
+        const double started_s = now_s();
         recorder.begin_run();
         backend.begin_run();
         call_body(body, config, recorder, backend);
-        const auto measured = backend.collect_run(recorder.region_count());
-        const ClockReading after = read_clocks(device);
-        const auto regions = detail::attribute_run(recorder, measured, backend.metrics().size(), settings);
-        for (const auto& r : regions) {
-          if (r.failed && warned.insert({r.annotation, config.index()}).second)
-            std::cerr << "[kscope] warning: annotation '" << r.annotation << "' failed in config ("
-                      << config.to_string() << ") and was recorded as NaN (ignore_failures): "
-                      << r.failure_reason << "\n";
-        }
-        if (run >= settings.warmup_runs)
-          builder.add_run(config, run - settings.warmup_runs, regions, before, after,
-                          detail::is_throttled(before, after, expected_sm_mhz));
+        backend.end_run(recorder.region_count());
+        ended.push_back({run, recorder.regions(), before, started_s});
       } catch (...) {
-        throw fail("config " + std::to_string(config.index() + 1) + "/" + std::to_string(configs.size()) + " (" +
-                       config.to_string() + ") failed in " + run_label(run),
-                   config.to_string(), std::current_exception());
+        const std::exception_ptr cause = std::current_exception();
+        // Keep what the runs before this one measured; the failure reported is this run's.
+        try {
+          if (!ended.empty()) record_ended();
+        } catch (...) {
+        }
+        throw fail(context(run_label(run)), config.to_string(), cause);
       }
-      progress->run_finished();
-      if (run + 1 < settings.warmup_runs) continue;
-      using Verdict = detail::SamplingPlan::Verdict;
-      const Verdict v = plan.after_run(run + 1 - settings.warmup_runs, builder.current_config_series(), now_s());
-      if (v == Verdict::more) continue;
-      if (v != Verdict::done) converged = v == Verdict::converged;
-      break;
+      const bool collect = ended.size() >= backend.runs_per_collection() || run + 1 >= run_limit ||
+                           now_s() - ended.front().started_s >= kMaxBatchSeconds;
+      if (collect && record_ended()) break;
     }
     builder.set_config_outcome(config.index(), converged, thermal.pauses() - pauses_before);
     progress->config_finished();

@@ -23,6 +23,8 @@ class SamplingPlan {
   Verdict after_run(std::size_t recorded, const std::vector<std::vector<double>>& series, double now_s) const;
   // The recorded runs a config is expected to take, for progress estimates.
   std::size_t expected_runs() const;
+  // The most recorded runs a config can take.
+  std::size_t max_runs() const { return adaptive() ? settings_.adaptive.max_runs : settings_.runs; }
   bool adaptive() const { return settings_.sampling == Sampling::adaptive; }
 
  private:

@@ -15,9 +15,7 @@ RunRecorder::RunRecorder(MeasurementBackend& backend, bool flush_before_regions)
 
 void RunRecorder::begin_run() {
   std::lock_guard lock(mutex_);
-  names_.clear();
-  failed_.clear();
-  reasons_.clear();
+  run_ = RunRegions{};
   open_ = -1;
 }
 
@@ -25,19 +23,19 @@ std::size_t RunRecorder::open(const std::string& name) {
   std::lock_guard lock(mutex_);
   if (open_ >= 0) {
     throw AnnotationError("annotation '" + name + "' was opened while annotation '" +
-                          names_[static_cast<std::size_t>(open_)] +
+                          run_.names[static_cast<std::size_t>(open_)] +
                           "' is still open; annotations cannot be nested: close the outer one first "
                           "or merge the two regions");
   }
-  if (std::find(names_.begin(), names_.end(), name) != names_.end()) {
+  if (std::find(run_.names.begin(), run_.names.end(), name) != run_.names.end()) {
     throw AnnotationError("annotation '" + name +
                           "' was used twice in one run; each annotation name must be unique within "
                           "a run (give the second region another name)");
   }
-  names_.push_back(name);
-  failed_.push_back(false);
-  reasons_.emplace_back();
-  const std::size_t region = names_.size() - 1;
+  run_.names.push_back(name);
+  run_.failed.push_back(false);
+  run_.reasons.emplace_back();
+  const std::size_t region = run_.count() - 1;
   // The flush goes before the region opens, so its work is never attributed or timed.
   if (flush_) backend_.flush_cache();
   backend_.region_begin(region);
@@ -54,8 +52,8 @@ void RunRecorder::close(std::size_t region) {
 
 void RunRecorder::mark_failed(std::size_t region, const std::string& reason) {
   std::lock_guard lock(mutex_);
-  failed_[region] = true;
-  reasons_[region] = reason;
+  run_.failed[region] = true;
+  run_.reasons[region] = reason;
 }
 
 RunRecorder* active_recorder() { return g_active.load(std::memory_order_acquire); }

@@ -11,6 +11,15 @@
 
 namespace kscope::detail {
 
+// The regions one run opened, in order: kept with the run until its measurements are collected.
+struct RunRegions {
+  std::vector<std::string> names;
+  std::vector<bool> failed;
+  std::vector<std::string> reasons;  // why a failed region failed (ignore_failures)
+
+  std::size_t count() const { return names.size(); }
+};
+
 class RunRecorder {
  public:
   RunRecorder(MeasurementBackend& backend, bool flush_before_regions);
@@ -20,18 +29,16 @@ class RunRecorder {
   void close(std::size_t region);
   void mark_failed(std::size_t region, const std::string& reason);
 
-  std::size_t region_count() const { return names_.size(); }
-  const std::vector<std::string>& names() const { return names_; }
-  bool failed(std::size_t region) const { return failed_[region]; }
-  const std::string& failure_reason(std::size_t region) const { return reasons_[region]; }
+  // The run in progress (call from the runner's thread, between runs or after the body returned).
+  const RunRegions& regions() const { return run_; }
+  std::size_t region_count() const { return run_.count(); }
+  const std::vector<std::string>& names() const { return run_.names; }
 
  private:
   std::mutex mutex_;
   MeasurementBackend& backend_;
   bool flush_;
-  std::vector<std::string> names_;
-  std::vector<bool> failed_;
-  std::vector<std::string> reasons_;
+  RunRegions run_;
   std::ptrdiff_t open_ = -1;
 };
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <thread>
 
 #include "kscope/annotation.hpp"
@@ -423,4 +424,100 @@ TEST(Runner, ReplayPassesMustOpenTheSameRegions) {
     EXPECT_NE(cause_message<AnnotationError>(e).find("replay pass 2 opened other regions than the first pass"),
               std::string::npos);
   }
+}
+
+// --- Batched collection (the cupti backend hands runs back 64 at a time) -------------------------
+
+namespace {
+
+// A body whose kernel takes 10, 20, 30 ... ns, one more step per call.
+std::function<void(const Config&)> growing_kernel(SimulatedBackend& backend, int& calls) {
+  return [&backend, &calls](const Config&) {
+    ++calls;
+    Annotation a("k");
+    backend.launch("k", 10.0 * calls);
+  };
+}
+
+std::vector<double> sample_values(const Results& r) {
+  std::vector<double> values;
+  for (const auto& s : r.samples()) values.push_back(s.value);
+  return values;
+}
+
+}  // namespace
+
+TEST(Batching, RecordsTheSameSamplesAsCollectingEveryRun) {
+  const auto sweep = Sweep().axis("n", {1, 2});
+  SimulatedBackend per_run, batched;
+  batched.set_runs_per_collection(8);
+  int calls_per_run = 0, calls_batched = 0;
+  const Results a = profile_with_backend(sweep, quiet(20), growing_kernel(per_run, calls_per_run), per_run);
+  const Results b = profile_with_backend(sweep, quiet(20), growing_kernel(batched, calls_batched), batched);
+  EXPECT_EQ(sample_values(a), sample_values(b));
+  EXPECT_EQ(b.samples().size(), 2u * 20u);
+  EXPECT_DOUBLE_EQ(b.at("k", "test__kernel_duration", 1).stats.mean, a.at("k", "test__kernel_duration", 1).stats.mean);
+  // 21 runs per config (1 warm-up): batches of 8, 8, and 5 (the config's last run collects at once).
+  EXPECT_EQ(per_run.collections(), 2u * 21u);
+  EXPECT_EQ(batched.collections(), 2u * 3u);
+}
+
+TEST(Batching, ABodyFailureKeepsTheRunsEndedBeforeItInTheBatch) {
+  SimulatedBackend backend;
+  backend.set_runs_per_collection(16);
+  int calls = 0;
+  try {
+    profile_with_backend(Sweep(), quiet(6), [&](const Config&) {
+      if (++calls == 5) throw std::runtime_error("device lost");
+      Annotation a("k");
+      backend.launch("k", 10.0 * calls);
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("failed in run 4: device lost"), std::string::npos) << e.what();
+    // The warm-up and runs 1-3 ended before the failure and were never collected until it.
+    EXPECT_EQ(sample_values(e.partial_results()), (std::vector<double>{20, 30, 40}));
+  }
+  EXPECT_FALSE(backend.session_open());
+}
+
+TEST(Batching, AnAttributionErrorNamesItsRunAndKeepsTheEarlierOnes) {
+  SimulatedBackend backend;
+  backend.set_runs_per_collection(16);
+  int calls = 0;
+  try {
+    profile_with_backend(Sweep(), quiet(6), [&](const Config&) {
+      Annotation a("k");
+      if (++calls != 4) backend.launch("k", 10.0 * calls);
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("failed in run 3: annotation 'k' launched no kernel"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(sample_values(e.partial_results()), (std::vector<double>{20, 30}));
+  }
+}
+
+TEST(Batching, AdaptiveSamplingStopsWhereItWouldWithoutBatches) {
+  // Runs past the stopping point are measured speculatively and dropped, so the recorded series
+  // (and its convergence) is the one collecting every run would give.
+  Settings s = quiet();
+  s.sampling = Sampling::adaptive;
+  s.adaptive.target_pct = 1.0;
+  const auto noisy = [](SimulatedBackend& backend, std::mt19937& rng) {
+    return [&backend, &rng](const Config&) {
+      std::normal_distribution<double> noise(5000, 150);
+      Annotation a("k");
+      backend.launch("k", noise(rng));
+    };
+  };
+  SimulatedBackend per_run, batched;
+  batched.set_runs_per_collection(64);
+  std::mt19937 rng_a(7), rng_b(7);
+  const Results a = profile_with_backend(Sweep(), s, noisy(per_run, rng_a), per_run);
+  const Results b = profile_with_backend(Sweep(), s, noisy(batched, rng_b), batched);
+  EXPECT_EQ(b.rows()[0].converged, std::optional<bool>(true));
+  EXPECT_EQ(b.rows()[0].stats.count, a.rows()[0].stats.count);
+  EXPECT_EQ(sample_values(a), sample_values(b));
+  EXPECT_LT(batched.collections(), per_run.collections());
 }

@@ -47,6 +47,7 @@ class BufferPool {
 };
 
 struct KernelRecord {
+  std::size_t run;  // among the runs ended since the last collection
   std::int64_t region;
   std::uint64_t start;
   std::uint64_t end;
@@ -55,12 +56,13 @@ struct KernelRecord {
 };
 
 struct Launch {
+  std::size_t run;
   std::int64_t region;
   bool graph;          // a graph launch yields zero or more kernel records
   bool recorded = false;
 };
 
-// What one run produced, taken out of the tracer by collect_run.
+// What the runs since the last collection produced, taken out of the tracer by collect_runs.
 struct RunTrace {
   std::vector<KernelRecord> kernels;
   std::unordered_map<std::uint32_t, Launch> launches;
@@ -108,7 +110,7 @@ class Tracer {
       quiet();
       throw;
     }
-    clear_run();
+    clear();
     session_open_ = true;
   }
 
@@ -121,19 +123,35 @@ class Tracer {
 
   void set_region(std::int64_t region) { region_.store(region, std::memory_order_release); }
 
-  void clear_run() {
+  void clear() {
     std::lock_guard lock(mutex_);
     trace_ = RunTrace{};
+    run_ = 0;
   }
 
-  RunTrace take_run() {
+  // The run in progress is over; launches from now on belong to the next one.
+  void end_run() {
     std::lock_guard lock(mutex_);
-    RunTrace run = std::exchange(trace_, RunTrace{});
-    run.fatal_error = fatal_error_;
-    return run;
+    ++run_;
   }
 
-  // Every launch of the run has its record. Unknown for graph launches (any number of kernels).
+  // Forgets the run in progress (its body failed); call once its records have been flushed.
+  void drop_run() {
+    std::lock_guard lock(mutex_);
+    std::erase_if(trace_.launches, [&](const auto& entry) { return entry.second.run == run_; });
+    std::erase_if(trace_.kernels, [&](const KernelRecord& k) { return k.run == run_; });
+  }
+
+  // What the ended runs produced; the run numbering starts again.
+  RunTrace take_runs() {
+    std::lock_guard lock(mutex_);
+    RunTrace runs = std::exchange(trace_, RunTrace{});
+    runs.fatal_error = fatal_error_;
+    run_ = 0;
+    return runs;
+  }
+
+  // Every launch so far has its record. Unknown for graph launches (any number of kernels).
   bool run_complete() {
     std::lock_guard lock(mutex_);
     return std::all_of(trace_.launches.begin(), trace_.launches.end(),
@@ -164,7 +182,7 @@ class Tracer {
     }
     cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    clear_run();
+    clear();
   }
 
   static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain,
@@ -184,7 +202,8 @@ class Tracer {
       const std::int64_t region = tracer.region_.load(std::memory_order_acquire);
       if (region < 0) return;
       std::lock_guard lock(tracer.mutex_);
-      tracer.trace_.launches.emplace(call->correlationId, Launch{region, cupti::is_graph_launch(cbid)});
+      tracer.trace_.launches.emplace(call->correlationId,
+                                     Launch{tracer.run_, region, cupti::is_graph_launch(cbid)});
     } else if (*static_cast<const CUresult*>(call->functionReturnValue) != CUDA_SUCCESS) {
       // A failed launch runs no kernel; forget it rather than report a missing record.
       std::lock_guard lock(tracer.mutex_);
@@ -212,7 +231,7 @@ class Tracer {
         auto launch = tracer.trace_.launches.find(kernel->correlationId);
         if (launch == tracer.trace_.launches.end()) continue;  // launched outside any region
         launch->second.recorded = true;
-        tracer.trace_.kernels.push_back({launch->second.region, kernel->start, kernel->end,
+        tracer.trace_.kernels.push_back({launch->second.run, launch->second.region, kernel->start, kernel->end,
                                          kernel->correlationId,
                                          kernel->name ? kernel->name : "<unnamed kernel>"});
       }
@@ -229,8 +248,9 @@ class Tracer {
   bool buffers_registered_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<std::int64_t> region_{-1};
-  std::mutex mutex_;  // trace_, touched by launching threads and CUPTI's buffer thread
+  std::mutex mutex_;  // trace_ and run_, touched by launching threads and CUPTI's buffer thread
   RunTrace trace_;
+  std::size_t run_ = 0;  // the run in progress, counted from the last collection
   std::string fatal_error_;  // kept for the life of the process: CUPTI does not come back
   BufferPool pool_;
 };
@@ -260,15 +280,24 @@ void CuptiBackend::end_session() noexcept {
   session_open_ = false;
 }
 
-void CuptiBackend::begin_run() { Tracer::instance().clear_run(); }
-
 void CuptiBackend::region_begin(std::size_t region) {
   Tracer::instance().set_region(static_cast<std::int64_t>(region));
 }
 
 void CuptiBackend::region_end(std::size_t) { Tracer::instance().set_region(-1); }
 
-std::vector<std::vector<KernelMeasurement>> CuptiBackend::collect_run(std::size_t region_count) {
+void CuptiBackend::end_run(std::size_t region_count) {
+  Tracer::instance().end_run();
+  ended_region_counts_.push_back(region_count);
+}
+
+RunMeasurement CuptiBackend::collect_run(std::size_t region_count) {
+  end_run(region_count);
+  return std::move(collect_runs().back());
+}
+
+std::vector<RunMeasurement> CuptiBackend::collect_runs() {
+  const std::vector<std::size_t> region_counts = std::exchange(ended_region_counts_, {});
   // FlushAll does not wait for the GPU: kernels still running would have no record yet. After the
   // sync every record is complete, so the plain flush normally delivers them all; the forced one
   // (which also hands back buffers that CUPTI still considers open) is the fallback.
@@ -278,13 +307,13 @@ std::vector<std::vector<KernelMeasurement>> CuptiBackend::collect_run(std::size_
     check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
                 "cuptiActivityFlushAll(FLUSH_FORCED)");
   }
-  RunTrace trace = Tracer::instance().take_run();
+  RunTrace trace = Tracer::instance().take_runs();
 
   if (!trace.fatal_error.empty()) throw BackendError(Tracer::fatal_message(trace.fatal_error));
   if (trace.dropped_records > 0) {
     throw BackendError("CUPTI dropped " + std::to_string(trace.dropped_records) +
-                       " activity records in this run for lack of buffer space, so some kernels "
-                       "would be missing: launch fewer kernels per run");
+                       " activity records for lack of buffer space, so some kernels would be "
+                       "missing: launch fewer kernels per run");
   }
   std::size_t unrecorded = 0;
   for (const auto& [correlation, launch] : trace.launches) {
@@ -299,7 +328,8 @@ std::vector<std::vector<KernelMeasurement>> CuptiBackend::collect_run(std::size_
   std::sort(trace.kernels.begin(), trace.kernels.end(), [](const auto& a, const auto& b) {
     return a.start != b.start ? a.start < b.start : a.correlation < b.correlation;
   });
-  std::vector<std::vector<KernelMeasurement>> measured(region_count);
+  std::vector<RunMeasurement> runs;
+  for (std::size_t count : region_counts) runs.emplace_back(count);
   for (const KernelRecord& kernel : trace.kernels) {
     const std::string& name = kernel_names_.of(kernel.mangled_name);
     if (kernel.start == 0 && kernel.end == 0) {
@@ -308,24 +338,23 @@ std::vector<std::vector<KernelMeasurement>> CuptiBackend::collect_run(std::size_
                          "process, or CUPTI ran out of device timestamp buffers. Profile with "
                          "counters and with timing in separate runs");
     }
-    if (kernel.region >= static_cast<std::int64_t>(region_count)) {
-      throw BackendError("kernel '" + name + "' was launched in region " +
-                         std::to_string(kernel.region) + " but the run had only " +
-                         std::to_string(region_count) + " regions (kscope bug)");
+    if (kernel.run >= runs.size() || kernel.region >= static_cast<std::int64_t>(runs[kernel.run].size())) {
+      throw BackendError("kernel '" + name + "' was launched in region " + std::to_string(kernel.region) +
+                         " of run " + std::to_string(kernel.run) + ", which the runner did not end (kscope bug)");
     }
-    measured[static_cast<std::size_t>(kernel.region)].push_back(
+    runs[kernel.run][static_cast<std::size_t>(kernel.region)].push_back(
         {name, {static_cast<double>(kernel.end) - static_cast<double>(kernel.start)}});
   }
-  return measured;
+  return runs;
 }
 
 void CuptiBackend::abandon_run() noexcept {
-  // Let the failed run's kernels finish and drain their records, so none reaches the next run.
+  // Let the failed run's kernels finish and drain their records, so none reaches the next run;
+  // the runs ended before it stay for collect_runs.
   Tracer::instance().set_region(-1);
   cudaDeviceSynchronize();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  Tracer::instance().clear_run();
+  Tracer::instance().drop_run();
 }
-
 
 }  // namespace kscope

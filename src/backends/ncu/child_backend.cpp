@@ -71,10 +71,10 @@ void ChildBackend::region_end(std::size_t) {
 
 std::vector<std::vector<KernelMeasurement>> ChildBackend::collect_run(std::size_t region_count) {
   if (recorded()) {
-    const detail::RunRecorder& recorder = *detail::active_recorder();
+    const detail::RunRegions& regions = detail::active_recorder()->regions();
     ManifestRun run{config_, run_in_config_ - warmup_runs_, {}};
     for (std::size_t g = 0; g < region_count; ++g)
-      run.regions.push_back({recorder.names()[g], recorder.failed(g), recorder.failure_reason(g)});
+      run.regions.push_back({regions.names[g], regions.failed[g], regions.reasons[g]});
     manifest_.runs.push_back(std::move(run));
   }
   // One placeholder per region, so the engine's attribution rules pass; the parent applies them to ncu's kernels.

@@ -52,12 +52,17 @@ bool SimulatedBackend::another_pass_needed() {
   return true;
 }
 
-std::vector<std::vector<KernelMeasurement>> SimulatedBackend::collect_run(std::size_t region_count) {
-  std::vector<std::vector<KernelMeasurement>> out(region_count);
+RunMeasurement SimulatedBackend::collect_run(std::size_t region_count) {
+  RunMeasurement out(region_count);
   for (const auto& l : launches_)
     if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}});
   launches_.clear();
   return out;
+}
+
+std::vector<RunMeasurement> SimulatedBackend::collect_runs() {
+  ++collections_;
+  return MeasurementBackend::collect_runs();
 }
 
 void SimulatedBackend::abandon_run() noexcept {
