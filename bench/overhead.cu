@@ -126,8 +126,8 @@ int main() {
                     cupti / bare);
       }
     }
-    std::printf("(cache=all includes kscope's L2 flush, a 60 MB memset on an H200; the bare loop "
-                "never flushes)\n");
+    std::printf("(cache=all includes kscope's L2 flush, a 60 MB memset and a 60 MB read on an H200; "
+                "the bare loop never flushes)\n");
     print_breakdown();
     return 0;
   } catch (const std::exception& e) {

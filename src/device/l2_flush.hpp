@@ -1,7 +1,11 @@
 #pragma once
-// Evicts the L2 before a cold-cache measurement: a memset of one L2-sized device buffer (NVBench's
-// method; on the H200 a 1x-L2 memset is as cold as 2x or 256 MiB and the cheapest, and a read-based
-// flush is weaker), preceded by a persisting-L2 reset when persisting lines may exist.
+// Leaves the L2 cold and clean before a cold-cache measurement, as ncu --cache-control all does:
+//   1. a memset of one L2-sized buffer evicts whatever the previous work left (NVBench's method;
+//      on the H200 a 1x-L2 memset is as cold as 2x or 256 MiB, and a read-only flush is weaker);
+//   2. a read of a second L2-sized buffer then replaces the memset's dirty lines with clean ones.
+//      Without it the measured kernel pays for writing them back: a read-only kernel showed DRAM
+//      writes, and small memory-bound kernels ran up to ~17% slower than under ncu.
+// A persisting-L2 reset goes first when persisting lines may exist.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -11,10 +15,11 @@ namespace kscope::device {
 
 class L2Flusher {
  public:
-  // Allocates the flush buffer on `device`, which must be the current device.
+  // Allocates the two buffers (2x the L2) on `device`, which must be the current device.
   explicit L2Flusher(int device);
 
-  // Enqueues the flush on `stream`. Call it outside any timed interval: it costs ~21 us on an H200.
+  // Enqueues the flush on `stream` (a memset and one kernel, launched outside every region). Call
+  // it outside any timed interval.
   void flush(cudaStream_t stream);
 
   std::size_t bytes() const { return bytes_; }
@@ -23,9 +28,15 @@ class L2Flusher {
   struct DeviceFree {
     void operator()(void* p) const noexcept;
   };
+  using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
+  static DeviceBuffer allocate(std::size_t bytes);
+
   std::size_t bytes_ = 0;
+  int read_blocks_ = 0;
   bool persisting_l2_supported_ = false;
-  std::unique_ptr<void, DeviceFree> buffer_;
+  DeviceBuffer dirty_;  // written by the memset
+  DeviceBuffer clean_;  // zeroed once, then only read
+  DeviceBuffer sink_;   // where the read would write if its data were not zero (never)
 };
 
 }  // namespace kscope::device

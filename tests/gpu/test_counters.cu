@@ -79,6 +79,24 @@ TEST(Counters, ColdReadReportsTheBytesReadInEveryPassRangeReplay) {
   expect_cold_read(kscope::ReplayMode::range);
 }
 
+// The flush leaves the L2 clean: a kernel that only reads must not pay for writing back the
+// flush's own lines (ncu's cache control leaves none either).
+TEST(Counters, ColdReadWritesNothingBack) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::size_t kFloats = std::size_t(8) << 20;  // 32 MiB
+  constexpr double kBytes = 4.0 * kFloats;
+  kscope_test::DeviceFloats in(kFloats), sink(1);
+  const auto results = kscope::profile(kOneConfig, counter_settings({kDramRead, "dram__bytes_write.sum"}),
+                                       [&](const Config&) {
+                                         Annotation region("read");
+                                         kscope_test::launch_read(in.get(), kFloats, sink.get());
+                                       });
+  const double written = results.at("read", "dram__bytes_write.sum", 0).stats.max;
+  std::printf("[result] cold read of %.0f bytes: dram__bytes_write.sum at most %.0f (%.2f%% of the bytes read)\n",
+              kBytes, written, 100 * written / kBytes);
+  EXPECT_LT(written, 0.02 * kBytes) << "the L2 flush left dirty lines that the kernel wrote back";
+}
+
 TEST(Counters, SpeedOfLightTellsComputeFromMemoryBound) {
   KSCOPE_REQUIRE_GPU();
   constexpr std::size_t kFloats = std::size_t(1) << 26;  // 256 MiB each way

@@ -103,7 +103,7 @@ void CountersBackend::begin_run() {
 void CountersBackend::flush_cache() {
   tracker_.note_flush();
   device_.flush_l2(cudaStreamLegacy);
-  // Finished before the region's range (or the pass) starts, so no counter sees the memset.
+  // Finished before the region's range (or the pass) starts, so no counter sees the flush.
   device::check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after the L2 flush)");
 }
 

@@ -4,8 +4,8 @@
 //
 // ReplayMode::kernel (AutoRange): CUPTI numbers the ranges in the order the kernels were launched
 // between Start and Stop ("1", "2", ... on the H200), so the i-th range is the i-th launch
-// (kernels outside every region are measured too and dropped here; so are the L2 flushes between
-// regions: on the H200 each of those memsets got a range of its own).
+// (kernels outside every region are measured too and dropped here, the L2 flush's read kernel
+// among them; so are the flushes' memsets between regions: on the H200 each got a range of its own).
 // ReplayMode::range (UserRange): kscope pushes one range per region, named by the region index,
 // so range "r" is region r, and its values cover all of the region's kernels and the gaps between
 // them.
@@ -21,8 +21,9 @@ struct Launch {
   std::ptrdiff_t region;  // -1 outside every region
   std::string kernel;     // demangled; for a graph launch, "CUDA graph"
   bool graph = false;
-  // The runner's L2 flush (a memset) before a region other than the pass's first: whether CUPTI
-  // gives it an auto range is undocumented, so the range count decides.
+  // The memset of the runner's L2 flush before a region other than the pass's first: whether
+  // CUPTI gives it an auto range is undocumented, so the range count decides. (The flush's read
+  // kernel that follows it is an ordinary launch outside every region.)
   bool flush = false;
 };
 
