@@ -32,6 +32,7 @@ print_summary() {
   for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
+                 "torch_vs_triton.txt:python example torch vs Triton" \
                  "ncu_backend.txt:backend ncu vs counters, kscope doctor"; do
     if [[ -s $WORK/${section%%:*} ]]; then
       echo "--- ${section#*:} ---"
@@ -89,7 +90,7 @@ grep -h '\[result\]' "$OUT/gpu_tests.log" | sed 's/^.*\[result\] //' | sort -u >
 # --- example ------------------------------------------------------------------------------
 (cd "$WORK" && "$BUILD/examples/saxpy") > "$OUT/example.log" 2>&1
 example_rc=$?
-cp "$WORK"/saxpy.csv "$WORK"/saxpy.json "$OUT"/ 2>/dev/null
+cp "$WORK"/saxpy.csv "$OUT"/ 2>/dev/null  # with example.log, torch_vs_triton.png and 5 logs: 8 files
 if [[ $example_rc -eq 0 && -s $WORK/saxpy.csv && -s $WORK/saxpy.json ]]; then
   record example PASS "saxpy: $(($(wc -l < "$WORK/saxpy.csv") - 1)) summary rows in saxpy.csv"
 else
@@ -108,8 +109,17 @@ PY_SITE=$WORK/site
   (cd "$ROOT" && PYTHONPATH=$PY_SITE python3 -m pytest tests/python -q -rs -p no:cacheprovider)
   echo "pytest_rc=$?"
 } >> "$OUT/example.log" 2>&1
+# Issue #3's acceptance run: torch vs Triton, TFLOP/s, normalize, plot, profiled twice; the PNG comes back.
+{
+  echo "## python: examples/python/torch_vs_triton.py"
+  PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/examples/python/torch_vs_triton.py" "$WORK/py_example"
+  echo "torch_vs_triton_rc=$?"
+} > "$WORK/torch_vs_triton.txt" 2>&1
+cat "$WORK/torch_vs_triton.txt" >> "$OUT/example.log"
+cp "$WORK/py_example/torch_vs_triton.png" "$OUT/" 2>/dev/null
 py_line=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$OUT/example.log" | tail -1)
-if grep -q '^pip_rc=0' "$OUT/example.log" && grep -q '^pytest_rc=0' "$OUT/example.log"; then
+if grep -q '^pip_rc=0' "$OUT/example.log" && grep -q '^pytest_rc=0' "$OUT/example.log" &&
+   grep -q '^torch_vs_triton_rc=0' "$OUT/example.log"; then
   record python PASS "pip install; pytest: $py_line"
 else
   record python FAIL "pip/pytest failed: ${py_line:-see example.log}"
