@@ -126,7 +126,7 @@ int main() {
                     cupti / bare);
       }
     }
-    std::printf("(cache=all includes kscope's L2 flush, a 60 MB memset and a 60 MB read on an H200; "
+    std::printf("(cache=all includes kscope's L2 flush, a 60 MB memset and an L2 discard on an H200; "
                 "the bare loop never flushes)\n");
     print_breakdown();
     return 0;

@@ -1,25 +1,25 @@
 #include "device/l2_flush.hpp"
 
-#include <cstdint>
-
 #include "device/cuda_check.hpp"
 
 namespace kscope::device {
 namespace {
 
-// Reads every 16-byte word of `data`. The data are zero, so the sink is never written; the
-// compiler cannot know that and keeps the loads.
-__global__ void read_through(const uint4* data, std::size_t words, unsigned* sink) {
-  unsigned acc = 0;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < words;
+constexpr std::size_t kLineBytes = 128;  // discard.global.L2 works on whole 128-byte lines
+
+// Drops the memset's lines from the L2 without writing them back (their data are scratch), so the
+// measured kernel finds the cache empty rather than full of dirty lines. Volta/Turing have no
+// discard: there the memset's lines stay dirty.
+__global__ void discard_lines(char* data, std::size_t lines) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < lines;
        i += std::size_t(gridDim.x) * blockDim.x) {
-    const uint4 v = data[i];
-    acc |= v.x | v.y | v.z | v.w;
+#if __CUDA_ARCH__ >= 800
+    asm volatile("discard.global.L2 [%0], 128;" ::"l"(data + i * kLineBytes) : "memory");
+#endif
   }
-  if (acc != 0) *sink = acc;
 }
 
-constexpr int kReadThreads = 512;
+constexpr int kDiscardThreads = 256;
 
 }  // namespace
 
@@ -39,18 +39,15 @@ L2Flusher::L2Flusher(int device) {
              "cudaDeviceGetAttribute(cudaDevAttrMaxPersistingL2CacheSize)");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
              "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)");
-  bytes_ = static_cast<std::size_t>(l2) / sizeof(uint4) * sizeof(uint4);
+  bytes_ = static_cast<std::size_t>(l2) / kLineBytes * kLineBytes;
   persisting_l2_supported_ = persisting_max > 0;
-  read_blocks_ = 4 * sms;  // enough warps in flight to read at full bandwidth
+  discard_blocks_ = 4 * sms;
   if (bytes_ == 0) return;  // no L2 to flush
-  dirty_ = allocate(bytes_);
-  clean_ = allocate(bytes_);
-  sink_ = allocate(sizeof(unsigned));
-  check_cuda(cudaMemset(clean_.get(), 0, bytes_), "cudaMemset(L2 flush read buffer)");
+  buffer_ = allocate(bytes_);  // cudaMalloc aligns to 256 bytes: whole lines
 }
 
 void L2Flusher::flush(cudaStream_t stream) {
-  if (!dirty_) return;
+  if (!buffer_) return;
   if (persisting_l2_supported_) {
     // Persisting lines survive a memset; demote them to normal first. The user's persisting limit
     // itself is left as it is.
@@ -59,10 +56,10 @@ void L2Flusher::flush(cudaStream_t stream) {
                "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
     if (limit > 0) check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
   }
-  check_cuda(cudaMemsetAsync(dirty_.get(), 0, bytes_, stream), "cudaMemsetAsync(L2 flush)");
-  read_through<<<read_blocks_, kReadThreads, 0, stream>>>(static_cast<const uint4*>(clean_.get()),
-                                                          bytes_ / sizeof(uint4), static_cast<unsigned*>(sink_.get()));
-  check_cuda(cudaGetLastError(), "launching the L2 flush's read");
+  check_cuda(cudaMemsetAsync(buffer_.get(), 0, bytes_, stream), "cudaMemsetAsync(L2 flush)");
+  discard_lines<<<discard_blocks_, kDiscardThreads, 0, stream>>>(static_cast<char*>(buffer_.get()),
+                                                                 bytes_ / kLineBytes);
+  check_cuda(cudaGetLastError(), "launching the L2 flush's discard");
 }
 
 }  // namespace kscope::device

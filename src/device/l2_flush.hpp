@@ -2,9 +2,10 @@
 // Leaves the L2 cold and clean before a cold-cache measurement, as ncu --cache-control all does:
 //   1. a memset of one L2-sized buffer evicts whatever the previous work left (NVBench's method;
 //      on the H200 a 1x-L2 memset is as cold as 2x or 256 MiB, and a read-only flush is weaker);
-//   2. a read of a second L2-sized buffer then replaces the memset's dirty lines with clean ones.
-//      Without it the measured kernel pays for writing them back: a read-only kernel showed DRAM
-//      writes, and small memory-bound kernels ran up to ~17% slower than under ncu.
+//   2. discard.global.L2 on every line of that buffer then drops the memset's dirty lines without
+//      a write-back. Without it the measured kernel paid for writing them back: small memory-bound
+//      kernels ran up to 20% slower than under ncu on the H200; a read of a second L2-sized buffer
+//      instead of the discard still left 23% of a 32 MiB read's bytes written back.
 // A persisting-L2 reset goes first when persisting lines may exist.
 #include <cuda_runtime_api.h>
 
@@ -15,7 +16,7 @@ namespace kscope::device {
 
 class L2Flusher {
  public:
-  // Allocates the two buffers (2x the L2) on `device`, which must be the current device.
+  // Allocates the L2-sized buffer on `device`, which must be the current device.
   explicit L2Flusher(int device);
 
   // Enqueues the flush on `stream` (a memset and one kernel, launched outside every region). Call
@@ -32,11 +33,9 @@ class L2Flusher {
   static DeviceBuffer allocate(std::size_t bytes);
 
   std::size_t bytes_ = 0;
-  int read_blocks_ = 0;
+  int discard_blocks_ = 0;
   bool persisting_l2_supported_ = false;
-  DeviceBuffer dirty_;  // written by the memset
-  DeviceBuffer clean_;  // zeroed once, then only read
-  DeviceBuffer sink_;   // where the read would write if its data were not zero (never)
+  DeviceBuffer buffer_;
 };
 
 }  // namespace kscope::device
