@@ -17,8 +17,10 @@ NCU_TOLERANCE_PCT=5
 mkdir -p "$OUT"
 
 SUMMARY=()
-record() {  # step, PASS/FAIL/SKIP, detail
-  SUMMARY+=("$(printf '%-16s %-5s %s' "$1" "$2" "$3")")
+STEP_START=$SECONDS
+record() {  # step, PASS/FAIL/SKIP, detail; with the seconds since the previous record (device time is scarce)
+  SUMMARY+=("$(printf '%-16s %-5s %4ss  %s' "$1" "$2" "$((SECONDS - STEP_START))" "$3")")
+  STEP_START=$SECONDS
 }
 # KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul" leaves those steps out (when device time is short).
 skipping() {  # step: true, and recorded as SKIP, when the step is to be left out
@@ -31,7 +33,7 @@ print_summary() {
   echo "==================== kscope GPU check summary ===================="
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
     --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
-  printf '%-16s %-5s %s\n' "step" "result" "key numbers"
+  printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
   printf '%s\n' "${SUMMARY[@]}"
   local section
   for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
