@@ -101,6 +101,7 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
       [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }, now_s);
 
   detail::ResultsBuilder builder(info, configs, backend.metrics(), settings);
+  const std::size_t metric_count = backend.metrics().size();
   auto progress = detail::make_stderr_progress(settings.verbosity, configs.size(),
                                                settings.warmup_runs + plan.expected_runs());
   std::set<std::pair<std::string, std::size_t>> warned;
@@ -156,7 +157,7 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
         // A batched run's closing reading is the next run's opening one.
         const ClockReading after = i + 1 < batch.size() ? batch[i + 1].before : collected;
         try {
-          const auto regions = detail::attribute_run(e.regions, measured[i], backend.metrics().size(), settings);
+          const auto regions = detail::attribute_run(e.regions, measured[i], metric_count, settings);
           for (const auto& r : regions) {
             if (r.failed && warned.insert({r.annotation, config.index()}).second)
               std::cerr << "[kscope] warning: annotation '" << r.annotation << "' failed in config ("

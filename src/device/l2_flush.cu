@@ -25,12 +25,6 @@ constexpr int kDiscardThreads = 256;
 
 void L2Flusher::DeviceFree::operator()(void* p) const noexcept { cudaFree(p); }
 
-L2Flusher::DeviceBuffer L2Flusher::allocate(std::size_t bytes) {
-  void* p = nullptr;
-  check_cuda(cudaMalloc(&p, bytes), "cudaMalloc(L2 flush buffer)");
-  return DeviceBuffer(p);
-}
-
 L2Flusher::L2Flusher(int device) {
   int l2 = 0, persisting_max = 0, sms = 0;
   check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device),
@@ -43,7 +37,9 @@ L2Flusher::L2Flusher(int device) {
   persisting_l2_supported_ = persisting_max > 0;
   discard_blocks_ = 4 * sms;
   if (bytes_ == 0) return;  // no L2 to flush
-  buffer_ = allocate(bytes_);  // cudaMalloc aligns to 256 bytes: whole lines
+  void* p = nullptr;
+  check_cuda(cudaMalloc(&p, bytes_), "cudaMalloc(L2 flush buffer)");  // 256-byte aligned: whole lines
+  buffer_.reset(p);
 }
 
 void L2Flusher::flush(cudaStream_t stream) {

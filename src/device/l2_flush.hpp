@@ -20,7 +20,7 @@ class L2Flusher {
   explicit L2Flusher(int device);
 
   // Enqueues the flush on `stream` (a memset and one kernel, launched outside every region). Call
-  // it outside any timed interval.
+  // it outside any timed interval: it costs ~20 us on an H200.
   void flush(cudaStream_t stream);
 
   std::size_t bytes() const { return bytes_; }
@@ -29,13 +29,10 @@ class L2Flusher {
   struct DeviceFree {
     void operator()(void* p) const noexcept;
   };
-  using DeviceBuffer = std::unique_ptr<void, DeviceFree>;
-  static DeviceBuffer allocate(std::size_t bytes);
-
   std::size_t bytes_ = 0;
   int discard_blocks_ = 0;
   bool persisting_l2_supported_ = false;
-  DeviceBuffer buffer_;
+  std::unique_ptr<void, DeviceFree> buffer_;
 };
 
 }  // namespace kscope::device

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -445,6 +446,20 @@ std::vector<double> sample_values(const Results& r) {
   return values;
 }
 
+// A sweep of 1 warm-up and 6 runs on a backend that hands runs back 16 at a time; `body` gets the
+// 1-based call number. The SweepError it ends with; a test failure and nullopt if it ends without.
+std::optional<SweepError> batched_sweep_error(SimulatedBackend& backend, const std::function<void(int)>& body) {
+  backend.set_runs_per_collection(16);
+  int calls = 0;
+  try {
+    profile_with_backend(Sweep(), quiet(6), [&](const Config&) { body(++calls); }, backend);
+  } catch (const SweepError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "the sweep ended without a SweepError";
+  return std::nullopt;
+}
+
 }  // namespace
 
 TEST(Batching, RecordsTheSameSamplesAsCollectingEveryRun) {
@@ -464,38 +479,28 @@ TEST(Batching, RecordsTheSameSamplesAsCollectingEveryRun) {
 
 TEST(Batching, ABodyFailureKeepsTheRunsEndedBeforeItInTheBatch) {
   SimulatedBackend backend;
-  backend.set_runs_per_collection(16);
-  int calls = 0;
-  try {
-    profile_with_backend(Sweep(), quiet(6), [&](const Config&) {
-      if (++calls == 5) throw std::runtime_error("device lost");
-      Annotation a("k");
-      backend.launch("k", 10.0 * calls);
-    }, backend);
-    FAIL();
-  } catch (const SweepError& e) {
-    EXPECT_NE(std::string(e.what()).find("failed in run 4: device lost"), std::string::npos) << e.what();
-    // The warm-up and runs 1-3 ended before the failure and were never collected until it.
-    EXPECT_EQ(sample_values(e.partial_results()), (std::vector<double>{20, 30, 40}));
-  }
+  const auto e = batched_sweep_error(backend, [&](int call) {
+    if (call == 5) throw std::runtime_error("device lost");
+    Annotation a("k");
+    backend.launch("k", 10.0 * call);
+  });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("failed in run 4: device lost"), std::string::npos) << e->what();
+  // The warm-up and runs 1-3 ended before the failure and were never collected until it.
+  EXPECT_EQ(sample_values(e->partial_results()), (std::vector<double>{20, 30, 40}));
   EXPECT_FALSE(backend.session_open());
 }
 
 TEST(Batching, AnAttributionErrorNamesItsRunAndKeepsTheEarlierOnes) {
   SimulatedBackend backend;
-  backend.set_runs_per_collection(16);
-  int calls = 0;
-  try {
-    profile_with_backend(Sweep(), quiet(6), [&](const Config&) {
-      Annotation a("k");
-      if (++calls != 4) backend.launch("k", 10.0 * calls);
-    }, backend);
-    FAIL();
-  } catch (const SweepError& e) {
-    EXPECT_NE(std::string(e.what()).find("failed in run 3: annotation 'k' launched no kernel"), std::string::npos)
-        << e.what();
-    EXPECT_EQ(sample_values(e.partial_results()), (std::vector<double>{20, 30}));
-  }
+  const auto e = batched_sweep_error(backend, [&](int call) {
+    Annotation a("k");
+    if (call != 4) backend.launch("k", 10.0 * call);
+  });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("failed in run 3: annotation 'k' launched no kernel"), std::string::npos)
+      << e->what();
+  EXPECT_EQ(sample_values(e->partial_results()), (std::vector<double>{20, 30}));
 }
 
 TEST(Batching, AdaptiveSamplingStopsWhereItWouldWithoutBatches) {

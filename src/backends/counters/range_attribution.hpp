@@ -4,7 +4,7 @@
 //
 // ReplayMode::kernel (AutoRange): CUPTI numbers the ranges in the order the kernels were launched
 // between Start and Stop ("1", "2", ... on the H200), so the i-th range is the i-th launch
-// (kernels outside every region are measured too and dropped here, the L2 flush's read kernel
+// (kernels outside every region are measured too and dropped here, the L2 flush's discard kernel
 // among them; so are the flushes' memsets between regions: on the H200 each got a range of its own).
 // ReplayMode::range (UserRange): kscope pushes one range per region, named by the region index,
 // so range "r" is region r, and its values cover all of the region's kernels and the gaps between
@@ -22,7 +22,7 @@ struct Launch {
   std::string kernel;     // demangled; for a graph launch, "CUDA graph"
   bool graph = false;
   // The memset of the runner's L2 flush before a region other than the pass's first: whether
-  // CUPTI gives it an auto range is undocumented, so the range count decides. (The flush's read
+  // CUPTI gives it an auto range is undocumented, so the range count decides. (The flush's discard
   // kernel that follows it is an ordinary launch outside every region.)
   bool flush = false;
 };
