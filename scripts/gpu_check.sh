@@ -38,6 +38,7 @@ print_summary() {
   local section
   for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
+                 "counter_stages.txt:counter backend run, call by call" \
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
                  "torch_vs_triton.txt:python example torch vs Triton" \
                  "ncu_backend.txt:backend ncu vs counters, kscope doctor"; do
@@ -209,6 +210,13 @@ counters_rc=$?
 sed -n '/^kernel /,$p' "$WORK/counters.log" > "$WORK/counters_table.txt"
 [[ $counters_rc -eq 0 ]] && record "counters/ncu" PASS "$(tail -1 "$WORK/counters.log")" ||
   record "counters/ncu" FAIL "rc=$counters_rc: $(tail -1 "$WORK/counters.log")"
+
+# --- the counter backend's run, call by call (its log joins bench.log) ----------------------
+"$BUILD/bench/counters_stages" > "$WORK/counter_stages.txt" 2>&1
+stages_rc=$?
+{ echo "## bench/counters_stages (rc=$stages_rc)"; cat "$WORK/counter_stages.txt"; } >> "$OUT/bench.log"
+[[ $stages_rc -eq 0 ]] && record "counter stages" PASS "see the stage table" ||
+  record "counter stages" FAIL "rc=$stages_rc: $(tail -1 "$WORK/counter_stages.txt")"
 
 # --- kscope counters against ncu on a torch matmul (its log joins ncu.log) -------------------
 if ! skipping matmul; then

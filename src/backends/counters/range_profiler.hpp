@@ -48,7 +48,9 @@ class RangeProfiler {
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
 
-  void begin_run();                          // resets the counter data and programs the config
+  // Resets the counter data image; programs the config (SetConfig) on the first run, and on later
+  // ones when `configure`.
+  void begin_run(bool configure = true);
   void start();                              // opens a pass
   void push_range(const std::string& name);  // per_region only, inside a pass
   void pop_range();
@@ -62,6 +64,7 @@ class RangeProfiler {
   void expect(State wanted, const char* call) const;
   void check(CUptiResult status, const char* call);  // poisons on failure, then throws
   void disable() noexcept;
+  void set_config();
 
   const MetricConfig& config_;
   RangeKind kind_;
