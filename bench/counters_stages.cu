@@ -1,28 +1,37 @@
-// Where one run of the counter backend spends its time: the range profiler's calls timed one by
-// one (CUPTI_AutoRange, CUPTI_UserReplay, one 16 MiB copy per pass), for a 1- and a 5-metric set,
-// a counter data image sized for 512 ranges (kscope's limit) or for 16, and SetConfig called
-// every run or only on the first. The values of both SetConfig policies are printed, so a policy
-// that gives wrong numbers shows. scripts/gpu_check.sh runs it; it needs counter permission.
-//   STAGE <metrics> <ranges> <setconfig> <image bytes> <passes> begin start launch stop sync decode total (ms)
-//   VALUE <metrics> <ranges> <setconfig> <metric> <median over runs>
+// Where one run of the counter backend spends its wall time, call by call, on one 16 MiB copy per
+// pass (the per-kernel case of counters_overhead), for a 1- and a 5-metric set:
+//   BACKEND   CountersBackend driven through the MeasurementBackend interface, as the runner
+//             drives it (cache_control all: a flush before the region of every pass);
+//   RUNNER    kscope::profile's runner around CountersBackend, each backend call timed, so the
+//             runner's own share of a run shows (total minus the backend's calls and the body);
+//   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), with a counter data
+//             image for 512 or 16 ranges, with or without the L2 flush before each pass.
+// scripts/gpu_check.sh runs it; it needs counter permission. Times are medians over the runs, ms:
+//   BACKEND <metrics> <passes> begin_run flush region_begin launch region_end another_pass end_run collect total
+//   RUNNER <metrics> <passes> backend nvml body runner total   (per run; runner: the rest)
+//   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode total
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "backends/counters/counters_backend.hpp"
 #include "backends/counters/driver_api.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
+#include "device/l2_flush.hpp"
 #include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace counters = kscope::counters;
 
-constexpr std::size_t kFloats = std::size_t(1) << 22;  // 16 MiB, as counters_overhead's per-kernel case
+constexpr std::size_t kFloats = std::size_t(1) << 22;
 constexpr int kWarmupRuns = 2;
 constexpr int kRuns = 15;
 
@@ -32,64 +41,240 @@ const std::vector<std::vector<std::string>> kSets{
      "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"},
 };
 
-enum Stage { begin, start, launch, stop, sync, decode, total, stage_count };
-const char* const kStageNames[] = {"begin", "start", "launch", "stop", "sync", "decode", "total"};
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-struct Case {
-  const std::vector<std::string>* metrics;
-  std::size_t ranges;
-  bool set_config_every_run;
+// Wall time per named stage, summed within a run and kept per run.
+class StageClock {
+ public:
+  explicit StageClock(std::vector<const char*> stages) : names_(std::move(stages)), ms_(names_.size() + 1) {}
+  void start_run() {
+    run_.assign(names_.size(), 0.0);
+    run_start_ = mark_ = Clock::now();
+  }
+  void lap(std::size_t stage) {
+    const auto now = Clock::now();
+    run_[stage] += std::chrono::duration<double, std::milli>(now - mark_).count();
+    mark_ = now;
+  }
+  void end_run(bool keep) {
+    if (!keep) return;
+    for (std::size_t s = 0; s < run_.size(); ++s) ms_[s].push_back(run_[s]);
+    ms_.back().push_back(std::chrono::duration<double, std::milli>(Clock::now() - run_start_).count());
+  }
+  std::string medians() const {
+    std::string out;
+    char buf[32];
+    for (const auto& v : ms_) {
+      std::snprintf(buf, sizeof buf, " %.3f", median(v));
+      out += buf;
+    }
+    return out;
+  }
+  std::string header() const {
+    std::string out;
+    for (const char* n : names_) out += std::string(" ") + n;
+    return out + " total";
+  }
+
+ private:
+  std::vector<const char*> names_;
+  std::vector<std::vector<double>> ms_;
+  std::vector<double> run_;
+  Clock::time_point run_start_, mark_;
 };
 
-void run_case(const Case& c, const std::string& chip, CUcontext context, const std::vector<std::uint8_t>& availability,
-              const float* in, float* out) {
-  const counters::MetricConfig config(chip, *c.metrics, availability);
-  counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, c.ranges);
-  std::vector<std::vector<double>> ms(stage_count);
-  std::vector<std::vector<double>> values(c.metrics->size());
+void backend_case(const std::vector<std::string>& metrics, const float* in, float* out, bool print_header) {
+  enum { begin_run, flush, region_begin, launch, region_end, another_pass, end_run, collect };
+  StageClock clock({"begin_run", "flush", "region_begin", "launch", "region_end", "another_pass", "end_run",
+                    "collect"});
+  if (print_header) std::printf("BACKEND metrics passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
+  kscope::Settings settings;
+  settings.backend = kscope::Backend::counters;
+  settings.metrics = metrics;
+  settings.cache_control = kscope::CacheControl::all;
+  settings.verbosity = kscope::Verbosity::quiet;
+  kscope::CountersBackend backend(settings);
+  backend.begin_session(settings);
+  for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
+    clock.start_run();
+    backend.begin_run();
+    clock.lap(begin_run);
+    for (bool more = true; more;) {
+      backend.flush_cache();
+      clock.lap(flush);
+      backend.region_begin(0);
+      clock.lap(region_begin);
+      kscope_test::launch_copy(in, out, kFloats);
+      clock.lap(launch);
+      backend.region_end(0);
+      clock.lap(region_end);
+      more = backend.another_pass_needed();
+      clock.lap(another_pass);
+    }
+    backend.end_run(1);
+    clock.lap(end_run);
+    if (backend.collect_runs().size() != 1) throw std::runtime_error("expected one collected run");
+    clock.lap(collect);
+    clock.end_run(run >= kWarmupRuns);
+  }
+  backend.end_session();
+  std::printf("BACKEND %zu %zu%s\n", metrics.size(), backend.passes(), clock.medians().c_str());
+}
+
+template <class F>
+void add_ms(double& total, F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  total += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// NVML telemetry as the runner reads it, timed: does it slow down beside an enabled profiler?
+class TimedDeviceControl final : public kscope::DeviceControl {
+ public:
+  explicit TimedDeviceControl(kscope::DeviceControl* inner) : inner_(inner) {}
+  double ms() const { return ms_; }
+  kscope::ClockReading clocks() override {
+    kscope::ClockReading r;
+    add_ms(ms_, [&] { r = inner_ ? inner_->clocks() : kscope::ClockReading{}; });
+    return r;
+  }
+  std::optional<double> thermal_margin_c() override {
+    std::optional<double> m;
+    add_ms(ms_, [&] { m = inner_ ? inner_->thermal_margin_c() : std::nullopt; });
+    return m;
+  }
+  kscope::ClockReading lock_base_clocks() override { throw std::runtime_error("not in this bench"); }
+  void restore_clocks() noexcept override {}
+
+ private:
+  kscope::DeviceControl* inner_;
+  double ms_ = 0;
+};
+
+// Forwards every call to CountersBackend and adds up the wall time spent in it.
+class TimedBackend final : public kscope::MeasurementBackend {
+ public:
+  explicit TimedBackend(kscope::MeasurementBackend& inner) : inner_(inner), device_(inner.device_control()) {}
+  double backend_ms() const { return ms_; }
+  double nvml_ms() const { return device_.ms(); }
+
+  std::vector<kscope::MetricSpec> metrics() const override { return inner_.metrics(); }
+  bool observes_kernels() const override { return inner_.observes_kernels(); }
+  kscope::SessionInfo describe() const override { return inner_.describe(); }
+  void begin_session(const kscope::Settings& s) override { inner_.begin_session(s); }
+  void end_session() noexcept override { inner_.end_session(); }
+  void begin_run() override { timed([&] { inner_.begin_run(); }); }
+  void flush_cache() override { timed([&] { inner_.flush_cache(); }); }
+  void region_begin(std::size_t r) override { timed([&] { inner_.region_begin(r); }); }
+  void region_end(std::size_t r) override { timed([&] { inner_.region_end(r); }); }
+  bool another_pass_needed() override {
+    bool more = false;
+    timed([&] { more = inner_.another_pass_needed(); });
+    return more;
+  }
+  kscope::RunMeasurement collect_run(std::size_t n) override {
+    kscope::RunMeasurement m;
+    timed([&] { m = inner_.collect_run(n); });
+    return m;
+  }
+  void abandon_run() noexcept override { inner_.abandon_run(); }
+  std::size_t runs_per_collection() const override { return inner_.runs_per_collection(); }
+  void end_run(std::size_t n) override { timed([&] { inner_.end_run(n); }); }
+  std::vector<kscope::RunMeasurement> collect_runs() override {
+    std::vector<kscope::RunMeasurement> m;
+    timed([&] { m = inner_.collect_runs(); });
+    return m;
+  }
+  kscope::DeviceControl* device_control() override { return &device_; }
+
+ private:
+  template <class F>
+  void timed(F&& f) {
+    add_ms(ms_, f);
+  }
+  kscope::MeasurementBackend& inner_;
+  TimedDeviceControl device_;
+  double ms_ = 0;
+};
+
+void runner_case(const std::vector<std::string>& metrics, const float* in, float* out, bool print_header) {
+  if (print_header) std::printf("RUNNER metrics passes backend nvml body runner total   (ms per run, %d runs)\n", kRuns);
+  kscope::Settings settings;
+  settings.backend = kscope::Backend::counters;
+  settings.metrics = metrics;
+  settings.cache_control = kscope::CacheControl::all;
+  settings.verbosity = kscope::Verbosity::quiet;
+  settings.runs = kRuns;
+  settings.warmup_runs = kWarmupRuns;
+  kscope::CountersBackend counters(settings);
+  TimedBackend backend(counters);
+  // At every call of the body: the time and the shares so far. Per run is taken from the first
+  // run's first call to the last run's, so session setup and teardown are left out.
+  struct Mark {
+    Clock::time_point at;
+    double backend_ms, nvml_ms, body_ms;
+  };
+  std::vector<Mark> marks;
+  double body_ms = 0;
+  kscope::profile_with_backend(kscope::Sweep().axis("case", {"copy"}), settings,
+                               [&](const kscope::Config&) {
+                                 const auto t0 = Clock::now();
+                                 marks.push_back({t0, backend.backend_ms(), backend.nvml_ms(), body_ms});
+                                 kscope::Annotation region("copy");
+                                 kscope_test::launch_copy(in, out, kFloats);
+                                 body_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                               },
+                               backend);
+  const std::size_t runs = kRuns + kWarmupRuns - 1;
+  const Mark& first = marks.front();
+  const Mark& last = marks.at(marks.size() / (runs + 1) * runs);
+  const double total = std::chrono::duration<double, std::milli>(last.at - first.at).count();
+  const double in_backend = last.backend_ms - first.backend_ms, in_nvml = last.nvml_ms - first.nvml_ms,
+               in_body = last.body_ms - first.body_ms;
+  std::printf("RUNNER %zu %zu %.3f %.3f %.3f %.3f %.3f\n", metrics.size(), counters.passes(), in_backend / runs,
+              in_nvml / runs, in_body / runs, (total - in_backend - in_nvml - in_body) / runs, total / runs);
+}
+
+void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, bool flush, const std::string& chip,
+                   CUcontext context, const std::vector<std::uint8_t>& availability, kscope::device::L2Flusher& l2,
+                   const float* in, float* out, bool print_header) {
+  enum { begin, flush_l2, start, launch, stop, sync, decode };
+  StageClock clock({"begin", "flush", "start", "launch", "stop", "sync", "decode"});
+  if (print_header)
+    std::printf("PROFILER metrics ranges flush image_bytes passes%s   (ms, median of %d runs)\n", clock.header().c_str(),
+                kRuns);
+  const counters::MetricConfig config(chip, metrics, availability);
+  counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, ranges);
   std::size_t passes = 0;
   for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
-    double t[stage_count] = {};
-    const auto run_start = Clock::now();
-    auto mark = Clock::now();
-    const auto lap = [&](Stage s) {
-      const auto now = Clock::now();
-      t[s] += std::chrono::duration<double, std::milli>(now - mark).count();
-      mark = now;
-    };
-    profiler.begin_run(c.set_config_every_run);
-    lap(begin);
+    clock.start_run();
+    profiler.begin_run();
+    clock.lap(begin);
     passes = 0;
     for (bool more = true; more; ++passes) {
+      if (flush) {
+        l2.flush(cudaStreamLegacy);
+        kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+      }
+      clock.lap(flush_l2);
       profiler.start();
-      lap(start);
+      clock.lap(start);
       kscope_test::launch_copy(in, out, kFloats);
-      lap(launch);
+      clock.lap(launch);
       more = !profiler.stop();
-      lap(stop);
+      clock.lap(stop);
     }
     kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-    lap(sync);
-    const auto ranges = profiler.decode();
-    lap(decode);
-    t[total] = std::chrono::duration<double, std::milli>(Clock::now() - run_start).count();
-    if (run < kWarmupRuns) continue;
-    for (int s = 0; s < stage_count; ++s) ms[s].push_back(t[s]);
-    if (ranges.size() != 1) throw std::runtime_error("expected 1 range, got " + std::to_string(ranges.size()));
-    for (std::size_t m = 0; m < values.size(); ++m) values[m].push_back(ranges[0].values.at(m));
+    clock.lap(sync);
+    if (profiler.decode().size() != 1) throw std::runtime_error("expected one range");
+    clock.lap(decode);
+    clock.end_run(run >= kWarmupRuns);
   }
-  const char* policy = c.set_config_every_run ? "every" : "once";
-  std::printf("STAGE %zu %zu %s %zu %zu", c.metrics->size(), c.ranges, policy, profiler.counter_data_bytes(), passes);
-  for (int s = 0; s < stage_count; ++s) std::printf(" %.3f", median(ms[s]));
-  std::printf("\n");
-  for (std::size_t m = 0; m < values.size(); ++m)
-    std::printf("VALUE %zu %zu %s %s %.6g\n", c.metrics->size(), c.ranges, policy, (*c.metrics)[m].c_str(),
-                median(values[m]));
+  std::printf("PROFILER %zu %zu %s %zu %zu%s\n", metrics.size(), ranges, flush ? "yes" : "no",
+              profiler.counter_data_bytes(), passes, clock.medians().c_str());
 }
 
 }  // namespace
@@ -101,15 +286,19 @@ int main() {
   }
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
+    for (std::size_t s = 0; s < kSets.size(); ++s) backend_case(kSets[s], in.get(), out.get(), s == 0);
+    for (std::size_t s = 0; s < kSets.size(); ++s) runner_case(kSets[s], in.get(), out.get(), s == 0);
     const CUcontext context = counters::current_context();
     const std::string chip = counters::chip_of_device(0);
     const auto availability = counters::counter_availability(context);
-    std::printf("STAGE metrics ranges setconfig image_bytes passes");
-    for (const char* name : kStageNames) std::printf(" %s", name);
-    std::printf("   (ms, median of %d runs, %s)\n", kRuns, chip.c_str());
+    kscope::device::L2Flusher l2(0);
+    bool first = true;
     for (const auto& metrics : kSets)
       for (std::size_t ranges : {std::size_t(512), std::size_t(16)})
-        for (bool every : {true, false}) run_case({&metrics, ranges, every}, chip, context, availability, in.get(), out.get());
+        for (bool flush : {false, true}) {
+          profiler_case(metrics, ranges, flush, chip, context, availability, l2, in.get(), out.get(), first);
+          first = false;
+        }
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "counters_stages: %s\n", e.what());

@@ -182,3 +182,52 @@ TEST(Counters, SharesTheProcessWithTheCuptiBackend) {
 }
 
 }  // namespace
+
+namespace {
+
+// The counter data image starts with room for 16 ranges; a run with more must grow it and lose
+// nothing: the first pass is replayed once on a larger image.
+TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::uint64_t kSpinNs = 10000;
+  auto settings = counter_settings({"gpu__time_duration.sum"});
+  settings.combine_kernel_metrics = std::plus<double>{};
+  std::size_t calls = 0;
+  const auto kernels_in_one_region = [&](const Config& c) {
+    ++calls;
+    Annotation region("spins");
+    for (std::int64_t i = 0; i < c.get<std::int64_t>("kernels"); ++i) kscope_test::launch_spin(kSpinNs);
+  };
+  const auto sweep = kscope::Sweep().axis("kernels", {std::int64_t(4), std::int64_t(40), std::int64_t(100)});
+  const auto per_kernel = kscope::profile(sweep, settings, kernels_in_one_region);
+  const std::size_t runs = (settings.warmup_runs + settings.runs) * 3;
+  // Two growths (16 -> 64 -> 128), each replaying one pass.
+  EXPECT_EQ(calls, runs + 2);
+  for (std::size_t c = 0; c < 3; ++c) {
+    const auto& row = per_kernel.at("spins", "gpu__time_duration.sum", c);
+    const double kernels = c == 0 ? 4 : c == 1 ? 40 : 100;
+    std::printf("[result] %g spins of 10 us in one region, kernel replay: %.1f us (%zu runs)\n", kernels,
+                row.stats.median / 1e3, row.stats.count);
+    EXPECT_EQ(row.stats.count, settings.runs);
+    EXPECT_NEAR(row.stats.median, kernels * kSpinNs, 0.1 * kernels * kSpinNs);
+  }
+
+  settings.replay_mode = kscope::ReplayMode::range;
+  constexpr int kRegions = 40;
+  const auto one_region_per_kernel = [&](const Config&) {
+    for (int r = 0; r < kRegions; ++r) {
+      Annotation region("r" + std::to_string(r));
+      kscope_test::launch_spin(kSpinNs);
+    }
+  };
+  const auto per_region = kscope::profile(kOneConfig, settings, one_region_per_kernel);
+  EXPECT_EQ(per_region.rows().size(), static_cast<std::size_t>(kRegions));
+  for (const auto& row : per_region.rows()) {
+    EXPECT_EQ(row.stats.count, settings.runs) << row.annotation;
+    EXPECT_NEAR(row.stats.median, kSpinNs, 0.15 * kSpinNs) << row.annotation;
+  }
+  std::printf("[result] %d regions of one 10 us spin, range replay: last region %.1f us\n", kRegions,
+              per_region.rows().back().stats.median / 1e3);
+}
+
+}  // namespace

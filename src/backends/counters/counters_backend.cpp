@@ -1,6 +1,8 @@
 #include "backends/counters/counters_backend.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdio>
 #include <set>
 
@@ -61,7 +63,8 @@ void CountersBackend::begin_session(const Settings& settings) {
     // Availability must be read before the range profiler is enabled on the context.
     config_ = std::make_unique<counters::MetricConfig>(chip_, names_, counters::counter_availability(context_));
     passes_ = config_->passes();
-    profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, kMaxRanges);
+    capacity_ = kInitialRanges;
+    profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
   } catch (...) {
     end_session();
     throw;
@@ -75,8 +78,10 @@ void CountersBackend::begin_session(const Settings& settings) {
                                                              : "");
   }
   if (settings.verbosity == Verbosity::debug) {
-    std::fprintf(stderr, "kscope: counters: config image %zu bytes, counter data image %zu bytes for %zu ranges\n",
-                 config_->image().size(), profiler_->counter_data_bytes(), kMaxRanges);
+    std::fprintf(stderr,
+                 "kscope: counters: config image %zu bytes, counter data image %zu bytes for %zu ranges (grows "
+                 "with the ranges of a run, up to %zu)\n",
+                 config_->image().size(), profiler_->counter_data_bytes(), capacity_, kMaxRanges);
   }
 }
 
@@ -93,11 +98,22 @@ void CountersBackend::end_session() noexcept {
 }
 
 void CountersBackend::begin_run() {
-  if (!profiler_) profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, kMaxRanges);
+  if (!profiler_) profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
   profiler_->begin_run();
   in_pass_ = false;
   pass_ = 0;
   first_pass_.clear();
+}
+
+bool CountersBackend::grew_for(std::size_t ranges) {
+  if (ranges <= capacity_ || capacity_ >= kMaxRanges) return false;
+  capacity_ = std::min(kMaxRanges, std::bit_ceil(ranges));
+  profiler_.reset();  // one range profiler per context: the old one goes first
+  profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
+  profiler_->begin_run();
+  pass_ = 0;
+  first_pass_.clear();
+  return true;
 }
 
 void CountersBackend::flush_cache() {
@@ -110,11 +126,13 @@ void CountersBackend::flush_cache() {
 void CountersBackend::region_begin(std::size_t region) {
   // A pass opens at its first region, after the runner's flush, so no flush is measured before it.
   if (!in_pass_) {
+    regions_in_pass_ = 0;
     tracker_.start_pass();
     profiler_->start();
     in_pass_ = true;
   }
   tracker_.set_region(static_cast<std::ptrdiff_t>(region));
+  ++regions_in_pass_;
   if (kind_ == RangeKind::per_region) profiler_->push_range(std::to_string(region));
 }
 
@@ -130,6 +148,8 @@ bool CountersBackend::another_pass_needed() {
   const bool all_submitted = profiler_->stop();
   ++pass_;
   if (pass_ == 1) {
+    // Every launch the tracker saw, flushes included, may be a range (see attribute_kernel_ranges).
+    if (grew_for(kind_ == RangeKind::per_kernel ? launches.size() : regions_in_pass_)) return true;
     first_pass_ = std::move(launches);
   } else {
     counters::check_same_launches(first_pass_, launches, pass_);

@@ -112,20 +112,15 @@ void RangeProfiler::check(CUptiResult status, const char* call) {
   }
 }
 
-void RangeProfiler::begin_run(bool configure) {
+void RangeProfiler::begin_run() {
   if (state_ == State::configured) return;  // the previous run started no pass: still fresh
   if (state_ != State::decoded) expect(State::enabled, "RangeProfiler::begin_run");
-  const bool first = state_ == State::enabled;
   auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
   init.pRangeProfilerObject = object_;
   init.counterDataSize = counter_data_.size();
   init.pCounterData = counter_data_.data();
   check(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
-  if (first || configure) set_config();
-  state_ = State::configured;
-}
 
-void RangeProfiler::set_config() {
   auto config = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
   config.pRangeProfilerObject = object_;
   config.configSize = config_.image().size();
@@ -140,6 +135,7 @@ void RangeProfiler::set_config() {
   config.passIndex = 0;
   config.targetNestingLevel = 1;
   check(cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+  state_ = State::configured;
 }
 
 void RangeProfiler::start() {

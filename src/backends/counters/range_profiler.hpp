@@ -48,9 +48,7 @@ class RangeProfiler {
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
 
-  // Resets the counter data image; programs the config (SetConfig) on the first run, and on later
-  // ones when `configure`.
-  void begin_run(bool configure = true);
+  void begin_run();                          // resets the counter data and programs the config
   void start();                              // opens a pass
   void push_range(const std::string& name);  // per_region only, inside a pass
   void pop_range();
@@ -64,7 +62,6 @@ class RangeProfiler {
   void expect(State wanted, const char* call) const;
   void check(CUptiResult status, const char* call);  // poisons on failure, then throws
   void disable() noexcept;
-  void set_config();
 
   const MetricConfig& config_;
   RangeKind kind_;
