@@ -7,10 +7,11 @@
 //   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), with a counter data
 //             image for 512 or 16 ranges, with or without the L2 flush before each pass.
 // scripts/gpu_check.sh runs it; it needs counter permission. Times are medians over the runs, ms:
-//   BACKEND <metrics> <passes> begin_run flush region_begin launch region_end another_pass end_run collect total
+//   BACKEND <metrics> <clocks> <passes> begin_run flush region_begin launch region_end another_pass end_run collect total
 //   RUNNER <metrics> <passes> backend nvml body runner total   (per run; runner: the rest)
 //   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode total
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -86,11 +87,13 @@ class StageClock {
   Clock::time_point run_start_, mark_;
 };
 
-void backend_case(const std::vector<std::string>& metrics, const float* in, float* out, bool print_header) {
+// read_clocks: NVML clock readings before and after each run, as the runner takes them.
+void backend_case(const std::vector<std::string>& metrics, bool read_clocks, const float* in, float* out,
+                  bool print_header) {
   enum { begin_run, flush, region_begin, launch, region_end, another_pass, end_run, collect };
   StageClock clock({"begin_run", "flush", "region_begin", "launch", "region_end", "another_pass", "end_run",
                     "collect"});
-  if (print_header) std::printf("BACKEND metrics passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
+  if (print_header) std::printf("BACKEND metrics clocks passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
   kscope::Settings settings;
   settings.backend = kscope::Backend::counters;
   settings.metrics = metrics;
@@ -99,6 +102,7 @@ void backend_case(const std::vector<std::string>& metrics, const float* in, floa
   kscope::CountersBackend backend(settings);
   backend.begin_session(settings);
   for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
+    if (read_clocks) backend.device_control()->clocks();
     clock.start_run();
     backend.begin_run();
     clock.lap(begin_run);
@@ -117,11 +121,13 @@ void backend_case(const std::vector<std::string>& metrics, const float* in, floa
     backend.end_run(1);
     clock.lap(end_run);
     if (backend.collect_runs().size() != 1) throw std::runtime_error("expected one collected run");
+    if (read_clocks) backend.device_control()->clocks();
     clock.lap(collect);
     clock.end_run(run >= kWarmupRuns);
   }
   backend.end_session();
-  std::printf("BACKEND %zu %zu%s\n", metrics.size(), backend.passes(), clock.medians().c_str());
+  std::printf("BACKEND %zu %s %zu%s\n", metrics.size(), read_clocks ? "yes" : "no", backend.passes(),
+              clock.medians().c_str());
 }
 
 template <class F>
@@ -131,19 +137,23 @@ void add_ms(double& total, F&& f) {
   total += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// NVML telemetry as the runner reads it, timed: does it slow down beside an enabled profiler?
+// The runner's calls into the backend and its NVML telemetry, each kind's wall time added up.
+enum Call { c_begin_run, c_flush, c_region_begin, c_region_end, c_another_pass, c_end_run, c_collect, c_nvml, c_count };
+const char* const kCallNames[] = {"begin_run", "flush",  "region_begin", "region_end",
+                                  "another_pass", "end_run", "collect", "nvml"};
+using CallTimes = std::array<double, c_count>;
+
 class TimedDeviceControl final : public kscope::DeviceControl {
  public:
-  explicit TimedDeviceControl(kscope::DeviceControl* inner) : inner_(inner) {}
-  double ms() const { return ms_; }
+  TimedDeviceControl(kscope::DeviceControl* inner, CallTimes& ms) : inner_(inner), ms_(ms) {}
   kscope::ClockReading clocks() override {
     kscope::ClockReading r;
-    add_ms(ms_, [&] { r = inner_ ? inner_->clocks() : kscope::ClockReading{}; });
+    add_ms(ms_[c_nvml], [&] { r = inner_ ? inner_->clocks() : kscope::ClockReading{}; });
     return r;
   }
   std::optional<double> thermal_margin_c() override {
     std::optional<double> m;
-    add_ms(ms_, [&] { m = inner_ ? inner_->thermal_margin_c() : std::nullopt; });
+    add_ms(ms_[c_nvml], [&] { m = inner_ ? inner_->thermal_margin_c() : std::nullopt; });
     return m;
   }
   kscope::ClockReading lock_base_clocks() override { throw std::runtime_error("not in this bench"); }
@@ -151,57 +161,51 @@ class TimedDeviceControl final : public kscope::DeviceControl {
 
  private:
   kscope::DeviceControl* inner_;
-  double ms_ = 0;
+  CallTimes& ms_;
 };
 
-// Forwards every call to CountersBackend and adds up the wall time spent in it.
 class TimedBackend final : public kscope::MeasurementBackend {
  public:
-  explicit TimedBackend(kscope::MeasurementBackend& inner) : inner_(inner), device_(inner.device_control()) {}
-  double backend_ms() const { return ms_; }
-  double nvml_ms() const { return device_.ms(); }
+  explicit TimedBackend(kscope::MeasurementBackend& inner) : inner_(inner), device_(inner.device_control(), ms_) {}
+  const CallTimes& ms() const { return ms_; }
 
   std::vector<kscope::MetricSpec> metrics() const override { return inner_.metrics(); }
   bool observes_kernels() const override { return inner_.observes_kernels(); }
   kscope::SessionInfo describe() const override { return inner_.describe(); }
   void begin_session(const kscope::Settings& s) override { inner_.begin_session(s); }
   void end_session() noexcept override { inner_.end_session(); }
-  void begin_run() override { timed([&] { inner_.begin_run(); }); }
-  void flush_cache() override { timed([&] { inner_.flush_cache(); }); }
-  void region_begin(std::size_t r) override { timed([&] { inner_.region_begin(r); }); }
-  void region_end(std::size_t r) override { timed([&] { inner_.region_end(r); }); }
+  void begin_run() override { add_ms(ms_[c_begin_run], [&] { inner_.begin_run(); }); }
+  void flush_cache() override { add_ms(ms_[c_flush], [&] { inner_.flush_cache(); }); }
+  void region_begin(std::size_t r) override { add_ms(ms_[c_region_begin], [&] { inner_.region_begin(r); }); }
+  void region_end(std::size_t r) override { add_ms(ms_[c_region_end], [&] { inner_.region_end(r); }); }
   bool another_pass_needed() override {
     bool more = false;
-    timed([&] { more = inner_.another_pass_needed(); });
+    add_ms(ms_[c_another_pass], [&] { more = inner_.another_pass_needed(); });
     return more;
   }
-  kscope::RunMeasurement collect_run(std::size_t n) override {
-    kscope::RunMeasurement m;
-    timed([&] { m = inner_.collect_run(n); });
-    return m;
-  }
+  kscope::RunMeasurement collect_run(std::size_t n) override { return inner_.collect_run(n); }
   void abandon_run() noexcept override { inner_.abandon_run(); }
   std::size_t runs_per_collection() const override { return inner_.runs_per_collection(); }
-  void end_run(std::size_t n) override { timed([&] { inner_.end_run(n); }); }
+  void end_run(std::size_t n) override { add_ms(ms_[c_end_run], [&] { inner_.end_run(n); }); }
   std::vector<kscope::RunMeasurement> collect_runs() override {
     std::vector<kscope::RunMeasurement> m;
-    timed([&] { m = inner_.collect_runs(); });
+    add_ms(ms_[c_collect], [&] { m = inner_.collect_runs(); });
     return m;
   }
   kscope::DeviceControl* device_control() override { return &device_; }
 
  private:
-  template <class F>
-  void timed(F&& f) {
-    add_ms(ms_, f);
-  }
   kscope::MeasurementBackend& inner_;
+  CallTimes ms_{};
   TimedDeviceControl device_;
-  double ms_ = 0;
 };
 
 void runner_case(const std::vector<std::string>& metrics, const float* in, float* out, bool print_header) {
-  if (print_header) std::printf("RUNNER metrics passes backend nvml body runner total   (ms per run, %d runs)\n", kRuns);
+  if (print_header) {
+    std::printf("RUNNER metrics passes");
+    for (const char* n : kCallNames) std::printf(" %s", n);
+    std::printf(" body runner total   (ms per run, %d runs; body: the body's own time, runner: the rest)\n", kRuns);
+  }
   kscope::Settings settings;
   settings.backend = kscope::Backend::counters;
   settings.metrics = metrics;
@@ -211,31 +215,45 @@ void runner_case(const std::vector<std::string>& metrics, const float* in, float
   settings.warmup_runs = kWarmupRuns;
   kscope::CountersBackend counters(settings);
   TimedBackend backend(counters);
+  const auto in_calls = [&] {
+    double sum = 0;
+    for (double v : backend.ms()) sum += v;
+    return sum;
+  };
   // At every call of the body: the time and the shares so far. Per run is taken from the first
   // run's first call to the last run's, so session setup and teardown are left out.
   struct Mark {
     Clock::time_point at;
-    double backend_ms, nvml_ms, body_ms;
+    CallTimes calls;
+    double body_ms;
   };
   std::vector<Mark> marks;
-  double body_ms = 0;
+  double body_ms = 0;  // the body's wall time less the backend calls made from it
   kscope::profile_with_backend(kscope::Sweep().axis("case", {"copy"}), settings,
                                [&](const kscope::Config&) {
                                  const auto t0 = Clock::now();
-                                 marks.push_back({t0, backend.backend_ms(), backend.nvml_ms(), body_ms});
-                                 kscope::Annotation region("copy");
-                                 kscope_test::launch_copy(in, out, kFloats);
-                                 body_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+                                 const double calls0 = in_calls();
+                                 marks.push_back({t0, backend.ms(), body_ms});
+                                 {
+                                   kscope::Annotation region("copy");
+                                   kscope_test::launch_copy(in, out, kFloats);
+                                 }
+                                 body_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count() -
+                                            (in_calls() - calls0);
                                },
                                backend);
   const std::size_t runs = kRuns + kWarmupRuns - 1;
   const Mark& first = marks.front();
   const Mark& last = marks.at(marks.size() / (runs + 1) * runs);
   const double total = std::chrono::duration<double, std::milli>(last.at - first.at).count();
-  const double in_backend = last.backend_ms - first.backend_ms, in_nvml = last.nvml_ms - first.nvml_ms,
-               in_body = last.body_ms - first.body_ms;
-  std::printf("RUNNER %zu %zu %.3f %.3f %.3f %.3f %.3f\n", metrics.size(), counters.passes(), in_backend / runs,
-              in_nvml / runs, in_body / runs, (total - in_backend - in_nvml - in_body) / runs, total / runs);
+  double rest = total - (last.body_ms - first.body_ms);
+  std::printf("RUNNER %zu %zu", metrics.size(), counters.passes());
+  for (std::size_t c = 0; c < c_count; ++c) {
+    const double ms = last.calls[c] - first.calls[c];
+    rest -= ms;
+    std::printf(" %.3f", ms / runs);
+  }
+  std::printf(" %.3f %.3f %.3f\n", (last.body_ms - first.body_ms) / runs, rest / runs, total / runs);
 }
 
 void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, bool flush, const std::string& chip,
@@ -286,7 +304,8 @@ int main() {
   }
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
-    for (std::size_t s = 0; s < kSets.size(); ++s) backend_case(kSets[s], in.get(), out.get(), s == 0);
+    for (std::size_t s = 0; s < kSets.size(); ++s)
+      for (bool clocks : {false, true}) backend_case(kSets[s], clocks, in.get(), out.get(), s == 0 && !clocks);
     for (std::size_t s = 0; s < kSets.size(); ++s) runner_case(kSets[s], in.get(), out.get(), s == 0);
     const CUcontext context = counters::current_context();
     const std::string chip = counters::chip_of_device(0);
