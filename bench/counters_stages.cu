@@ -1,14 +1,17 @@
 // Where one run of the counter backend spends its wall time, call by call, on one 16 MiB copy per
 // pass (the per-kernel case of counters_overhead), for a 1- and a 5-metric set:
 //   BACKEND   CountersBackend driven through the MeasurementBackend interface, as the runner
-//             drives it (cache_control all: a flush before the region of every pass);
-//   RUNNER    kscope::profile's runner around CountersBackend, each backend call timed, so the
-//             runner's own share of a run shows (total minus the backend's calls and the body);
+//             drives it (cache_control all: a flush before the region of every pass), with no
+//             NVML read between runs, the clocks, or the thermal margin;
+//   RUNNER    kscope::profile's runner around CountersBackend, each kind of backend call timed,
+//             with the thermal guard on or off;
 //   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), with a counter data
 //             image for 512 or 16 ranges, with or without the L2 flush before each pass.
-// scripts/gpu_check.sh runs it; it needs counter permission. Times are medians over the runs, ms:
-//   BACKEND <metrics> <clocks> <passes> begin_run flush region_begin launch region_end another_pass end_run collect total
-//   RUNNER <metrics> <passes> backend nvml body runner total   (per run; runner: the rest)
+// scripts/gpu_check.sh runs it; it needs counter permission. Times in ms, BACKEND and PROFILER the
+// median run, RUNNER the mean run (first to last call of the body):
+//   BACKEND <metrics> <nvml> <passes> begin_run flush region_begin launch region_end another_pass end_run collect total
+//   RUNNER <metrics> <thermal> <runs> <passes> begin_run flush region_begin region_end another_pass end_run collect
+//          nvml body runner total   (body: its own time less the backend calls; runner: the rest)
 //   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode total
 #include <algorithm>
 #include <array>
@@ -87,13 +90,17 @@ class StageClock {
   Clock::time_point run_start_, mark_;
 };
 
-// read_clocks: NVML clock readings before and after each run, as the runner takes them.
-void backend_case(const std::vector<std::string>& metrics, bool read_clocks, const float* in, float* out,
+// NVML read around each run: none, the clocks (before and after, as the runner reads them), or
+// the thermal margin before it (the runner's thermal guard reads it at most every 100 ms).
+enum class Telemetry { none, clocks, margin };
+const char* const kTelemetryNames[] = {"none", "clocks", "margin"};
+
+void backend_case(const std::vector<std::string>& metrics, Telemetry telemetry, const float* in, float* out,
                   bool print_header) {
   enum { begin_run, flush, region_begin, launch, region_end, another_pass, end_run, collect };
   StageClock clock({"begin_run", "flush", "region_begin", "launch", "region_end", "another_pass", "end_run",
                     "collect"});
-  if (print_header) std::printf("BACKEND metrics clocks passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
+  if (print_header) std::printf("BACKEND metrics nvml passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
   kscope::Settings settings;
   settings.backend = kscope::Backend::counters;
   settings.metrics = metrics;
@@ -102,7 +109,8 @@ void backend_case(const std::vector<std::string>& metrics, bool read_clocks, con
   kscope::CountersBackend backend(settings);
   backend.begin_session(settings);
   for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
-    if (read_clocks) backend.device_control()->clocks();
+    if (telemetry == Telemetry::clocks) backend.device_control()->clocks();
+    if (telemetry == Telemetry::margin) backend.device_control()->thermal_margin_c();
     clock.start_run();
     backend.begin_run();
     clock.lap(begin_run);
@@ -121,12 +129,12 @@ void backend_case(const std::vector<std::string>& metrics, bool read_clocks, con
     backend.end_run(1);
     clock.lap(end_run);
     if (backend.collect_runs().size() != 1) throw std::runtime_error("expected one collected run");
-    if (read_clocks) backend.device_control()->clocks();
+    if (telemetry == Telemetry::clocks) backend.device_control()->clocks();
     clock.lap(collect);
     clock.end_run(run >= kWarmupRuns);
   }
   backend.end_session();
-  std::printf("BACKEND %zu %s %zu%s\n", metrics.size(), read_clocks ? "yes" : "no", backend.passes(),
+  std::printf("BACKEND %zu %s %zu%s\n", metrics.size(), kTelemetryNames[static_cast<int>(telemetry)], backend.passes(),
               clock.medians().c_str());
 }
 
@@ -200,19 +208,21 @@ class TimedBackend final : public kscope::MeasurementBackend {
   TimedDeviceControl device_;
 };
 
-void runner_case(const std::vector<std::string>& metrics, const float* in, float* out, bool print_header) {
+void runner_case(const std::vector<std::string>& metrics, kscope::ThermalMode thermal, std::size_t runs_wanted,
+                 const float* in, float* out, bool print_header) {
   if (print_header) {
-    std::printf("RUNNER metrics passes");
+    std::printf("RUNNER metrics thermal runs passes");
     for (const char* n : kCallNames) std::printf(" %s", n);
-    std::printf(" body runner total   (ms per run, %d runs; body: the body's own time, runner: the rest)\n", kRuns);
+    std::printf(" body runner total   (ms per run, the mean; body: the body's own time, runner: the rest)\n");
   }
   kscope::Settings settings;
   settings.backend = kscope::Backend::counters;
   settings.metrics = metrics;
   settings.cache_control = kscope::CacheControl::all;
   settings.verbosity = kscope::Verbosity::quiet;
-  settings.runs = kRuns;
+  settings.runs = runs_wanted;
   settings.warmup_runs = kWarmupRuns;
+  settings.thermal_mode = thermal;
   kscope::CountersBackend counters(settings);
   TimedBackend backend(counters);
   const auto in_calls = [&] {
@@ -242,12 +252,13 @@ void runner_case(const std::vector<std::string>& metrics, const float* in, float
                                             (in_calls() - calls0);
                                },
                                backend);
-  const std::size_t runs = kRuns + kWarmupRuns - 1;
+  const std::size_t runs = runs_wanted + kWarmupRuns - 1;
   const Mark& first = marks.front();
   const Mark& last = marks.at(marks.size() / (runs + 1) * runs);
   const double total = std::chrono::duration<double, std::milli>(last.at - first.at).count();
   double rest = total - (last.body_ms - first.body_ms);
-  std::printf("RUNNER %zu %zu", metrics.size(), counters.passes());
+  std::printf("RUNNER %zu %s %zu %zu", metrics.size(), thermal == kscope::ThermalMode::off ? "off" : "on", runs_wanted,
+              counters.passes());
   for (std::size_t c = 0; c < c_count; ++c) {
     const double ms = last.calls[c] - first.calls[c];
     rest -= ms;
@@ -304,9 +315,16 @@ int main() {
   }
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
-    for (std::size_t s = 0; s < kSets.size(); ++s)
-      for (bool clocks : {false, true}) backend_case(kSets[s], clocks, in.get(), out.get(), s == 0 && !clocks);
-    for (std::size_t s = 0; s < kSets.size(); ++s) runner_case(kSets[s], in.get(), out.get(), s == 0);
+    backend_case(kSets[0], Telemetry::none, in.get(), out.get(), true);
+    backend_case(kSets[0], Telemetry::clocks, in.get(), out.get(), false);
+    backend_case(kSets[0], Telemetry::margin, in.get(), out.get(), false);
+    backend_case(kSets[1], Telemetry::none, in.get(), out.get(), false);
+    // 200 runs of the 1-metric set span several of the thermal guard's 100 ms checks.
+    using kscope::ThermalMode;
+    runner_case(kSets[0], ThermalMode::automatic, 200, in.get(), out.get(), true);
+    runner_case(kSets[0], ThermalMode::off, 200, in.get(), out.get(), false);
+    runner_case(kSets[1], ThermalMode::automatic, kRuns, in.get(), out.get(), false);
+    runner_case(kSets[1], ThermalMode::off, kRuns, in.get(), out.get(), false);
     const CUcontext context = counters::current_context();
     const std::string chip = counters::chip_of_device(0);
     const auto availability = counters::counter_availability(context);
