@@ -153,10 +153,7 @@ int main(int argc, char** argv) {
     for (const auto& set : kSets) std::printf("SET %zu %s\n", set.size(), joined(set).c_str());
     return 0;
   }
-  if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) {
-    std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
-    return 2;
-  }
+  if (kscope_test::report_no_gpu()) return 2;
   try {
     Buffers buffers;
     if (mode == "--compare") return compare(buffers);

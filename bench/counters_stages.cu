@@ -13,7 +13,6 @@
 //   RUNNER <metrics> <thermal> <runs> <passes> begin_run flush region_begin region_end another_pass end_run collect
 //          nvml body runner total   (body: its own time less the backend calls; runner: the rest)
 //   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode total
-#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -45,9 +44,13 @@ const std::vector<std::vector<std::string>> kSets{
      "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"},
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+kscope::Settings counter_settings(const std::vector<std::string>& metrics) {
+  kscope::Settings s;
+  s.backend = kscope::Backend::counters;
+  s.metrics = metrics;
+  s.cache_control = kscope::CacheControl::all;
+  s.verbosity = kscope::Verbosity::quiet;
+  return s;
 }
 
 // Wall time per named stage, summed within a run and kept per run.
@@ -72,7 +75,7 @@ class StageClock {
     std::string out;
     char buf[32];
     for (const auto& v : ms_) {
-      std::snprintf(buf, sizeof buf, " %.3f", median(v));
+      std::snprintf(buf, sizeof buf, " %.3f", kscope::summarize(v, 0).median);
       out += buf;
     }
     return out;
@@ -101,11 +104,7 @@ void backend_case(const std::vector<std::string>& metrics, Telemetry telemetry, 
   StageClock clock({"begin_run", "flush", "region_begin", "launch", "region_end", "another_pass", "end_run",
                     "collect"});
   if (print_header) std::printf("BACKEND metrics nvml passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
-  kscope::Settings settings;
-  settings.backend = kscope::Backend::counters;
-  settings.metrics = metrics;
-  settings.cache_control = kscope::CacheControl::all;
-  settings.verbosity = kscope::Verbosity::quiet;
+  const kscope::Settings settings = counter_settings(metrics);
   kscope::CountersBackend backend(settings);
   backend.begin_session(settings);
   for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
@@ -215,11 +214,7 @@ void runner_case(const std::vector<std::string>& metrics, kscope::ThermalMode th
     for (const char* n : kCallNames) std::printf(" %s", n);
     std::printf(" body runner total   (ms per run, the mean; body: the body's own time, runner: the rest)\n");
   }
-  kscope::Settings settings;
-  settings.backend = kscope::Backend::counters;
-  settings.metrics = metrics;
-  settings.cache_control = kscope::CacheControl::all;
-  settings.verbosity = kscope::Verbosity::quiet;
+  kscope::Settings settings = counter_settings(metrics);
   settings.runs = runs_wanted;
   settings.warmup_runs = kWarmupRuns;
   settings.thermal_mode = thermal;
@@ -309,10 +304,7 @@ void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, 
 }  // namespace
 
 int main() {
-  if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) {
-    std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
-    return 2;
-  }
+  if (kscope_test::report_no_gpu()) return 2;
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
     backend_case(kSets[0], Telemetry::none, in.get(), out.get(), true);

@@ -99,10 +99,7 @@ void print_breakdown() {
 }  // namespace
 
 int main() {
-  if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) {
-    std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
-    return 2;
-  }
+  if (kscope_test::report_no_gpu()) return 2;
   try {
     const std::vector<std::pair<std::string, std::function<void()>>> kernels = {
         {"empty", [] { kscope_test::launch_empty(); }},

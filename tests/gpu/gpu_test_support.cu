@@ -1,6 +1,7 @@
 #include "gpu_test_support.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 #include <vector>
 
@@ -52,6 +53,12 @@ std::string no_gpu_reason() {
            cudaGetErrorString(status) + ")";
   }
   return count == 0 ? "cudaGetDeviceCount found no device" : "";
+}
+
+bool report_no_gpu() {
+  const std::string reason = no_gpu_reason();
+  if (!reason.empty()) std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
+  return !reason.empty();
 }
 
 void check(cudaError_t status, const char* call) {

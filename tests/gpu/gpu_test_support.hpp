@@ -17,6 +17,9 @@ inline constexpr const char* kEmptyKernel = "kscope_test::empty_kernel()";
 // Empty when a CUDA device is usable, otherwise why not (for GTEST_SKIP and exit messages).
 std::string no_gpu_reason();
 
+// For the benchmark programs: true, after saying why on stderr, when no CUDA device is usable.
+bool report_no_gpu();
+
 // Throws std::runtime_error naming the call unless status is cudaSuccess.
 void check(cudaError_t status, const char* call);
 

@@ -73,10 +73,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s --measure | --plain REPS\n", argv[0]);
     return 64;
   }
-  if (const std::string reason = kscope_test::no_gpu_reason(); !reason.empty()) {
-    std::fprintf(stderr, "no CUDA device: %s\n", reason.c_str());
-    return 2;
-  }
+  if (kscope_test::report_no_gpu()) return 2;
   try {
     kscope_test::DeviceFloats in(kCopyFloats), out(kCopyFloats);
     const auto work = workloads(in, out);

@@ -182,10 +182,6 @@ TEST(Counters, SharesTheProcessWithTheCuptiBackend) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The counter data image starts with room for 16 ranges; a run with more must grow it and lose
 // nothing: the first pass is replayed once on a larger image.
 TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {

@@ -109,10 +109,7 @@ bool CountersBackend::grew_for(std::size_t ranges) {
   if (ranges <= capacity_ || capacity_ >= kMaxRanges) return false;
   capacity_ = std::min(kMaxRanges, std::bit_ceil(ranges));
   profiler_.reset();  // one range profiler per context: the old one goes first
-  profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
-  profiler_->begin_run();
-  pass_ = 0;
-  first_pass_.clear();
+  begin_run();        // makes the larger one and starts the run over
   return true;
 }
 
