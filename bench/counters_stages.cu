@@ -1,17 +1,18 @@
 // Where one run of the counter backend spends its wall time, call by call, on one 16 MiB copy per
 // pass (the per-kernel case of counters_overhead), for a 1- and a 5-metric set:
-//   BACKEND   CountersBackend driven through the MeasurementBackend interface, as the runner
+//   BACKEND   CountersBackend driven through the MeasurementBackend interface, as the session
 //             drives it (cache_control all: a flush before the region of every pass), with no
 //             NVML read between runs, the clocks, or the thermal margin;
-//   RUNNER    kscope::profile's runner around CountersBackend, each kind of backend call timed,
+//   RUNNER    kscope::profile's session around CountersBackend, each kind of backend call timed,
 //             with the thermal guard on or off;
 //   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), with a counter data
 //             image for 512 or 16 ranges, with or without the L2 flush before each pass.
 // scripts/gpu_check.sh runs it; it needs counter permission. Times in ms, BACKEND and PROFILER the
 // median run, RUNNER the mean run (first to last call of the body):
-//   BACKEND <metrics> <nvml> <passes> begin_run flush region_begin launch region_end another_pass end_run collect total
-//   RUNNER <metrics> <thermal> <runs> <passes> begin_run flush region_begin region_end another_pass end_run collect
-//          nvml body runner total   (body: its own time less the backend calls; runner: the rest)
+//   BACKEND <metrics> <nvml> <passes> begin_batch flush region_begin launch region_end end_run another_pass collect
+//           total
+//   RUNNER <metrics> <thermal> <runs> <passes> begin_batch flush region_begin region_end end_run another_pass
+//          collect nvml body runner total   (body: its own time less the backend calls; runner: the rest)
 //   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode total
 #include <array>
 #include <chrono>
@@ -100,8 +101,8 @@ const char* const kTelemetryNames[] = {"none", "clocks", "margin"};
 
 void backend_case(const std::vector<std::string>& metrics, Telemetry telemetry, const float* in, float* out,
                   bool print_header) {
-  enum { begin_run, flush, region_begin, launch, region_end, another_pass, end_run, collect };
-  StageClock clock({"begin_run", "flush", "region_begin", "launch", "region_end", "another_pass", "end_run",
+  enum { begin_batch, flush, region_begin, launch, region_end, end_run, another_pass, collect };
+  StageClock clock({"begin_batch", "flush", "region_begin", "launch", "region_end", "end_run", "another_pass",
                     "collect"});
   if (print_header) std::printf("BACKEND metrics nvml passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
   const kscope::Settings settings = counter_settings(metrics);
@@ -111,23 +112,28 @@ void backend_case(const std::vector<std::string>& metrics, Telemetry telemetry, 
     if (telemetry == Telemetry::clocks) backend.device_control()->clocks();
     if (telemetry == Telemetry::margin) backend.device_control()->thermal_margin_c();
     clock.start_run();
-    backend.begin_run();
-    clock.lap(begin_run);
-    for (bool more = true; more;) {
+    backend.begin_batch(1);
+    clock.lap(begin_batch);
+    kscope::RunContext context;
+    context.run = static_cast<std::size_t>(run);
+    const std::string name = "copy";
+    const std::vector<kscope::RegionRecord> regions{{name, false, ""}};
+    for (bool more = true; more; ++context.pass) {
+      backend.begin_run(context);
       backend.flush_cache();
       clock.lap(flush);
-      backend.region_begin(0);
+      backend.region_begin({context, 0, name});
       clock.lap(region_begin);
       kscope_test::launch_copy(in, out, kFloats);
       clock.lap(launch);
-      backend.region_end(0);
+      backend.region_end({context, 0, name});
       clock.lap(region_end);
+      backend.end_run(context, regions);
+      clock.lap(end_run);
       more = backend.another_pass_needed();
       clock.lap(another_pass);
     }
-    backend.end_run(1);
-    clock.lap(end_run);
-    if (backend.collect_runs().size() != 1) throw std::runtime_error("expected one collected run");
+    if (backend.collect_batch().size() != 1) throw std::runtime_error("expected one collected run");
     if (telemetry == Telemetry::clocks) backend.device_control()->clocks();
     clock.lap(collect);
     clock.end_run(run >= kWarmupRuns);
@@ -145,9 +151,9 @@ void add_ms(double& total, F&& f) {
 }
 
 // The runner's calls into the backend and its NVML telemetry, each kind's wall time added up.
-enum Call { c_begin_run, c_flush, c_region_begin, c_region_end, c_another_pass, c_end_run, c_collect, c_nvml, c_count };
-const char* const kCallNames[] = {"begin_run", "flush",  "region_begin", "region_end",
-                                  "another_pass", "end_run", "collect", "nvml"};
+enum Call { c_begin_batch, c_flush, c_region_begin, c_region_end, c_end_run, c_another_pass, c_collect, c_nvml, c_count };
+const char* const kCallNames[] = {"begin_batch", "flush",        "region_begin", "region_end",
+                                  "end_run",     "another_pass", "collect",      "nvml"};
 using CallTimes = std::array<double, c_count>;
 
 class TimedDeviceControl final : public kscope::DeviceControl {
@@ -177,29 +183,32 @@ class TimedBackend final : public kscope::MeasurementBackend {
   const CallTimes& ms() const { return ms_; }
 
   std::vector<kscope::MetricSpec> metrics() const override { return inner_.metrics(); }
-  bool observes_kernels() const override { return inner_.observes_kernels(); }
   kscope::SessionInfo describe() const override { return inner_.describe(); }
+  kscope::DeviceControl* device_control() override { return &device_; }
   void begin_session(const kscope::Settings& s) override { inner_.begin_session(s); }
   void end_session() noexcept override { inner_.end_session(); }
-  void begin_run() override { add_ms(ms_[c_begin_run], [&] { inner_.begin_run(); }); }
+  std::size_t max_batch_runs() const override { return inner_.max_batch_runs(); }
+  void begin_batch(std::size_t runs) override { add_ms(ms_[c_begin_batch], [&] { inner_.begin_batch(runs); }); }
+  void begin_run(const kscope::RunContext& run) override { inner_.begin_run(run); }
   void flush_cache() override { add_ms(ms_[c_flush], [&] { inner_.flush_cache(); }); }
-  void region_begin(std::size_t r) override { add_ms(ms_[c_region_begin], [&] { inner_.region_begin(r); }); }
-  void region_end(std::size_t r) override { add_ms(ms_[c_region_end], [&] { inner_.region_end(r); }); }
+  void region_begin(const kscope::RegionContext& r) override {
+    add_ms(ms_[c_region_begin], [&] { inner_.region_begin(r); });
+  }
+  void region_end(const kscope::RegionContext& r) override { add_ms(ms_[c_region_end], [&] { inner_.region_end(r); }); }
+  void end_run(const kscope::RunContext& run, const std::vector<kscope::RegionRecord>& regions) override {
+    add_ms(ms_[c_end_run], [&] { inner_.end_run(run, regions); });
+  }
   bool another_pass_needed() override {
     bool more = false;
     add_ms(ms_[c_another_pass], [&] { more = inner_.another_pass_needed(); });
     return more;
   }
-  kscope::RunMeasurement collect_run(std::size_t n) override { return inner_.collect_run(n); }
-  void abandon_run() noexcept override { inner_.abandon_run(); }
-  std::size_t runs_per_collection() const override { return inner_.runs_per_collection(); }
-  void end_run(std::size_t n) override { add_ms(ms_[c_end_run], [&] { inner_.end_run(n); }); }
-  std::vector<kscope::RunMeasurement> collect_runs() override {
+  std::vector<kscope::RunMeasurement> collect_batch() override {
     std::vector<kscope::RunMeasurement> m;
-    add_ms(ms_[c_collect], [&] { m = inner_.collect_runs(); });
+    add_ms(ms_[c_collect], [&] { m = inner_.collect_batch(); });
     return m;
   }
-  kscope::DeviceControl* device_control() override { return &device_; }
+  void abandon_run(const kscope::RunContext& run) noexcept override { inner_.abandon_run(run); }
 
  private:
   kscope::MeasurementBackend& inner_;

@@ -40,6 +40,13 @@ class CudaError : public BackendError {
   using BackendError::BackendError;
 };
 
+// A kscope invariant failed: a bug in kscope (please report it with the message). Never a reason
+// to measure another way: Backend::automatic does not fall back on it.
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
 // The GPU did not cool down to the resume threshold within thermal_timeout_s.
 class ThermalError : public Error {
  public:

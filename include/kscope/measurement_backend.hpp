@@ -1,19 +1,28 @@
 #pragma once
-// The interface between the engine and whatever measures kernels. The runner calls it in this
-// order for every run of every config (clock readings go through device_control()):
-//   read clocks, begin_run,
-//   [ { flush_cache (cache_control=all), region_begin, <user code>, region_end }* ]
-//     repeated while another_pass_needed() (the body is called once per pass),
-//   end_run
-// and collect_runs once up to runs_per_collection() runs have ended (sooner when it must decide:
-// a config's last possible run, a batch older than a few milliseconds, a failure).
-// Implementations: src/backends/cupti, src/backends/events, and the simulated test backend.
+// The interface between the engine and whatever measures kernels. The session calls it in this
+// order (clock readings and the thermal guard go through device_control()):
+//
+//   begin_session
+//   per config, per batch of runs (at most max_batch_runs()):
+//     begin_batch(runs)
+//     per replay pass (1, 2, ... while another_pass_needed() says so after the pass):
+//       per run of the batch:
+//         begin_run(run)
+//           [ { flush_cache (cache_control=all), region_begin, <user code>, region_end }* ]
+//         end_run(run)
+//     collect_batch                      -> one RunMeasurement per run of the batch, in order
+//   end_session
+//
+// Every pass of a batch calls the body once per run and must open the same regions. A run whose
+// body throws is given to abandon_run(); after a failure in pass 1 the runs before it in the batch
+// still get their remaining passes and are collected. A backend whose collection has a fixed cost
+// (a device synchronize, an activity flush) shares it across a batch through max_batch_runs().
+// Implementations: src/backends/{cupti,events,counters,ncu}, and the simulated test backend.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "kscope/results.hpp"
@@ -35,6 +44,29 @@ struct KernelMeasurement {
 
 // What one run produced: per region index, the kernels that ran in it.
 using RunMeasurement = std::vector<std::vector<KernelMeasurement>>;
+
+// A region a run opened, in order.
+struct RegionRecord {
+  std::string name;
+  bool failed = false;  // marked failed (ignore_failures): recorded as NaN
+  std::string reason;
+};
+
+// Where the session is when it calls the backend.
+struct RunContext {
+  std::size_t config = 0;        // index in the sweep
+  std::size_t run = 0;           // in the config, warm-ups included
+  std::size_t batch_index = 0;   // position of this run in its batch
+  std::size_t pass = 1;          // replay pass, 1-based
+  bool recorded = true;          // false for warm-up runs
+  std::size_t recorded_run = 0;  // run - warmup_runs, for recorded runs
+};
+
+struct RegionContext {
+  const RunContext& run;
+  std::size_t index;        // region index in the run
+  const std::string& name;  // the annotation
+};
 
 struct ClockReading {
   double sm_mhz = NAN;
@@ -60,41 +92,30 @@ class MeasurementBackend {
   virtual ~MeasurementBackend() = default;
 
   virtual std::vector<MetricSpec> metrics() const = 0;
-  // False when a region yields one measurement and no kernel names (CUDA events): the kernel
-  // count rules (none, several) cannot be checked and are not applied.
-  virtual bool observes_kernels() const = 0;
-  // Backend, device and host facts for every row; cache/clock fields are filled by the runner.
+  // Backend, device and host facts for every row; cache/clock fields are filled by the session.
   virtual SessionInfo describe() const = 0;
+  // The measured device's telemetry and clock control; nullptr where there is none.
+  virtual DeviceControl* device_control() { return nullptr; }
 
   virtual void begin_session(const Settings& settings) = 0;
   virtual void end_session() noexcept = 0;
 
-  virtual void begin_run() = 0;
+  // The most runs one batch may hold.
+  virtual std::size_t max_batch_runs() const { return 1; }
+  virtual void begin_batch(std::size_t /*runs*/) {}
+  virtual void begin_run(const RunContext& /*run*/) {}
   virtual void flush_cache() = 0;
-  virtual void region_begin(std::size_t region) = 0;
-  virtual void region_end(std::size_t region) = 0;
-  // After each call of the body: true asks the runner to call it again for the same run (a
-  // backend whose metrics need several replay passes). Every pass must open the same regions.
+  virtual void region_begin(const RegionContext& region) = 0;
+  virtual void region_end(const RegionContext& region) = 0;
+  // `regions`: what the run opened, in order.
+  virtual void end_run(const RunContext& /*run*/, const std::vector<RegionRecord>& /*regions*/) {}
+  // After each pass over the batch: true asks for another pass over the same runs.
   virtual bool another_pass_needed() { return false; }
-  // Waits for the run's GPU work and returns, per region index (0..region_count-1), what ran in it.
-  virtual RunMeasurement collect_run(std::size_t region_count) = 0;
-  // Called after a run whose body threw: drop whatever that run left pending (not the runs that
-  // ended before it and wait for collect_runs).
-  virtual void abandon_run() noexcept = 0;
-
-  // Batched collection, for backends whose collection has a fixed cost worth sharing (the cupti
-  // backend's synchronize and activity flush). end_run marks the end of a run's body; collect_runs
-  // returns every run ended since the last call, oldest first. The defaults collect each run as it
-  // ends, through collect_run.
-  virtual std::size_t runs_per_collection() const { return 1; }
-  virtual void end_run(std::size_t region_count) { ended_.push_back(collect_run(region_count)); }
-  virtual std::vector<RunMeasurement> collect_runs() { return std::exchange(ended_, {}); }
-
-  // The measured device's telemetry and clock control; nullptr where there is none.
-  virtual DeviceControl* device_control() { return nullptr; }
-
- private:
-  std::vector<RunMeasurement> ended_;  // the defaults' runs, collected and not yet handed back
+  // Waits for the batch's GPU work and returns, per run that ended, per region index, what ran.
+  virtual std::vector<RunMeasurement> collect_batch() = 0;
+  // The run in flight failed: drop what it left pending (in pass 1 the runs that ended before it
+  // stay for their remaining passes and collect_batch; in a later pass the whole batch is dropped).
+  virtual void abandon_run(const RunContext& run) noexcept = 0;
 };
 
 }  // namespace kscope

@@ -8,17 +8,22 @@
 #include <vector>
 
 #include "kscope/config.hpp"
+#include "kscope/settings.hpp"
 #include "kscope/statistics.hpp"
 #include "kscope/table.hpp"
 
 namespace kscope {
 
+// What measured a session's numbers (the Backend column).
+enum class BackendId { cupti, events, counters, ncu, simulated };
+// "cupti", "events", "counters", "ncu", "test (simulated)"
+std::string to_string(BackendId backend);
+
 struct SessionInfo {
-  std::string backend;          // "cupti", "events", "counters", or "test (simulated)"
+  BackendId backend = BackendId::cupti;
   std::size_t replay_passes = 1;  // body calls per run: >1 for counter metrics that need several passes
-  std::string cache_control;    // "all" / "none"
-  std::string clock_control;    // "none" / "base"
-  std::string mode;             // "default", "strict", "continuous" or "custom" (mode_name)
+  CacheControl cache_control = CacheControl::all;
+  ClockControl clock_control = ClockControl::none;
   std::string gpu;              // device name
   std::string gpu_uuid;
   std::string host;
@@ -29,6 +34,9 @@ struct SessionInfo {
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
   double thermal_pause_s = 0;
   std::string report_path;            // Backend::ncu: the Nsight Compute report (.ncu-rep); empty otherwise
+
+  // "default", "strict", "continuous" or "custom" (mode_name)
+  std::string mode() const { return mode_name(cache_control, clock_control); }
 };
 
 struct SampleRow {

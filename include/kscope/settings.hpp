@@ -142,7 +142,8 @@ struct Settings {
 
   // Sets cache_control and clock_control as the preset says.
   Settings& apply(Preset preset);
-  // Throws ConfigError naming the bad field and its fix; profile() calls it before touching the GPU.
+  // Throws ConfigError naming the bad field and its fix; profile() calls it before touching the GPU,
+  // and also checks `metrics` against what the backend measures.
   void validate() const;
 };
 

@@ -50,31 +50,34 @@ class SimulatedBackend final : public MeasurementBackend {
   FakeDevice& device() { return device_; }
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
 
-  // Replay passes per run (as a counter backend with a multi-pass metric set); 1 by default.
+  // Replay passes per batch (as a counter backend with a multi-pass metric set); 1 by default.
+  // Each pass replaces the launches of the one before: the last pass stands for all of them.
   void set_passes(std::size_t passes) { passes_ = passes; }
-  // Runs handed back per collect_runs (as the cupti backend batches them); 1 by default.
-  void set_runs_per_collection(std::size_t runs) { runs_per_collection_ = runs; }
+  // The most runs a batch holds (as the cupti backend batches them); 1 by default.
+  void set_max_batch_runs(std::size_t runs) { max_batch_runs_ = runs; }
   std::size_t collections() const { return collections_; }
+  // Makes region_end throw BackendError(message) once, as a backend failing while a region closes.
+  void fail_next_region_end(std::string message) { region_end_failure_ = std::move(message); }
 
   std::size_t flush_count() const { return flushes_; }
   std::size_t session_count() const { return sessions_; }
   bool session_open() const { return open_; }
 
   std::vector<MetricSpec> metrics() const override;
-  bool observes_kernels() const override { return true; }
   SessionInfo describe() const override;
+  DeviceControl* device_control() override { return &device_; }
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
-  void begin_run() override;
+  std::size_t max_batch_runs() const override { return max_batch_runs_; }
+  void begin_batch(std::size_t runs) override;
+  void begin_run(const RunContext& run) override;
   void flush_cache() override { ++flushes_; }
-  void region_begin(std::size_t region) override;
-  void region_end(std::size_t region) override;
+  void region_begin(const RegionContext& region) override;
+  void region_end(const RegionContext& region) override;
+  void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
   bool another_pass_needed() override;
-  RunMeasurement collect_run(std::size_t region_count) override;
-  void abandon_run() noexcept override;
-  std::size_t runs_per_collection() const override { return runs_per_collection_; }
-  std::vector<RunMeasurement> collect_runs() override;
-  DeviceControl* device_control() override { return &device_; }
+  std::vector<RunMeasurement> collect_batch() override;
+  void abandon_run(const RunContext& run) noexcept override;
 
  private:
   struct Launch {
@@ -82,12 +85,19 @@ class SimulatedBackend final : public MeasurementBackend {
     std::string name;
     double duration_ns;
   };
-  std::vector<Launch> launches_;
+  struct BatchRun {
+    std::vector<Launch> launches;
+    std::size_t regions = 0;
+    bool ended = false;
+  };
+  std::vector<BatchRun> batch_;
+  std::size_t current_run_ = 0;  // in the batch
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
-  std::size_t runs_per_collection_ = 1;
+  std::size_t max_batch_runs_ = 1;
+  std::string region_end_failure_;
   std::size_t collections_ = 0;
   std::size_t flushes_ = 0;
   std::size_t sessions_ = 0;

@@ -20,8 +20,10 @@ from .errors import (
     BackendError,
     ConfigError,
     CudaError,
+    InternalError,
     ProfilerException,
     SweepError,
+    ThermalError,
 )
 
 __all__ = [
@@ -29,9 +31,11 @@ __all__ = [
     "BackendError",
     "ConfigError",
     "CudaError",
+    "InternalError",
     "ProfileResults",
     "ProfilerException",
     "SweepError",
+    "ThermalError",
     "VerbosityLevel",
     "analyze",
     "annotate",

@@ -26,12 +26,9 @@ _ENGINE_VERBOSITY = {
     VerbosityLevel.DEBUG: _core.Verbosity.debug,
 }
 
-# Each duration backend measures exactly one metric (the engine's MetricSpec names).
-BACKEND_METRICS = {"cupti": "cupti__kernel_duration", "events": "events__region_duration"}
-# The counter backends measure the metrics asked for (Nsight Compute names), the Speed-of-Light
-# preset by default; 'auto' is counters where permitted, else a duration backend; 'ncu' re-runs
-# the script under the Nsight Compute CLI.
-COUNTER_BACKENDS = {"counters": "counters", "auto": "automatic", "ncu": "ncu"}
+# backend= names and the engine's Backend each stands for. The engine decides what each measures
+# (kscope._core.default_metrics) and which metrics it accepts (Settings.validate).
+BACKENDS = {"cupti": "cupti", "events": "events", "counters": "counters", "auto": "automatic", "ncu": "ncu"}
 
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
 _thermal_device_warned = False
@@ -136,12 +133,15 @@ class Options:
                 "the simulated backend is not a backend= choice (it measures nothing); in tests, "
                 "profile inside `with kscope.testing.simulated_backend() as sim:`"
             )
-        self.backend = _choice("backend", backend, tuple(BACKEND_METRICS) + tuple(COUNTER_BACKENDS))
+        self.backend = _choice("backend", backend, tuple(BACKENDS))
         if self.backend == "auto" and self.derive_metric is not None:
             raise ConfigError(
                 "backend='auto' may fall back to a duration backend with other metrics, so "
                 "derive_metric cannot know its arguments: choose backend='counters' or 'cupti'"
             )
+        # The engine's own checks, at decoration time (metrics against the backend: at the call,
+        # whose backend a kscope.testing block may replace).
+        self.settings().validate()
 
     _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
 
@@ -168,7 +168,8 @@ class Options:
     @staticmethod
     def _thermal(mode, wait, cont, timeout, device):
         """The engine's thermal settings; what is not given keeps the engine's defaults (Nsight
-        Python's: pause at 10 °C of headroom, resume at 20 °C, wait at most 180 s)."""
+        Python's: pause at 10 °C of headroom, resume at 20 °C, wait at most 180 s). The engine
+        checks them together (Settings.validate)."""
         global _thermal_device_warned
         _choice("thermal_mode", mode, tuple(_THERMAL_MODES))
         engine = {"thermal_mode": getattr(_core.ThermalMode, _THERMAL_MODES[mode])}
@@ -176,17 +177,6 @@ class Options:
         for (field, value), option in zip(given.items(), ("thermal_wait", "thermal_cont", "thermal_timeout")):
             if _optional_number(option, value) is not None:
                 engine[field] = float(value)
-        if timeout is not None and timeout <= 0:
-            raise ConfigError(f"thermal_timeout must be a positive number of seconds, not {timeout!r}")
-        defaults = _core.Settings()
-        wait_c = engine.get("thermal_wait_c", defaults.thermal_wait_c)
-        cont_c = engine.get("thermal_cont_c", defaults.thermal_cont_c)
-        if cont_c <= wait_c:
-            raise ConfigError(
-                f"Invalid thermal control parameters: thermal_cont ({cont_c:g}°C) must be greater "
-                f"than thermal_wait ({wait_c:g}°C): profiling pauses at thermal_wait degrees of "
-                f"headroom and resumes at thermal_cont; raise thermal_cont or lower thermal_wait"
-            )
         if device is not None:
             _count("thermal_device", device, 0)
             if not _thermal_device_warned:
@@ -199,13 +189,17 @@ class Options:
                 )
         return engine
 
-    def settings(self):
+    def engine_backend(self):
+        return getattr(_core.Backend, BACKENDS[self.backend])
+
+    def settings(self, output_prefix=""):
+        """The engine's Settings; `output_prefix`: where the engine writes its files for this call."""
         s = _core.Settings()
         s.runs = self.runs
         s.warmup_runs = self.warmup_runs
-        s.backend = getattr(_core.Backend, COUNTER_BACKENDS.get(self.backend, self.backend))
-        if self.backend in COUNTER_BACKENDS:
-            s.metrics = self.metrics or _core.sol_metrics()
+        s.backend = self.engine_backend()
+        s.metrics = self.metrics or []
+        s.output_prefix = output_prefix
         s.cache_control = getattr(_core.CacheControl, self.cache_control)
         s.clock_control = getattr(_core.ClockControl, self.clock_control)
         for field, value in self.thermal.items():
@@ -224,26 +218,12 @@ class Options:
             s.adaptive = a
         return s
 
-    def check_metrics(self, backend_name, backend_metric):
-        """The metrics a call measures: the backend's one metric; anything else is refused.
-        The counter backends take any list (the engine rejects unknown names with suggestions)."""
-        if backend_name in COUNTER_BACKENDS:
-            return self.metrics or _core.sol_metrics()
-        for m in self.metrics or [backend_metric]:
-            if m != backend_metric:
-                ncu = (
-                    " Nsight Compute's gpu__time_duration.sum is measured under ncu's kernel replay "
-                    "and is not the same quantity."
-                    if m == "gpu__time_duration.sum"
-                    else ""
-                )
-                raise ConfigError(
-                    f"Invalid value {self.metrics!r} for 'metrics': the {backend_name} backend "
-                    f"measures only '{backend_metric}' (kernel duration, ns).{ncu} For hardware-counter "
-                    f"metrics use backend='counters'; otherwise drop metrics= or pass "
-                    f"metrics=['{backend_metric}']"
-                )
-        return [backend_metric]
+    def measured_metrics(self, simulated=None):
+        """The metrics a call measures, in the engine's order: those asked for, or what the
+        backend measures by default (the simulated backend's one metric in tests)."""
+        if simulated is not None:
+            return self.metrics or [simulated.metric]
+        return self.metrics or list(_core.default_metrics(self.engine_backend()))
 
     def derive_adapter(self, metrics, configs, n_params):
         """derive_metric as the engine calls it: (values, config index) -> [(name, value, unit)].

@@ -6,11 +6,9 @@ import pandas as pd
 from . import _core
 from ._configs import _engine_type
 
-# What str() shows; the DataFrames have every column.
-_SHOWN = ["Metric", "Unit", "AvgValue", "StdDev", "NumRuns", "RelativeStdDevPct", "StableMeasurement", "Kernel"]
-
-# The engine's nullable boolean columns: empty where undefined (one run; fixed sampling).
-_NULLABLE_BOOL = {"StableMeasurement", "Converged"}
+# The engine's column schema: each column's type, and what the readable view shows (str()).
+_COLUMN_TYPES = dict(_core.summary_columns() + _core.sample_columns())
+_CONSOLE = _core.console_columns()
 
 
 class ProfileResults:
@@ -60,7 +58,8 @@ class ProfileResults:
         s = df.iloc[0]
         head = (f"kscope: {s['GPU']} | backend {s['Backend']} | cache_control {s['CacheControl']} | "
                 f"clock_control {s['ClockControl']}")
-        return head + "\n" + df[["Annotation", *self.parameters, *_SHOWN]].to_string(index=False)
+        view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE)]]
+        return head + "\n" + view.rename(columns=dict(_CONSOLE)).to_string(index=False)
 
     def __repr__(self):
         return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"
@@ -77,8 +76,16 @@ class ProfileResults:
 
 
 def _engine_column(name, cells):
-    if name in _NULLABLE_BOOL:
-        return pd.Series(cells, dtype="boolean")
+    kind = _COLUMN_TYPES.get(name)
+    if kind == "optional_boolean":
+        return pd.Series(cells, dtype="boolean")  # empty where undefined (one run; fixed sampling)
+    if kind == "real":
+        return pd.Series(cells, dtype="float64")  # None becomes NaN
+    if kind == "integer":
+        return pd.Series(cells, dtype="int64")
+    if kind in ("text", "boolean", "baseline"):
+        return pd.Series(cells)  # strings: object (pandas 1/2) or str (pandas 3); False|name stays object
+    # Tables outside the schema (speed_of_light): typed from the cells.
     present = [c for c in cells if c is not None]
     types = {type(c) for c in present}
     complete = len(present) == len(cells)

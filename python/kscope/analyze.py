@@ -9,7 +9,7 @@ import warnings
 
 from . import _core, _plot, testing
 from ._configs import Signature, engine_rows
-from ._options import BACKEND_METRICS, Options, VerbosityLevel
+from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
 from .errors import ConfigError, SweepError
 
@@ -54,9 +54,10 @@ def kernel(
         (``f(configs=[...])``, or ``f(*values)`` for one config), not both.
     runs: recorded runs per config (1 as in Nsight Python; the statistics need 2 or more).
     warmup_runs (kscope): unrecorded runs per config first (JIT, autotuning, module load).
-    metrics: for backend 'counters', Nsight Compute metric names (kscope.list_metrics());
-        the duration backends measure only their own metric (cupti__kernel_duration,
-        events__region_duration).
+    metrics: for backend 'counters' or 'ncu', Nsight Compute metric names
+        (kscope.list_metrics()); by default 'counters' measures the Speed-of-Light preset
+        (kscope.sol_metrics()) and 'ncu' gpu__time_duration.sum. The duration backends measure
+        only their own metric (cupti__kernel_duration, events__region_duration).
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
         value, (value, unit), or a dict of them.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
@@ -70,9 +71,12 @@ def kernel(
         is back to thermal_cont (as Nsight Python). thermal_device is checked but not applied:
         the guard watches the profiled GPU.
     verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
-    output_prefix, output_csv: write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
-        {prefix}processed_data-{func}-{n}.csv (summary) for the n-th call (a temporary
-        directory when no prefix is given).
+    output_prefix: the engine writes {prefix}{func}-{n}-summary.csv, -samples.csv and
+        -results.json for the n-th call (and, with backend='ncu', its Nsight Compute report
+        and logs; without a prefix those go to a temporary directory).
+    output_csv: also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
+        {prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a
+        temporary directory when no prefix is given).
     backend (kscope): 'cupti' (per-kernel durations), 'events' (region durations), 'counters'
         (hardware metrics named as in Nsight Compute, in process; `metrics` defaults to the
         Speed-of-Light preset) or 'auto' (counters where permitted, else a duration backend).
@@ -142,8 +146,7 @@ class _ProfiledFunction:
     def _profile(self, configs):
         opts = self.options
         simulated = testing.active()
-        backend = "simulated" if simulated else opts.backend
-        metrics = opts.check_metrics(backend, simulated.metric if simulated else BACKEND_METRICS.get(backend))
+        metrics = opts.measured_metrics(simulated)
         derive = opts.derive_adapter(metrics, configs, len(self.signature.names))
         returned = []
 
@@ -154,7 +157,7 @@ class _ProfiledFunction:
         try:
             core = _core.profile(
                 self.signature.names, engine_rows(configs, len(self.signature.names)),
-                opts.settings(), body, derive, opts.combine_kernel_metrics, simulated,
+                opts.settings(self._engine_prefix()), body, derive, opts.combine_kernel_metrics, simulated,
             )
         except SweepError as e:
             if e.partial_results is not None:
@@ -173,6 +176,24 @@ class _ProfiledFunction:
             self._write_csv(results)
         self.calls += 1
         return results
+
+    def _engine_prefix(self):
+        """Where the engine writes this call's files ({prefix}{function}-{n}-summary.csv, ...
+        -samples.csv, -results.json, and the ncu report): only when output_prefix is given. Its
+        directory is made now, so a bad path fails before anything is measured."""
+        prefix = self.options.output_prefix
+        if prefix is None:
+            return ""
+        directory = os.path.dirname(prefix)
+        if directory:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as e:
+                raise ConfigError(
+                    f"output_prefix {prefix!r}: cannot create its directory {directory!r} ({e.strerror}); "
+                    f"give a prefix in a writable directory"
+                ) from None
+        return f"{prefix}{self.func.__name__}-{self.calls}-"
 
     def _write_csv(self, results):
         prefix = self.options.output_prefix

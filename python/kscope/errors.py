@@ -2,7 +2,8 @@
 
 The engine's C++ errors arrive as these classes (kscope._core translates them): ConfigError for
 bad configs or options, AnnotationError for a broken region rule, BackendError when nothing can
-measure here, SweepError when a config failed mid-sweep.
+measure here, ThermalError when the GPU did not cool down in time, InternalError for a kscope bug,
+SweepError when a config failed mid-sweep.
 """
 
 
@@ -24,6 +25,14 @@ class BackendError(ProfilerException, RuntimeError):
 
 class CudaError(BackendError):
     """A CUDA call failed."""
+
+
+class ThermalError(ProfilerException):
+    """The GPU did not cool down to thermal_cont within thermal_timeout (thermal_mode='manual')."""
+
+
+class InternalError(ProfilerException):
+    """A kscope invariant failed: a bug in kscope (please report it with the message)."""
 
 
 class SweepError(ProfilerException):

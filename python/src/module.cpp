@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "kscope/kscope.hpp"
+#include "core/caller.hpp"
+#include "kscope/columns.hpp"
 #include "kscope/doctor.hpp"
+#include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
 #include "kscope/testing.hpp"
 
@@ -18,7 +20,7 @@ namespace py = pybind11;
 
 namespace {
 
-// The Python classes (kscope.errors) that kscope's C++ errors become, most derived first.
+// The one mapping of kscope's C++ errors to the Python classes of kscope.errors, most derived first.
 py::object error_class(const std::exception& e) {
   const py::module_ errors = py::module_::import("kscope.errors");
   if (dynamic_cast<const kscope::SweepError*>(&e)) return errors.attr("SweepError");
@@ -26,6 +28,8 @@ py::object error_class(const std::exception& e) {
   if (dynamic_cast<const kscope::BackendError*>(&e)) return errors.attr("BackendError");
   if (dynamic_cast<const kscope::AnnotationError*>(&e)) return errors.attr("AnnotationError");
   if (dynamic_cast<const kscope::ConfigError*>(&e)) return errors.attr("ConfigError");
+  if (dynamic_cast<const kscope::ThermalError*>(&e)) return errors.attr("ThermalError");
+  if (dynamic_cast<const kscope::InternalError*>(&e)) return errors.attr("InternalError");
   if (dynamic_cast<const kscope::Error*>(&e)) return errors.attr("ProfilerException");
   return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
 }
@@ -169,10 +173,18 @@ class Region {
 
 }  // namespace
 
+py::list column_specs(const std::vector<kscope::ColumnSpec>& columns) {
+  py::list out;
+  for (const auto& c : columns) out.append(py::make_tuple(c.name, kscope::to_string(c.type)));
+  return out;
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The kscope engine (C++), as used by the kscope Python package";
   m.attr("__version__") = KSCOPE_VERSION;
   py::register_exception_translator(translate);
+  // The engine's messages name Python options and fixes from now on.
+  kscope::detail::set_caller(kscope::detail::Caller::python);
 
   py::enum_<kscope::Backend>(m, "Backend")
       .value("cupti", kscope::Backend::cupti)
@@ -235,7 +247,18 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("throttled_runs", &kscope::Settings::throttled_runs)
       .def_readwrite("verbosity", &kscope::Settings::verbosity)
       .def_readwrite("ignore_kernel_list", &kscope::Settings::ignore_kernel_list)
-      .def_readwrite("normalize_against", &kscope::Settings::normalize_against);
+      .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
+      .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
+      .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
+      .def("validate", &kscope::Settings::validate, "Raises ConfigError naming a bad option and its fix");
+
+  // The tables' columns after Annotation and the config axes: [(name, type)], type one of text,
+  // integer, real, boolean, optional_boolean, baseline.
+  m.def("summary_columns", [] { return column_specs(kscope::summary_columns()); });
+  m.def("sample_columns", [] { return column_specs(kscope::sample_columns()); });
+  m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
+  m.def("default_metrics", &kscope::default_metrics, py::arg("backend"),
+        "What the backend measures when metrics is empty");
 
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
@@ -311,6 +334,12 @@ PYBIND11_MODULE(_core, m) {
       .def("deny_clock_lock", [](SimulatedBackend& b, std::string message) { b.device().deny_clock_lock(std::move(message)); },
            "Makes clock_control='base' fail with this message, as without the right to lock clocks")
       .def_property_readonly("clocks_locked", [](SimulatedBackend& b) { return b.device().clocks_locked(); })
+      .def("fail_next_region_end", &SimulatedBackend::fail_next_region_end, py::arg("message"),
+           "Makes the next region's close fail with BackendError(message), as a backend failing there")
+      .def("set_max_batch_runs", &SimulatedBackend::set_max_batch_runs, py::arg("runs"),
+           "Runs per batch (as the cupti backend collects them)")
+      .def("set_passes", &SimulatedBackend::set_passes, py::arg("passes"),
+           "Replay passes per batch (as the counters backend with a multi-pass metric set)")
       .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
       .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
       .def_property_readonly("session_count", &SimulatedBackend::session_count);

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "core/session.hpp"
+#include "core/run_recorder.hpp"
 
 namespace kscope {
 

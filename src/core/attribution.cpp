@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -44,15 +45,15 @@ bool kernel_matches(const std::string& kernel, const std::string& pattern) {
   return bare == pattern || without_template(bare) == pattern;
 }
 
-std::vector<RegionMeasurement> attribute_run(const RunRegions& regions, const RunMeasurement& measured,
+std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured,
                                              std::size_t metric_count, const Settings& settings) {
   std::vector<RegionMeasurement> out;
-  for (std::size_t r = 0; r < regions.count(); ++r) {
+  for (std::size_t r = 0; r < regions.size(); ++r) {
     RegionMeasurement m;
-    m.annotation = regions.names[r];
-    if (regions.failed[r]) {
+    m.annotation = regions[r].name;
+    if (regions[r].failed) {
       m.failed = true;
-      m.failure_reason = regions.reasons[r];
+      m.failure_reason = regions[r].reason;
       m.values.assign(metric_count, NAN);
       out.push_back(std::move(m));
       continue;
@@ -78,8 +79,11 @@ std::vector<RegionMeasurement> attribute_run(const RunRegions& regions, const Ru
       throw AnnotationError("annotation '" + m.annotation + "' launched " + std::to_string(kept.size()) +
                             " kernels in one run:" + listed(kept) +
                             "\nkscope measures one kernel per annotation unless told how to combine them. Either "
-                            "set Settings::combine_kernel_metrics (e.g. std::plus<double>{} to add durations), list "
-                            "the extra kernels in Settings::ignore_kernel_list, or give each kernel its own annotation");
+                            "set " + option("combine_kernel_metrics") +
+                            spell(" (e.g. std::plus<double>{} to add durations)",
+                                  "=lambda a, b: a + b (to add durations)") +
+                            ", list the extra kernels in " + option("ignore_kernel_list") +
+                            ", or give each kernel its own annotation");
     }
     m.kernel = joined(kept);
     m.values = kept.front().values;

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/session.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/settings.hpp"
 
@@ -24,7 +23,7 @@ struct RegionMeasurement {
 // arguments too ("saxpy").
 bool kernel_matches(const std::string& kernel, const std::string& pattern);
 
-std::vector<RegionMeasurement> attribute_run(const RunRegions& regions, const RunMeasurement& measured,
+std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured,
                                              std::size_t metric_count,
                                              const Settings& settings);
 

@@ -1,71 +1,288 @@
 #include "core/session.hpp"
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
+#include <thread>
+#include <utility>
 
-#include "kscope/errors.hpp"
+#include "core/caller.hpp"
+#include "core/exception_message.hpp"
+#include "core/log.hpp"
+#include "core/metric_request.hpp"
+#include "core/outcome.hpp"
+#include "core/session_guard.hpp"
+#include "core/throttle.hpp"
 
 namespace kscope::detail {
 namespace {
-std::atomic<RunRecorder*> g_active{nullptr};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-RunRecorder::RunRecorder(MeasurementBackend& backend, bool flush_before_regions)
-    : backend_(backend), flush_(flush_before_regions) {}
+ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
 
-void RunRecorder::begin_run() {
-  std::lock_guard lock(mutex_);
-  run_ = RunRegions{};
-  open_ = -1;
+// A batch stops taking runs once its oldest run is this old, whatever the backend's batch size:
+// it bounds how far the sweep runs past an adaptive stop or a time budget.
+constexpr double kMaxBatchSeconds = 0.02;
+
+std::string names_of(const std::vector<RegionRecord>& regions) {
+  std::string out;
+  for (const auto& r : regions) out += (out.empty() ? "'" : ", '") + r.name + "'";
+  return out.empty() ? "none" : out;
 }
 
-std::size_t RunRecorder::open(const std::string& name) {
-  std::lock_guard lock(mutex_);
-  if (open_ >= 0) {
-    throw AnnotationError("annotation '" + name + "' was opened while annotation '" +
-                          run_.names[static_cast<std::size_t>(open_)] +
-                          "' is still open; annotations cannot be nested: close the outer one first "
-                          "or merge the two regions");
+}  // namespace
+
+Session::Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend)
+    : configs_(std::move(configs)),
+      settings_(settings),
+      body_(body),
+      backend_(backend),
+      device_(backend.device_control()),
+      recorder_(backend, settings.cache_control == CacheControl::all),
+      recorder_scope_(recorder_),
+      plan_(settings, now_s()),
+      thermal_(
+          settings, [this] { return device_ ? device_->thermal_margin_c() : std::nullopt; },
+          [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }, now_s),
+      aggregator_(configs_, backend.metrics(), settings),
+      progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs())) {
+  std::vector<std::string> measured;
+  for (const auto& m : backend.metrics()) measured.push_back(m.name);
+  check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
+}
+
+Session::~Session() {
+  clock_lock_.reset();  // clocks come back before the backend lets the device go
+  if (backend_open_) backend_.end_session();
+}
+
+Results Session::run() {
+  open();
+  for (const Config& config : configs_) {
+    measure_config(config);
+    finish_config(config);
   }
-  if (std::find(run_.names.begin(), run_.names.end(), name) != run_.names.end()) {
-    throw AnnotationError("annotation '" + name +
-                          "' was used twice in one run; each annotation name must be unique within "
-                          "a run (give the second region another name)");
+  return finish();
+}
+
+void Session::open() {
+  backend_.begin_session(settings_);
+  backend_open_ = true;
+  info_ = backend_.describe();
+  info_.cache_control = settings_.cache_control;
+  info_.clock_control = settings_.clock_control;
+  if (settings_.clock_control == ClockControl::base) {
+    if (!device_)
+      throw BackendError(option("clock_control") + " base needs NVML to lock the clocks, and this backend has no "
+                         "device control; use clock_control none");
+    clock_lock_.emplace(*device_);
+    info_.locked_sm_clock_mhz = clock_lock_->locked_clocks().sm_mhz;
+    info_.locked_memory_clock_mhz = clock_lock_->locked_clocks().memory_mhz;
   }
-  run_.names.push_back(name);
-  run_.failed.push_back(false);
-  run_.reasons.emplace_back();
-  const std::size_t region = run_.count() - 1;
-  // The flush goes before the region opens, so its work is never attributed or timed.
-  if (flush_) backend_.flush_cache();
-  backend_.region_begin(region);
-  open_ = static_cast<std::ptrdiff_t>(region);
-  return region;
+  expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
 }
 
-void RunRecorder::close(std::size_t region) {
-  std::lock_guard lock(mutex_);
-  if (open_ != static_cast<std::ptrdiff_t>(region)) return;
-  backend_.region_end(region);
-  open_ = -1;
-}
-
-void RunRecorder::mark_failed(std::size_t region, const std::string& reason) {
-  std::lock_guard lock(mutex_);
-  run_.failed[region] = true;
-  run_.reasons[region] = reason;
-}
-
-RunRecorder* active_recorder() { return g_active.load(std::memory_order_acquire); }
-
-ActiveRecorderScope::ActiveRecorderScope(RunRecorder& recorder) {
-  RunRecorder* expected = nullptr;
-  if (!g_active.compare_exchange_strong(expected, &recorder)) {
-    throw ConfigError("profile() was called while another profile() is running (from the body or "
-                      "another thread); profile sessions cannot be nested or run concurrently");
+void Session::measure_config(const Config& config) {
+  progress_->config_started(config.index(), config.to_string());
+  plan_.start_config(now_s());
+  next_run_ = 0;
+  converged_.reset();
+  pauses_before_config_ = thermal_.pauses();
+  while (!run_batch(config)) {
   }
 }
 
-ActiveRecorderScope::~ActiveRecorderScope() { g_active.store(nullptr, std::memory_order_release); }
+bool Session::run_batch(const Config& config) {
+  const std::size_t run_limit = settings_.warmup_runs + plan_.max_runs();
+  const std::size_t room = std::min(backend_.max_batch_runs(), run_limit - next_run_);
+  if (room == 0)
+    throw InternalError("the sampling plan asked for more than its " + std::to_string(run_limit) +
+                        " runs (kscope bug: please report it with this message)");
+  std::vector<BatchRun> batch;
+  backend_.begin_batch(room);
+  // Pass 1 decides how many runs the batch holds; later passes repeat those runs.
+  for (std::size_t k = 0; k < room; ++k) {
+    const std::size_t run = next_run_ + k;
+    RunContext context = context_of(config, run, k);
+    try {
+      if (const double paused = thermal_.before_run(); paused > 0) {
+        info_.thermal_pauses = thermal_.pauses();
+        info_.thermal_pause_s = thermal_.paused_seconds();
+        log_debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
+      }
+      const ClockReading before = read_clocks(device_);
+      const double started_s = now_s();
+      call_body(config, context);
+      batch.push_back({context, recorder_.regions(), before, started_s});
+    } catch (...) {
+      const std::exception_ptr cause = std::current_exception();
+      std::string aftermath;
+      // The runs that ended before it in this batch are kept: they get their remaining passes.
+      if (!batch.empty()) {
+        try {
+          run_remaining_passes(config, batch);
+          record_batch(config, batch);
+        } catch (const RunsFailed& kept) {
+          aftermath = "; the runs before it could not be kept either (" + kept.runs + ": " +
+                      exception_message(kept.cause) + ")";
+        }
+      }
+      throw failure(config, run_label(run), cause, aftermath);
+    }
+    if (now_s() - batch.front().started_s >= kMaxBatchSeconds) break;
+  }
+  try {
+    run_remaining_passes(config, batch);
+    next_run_ += batch.size();
+    return record_batch(config, batch);
+  } catch (const RunsFailed& failed) {
+    throw failure(config, failed.runs, failed.cause);
+  }
+}
+
+void Session::run_remaining_passes(const Config& config, std::vector<BatchRun>& batch) {
+  std::size_t pass = 1;
+  const BatchRun* current = &batch.front();
+  try {
+    while (backend_.another_pass_needed()) {
+      ++pass;
+      for (const BatchRun& b : batch) {
+        current = &b;
+        RunContext context = b.context;
+        context.pass = pass;
+        call_body(config, context);
+        const auto& regions = recorder_.regions();
+        const auto same_name = [](const RegionRecord& x, const RegionRecord& y) { return x.name == y.name; };
+        if (!std::equal(b.regions.begin(), b.regions.end(), regions.begin(), regions.end(), same_name))
+          throw AnnotationError("replay pass " + std::to_string(pass) + " opened other regions (" + names_of(regions) +
+                                ") than the first pass (" + names_of(b.regions) +
+                                "); with metrics that need several passes the body must open the same "
+                                "annotations in the same order every time");
+      }
+    }
+  } catch (...) {
+    const std::string dropped =
+        batch.size() > 1 ? " (the " + std::to_string(batch.size()) + " runs of its batch are dropped: each needs every pass)"
+                         : "";
+    throw RunsFailed{"replay pass " + std::to_string(pass) + " of " + run_label(current->context.run) + dropped,
+                     std::current_exception()};
+  }
+}
+
+void Session::call_body(const Config& config, const RunContext& run) {
+  recorder_.begin_run(run);
+  try {
+    backend_.begin_run(run);
+    body_(config);
+    recorder_.end_run();
+    backend_.end_run(run, recorder_.regions());
+  } catch (const RegionCloseError& e) {
+    backend_.abandon_run(run);
+    try {
+      std::rethrow_exception(e.cause);
+    } catch (const Error& cause) {
+      throw AnnotationError("annotation '" + e.region + "' could not be closed: " + cause.what());
+    }
+  } catch (...) {
+    backend_.abandon_run(run);
+    throw;
+  }
+}
+
+bool Session::record_batch(const Config& config, const std::vector<BatchRun>& batch) {
+  std::vector<RunMeasurement> measured;
+  const std::string runs = batch.size() == 1 ? run_label(batch.front().context.run)
+                                             : run_label(batch.front().context.run) + " to " +
+                                                   run_label(batch.back().context.run);
+  try {
+    measured = backend_.collect_batch();
+    if (measured.size() != batch.size())
+      throw InternalError("the backend returned " + std::to_string(measured.size()) + " runs for a batch of " +
+                          std::to_string(batch.size()) + " (kscope bug: please report it with this message)");
+  } catch (...) {
+    throw RunsFailed{runs, std::current_exception()};
+  }
+  const ClockReading collected = read_clocks(device_);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const BatchRun& b = batch[i];
+    // A batched run's closing reading is the next run's opening one.
+    const ClockReading after = i + 1 < batch.size() ? batch[i + 1].before : collected;
+    if (b.context.recorded) {
+      try {
+        aggregator_.add_run({config.index(), b.context.recorded_run, b.regions, measured[i], b.before, after,
+                             is_throttled(b.before, after, expected_sm_mhz_)});
+      } catch (...) {
+        throw RunsFailed{run_label(b.context.run), std::current_exception()};
+      }
+    } else {
+      try {
+        // Warm-ups follow the region rules too, so a broken body fails before anything is recorded.
+        aggregator_.check_run(b.regions, measured[i]);
+      } catch (...) {
+        throw RunsFailed{run_label(b.context.run), std::current_exception()};
+      }
+    }
+    progress_->run_finished();
+    if (!b.context.recorded) continue;
+    using Verdict = SamplingPlan::Verdict;
+    const Verdict v = plan_.after_run(b.context.recorded_run + 1, aggregator_.current_config_series(), now_s());
+    if (v == Verdict::more) continue;
+    if (v != Verdict::done) converged_ = v == Verdict::converged;
+    return true;  // the batch's runs past this one were measured speculatively: dropped
+  }
+  return false;
+}
+
+void Session::finish_config(const Config& config) {
+  aggregator_.set_config_outcome(config.index(), converged_, thermal_.pauses() - pauses_before_config_);
+  progress_->config_finished();
+}
+
+Results Session::finish() {
+  progress_->finished();
+  return final_results(aggregator_, info_, settings_, configs_.size());
+}
+
+RunContext Session::context_of(const Config& config, std::size_t run, std::size_t batch_index) const {
+  RunContext c;
+  c.config = config.index();
+  c.run = run;
+  c.batch_index = batch_index;
+  c.recorded = run >= settings_.warmup_runs;
+  c.recorded_run = c.recorded ? run - settings_.warmup_runs : 0;
+  return c;
+}
+
+std::string Session::run_label(std::size_t run) const {
+  return run < settings_.warmup_runs ? "warm-up run " + std::to_string(run + 1)
+                                     : "run " + std::to_string(run - settings_.warmup_runs + 1);
+}
+
+SweepError Session::failure(const Config& config, const std::string& what, std::exception_ptr cause,
+                            const std::string& aftermath) {
+  return sweep_failure(aggregator_, info_, settings_, configs_.size(), &config, what, cause, aftermath);
+}
+
+void check_request(const Sweep& sweep, const Settings& settings, const Body& body) {
+  sweep.validate();
+  settings.validate();
+  if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
+}
 
 }  // namespace kscope::detail
+
+namespace kscope {
+
+// In kscope_core, unlike profile(): a program that measures only on its own backend (kscope's CPU
+// tests) links no backend factory.
+Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
+                             MeasurementBackend& backend) {
+  detail::check_request(sweep, settings, body);
+  detail::LogScope log(settings.verbosity);
+  detail::SessionGuard guard;
+  return detail::Session(sweep.configs(), settings, body, backend).run();
+}
+
+}  // namespace kscope

@@ -1,57 +1,92 @@
 #pragma once
-// The regions of the run in progress. Annotations reach it through active_recorder(); the runner
-// owns it. Regions are process-wide (not per thread), so kernels launched by worker threads inside
-// a region are attributed to it, and at most one region is open at a time.
+// One profiling session over a sweep, on one backend in this process. Each phase is a method:
+//   open            backend session, clock lock, session facts
+//   measure_config  per config: batches of runs until the sampling plan stops
+//     run_batch       the batch's runs, pass after pass (thermal guard and clocks before each run)
+//     call_body       one call of the body for one run and pass
+//     record_batch    collect, attribute, aggregate; the plan decides after each recorded run
+//   finish          statistics, normalization, files
+// A failure stops the sweep with a SweepError carrying everything recorded before it.
 #include <cstddef>
-#include <mutex>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/aggregator.hpp"
+#include "core/clock_lock.hpp"
+#include "core/run_recorder.hpp"
+#include "core/sampling_plan.hpp"
+#include "core/thermal_guard.hpp"
+#include "io/progress.hpp"
+#include "kscope/errors.hpp"
 #include "kscope/measurement_backend.hpp"
+#include "kscope/profile.hpp"
 
 namespace kscope::detail {
 
-// The regions one run opened, in order: kept with the run until its measurements are collected.
-struct RunRegions {
-  std::vector<std::string> names;
-  std::vector<bool> failed;
-  std::vector<std::string> reasons;  // why a failed region failed (ignore_failures)
+// ConfigError for a bad sweep, settings or body, before anything touches the GPU.
+void check_request(const Sweep& sweep, const Settings& settings, const Body& body);
 
-  std::size_t count() const { return names.size(); }
-};
-
-class RunRecorder {
+class Session {
  public:
-  RunRecorder(MeasurementBackend& backend, bool flush_before_regions);
+  // The settings must have passed validate(); the caller holds the SessionGuard.
+  Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
-  void begin_run();
-  std::size_t open(const std::string& name);  // throws AnnotationError (nesting, repeated name)
-  void close(std::size_t region);
-  void mark_failed(std::size_t region, const std::string& reason);
-
-  // The run in progress (call from the runner's thread, between runs or after the body returned).
-  const RunRegions& regions() const { return run_; }
-  std::size_t region_count() const { return run_.count(); }
-  const std::vector<std::string>& names() const { return run_.names; }
+  Results run();
 
  private:
-  std::mutex mutex_;
+  // A run whose body has returned in pass 1, waiting for its other passes and its collection.
+  struct BatchRun {
+    RunContext context;
+    std::vector<RegionRecord> regions;
+    ClockReading before;
+    double started_s;
+  };
+  // Why runs could not be recorded: which runs, and the exception.
+  struct RunsFailed {
+    std::string runs;
+    std::exception_ptr cause;
+  };
+
+  void open();
+  void measure_config(const Config& config);
+  // True once the sampling plan says the config has enough runs.
+  bool run_batch(const Config& config);
+  void run_remaining_passes(const Config& config, std::vector<BatchRun>& batch);
+  void call_body(const Config& config, const RunContext& run);
+  bool record_batch(const Config& config, const std::vector<BatchRun>& batch);
+  void finish_config(const Config& config);
+  Results finish();
+
+  RunContext context_of(const Config& config, std::size_t run, std::size_t batch_index) const;
+  std::string run_label(std::size_t run) const;
+  SweepError failure(const Config& config, const std::string& what, std::exception_ptr cause,
+                     const std::string& aftermath = "");
+
+  std::vector<Config> configs_;
+  const Settings& settings_;
+  const Body& body_;
   MeasurementBackend& backend_;
-  bool flush_;
-  RunRegions run_;
-  std::ptrdiff_t open_ = -1;
-};
+  DeviceControl* device_;
+  RunRecorder recorder_;
+  RecorderScope recorder_scope_;
+  SamplingPlan plan_;
+  ThermalGuard thermal_;
+  Aggregator aggregator_;
+  std::unique_ptr<ProgressReporter> progress_;
+  SessionInfo info_;
+  std::optional<ClockLock> clock_lock_;
+  double expected_sm_mhz_ = 0;
+  bool backend_open_ = false;
 
-// The recorder of the profile() call in progress, or nullptr outside profiling.
-RunRecorder* active_recorder();
-
-// Installs a recorder for the duration of one profile() call; a second, nested profile() is refused.
-class ActiveRecorderScope {
- public:
-  explicit ActiveRecorderScope(RunRecorder& recorder);
-  ~ActiveRecorderScope();
-  ActiveRecorderScope(const ActiveRecorderScope&) = delete;
-  ActiveRecorderScope& operator=(const ActiveRecorderScope&) = delete;
+  // The config being measured.
+  std::size_t next_run_ = 0;  // warm-ups included
+  std::optional<bool> converged_;
+  std::size_t pauses_before_config_ = 0;
 };
 
 }  // namespace kscope::detail

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/caller.hpp"
+#include "core/metric_request.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
@@ -29,20 +31,45 @@ std::string mode_name(CacheControl cache, ClockControl clock) {
   return cache == CacheControl::all ? "strict" : "custom";
 }
 
+namespace detail {
+
+std::string backend_choice(Backend b) {
+  return spell("Backend::" + to_string(b), "backend='" + std::string(b == Backend::automatic ? "auto" : to_string(b)) + "'");
+}
+
+void check_requested_metrics(const std::vector<std::string>& requested, const std::vector<std::string>& measured,
+                             const std::string& backend) {
+  for (const auto& m : requested) {
+    if (std::find(measured.begin(), measured.end(), m) != measured.end()) continue;
+    const std::string ncu_note = m == "gpu__time_duration.sum"
+                                     ? " Nsight Compute's gpu__time_duration.sum is measured under ncu's kernel replay "
+                                       "and is not the same quantity."
+                                     : "";
+    throw ConfigError("Invalid value " + python_list(requested) + " for 'metrics': the " + backend +
+                      " backend measures only " + quoted_list(measured) + "." + ncu_note +
+                      " For hardware-counter metrics use " + backend_choice(Backend::counters) + "; otherwise drop " +
+                      option("metrics") + " or set it to " + python_list(measured));
+  }
+}
+
+}  // namespace detail
+
 void Settings::validate() const {
-  if (runs == 0) throw ConfigError("Settings::runs is 0; at least one recorded run per config is needed");
+  using detail::option;
+  if (runs == 0) throw ConfigError(option("runs") + " is 0; at least one recorded run per config is needed");
   if (!(stable_rsd_pct > 0))
-    throw ConfigError("Settings::stable_rsd_pct must be a positive percentage (the default is 2.0)");
+    throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   if (!ncu_sections.empty() && backend != Backend::ncu)
-    throw ConfigError("Settings::ncu_sections is set but the backend is " + to_string(backend) +
-                      ": sections are Nsight Compute's; use Backend::ncu, or Backend::counters with the metrics "
-                      "the section would show");
+    throw ConfigError(option("ncu_sections") + " is set but the backend is " + to_string(backend) +
+                      ": sections are Nsight Compute's; use " + detail::backend_choice(Backend::ncu) + ", or " +
+                      detail::backend_choice(Backend::counters) + " with the metrics the section would show");
   for (const auto& s : ncu_sections)
     if (s.empty() || s.find_first_of(" \t\n") != std::string::npos)
-      throw ConfigError("Settings::ncu_sections has '" + s + "', not a section identifier: list them with "
+      throw ConfigError(option("ncu_sections") + " has '" + s + "', not a section identifier: list them with "
                         "'ncu --list-sections' (e.g. SpeedOfLight, MemoryWorkloadAnalysis)");
   for (const auto& k : ignore_kernel_list)
-    if (k.empty()) throw ConfigError("Settings::ignore_kernel_list contains an empty kernel name");
+    if (k.empty()) throw ConfigError(option("ignore_kernel_list") + " contains an empty kernel name");
+
   // Their constructors check the thermal and adaptive-sampling fields.
   detail::SamplingPlan(*this, 0.0);
   detail::ThermalGuard(*this, {}, {}, {});

@@ -45,4 +45,6 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return out;
 }
 
+std::string python_list(const std::vector<std::string>& names) { return "[" + quoted_list(names) + "]"; }
+
 }  // namespace kscope::detail

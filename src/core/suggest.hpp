@@ -12,5 +12,7 @@ std::vector<std::string> closest_names(const std::string& wanted,
 
 // "'a', 'b', 'c'" for messages.
 std::string quoted_list(const std::vector<std::string>& names);
+// "['a', 'b']": a list as Python writes it (and readable in any language).
+std::string python_list(const std::vector<std::string>& names);
 
 }  // namespace kscope::detail

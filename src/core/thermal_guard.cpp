@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -19,11 +20,15 @@ ThermalGuard::ThermalGuard(const Settings& s, ReadMargin read, Sleep sleep, Now 
     : mode_(s.thermal_mode), wait_(s.thermal_wait_c), cont_(s.thermal_cont_c), timeout_(s.thermal_timeout_s),
       read_(std::move(read)), sleep_(std::move(sleep)), now_(std::move(now)) {
   if (mode_ == ThermalMode::off) return;
+  const std::string wait = option("thermal_wait_c"), cont = option("thermal_cont_c");
   if (!(cont_ > wait_))
-    throw ConfigError("thermal_cont (" + degrees(cont_) + ") must be greater than thermal_wait (" + degrees(wait_) +
-                      "): profiling pauses at thermal_wait and resumes at thermal_cont");
-  if (!(wait_ >= 0) || !(timeout_ > 0))
-    throw ConfigError("thermal_wait must be >= 0 °C and thermal_timeout_s > 0");
+    throw ConfigError("Invalid thermal control parameters: " + cont + " (" + degrees(cont_) + ") must be greater than " +
+                      wait + " (" + degrees(wait_) + "): profiling pauses at " + wait + " degrees of headroom and resumes at " +
+                      cont + "; raise " + cont + " or lower " + wait);
+  if (!(wait_ >= 0)) throw ConfigError(wait + " must be >= 0 °C of thermal headroom, not " + degrees(wait_));
+  if (!(timeout_ > 0))
+    throw ConfigError(option("thermal_timeout_s") + " must be a positive number of seconds, not " +
+                      std::to_string(timeout_));
 }
 
 double ThermalGuard::before_run() {

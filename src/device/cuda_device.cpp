@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/log.hpp"
 #include "device/cuda_check.hpp"
 
 namespace kscope::device {
@@ -60,10 +61,8 @@ MeasuredDevice::MeasuredDevice(int ordinal)
 void MeasuredDevice::begin_session(const Settings& settings) {
   check_cuda(cudaSetDevice(facts_.ordinal), "cudaSetDevice");
   if (settings.cache_control == CacheControl::all && !flusher_) flusher_.emplace(facts_.ordinal);
-  if (settings.verbosity == Verbosity::debug && !control_.unavailable_reason().empty()) {
-    std::fprintf(stderr, "[kscope] NVML telemetry unavailable on %s: %s\n", facts_.uuid.c_str(),
-                 control_.unavailable_reason().c_str());
-  }
+  if (!control_.unavailable_reason().empty())
+    detail::log_debug("NVML telemetry unavailable on " + facts_.uuid + ": " + control_.unavailable_reason());
 }
 
 void MeasuredDevice::flush_l2(cudaStream_t stream) {
@@ -71,7 +70,7 @@ void MeasuredDevice::flush_l2(cudaStream_t stream) {
   flusher_->flush(stream);
 }
 
-SessionInfo MeasuredDevice::describe(const std::string& backend) const {
+SessionInfo MeasuredDevice::describe(BackendId backend) const {
   SessionInfo info;
   info.backend = backend;
   info.gpu = facts_.name;

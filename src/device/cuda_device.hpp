@@ -45,8 +45,8 @@ class MeasuredDevice {
   // Evicts the L2 on `stream`.
   void flush_l2(cudaStream_t stream);
   DeviceControl& control() { return control_; }
-  // Backend name, device, host and rated clocks; the runner fills cache and clock control.
-  SessionInfo describe(const std::string& backend) const;
+  // Backend, device, host and rated clocks; the session fills cache and clock control.
+  SessionInfo describe(BackendId backend) const;
 
  private:
   CudaDeviceFacts facts_;

@@ -35,7 +35,7 @@ TEST(CounterAttribution, AutoRangeNumbersMayStartAtOne) {
   ASSERT_EQ(m[0].size(), 2u);
   EXPECT_EQ(m[0][0].values, std::vector<double>{10});
   EXPECT_EQ(m[0][1].values, std::vector<double>{20});
-  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"1", {1}}, {"1", {2}}}, 1), BackendError);
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"1", {1}}, {"1", {2}}}, 1), InternalError);
 }
 
 TEST(CounterAttribution, FlushesBetweenRegionsAreSkippedWhetherOrNotCuptiMeasuredThem) {
@@ -51,7 +51,7 @@ TEST(CounterAttribution, FlushesBetweenRegionsAreSkippedWhetherOrNotCuptiMeasure
 TEST(CounterAttribution, AutoRangesMustMatchTheLaunches) {
   const std::vector<Launch> launches{{0, "a", false}, {0, "b", false}};
   EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}}, 1), BackendError);
-  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"range", {2}}}, 1), BackendError);
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"range", {2}}}, 1), InternalError);
   try {
     counters::attribute_kernel_ranges({{0, "CUDA graph", true}}, {}, 1);
     FAIL() << "a graph launch was accepted in kernel mode";
@@ -130,7 +130,7 @@ Results sol_results(bool with_memory) {
     rows.push_back(row("copy", 1, memory, 30));
   }
   SessionInfo session;
-  session.backend = "counters";
+  session.backend = BackendId::counters;
   return Results(session, configs, rows, {});
 }
 

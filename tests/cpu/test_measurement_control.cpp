@@ -49,8 +49,8 @@ TEST(ClockControl, BaseLocksForTheSessionAndRestores) {
   EXPECT_TRUE(locked_while_running);
   EXPECT_FALSE(backend.device().clocks_locked());
   EXPECT_EQ(backend.device().restore_count(), 1u);
-  EXPECT_EQ(r.session().clock_control, "base");
-  EXPECT_EQ(r.session().mode, "strict");
+  EXPECT_EQ(r.session().clock_control, ClockControl::base);
+  EXPECT_EQ(r.session().mode(), "strict");
   EXPECT_DOUBLE_EQ(r.session().locked_sm_clock_mhz, FakeDevice::kBaseClocks.sm_mhz);
 }
 

@@ -1,5 +1,5 @@
-// Backend::ncu's sessions without a GPU. The child side (ChildBackend) and the parent's replay
-// (ReplayBackend) run through the real engine; end to end, this test program itself is re-run
+// Backend::ncu's sessions without a GPU. The child side (ChildBackend) runs through the real
+// engine, and the parent aggregates ncu's kernels by the child's regions; end to end, this test program itself is re-run
 // under data/ncu/fake_ncu.sh, a stand-in for ncu that runs the program as ncu would and answers
 // the report import with recorded exports (3 configs x 2 runs of annotation "saxpy").
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 
 #include "backends/ncu/child_backend.hpp"
 #include "backends/ncu/child_manifest.hpp"
-#include "backends/ncu/replay_backend.hpp"
+#include "backends/ncu/parent_session.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
@@ -102,14 +102,14 @@ std::string error_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST(NcuChildBackend, RecordsTheRegionsOfRecordedRunsOnly) {
-  ChildBackend backend({"gpu__time_duration.sum"}, 1);
-  profile_with_backend(saxpy_sweep(), quiet(), backend.wrap([](const Config& c) {
+  ChildBackend backend({"gpu__time_duration.sum"});
+  profile_with_backend(saxpy_sweep(), quiet(), [](const Config& c) {
     {
       Annotation a("first");
       if (c.index() == 1) a.mark_failed("skipped for n=2048");
     }
     Annotation b("second");
-  }), backend);
+  }, backend);
   const ChildManifest& m = backend.manifest();
   ASSERT_EQ(m.runs.size(), 6u);  // 3 configs x 2 recorded runs; warm-ups are not recorded
   EXPECT_EQ(m.runs[0].config, 0u);
@@ -124,7 +124,7 @@ TEST(NcuChildBackend, RecordsTheRegionsOfRecordedRunsOnly) {
   EXPECT_FALSE(m.runs[0].regions[0].failed);
 }
 
-TEST(NcuReplay, AppliesTheEngineRulesToTheKernelsNcuMeasured) {
+TEST(NcuReport, AppliesTheEngineRulesToTheKernelsNcuMeasured) {
   ChildManifest m;
   std::vector<RunKernels> kernels;
   for (std::size_t r = 0; r < 2; ++r) {
@@ -132,17 +132,16 @@ TEST(NcuReplay, AppliesTheEngineRulesToTheKernelsNcuMeasured) {
     kernels.push_back({{{"memset_kernel", {10.0}}, {"copy_kernel", {100.0 + r}}}, {{"gemm_kernel", {500.0}}}});
   }
   SessionInfo info;
-  info.backend = "ncu";
+  info.backend = BackendId::ncu;
+  info.clock_control = ClockControl::base;  // ncu held the clocks
   info.report_path = "/tmp/r.ncu-rep";
-  ReplayBackend replay({{"gpu__time_duration.sum", "ns", ""}}, true, info, m, kernels);
   Settings s = quiet();
-  s.warmup_runs = 0;
   s.ignore_kernel_list = {"memset_kernel"};
-  s.clock_control = ClockControl::base;  // ncu held the clocks; the replay has nothing to lock
-  const Results r = profile_with_backend(Sweep().axis("n", {1}), s, replay.body(), replay);
-  EXPECT_EQ(r.session().backend, "ncu");
+  const Results r =
+      results_from_report(Sweep().axis("n", {1}), s, info, {{"gpu__time_duration.sum", "ns", ""}}, m, kernels);
+  EXPECT_EQ(r.session().backend, BackendId::ncu);
   EXPECT_EQ(r.session().report_path, "/tmp/r.ncu-rep");
-  EXPECT_EQ(r.session().clock_control, "base");
+  EXPECT_EQ(r.session().clock_control, ClockControl::base);
   EXPECT_DOUBLE_EQ(r.at("copy", "gpu__time_duration.sum", 0).avg_value, 100.5);
   EXPECT_EQ(r.at("copy", "gpu__time_duration.sum", 0).kernel, "copy_kernel");
   EXPECT_EQ(r.at("gemm", "gpu__time_duration.sum", 0).stats.count, 1u);  // run 2 failed: NaN, not counted
@@ -165,13 +164,13 @@ TEST(NcuSession, ReRunsThisProgramUnderNcuAndReturnsTheReportAsResults) {
 
   const Results r = profile(saxpy_sweep(), ncu_settings(dir), saxpy_body);
   const std::string report = (dir.path / "e2e_ncu_report.ncu-rep").string();
-  EXPECT_EQ(r.session().backend, "ncu");
+  EXPECT_EQ(r.session().backend, BackendId::ncu);
   EXPECT_EQ(r.session().report_path, report);
   EXPECT_TRUE(fs::exists(report));
   EXPECT_EQ(r.session().gpu, "NVIDIA H200");
   EXPECT_EQ(r.session().host, "gpu-h200-01");
-  EXPECT_EQ(r.session().clock_control, "none");
-  EXPECT_EQ(r.session().cache_control, "all");
+  EXPECT_EQ(r.session().clock_control, ClockControl::none);
+  EXPECT_EQ(r.session().cache_control, CacheControl::all);
   EXPECT_DOUBLE_EQ(r.session().rated_sm_clock_mhz, 1980.0);
   ASSERT_EQ(r.rows().size(), 3u);
   EXPECT_EQ(r.rows()[0].metric, "gpu__time_duration.sum");

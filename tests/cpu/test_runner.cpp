@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <optional>
 #include <random>
 #include <thread>
@@ -57,7 +58,7 @@ TEST(Runner, CallsBodyWarmupPlusRunsTimesPerConfigAndRecordsOnlyRuns) {
   EXPECT_EQ(r.at("k", "test__kernel_duration", 0).stats.count, 4u);
   EXPECT_DOUBLE_EQ(r.at("k", "test__kernel_duration", 1).avg_value, 200.0);
   EXPECT_EQ(r.rows()[0].kernel, "kernel");
-  EXPECT_EQ(r.session().backend, "test (simulated)");
+  EXPECT_EQ(r.session().backend, BackendId::simulated);
   EXPECT_FALSE(backend.session_open());
 }
 
@@ -105,7 +106,7 @@ TEST(Runner, FlushesBeforeEveryRegionOnlyWithCacheControlAll) {
   s.cache_control = CacheControl::none;
   auto r = profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("a"); warm.launch("k", 1); }, warm);
   EXPECT_EQ(warm.flush_count(), 0u);
-  EXPECT_EQ(r.session().cache_control, "none");
+  EXPECT_EQ(r.session().cache_control, CacheControl::none);
 }
 
 TEST(Runner, RegionWithoutKernelIsAnErrorNamingTheRegion) {
@@ -230,7 +231,9 @@ TEST(Runner, IgnoreFailuresRecordsNaNAndExcludesTheRun) {
   SimulatedBackend backend;
   int call = 0;
   ::testing::internal::CaptureStderr();
-  auto r = profile_with_backend(Sweep(), quiet(4), [&](const Config&) {
+  Settings s = quiet(4);
+  s.verbosity = Verbosity::info;  // the warning is information; quiet would silence it
+  auto r = profile_with_backend(Sweep(), s, [&](const Config&) {
     ++call;
     annotate("flaky", [&] {
       if (call == 3) throw std::runtime_error("transient");
@@ -366,7 +369,7 @@ TEST(Runner, NestedProfileCallsAreRefused) {
     }, outer);
     FAIL();
   } catch (const SweepError& e) {
-    EXPECT_NE(cause_message<ConfigError>(e).find("profile sessions cannot be nested"), std::string::npos);
+    EXPECT_NE(cause_message<ConfigError>(e).find("profiling sessions cannot be nested"), std::string::npos);
   }
 }
 
@@ -422,7 +425,7 @@ TEST(Runner, ReplayPassesMustOpenTheSameRegions) {
     }, backend);
     FAIL();
   } catch (const SweepError& e) {
-    EXPECT_NE(cause_message<AnnotationError>(e).find("replay pass 2 opened other regions than the first pass"),
+    EXPECT_NE(cause_message<AnnotationError>(e).find("replay pass 2 opened other regions ('other') than the first pass ('first')"),
               std::string::npos);
   }
 }
@@ -449,7 +452,7 @@ std::vector<double> sample_values(const Results& r) {
 // A sweep of 1 warm-up and 6 runs on a backend that hands runs back 16 at a time; `body` gets the
 // 1-based call number. The SweepError it ends with; a test failure and nullopt if it ends without.
 std::optional<SweepError> batched_sweep_error(SimulatedBackend& backend, const std::function<void(int)>& body) {
-  backend.set_runs_per_collection(16);
+  backend.set_max_batch_runs(16);
   int calls = 0;
   try {
     profile_with_backend(Sweep(), quiet(6), [&](const Config&) { body(++calls); }, backend);
@@ -465,7 +468,7 @@ std::optional<SweepError> batched_sweep_error(SimulatedBackend& backend, const s
 TEST(Batching, RecordsTheSameSamplesAsCollectingEveryRun) {
   const auto sweep = Sweep().axis("n", {1, 2});
   SimulatedBackend per_run, batched;
-  batched.set_runs_per_collection(8);
+  batched.set_max_batch_runs(8);
   int calls_per_run = 0, calls_batched = 0;
   const Results a = profile_with_backend(sweep, quiet(20), growing_kernel(per_run, calls_per_run), per_run);
   const Results b = profile_with_backend(sweep, quiet(20), growing_kernel(batched, calls_batched), batched);
@@ -517,7 +520,7 @@ TEST(Batching, AdaptiveSamplingStopsWhereItWouldWithoutBatches) {
     };
   };
   SimulatedBackend per_run, batched;
-  batched.set_runs_per_collection(64);
+  batched.set_max_batch_runs(64);
   std::mt19937 rng_a(7), rng_b(7);
   const Results a = profile_with_backend(Sweep(), s, noisy(per_run, rng_a), per_run);
   const Results b = profile_with_backend(Sweep(), s, noisy(batched, rng_b), batched);
@@ -525,4 +528,90 @@ TEST(Batching, AdaptiveSamplingStopsWhereItWouldWithoutBatches) {
   EXPECT_EQ(b.rows()[0].stats.count, a.rows()[0].stats.count);
   EXPECT_EQ(sample_values(a), sample_values(b));
   EXPECT_LT(batched.collections(), per_run.collections());
+}
+
+// --- What the engine's shape guarantees ----------------------------------------------------------
+
+TEST(Runner, AnErrorWhileARegionClosesIsASweepErrorNamingTheRegion) {
+  SimulatedBackend backend;
+  int calls = 0;
+  try {
+    profile_with_backend(Sweep().axis("n", {1, 2}), quiet(3), [&](const Config& c) {
+      Annotation a("closing");
+      backend.launch("k", 1);
+      if (c.index() == 1 && ++calls == 2) backend.fail_next_region_end("cudaEventRecord failed: device lost");
+    }, backend);
+    FAIL() << "expected SweepError";
+  } catch (const SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("config 2/2 (n=2) failed in run 1: annotation 'closing' could not be "
+                                         "closed: cudaEventRecord failed: device lost"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.partial_results().rows().size(), 1u);  // config 1 is kept
+  }
+  EXPECT_FALSE(backend.session_open());
+}
+
+TEST(Runner, QuietMeansQuiet) {
+  SimulatedBackend backend;
+  int call = 0;
+  ::testing::internal::CaptureStderr();
+  profile_with_backend(Sweep().axis("n", {1, 2}), quiet(3), [&](const Config&) {
+    annotate("flaky", [&] {
+      if (++call == 2) throw std::runtime_error("transient");
+      backend.launch("k", 1);
+    }, {.ignore_failures = true});
+  }, backend);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(Runner, AnAnnotationLeftOpenWhenTheBodyReturnsIsAnError) {
+  SimulatedBackend backend;
+  std::optional<Annotation> leaked;
+  try {
+    profile_with_backend(Sweep(), quiet(), [&](const Config&) {
+      leaked.emplace("left_open");
+      backend.launch("k", 1);
+    }, backend);
+    FAIL() << "expected SweepError";
+  } catch (const SweepError& e) {
+    EXPECT_NE(cause_message<AnnotationError>(e).find("annotation 'left_open' was still open when the body returned"),
+              std::string::npos)
+        << e.what();
+  }
+  leaked.reset();  // closing it outside profiling does nothing
+}
+
+TEST(Runner, ASecondThreadsProfileCallIsRefusedWhileOneRuns) {
+  SimulatedBackend first, second;
+  std::promise<void> inside;
+  std::promise<std::string> refused;
+  std::thread other([&] {
+    inside.get_future().wait();
+    try {
+      profile_with_backend(Sweep(), quiet(), [&](const Config&) { Annotation a("k"); second.launch("k", 1); }, second);
+      refused.set_value("no error");
+    } catch (const ConfigError& e) {
+      refused.set_value(e.what());
+    }
+  });
+  bool signalled = false;
+  auto answer = refused.get_future();
+  std::string message;
+  profile_with_backend(Sweep(), quiet(1), [&](const Config&) {
+    Annotation a("k");
+    first.launch("k", 1);
+    if (!std::exchange(signalled, true)) {
+      inside.set_value();
+      message = answer.get();  // the other thread tried while this session runs
+    }
+  }, first);
+  other.join();
+  EXPECT_NE(message.find("profiling sessions cannot be nested or run concurrently"), std::string::npos) << message;
+  // Once the first session ended, the second thread's call works.
+  std::thread later([&] {
+    profile_with_backend(Sweep(), quiet(), [&](const Config&) { Annotation a("k"); second.launch("k", 1); }, second);
+  });
+  later.join();
+  EXPECT_EQ(second.session_count(), 1u);
 }

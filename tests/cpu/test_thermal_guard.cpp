@@ -151,7 +151,7 @@ TEST(ThermalGuard, ContMustExceedWait) {
     ThermalGuard g(s, [] { return std::optional<double>(30); }, [](double) {}, [] { return 0.0; });
     FAIL();
   } catch (const kscope::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("thermal_cont (15°C) must be greater than thermal_wait (20°C)"),
+    EXPECT_NE(std::string(e.what()).find("Settings::thermal_cont_c (15°C) must be greater than Settings::thermal_wait_c (20°C)"),
               std::string::npos);
   }
 }

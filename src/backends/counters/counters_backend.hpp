@@ -34,21 +34,20 @@ class CountersBackend final : public MeasurementBackend {
   ~CountersBackend() override;
 
   std::vector<MetricSpec> metrics() const override { return specs_; }
-  bool observes_kernels() const override { return kind_ == counters::RangeKind::per_kernel; }
   SessionInfo describe() const override;
+  DeviceControl* device_control() override { return &device_.control(); }
 
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
 
-  void begin_run() override;
+  void begin_batch(std::size_t runs) override;
   void flush_cache() override;
-  void region_begin(std::size_t region) override;
-  void region_end(std::size_t region) override;
+  void region_begin(const RegionContext& region) override;
+  void region_end(const RegionContext& region) override;
+  void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
   bool another_pass_needed() override;
-  std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
-  void abandon_run() noexcept override;
-
-  DeviceControl* device_control() override { return &device_.control(); }
+  std::vector<RunMeasurement> collect_batch() override;
+  void abandon_run(const RunContext& run) noexcept override;
 
   std::size_t passes() const { return passes_; }
 
@@ -59,6 +58,7 @@ class CountersBackend final : public MeasurementBackend {
   // After pass 1: true (replay the pass) when the run has more ranges than the profiler holds,
   // which is then replaced by one with room for them.
   bool grew_for(std::size_t ranges);
+  void start_batch();  // a fresh counter data image (a new profiler after an abandoned run)
 
   device::MeasuredDevice device_;
   counters::RangeKind kind_;
@@ -75,13 +75,9 @@ class CountersBackend final : public MeasurementBackend {
   counters::LaunchTracker tracker_;
   bool session_open_ = false;
   bool in_pass_ = false;
-  std::size_t pass_ = 0;  // passes completed in this run
+  std::size_t pass_ = 0;  // passes completed in this batch
+  std::size_t region_count_ = 0;  // of the batch's run
   std::vector<counters::Launch> first_pass_;
 };
-
-// Backend::counters, or for Backend::automatic the counters where this process may read them and
-// otherwise a duration backend, with a warning on stderr: Backend::cupti, or Backend::events
-// when another profiler owns CUPTI. The rows' Backend column names the one used.
-std::unique_ptr<MeasurementBackend> make_counters_backend(const Settings& settings);
 
 }  // namespace kscope

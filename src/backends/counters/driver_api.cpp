@@ -33,7 +33,7 @@ CUcontext current_context() {
   static auto* get = entry_point<CUresult(CUcontext*)>("cuCtxGetCurrent");
   CUcontext context = nullptr;
   check_driver(get(&context), "cuCtxGetCurrent");
-  if (!context) throw CudaError("no CUDA context is current after cudaFree(0) (kscope bug: please report it)");
+  if (!context) throw InternalError("no CUDA context is current after cudaFree(0) (kscope bug: please report it)");
   return context;
 }
 

@@ -9,8 +9,8 @@ namespace kscope::counters {
 namespace {
 
 [[noreturn]] void unexpected_name(const std::string& name, const std::string& expected) {
-  throw BackendError("the range profiler returned a range named '" + name + "' where kscope expected " + expected +
-                     " (kscope bug: please report it with this message)");
+  throw InternalError("the range profiler returned a range named '" + name + "' where kscope expected " + expected +
+                      " (kscope bug: please report it with this message)");
 }
 
 // The number a range is named by; throws for any other name.
@@ -68,7 +68,7 @@ std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::v
     const Launch& l = measured[i];
     if (l.region < 0) continue;
     if (static_cast<std::size_t>(l.region) >= region_count) {
-      throw BackendError("kernel launch " + std::to_string(i) + " " + region_label(l.region) + " but the run had " +
+      throw InternalError("kernel launch " + std::to_string(i) + " " + region_label(l.region) + " but the run had " +
                          std::to_string(region_count) + " regions (kscope bug: please report it with this message)");
     }
     out[static_cast<std::size_t>(l.region)].push_back({l.kernel, by_number[i].second->values});

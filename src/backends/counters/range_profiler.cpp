@@ -94,7 +94,7 @@ void RangeProfiler::expect(State wanted, const char* call) const {
                        poison_ + ")");
   }
   if (state_ != wanted) {
-    throw BackendError(std::string(call) + " called in state '" + state_name(static_cast<int>(state_)) +
+    throw InternalError(std::string(call) + " called in state '" + state_name(static_cast<int>(state_)) +
                        "' instead of '" + state_name(static_cast<int>(wanted)) +
                        "' (kscope bug: please report it with this message)");
   }
@@ -149,7 +149,7 @@ void RangeProfiler::start() {
 void RangeProfiler::push_range(const std::string& name) {
   expect(State::started, "cuptiRangeProfilerPushRange");
   if (kind_ != RangeKind::per_region)
-    throw BackendError("cuptiRangeProfilerPushRange in AutoRange mode refused (kscope bug: please report it)");
+    throw InternalError("cuptiRangeProfilerPushRange in AutoRange mode refused (kscope bug: please report it)");
   auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
   p.pRangeProfilerObject = object_;
   p.pRangeName = name.c_str();
@@ -159,7 +159,7 @@ void RangeProfiler::push_range(const std::string& name) {
 void RangeProfiler::pop_range() {
   expect(State::started, "cuptiRangeProfilerPopRange");
   if (kind_ != RangeKind::per_region)
-    throw BackendError("cuptiRangeProfilerPopRange in AutoRange mode refused (kscope bug: please report it)");
+    throw InternalError("cuptiRangeProfilerPopRange in AutoRange mode refused (kscope bug: please report it)");
   auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
   p.pRangeProfilerObject = object_;
   check(cuptiRangeProfilerPopRange(&p), "cuptiRangeProfilerPopRange");

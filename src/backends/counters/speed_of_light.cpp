@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/caller.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -19,6 +20,17 @@ const char* const kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
 
 }  // namespace
+
+std::vector<std::string> default_metrics(Backend backend) {
+  switch (backend) {
+    case Backend::cupti: return {kCuptiKernelDuration};
+    case Backend::events: return {kEventsRegionDuration};
+    case Backend::counters:
+    case Backend::automatic: return sol_metrics();
+    case Backend::ncu: return {"gpu__time_duration.sum"};
+  }
+  return {};
+}
 
 std::vector<std::string> sol_metrics() { return {kDuration, kCompute, kMemory, kDram}; }
 
@@ -63,9 +75,10 @@ Table speed_of_light(const Results& results) {
     for (const auto& r : results.rows())
       if (std::find(present.begin(), present.end(), r.metric) == present.end()) present.push_back(r.metric);
     throw ConfigError(std::string("speed_of_light() needs the metrics ") + kCompute + " and " + kMemory +
-                      "; these results (backend '" + results.session().backend + "') hold " +
-                      (present.empty() ? std::string("none") : detail::quoted_list(present)) +
-                      ". Profile with Backend::counters and Settings::metrics = kscope::sol_metrics() (the default)");
+                      "; these results (backend '" + to_string(results.session().backend) + "') hold " +
+                      (present.empty() ? std::string("none") : detail::quoted_list(present)) + ". Profile with " +
+                      detail::spell("Backend::counters and Settings::metrics = kscope::sol_metrics() (the default)",
+                                    "backend='counters' and metrics=kscope.sol_metrics() (the default)"));
   }
   const bool duration = has(kDuration), dram = has(kDram);
   const std::size_t axes = results.axis_names().size();

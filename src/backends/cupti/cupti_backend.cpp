@@ -15,6 +15,7 @@
 #include "backends/cupti_subscriber.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope {
 namespace {
@@ -81,12 +82,6 @@ class Tracer {
 
   void begin_session() {
     std::lock_guard lock(session_mutex_);
-    if (session_open_) {
-      throw BackendError(
-          "a kscope cupti session is already open in this process: CUPTI has one client per "
-          "process, so profile() calls with Backend::cupti cannot overlap; run them one after the "
-          "other");
-    }
     if (std::string fatal = fatal_error(); !fatal.empty()) throw BackendError(fatal_message(fatal));
     // The process's one CUPTI subscriber, shared with the counters backend, now calls us.
     subscriber_ = cupti::route_callbacks(&Tracer::on_callback, this);
@@ -111,14 +106,11 @@ class Tracer {
       throw;
     }
     clear();
-    session_open_ = true;
   }
 
   void end_session() noexcept {
     std::lock_guard lock(session_mutex_);
-    if (!session_open_) return;
     quiet();
-    session_open_ = false;
   }
 
   void set_region(std::int64_t region) { region_.store(region, std::memory_order_release); }
@@ -244,7 +236,6 @@ class Tracer {
   }
 
   std::mutex session_mutex_;  // begin/end of sessions
-  bool session_open_ = false;
   bool buffers_registered_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<std::int64_t> region_{-1};
@@ -262,7 +253,7 @@ CuptiBackend::CuptiBackend(int device) : device_(device) {}
 CuptiBackend::~CuptiBackend() { end_session(); }
 
 std::vector<MetricSpec> CuptiBackend::metrics() const {
-  return {{"cupti__kernel_duration", "ns",
+  return {{kCuptiKernelDuration, "ns",
            "GPU end − start timestamps of each kernel from the CUPTI Activity API "
            "(CONCURRENT_KERNEL records); not ncu's gpu__time_duration.sum, which is measured "
            "under kernel replay"}};
@@ -280,23 +271,18 @@ void CuptiBackend::end_session() noexcept {
   session_open_ = false;
 }
 
-void CuptiBackend::region_begin(std::size_t region) {
-  Tracer::instance().set_region(static_cast<std::int64_t>(region));
+void CuptiBackend::region_begin(const RegionContext& region) {
+  Tracer::instance().set_region(static_cast<std::int64_t>(region.index));
 }
 
-void CuptiBackend::region_end(std::size_t) { Tracer::instance().set_region(-1); }
+void CuptiBackend::region_end(const RegionContext&) { Tracer::instance().set_region(-1); }
 
-void CuptiBackend::end_run(std::size_t region_count) {
+void CuptiBackend::end_run(const RunContext&, const std::vector<RegionRecord>& regions) {
   Tracer::instance().end_run();
-  ended_region_counts_.push_back(region_count);
+  ended_region_counts_.push_back(regions.size());
 }
 
-RunMeasurement CuptiBackend::collect_run(std::size_t region_count) {
-  end_run(region_count);
-  return std::move(collect_runs().back());
-}
-
-std::vector<RunMeasurement> CuptiBackend::collect_runs() {
+std::vector<RunMeasurement> CuptiBackend::collect_batch() {
   const std::vector<std::size_t> region_counts = std::exchange(ended_region_counts_, {});
   // FlushAll does not wait for the GPU: kernels still running would have no record yet. After the
   // sync every record is complete, so the plain flush normally delivers them all; the forced one
@@ -339,8 +325,9 @@ std::vector<RunMeasurement> CuptiBackend::collect_runs() {
                          "counters and with timing in separate runs");
     }
     if (kernel.run >= runs.size() || kernel.region >= static_cast<std::int64_t>(runs[kernel.run].size())) {
-      throw BackendError("kernel '" + name + "' was launched in region " + std::to_string(kernel.region) +
-                         " of run " + std::to_string(kernel.run) + ", which the runner did not end (kscope bug)");
+      throw InternalError("kernel '" + name + "' was launched in region " + std::to_string(kernel.region) +
+                          " of run " + std::to_string(kernel.run) +
+                          ", which the session did not end (kscope bug: please report it with this message)");
     }
     runs[kernel.run][static_cast<std::size_t>(kernel.region)].push_back(
         {name, {static_cast<double>(kernel.end) - static_cast<double>(kernel.start)}});
@@ -348,7 +335,7 @@ std::vector<RunMeasurement> CuptiBackend::collect_runs() {
   return runs;
 }
 
-void CuptiBackend::abandon_run() noexcept {
+void CuptiBackend::abandon_run(const RunContext&) noexcept {
   // Let the failed run's kernels finish and drain their records, so none reaches the next run;
   // the runs ended before it stay for collect_runs.
   Tracer::instance().set_region(-1);

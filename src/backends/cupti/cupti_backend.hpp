@@ -5,8 +5,8 @@
 //
 // CUPTI allows one subscriber per process: the shared one (backends/cupti_subscriber) is made
 // once, lazily, and kept; each session routes its callbacks here, enables the launch callbacks and
-// the activity kind, and disables them again, leaving CUPTI quiet, when it ends. Sessions may not
-// overlap.
+// the activity kind, and disables them again, leaving CUPTI quiet, when it ends. Sessions do not
+// overlap (core/session_guard.hpp).
 //
 // Runs are collected in batches: each launch is tagged with the run it belongs to, and one
 // synchronize plus one activity flush hands back every run ended since the last collection.
@@ -26,26 +26,22 @@ class CuptiBackend final : public MeasurementBackend {
   ~CuptiBackend() override;
 
   std::vector<MetricSpec> metrics() const override;
-  bool observes_kernels() const override { return true; }
-  SessionInfo describe() const override { return device_.describe("cupti"); }
+  SessionInfo describe() const override { return device_.describe(BackendId::cupti); }
+  DeviceControl* device_control() override { return &device_.control(); }
 
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
 
-  void begin_run() override {}  // runs are told apart at end_run
-  void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
-  void region_begin(std::size_t region) override;
-  void region_end(std::size_t region) override;
-  RunMeasurement collect_run(std::size_t region_count) override;
-  void abandon_run() noexcept override;
   // A synchronize and an activity flush cost ~0.2 ms: shared by up to this many runs.
-  std::size_t runs_per_collection() const override { return kRunsPerCollection; }
-  void end_run(std::size_t region_count) override;
-  std::vector<RunMeasurement> collect_runs() override;
+  std::size_t max_batch_runs() const override { return kMaxBatchRuns; }
+  void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
+  void region_begin(const RegionContext& region) override;
+  void region_end(const RegionContext& region) override;
+  void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
+  std::vector<RunMeasurement> collect_batch() override;
+  void abandon_run(const RunContext& run) noexcept override;
 
-  DeviceControl* device_control() override { return &device_.control(); }
-
-  static constexpr std::size_t kRunsPerCollection = 64;
+  static constexpr std::size_t kMaxBatchRuns = 64;
 
  private:
   device::MeasuredDevice device_;

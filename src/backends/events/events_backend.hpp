@@ -15,20 +15,18 @@ class EventsBackend final : public MeasurementBackend {
   explicit EventsBackend(int device);
 
   std::vector<MetricSpec> metrics() const override;
-  bool observes_kernels() const override { return false; }
-  SessionInfo describe() const override { return device_.describe("events"); }
+  SessionInfo describe() const override { return device_.describe(BackendId::events); }
+  DeviceControl* device_control() override { return &device_.control(); }
 
   void begin_session(const Settings& settings) override { device_.begin_session(settings); }
   void end_session() noexcept override {}
 
-  void begin_run() override {}
   void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
-  void region_begin(std::size_t region) override;
-  void region_end(std::size_t region) override;
-  std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
-  void abandon_run() noexcept override;
-
-  DeviceControl* device_control() override { return &device_.control(); }
+  void region_begin(const RegionContext& region) override;
+  void region_end(const RegionContext& region) override;
+  void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
+  std::vector<RunMeasurement> collect_batch() override;
+  void abandon_run(const RunContext& run) noexcept override;
 
  private:
   class Event {
@@ -48,6 +46,7 @@ class EventsBackend final : public MeasurementBackend {
 
   device::MeasuredDevice device_;
   std::vector<Interval> intervals_;  // one per region index, reused by every run
+  std::size_t region_count_ = 0;     // of the run collected next
 };
 
 }  // namespace kscope

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "backends/ncu/range_name.hpp"
-#include "core/session.hpp"
 
 namespace kscope::ncu {
 namespace {
@@ -18,24 +17,7 @@ nvtxDomainHandle_t domain() {
 
 }  // namespace
 
-ChildBackend::ChildBackend(std::vector<std::string> metrics, std::size_t warmup_runs)
-    : metrics_(std::move(metrics)), warmup_runs_(warmup_runs) {}
-
-Body ChildBackend::wrap(const Body& body) {
-  return [this, body](const Config& config) {
-    start_body(config.index());
-    body(config);
-  };
-}
-
-void ChildBackend::start_body(std::size_t config) {
-  if (config != config_) {
-    config_ = config;
-    run_in_config_ = 0;
-  } else {
-    ++run_in_config_;
-  }
-}
+ChildBackend::ChildBackend(std::vector<std::string> metrics) : metrics_(std::move(metrics)) {}
 
 std::vector<MetricSpec> ChildBackend::metrics() const {
   std::vector<MetricSpec> specs;
@@ -45,15 +27,13 @@ std::vector<MetricSpec> ChildBackend::metrics() const {
 
 SessionInfo ChildBackend::describe() const {
   SessionInfo info;
-  info.backend = "ncu (profiled child process)";
+  info.backend = BackendId::ncu;
   return info;
 }
 
-void ChildBackend::region_begin(std::size_t region) {
-  if (!recorded()) return;
-  // The recorder calls this with the region's name already registered.
-  const std::string& name = detail::active_recorder()->names()[region];
-  const std::string text = range_name(name, {config_, run_in_config_ - warmup_runs_, region});
+void ChildBackend::region_begin(const RegionContext& region) {
+  if (!region.run.recorded) return;
+  const std::string text = range_name(region.name, {region.run.config, region.run.recorded_run, region.index});
   nvtxEventAttributes_t attributes{};
   attributes.version = NVTX_VERSION;
   attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -63,25 +43,25 @@ void ChildBackend::region_begin(std::size_t region) {
   range_open_ = true;
 }
 
-void ChildBackend::region_end(std::size_t) {
+void ChildBackend::region_end(const RegionContext&) { pop_range(); }
+
+void ChildBackend::pop_range() noexcept {
   if (!range_open_) return;
   nvtxDomainRangePop(domain());
   range_open_ = false;
 }
 
-std::vector<std::vector<KernelMeasurement>> ChildBackend::collect_run(std::size_t region_count) {
-  if (recorded()) {
-    const detail::RunRegions& regions = detail::active_recorder()->regions();
-    ManifestRun run{config_, run_in_config_ - warmup_runs_, {}};
-    for (std::size_t g = 0; g < region_count; ++g)
-      run.regions.push_back({regions.names[g], regions.failed[g], regions.reasons[g]});
-    manifest_.runs.push_back(std::move(run));
-  }
-  // One placeholder per region, so the engine's attribution rules pass; the parent applies them to ncu's kernels.
-  const KernelMeasurement placeholder{"", std::vector<double>(metrics_.size(), NAN)};
-  return std::vector<std::vector<KernelMeasurement>>(region_count, {placeholder});
+void ChildBackend::end_run(const RunContext& run, const std::vector<RegionRecord>& regions) {
+  region_count_ = regions.size();
+  if (run.recorded) manifest_.runs.push_back({run.config, run.recorded_run, regions});
 }
 
-void ChildBackend::abandon_run() noexcept { region_end(0); }
+std::vector<RunMeasurement> ChildBackend::collect_batch() {
+  // One placeholder per region, so the engine's attribution rules pass; the parent applies them to ncu's kernels.
+  const KernelMeasurement placeholder{"", std::vector<double>(metrics_.size(), NAN)};
+  return {RunMeasurement(region_count_, {placeholder})};
+}
+
+void ChildBackend::abandon_run(const RunContext&) noexcept { pop_range(); }
 
 }  // namespace kscope::ncu

@@ -10,39 +10,32 @@
 
 #include "backends/ncu/child_manifest.hpp"
 #include "kscope/measurement_backend.hpp"
-#include "kscope/profile.hpp"
 
 namespace kscope::ncu {
 
 class ChildBackend final : public MeasurementBackend {
  public:
-  ChildBackend(std::vector<std::string> metrics, std::size_t warmup_runs);
+  explicit ChildBackend(std::vector<std::string> metrics);
 
-  // `body` preceded by telling this backend which config the run belongs to.
-  Body wrap(const Body& body);
   const ChildManifest& manifest() const { return manifest_; }
 
   std::vector<MetricSpec> metrics() const override;
-  bool observes_kernels() const override { return false; }
   SessionInfo describe() const override;
   void begin_session(const Settings&) override {}
   void end_session() noexcept override {}
-  void begin_run() override {}
   void flush_cache() override {}
-  void region_begin(std::size_t region) override;
-  void region_end(std::size_t region) override;
-  std::vector<std::vector<KernelMeasurement>> collect_run(std::size_t region_count) override;
-  void abandon_run() noexcept override;
+  void region_begin(const RegionContext& region) override;
+  void region_end(const RegionContext& region) override;
+  void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
+  std::vector<RunMeasurement> collect_batch() override;
+  void abandon_run(const RunContext& run) noexcept override;
 
  private:
-  void start_body(std::size_t config);
-  bool recorded() const { return run_in_config_ >= warmup_runs_; }
+  void pop_range() noexcept;
 
   std::vector<std::string> metrics_;
-  std::size_t warmup_runs_;
-  std::size_t config_ = static_cast<std::size_t>(-1);
-  std::size_t run_in_config_ = 0;  // warm-ups included
   bool range_open_ = false;
+  std::size_t region_count_ = 0;  // of the run collected next
   ChildManifest manifest_;
 };
 

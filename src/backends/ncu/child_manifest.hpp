@@ -8,18 +8,14 @@
 #include <string>
 #include <vector>
 
-namespace kscope::ncu {
+#include "kscope/measurement_backend.hpp"
 
-struct ManifestRegion {
-  std::string name;
-  bool failed = false;
-  std::string reason;
-};
+namespace kscope::ncu {
 
 struct ManifestRun {
   std::size_t config = 0;
   std::size_t run = 0;  // recorded run, 0-based
-  std::vector<ManifestRegion> regions;
+  std::vector<RegionRecord> regions;
 };
 
 struct ManifestError {

@@ -7,6 +7,8 @@
 #include "backends/ncu/error_kinds.hpp"
 #include "backends/ncu/ncu_command.hpp"
 #include "core/exception_message.hpp"
+#include "core/log.hpp"
+#include "core/session.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -29,7 +31,7 @@ ManifestError describe(std::exception_ptr error) {
 }  // namespace
 
 void run_child_session(const Sweep& sweep, const Settings& settings, const Body& body, const ChildTarget& target) {
-  ChildBackend backend(requested_metrics(settings), settings.warmup_runs);
+  ChildBackend backend(requested_metrics(settings));
   ChildManifest manifest;
   try {
     if (session_key(sweep, settings) != target.key) {
@@ -44,7 +46,7 @@ void run_child_session(const Sweep& sweep, const Settings& settings, const Body&
     child.sampling = Sampling::fixed;
     child.thermal_mode = ThermalMode::off;
     child.output_prefix.clear();  // the parent writes the results
-    profile_with_backend(sweep, child, backend.wrap(body), backend);
+    detail::Session(sweep.configs(), child, body, backend).run();
     manifest = backend.manifest();
   } catch (...) {
     manifest = backend.manifest();
@@ -54,7 +56,7 @@ void run_child_session(const Sweep& sweep, const Settings& settings, const Body&
   try {
     write_manifest(manifest, target.manifest_path);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kscope: %s\n", e.what());
+    detail::log_warning(e.what());
     code = 1;
   }
   std::fflush(nullptr);

@@ -19,6 +19,8 @@ std::string error_kind(std::exception_ptr error) {
     return "ConfigError";
   } catch (const ThermalError&) {
     return "ThermalError";
+  } catch (const InternalError&) {
+    return "InternalError";
   } catch (const Error&) {
     return "Error";
   } catch (...) {
@@ -32,6 +34,7 @@ std::exception_ptr make_error(const std::string& kind, const std::string& messag
   if (kind == "AnnotationError") return std::make_exception_ptr(AnnotationError(message));
   if (kind == "ConfigError") return std::make_exception_ptr(ConfigError(message));
   if (kind == "ThermalError") return std::make_exception_ptr(ThermalError(message));
+  if (kind == "InternalError") return std::make_exception_ptr(InternalError(message));
   return std::make_exception_ptr(Error(message));
 }
 

@@ -1,11 +1,12 @@
 #include "backends/ncu/ncu_command.hpp"
 
 #include "backends/ncu/range_name.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope::ncu {
 
 std::vector<std::string> requested_metrics(const Settings& settings) {
-  if (settings.metrics.empty()) return {"gpu__time_duration.sum"};
+  if (settings.metrics.empty()) return default_metrics(Backend::ncu);
   return settings.metrics;
 }
 

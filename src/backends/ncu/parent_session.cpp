@@ -5,7 +5,6 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 
 #include "backends/counters/counter_errors.hpp"
@@ -16,8 +15,10 @@
 #include "backends/ncu/ncu_locator.hpp"
 #include "backends/ncu/ncu_log.hpp"
 #include "backends/ncu/program_command.hpp"
-#include "backends/ncu/replay_backend.hpp"
 #include "backends/ncu/subprocess.hpp"
+#include "core/caller.hpp"
+#include "core/log.hpp"
+#include "core/outcome.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -132,10 +133,9 @@ ChildManifest run_under_ncu(const Sweep& sweep, const Settings& settings, std::s
   fs::remove(files.manifest, ignored);
   fs::remove(files.report, ignored);
   const auto cmd = profile_command(ncu.path, settings, files.report_stem, files.log, program.command_line());
-  if (settings.verbosity != Verbosity::quiet)
-    std::cerr << "[kscope] Backend::ncu: re-running this program under Nsight Compute " << ncu.version->to_string()
-              << " to profile its profile() call #" << ordinal << " (program output goes to " << files.program_output
-              << "):\n  " << shell_quoted(cmd) << "\n";
+  detail::log_info("backend ncu: re-running this program under Nsight Compute " + ncu.version->to_string() +
+                   " to profile its profile() call #" + std::to_string(ordinal) + " (program output goes to " +
+                   files.program_output + "):\n  " + shell_quoted(cmd));
   Subprocess child(cmd, {child_environment({ordinal, session_key(sweep, settings), files.manifest}),
                          files.program_output});
   const int exit_code = child.wait();
@@ -148,8 +148,10 @@ ChildManifest run_under_ncu(const Sweep& sweep, const Settings& settings, std::s
 
 Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::size_t ordinal) {
   if (settings.sampling != Sampling::fixed)
-    throw ConfigError("Backend::ncu needs Settings::sampling = Sampling::fixed: adaptive sampling decides after each "
-                      "run from its measurements, and ncu's numbers exist only once the profiled process has ended");
+    throw ConfigError(detail::spell("Backend::ncu needs Settings::sampling = Sampling::fixed",
+                                    "backend='ncu' cannot sample adaptively (drop adaptive=)") +
+                      ": adaptive sampling decides after each run from its measurements, and ncu's numbers exist "
+                      "only once the profiled process has ended");
   const NcuProbe ncu = require_ncu();
   const SessionFiles files(files_prefix(settings));
   ChildManifest manifest = run_under_ncu(sweep, settings, ordinal, ncu, files);
@@ -157,21 +159,38 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   const ReportContents report = read_report(export_report(ncu.path, files, false), export_report(ncu.path, files, true),
                                             requested_metrics(settings), files.report);
   const bool per_kernel = settings.replay_mode == ReplayMode::kernel;
-  std::vector<RunKernels> kernels = map_kernels(manifest, report, {files.report, files.log, per_kernel});
+  const std::vector<RunKernels> kernels = map_kernels(manifest, report, {files.report, files.log, per_kernel});
 
   SessionInfo info;
-  info.backend = "ncu";
+  info.backend = BackendId::ncu;
+  info.cache_control = settings.cache_control;
+  info.clock_control = settings.clock_control;
   info.gpu = report.gpu;
   info.host = report.host;
   info.rated_sm_clock_mhz = report.rated_sm_clock_mhz;
   info.rated_memory_clock_mhz = report.rated_memory_clock_mhz;
   info.report_path = files.report;
-  ReplayBackend replay(report.metrics, per_kernel, info, std::move(manifest), std::move(kernels));
-  Settings replay_settings = settings;
-  replay_settings.warmup_runs = 0;  // the child's warm-ups ran outside every NVTX range: ncu skipped them
-  replay_settings.thermal_mode = ThermalMode::off;
-  replay_settings.verbosity = Verbosity::quiet;  // nothing runs here; progress was the child's
-  return profile_with_backend(sweep, replay_settings, replay.body(), replay);
+  return results_from_report(sweep, settings, info, report.metrics, manifest, kernels);
+}
+
+Results results_from_report(const Sweep& sweep, const Settings& settings, const SessionInfo& session,
+                            const std::vector<MetricSpec>& metrics, const ChildManifest& manifest,
+                            const std::vector<RunKernels>& kernels) {
+  const std::vector<Config> configs = sweep.configs();
+  detail::Aggregator aggregator(configs, metrics, settings);
+  for (std::size_t i = 0; i < manifest.runs.size(); ++i) {
+    const ManifestRun& run = manifest.runs[i];
+    if (run.config >= configs.size())
+      throw InternalError("the profiled child process recorded config " + std::to_string(run.config + 1) + " of a sweep of " +
+                          std::to_string(configs.size()) + " (kscope bug: please report it with this message)");
+    try {
+      aggregator.add_run({run.config, run.run, run.regions, kernels.at(i)});
+    } catch (...) {
+      throw detail::sweep_failure(aggregator, session, settings, configs.size(), &configs[run.config],
+                                  "run " + std::to_string(run.run + 1), std::current_exception());
+    }
+  }
+  return detail::final_results(aggregator, session, settings, configs.size());
 }
 
 }  // namespace kscope::ncu

@@ -60,7 +60,7 @@ int exit_code_of(int status) {
 }  // namespace
 
 Subprocess::Subprocess(const std::vector<std::string>& argv, const SpawnOptions& options) {
-  if (argv.empty()) throw BackendError("Subprocess: empty command line (kscope bug)");
+  if (argv.empty()) throw InternalError("Subprocess: empty command line (kscope bug)");
   FileActions actions;
   posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
   int pipe_fds[2] = {-1, -1};

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
@@ -9,7 +10,8 @@ namespace kscope::testing {
 SimulatedBackend::SimulatedBackend() = default;
 
 void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns) {
-  launches_.push_back(Launch{current_region_, kernel_name, duration_ns});
+  if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
+  batch_[current_run_].launches.push_back(Launch{current_region_, kernel_name, duration_ns});
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
@@ -18,7 +20,7 @@ std::vector<MetricSpec> SimulatedBackend::metrics() const {
 
 SessionInfo SimulatedBackend::describe() const {
   SessionInfo info;
-  info.backend = "test (simulated)";
+  info.backend = BackendId::simulated;
   info.gpu = "simulated GPU (no measurement)";
   info.gpu_uuid = "GPU-00000000-0000-0000-0000-000000000000";
   info.host = "simulated";
@@ -35,39 +37,60 @@ void SimulatedBackend::begin_session(const Settings&) {
 
 void SimulatedBackend::end_session() noexcept { open_ = false; }
 
-void SimulatedBackend::begin_run() {
+void SimulatedBackend::begin_batch(std::size_t runs) {
+  batch_.assign(runs, {});
   pass_ = 1;
-  launches_.clear();
-  current_region_ = -1;
 }
 
-void SimulatedBackend::region_begin(std::size_t region) { current_region_ = static_cast<std::ptrdiff_t>(region); }
+void SimulatedBackend::begin_run(const RunContext& run) {
+  current_run_ = run.batch_index;
+  current_region_ = -1;
+  batch_.at(current_run_).launches.clear();  // a later pass replaces the earlier one's launches
+}
 
-void SimulatedBackend::region_end(std::size_t) { current_region_ = -1; }
+void SimulatedBackend::region_begin(const RegionContext& region) {
+  current_region_ = static_cast<std::ptrdiff_t>(region.index);
+}
+
+void SimulatedBackend::region_end(const RegionContext&) {
+  current_region_ = -1;
+  if (!region_end_failure_.empty()) throw BackendError(std::exchange(region_end_failure_, ""));
+}
+
+void SimulatedBackend::end_run(const RunContext& run, const std::vector<RegionRecord>& regions) {
+  BatchRun& b = batch_.at(run.batch_index);
+  b.regions = regions.size();
+  b.ended = true;
+}
 
 bool SimulatedBackend::another_pass_needed() {
   if (pass_ >= passes_) return false;
   ++pass_;
-  launches_.clear();  // a real multi-pass backend combines passes; the last one stands for them here
   return true;
 }
 
-RunMeasurement SimulatedBackend::collect_run(std::size_t region_count) {
-  RunMeasurement out(region_count);
-  for (const auto& l : launches_)
-    if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}});
-  launches_.clear();
-  return out;
-}
-
-std::vector<RunMeasurement> SimulatedBackend::collect_runs() {
+std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
   ++collections_;
-  return MeasurementBackend::collect_runs();
+  std::vector<RunMeasurement> runs;
+  for (const BatchRun& b : batch_) {
+    if (!b.ended) continue;
+    RunMeasurement out(b.regions);
+    for (const auto& l : b.launches)
+      if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}});
+    runs.push_back(std::move(out));
+  }
+  batch_.clear();
+  current_run_ = 0;
+  return runs;
 }
 
-void SimulatedBackend::abandon_run() noexcept {
-  launches_.clear();
+void SimulatedBackend::abandon_run(const RunContext& run) noexcept {
   current_region_ = -1;
+  if (run.pass > 1) {
+    batch_.clear();  // the earlier passes of the batch's runs are useless without this one
+    return;
+  }
+  batch_[run.batch_index] = {};
 }
 
 ClockReading FakeDevice::clocks() {

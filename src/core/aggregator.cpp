@@ -1,10 +1,12 @@
-#include "core/results_builder.hpp"
+#include "core/aggregator.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
 
+#include "core/attribution.hpp"
+#include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 
@@ -27,59 +29,67 @@ double mean_of_valid(const std::vector<double>& values) {
 
 }  // namespace
 
-ResultsBuilder::ResultsBuilder(SessionInfo session, std::vector<Config> configs,
-                               std::vector<MetricSpec> metrics, const Settings& settings)
-    : session_(std::move(session)), configs_(std::move(configs)), metrics_(std::move(metrics)),
-      settings_(settings), outcomes_(configs_.size()) {
+Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings)
+    : configs_(std::move(configs)), metrics_(std::move(metrics)), settings_(settings), outcomes_(configs_.size()) {
   for (const auto& m : metrics_) metric_names_.push_back(m.name);
 }
 
-void ResultsBuilder::set_config_outcome(std::size_t config_index, std::optional<bool> converged,
+void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool> converged,
                                         std::size_t thermal_pauses) {
   outcomes_[config_index] = Outcome{converged, thermal_pauses};
 }
 
-bool ResultsBuilder::enters_statistics(const SampleRow& s) const {
+bool Aggregator::enters_statistics(const SampleRow& s) const {
   return !(s.throttled && settings_.throttled_runs == ThrottledRuns::exclude);
 }
 
-void ResultsBuilder::add_run(const Config& config, std::size_t run,
-                             const std::vector<RegionMeasurement>& regions, ClockReading before,
-                             ClockReading after, bool throttled) {
-  const double sm = mean_ignoring_nan(before.sm_mhz, after.sm_mhz);
-  const double mem = mean_ignoring_nan(before.memory_mhz, after.memory_mhz);
-  if (series_config_ != config.index()) {
-    series_config_ = config.index();
+void Aggregator::add_to_series(const SampleRow& sample) {
+  if (!enters_statistics(sample)) return;
+  const std::pair<std::string, std::string> key{sample.annotation, sample.metric};
+  auto it = std::find(series_keys_.begin(), series_keys_.end(), key);
+  if (it == series_keys_.end()) {
+    series_keys_.push_back(key);
+    series_.emplace_back();
+    it = series_keys_.end() - 1;
+  }
+  series_[static_cast<std::size_t>(it - series_keys_.begin())].push_back(sample.value);
+}
+
+void Aggregator::check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const {
+  attribute_run(regions, measured, metrics_.size(), settings_);
+}
+
+void Aggregator::add_run(const RecordedRun& run) {
+  const std::vector<RegionMeasurement> regions = attribute_run(run.regions, run.measured, metrics_.size(), settings_);
+  const Config& config = configs_[run.config];
+  const double sm = mean_ignoring_nan(run.before.sm_mhz, run.after.sm_mhz);
+  const double mem = mean_ignoring_nan(run.before.memory_mhz, run.after.memory_mhz);
+  if (series_config_ != run.config) {
+    series_config_ = run.config;
     series_keys_.clear();
     series_.clear();
   }
   for (const auto& region : regions) {
+    if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
+      log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
+                  ") and was recorded as NaN (ignore_failures): " + region.failure_reason);
     auto add = [&](const std::string& metric, const std::string& unit, double value) {
-      samples_.push_back(SampleRow{region.annotation, config.index(), run, metric, unit, value,
-                                   region.kernel, sm, mem, throttled});
+      samples_.push_back(SampleRow{region.annotation, run.config, run.run, metric, unit, value, region.kernel, sm, mem,
+                                   run.throttled});
     };
     for (std::size_t m = 0; m < metrics_.size(); ++m) {
       add(metrics_[m].name, metrics_[m].unit, region.values[m]);
-      if (!enters_statistics(samples_.back())) continue;
-      const std::pair<std::string, std::string> key{region.annotation, metrics_[m].name};
-      auto it = std::find(series_keys_.begin(), series_keys_.end(), key);
-      if (it == series_keys_.end()) {
-        series_keys_.push_back(key);
-        series_.emplace_back();
-        it = series_keys_.end() - 1;
-      }
-      series_[static_cast<std::size_t>(it - series_keys_.begin())].push_back(region.values[m]);
+      add_to_series(samples_.back());
     }
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
-      for (const auto& d : settings_.derive_metric(measured, config))
-        add(d.name, d.unit, region.failed ? NAN : d.value);
+      for (const auto& d : settings_.derive_metric(measured, config)) add(d.name, d.unit, region.failed ? NAN : d.value);
     }
   }
 }
 
-Results ResultsBuilder::build(bool normalize) const {
+Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   struct Group {
     const SampleRow* first;
     std::vector<double> values, sm, mem;
@@ -149,7 +159,7 @@ Results ResultsBuilder::build(bool normalize) const {
   for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
   for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
 
-  return Results(session_, configs_, std::move(rows), samples_);
+  return Results(session, configs_, std::move(rows), samples_);
 }
 
 }  // namespace kscope::detail

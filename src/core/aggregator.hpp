@@ -1,0 +1,70 @@
+#pragma once
+// Turns measurements into Results, whatever measured them (a backend in this process, the kernels
+// of an Nsight Compute report): attribution of kernels to regions, derived metrics per run,
+// statistics per (annotation, config, metric), normalization and geomeans.
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kscope/measurement_backend.hpp"
+#include "kscope/results.hpp"
+
+namespace kscope::detail {
+
+// One recorded run, as measured.
+struct RecordedRun {
+  std::size_t config = 0;
+  std::size_t run = 0;  // recorded run in the config, 0-based (warm-ups are not given)
+  const std::vector<RegionRecord>& regions;
+  const RunMeasurement& measured;  // per region index, its kernels
+  ClockReading before{};           // around the run; NaN when unknown
+  ClockReading after{};
+  bool throttled = false;
+};
+
+class Aggregator {
+ public:
+  Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings);
+
+  // Attributes the run's kernels to its regions (throws AnnotationError when a region breaks a
+  // rule) and applies derive_metric to each region's values, before any aggregation.
+  void add_run(const RecordedRun& run);
+  // The same rules for a run that is not recorded (a warm-up): throws, adds nothing.
+  void check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const;
+
+  // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
+  void set_config_outcome(std::size_t config_index, std::optional<bool> converged, std::size_t thermal_pauses);
+
+  // The values so far of each measured (not derived) metric of each annotation of the config
+  // recorded last, as they enter the statistics (throttled runs left out when Settings exclude
+  // them). Kept up to date by add_run, so reading it costs nothing.
+  const std::vector<std::vector<double>>& current_config_series() const { return series_; }
+
+  // normalize=false skips normalize_against (partial results, whose baseline may be missing).
+  // Throws ConfigError when normalize_against names an annotation that never ran.
+  Results results(const SessionInfo& session, bool normalize) const;
+
+ private:
+  bool enters_statistics(const SampleRow& s) const;
+  void add_to_series(const SampleRow& sample);
+
+  std::vector<Config> configs_;
+  std::vector<MetricSpec> metrics_;
+  std::vector<std::string> metric_names_;
+  const Settings& settings_;
+
+  std::vector<SampleRow> samples_;
+  std::size_t series_config_ = static_cast<std::size_t>(-1);
+  std::vector<std::pair<std::string, std::string>> series_keys_;  // (annotation, metric)
+  std::vector<std::vector<double>> series_;
+  std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
+  struct Outcome {
+    std::optional<bool> converged;
+    std::size_t thermal_pauses = 0;
+  };
+  std::vector<Outcome> outcomes_;
+};
+
+}  // namespace kscope::detail

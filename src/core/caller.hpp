@@ -1,0 +1,19 @@
+#pragma once
+// Messages name options and fixes in the language of the code that called kscope: a C++ caller
+// reads `Settings::runs`, a Python caller `runs`. The Python package declares itself at import.
+#include <string>
+
+namespace kscope::detail {
+
+enum class Caller { cpp, python };
+
+void set_caller(Caller caller);
+Caller caller();
+
+// An option by its Settings field name: "Settings::thermal_wait_c" for C++, "thermal_wait" (the
+// keyword of kscope.analyze.kernel, whose names differ for a few fields) for Python.
+std::string option(const std::string& settings_field);
+// One of two spellings of a value or a fix, for the caller's language.
+std::string spell(const std::string& cpp, const std::string& python);
+
+}  // namespace kscope::detail

@@ -1,0 +1,161 @@
+#include "core/columns.hpp"
+
+#include <cmath>
+
+namespace kscope {
+namespace detail {
+namespace {
+
+using T = ColumnType;
+
+Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
+Cell count(std::size_t n) { return static_cast<std::int64_t>(n); }
+Cell optional_bool(const std::optional<bool>& b) { return b ? Cell{*b} : Cell{}; }
+
+// Session facts, the same on every row of both tables.
+template <typename Row>
+std::vector<ColumnDefinition<Row>> session_columns() {
+  return {
+      {{"GPU", T::text}, [](const Row&, const SessionInfo& s) { return Cell{s.gpu}; }},
+      {{"Host", T::text}, [](const Row&, const SessionInfo& s) { return Cell{s.host}; }},
+      {{"Backend", T::text}, [](const Row&, const SessionInfo& s) { return Cell{to_string(s.backend)}; }},
+      {{"ReplayPasses", T::integer}, [](const Row&, const SessionInfo& s) { return count(s.replay_passes); }},
+      {{"CacheControl", T::text}, [](const Row&, const SessionInfo& s) { return Cell{to_string(s.cache_control)}; }},
+      {{"ClockControl", T::text}, [](const Row&, const SessionInfo& s) { return Cell{to_string(s.clock_control)}; }},
+      {{"Mode", T::text}, [](const Row&, const SessionInfo& s) { return Cell{s.mode()}; }},
+      {{"RatedSMClockMHz", T::real}, [](const Row&, const SessionInfo& s) { return number(s.rated_sm_clock_mhz); }},
+      {{"RatedMemoryClockMHz", T::real},
+       [](const Row&, const SessionInfo& s) { return number(s.rated_memory_clock_mhz); }},
+      {{"LockedSMClockMHz", T::real}, [](const Row&, const SessionInfo& s) { return number(s.locked_sm_clock_mhz); }},
+      {{"LockedMemoryClockMHz", T::real},
+       [](const Row&, const SessionInfo& s) { return number(s.locked_memory_clock_mhz); }},
+  };
+}
+
+template <typename Row>
+void append(std::vector<ColumnDefinition<Row>>& to, std::vector<ColumnDefinition<Row>> more) {
+  for (auto& c : more) to.push_back(std::move(c));
+}
+
+std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
+  using R = SummaryRow;
+  using S = SessionInfo;
+  std::vector<ColumnDefinition<R>> c{
+      {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; }},
+      {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; }},
+      {{"AvgValue", T::real}, [](const R& r, const S&) { return number(r.avg_value); }},
+      {{"StdDev", T::real}, [](const R& r, const S&) { return number(r.stats.stddev); }},
+      {{"MinValue", T::real}, [](const R& r, const S&) { return number(r.stats.min); }},
+      {{"MaxValue", T::real}, [](const R& r, const S&) { return number(r.stats.max); }},
+      {{"Median", T::real}, [](const R& r, const S&) { return number(r.stats.median); }},
+      {{"Q1", T::real}, [](const R& r, const S&) { return number(r.stats.q1); }},
+      {{"Q3", T::real}, [](const R& r, const S&) { return number(r.stats.q3); }},
+      {{"IQR", T::real}, [](const R& r, const S&) { return number(r.stats.iqr); }},
+      {{"P20", T::real}, [](const R& r, const S&) { return number(r.stats.p20); }},
+      {{"P80", T::real}, [](const R& r, const S&) { return number(r.stats.p80); }},
+      {{"Outliers", T::integer}, [](const R& r, const S&) { return count(r.stats.outliers); }},
+      {{"NumRuns", T::integer}, [](const R& r, const S&) { return count(r.stats.count); }},
+      {{"CI95_Lower", T::real}, [](const R& r, const S&) { return number(r.stats.ci95_lower); }},
+      {{"CI95_Upper", T::real}, [](const R& r, const S&) { return number(r.stats.ci95_upper); }},
+      {{"RelativeStdDevPct", T::real}, [](const R& r, const S&) { return number(r.stats.rsd_pct); }},
+      {{"StableMeasurement", T::optional_boolean}, [](const R& r, const S&) { return optional_bool(r.stats.stable); }},
+      // As in Nsight Python: false, or the name of the baseline annotation.
+      {{"Normalized", T::baseline},
+       [](const R& r, const S&) { return r.normalized.empty() ? Cell{false} : Cell{r.normalized}; }},
+      {{"NormalizationValue", T::real}, [](const R& r, const S&) { return number(r.normalization_value); }},
+      {{"Geomean", T::real}, [](const R& r, const S&) { return number(r.geomean); }},
+      {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; }},
+  };
+  append(c, session_columns<R>());
+  append(c, {
+                {{"ObservedSMClockMHz", T::real}, [](const R& r, const S&) { return number(r.observed_sm_clock_mhz); }},
+                {{"ObservedMemoryClockMHz", T::real},
+                 [](const R& r, const S&) { return number(r.observed_memory_clock_mhz); }},
+                {{"ThrottledRuns", T::integer}, [](const R& r, const S&) { return count(r.throttled_runs); }},
+                {{"Converged", T::optional_boolean}, [](const R& r, const S&) { return optional_bool(r.converged); }},
+                {{"ThermalPauses", T::integer}, [](const R& r, const S&) { return count(r.thermal_pauses); }},
+            });
+  return c;
+}
+
+std::vector<ColumnDefinition<SampleRow>> make_sample_columns() {
+  using R = SampleRow;
+  using S = SessionInfo;
+  std::vector<ColumnDefinition<R>> c{
+      {{"Run", T::integer}, [](const R& r, const S&) { return count(r.run); }},
+      {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; }},
+      {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; }},
+      {{"Value", T::real}, [](const R& r, const S&) { return number(r.value); }},
+      {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; }},
+      {{"SMClockMHz", T::real}, [](const R& r, const S&) { return number(r.sm_clock_mhz); }},
+      {{"MemoryClockMHz", T::real}, [](const R& r, const S&) { return number(r.memory_clock_mhz); }},
+      {{"Throttled", T::boolean}, [](const R& r, const S&) { return Cell{r.throttled}; }},
+  };
+  append(c, session_columns<R>());
+  return c;
+}
+
+template <typename Row>
+std::vector<ColumnSpec> specs_of(const std::vector<ColumnDefinition<Row>>& definitions) {
+  std::vector<ColumnSpec> specs;
+  for (const auto& d : definitions) specs.push_back(d.spec);
+  return specs;
+}
+
+}  // namespace
+
+const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions() {
+  static const auto columns = make_summary_columns();
+  return columns;
+}
+
+const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions() {
+  static const auto columns = make_sample_columns();
+  return columns;
+}
+
+}  // namespace detail
+
+std::string to_string(ColumnType type) {
+  switch (type) {
+    case ColumnType::text: return "text";
+    case ColumnType::integer: return "integer";
+    case ColumnType::real: return "real";
+    case ColumnType::boolean: return "boolean";
+    case ColumnType::optional_boolean: return "optional_boolean";
+    case ColumnType::baseline: return "baseline";
+  }
+  return "?";
+}
+
+const std::vector<ColumnSpec>& summary_columns() {
+  static const auto specs = detail::specs_of(detail::summary_column_definitions());
+  return specs;
+}
+
+const std::vector<ColumnSpec>& sample_columns() {
+  static const auto specs = detail::specs_of(detail::sample_column_definitions());
+  return specs;
+}
+
+const std::vector<std::pair<std::string, std::string>>& console_columns() {
+  static const std::vector<std::pair<std::string, std::string>> columns{
+      {"Metric", "Metric"},
+      {"Unit", "Unit"},
+      {"AvgValue", "AvgValue"},
+      {"StdDev", "StdDev"},
+      {"Median", "Median"},
+      {"IQR", "IQR"},
+      {"NumRuns", "NumRuns"},
+      {"CI95_Lower", "CI95_Lower"},
+      {"CI95_Upper", "CI95_Upper"},
+      {"RelativeStdDevPct", "RSD%"},
+      {"StableMeasurement", "Stable"},
+      {"ObservedSMClockMHz", "SMClockMHz"},
+      {"ThrottledRuns", "Throttled"},
+      {"Kernel", "Kernel"},
+  };
+  return columns;
+}
+
+}  // namespace kscope

@@ -1,0 +1,95 @@
+#include "core/run_recorder.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "kscope/errors.hpp"
+
+namespace kscope::detail {
+namespace {
+std::atomic<RunRecorder*> g_recorder{nullptr};
+}
+
+RunRecorder::RunRecorder(MeasurementBackend& backend, bool flush_before_regions)
+    : backend_(backend), flush_(flush_before_regions) {}
+
+void RunRecorder::begin_run(const RunContext& run) {
+  std::lock_guard lock(mutex_);
+  run_ = run;
+  regions_.clear();
+  open_ = -1;
+  close_error_ = {};
+}
+
+std::size_t RunRecorder::open(const std::string& name) {
+  std::size_t region = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (open_ >= 0) {
+      throw AnnotationError("annotation '" + name + "' was opened while annotation '" +
+                            regions_[static_cast<std::size_t>(open_)].name +
+                            "' is still open; annotations cannot be nested: close the outer one first "
+                            "or merge the two regions");
+    }
+    if (std::any_of(regions_.begin(), regions_.end(), [&](const RegionRecord& r) { return r.name == name; })) {
+      throw AnnotationError("annotation '" + name +
+                            "' was used twice in one run; each annotation name must be unique within "
+                            "a run (give the second region another name)");
+    }
+    regions_.push_back({name, false, ""});
+    region = regions_.size() - 1;
+    open_ = static_cast<std::ptrdiff_t>(region);
+  }
+  // The backend is called without the lock: it may wait for the GPU, and launching threads must not.
+  try {
+    // The flush goes before the region opens, so its work is never attributed or timed.
+    if (flush_) backend_.flush_cache();
+    backend_.region_begin({run_, region, regions_[region].name});
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    open_ = -1;
+    throw;
+  }
+  return region;
+}
+
+void RunRecorder::close(std::size_t region) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (open_ != static_cast<std::ptrdiff_t>(region)) return;
+    open_ = -1;
+  }
+  try {
+    backend_.region_end({run_, region, regions_[region].name});
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    if (!close_error_.cause) close_error_ = {regions_[region].name, std::current_exception()};
+  }
+}
+
+void RunRecorder::mark_failed(std::size_t region, const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  regions_[region].failed = true;
+  regions_[region].reason = reason;
+}
+
+void RunRecorder::end_run() {
+  std::lock_guard lock(mutex_);
+  if (close_error_.cause) throw std::exchange(close_error_, {});
+  if (open_ >= 0) {
+    const std::string name = regions_[static_cast<std::size_t>(open_)].name;
+    open_ = -1;
+    throw AnnotationError("annotation '" + name +
+                          "' was still open when the body returned: every annotation must be closed inside "
+                          "the body (use it as a scope or a 'with' block)");
+  }
+}
+
+RunRecorder* active_recorder() { return g_recorder.load(std::memory_order_acquire); }
+
+RecorderScope::RecorderScope(RunRecorder& recorder) { g_recorder.store(&recorder, std::memory_order_release); }
+
+RecorderScope::~RecorderScope() { g_recorder.store(nullptr, std::memory_order_release); }
+
+}  // namespace kscope::detail

@@ -1,0 +1,63 @@
+#pragma once
+// The regions of the run in progress. Annotations reach it through active_recorder(); the session
+// owns it. Regions are process-wide (not per thread), so kernels launched by worker threads inside
+// a region are attributed to it, and at most one region is open at a time.
+//
+// Closing a region happens in ~Annotation, which must not throw: an error the backend raises
+// there is kept and thrown by end_run(), naming the region, once the body has returned.
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kscope/measurement_backend.hpp"
+
+namespace kscope::detail {
+
+// Thrown by RunRecorder::end_run when the backend failed while a region closed.
+struct RegionCloseError {
+  std::string region;
+  std::exception_ptr cause;
+};
+
+class RunRecorder {
+ public:
+  RunRecorder(MeasurementBackend& backend, bool flush_before_regions);
+
+  // A run (or another pass of it) starts; its regions start empty.
+  void begin_run(const RunContext& run);
+  // Throws AnnotationError (nesting, repeated name) and whatever the backend raises.
+  std::size_t open(const std::string& name);
+  void close(std::size_t region) noexcept;
+  void mark_failed(std::size_t region, const std::string& reason);
+  // After the body returned: throws RegionCloseError for a region that failed to close, or
+  // AnnotationError for a region still open.
+  void end_run();
+
+  // The run in progress (read between runs or after the body returned).
+  const std::vector<RegionRecord>& regions() const { return regions_; }
+
+ private:
+  std::mutex mutex_;  // regions_ and open_: annotations may come from any thread
+  MeasurementBackend& backend_;
+  bool flush_;
+  RunContext run_;
+  std::vector<RegionRecord> regions_;
+  std::ptrdiff_t open_ = -1;
+  RegionCloseError close_error_;
+};
+
+// The recorder of the session in progress, or nullptr outside profiling.
+RunRecorder* active_recorder();
+
+// Makes `recorder` the one annotations reach, for its lifetime. Only inside a SessionGuard.
+class RecorderScope {
+ public:
+  explicit RecorderScope(RunRecorder& recorder);
+  ~RecorderScope();
+  RecorderScope(const RecorderScope&) = delete;
+  RecorderScope& operator=(const RecorderScope&) = delete;
+};
+
+}  // namespace kscope::detail
