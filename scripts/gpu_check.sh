@@ -13,7 +13,13 @@ OUT=${OUT:-$ROOT/gpu-check-out}
 BUILD=$ROOT/build-gpu
 WORK=$(mktemp -d)
 NCU_REPS=5
+# kscope cupti against ncu's gpu__time_duration.sum, per kernel: 5% of the kernel, for the run-to-run
+# variation of a DRAM-bound kernel with a cold L2, plus 5 us: the two timers differ by a fixed part
+# per kernel (ncu's <= 3 us, CUPTI's less), and a spin measured in two runs by up to one
+# %globaltimer update (<= 2 us): tests/gpu/spin_bounds.hpp. On a 20 us spin 5% alone is 1 us, while
+# ncu's fixed part is ~0.9 us more than CUPTI's: spin20 measured -4.19% against a 5% limit.
 NCU_TOLERANCE_PCT=5
+NCU_FIXED_NS=5000
 mkdir -p "$OUT"
 
 SUMMARY=()
@@ -170,9 +176,10 @@ NCU_CMD=(ncu --clock-control none --cache-control all --metrics gpu__time_durati
   echo "rc=$?"
   cat "$WORK/ncu.csv" "$WORK/ncu.err"
   echo "## comparison"
-  python3 - "$WORK/kscope.txt" "$WORK/ncu.csv" "$NCU_REPS" "$NCU_TOLERANCE_PCT" <<'EOF' | tee "$WORK/ncu_table.txt"
+  python3 - "$WORK/kscope.txt" "$WORK/ncu.csv" "$NCU_REPS" "$NCU_TOLERANCE_PCT" "$NCU_FIXED_NS" <<'EOF' | tee "$WORK/ncu_table.txt"
 import csv, statistics, sys
-kscope_path, ncu_path, reps, tolerance = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+kscope_path, ncu_path, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tolerance, fixed_ns = float(sys.argv[4]), float(sys.argv[5])
 kscope = [line.split(maxsplit=3) for line in open(kscope_path) if line.startswith("KSCOPE ")]
 rows = list(csv.DictReader(line for line in open(ncu_path) if line.startswith('"')))
 # The buffers' fill kernels run before the measured ones; only spin and copy are compared.
@@ -184,16 +191,18 @@ if not kscope or len(values) != reps * len(kscope):
     print(f"FAIL: {len(kscope)} kscope kernels, {len(values)} ncu values (expected {reps} each)")
     sys.exit(1)
 scale = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
-print(f"{'kernel':<12} {'kscope cupti us':>16} {'ncu us':>10} {'diff %':>8}")
-worst = 0.0
+print(f"{'kernel':<12} {'kscope cupti us':>16} {'ncu us':>10} {'diff %':>8} {'limit %':>8}")
+worst = 0.0  # the largest |diff| as a fraction of its kernel's limit
 for i, (_, label, median_ns, *_) in enumerate(kscope):
     mine = values[i * reps:(i + 1) * reps]
     ncu_ns = statistics.median(v * scale[u] for _, u, v in mine)
     diff = 100.0 * (float(median_ns) - ncu_ns) / ncu_ns
-    worst = max(worst, abs(diff))
-    print(f"{label:<12} {float(median_ns) / 1e3:16.3f} {ncu_ns / 1e3:10.3f} {diff:+8.2f}")
-print(f"max |diff| {worst:.2f}% (limit {tolerance}%): {'PASS' if worst <= tolerance else 'FAIL'}")
-sys.exit(0 if worst <= tolerance else 1)
+    limit = tolerance + 100.0 * fixed_ns / ncu_ns
+    worst = max(worst, abs(diff) / limit)
+    print(f"{label:<12} {float(median_ns) / 1e3:16.3f} {ncu_ns / 1e3:10.3f} {diff:+8.2f} {limit:8.2f}")
+verdict = "PASS" if worst <= 1 else "FAIL"
+print(f"max |diff| {100 * worst:.0f}% of its limit ({tolerance:g}% + {fixed_ns / 1e3:g} us per kernel): {verdict}")
+sys.exit(0 if worst <= 1 else 1)
 EOF
   echo "compare_rc=${PIPESTATUS[0]}"
 } > "$OUT/ncu.log" 2>&1
@@ -229,7 +238,7 @@ fi
 
 # --- backend ncu and kscope doctor (issue #6) ------------------------------------------------
 # (a) kscope doctor, text and JSON; (b) a three-config sweep through Backend::ncu against the
-# counter backend (gpu__time_duration.sum within 5%, same table shape, the report opens with
+# counter backend (gpu__time_duration.sum within 5% + 3 us, same table shape, the report opens with
 # ncu --import): from C++ (tests/gpu/test_ncu_backend.cu, already run by "gpu tests"; its lines
 # are taken from gpu_tests.log) and from a Python script. Backend::ncu always passes
 # --clock-control none here (ClockControl::none, the default). Its log joins ncu.log.
@@ -247,7 +256,7 @@ fi
   echo "## Python: backend='ncu' vs 'counters'"
   cat > "$WORK/ncu_python_check.py" <<'PYEOF'
 """kscope GPU check: backend='ncu' from a Python script (re-run under ncu by kscope) against
-backend='counters', gpu__time_duration.sum within 5%, same table shape, and the report opens.
+backend='counters', gpu__time_duration.sum within 5% + 3 us, same table shape, and the report opens.
 Exit 0 pass, 1 fail, 77 skip."""
 import glob
 import os
@@ -263,6 +272,12 @@ except ImportError:
     sys.exit(77)
 
 METRIC = "gpu__time_duration.sum"
+# Medians of 5 runs agree within 5% of the kernel (run-to-run variation of a DRAM-bound kernel with
+# a cold L2) plus 3 us, the bound on the counter's fixed part per kernel (launch to first instruction,
+# exit to completion: 1.2-1.5 us measured; tests/gpu/spin_bounds.hpp), which the two tools' launches
+# may move. On the 9 us kernel, 5% alone is 0.45 us: less than ncu's own run-to-run spread on a
+# 4 us kernel (4006-4275 ns) plus the tools' usual 0.1-0.2 us offset.
+TOLERANCE_PCT, FIXED_NS = 5.0, 3000.0
 
 
 def sweep(backend, **options):
@@ -288,9 +303,10 @@ counters = sweep("counters").to_dataframe()
 ok = list(ncu.columns) == list(counters.columns) and len(ncu) == len(counters) == 3
 print(f"table shape: ncu {ncu.shape}, counters {counters.shape}, same columns: {list(ncu.columns) == list(counters.columns)}")
 for (_, a), (_, b) in zip(ncu.iterrows(), counters.iterrows()):
-    ratio = a["AvgValue"] / b["AvgValue"]
-    ok = ok and abs(ratio - 1) <= 0.05
-    print(f"[python ncu vs counters] n={a.get('n')}: ncu {a['AvgValue']:.1f} ns, counters {b['AvgValue']:.1f} ns, ratio {ratio:.4f}")
+    limit = TOLERANCE_PCT / 100 * b["Median"] + FIXED_NS
+    ok = ok and abs(a["Median"] - b["Median"]) <= limit
+    print(f"[python ncu vs counters] n={a.get('n')}: ncu {a['Median']:.1f} ns, counters {b['Median']:.1f} ns, "
+          f"ratio {a['Median'] / b['Median']:.4f}, |diff| {abs(a['Median'] - b['Median']):.0f} ns (limit {limit:.0f})")
 reports = sorted(glob.glob(os.path.join(os.environ["TMPDIR"], "kscope-ncu-*", "ncu_report.ncu-rep")), key=os.path.getmtime)
 if not reports:
     print("FAIL: no ncu report under TMPDIR")
@@ -334,7 +350,7 @@ cpp_ncu_bad=$(grep -E 'NcuBackend\.[A-Za-z]+ ' "$OUT/gpu_tests.log" | grep -cE '
   record "ncu backend C++" FAIL "$cpp_ncu passed, $cpp_ncu_bad failed (see gpu_tests.log)"
 py_ncu_rc=$(grep -m1 -oE '^python_ncu_rc=[0-9]+' "$OUT/ncu.log" | cut -d= -f2)
 case $py_ncu_rc in
-  0) record "ncu backend py" PASS "$(grep -c '\[python ncu vs counters\]' "$OUT/ncu.log") configs within 5%, report opens" ;;
+  0) record "ncu backend py" PASS "$(grep -c '\[python ncu vs counters\]' "$OUT/ncu.log") configs within 5% + 3 us, report opens" ;;
   77) record "ncu backend py" SKIP "$(grep -m1 '^SKIP:' "$OUT/ncu.log")" ;;
   *) record "ncu backend py" FAIL "rc=${py_ncu_rc:-none} (see ncu.log)" ;;
 esac

@@ -32,6 +32,17 @@ __global__ void spin_kernel(std::uint64_t ns) {
 
 __global__ void empty_kernel() {}
 
+__global__ void globaltimer_tick_kernel(std::uint64_t* smallest_step) {
+  std::uint64_t previous = global_timer_ns(), smallest = ~std::uint64_t(0);
+  const std::uint64_t end = previous + 1'000'000;
+  while (previous < end) {
+    const std::uint64_t now = global_timer_ns();
+    if (now != previous && now - previous < smallest) smallest = now - previous;
+    previous = now;
+  }
+  *smallest_step = smallest;
+}
+
 __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out,
                             std::size_t n4) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
@@ -71,6 +82,18 @@ void check(cudaError_t status, const char* call) {
 void launch_spin(std::uint64_t ns, cudaStream_t stream) {
   spin_kernel<<<1, 32, 0, stream>>>(ns);
   check_launch("spin_kernel");
+}
+
+std::uint64_t globaltimer_tick_ns() {
+  std::uint64_t* step = nullptr;
+  check(cudaMalloc(&step, sizeof *step), "cudaMalloc");
+  globaltimer_tick_kernel<<<1, 1>>>(step);
+  std::uint64_t result = 0;
+  cudaError_t status = cudaGetLastError();
+  if (status == cudaSuccess) status = cudaMemcpy(&result, step, sizeof result, cudaMemcpyDeviceToHost);
+  cudaFree(step);
+  check(status, "globaltimer_tick_kernel");
+  return result;
 }
 
 void launch_empty(cudaStream_t stream) {

@@ -23,8 +23,12 @@ bool report_no_gpu();
 // Throws std::runtime_error naming the call unless status is cudaSuccess.
 void check(cudaError_t status, const char* call);
 
-// One block that runs for `ns` nanoseconds of %globaltimer time, whatever the clocks.
+// One block that runs for `ns` nanoseconds of %globaltimer time, whatever the clocks (less one
+// timer update at most: spin_bounds.hpp says what timers may report for it).
 void launch_spin(std::uint64_t ns, cudaStream_t stream = 0);
+// The %globaltimer update interval now: the smallest nonzero step one thread sees between
+// back-to-back reads over 1 ms (synchronises the device).
+std::uint64_t globaltimer_tick_ns();
 // One block of 32 threads doing nothing: the launch-overhead floor.
 void launch_empty(cudaStream_t stream = 0);
 // out[i] = in[i] for n floats (n a multiple of 4), 16-byte loads and stores.

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "gpu_test_support.hpp"
+#include "spin_bounds.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
 #include "test_counters_kernels.hpp"
@@ -60,6 +61,8 @@ void expect_cold_read(kscope::ReplayMode mode) {
   for (double bytes : samples(cold, "read", kDramRead)) {
     std::printf("[result] %s cold read of %.0f bytes: dram__bytes_read.sum = %.0f (%+.2f%%)\n",
                 kscope::to_string(mode).c_str(), kBytes, bytes, 100 * (bytes / kBytes - 1));
+    // Cold, every byte read comes from DRAM once, plus a few KB of others (+0.00..+0.01% measured);
+    // 2% (670 KB) is far from a pass that found the buffer in L2 (7% read: below).
     EXPECT_NEAR(bytes, kBytes, 0.02 * kBytes);
   }
   settings.cache_control = kscope::CacheControl::none;
@@ -146,7 +149,8 @@ TEST(Counters, KernelModeGivesOneValuePerKernelAndRangeModeOnePerRegion) {
   const auto& kernels = per_kernel.at("pair", "gpu__time_duration.sum", 0);
   std::printf("[result] two kernels: sum of kernel ranges %.0f ns, one user range %.0f ns\n", kernels.stats.median,
               range.stats.median);
-  // The user range also covers the gap between the kernels.
+  // The user range covers both kernels and the gap between them, so it is at least their sum up to
+  // the variation between runs of a DRAM-bound kernel (5%, as in every comparison across runs here).
   EXPECT_GE(range.stats.median, 0.95 * kernels.stats.median);
   EXPECT_EQ(range.kernel, per_kernel.at("pair", kDramRead, 0).kernel);
   EXPECT_EQ(per_region.at("pair", kDramRead, 0).unit, "byte");
@@ -208,9 +212,9 @@ TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
     std::printf("[result] %g spins of 10 us in one region, kernel replay: %.1f us (%zu runs)\n", kernels,
                 row.stats.median / 1e3, row.stats.count);
     EXPECT_EQ(row.stats.count, settings.runs);
-    // gpu__time_duration adds ~1.2 us per kernel to the spin (ncu's too: see gpu_check's ncu table).
-    EXPECT_GE(row.stats.median, kernels * kSpinNs);
-    EXPECT_LE(row.stats.median, kernels * (kSpinNs + 2000));
+    // One fixed part per kernel (1.2 us measured here, 3 us bound: spin_bounds.hpp).
+    EXPECT_TRUE(kscope_test::spin_measured(row.stats.median, kernels * kSpinNs, kscope_test::kGpuTimeDuration,
+                                           static_cast<int>(kernels)));
   }
 
   settings.replay_mode = kscope::ReplayMode::range;
@@ -226,8 +230,10 @@ TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
   double lowest = 1e300, highest = 0;
   for (const auto& row : per_region.rows()) {
     EXPECT_EQ(row.stats.count, settings.runs) << row.annotation;
-    // A user range also covers the launch gap (tens of us: see the two-kernel test above).
-    EXPECT_GE(row.stats.median, 0.95 * kSpinNs) << row.annotation;
+    // A user range covers the spin (less one %globaltimer tick) and also the launch from the host,
+    // so no fixed part bounds it above: 100 us allows many launch latencies (4.5 us each), while a
+    // range spanning the run's 40 spins (over 400 us) is far above.
+    EXPECT_GE(row.stats.median, kSpinNs - kscope_test::kGlobalTimerTickNs) << row.annotation;
     EXPECT_LE(row.stats.median, kSpinNs + 100000) << row.annotation;
     lowest = std::min(lowest, row.stats.median);
     highest = std::max(highest, row.stats.median);

@@ -37,7 +37,8 @@ def test_cuda_initialised_before_import():
             df = profiled().to_dataframe()
             assert (df["Backend"] == backend).all(), df["Backend"]
             assert (df["NumRuns"] == 5).all() and (df["AvgValue"] > 0).all()
-            assert df["AvgValue"].iloc[1] > df["AvgValue"].iloc[0]  # 16x the work takes longer
+            # 16x the work: 2^24 floats add in >= 40 us at the H200's 4.8 TB/s, 2^20 in a few us.
+            assert df["AvgValue"].iloc[1] > df["AvgValue"].iloc[0]
             print(backend, df["Kernel"].iloc[0], df["AvgValue"].tolist())
     """)
     assert "cupti" in out and "elementwise" in out
@@ -80,8 +81,16 @@ def test_matmul_tflops_and_dtype_columns():
     assert df["dtype"].tolist()[:1] == [torch.float16] and df["dtype"].iloc[-1] is torch.bfloat16
     t = df[df["Metric"] == "cupti__kernel_duration"]["AvgValue"].to_numpy()
     rate = df[df["Metric"] == "tflops"]["AvgValue"].to_numpy()
-    assert ((rate > 50) & (rate < 2000)).all(), rate  # an H100/H200 does hundreds of TFLOP/s in fp16
-    assert (abs(rate - 2 * 4096**3 / t / 1e3) / rate < 0.1).all()  # per-run mean vs from the mean time
+    # No GEMM beats the tensor cores' dense fp16/bf16 peak: 4096 FLOP per SM per clock on Hopper
+    # (8192 on Blackwell, less before Hopper) at 2 GHz, above any boost clock: 1081 TFLOP/s on an
+    # H200, which did 774 here. A duration measured 0.7x the true one or shorter exceeds it; a
+    # duration 16x too long falls under 50.
+    props = torch.cuda.get_device_properties(0)
+    peak = props.multi_processor_count * (4096 if props.major <= 9 else 8192) * 2.0e9 / 1e12
+    assert ((rate > 50) & (rate < peak)).all(), (rate, peak)
+    # The mean of per-run rates against the rate of the mean time: they differ by about the
+    # squared relative spread of the runs (Jensen), under 0.1 while that spread is under 30%.
+    assert (abs(rate - 2 * 4096**3 / t / 1e3) / rate < 0.1).all()
 
 
 def test_worker_thread_launch_is_attributed():
@@ -131,7 +140,9 @@ def test_torch_vs_triton_example(tmp_path):
         assert set(rates["Annotation"]) == {"torch", "triton"} and (rates["AvgValue"] > 1).all()
     base = rel[(rel["Annotation"] == "torch")]
     assert (base["AvgValue"] == 1.0).all() and (rel["Normalized"] == "torch").all()
-    # The second call measures the same kernels again: within 25% of the first.
+    # The second call measures the same kernels again, in the same process at the same clocks:
+    # 1.5% apart at most on an H200; 25% is no hair trigger yet catches a call that timed
+    # something else (Triton's compile, another size's kernel: 2x the n is 8x the work).
     a = first.set_index(["Annotation", "n", "Metric"])["AvgValue"]
     b = second.set_index(["Annotation", "n", "Metric"])["AvgValue"]
     assert ((b / a - 1).abs() < 0.25).all(), (b / a)
