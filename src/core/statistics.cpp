@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <numbers>
 #include <numeric>
 #include <string>
 #include <vector>
 
+#include "core/valid_samples.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -168,11 +168,7 @@ double student_t_quantile(double p, double dof) {
 }
 
 SampleStatistics summarize(std::span<const double> samples, double stable_rsd_pct) {
-  std::vector<double> valid;
-  valid.reserve(samples.size());
-  std::copy_if(samples.begin(), samples.end(), std::back_inserter(valid),
-               [](double x) { return !std::isnan(x); });
-  std::sort(valid.begin(), valid.end());
+  const std::vector<double> valid = detail::sorted_valid_samples(samples);
 
   SampleStatistics stats;
   const std::size_t n = valid.size();

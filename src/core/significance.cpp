@@ -1,0 +1,365 @@
+#include "core/significance.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <limits>
+#include <numbers>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/valid_samples.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/statistics.hpp"
+
+namespace kscope::detail {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+bool has_negative(std::span<const double> samples) {
+  return std::any_of(samples.begin(), samples.end(), [](double x) { return x < 0; });
+}
+
+// How many of the (m + n choose m) equally likely orderings of m x-values and n y-values give
+// U_x = u, for u = 0..max_u. Counting recurrence (Mann & Whitney 1947): the largest value is
+// either an x, which beats all n y-values, or a y, which adds nothing:
+//   f(i, j, u) = f(i - 1, j, u - j) + f(i, j - 1, u),  f(i, 0, u) = f(0, j, u) = [u == 0].
+// The distribution of U is the same with the samples swapped, so the rows kept are those of the
+// smaller sample. Only additions of non-negative counts: no cancellation.
+std::vector<double> u_counts(std::size_t m, std::size_t n, std::size_t max_u) {
+  const std::size_t outer = std::max(m, n);
+  const std::size_t inner = std::min(m, n);
+  std::vector<std::vector<double>> previous(inner + 1, std::vector<double>(max_u + 1, 0.0));
+  for (auto& row : previous) row[0] = 1.0;
+  auto current = previous;
+  for (std::size_t i = 1; i <= outer; ++i) {
+    for (std::size_t j = 1; j <= inner; ++j) {
+      for (std::size_t u = 0; u <= max_u; ++u) {
+        current[j][u] = current[j - 1][u] + (u >= j ? previous[j][u - j] : 0.0);
+      }
+    }
+    std::swap(previous, current);
+  }
+  return previous[inner];
+}
+
+// P(|U - mn/2| >= |u - mn/2|) from the exact distribution; u is an integer without ties.
+double exact_two_sided_p(double u, std::size_t m, std::size_t n) {
+  const std::size_t pairs = m * n;
+  const std::size_t half = pairs / 2;
+  const auto u_low = static_cast<std::size_t>(std::min(u, static_cast<double>(pairs) - u));
+  const std::vector<double> counts = u_counts(m, n, half);
+  // The distribution is symmetric about mn/2: the lower half counted twice is the total, less the
+  // middle value when mn is even (it is its own mirror image).
+  double lower_tail = 0.0;
+  double lower_half = 0.0;
+  for (std::size_t k = 0; k <= half; ++k) {
+    lower_half += counts[k];
+    if (k <= u_low) lower_tail += counts[k];
+  }
+  const double total = 2.0 * lower_half - (pairs % 2 == 0 ? counts[half] : 0.0);
+  return std::min(1.0, 2.0 * lower_tail / total);
+}
+
+double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
+
+// Draws an index in [0, n) from the generator's raw 64-bit output, rejecting the values at and
+// above the largest multiple of n so that every index is equally likely.
+std::size_t draw_index(std::mt19937_64& generator, std::size_t n) {
+  constexpr std::uint64_t largest = std::numeric_limits<std::uint64_t>::max();
+  const std::uint64_t limit = largest - largest % n;
+  for (;;) {
+    const std::uint64_t x = generator();
+    if (x < limit) return static_cast<std::size_t>(x % n);
+  }
+}
+
+double median_of(std::vector<double>& values) {
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  if (values.size() % 2 == 1) return *middle;
+  return std::midpoint(*std::max_element(values.begin(), middle), *middle);
+}
+
+double resampled_median(const std::vector<double>& sample, std::mt19937_64& generator,
+                        std::vector<double>& buffer) {
+  buffer.resize(sample.size());
+  for (double& x : buffer) x = sample[draw_index(generator, sample.size())];
+  return median_of(buffer);
+}
+
+// Candidate over baseline for non-negative medians: x/0 is +inf, and 0/0 is 1 (equal medians).
+double ratio_of(double candidate, double baseline) {
+  if (baseline == 0.0) return candidate == 0.0 ? 1.0 : std::numeric_limits<double>::infinity();
+  return candidate / baseline;
+}
+
+// The number of resamples in each tail of a percentile interval (see median_ratio_interval).
+std::size_t tail_resamples(double confidence, std::size_t resamples) {
+  // The tiny allowance keeps an exact product such as 2000 * 0.025 = 50 from rounding down to 49.
+  return static_cast<std::size_t>(
+      std::floor(static_cast<double>(resamples + 1) * (1.0 - confidence) / 2.0 + 1e-9));
+}
+
+std::string format(const char* pattern, double value) {
+  std::array<char, 64> buffer{};
+  std::snprintf(buffer.data(), buffer.size(), pattern, value);
+  return buffer.data();
+}
+
+std::string percent_change(double ratio) { return format("%+.1f%%", 100.0 * (ratio - 1.0)); }
+
+void check_interval_options(double confidence, std::size_t resamples) {
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    throw ConfigError("confidence must lie strictly between 0 and 1, got " + format("%g", confidence) +
+                      " (the default is 0.95)");
+  }
+  if (tail_resamples(confidence, resamples) == 0) {
+    const auto needed = static_cast<std::size_t>(std::ceil(2.0 / (1.0 - confidence) - 1.0 - 1e-9));
+    throw ConfigError("resamples = " + std::to_string(resamples) + " is too few for a " +
+                      format("%g", 100.0 * confidence) + "% interval: each tail needs at least one "
+                      "resample, so at least " + std::to_string(needed) + " (the default is 2000)");
+  }
+}
+
+SampleSummary summary_of(std::span<const double> samples) {
+  const SampleStatistics stats = summarize(samples, std::numeric_limits<double>::infinity());
+  return {stats.count, stats.median, stats.mean, stats.rsd_pct};
+}
+
+// Why a row cannot be judged, or an empty string when it can.
+std::string unstable_reason(const Comparison& c, bool negative_values, const ComparisonOptions& options) {
+  const std::pair<const char*, const SampleSummary*> sides[] = {{"baseline", &c.baseline},
+                                                                {"candidate", &c.candidate}};
+  for (const auto& [side, summary] : sides) {
+    if (summary->count < options.min_samples) {
+      return std::string(side) + " has " + std::to_string(summary->count) +
+             (summary->count == 1 ? " valid value" : " valid values") + ", fewer than min_samples (" +
+             std::to_string(options.min_samples) + ")";
+    }
+  }
+  for (const auto& [side, summary] : sides) {
+    if (summary->rsd_pct > options.max_rsd_pct) {
+      return std::string(side) + " RSD " + format("%.1f%%", summary->rsd_pct) + " is above max_rsd_pct (" +
+             format("%g%%", options.max_rsd_pct) + "): too noisy to judge; lock clocks or add warm-up runs";
+    }
+  }
+  if (negative_values) return "negative values: a ratio of medians cannot say which side is better";
+  return {};
+}
+
+Verdict verdict_of_change(bool rose, MetricDirection direction) {
+  switch (direction) {
+    case MetricDirection::lower_is_better: return rose ? Verdict::slower : Verdict::faster;
+    case MetricDirection::higher_is_better: return rose ? Verdict::faster : Verdict::slower;
+    case MetricDirection::undefined: return Verdict::changed;
+  }
+  return Verdict::changed;
+}
+
+std::string ascii_lower(std::string_view text) {
+  std::string lowered(text);
+  for (char& ch : lowered) {
+    if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+  }
+  return lowered;
+}
+
+bool contains_any(std::string_view text, std::initializer_list<std::string_view> needles) {
+  return std::any_of(needles.begin(), needles.end(),
+                     [&](std::string_view needle) { return text.find(needle) != std::string_view::npos; });
+}
+
+// Units of elapsed time, including clock cycles; "µs" in both of its Unicode spellings.
+bool is_duration_unit(std::string_view unit) {
+  constexpr std::string_view durations[] = {"ns",      "us",      "\u00b5s", "\u03bcs", "ms",      "s",
+                                            "nsecond", "usecond", "msecond", "second",  "seconds", "cycle",
+                                            "cycles"};
+  return std::find(std::begin(durations), std::end(durations), unit) != std::end(durations);
+}
+
+// Anything per unit of time or per cycle, a frequency, or a percentage.
+bool is_rate_unit(std::string_view unit) {
+  if (unit == "%" || unit.ends_with("hz")) return true;
+  const auto slash = unit.rfind('/');
+  return slash != std::string_view::npos && is_duration_unit(unit.substr(slash + 1));
+}
+
+}  // namespace
+
+std::string to_string(UTestMethod m) {
+  switch (m) {
+    case UTestMethod::exact: return "exact";
+    case UTestMethod::normal_approximation: return "normal approximation";
+    case UTestMethod::not_tested: return "not tested";
+  }
+  return "?";
+}
+
+std::string to_string(MetricDirection d) {
+  switch (d) {
+    case MetricDirection::lower_is_better: return "lower is better";
+    case MetricDirection::higher_is_better: return "higher is better";
+    case MetricDirection::undefined: return "undefined";
+  }
+  return "?";
+}
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::same: return "same";
+    case Verdict::unstable: return "unstable";
+    case Verdict::changed: return "changed";
+  }
+  return "?";
+}
+
+UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y) {
+  const std::vector<double> xs = sorted_valid_samples(x);
+  const std::vector<double> ys = sorted_valid_samples(y);
+  const std::size_t m = xs.size();
+  const std::size_t n = ys.size();
+  if (m == 0 || n == 0) return {nan, nan, UTestMethod::not_tested};
+
+  // Midranks of the pooled sample; U_x = (sum of x's ranks) - m(m+1)/2. The tie term
+  // sum(t^3 - t) over groups of t equal values corrects the variance.
+  std::vector<std::pair<double, bool>> pooled;  // (value, is x)
+  pooled.reserve(m + n);
+  for (double v : xs) pooled.emplace_back(v, true);
+  for (double v : ys) pooled.emplace_back(v, false);
+  std::sort(pooled.begin(), pooled.end());
+  double x_rank_sum = 0.0;
+  double tie_term = 0.0;
+  for (std::size_t first = 0; first < pooled.size();) {
+    std::size_t last = first + 1;
+    while (last < pooled.size() && pooled[last].first == pooled[first].first) ++last;
+    const double group = static_cast<double>(last - first);
+    const double midrank = 0.5 * static_cast<double>(first + 1 + last);
+    for (std::size_t k = first; k < last; ++k) {
+      if (pooled[k].second) x_rank_sum += midrank;
+    }
+    tie_term += group * group * group - group;
+    first = last;
+  }
+  const double md = static_cast<double>(m);
+  const double nd = static_cast<double>(n);
+  const double u = x_rank_sum - md * (md + 1) / 2;
+
+  if (tie_term == 0.0 && m * n <= exact_u_test_max_pairs) {
+    return {u, exact_two_sided_p(u, m, n), UTestMethod::exact};
+  }
+  const double total = md + nd;
+  const double variance = md * nd / 12.0 * ((total + 1) - tie_term / (total * (total - 1)));
+  if (!(variance > 0.0)) return {u, 1.0, UTestMethod::normal_approximation};  // all values equal
+  const double distance = std::abs(u - md * nd / 2) - 0.5;  // continuity correction
+  const double p = std::min(1.0, 2.0 * normal_upper_tail(distance / std::sqrt(variance)));
+  return {u, p, UTestMethod::normal_approximation};
+}
+
+Interval median_ratio_interval(std::span<const double> baseline, std::span<const double> candidate,
+                               double confidence, std::size_t resamples, std::uint64_t seed) {
+  check_interval_options(confidence, resamples);
+  const std::vector<double> base = sorted_valid_samples(baseline);
+  const std::vector<double> cand = sorted_valid_samples(candidate);
+  if (base.empty() || cand.empty() || has_negative(base) || has_negative(cand)) return {nan, nan};
+
+  std::mt19937_64 generator(seed);
+  std::vector<double> ratios(resamples);
+  std::vector<double> buffer;
+  for (double& r : ratios) {
+    const double base_median = resampled_median(base, generator, buffer);
+    r = ratio_of(resampled_median(cand, generator, buffer), base_median);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t tail = tail_resamples(confidence, resamples);
+  return {ratios[tail - 1], ratios[resamples - tail]};
+}
+
+MetricDirection infer_metric_direction(std::string_view name, std::string_view unit) {
+  const std::string metric = ascii_lower(name);
+  std::string_view u = unit;
+  while (!u.empty() && u.front() == ' ') u.remove_prefix(1);
+  while (!u.empty() && u.back() == ' ') u.remove_suffix(1);
+  const std::string unit_lower = ascii_lower(u);
+
+  if (contains_any(metric, {"stall"})) return MetricDirection::lower_is_better;
+  if (is_duration_unit(unit_lower)) return MetricDirection::lower_is_better;
+  if (is_rate_unit(unit_lower)) return MetricDirection::higher_is_better;
+  if (contains_any(metric, {"pct_of_peak", "throughput", "per_second", "per_cycle", "bandwidth", "flops"})) {
+    return MetricDirection::higher_is_better;
+  }
+  if (contains_any(metric, {"duration", "time", "cycles_elapsed", "latency"})) {
+    return MetricDirection::lower_is_better;
+  }
+  return MetricDirection::undefined;
+}
+
+void ComparisonOptions::validate() const {
+  if (!(threshold_pct >= 0.0 && threshold_pct < 100.0)) {
+    throw ConfigError("threshold_pct must be a percentage from 0 up to (not including) 100, got " +
+                      format("%g", threshold_pct) + " (the default is 2)");
+  }
+  if (!(alpha > 0.0 && alpha < 1.0)) {
+    throw ConfigError("alpha must lie strictly between 0 and 1, got " + format("%g", alpha) +
+                      " (the default is 0.05)");
+  }
+  if (min_samples == 0) {
+    throw ConfigError("min_samples is 0; at least one valid value per side is needed (the default is 5)");
+  }
+  if (!(max_rsd_pct > 0.0)) {
+    throw ConfigError("max_rsd_pct must be a positive percentage, got " + format("%g", max_rsd_pct) +
+                      " (the default is 10; infinity turns the check off)");
+  }
+  check_interval_options(confidence, resamples);
+}
+
+Comparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
+                           MetricDirection direction, const ComparisonOptions& options) {
+  options.validate();
+  Comparison c;
+  c.baseline = summary_of(baseline);
+  c.candidate = summary_of(candidate);
+  c.u_test = mann_whitney_u(candidate, baseline);
+  const bool negative_values = has_negative(baseline) || has_negative(candidate);
+  const bool ratio_defined = c.baseline.count > 0 && c.candidate.count > 0 && !negative_values;
+  c.ratio = ratio_defined ? ratio_of(c.candidate.median, c.baseline.median) : nan;
+  c.ratio_ci =
+      median_ratio_interval(baseline, candidate, options.confidence, options.resamples, options.seed);
+
+  c.reason = unstable_reason(c, negative_values, options);
+  if (!c.reason.empty()) {
+    c.verdict = Verdict::unstable;
+    return c;
+  }
+  // Written as the ratio is, so that a candidate of exactly 102 against 100 sits on the bound.
+  const double upper_bound = (100.0 + options.threshold_pct) / 100.0;
+  const double lower_bound = (100.0 - options.threshold_pct) / 100.0;
+  const bool significant = c.u_test.p_value < options.alpha;
+  const bool rose = c.ratio_ci.lower > upper_bound;
+  const bool fell = c.ratio_ci.upper < lower_bound;
+  const std::string interval = format("%g", 100.0 * options.confidence) + "% CI " +
+                               percent_change(c.ratio_ci.lower) + " to " + percent_change(c.ratio_ci.upper);
+  const std::string p = "p = " + format("%.2g", c.u_test.p_value);
+  if (significant && (rose || fell)) {
+    c.verdict = verdict_of_change(rose, direction);
+    c.reason = "median " + percent_change(c.ratio) + " (" + interval + "), " + p;
+  } else if (!significant) {
+    c.verdict = Verdict::same;
+    c.reason = "not significant: " + p + " is not below alpha " + format("%g", options.alpha) + " (median " +
+               percent_change(c.ratio) + ", " + interval + ")";
+  } else {
+    c.verdict = Verdict::same;
+    c.reason = "within threshold: the " + interval + " does not lie beyond \u00b1" +
+               format("%g", options.threshold_pct) + "% (median " + percent_change(c.ratio) + ", " + p + ")";
+  }
+  return c;
+}
+
+}  // namespace kscope::detail

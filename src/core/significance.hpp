@@ -1,0 +1,145 @@
+#pragma once
+// Decides whether a candidate's samples of one metric differ from a baseline's: a Mann-Whitney U
+// test, a bootstrap interval for the ratio of medians, the metric's direction, and the verdict
+// that combines them. Plain samples in, plain structs out: the Results-level comparison builds on
+// these. NaN samples (failed runs) are ignored everywhere.
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace kscope::detail {
+
+// ---- Mann-Whitney U test ------------------------------------------------------------------------
+
+enum class UTestMethod {
+  exact,                 // p from the exact null distribution of U
+  normal_approximation,  // p from the normal approximation, tie-corrected, continuity-corrected
+  not_tested,            // a sample has no valid value: U and p are NaN
+};
+std::string to_string(UTestMethod m);
+
+struct UTestResult {
+  double u = 0;        // U of x: pairs (x_i, y_j) with x_i > y_j, plus half the pairs that tie
+  double p_value = 0;  // two-sided
+  UTestMethod method = UTestMethod::not_tested;
+};
+
+// The exact distribution is used when there are no ties and n_x * n_y <= this (e.g. 50 runs per
+// side): its counting recurrence costs about (n_x * n_y)^2 / 2 additions, 3 million here. Beyond
+// it the normal approximation's p is within 0.002 of the exact one when both samples hold 30 or
+// more values (measured against scipy's exact p; 0.006 for 10 values against 251, 0.011 for 5
+// against 501).
+inline constexpr std::size_t exact_u_test_max_pairs = 2500;
+
+// Two-sided Mann-Whitney U test of two independent samples. U and p equal
+// scipy.stats.mannwhitneyu(x, y, alternative="two-sided") with method="exact" (no ties, small
+// samples) or method="asymptotic", use_continuity=True (otherwise). Identical samples give p = 1.
+UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y);
+
+// ---- Bootstrap interval of the ratio of medians --------------------------------------------------
+
+struct Interval {
+  double lower = 0, upper = 0;
+};
+
+// Percentile bootstrap interval of median(candidate) / median(baseline): `resamples` times, both
+// samples are resampled with replacement and the ratio of their medians recorded; the interval is
+// the k-th smallest and k-th largest ratio, k = floor((resamples + 1) * (1 - confidence) / 2).
+// The generator is std::mt19937_64 seeded with `seed`, its raw output mapped to indices by
+// rejection (no modulo bias), and the samples are sorted first: the same samples in any order give
+// the same interval with every compiler and standard library. A ratio x/0 is +inf and 0/0 is 1 (the
+// medians are equal). NaN bounds when a sample has no valid value or a value is negative.
+// Throws ConfigError when confidence is outside (0, 1) or a tail would hold no resample.
+Interval median_ratio_interval(std::span<const double> baseline, std::span<const double> candidate,
+                               double confidence, std::size_t resamples, std::uint64_t seed);
+
+// ---- Metric direction -----------------------------------------------------------------------------
+
+enum class MetricDirection { lower_is_better, higher_is_better, undefined };
+std::string to_string(MetricDirection d);
+
+// Infers whether a metric improves by falling or rising, from its name and unit (case-insensitive):
+// - names with "stall" are lower-is-better whatever the unit (stall percentages are time lost);
+// - a duration unit (ns, us, µs, ms, s, nsecond, usecond, msecond, second(s), cycle(s)) is
+//   lower-is-better;
+// - a rate unit (anything per duration or per cycle: GB/s, TFLOP/s, byte/second, inst/cycle) or
+//   "%" is higher-is-better;
+// - otherwise the name decides: pct_of_peak, throughput, per_second, per_cycle, bandwidth, flops
+//   are higher-is-better; duration, time, cycles_elapsed, latency are lower-is-better;
+// - anything else (bytes, inst_executed, sectors: counts of work) is undefined.
+MetricDirection infer_metric_direction(std::string_view name, std::string_view unit);
+
+// ---- Verdict of one comparison row -------------------------------------------------------------
+//
+// Rules, in order (ratio = median(candidate) / median(baseline), CI = its bootstrap interval,
+// t = threshold_pct / 100):
+// 1. unstable: either side has fewer than min_samples valid values, or an RSD above max_rsd_pct,
+//    or a negative value (a ratio of medians means nothing then). These cannot be judged.
+// 2. A change is significant only when p < alpha AND the whole CI lies beyond the threshold:
+//    CI lower > 1 + t, or CI upper < 1 - t (strictly). Then: lower_is_better → slower when the
+//    ratio rose, faster when it fell; higher_is_better → the reverse; undefined → changed.
+// 3. Otherwise same: not significant, or the shift (or part of its CI) is within the threshold.
+//
+// Both tests are required because each guards the other: the percentile bootstrap's interval of
+// a median is too narrow for small samples, where the U test cannot reach p < alpha (with equal
+// sizes, 0.05 needs 4 values per side); the U test finds tiny shifts significant given enough runs, which
+// the threshold then calls same. Requiring the whole CI beyond the threshold is conservative: a
+// true shift just past it is reported only once enough runs narrow the interval, so a CI gate does
+// not flap on a shift that noise alone could put on either side of the threshold.
+//
+// Defaults:
+// - threshold_pct = 2: kscope's stable_rsd_pct default; a shift smaller than what one stable row
+//   spreads by is not worth a verdict, and it covers the drift between sessions (board
+//   temperature, clocks when unlocked) that samples of one session cannot see. The measured noise
+//   enters through the CI, whose width grows with the RSD and shrinks with more runs (NVBench's
+//   compare uses the noise itself as the threshold, which never tightens with more runs).
+// - alpha = 0.05: Google Benchmark's compare.py, which runs the same two-sided U test.
+// - min_samples = 5: NVBench's minimum for a noise estimate; with 5 values per side the exact U
+//   test reaches p = 0.008, so a real change can be significant.
+// - max_rsd_pct = 10: five times stable_rsd_pct. A row that noisy is dominated by something other
+//   than the kernel (contention, throttling); the U test's premise that the runs are exchangeable
+//   no longer holds, so no verdict is given. Locking clocks or more warm-up usually cures it.
+// - confidence = 0.95, resamples = 2000: the usual percentile-bootstrap count for a 95% interval
+//   (Efron & Tibshirani); each tail then holds 50 resamples, so the bounds move by well under
+//   the interval's width between seeds, and it costs 2000 * (n_baseline + n_candidate) draws.
+// - seed: std::mt19937_64's default seed, fixed so that comparing the same files again gives the
+//   same interval.
+
+enum class Verdict { faster, slower, same, unstable, changed };
+std::string to_string(Verdict v);
+
+struct ComparisonOptions {
+  double threshold_pct = 2.0;
+  double alpha = 0.05;
+  std::size_t min_samples = 5;
+  double max_rsd_pct = 10.0;
+  double confidence = 0.95;
+  std::size_t resamples = 2000;
+  std::uint64_t seed = std::mt19937_64::default_seed;
+
+  // Throws ConfigError naming the bad option, its value and its default.
+  void validate() const;
+};
+
+struct SampleSummary {
+  std::size_t count = 0;  // valid (non-NaN) values
+  double median = 0, mean = 0, rsd_pct = 0;  // NaN where undefined (no value; rsd: n < 2 or mean 0)
+};
+
+struct Comparison {
+  SampleSummary baseline, candidate;
+  double ratio = 0;     // median(candidate) / median(baseline); NaN with a negative value
+  Interval ratio_ci;    // bootstrap interval of the ratio at options.confidence
+  UTestResult u_test;   // mann_whitney_u(candidate, baseline): U counts candidate > baseline
+  Verdict verdict = Verdict::unstable;
+  std::string reason;   // one line: why this verdict, with the numbers that decided it
+};
+
+// Throws ConfigError for invalid options; any samples (empty, all NaN) give a verdict.
+Comparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
+                           MetricDirection direction, const ComparisonOptions& options);
+
+}  // namespace kscope::detail
