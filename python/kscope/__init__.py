@@ -8,7 +8,7 @@ Importing kscope has no side effects: nothing touches CUDA until the first profi
 may come before or after torch/CUDA initialisation.
 """
 
-from . import analyze, testing
+from . import analyze, exceptions, testing, tools, utils
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
 from ._options import VerbosityLevel
 from ._results import ProfileResults
@@ -23,6 +23,8 @@ from .errors import (
     ProfilerException,
     SweepError,
 )
+from .tools import Tool, activate, deactivate, get_active_tool
+from .utils import col_panel, row_panel
 
 __all__ = [
     "AnnotationError",
@@ -32,15 +34,24 @@ __all__ = [
     "ProfileResults",
     "ProfilerException",
     "SweepError",
+    "Tool",
     "VerbosityLevel",
+    "activate",
     "analyze",
     "annotate",
     "bottleneck_rule",
+    "col_panel",
     "count_passes",
+    "deactivate",
     "describe_metric",
     "doctor",
+    "exceptions",
+    "get_active_tool",
     "list_metrics",
+    "row_panel",
     "sol_metrics",
     "speed_of_light",
     "testing",
+    "tools",
+    "utils",
 ]
