@@ -8,7 +8,7 @@ Importing kscope has no side effects: nothing touches CUDA until the first profi
 may come before or after torch/CUDA initialisation.
 """
 
-from . import analyze, testing
+from . import analyze, exceptions, testing, tools, utils
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
 from ._options import VerbosityLevel
 from ._results import ProfileResults
@@ -25,6 +25,8 @@ from .errors import (
     SweepError,
     ThermalError,
 )
+from .tools import Tool, activate, deactivate, get_active_tool
+from .utils import col_panel, row_panel
 
 __all__ = [
     "AnnotationError",
@@ -36,15 +38,24 @@ __all__ = [
     "ProfilerException",
     "SweepError",
     "ThermalError",
+    "Tool",
     "VerbosityLevel",
+    "activate",
     "analyze",
     "annotate",
     "bottleneck_rule",
+    "col_panel",
     "count_passes",
+    "deactivate",
     "describe_metric",
     "doctor",
+    "exceptions",
+    "get_active_tool",
     "list_metrics",
+    "row_panel",
     "sol_metrics",
     "speed_of_light",
     "testing",
+    "tools",
+    "utils",
 ]

@@ -1,0 +1,124 @@
+"""Nsight Python 1.1's tool API: choose the process's default measurement backend.
+
+    kscope.activate(kscope.Tool.CUPTI)   # every @kscope.analyze.kernel without backend= times
+    ...                                  # kernels with CUPTI from now on
+    kscope.deactivate()
+
+As in Nsight Python 1.1, one tool is active at a time: activating the active tool again does
+nothing, activating another one while one is active is refused, and deactivate() ends the
+selection. Unlike 1.1, activation loads nothing (kscope's backends live in process and start
+with each profiled call), so:
+  - importing kscope activates no tool (NSPY_NCU_INIT_AT_IMPORT is not read);
+  - activate() works before or after CUDA is initialised, and before or after any NVTX use;
+  - deactivate() ends either tool, Tool.NCU included (1.1 keeps its injection library loaded).
+A backend= given to @kscope.analyze.kernel overrides the active tool.
+"""
+
+import enum
+import threading
+
+from ._options import BACKEND_METRICS
+from .errors import BackendError, ConfigError
+
+__all__ = ["Tool", "activate", "deactivate", "get_active_tool"]
+
+
+class Tool(str, enum.Enum):
+    """The tools of Nsight Python 1.1, as the kscope backends that measure what they measure.
+
+    NCU: Nsight Compute metrics, measured in process by the 'counters' backend (same names, same
+        meaning as ncu's; no ncu CLI involved). Without metrics= a call measures Nsight Python's
+        default, gpu__time_duration.sum.
+    CUPTI: kernel durations from CUPTI's activity records, the 'cupti' backend.
+    """
+
+    NCU = "ncu"
+    CUPTI = "cupti"
+
+
+_BACKEND = {Tool.NCU: "counters", Tool.CUPTI: "cupti"}
+
+# Nsight Python's default metric, which its NCU tool measures when metrics= is not given.
+_NCU_DEFAULT_METRIC = "gpu__time_duration.sum"
+
+def _named(tool):
+    return f"kscope.Tool.{tool.name}"
+
+
+_lock = threading.Lock()
+_active = None
+
+
+def activate(tool):
+    """Makes `tool` (kscope.Tool.NCU or kscope.Tool.CUPTI) the process's default backend.
+
+    Activating the active tool again does nothing. Raises ConfigError (a ValueError) for
+    anything but a kscope.Tool, and BackendError (a RuntimeError) when another tool is active.
+    Whether the backend can measure here is checked by the first profiled call, which names
+    the fix if it cannot (kscope.doctor() tells beforehand).
+    """
+    global _active
+    if not isinstance(tool, Tool):
+        raise ConfigError(
+            f"activate() takes a kscope.Tool ({' or '.join(map(_named, Tool))}), not {tool!r}"
+        )
+    with _lock:
+        if _active is not None and _active is not tool:
+            raise BackendError(
+                f"{_named(_active)} is already active; cannot switch to {_named(tool)}: call "
+                f"kscope.deactivate() first, or choose the backend of one function with "
+                f"@kscope.analyze.kernel(backend='{_BACKEND[tool]}')"
+            )
+        _active = tool
+
+
+def deactivate():
+    """Ends the active tool's selection, if any; the default backend is chosen as without one."""
+    global _active
+    with _lock:
+        _active = None
+
+
+def get_active_tool():
+    """The active kscope.Tool, or None when no tool is active."""
+    return _active
+
+
+def default_backend():
+    """The backend the active tool chooses ('counters' for NCU, 'cupti' for CUPTI), or None
+    when no tool is active. For kscope.analyze.kernel: an explicit backend= wins over it, and
+    it wins over the choice made from the metrics."""
+    tool = _active
+    return None if tool is None else _BACKEND[tool]
+
+
+def tool_metrics(metrics):
+    """The metrics a call without backend= measures under the active tool, and a note to show
+    the user once (None when there is nothing to say): returns (metrics, note).
+
+    metrics is the call's metrics= (None or a list of names).
+      - No tool: metrics unchanged.
+      - Tool.NCU: None becomes Nsight Python's default ['gpu__time_duration.sum'].
+      - Tool.CUPTI: None becomes ['cupti__kernel_duration'], and 'gpu__time_duration.sum' (the
+        one metric 1.1's CUPTI tool accepts) is measured as 'cupti__kernel_duration', with a
+        note saying so. Other names are left for the metric check to refuse.
+    """
+    tool = _active
+    if tool is None:
+        return metrics, None
+    if tool is Tool.NCU:
+        return ([_NCU_DEFAULT_METRIC] if metrics is None else list(metrics)), None
+    duration = BACKEND_METRICS[_BACKEND[tool]]
+    if metrics is None:
+        return [duration], None
+    if _NCU_DEFAULT_METRIC not in metrics:
+        return list(metrics), None
+    note = (
+        f"{_named(tool)} is active: metrics=['{_NCU_DEFAULT_METRIC}'] is measured as CUPTI's "
+        f"kernel duration, and the rows say '{duration}' (ns, GPU end - start of each kernel, which is "
+        f"what Nsight Python 1.1's CUPTI tool reports under that name). Nsight Compute's "
+        f"{_NCU_DEFAULT_METRIC} is a hardware-counter measurement, a different quantity: for "
+        f"it, activate kscope.Tool.NCU or pass backend='counters'. Pass "
+        f"metrics=['{duration}'] to drop this note."
+    )
+    return [duration if m == _NCU_DEFAULT_METRIC else m for m in metrics], note

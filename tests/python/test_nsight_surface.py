@@ -1,0 +1,153 @@
+"""The names Nsight Python code imports, on kscope: kscope.exceptions (catching what the engine
+raises), row_panel/col_panel in plots, kscope.utils, and `import kscope as nsight`."""
+
+import importlib
+import itertools
+
+import pytest
+
+import kscope
+import kscope as nsight
+from kscope import errors, exceptions
+from kscope.exceptions import ProfilerException
+
+QUIET = dict(verbosity=0)
+
+
+def error_classes(module):
+    return {name: value for name, value in vars(module).items()
+            if isinstance(value, type) and issubclass(value, errors.ProfilerException)}
+
+
+@pytest.fixture
+def reload_exceptions():
+    """Reloads kscope.exceptions after the test changed kscope.errors, and again afterwards."""
+    yield lambda: importlib.reload(exceptions)
+    importlib.reload(exceptions)
+
+
+def test_exceptions_has_every_kscope_error_class():
+    kscope_classes = error_classes(errors)
+    assert {"ProfilerException", "ConfigError", "AnnotationError", "BackendError", "CudaError",
+            "SweepError"} <= set(kscope_classes)
+    for name, cls in kscope_classes.items():
+        assert getattr(exceptions, name) is cls
+        assert name in exceptions.__all__
+    assert exceptions.ProfilerException is kscope.ProfilerException
+
+
+def test_nsight_names_alias_the_kscope_class_raised_for_the_same_failure():
+    assert exceptions.NCUNotAvailableError is errors.BackendError
+    thermal = getattr(errors, "ThermalError", None)
+    for name in ("ThermalControlError", "CoolingTimeoutError"):
+        assert getattr(exceptions, name, None) is thermal
+        assert (name in exceptions.__all__) == (thermal is not None)
+
+
+def test_classes_added_to_errors_appear_without_editing_exceptions(monkeypatch, reload_exceptions):
+    added = type("QuotaError", (errors.ProfilerException,), {})
+    thermal = type("ThermalError", (errors.ProfilerException,), {})
+    monkeypatch.setattr(errors, "QuotaError", added, raising=False)
+    monkeypatch.setattr(errors, "ThermalError", thermal, raising=False)
+    monkeypatch.setattr(errors, "NOT_AN_ERROR", ValueError, raising=False)
+    reloaded = reload_exceptions()
+    assert reloaded.QuotaError is added and "QuotaError" in reloaded.__all__
+    assert reloaded.ThermalControlError is thermal and reloaded.CoolingTimeoutError is thermal
+    assert not hasattr(reloaded, "NOT_AN_ERROR")
+
+
+def test_profiler_exception_catches_a_bad_option():
+    try:
+        kscope.analyze.kernel(runs=0)
+    except exceptions.ProfilerException as e:
+        assert isinstance(e, kscope.ConfigError) and "runs must be an integer >= 1" in str(e)
+    else:
+        pytest.fail("runs=0 was accepted")
+
+
+def test_profiler_exception_catches_what_the_engine_raises(sim):
+    @kscope.analyze.kernel(configs=[(1,)], **QUIET)
+    def two_kernels(n):
+        with kscope.annotate("k"):
+            sim.launch("main", 10.0)
+            sim.launch("helper", 1.0)
+
+    with pytest.raises(ProfilerException) as info:
+        two_kernels()
+    assert isinstance(info.value, exceptions.SweepError)
+    assert isinstance(info.value.__cause__, exceptions.AnnotationError)
+
+
+def test_backend_errors_are_caught_under_nsights_name(sim):
+    sim.deny_clock_lock("changing clocks needs root: run as root or use clock_control='none'")
+
+    @kscope.analyze.kernel(configs=[(1,)], clock_control="base", **QUIET)
+    def locked(n):
+        with kscope.annotate("k"):
+            sim.launch("kern", 1.0)
+
+    with pytest.raises(exceptions.NCUNotAvailableError, match="needs root"):
+        locked()
+
+
+def test_row_and_col_panel_are_name_lists():
+    assert kscope.row_panel("dtype", "transpose") == ["dtype", "transpose"]
+    assert repr(kscope.col_panel("n")) == "kscope.col_panel('n')"
+    assert kscope.row_panel() == [] and isinstance(kscope.row_panel(), kscope.utils.row_panel)
+    with pytest.raises(kscope.ConfigError, match=r"row_panel takes config parameter names as arguments, e.g. "
+                                                 r"row_panel\('dtype', 'transpose'\), not \['dtype'\]"):
+        kscope.row_panel(["dtype"])
+
+
+def test_row_and_col_panel_lay_out_a_plot(sim, tmp_path):
+    seen = []
+
+    @kscope.analyze.plot(str(tmp_path / "panels.png"), row_panels=kscope.row_panel("dtype"),
+                         col_panels=kscope.col_panel("transpose"), plot_callback=seen.append)
+    @kscope.analyze.kernel(configs=list(itertools.product([1, 2], ["f16", "f32"], [False, True])), **QUIET)
+    def matmul(n, dtype, transpose):
+        with kscope.annotate("matmul"):
+            sim.launch("gemm", 100.0 * n)
+
+    matmul()
+    assert (tmp_path / "panels.png").exists()
+    titles = [ax.get_title() for ax in seen[0].get_axes()]
+    assert titles == ["dtype=f16, transpose=False", "dtype=f16, transpose=True",
+                      "dtype=f32, transpose=False", "dtype=f32, transpose=True"]
+
+
+def test_utils_holds_nsights_public_utils():
+    assert kscope.utils.VerbosityLevel is kscope.VerbosityLevel
+    assert kscope.utils.row_panel is kscope.row_panel and kscope.utils.col_panel is kscope.col_panel
+    assert kscope.utils.CUDA_CORE_AVAILABLE is True  # ignore_failures needs no cuda-core here
+
+
+def test_nsight_names_resolve_after_changing_the_import():
+    names = ["analyze.kernel", "analyze.plot", "analyze.ignore_failures", "annotate", "VerbosityLevel",
+             "VerbosityLevel.SILENT", "VerbosityLevel.INFO", "VerbosityLevel.DEBUG", "exceptions.ProfilerException",
+             "row_panel", "col_panel", "utils.VerbosityLevel", "utils.CUDA_CORE_AVAILABLE", "Tool.NCU", "Tool.CUPTI",
+             "activate", "deactivate", "get_active_tool"]
+    for dotted in names:
+        obj = nsight
+        for part in dotted.split("."):
+            assert hasattr(obj, part), f"nsight.{dotted} is missing"
+            obj = getattr(obj, part)
+    for module in ("exceptions", "utils", "tools"):
+        assert importlib.import_module(f"kscope.{module}") is getattr(nsight, module)
+        assert module in nsight.__all__
+    for name in ("Tool", "activate", "deactivate", "get_active_tool", "row_panel", "col_panel"):
+        assert name in nsight.__all__
+
+
+def test_nsight_style_program_runs(sim):
+    """Example 00 of Nsight Python, written with nsight.* names, on the simulated backend."""
+
+    @nsight.analyze.kernel(verbosity=nsight.VerbosityLevel.SILENT)
+    def benchmark_matmul(n):
+        with nsight.analyze.ignore_failures():
+            raise RuntimeError("warm-up outside any annotation fails; the block swallows it")
+        with nsight.annotate("matmul"):
+            sim.launch("gemm", float(n))
+
+    df = benchmark_matmul(1024).to_dataframe()
+    assert df[["Annotation", "n", "AvgValue", "NumRuns"]].values.tolist() == [["matmul", 1024, 1024.0, 1]]

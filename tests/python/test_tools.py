@@ -1,0 +1,114 @@
+"""kscope.Tool / activate / deactivate / get_active_tool: Nsight Python 1.1's activation rules,
+kscope's differences (nothing active after import, NCU can be deactivated), the default backend
+each tool chooses and the metrics it maps."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kscope
+from kscope import BackendError, ConfigError, Tool
+from kscope.tools import default_backend, tool_metrics
+
+
+@pytest.fixture(autouse=True)
+def no_tool():
+    kscope.deactivate()
+    yield
+    kscope.deactivate()
+
+
+def test_importing_kscope_activates_no_tool():
+    # Nsight Python 1.1 activates NCU at import unless NSPY_NCU_INIT_AT_IMPORT=0; kscope's import
+    # has no side effects, whatever that variable says.
+    package_parent = str(Path(kscope.__file__).resolve().parents[1])
+    env = {k: v for k, v in os.environ.items() if k != "NSPY_NCU_INIT_AT_IMPORT"}
+    env["PYTHONPATH"] = package_parent
+    code = "import kscope; print(kscope.get_active_tool(), kscope.tools.default_backend())"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["None", "None"]
+
+
+def test_tool_is_nsights_string_enum():
+    assert [t.value for t in Tool] == ["ncu", "cupti"]
+    assert Tool("cupti") is Tool.CUPTI and Tool.NCU == "ncu" and isinstance(Tool.NCU, str)
+
+
+@pytest.mark.parametrize("tool, backend", [(Tool.NCU, "counters"), (Tool.CUPTI, "cupti")])
+def test_activate_chooses_the_default_backend(tool, backend):
+    assert kscope.get_active_tool() is None and default_backend() is None
+    kscope.activate(tool)
+    assert kscope.get_active_tool() is tool
+    assert default_backend() == backend
+
+
+def test_activating_the_active_tool_again_is_a_no_op():
+    kscope.activate(Tool.CUPTI)
+    kscope.activate(Tool.CUPTI)
+    assert kscope.get_active_tool() is Tool.CUPTI
+
+
+@pytest.mark.parametrize("first, second", [(Tool.NCU, Tool.CUPTI), (Tool.CUPTI, Tool.NCU)])
+def test_switching_tools_while_one_is_active_is_refused(first, second):
+    kscope.activate(first)
+    with pytest.raises(BackendError, match=rf"kscope.Tool.{first.name} is already active; cannot switch to "
+                                           rf"kscope.Tool.{second.name}: call kscope.deactivate\(\) first"):
+        kscope.activate(second)
+    assert kscope.get_active_tool() is first
+    with pytest.raises(RuntimeError):  # 1.1's exception type, for code that catches it
+        kscope.activate(second)
+
+
+@pytest.mark.parametrize("value", ["cupti", None, 1, "Tool.NCU"])
+def test_activate_takes_only_a_tool(value):
+    with pytest.raises(ConfigError, match=r"activate\(\) takes a kscope.Tool \(kscope.Tool.NCU or kscope.Tool.CUPTI\)"):
+        kscope.activate(value)
+    with pytest.raises(ValueError):  # 1.1's exception type
+        kscope.activate(value)
+    assert kscope.get_active_tool() is None
+
+
+@pytest.mark.parametrize("tool", list(Tool))
+def test_deactivate_ends_either_tool_and_allows_another(tool):
+    # 1.1 keeps NCU active (its injection library stays loaded); kscope loads nothing to keep.
+    kscope.activate(tool)
+    kscope.deactivate()
+    assert kscope.get_active_tool() is None and default_backend() is None
+    other = Tool.CUPTI if tool is Tool.NCU else Tool.NCU
+    kscope.activate(other)
+    assert kscope.get_active_tool() is other
+
+
+def test_deactivate_without_a_tool_is_a_no_op():
+    kscope.deactivate()
+    kscope.deactivate()
+    assert kscope.get_active_tool() is None
+
+
+@pytest.mark.parametrize("metrics", [None, ["gpu__time_duration.sum"], ["dram__bytes_read.sum"]])
+def test_without_a_tool_metrics_are_unchanged(metrics):
+    assert tool_metrics(metrics) == (metrics, None)
+
+
+def test_ncu_measures_nsights_default_metric_when_none_are_given():
+    kscope.activate(Tool.NCU)
+    assert tool_metrics(None) == (["gpu__time_duration.sum"], None)
+    assert tool_metrics(("sm__cycles_elapsed.avg",)) == (["sm__cycles_elapsed.avg"], None)
+
+
+def test_cupti_measures_gpu_time_duration_as_the_kernel_duration_with_a_note():
+    kscope.activate(Tool.CUPTI)
+    assert tool_metrics(None) == (["cupti__kernel_duration"], None)
+    assert tool_metrics(["cupti__kernel_duration"]) == (["cupti__kernel_duration"], None)
+    metrics, note = tool_metrics(["gpu__time_duration.sum"])
+    assert metrics == ["cupti__kernel_duration"]
+    assert "kscope.Tool.CUPTI is active" in note and "rows say 'cupti__kernel_duration'" in note
+    assert "kscope.Tool.NCU or pass backend='counters'" in note
+
+
+def test_cupti_leaves_other_metrics_to_the_metric_check():
+    kscope.activate(Tool.CUPTI)
+    assert tool_metrics(["dram__bytes_read.sum"]) == (["dram__bytes_read.sum"], None)
