@@ -6,6 +6,17 @@ measure here, ThermalError when the GPU did not cool down in time, InternalError
 SweepError when a config failed mid-sweep.
 """
 
+__all__ = [
+    "AnnotationError",
+    "BackendError",
+    "ConfigError",
+    "CudaError",
+    "InternalError",
+    "ProfilerException",
+    "SweepError",
+    "ThermalError",
+]
+
 
 class ProfilerException(Exception):
     """Base class of every kscope error (the name Nsight Python uses)."""

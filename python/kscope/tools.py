@@ -17,7 +17,7 @@ A backend= given to @kscope.analyze.kernel overrides the active tool.
 import enum
 import threading
 
-from ._options import BACKEND_METRICS
+from . import _core
 from .errors import BackendError, ConfigError
 
 __all__ = ["Tool", "activate", "deactivate", "get_active_tool"]
@@ -108,7 +108,7 @@ def tool_metrics(metrics):
         return metrics, None
     if tool is Tool.NCU:
         return ([_NCU_DEFAULT_METRIC] if metrics is None else list(metrics)), None
-    duration = BACKEND_METRICS[_BACKEND[tool]]
+    (duration,) = _core.default_metrics(_core.Backend.cupti)
     if metrics is None:
         return [duration], None
     if _NCU_DEFAULT_METRIC not in metrics:
