@@ -39,34 +39,28 @@ def test_an_error_while_a_region_closes_is_a_sweep_error_naming_the_region(sim):
     assert len(kscope.analyze.kernel(configs=[(1,)], verbosity=0)(one_kernel(sim))().to_dataframe()) == 1
 
 
-def test_silent_prints_nothing(sim, capfd):
-    state = {"call": 0}
+def flaky(sim, verbosity):
+    """Profiles one config whose second call fails inside an ignore_failures annotation."""
+    calls = []
 
-    @kscope.analyze.kernel(configs=[(1,), (2,)], runs=3, verbosity=kscope.VerbosityLevel.SILENT)
+    @kscope.analyze.kernel(configs=[(1,)], runs=3, verbosity=verbosity)
     def f(n):
-        state["call"] += 1
+        calls.append(n)
         with kscope.annotate("flaky", ignore_failures=True):
-            if state["call"] == 2:
+            if len(calls) == 2:
                 raise RuntimeError("transient")
             sim.launch("kern", 1.0)
 
-    f()
-    out, err = capfd.readouterr()
-    assert (out, err) == ("", "")
+    return f()
+
+
+def test_silent_prints_nothing(sim, capfd):
+    flaky(sim, kscope.VerbosityLevel.SILENT)
+    assert capfd.readouterr() == ("", "")
 
 
 def test_info_prints_the_ignored_failure(sim, capfd):
-    state = {"call": 0}
-
-    @kscope.analyze.kernel(configs=[(1,)], runs=3, verbosity=kscope.VerbosityLevel.INFO)
-    def f(n):
-        state["call"] += 1
-        with kscope.annotate("flaky", ignore_failures=True):
-            if state["call"] == 2:
-                raise RuntimeError("transient")
-            sim.launch("kern", 1.0)
-
-    f()
+    flaky(sim, kscope.VerbosityLevel.INFO)
     assert "annotation 'flaky' failed in config (n=1) and was recorded as NaN" in capfd.readouterr().err
 
 
