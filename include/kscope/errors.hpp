@@ -1,6 +1,6 @@
 #pragma once
-// Every error kscope raises names the problem and the fix. SweepError carries what was measured
-// before the failure, so nothing collected is lost.
+// Every error kscope raises names the problem and the fix. SweepError (and SweepInterrupted, for
+// Ctrl-C) carries what was measured before it, so nothing collected is lost.
 #include <exception>
 #include <memory>
 #include <stdexcept>
@@ -66,6 +66,24 @@ class SweepError : public Error {
  private:
   std::string failed_config_;
   std::exception_ptr cause_;
+  std::shared_ptr<const Results> partial_;
+};
+
+// Raised by profile() when the sweep was interrupted (Ctrl-C, SIGINT): the sweep stopped at the end
+// of the run in progress, clocks are restored, and what was measured is kept here (and written to
+// Settings::output_prefix when set; resume with Settings::resume). Deliberately not a kscope::Error:
+// an interrupt is the user's request, not a problem of the profile, so code that catches
+// kscope::Error to skip a failed sweep and carry on does not swallow Ctrl-C (as Python's
+// kscope.SweepInterrupted is a KeyboardInterrupt, not an Exception).
+class SweepInterrupted : public std::runtime_error {
+ public:
+  SweepInterrupted(const std::string& message, std::string interrupted_config, std::shared_ptr<const Results> partial);
+  // The config that was being measured ("n=4"); empty when the sweep was between configs.
+  const std::string& interrupted_config() const { return interrupted_config_; }
+  const Results& partial_results() const { return *partial_; }
+
+ private:
+  std::string interrupted_config_;
   std::shared_ptr<const Results> partial_;
 };
 

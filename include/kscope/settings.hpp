@@ -108,6 +108,9 @@ using DeriveMetric = std::function<std::vector<DerivedValue>(const MeasuredValue
 // Reduces the values of several kernels of one region, pairwise (e.g. std::plus<double>{}).
 using CombineKernels = std::function<double(double, double)>;
 
+// The most runs (or warm-up runs) per config a Settings may ask for.
+inline constexpr std::size_t kMaxRunsPerConfig = 1'000'000'000;
+
 struct Settings {
   std::size_t runs = 10;          // recorded runs per config
   std::size_t warmup_runs = 1;    // runs per config before recording (module load, caches, clocks)
@@ -138,7 +141,14 @@ struct Settings {
   ThrottledRuns throttled_runs = ThrottledRuns::keep;
 
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
-  std::string output_prefix;      // if set: <prefix>summary.csv, <prefix>samples.csv, <prefix>results.json
+  // If set: <prefix>summary.csv and <prefix>results.json at the end; <prefix>samples.csv (raw
+  // samples), <prefix>manifest.json and <prefix>progress.jsonl written as the sweep goes, each
+  // config's samples on disk once it finishes. The directory must exist and be writable.
+  std::string output_prefix;
+  // Continue the sweep streamed under output_prefix (after a kill or an interrupt): the configs
+  // finished there are read back, not measured again. Refused (ConfigError) when the files hold
+  // another GPU, backend, sweep or measurement settings; with nothing there, every config is measured.
+  bool resume = false;
 
   // Sets cache_control and clock_control as the preset says.
   Settings& apply(Preset preset);

@@ -23,6 +23,7 @@ from .errors import (
     InternalError,
     ProfilerException,
     SweepError,
+    SweepInterrupted,
     ThermalError,
 )
 from .tools import Tool, activate, deactivate, get_active_tool
@@ -37,6 +38,7 @@ __all__ = [
     "ProfileResults",
     "ProfilerException",
     "SweepError",
+    "SweepInterrupted",
     "ThermalError",
     "Tool",
     "VerbosityLevel",

@@ -41,15 +41,25 @@ def _choice(option, value, allowed):
     return value
 
 
-def _count(option, value, minimum):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ConfigError(f"{option} must be an integer >= {minimum}, not {value!r}")
+def _count(option, value, minimum, maximum=_core.MAX_RUNS_PER_CONFIG):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not minimum <= value <= maximum:
+        raise ConfigError(f"{option} must be an integer from {minimum} to {maximum}, not {value!r}")
     return int(value)
 
 
+def _number(option, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise ConfigError(f"{option} must be a number, not {value!r}")
+    return float(value)
+
+
 def _optional_number(option, value):
-    if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
-        raise ConfigError(f"{option} must be a number or None, not {value!r}")
+    return None if value is None else _number(option, value)
+
+
+def _flag(option, value):
+    if not isinstance(value, bool):
+        raise ConfigError(f"{option} must be True or False, not {value!r}")
     return value
 
 
@@ -93,7 +103,7 @@ class Options:
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None):
+                 ncu_sections=None, resume=False):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -125,6 +135,7 @@ class Options:
             raise ConfigError(f"output_prefix must be a path prefix string, not {output_prefix!r}")
         self.output_prefix = output_prefix
         self.output_csv = bool(output_csv)
+        self.resume = _flag("resume", resume)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
         self.ncu_sections = _names("ncu_sections", [ncu_sections] if isinstance(ncu_sections, str) else ncu_sections)
@@ -140,8 +151,8 @@ class Options:
                 "derive_metric cannot know its arguments: choose backend='counters' or 'cupti'"
             )
         # The engine's own checks, at decoration time (metrics against the backend: at the call,
-        # whose backend a kscope.testing block may replace).
-        self.settings().validate()
+        # whose backend a kscope.testing block may replace; the prefix's directory: at the call).
+        self.settings(output_prefix or "").validate()
 
     _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
 
@@ -161,8 +172,14 @@ class Options:
         engine = dict(adaptive)
         if "criterion" in engine:
             engine["criterion"] = getattr(
-                _core.StopCriterion, _choice("adaptive criterion", engine["criterion"], ("ci_halfwidth", "rsd"))
+                _core.StopCriterion, _choice("adaptive['criterion']", engine["criterion"], ("ci_halfwidth", "rsd"))
             )
+        for key in ("min_runs", "max_runs"):
+            if key in engine:
+                engine[key] = _count(f"adaptive['{key}']", engine[key], 0)
+        for key in ("target_pct", "config_budget_s", "timeout_s"):
+            if key in engine:
+                engine[key] = _number(f"adaptive['{key}']", engine[key])
         return engine
 
     @staticmethod
@@ -178,7 +195,7 @@ class Options:
             if _optional_number(option, value) is not None:
                 engine[field] = float(value)
         if device is not None:
-            _count("thermal_device", device, 0)
+            _count("thermal_device", device, 0, 2**31 - 1)
             if not _thermal_device_warned:
                 _thermal_device_warned = True
                 warnings.warn(
@@ -200,6 +217,7 @@ class Options:
         s.backend = self.engine_backend()
         s.metrics = self.metrics or []
         s.output_prefix = output_prefix
+        s.resume = self.resume
         s.cache_control = getattr(_core.CacheControl, self.cache_control)
         s.clock_control = getattr(_core.ClockControl, self.clock_control)
         for field, value in self.thermal.items():
@@ -242,26 +260,44 @@ class Options:
             )
         name = getattr(fn, "__name__", "derived")
         unitless = set()
+        shapes = "return a number, a (value, unit) tuple, or a dict of them"
 
-        def entry(key, out):
-            if isinstance(out, (tuple, list)) and len(out) >= 2:
-                value, unit = out[0], out[1]
-            else:
-                value, unit = out, None
-                if key not in unitless:
-                    unitless.add(key)
-                    warnings.warn(
-                        f"Derived metric '{key}' does not have a unit specified: return a tuple "
-                        f"(value, unit) instead of just the value; its Unit column stays empty.",
-                        UserWarning,
-                        stacklevel=2,
-                    )
-            return key, math.nan if value is None else float(value), "" if unit is None else str(unit)
+        def number(key, value, values):
+            what = f"derive_metric {name}() returned {value!r} for {key!r}"
+            if value is None:
+                if all(math.isnan(v) for v in values):  # a failed run (ignore_failures): NaN whatever it returns
+                    return math.nan
+                raise ConfigError(
+                    f"{what} (measured values {list(values)}): {shapes}; float('nan') for a value that does "
+                    f"not exist. Is a return statement missing?"
+                )
+            if isinstance(value, (tuple, list)):
+                raise ConfigError(f"{what}, a {len(value)}-element {type(value).__name__}: {shapes}")
+            if isinstance(value, (str, bytes)):
+                raise ConfigError(f"{what}, text rather than a number: {shapes}")
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{what}, a {type(value).__name__} rather than a number: {shapes}") from None
+
+        def entry(key, out, values):
+            pair = isinstance(out, (tuple, list)) and len(out) >= 2
+            value, unit = (out[0], out[1]) if pair else (out, None)
+            derived = key, number(key, value, values), "" if unit is None else str(unit)
+            if not pair and key not in unitless:
+                unitless.add(key)
+                warnings.warn(
+                    f"Derived metric '{key}' does not have a unit specified: return a tuple "
+                    f"(value, unit) instead of just the value; its Unit column stays empty.",
+                    UserWarning,
+                    stacklevel=2,
+                )
+            return derived
 
         def adapter(values, config_index):
             out = fn(*values, *configs[config_index])
             if isinstance(out, Mapping):
-                return [entry(str(k), v) for k, v in out.items()]
-            return [entry(name, out)]
+                return [entry(str(k), v, values) for k, v in out.items()]
+            return [entry(name, out, values)]
 
         return adapter

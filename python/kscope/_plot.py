@@ -2,6 +2,7 @@
 Agg, so plotting needs no display and leaves pyplot's state (and a notebook's backend) alone."""
 
 import itertools
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -37,11 +38,42 @@ class Style:
             raise ConfigError(f"show_aggregate must be None, 'avg' or 'geomean', not {self.show_aggregate!r}")
         if self.plot_callback is not None and not callable(self.plot_callback):
             raise ConfigError("plot_callback must be a function taking the matplotlib Figure")
+        if not isinstance(self.filename, (str, os.PathLike)) or not str(self.filename):
+            raise ConfigError(f"filename must be a path such as 'plot.png', not {self.filename!r}")
+        extension = os.path.splitext(str(self.filename))[1][1:].lower()
+        supported = _supported_formats()
+        if extension and extension not in supported:
+            raise ConfigError(
+                f"filename {str(self.filename)!r}: matplotlib cannot write '.{extension}' files; use one of "
+                f"{', '.join('.' + e for e in sorted(supported))}"
+            )
         for name in ("row_panels", "col_panels", "x_keys", "variant_fields", "variant_annotations"):
             value = getattr(self, name)
             if isinstance(value, str):
                 raise ConfigError(f"{name} must be a list of names, e.g. [{value!r}], not {value!r}")
             setattr(self, name, None if value is None else list(value))
+
+
+def _supported_formats():
+    from matplotlib.figure import Figure
+
+    return Figure().canvas.get_supported_filetypes()
+
+
+def check_filename(filename):
+    """ConfigError unless the plot's directory exists and is writable: checked before the sweep, so
+    a bad path never costs one."""
+    directory = os.path.dirname(os.path.abspath(filename))
+    if not os.path.isdir(directory):
+        raise ConfigError(
+            f"filename {str(filename)!r} of @kscope.analyze.plot: its directory {directory!r} does not exist; "
+            f"create it, or give a path in an existing directory"
+        )
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"filename {str(filename)!r} of @kscope.analyze.plot: its directory {directory!r} is not writable; "
+            f"give a path in a writable directory"
+        )
 
 
 def _pick_metric(df, metric):

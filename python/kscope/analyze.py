@@ -11,7 +11,7 @@ from . import _core, _plot, testing
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
-from .errors import ConfigError, SweepError
+from .errors import ConfigError, SweepError, SweepInterrupted
 
 
 def kernel(
@@ -35,6 +35,7 @@ def kernel(
     thermal_device=None,
     output_prefix=None,
     output_csv=False,
+    resume=False,
     backend="cupti",
     warmup_runs=1,
     adaptive=None,
@@ -72,8 +73,17 @@ def kernel(
         the guard watches the profiled GPU.
     verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
     output_prefix: the engine writes {prefix}{func}-{n}-summary.csv, -samples.csv and
-        -results.json for the n-th call (and, with backend='ncu', its Nsight Compute report
-        and logs; without a prefix those go to a temporary directory).
+        -results.json for the n-th successful call (and, with backend='ncu', its Nsight Compute
+        report and logs; without a prefix those go to a temporary directory). The raw samples
+        are streamed: -samples.csv gets each config's samples, on disk, as soon as it finishes
+        (with -manifest.json and -progress.jsonl), so a crash or kill loses at most the config
+        in flight. The directory is created if needed.
+    resume (kscope): with output_prefix, continue the sweep streamed there by a call that was
+        killed or interrupted (the same {func}-{n}: the n-th call of a fresh process, or the
+        next call after a SweepInterrupted): configs finished on disk are read back, the rest
+        measured, and the whole table returned. Refused (ConfigError naming what differs) if
+        the GPU, backend, sweep or measurement options differ; with nothing on disk every config
+        is measured.
     output_csv: also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
         {prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a
         temporary directory when no prefix is given).
@@ -97,7 +107,7 @@ def kernel(
         clock_control=clock_control, cache_control=cache_control, replay_mode=replay_mode,
         thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
-        output_prefix=output_prefix, output_csv=output_csv, backend=backend,
+        output_prefix=output_prefix, output_csv=output_csv, resume=resume, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
     )
 
@@ -159,7 +169,7 @@ class _ProfiledFunction:
                 self.signature.names, engine_rows(configs, len(self.signature.names)),
                 opts.settings(self._engine_prefix()), body, derive, opts.combine_kernel_metrics, simulated,
             )
-        except SweepError as e:
+        except (SweepError, SweepInterrupted) as e:
             if e.partial_results is not None:
                 e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)
             raise
@@ -172,9 +182,11 @@ class _ProfiledFunction:
                 stacklevel=3,
             )
         results = ProfileResults(core, configs, self.signature.names)
+        call = self.calls
+        self.calls += 1  # this call's files are written: the next call gets the next {n}
         if opts.output_csv:
-            self._write_csv(results)
-        self.calls += 1
+            with results_attached(results, "writing the output_csv files"):
+                self._write_csv(results, call)
         return results
 
     def _engine_prefix(self):
@@ -195,7 +207,7 @@ class _ProfiledFunction:
                 ) from None
         return f"{prefix}{self.func.__name__}-{self.calls}-"
 
-    def _write_csv(self, results):
+    def _write_csv(self, results, call):
         prefix = self.options.output_prefix
         if prefix is None:
             if self.csv_prefix is None:
@@ -203,7 +215,7 @@ class _ProfiledFunction:
             prefix = self.csv_prefix
         if os.path.dirname(prefix):
             os.makedirs(os.path.dirname(prefix), exist_ok=True)
-        tag = f"{self.func.__name__}-{self.calls}.csv"
+        tag = f"{self.func.__name__}-{call}.csv"
         for kind, frame in (("profiled", results.raw_dataframe()), ("processed", results.to_dataframe())):
             path = f"{prefix}{kind}_data-{tag}"
             frame.to_csv(path, index=False)
@@ -265,14 +277,30 @@ def plot(
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
+            _plot.check_filename(style.filename)  # before the sweep: a bad path never costs one
             results = func(*args, **kwargs)
-            _plot.draw(results, style)
+            with results_attached(results, "plotting"):
+                _plot.draw(results, style)
             return results
 
         wrapper._kscope_profiled = func._kscope_profiled
         return wrapper
 
     return decorate
+
+
+@contextlib.contextmanager
+def results_attached(results, step):
+    """A failure after the sweep (plotting, writing files) does not lose its results: the exception
+    goes on, carrying them as its ``results`` attribute (and a note saying so)."""
+    try:
+        yield
+    except Exception as e:
+        e.results = results
+        if hasattr(e, "add_note"):  # Python 3.11+
+            e.add_note(f"kscope: the sweep completed before {step} failed; its ProfileResults are in this "
+                       f"exception's .results")
+        raise
 
 
 def ignore_failures():

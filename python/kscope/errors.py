@@ -3,7 +3,8 @@
 The engine's C++ errors arrive as these classes (kscope._core translates them): ConfigError for
 bad configs or options, AnnotationError for a broken region rule, BackendError when nothing can
 measure here, ThermalError when the GPU did not cool down in time, InternalError for a kscope bug,
-SweepError when a config failed mid-sweep.
+SweepError when a config failed mid-sweep. SweepInterrupted (Ctrl-C, a Jupyter interrupt) is a
+KeyboardInterrupt, not one of these: code that catches Exception does not swallow it.
 """
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "InternalError",
     "ProfilerException",
     "SweepError",
+    "SweepInterrupted",
     "ThermalError",
 ]
 
@@ -57,4 +59,18 @@ class SweepError(ProfilerException):
     def __init__(self, message, failed_config="", partial_results=None):
         super().__init__(message)
         self.failed_config = failed_config
+        self.partial_results = partial_results
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT, a Jupyter interrupt) stopped a sweep at the end of the run in progress.
+
+    The clocks are restored, ``partial_results`` holds every row measured before it (a
+    ProfileResults) and, with output_prefix, the files are written: call again with resume=True to
+    measure only the rest. A KeyboardInterrupt, so ``except Exception`` does not swallow it.
+    """
+
+    def __init__(self, message, interrupted_config="", partial_results=None):
+        super().__init__(message)
+        self.interrupted_config = interrupted_config
         self.partial_results = partial_results

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/caller.hpp"
+#include "core/interrupt.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
@@ -34,6 +35,36 @@ py::object error_class(const std::exception& e) {
   return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
 }
 
+// An exception raised by Python code the engine called (the body, derive_metric, the combine
+// rule). The engine's messages quote what(): "ValueError: bad size", without the traceback that
+// pybind11's what() appends (the Python exception, kept as the SweepError's __cause__, has it).
+class PythonError : public py::error_already_set {
+ public:
+  explicit PythonError(const py::error_already_set& e) : py::error_already_set(e), message_(describe(e)) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  static std::string describe(const py::error_already_set& e) {  // with the GIL
+    const std::string type = py::str(e.type().attr("__name__"));
+    const std::string text = py::str(e.value());
+    return text.empty() ? type : type + ": " + text;
+  }
+  std::string message_;
+};
+
+// Calls Python code from the engine (with the GIL). A KeyboardInterrupt there is Ctrl-C reaching
+// Python's own handler (it came before the session's handler, or it is a second Ctrl-C): the
+// sweep stops, as interrupted rather than failed.
+template <typename Call>
+auto call_python(Call&& call) {
+  try {
+    return call();
+  } catch (const py::error_already_set& e) {
+    if (e.matches(PyExc_KeyboardInterrupt)) kscope::detail::request_interrupt();
+    throw PythonError(e);
+  }
+}
+
 // The exception that stopped a sweep, as a Python exception instance: the user's own exception
 // object when the body (or a callback) raised in Python.
 py::object python_exception(std::exception_ptr cause) {
@@ -55,6 +86,9 @@ void raise(const py::object& instance) {
 void translate(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
+  } catch (const kscope::SweepInterrupted& e) {
+    const py::module_ errors = py::module_::import("kscope.errors");
+    raise(errors.attr("SweepInterrupted")(e.what(), e.interrupted_config(), e.partial_results()));
   } catch (const kscope::SweepError& e) {
     py::object cause = python_exception(e.cause());
     // Ctrl-C and SystemExit stay what they are: they must not become an ordinary Exception.
@@ -130,27 +164,36 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
   PyObject* body_fn = body.ptr();
   const kscope::Body call_body = [body_fn](const kscope::Config& config) {
     py::gil_scoped_acquire gil;
-    py::reinterpret_borrow<py::function>(body_fn)(config.index());
+    call_python([&] { py::reinterpret_borrow<py::function>(body_fn)(config.index()); });
+    // A Ctrl-C that Python's handler saw while the engine ran (the GIL released): the run is
+    // complete, the sweep stops after it.
+    if (PyErr_CheckSignals() != 0) {
+      if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) throw PythonError(py::error_already_set());
+      PyErr_Clear();
+      kscope::detail::request_interrupt();
+    }
   };
   if (!derive.is_none()) {
     PyObject* fn = derive.ptr();
     // The Python side returns [(name, value, unit), ...] whatever shape the user's function returned.
     settings.derive_metric = [fn](const kscope::MeasuredValues& measured, const kscope::Config& config) {
       py::gil_scoped_acquire gil;
-      py::object out = py::reinterpret_borrow<py::function>(fn)(measured.values(), config.index());
-      std::vector<kscope::DerivedValue> derived;
-      for (const auto& item : out) {
-        auto t = item.cast<py::tuple>();
-        derived.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<std::string>()});
-      }
-      return derived;
+      return call_python([&] {
+        py::object out = py::reinterpret_borrow<py::function>(fn)(measured.values(), config.index());
+        std::vector<kscope::DerivedValue> derived;
+        for (const auto& item : out) {
+          auto t = item.cast<py::tuple>();
+          derived.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<std::string>()});
+        }
+        return derived;
+      });
     };
   }
   if (!combine.is_none()) {
     PyObject* fn = combine.ptr();
     settings.combine_kernel_metrics = [fn](double a, double b) {
       py::gil_scoped_acquire gil;
-      return py::reinterpret_borrow<py::function>(fn)(a, b).cast<double>();
+      return call_python([&] { return py::reinterpret_borrow<py::function>(fn)(a, b).cast<double>(); });
     };
   }
   py::gil_scoped_release release;
@@ -182,6 +225,7 @@ py::list column_specs(const std::vector<kscope::ColumnSpec>& columns) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The kscope engine (C++), as used by the kscope Python package";
   m.attr("__version__") = KSCOPE_VERSION;
+  m.attr("MAX_RUNS_PER_CONFIG") = kscope::kMaxRunsPerConfig;
   py::register_exception_translator(translate);
   // The engine's messages name Python options and fixes from now on.
   kscope::detail::set_caller(kscope::detail::Caller::python);
@@ -250,6 +294,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
+      .def_readwrite("resume", &kscope::Settings::resume)
       .def("validate", &kscope::Settings::validate, "Raises ConfigError naming a bad option and its fix");
 
   // The tables' columns after Annotation and the config axes: [(name, type)], type one of text,

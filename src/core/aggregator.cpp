@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/attribution.hpp"
+#include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
@@ -36,7 +37,11 @@ Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metr
 
 void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool> converged,
                                         std::size_t thermal_pauses) {
-  outcomes_[config_index] = Outcome{converged, thermal_pauses};
+  outcomes_[config_index] = ConfigOutcome{converged, thermal_pauses};
+}
+
+void Aggregator::add_samples(std::vector<SampleRow> samples) {
+  samples_.insert(samples_.end(), std::make_move_iterator(samples.begin()), std::make_move_iterator(samples.end()));
 }
 
 bool Aggregator::enters_statistics(const SampleRow& s) const {
@@ -84,7 +89,14 @@ void Aggregator::add_run(const RecordedRun& run) {
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
-      for (const auto& d : settings_.derive_metric(measured, config)) add(d.name, d.unit, region.failed ? NAN : d.value);
+      for (const auto& d : settings_.derive_metric(measured, config)) {
+        if (std::find(metric_names_.begin(), metric_names_.end(), d.name) != metric_names_.end())
+          throw ConfigError("derive_metric returned a value named '" + d.name + "', the name of a measured metric: "
+                            "its values would be averaged into that metric's row. " +
+                            spell("Give the DerivedValue another name",
+                                  "Name the function differently, or return a dict with another key"));
+        add(d.name, d.unit, region.failed ? NAN : d.value);
+      }
     }
   }
 }

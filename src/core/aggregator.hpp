@@ -34,8 +34,20 @@ class Aggregator {
   // The same rules for a run that is not recorded (a warm-up): throws, adds nothing.
   void check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const;
 
+  // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
+  // back from disk): kept as they are, so the results are those of one uninterrupted sweep.
+  void add_samples(std::vector<SampleRow> samples);
+
   // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
+  struct ConfigOutcome {
+    std::optional<bool> converged;
+    std::size_t thermal_pauses = 0;
+  };
   void set_config_outcome(std::size_t config_index, std::optional<bool> converged, std::size_t thermal_pauses);
+  const ConfigOutcome& config_outcome(std::size_t config_index) const { return outcomes_[config_index]; }
+
+  // Every sample so far, in the order recorded.
+  const std::vector<SampleRow>& samples() const { return samples_; }
 
   // The values so far of each measured (not derived) metric of each annotation of the config
   // recorded last, as they enter the statistics (throttled runs left out when Settings exclude
@@ -60,11 +72,7 @@ class Aggregator {
   std::vector<std::pair<std::string, std::string>> series_keys_;  // (annotation, metric)
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
-  struct Outcome {
-    std::optional<bool> converged;
-    std::size_t thermal_pauses = 0;
-  };
-  std::vector<Outcome> outcomes_;
+  std::vector<ConfigOutcome> outcomes_;
 };
 
 }  // namespace kscope::detail

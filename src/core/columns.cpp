@@ -9,6 +9,7 @@ namespace {
 using T = ColumnType;
 
 Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
+double real(const Cell& c) { return std::holds_alternative<double>(c) ? std::get<double>(c) : NAN; }
 Cell count(std::size_t n) { return static_cast<std::int64_t>(n); }
 Cell optional_bool(const std::optional<bool>& b) { return b ? Cell{*b} : Cell{}; }
 
@@ -82,14 +83,22 @@ std::vector<ColumnDefinition<SampleRow>> make_sample_columns() {
   using R = SampleRow;
   using S = SessionInfo;
   std::vector<ColumnDefinition<R>> c{
-      {{"Run", T::integer}, [](const R& r, const S&) { return count(r.run); }},
-      {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; }},
-      {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; }},
-      {{"Value", T::real}, [](const R& r, const S&) { return number(r.value); }},
-      {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; }},
-      {{"SMClockMHz", T::real}, [](const R& r, const S&) { return number(r.sm_clock_mhz); }},
-      {{"MemoryClockMHz", T::real}, [](const R& r, const S&) { return number(r.memory_clock_mhz); }},
-      {{"Throttled", T::boolean}, [](const R& r, const S&) { return Cell{r.throttled}; }},
+      {{"Run", T::integer}, [](const R& r, const S&) { return count(r.run); },
+       [](R& r, const Cell& c) { r.run = static_cast<std::size_t>(std::get<std::int64_t>(c)); }},
+      {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; },
+       [](R& r, const Cell& c) { r.metric = std::get<std::string>(c); }},
+      {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; },
+       [](R& r, const Cell& c) { r.unit = std::get<std::string>(c); }},
+      {{"Value", T::real}, [](const R& r, const S&) { return number(r.value); },
+       [](R& r, const Cell& c) { r.value = real(c); }},
+      {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; },
+       [](R& r, const Cell& c) { r.kernel = std::get<std::string>(c); }},
+      {{"SMClockMHz", T::real}, [](const R& r, const S&) { return number(r.sm_clock_mhz); },
+       [](R& r, const Cell& c) { r.sm_clock_mhz = real(c); }},
+      {{"MemoryClockMHz", T::real}, [](const R& r, const S&) { return number(r.memory_clock_mhz); },
+       [](R& r, const Cell& c) { r.memory_clock_mhz = real(c); }},
+      {{"Throttled", T::boolean}, [](const R& r, const S&) { return Cell{r.throttled}; },
+       [](R& r, const Cell& c) { r.throttled = std::get<bool>(c); }},
   };
   append(c, session_columns<R>());
   return c;

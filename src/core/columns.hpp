@@ -12,9 +12,18 @@ template <typename Row>
 struct ColumnDefinition {
   ColumnSpec spec;
   std::function<Cell(const Row&, const SessionInfo&)> cell;
+  // The inverse of cell, for the sample columns a resumed sweep reads back from disk; empty for
+  // the session facts (the same on every row, checked once) and the summary columns.
+  std::function<void(Row&, const Cell&)> read = {};
 };
 
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
+
+// A config value as a table cell.
+Cell value_cell(const Value& value);
+// Annotation, the config axes, then sample_columns(): Results::samples_table, and the rows a
+// streamed sweep appends to its samples.csv.
+Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs, const SessionInfo& session);
 
 }  // namespace kscope::detail

@@ -12,6 +12,10 @@ SweepError::SweepError(const std::string& message, std::string failed_config,
       cause_(std::move(cause)),
       partial_(std::move(partial)) {}
 
+SweepInterrupted::SweepInterrupted(const std::string& message, std::string interrupted_config,
+                                   std::shared_ptr<const Results> partial)
+    : std::runtime_error(message), interrupted_config_(std::move(interrupted_config)), partial_(std::move(partial)) {}
+
 namespace detail {
 
 std::string exception_message(std::exception_ptr error) {

@@ -6,6 +6,29 @@
 #include "core/exception_message.hpp"
 
 namespace kscope::detail {
+namespace {
+
+// Results that a stopped sweep keeps: written to the output prefix when there is one. Returns
+// what the message says about them.
+std::string keep(const Results& kept, const Settings& settings, const std::string& holder) {
+  std::string message = std::to_string(kept.rows().size()) + " summary rows measured before it are kept in " + holder;
+  if (!settings.output_prefix.empty()) {
+    try {
+      kept.write_all(settings.output_prefix);
+      message += " and written to " + settings.output_prefix + "{summary.csv,samples.csv,results.json}";
+    } catch (const std::exception& e) {
+      message += std::string("; writing them to files failed: ") + e.what();  // the sweep's own error stays
+    }
+  }
+  return message;
+}
+
+}  // namespace
+
+std::string config_label(const Config& config, std::size_t config_count) {
+  return "config " + std::to_string(config.index() + 1) + "/" + std::to_string(config_count) + " (" +
+         config.to_string() + ")";
+}
 
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
                       std::size_t config_count) {
@@ -16,7 +39,18 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
       throw sweep_failure(aggregator, session, settings, config_count, nullptr, "", std::current_exception());
     }
   }();
-  if (!settings.output_prefix.empty()) results.write_all(settings.output_prefix);
+  if (settings.output_prefix.empty()) return results;
+  try {
+    results.write_all(settings.output_prefix);
+  } catch (const std::exception& e) {
+    // Measured is measured: the results travel with the error instead of being lost with the file.
+    auto complete = std::make_shared<const Results>(std::move(results));
+    throw SweepError("all configs ran, but writing the results to " + settings.output_prefix +
+                         "{summary.csv,samples.csv,results.json} failed: " + e.what() + "\nall " +
+                         std::to_string(complete->rows().size()) + " summary rows are kept in " +
+                         spell("SweepError::partial_results()", "the error's partial_results"),
+                     "", std::current_exception(), complete);
+  }
   return results;
 }
 
@@ -24,22 +58,22 @@ SweepError sweep_failure(const Aggregator& aggregator, const SessionInfo& sessio
                          std::size_t config_count, const Config* config, const std::string& what,
                          std::exception_ptr cause, const std::string& aftermath) {
   auto partial = std::make_shared<const Results>(aggregator.results(session, false));
-  const std::string context =
-      config ? "config " + std::to_string(config->index() + 1) + "/" + std::to_string(config_count) + " (" +
-                   config->to_string() + ") failed in " + what
-             : "all configs ran, but the results could not be normalized";
-  std::string message = context + ": " + exception_message(cause) + aftermath + "\n" +
-                        std::to_string(partial->rows().size()) + " summary rows measured before it are kept in " +
-                        spell("SweepError::partial_results()", "the error's partial_results");
-  if (!settings.output_prefix.empty()) {
-    try {
-      partial->write_all(settings.output_prefix);
-      message += " and written to " + settings.output_prefix + "{summary.csv,samples.csv,results.json}";
-    } catch (const std::exception& e) {
-      message += std::string("; writing them to files failed: ") + e.what();  // the sweep's own error stays
-    }
-  }
+  const std::string context = config ? config_label(*config, config_count) + " failed in " + what
+                                     : "all configs ran, but the results could not be normalized";
+  const std::string message = context + ": " + exception_message(cause) + aftermath + "\n" +
+                              keep(*partial, settings, spell("SweepError::partial_results()", "the error's partial_results"));
   return SweepError(message, config ? config->to_string() : "", cause, partial);
+}
+
+SweepInterrupted sweep_interrupted(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
+                                   const Config* cut_short, const std::string& where) {
+  auto partial = std::make_shared<const Results>(aggregator.results(session, false));
+  std::string message = "sweep interrupted (Ctrl-C, SIGINT) " + where + "\n" +
+                        keep(*partial, settings,
+                             spell("SweepInterrupted::partial_results()", "the exception's partial_results"));
+  if (!settings.output_prefix.empty())
+    message += "; to measure the rest, run the sweep again with " + option("resume") + spell(" = true", "=True");
+  return SweepInterrupted(message, cut_short ? cut_short->to_string() : "", partial);
 }
 
 }  // namespace kscope::detail

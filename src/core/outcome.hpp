@@ -1,6 +1,7 @@
 #pragma once
 // How a sweep ends, whatever measured it: its Results (normalized, written to the output prefix),
-// or a SweepError that names the config and runs that failed and carries what was measured before.
+// a SweepError that names the config and runs that failed and carries what was measured before,
+// or a SweepInterrupted (Ctrl-C) that carries the same.
 #include <exception>
 #include <string>
 
@@ -9,6 +10,8 @@
 
 namespace kscope::detail {
 
+// Throws SweepError when the results cannot be normalized, or written to the output prefix: then
+// the complete results are its partial_results.
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
                       std::size_t config_count);
 
@@ -17,5 +20,13 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
 SweepError sweep_failure(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
                          std::size_t config_count, const Config* config, const std::string& what,
                          std::exception_ptr cause, const std::string& aftermath = "");
+
+// `where`: "in config 3/10 (n=4) after run 5", "before config 3/10 (n=4)"...; `cut_short`: the
+// config whose runs stopped part way (nullptr when the sweep stopped between configs).
+SweepInterrupted sweep_interrupted(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
+                                   const Config* cut_short, const std::string& where);
+
+// "config 3/10 (n=4)"
+std::string config_label(const Config& config, std::size_t config_count);
 
 }  // namespace kscope::detail

@@ -1,7 +1,9 @@
 #include "kscope/results.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -14,7 +16,50 @@
 namespace kscope {
 namespace {
 
-Cell to_cell(const Value& v) {
+Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
+
+const std::vector<std::string> kNoAxes;
+
+// The file appears whole or not at all: written beside it, then renamed over it. A kill while
+// writing leaves the previous file (a streamed sweep's samples.csv) as it was.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    if (!out) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
+    write(out);
+    out.flush();
+    if (!out) throw Error("writing '" + path + "' failed (disk full?)");
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) throw Error("cannot write '" + path + "': " + error.message());
+}
+
+// Annotation and the config axes, then the schema's columns.
+template <typename Row>
+Table make_table(const std::vector<Config>& configs, const SessionInfo& session, const std::vector<Row>& rows,
+                 const std::vector<detail::ColumnDefinition<Row>>& definitions) {
+  Table t;
+  t.columns.push_back("Annotation");
+  for (const auto& a : configs.empty() ? kNoAxes : configs.front().names()) t.columns.push_back(a);
+  for (const auto& d : definitions) t.columns.push_back(d.spec.name);
+  for (const Row& row : rows) {
+    std::vector<Cell> cells;
+    cells.reserve(t.columns.size());
+    cells.emplace_back(row.annotation);
+    for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::value_cell(v));
+    for (const auto& d : definitions) cells.push_back(d.cell(row, session));
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+}  // namespace
+
+namespace detail {
+
+Cell value_cell(const Value& v) {
   switch (v.type()) {
     case ValueType::integer: return v.as_int();
     case ValueType::real: return v.as_double();
@@ -24,36 +69,12 @@ Cell to_cell(const Value& v) {
   return {};
 }
 
-Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
-
-const std::vector<std::string> kNoAxes;
-
-std::ofstream open_for_writing(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
-  return out;
+Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs,
+                    const SessionInfo& session) {
+  return make_table(configs, session, rows, sample_column_definitions());
 }
 
-// Annotation and the config axes, then the schema's columns.
-template <typename Row>
-Table make_table(const Results& r, const std::vector<Row>& rows,
-                 const std::vector<detail::ColumnDefinition<Row>>& definitions) {
-  Table t;
-  t.columns.push_back("Annotation");
-  for (const auto& a : r.axis_names()) t.columns.push_back(a);
-  for (const auto& d : definitions) t.columns.push_back(d.spec.name);
-  for (const Row& row : rows) {
-    std::vector<Cell> cells;
-    cells.reserve(t.columns.size());
-    cells.emplace_back(row.annotation);
-    for (const auto& v : r.configs()[row.config_index].values()) cells.push_back(to_cell(v));
-    for (const auto& d : definitions) cells.push_back(d.cell(row, r.session()));
-    t.rows.push_back(std::move(cells));
-  }
-  return t;
-}
-
-}  // namespace
+}  // namespace detail
 
 std::string to_string(BackendId backend) {
   switch (backend) {
@@ -83,18 +104,18 @@ const SummaryRow& Results::at(const std::string& annotation, const std::string& 
               std::to_string(config_index));
 }
 
-Table Results::summary_table() const { return make_table(*this, rows_, detail::summary_column_definitions()); }
+Table Results::summary_table() const {
+  return make_table(configs_, session_, rows_, detail::summary_column_definitions());
+}
 
-Table Results::samples_table() const { return make_table(*this, samples_, detail::sample_column_definitions()); }
+Table Results::samples_table() const { return detail::samples_table(samples_, configs_, session_); }
 
 void Results::write_csv(const std::string& path) const {
-  auto out = open_for_writing(path);
-  kscope::write_csv(summary_table(), out);
+  write_file(path, [&](std::ostream& out) { kscope::write_csv(summary_table(), out); });
 }
 
 void Results::write_samples_csv(const std::string& path) const {
-  auto out = open_for_writing(path);
-  kscope::write_csv(samples_table(), out);
+  write_file(path, [&](std::ostream& out) { kscope::write_csv(samples_table(), out); });
 }
 
 void Results::write_json(const std::string& path) const {
@@ -118,8 +139,7 @@ void Results::write_json(const std::string& path) const {
                     {"axes", axis_names()}};
   doc["summary"] = detail::table_to_json(summary_table());
   doc["samples"] = detail::table_to_json(samples_table());
-  auto out = open_for_writing(path);
-  out << doc.dump(1) << "\n";
+  write_file(path, [&](std::ostream& out) { out << doc.dump(1) << "\n"; });
 }
 
 void Results::write_all(const std::string& prefix) const {

@@ -45,7 +45,12 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
       plan_(settings, now_s()),
       thermal_(
           settings, [this] { return device_ ? device_->thermal_margin_c() : std::nullopt; },
-          [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }, now_s),
+          [](double s) {
+            // Ctrl-C ends a pause at once: the run it delays has not started.
+            if (interrupt_requested()) throw std::runtime_error("the thermal guard was pausing for the GPU to cool");
+            std::this_thread::sleep_for(std::chrono::duration<double>(s));
+          },
+          now_s),
       aggregator_(configs_, backend.metrics(), settings),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs())) {
   std::vector<std::string> measured;
@@ -54,6 +59,7 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
 }
 
 Session::~Session() {
+  interrupt_.reset();   // the clock lock's signal handling is back before the clock lock goes
   clock_lock_.reset();  // clocks come back before the backend lets the device go
   if (backend_open_) backend_.end_session();
 }
@@ -61,9 +67,11 @@ Session::~Session() {
 Results Session::run() {
   open();
   for (const Config& config : configs_) {
+    if (stream_ && stream_->finished(config.index())) continue;
     measure_config(config);
     finish_config(config);
   }
+  stop_if_interrupted(nullptr);
   return finish();
 }
 
@@ -82,6 +90,8 @@ void Session::open() {
     info_.locked_memory_clock_mhz = clock_lock_->locked_clocks().memory_mhz;
   }
   expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
+  if (!settings_.output_prefix.empty()) stream_.emplace(settings_, configs_, info_, backend_.metrics(), aggregator_);
+  interrupt_.emplace();
 }
 
 void Session::measure_config(const Config& config) {
@@ -95,6 +105,7 @@ void Session::measure_config(const Config& config) {
 }
 
 bool Session::run_batch(const Config& config) {
+  stop_if_interrupted(&config);
   const std::size_t run_limit = settings_.warmup_runs + plan_.max_runs();
   const std::size_t room = std::min(backend_.max_batch_runs(), run_limit - next_run_);
   if (room == 0)
@@ -129,16 +140,16 @@ bool Session::run_batch(const Config& config) {
                       exception_message(kept.cause) + ")";
         }
       }
-      throw failure(config, run_label(run), cause, aftermath);
+      fail(config, run_label(run), cause, aftermath);
     }
-    if (now_s() - batch.front().started_s >= kMaxBatchSeconds) break;
+    if (interrupt_requested() || now_s() - batch.front().started_s >= kMaxBatchSeconds) break;
   }
   try {
     run_remaining_passes(config, batch);
     next_run_ += batch.size();
     return record_batch(config, batch);
   } catch (const RunsFailed& failed) {
-    throw failure(config, failed.runs, failed.cause);
+    fail(config, failed.runs, failed.cause);
   }
 }
 
@@ -237,6 +248,13 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
 
 void Session::finish_config(const Config& config) {
   aggregator_.set_config_outcome(config.index(), converged_, thermal_.pauses() - pauses_before_config_);
+  if (stream_) {
+    try {
+      stream_->config_finished(config.index(), aggregator_);
+    } catch (...) {
+      fail(config, "writing its samples under " + settings_.output_prefix, std::current_exception());
+    }
+  }
   progress_->config_finished();
 }
 
@@ -260,14 +278,28 @@ std::string Session::run_label(std::size_t run) const {
                                      : "run " + std::to_string(run - settings_.warmup_runs + 1);
 }
 
-SweepError Session::failure(const Config& config, const std::string& what, std::exception_ptr cause,
-                            const std::string& aftermath) {
-  return sweep_failure(aggregator_, info_, settings_, configs_.size(), &config, what, cause, aftermath);
+void Session::fail(const Config& config, const std::string& what, std::exception_ptr cause,
+                   const std::string& aftermath) {
+  if (interrupt_requested())
+    throw sweep_interrupted(aggregator_, info_, settings_, &config,
+                            "in " + config_label(config, configs_.size()) + " during " + what + ", which is dropped (" +
+                                exception_message(cause) + ")" + aftermath);
+  throw sweep_failure(aggregator_, info_, settings_, configs_.size(), &config, what, cause, aftermath);
+}
+
+void Session::stop_if_interrupted(const Config* config) {
+  if (!interrupt_requested()) return;
+  if (!config) throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "after the last config");
+  if (next_run_ == 0)
+    throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "before " + config_label(*config, configs_.size()));
+  throw sweep_interrupted(aggregator_, info_, settings_, config,
+                          "in " + config_label(*config, configs_.size()) + " after " + run_label(next_run_ - 1));
 }
 
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body) {
   sweep.validate();
   settings.validate();
+  check_output_prefix(settings);
   if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
 }
 

@@ -6,7 +6,10 @@
 //     call_body       one call of the body for one run and pass
 //     record_batch    collect, attribute, aggregate; the plan decides after each recorded run
 //   finish          statistics, normalization, files
-// A failure stops the sweep with a SweepError carrying everything recorded before it.
+// A failure stops the sweep with a SweepError carrying everything recorded before it; Ctrl-C stops
+// it at the end of the run in progress with a SweepInterrupted carrying the same. With an output
+// prefix, each finished config's samples are streamed to disk (SampleStream), and a resumed
+// session measures only the configs not finished there.
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -15,7 +18,9 @@
 
 #include "core/aggregator.hpp"
 #include "core/clock_lock.hpp"
+#include "core/interrupt.hpp"
 #include "core/run_recorder.hpp"
+#include "core/sample_stream.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/thermal_guard.hpp"
 #include "io/progress.hpp"
@@ -64,8 +69,12 @@ class Session {
 
   RunContext context_of(const Config& config, std::size_t run, std::size_t batch_index) const;
   std::string run_label(std::size_t run) const;
-  SweepError failure(const Config& config, const std::string& what, std::exception_ptr cause,
-                     const std::string& aftermath = "");
+  // Throws SweepError, or SweepInterrupted when Ctrl-C came first (the failure is then the run
+  // that the interrupt cut short: a Python body raising KeyboardInterrupt).
+  [[noreturn]] void fail(const Config& config, const std::string& what, std::exception_ptr cause,
+                         const std::string& aftermath = "");
+  // Throws SweepInterrupted when Ctrl-C asked the sweep to stop.
+  void stop_if_interrupted(const Config* config);
 
   std::vector<Config> configs_;
   const Settings& settings_;
@@ -80,6 +89,8 @@ class Session {
   std::unique_ptr<ProgressReporter> progress_;
   SessionInfo info_;
   std::optional<ClockLock> clock_lock_;
+  std::optional<InterruptScope> interrupt_;  // after the clock lock: Ctrl-C reaches it first
+  std::optional<SampleStream> stream_;
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
 

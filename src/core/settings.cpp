@@ -57,6 +57,21 @@ void check_requested_metrics(const std::vector<std::string>& requested, const st
 void Settings::validate() const {
   using detail::option;
   if (runs == 0) throw ConfigError(option("runs") + " is 0; at least one recorded run per config is needed");
+  const auto at_most = [](const std::string& field, std::size_t value) {
+    if (value > kMaxRunsPerConfig)
+      throw ConfigError(option(field) + " is " + std::to_string(value) + "; at most " +
+                        std::to_string(kMaxRunsPerConfig) + " runs per config are supported");
+  };
+  at_most("runs", runs);
+  at_most("warmup_runs", warmup_runs);
+  if (sampling == Sampling::adaptive) at_most("adaptive.max_runs", adaptive.max_runs);
+  if (resume && output_prefix.empty())
+    throw ConfigError(option("resume") + " continues the sweep streamed under " + option("output_prefix") +
+                      ", which is not set: give the same " + option("output_prefix") + " as the sweep to continue");
+  if (resume && backend == Backend::ncu)
+    throw ConfigError(option("resume") + " does not work with " + detail::backend_choice(Backend::ncu) +
+                      ": Nsight Compute measures the whole sweep in one re-run of the program, so there is nothing "
+                      "streamed to continue from; run it again without " + option("resume"));
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   if (!ncu_sections.empty() && backend != Backend::ncu)

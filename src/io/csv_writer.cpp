@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "io/csv.hpp"
 #include "io/io_detail.hpp"
 #include "kscope/table.hpp"
 
@@ -62,7 +63,17 @@ void write_csv(const Table& table, std::ostream& out) {
   detail::check_table_shape(table);
   if (table.columns.empty()) return;  // no header to write, and rows without cells
   write_line(out, table.columns, [](const std::string& name) { return name; });
+  detail::write_csv_rows(table, out);
+}
+
+namespace detail {
+
+void write_csv_rows(const Table& table, std::ostream& out) {
+  check_table_shape(table);
+  if (table.columns.empty()) return;
   for (const auto& row : table.rows) write_line(out, row, cell_text);
 }
+
+}  // namespace detail
 
 }  // namespace kscope

@@ -1,0 +1,405 @@
+#include "core/sample_stream.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "core/caller.hpp"
+#include "core/columns.hpp"
+#include "core/log.hpp"
+#include "core/suggest.hpp"
+#include "io/csv.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::detail {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string directory_of(const std::string& path) {
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  return directory.empty() ? "." : directory.string();
+}
+
+// A file descriptor that names its file in every error.
+class File {
+ public:
+  File(std::string path, int flags) : path_(std::move(path)), fd_(::open(path_.c_str(), flags | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) fail("open");
+  }
+  ~File() { ::close(fd_); }
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  void write(const std::string& text) {
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("write");
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  void truncate(std::size_t size) {
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) fail("shorten");
+  }
+  // Returns once the data is on the disk: a later kill, or a power loss, keeps it.
+  void sync() {
+    if (::fdatasync(fd_) != 0) fail("flush to disk");
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) const {
+    throw Error(std::string("cannot ") + what + " '" + path_ + "': " + std::strerror(errno));
+  }
+  std::string path_;
+  int fd_;
+};
+
+void append_durably(const std::string& path, const std::string& text) {
+  File file(path, O_WRONLY | O_APPEND | O_CREAT);
+  file.write(text);
+  file.sync();
+}
+
+// The file is replaced whole: written beside it, synced, renamed over it, the rename synced.
+void replace_durably(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp";
+  {
+    File file(temporary, O_WRONLY | O_CREAT | O_TRUNC);
+    file.write(text);
+    file.sync();
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw Error("cannot replace '" + path + "': " + std::strerror(errno));
+  // The rename on disk too; best effort: some file systems cannot sync a directory.
+  if (const int directory = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); directory >= 0) {
+    ::fsync(directory);
+    ::close(directory);
+  }
+}
+
+void cut_durably(const std::string& path, std::size_t size) {
+  File file(path, O_WRONLY);
+  file.truncate(size);
+  file.sync();
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Json value_json(const Value& v) {
+  switch (v.type()) {
+    case ValueType::integer: return v.as_int();
+    case ValueType::real: return v.as_double();
+    case ValueType::text: return v.as_string();
+    case ValueType::boolean: return v.as_bool();
+  }
+  return nullptr;
+}
+
+std::optional<Value> value_from(const Json& j) {
+  if (j.is_boolean()) return Value(j.get<bool>());
+  if (j.is_number_integer()) return Value(j.get<long long>());
+  if (j.is_number_float()) return Value(j.get<double>());
+  if (j.is_string()) return Value(j.get<std::string>());
+  return std::nullopt;
+}
+
+// What decides the numbers a sweep measures: a resumed sweep must have the same. Keys are Settings
+// fields, except gpu and backend (the session's).
+Json measured_with(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
+  Json j;
+  j["gpu"] = session.gpu + " (" + session.gpu_uuid + ")";
+  j["backend"] = to_string(session.backend);
+  j["cache_control"] = to_string(session.cache_control);
+  j["clock_control"] = to_string(session.clock_control);
+  std::vector<std::string> names;
+  for (const auto& m : metrics) names.push_back(m.name);
+  j["metrics"] = names;
+  j["replay_mode"] = to_string(s.replay_mode);
+  j["warmup_runs"] = s.warmup_runs;
+  if (s.sampling == Sampling::fixed) {
+    j["runs"] = s.runs;
+  } else {
+    const AdaptiveSampling& a = s.adaptive;
+    j["adaptive"] = {{"criterion", a.criterion == StopCriterion::rsd ? "rsd" : "ci_halfwidth"},
+                     {"target_pct", a.target_pct},
+                     {"min_runs", a.min_runs},
+                     {"max_runs", a.max_runs},
+                     {"config_budget_s", a.config_budget_s},
+                     {"timeout_s", a.timeout_s}};
+  }
+  j["throttled_runs"] = s.throttled_runs == ThrottledRuns::keep ? "keep" : "exclude";
+  j["ignore_kernel_list"] = s.ignore_kernel_list;
+  j["combine_kernel_metrics"] = static_cast<bool>(s.combine_kernel_metrics);
+  j["derive_metric"] = static_cast<bool>(s.derive_metric);
+  return j;
+}
+
+std::string label(const std::string& key) {
+  if (key == "gpu") return "the GPU";
+  if (key == "backend") return "the backend";
+  return option(key);
+}
+
+std::string shown(const Json& j) {
+  if (j.is_boolean()) return j.get<bool>() ? "set" : "not set";
+  if (j.is_null()) return "nothing";
+  return j.dump();
+}
+
+std::string config_text(const std::vector<std::string>& axes, const std::vector<Value>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + (i < axes.size() ? axes[i] : "?") + "=" + values[i].to_string();
+  return "(" + out + ")";
+}
+
+// "runs: 10 on disk, 20 now" for every fact that differs, then the sweep's first difference.
+std::vector<std::string> differences(const Json& stored, const Json& now, const std::vector<Config>& configs) {
+  std::vector<std::string> out;
+  const Json& was = stored.value("measured_with", Json::object());
+  const Json& is = now["measured_with"];
+  for (const auto& [key, value] : is.items())
+    if (!was.contains(key) || was[key] != value)
+      out.push_back(label(key) + ": " + (was.contains(key) ? shown(was[key]) : "nothing") + " on disk, " + shown(value) +
+                    " now");
+  for (const auto& [key, value] : was.items())
+    if (!is.contains(key)) out.push_back(label(key) + ": " + shown(value) + " on disk, nothing now");
+
+  const auto axes = stored.value("axes", std::vector<std::string>{});
+  const Json stored_configs = stored.value("configs", Json::array());
+  const std::vector<std::string> axes_now = now["axes"];
+  if (axes != axes_now || stored_configs.size() != configs.size()) {
+    out.push_back("the sweep: " + std::to_string(stored_configs.size()) + " configs over " + python_list(axes) +
+                  " on disk, " + std::to_string(configs.size()) + " over " + python_list(axes_now) + " now");
+    return out;
+  }
+  for (std::size_t c = 0; c < configs.size(); ++c) {
+    std::vector<Value> values;
+    for (const auto& j : stored_configs[c])
+      if (auto v = value_from(j)) values.push_back(*v);
+    if (values != configs[c].values()) {
+      out.push_back("config " + std::to_string(c + 1) + " of the sweep: " + config_text(axes, values) + " on disk, (" +
+                    configs[c].to_string() + ") now");
+      break;
+    }
+  }
+  return out;
+}
+
+// The samples of one finished config, read back; nullopt when the records are not what this
+// session writes for that config.
+std::optional<std::vector<SampleRow>> read_samples(const std::vector<CsvRecord>& records, std::size_t first,
+                                                   std::size_t count, const Config& config) {
+  const auto& columns = sample_column_definitions();
+  const std::size_t axes = config.values().size();
+  std::vector<SampleRow> rows;
+  for (std::size_t r = first; r < first + count; ++r) {
+    const auto& fields = records[r].fields;
+    if (fields.size() != 1 + axes + columns.size()) return std::nullopt;
+    SampleRow row{};
+    row.annotation = fields[0];
+    row.config_index = config.index();
+    for (std::size_t a = 0; a < axes; ++a) {
+      const Cell wanted = value_cell(config.values()[a]);
+      const ColumnType type = std::holds_alternative<std::int64_t>(wanted) ? ColumnType::integer
+                              : std::holds_alternative<double>(wanted)     ? ColumnType::real
+                              : std::holds_alternative<bool>(wanted)       ? ColumnType::boolean
+                                                                           : ColumnType::text;
+      if (parse_cell(fields[1 + a], type) != wanted) return std::nullopt;
+    }
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      if (!columns[c].read) continue;
+      const auto cell = parse_cell(fields[1 + axes + c], columns[c].spec.type);
+      if (!cell) return std::nullopt;
+      columns[c].read(row, *cell);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+struct ProgressLine {
+  std::size_t config;
+  std::size_t samples;
+  std::optional<bool> converged;
+  std::size_t thermal_pauses;
+};
+
+std::optional<ProgressLine> parse_progress(const std::string& line, std::size_t configs) {
+  try {
+    const Json j = Json::parse(line);
+    ProgressLine p{j.at("config").get<std::size_t>(), j.at("samples").get<std::size_t>(), std::nullopt,
+                   j.at("thermal_pauses").get<std::size_t>()};
+    if (!j.at("converged").is_null()) p.converged = j.at("converged").get<bool>();
+    if (p.config >= configs) return std::nullopt;
+    return p;
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::size_t count_lines(const std::optional<std::string>& text) {
+  return text ? static_cast<std::size_t>(std::count(text->begin(), text->end(), '\n')) : 0;
+}
+
+}  // namespace
+
+void check_output_prefix(const Settings& settings) {
+  const std::string& prefix = settings.output_prefix;
+  if (prefix.empty()) return;
+  const std::string directory = directory_of(prefix);
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error))
+    throw ConfigError(option("output_prefix") + " '" + prefix + "': its directory '" + directory +
+                      "' does not exist; create it, or give a prefix in an existing directory");
+  if (::access(directory.c_str(), W_OK | X_OK) != 0)
+    throw ConfigError(option("output_prefix") + " '" + prefix + "': its directory '" + directory +
+                      "' is not writable (" + std::strerror(errno) + "); give a prefix in a writable directory");
+}
+
+SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
+                           const std::vector<MetricSpec>& metrics, Aggregator& aggregator)
+    : prefix_(settings.output_prefix), configs_(configs), session_(session), finished_(configs.size(), false) {
+  Json manifest;
+  manifest["kscope_version"] = KSCOPE_VERSION;
+  manifest["measured_with"] = measured_with(settings, session, metrics);
+  manifest["host"] = session.host;
+  manifest["axes"] = configs.empty() ? std::vector<std::string>{} : configs.front().names();
+  Json values = Json::array();
+  for (const auto& c : configs) {
+    Json row = Json::array();
+    for (const auto& v : c.values()) row.push_back(value_json(v));
+    values.push_back(std::move(row));
+  }
+  manifest["configs"] = std::move(values);
+  if (settings.resume)
+    resume(manifest.dump(1) + "\n", aggregator);
+  else
+    start(manifest.dump(1) + "\n");
+}
+
+void SampleStream::start(const std::string& manifest) {
+  const auto old_manifest = read_file(prefix_ + "manifest.json");
+  if (old_manifest) {
+    try {
+      const std::size_t total = Json::parse(*old_manifest).value("configs", Json::array()).size();
+      const std::size_t done = count_lines(read_file(prefix_ + "progress.jsonl"));
+      if (done < total)
+        log_warning("replacing the unfinished sweep under '" + prefix_ + "' (" + std::to_string(done) + " of " +
+                    std::to_string(total) + " configs measured); to continue such a sweep instead, set " +
+                    option("resume"));
+    } catch (const Json::exception&) {
+    }
+  }
+  std::ostringstream header;
+  write_csv(samples_table({}, configs_, session_), header);
+  // Progress first: files of an older sweep never pass for this one's.
+  replace_durably(prefix_ + "progress.jsonl", "");
+  replace_durably(prefix_ + "samples.csv", header.str());
+  replace_durably(prefix_ + "manifest.json", manifest);
+}
+
+void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
+  const std::string manifest_path = prefix_ + "manifest.json";
+  const auto stored_text = read_file(manifest_path);
+  if (!stored_text) {
+    log_info("nothing to resume under '" + prefix_ + "' (no manifest.json): measuring every config");
+    start(manifest);
+    return;
+  }
+  Json stored;
+  try {
+    stored = Json::parse(*stored_text);
+  } catch (const Json::exception& e) {
+    throw ConfigError("cannot resume from '" + manifest_path + "': it is not a kscope manifest (" + e.what() +
+                      "); remove it, or start the sweep over without " + option("resume"));
+  }
+  if (const auto different = differences(stored, Json::parse(manifest), configs_); !different.empty()) {
+    std::string list;
+    for (const auto& d : different) list += (list.empty() ? "" : "; ") + d;
+    throw ConfigError("cannot resume the sweep under '" + prefix_ + "': it was measured differently (" + list +
+                      "). Resume it with the same GPU, settings and sweep; or start it over without " +
+                      option("resume") + " (its files are replaced), or give another " + option("output_prefix"));
+  }
+
+  const std::string samples_path = prefix_ + "samples.csv";
+  const std::string progress_path = prefix_ + "progress.jsonl";
+  const std::string progress = read_file(progress_path).value_or("");
+  const auto samples = read_file(samples_path);
+  const std::vector<CsvRecord> records = read_csv_records(samples.value_or(""));
+  const std::vector<std::string> header = samples_table({}, configs_, session_).columns;
+  if (!records.empty() && records.front().fields != header)
+    throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
+                      python_list(records.front().fields) + "); was it written by another kscope version? Start " +
+                      "the sweep over without " + option("resume") + ", or give another " + option("output_prefix"));
+
+  std::vector<SampleRow> kept;
+  std::size_t record = 1, samples_end = records.empty() ? 0 : records.front().end, progress_end = 0, done = 0;
+  for (std::size_t line_end; (line_end = progress.find('\n', progress_end)) != std::string::npos; ++done) {
+    const auto line = parse_progress(progress.substr(progress_end, line_end - progress_end), configs_.size());
+    if (!line || finished_[line->config] || records.empty() || record + line->samples > records.size()) break;
+    auto rows = read_samples(records, record, line->samples, configs_[line->config]);
+    if (!rows) break;
+    kept.insert(kept.end(), std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
+    aggregator.set_config_outcome(line->config, line->converged, line->thermal_pauses);
+    finished_[line->config] = true;
+    record += line->samples;
+    if (line->samples) samples_end = records[record - 1].end;
+    progress_end = line_end + 1;
+  }
+  if (done < count_lines(progress))
+    log_warning("'" + samples_path + "' does not hold the samples '" + progress_path + "' lists after the first " +
+                std::to_string(done) + " finished configs: the configs from there on are measured again");
+
+  // The files end with the last finished config, as if the sweep had stopped right after it.
+  if (records.empty()) {
+    std::ostringstream text;
+    write_csv(Table{header, {}}, text);
+    replace_durably(samples_path, text.str());
+  } else {
+    cut_durably(samples_path, samples_end);
+  }
+  if (progress.empty() && progress_end == 0)
+    replace_durably(progress_path, "");
+  else
+    cut_durably(progress_path, progress_end);
+
+  written_samples_ = kept.size();
+  aggregator.add_samples(std::move(kept));
+  log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(done) + " of " +
+           std::to_string(configs_.size()) + " configs were measured before; measuring the other " +
+           std::to_string(configs_.size() - done));
+}
+
+void SampleStream::config_finished(std::size_t config_index, const Aggregator& aggregator) {
+  const auto& all = aggregator.samples();
+  const std::vector<SampleRow> rows(all.begin() + static_cast<std::ptrdiff_t>(written_samples_), all.end());
+  std::ostringstream text;
+  write_csv_rows(samples_table(rows, configs_, session_), text);
+  append_durably(prefix_ + "samples.csv", text.str());
+  written_samples_ = all.size();
+
+  const auto& outcome = aggregator.config_outcome(config_index);
+  Json line{{"config", config_index},
+            {"samples", rows.size()},
+            {"converged", outcome.converged ? Json(*outcome.converged) : Json(nullptr)},
+            {"thermal_pauses", outcome.thermal_pauses}};
+  append_durably(prefix_ + "progress.jsonl", line.dump() + "\n");
+}
+
+}  // namespace kscope::detail

@@ -1,0 +1,51 @@
+#pragma once
+// A sweep streamed to disk as it goes, so that a kill loses at most the config in flight, and
+// resumed from there (Settings::output_prefix, Settings::resume). Under the prefix:
+//   manifest.json   written when the session opens: the kscope version, the session facts and
+//                   settings that decide what is measured, the sweep's configs
+//   samples.csv     the raw samples of every finished config (the columns of write_samples_csv),
+//                   appended and flushed to disk (fdatasync) as each config finishes
+//   progress.jsonl  one line per finished config, appended once its samples are on disk: how many
+//                   samples it has, whether it converged, its thermal pauses
+// A config counts as finished only once its progress line is complete. Resuming keeps the finished
+// configs and cuts what follows them (a line half-written when the process died included).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/aggregator.hpp"
+#include "kscope/results.hpp"
+
+namespace kscope::detail {
+
+// ConfigError unless the output prefix's directory exists and is writable: checked before
+// anything runs, so a bad path never costs a sweep.
+void check_output_prefix(const Settings& settings);
+
+class SampleStream {
+ public:
+  // Starts the files. With Settings::resume, reads them instead: refuses (ConfigError naming every
+  // difference) when they hold another session or sweep, and gives the finished configs' samples
+  // and outcomes to the aggregator.
+  SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
+               const std::vector<MetricSpec>& metrics, Aggregator& aggregator);
+
+  // Read back from disk: not to be measured again.
+  bool finished(std::size_t config_index) const { return finished_[config_index]; }
+
+  // Appends the config's samples (the aggregator's, since the previous call) and its outcome; both
+  // are on disk when it returns.
+  void config_finished(std::size_t config_index, const Aggregator& aggregator);
+
+ private:
+  void start(const std::string& manifest);
+  void resume(const std::string& manifest, Aggregator& aggregator);
+
+  std::string prefix_;
+  const std::vector<Config>& configs_;
+  const SessionInfo& session_;
+  std::vector<bool> finished_;
+  std::size_t written_samples_ = 0;  // of the aggregator's samples
+};
+
+}  // namespace kscope::detail

@@ -1,0 +1,32 @@
+#pragma once
+// CSV pieces beyond kscope::write_csv, for files written a few rows at a time and read back (the
+// samples a sweep streams to disk).
+#include <cstddef>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kscope/columns.hpp"
+#include "kscope/table.hpp"
+
+namespace kscope::detail {
+
+// The table's rows as write_csv writes them, without the header line.
+void write_csv_rows(const Table& table, std::ostream& out);
+
+struct CsvRecord {
+  std::vector<std::string> fields;
+  std::size_t end = 0;  // offset just past the record's line break
+};
+
+// The complete records of RFC 4180 text, the header included. A last record without its line
+// break (a file cut off while being written) is left out.
+std::vector<CsvRecord> read_csv_records(std::string_view text);
+
+// A field as write_csv wrote a cell of this type: empty is a missing value (NaN for numbers);
+// nullopt when the text is not such a cell.
+std::optional<Cell> parse_cell(const std::string& text, ColumnType type);
+
+}  // namespace kscope::detail
