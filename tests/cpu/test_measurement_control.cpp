@@ -64,26 +64,37 @@ TEST(ClockControl, RestoredWhenTheBodyThrows) {
   EXPECT_EQ(backend.device().restore_count(), 1u);
 }
 
-TEST(ClockControl, RestoredOnSigint) {
-  SimulatedBackend backend;
-  Settings s = quiet();
-  s.clock_control = ClockControl::base;
-  // A SIGINT handler of the application's own must still run after kscope restored the clocks.
-  static volatile std::sig_atomic_t app_saw_sigint = 0;
-  auto previous = std::signal(SIGINT, [](int) { app_saw_sigint = 1; });
-  bool restored_by_signal = false;
-  profile_with_backend(Sweep(), s, [&](const Config&) {
-    if (backend.device().clocks_locked()) {
-      std::raise(SIGINT);
-      restored_by_signal = !backend.device().clocks_locked();
-    }
-    Annotation a("k");
-    backend.launch("k", 1);
-  }, backend);
-  std::signal(SIGINT, previous);
-  EXPECT_TRUE(restored_by_signal);
-  EXPECT_EQ(app_saw_sigint, 1);
-  EXPECT_EQ(backend.device().restore_count(), 1u);  // not restored twice
+// SIGINT is the sweep's (stop after the run in progress: tests/cpu/test_durable.cpp); a second
+// SIGINT, and SIGTERM, restore the clocks at once and then reach the application's handler.
+TEST(ClockControl, RestoredAtOnceOnASecondSigintOrSigterm) {
+  for (const int signal : {SIGINT, SIGTERM}) {
+    SimulatedBackend backend;
+    Settings s = quiet();
+    s.clock_control = ClockControl::base;
+    static volatile std::sig_atomic_t app_saw_signal = 0;
+    app_saw_signal = 0;
+    auto previous = std::signal(signal, [](int) { app_saw_signal = 1; });
+    bool restored_by_signal = false;
+    const auto run = [&] {
+      profile_with_backend(Sweep(), s, [&](const Config&) {
+        if (backend.device().clocks_locked()) {
+          if (signal == SIGINT) std::raise(SIGINT);  // the first one asks the sweep to stop
+          std::raise(signal);
+          restored_by_signal = !backend.device().clocks_locked();
+        }
+        Annotation a("k");
+        backend.launch("k", 1);
+      }, backend);
+    };
+    if (signal == SIGINT)
+      EXPECT_THROW(run(), SweepInterrupted);
+    else
+      run();
+    std::signal(signal, previous);
+    EXPECT_TRUE(restored_by_signal) << signal;
+    EXPECT_EQ(app_saw_signal, 1) << signal;
+    EXPECT_EQ(backend.device().restore_count(), 1u) << signal;  // not restored twice
+  }
 }
 
 TEST(ClockControl, PermissionDeniedIsRaisedBeforeAnyRun) {

@@ -1,0 +1,532 @@
+// Nothing measured is lost: samples streamed to disk as each config finishes, a sweep killed
+// (SIGKILL, in a child process) or interrupted (SIGINT) and resumed, write failures that keep the
+// results, and the output prefix checked before anything runs.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "kscope/annotation.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/profile.hpp"
+#include "kscope/testing.hpp"
+
+using namespace kscope;
+using kscope::testing::SimulatedBackend;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kRuns = 3, kWarmups = 1;
+
+Settings streamed(const std::string& prefix) {
+  Settings s;
+  s.runs = kRuns;
+  s.warmup_runs = kWarmups;
+  s.verbosity = Verbosity::quiet;
+  s.output_prefix = prefix;
+  return s;
+}
+
+Sweep sweep_of(int configs) {
+  std::vector<Value> n;
+  for (int i = 1; i <= configs; ++i) n.push_back(i);
+  return Sweep().axis("n", n).axis("dtype", {"f32"});
+}
+
+// A body whose durations depend only on the config and how often it was called for that config,
+// as a real kernel's would not, but deterministically: a resumed sweep must reproduce an
+// uninterrupted one exactly. Counts its calls.
+struct Workload {
+  explicit Workload(SimulatedBackend& b) : backend(b) {}
+  SimulatedBackend& backend;
+  std::map<std::size_t, int> calls_per_config;
+  int calls = 0;
+  std::function<void(const Config&, int call)> hook;  // before the call's launch; `call` counts from 1
+
+  Body body() {
+    return [this](const Config& c) {
+      const int call = calls_per_config[c.index()]++;
+      ++calls;
+      if (hook) hook(c, calls);
+      Annotation a("k");
+      backend.launch("kern", 100.0 * static_cast<double>(c.get<std::int64_t>("n")) + call % 5);
+    };
+  }
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/kscope_durable_XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string prefix(const std::string& name = "sweep_") const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::istringstream in(read(path));
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The same rows, cell for cell (doubles exactly).
+void expect_same_tables(const Results& a, const Results& b) {
+  for (const auto& [x, y] : {std::pair{a.summary_table(), b.summary_table()}, {a.samples_table(), b.samples_table()}}) {
+    ASSERT_EQ(x.columns, y.columns);
+    ASSERT_EQ(x.rows.size(), y.rows.size());
+    for (std::size_t r = 0; r < x.rows.size(); ++r)
+      for (std::size_t c = 0; c < x.columns.size(); ++c)
+        EXPECT_TRUE(x.rows[r][c] == y.rows[r][c]) << "row " << r << ", column " << x.columns[c];
+  }
+}
+
+// The same sweep measured in one go, without files.
+Results uninterrupted(int configs, Settings s = streamed("")) {
+  s.output_prefix.clear();
+  s.resume = false;
+  SimulatedBackend backend;
+  Workload w(backend);
+  return profile_with_backend(sweep_of(configs), s, w.body(), backend);
+}
+
+constexpr std::size_t kRowsPerConfig = kRuns;  // one annotation, one metric
+
+}  // namespace
+
+TEST(Streaming, EachConfigsSamplesAreOnDiskWhenTheNextConfigStarts) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  SimulatedBackend backend;
+  Workload w(backend);
+  std::vector<std::size_t> rows_seen, progress_seen;
+  w.hook = [&](const Config& c, int) {
+    if (w.calls_per_config[c.index()] != 1) return;  // the first call of each config
+    rows_seen.push_back(lines(prefix + "samples.csv").size() - 1);
+    progress_seen.push_back(lines(prefix + "progress.jsonl").size());
+  };
+  const Results r = profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+  EXPECT_EQ(rows_seen, (std::vector<std::size_t>{0, kRowsPerConfig, 2 * kRowsPerConfig}));
+  EXPECT_EQ(progress_seen, (std::vector<std::size_t>{0, 1, 2}));
+  // At the end the streamed file is what Results writes, and the summary files are there.
+  std::ostringstream expected;
+  write_csv(r.samples_table(), expected);
+  EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
+  EXPECT_TRUE(fs::exists(prefix + "summary.csv") && fs::exists(prefix + "results.json"));
+  const auto progress = lines(prefix + "progress.jsonl");
+  ASSERT_EQ(progress.size(), 3u);
+  EXPECT_EQ(progress[1], R"({"config":1,"samples":3,"converged":null,"thermal_pauses":0})");
+  const std::string manifest = read(prefix + "manifest.json");
+  for (const char* fact : {R"x("backend": "test (simulated)")x", R"("runs": 3)", R"("axes": [)", R"("kscope_version")"})
+    EXPECT_NE(manifest.find(fact), std::string::npos) << fact << " in " << manifest;
+  for (const auto& f : fs::directory_iterator(fs::path(prefix).parent_path()))
+    EXPECT_NE(f.path().extension(), ".tmp") << f.path() << " left behind";
+}
+
+TEST(Streaming, AnOutputPrefixInAMissingDirectoryFailsBeforeAnythingRuns) {
+  TempDir dir;
+  SimulatedBackend backend;
+  Workload w(backend);
+  try {
+    profile_with_backend(sweep_of(2), streamed(dir.prefix("missing/sweep_")), w.body(), backend);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("Settings::output_prefix '"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing' does not exist"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(w.calls, 0);
+  EXPECT_EQ(backend.session_count(), 0u);
+}
+
+TEST(Streaming, WritingTheSummaryFilesFailsAfterTheSweepAndTheResultsAreKept) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  fs::create_directory(prefix + "summary.csv");  // nothing can be written in its place
+  SimulatedBackend backend;
+  Workload w(backend);
+  try {
+    profile_with_backend(sweep_of(2), streamed(prefix), w.body(), backend);
+    FAIL() << "expected SweepError";
+  } catch (const SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("all configs ran, but writing the results to"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("all 2 summary rows are kept in SweepError::partial_results()"),
+              std::string::npos)
+        << e.what();
+    expect_same_tables(e.partial_results(), uninterrupted(2));
+  }
+}
+
+TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasured) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  SimulatedBackend backend;
+  Workload w(backend);
+  w.hook = [&](const Config& c, int) {
+    if (c.index() == 1 && w.calls_per_config[1] == 1) {
+      fs::remove(prefix + "samples.csv");
+      fs::create_directory(prefix + "samples.csv");
+    }
+  };
+  try {
+    profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+    FAIL() << "expected SweepError";
+  } catch (const SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("config 2/3 (n=2, dtype=f32) failed in writing its samples under"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.partial_results().rows().size(), 2u);  // config 2 was measured: it is kept
+  }
+}
+
+TEST(Resume, AfterAFailureOnlyTheMissingConfigsRunAndTheTableIsTheUninterruptedOne) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [](const Config& c, int) {
+      if (c.index() == 3) throw std::runtime_error("out of memory");
+    };
+    EXPECT_THROW(profile_with_backend(sweep_of(6), streamed(prefix), w.body(), backend), SweepError);
+  }
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.resume = true;
+  const Results r = profile_with_backend(sweep_of(6), s, w.body(), backend);
+  EXPECT_EQ(w.calls, 3 * static_cast<int>(kRuns + kWarmups));
+  EXPECT_EQ(w.calls_per_config.count(0), 0u);
+  expect_same_tables(r, uninterrupted(6));
+  EXPECT_EQ(lines(prefix + "progress.jsonl").size(), 6u);
+  std::ostringstream expected;
+  write_csv(r.samples_table(), expected);
+  EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
+}
+
+TEST(Resume, AKilledChildLosesAtMostTheConfigInFlight) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  constexpr int kConfigs = 40;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a long sweep, never finished: the parent kills it
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [](const Config&, int) { std::this_thread::sleep_for(std::chrono::milliseconds(5)); };
+    try {
+      profile_with_backend(sweep_of(kConfigs), streamed(prefix), w.body(), backend);
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (lines(prefix + "progress.jsonl").size() < 5 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the sweep ended before it was killed";
+
+  // On disk: every finished config's samples, in whole lines.
+  const std::size_t done = lines(prefix + "progress.jsonl").size();
+  ASSERT_GE(done, 5u);
+  ASSERT_LT(done, static_cast<std::size_t>(kConfigs));
+  const std::string samples = read(prefix + "samples.csv");
+  EXPECT_EQ(samples.back(), '\n');
+  const std::size_t rows = lines(prefix + "samples.csv").size() - 1;
+  EXPECT_GE(rows, done * kRowsPerConfig);
+  EXPECT_LE(rows, (done + 1) * kRowsPerConfig);  // the config in flight may be there, unacknowledged
+  EXPECT_FALSE(fs::exists(prefix + "summary.csv"));
+
+  // Resumed: only the configs not finished run, and the table is the uninterrupted one.
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.resume = true;
+  const Results r = profile_with_backend(sweep_of(kConfigs), s, w.body(), backend);
+  EXPECT_EQ(w.calls, static_cast<int>((kConfigs - done) * (kRuns + kWarmups)));
+  EXPECT_EQ(w.calls_per_config.begin()->first, done);
+  expect_same_tables(r, uninterrupted(kConfigs));
+}
+
+TEST(Resume, HalfWrittenLastLinesAreDropped) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [](const Config& c, int) {
+      if (c.index() == 2) throw std::runtime_error("stop");
+    };
+    EXPECT_THROW(profile_with_backend(sweep_of(4), streamed(prefix), w.body(), backend), SweepError);
+  }
+  // As a kill in the middle of the appends would leave them: config 3's samples cut inside a quoted
+  // field, and its progress line cut short.
+  std::ofstream(prefix + "samples.csv", std::ios::app) << "k,3,f32,0,test__kernel_duration,ns,300,\"kern";
+  std::ofstream(prefix + "progress.jsonl", std::ios::app) << R"({"config":2,"samples":3,"conv)";
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.resume = true;
+  const Results r = profile_with_backend(sweep_of(4), s, w.body(), backend);
+  EXPECT_EQ(w.calls, 2 * static_cast<int>(kRuns + kWarmups));
+  expect_same_tables(r, uninterrupted(4));
+  EXPECT_EQ(lines(prefix + "progress.jsonl").size(), 4u);
+}
+
+TEST(Resume, SamplesMissingFromTheFileAreMeasuredAgain) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+  }
+  // The last config's samples lost (e.g. the file restored from an older copy).
+  auto kept = lines(prefix + "samples.csv");
+  kept.resize(kept.size() - kRowsPerConfig);
+  std::ofstream out(prefix + "samples.csv");
+  for (const auto& l : kept) out << l << "\n";
+  out.close();
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.resume = true;
+  s.verbosity = Verbosity::info;
+  ::testing::internal::CaptureStderr();
+  const Results r = profile_with_backend(sweep_of(3), s, w.body(), backend);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("the configs from there on are measured again"), std::string::npos) << log;
+  EXPECT_EQ(w.calls_per_config.size(), 1u);
+  EXPECT_EQ(w.calls_per_config.count(2), 1u);
+  expect_same_tables(r, uninterrupted(3));
+}
+
+TEST(Resume, AFinishedSweepMeasuresNothingAndNothingOnDiskMeasuresEverything) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.resume = true;  // nothing there yet: every config is measured
+  profile_with_backend(sweep_of(3), s, w.body(), backend);
+  EXPECT_EQ(w.calls, 3 * static_cast<int>(kRuns + kWarmups));
+  SimulatedBackend again;
+  Workload w2(again);
+  const Results r = profile_with_backend(sweep_of(3), s, w2.body(), again);
+  EXPECT_EQ(w2.calls, 0);
+  expect_same_tables(r, uninterrupted(3));
+}
+
+TEST(Resume, DerivedValuesAndAdaptiveOutcomesComeBackFromDisk) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  Settings s = streamed(prefix);
+  s.sampling = Sampling::adaptive;
+  s.adaptive.min_runs = 3;
+  s.adaptive.max_runs = 6;
+  int derived_calls = 0;
+  s.derive_metric = [&](const MeasuredValues& v, const Config&) {
+    ++derived_calls;
+    return std::vector<DerivedValue>{{"bandwidth", 1e6 / v.front(), "B/s"}};
+  };
+  const auto run = [&](bool resume, int fail_at) {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [&](const Config& c, int) {
+      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
+    };
+    Settings settings = s;
+    settings.resume = resume;
+    return profile_with_backend(sweep_of(4), settings, w.body(), backend);
+  };
+  EXPECT_THROW(run(false, 2), SweepError);
+  derived_calls = 0;
+  const Results resumed = run(true, -1);
+  const int derived_after_resume = derived_calls;
+  Settings plain = s;
+  plain.output_prefix.clear();
+  SimulatedBackend backend;
+  Workload w(backend);
+  const Results whole = profile_with_backend(sweep_of(4), plain, w.body(), backend);
+  expect_same_tables(resumed, whole);
+  EXPECT_EQ(resumed.at("k", "bandwidth", 0).stats.count, whole.at("k", "bandwidth", 0).stats.count);
+  EXPECT_EQ(resumed.at("k", "test__kernel_duration", 1).converged, whole.at("k", "test__kernel_duration", 1).converged);
+  EXPECT_LT(derived_after_resume, derived_calls - derived_after_resume);  // configs 1 and 2 were not derived again
+}
+
+TEST(Resume, ADifferentSessionIsRefusedNamingEveryDifference) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+  }
+  const auto refusal = [&](const Sweep& sweep, Settings s) {
+    s.resume = true;
+    SimulatedBackend backend;
+    Workload w(backend);
+    try {
+      profile_with_backend(sweep, s, w.body(), backend);
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(w.calls, 0);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  Settings s = streamed(prefix);
+  s.runs = 5;
+  s.cache_control = CacheControl::none;
+  std::string message = refusal(sweep_of(3), s);
+  EXPECT_NE(message.find("cannot resume the sweep under '" + prefix + "': it was measured differently ("),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Settings::cache_control: \"all\" on disk, \"none\" now"), std::string::npos) << message;
+  EXPECT_NE(message.find("Settings::runs: 3 on disk, 5 now"), std::string::npos) << message;
+  EXPECT_NE(message.find("start it over without Settings::resume"), std::string::npos) << message;
+
+  message = refusal(sweep_of(4), streamed(prefix));
+  EXPECT_NE(message.find("the sweep: 3 configs over ['n', 'dtype'] on disk, 4 over ['n', 'dtype'] now"),
+            std::string::npos)
+      << message;
+  message = refusal(Sweep().axis("n", {1, 2, 4}).axis("dtype", {"f32"}), streamed(prefix));
+  EXPECT_NE(message.find("config 3 of the sweep: (n=3, dtype=f32) on disk, (n=4, dtype=f32) now"), std::string::npos)
+      << message;
+  // Typed: 1.0 is not 1.
+  message = refusal(Sweep().axis("n", {1.0, 2.0, 3.0}).axis("dtype", {"f32"}), streamed(prefix));
+  EXPECT_NE(message.find("config 1 of the sweep"), std::string::npos) << message;
+  s = streamed(prefix);
+  s.derive_metric = [](const MeasuredValues&, const Config&) { return std::vector<DerivedValue>{}; };
+  message = refusal(sweep_of(3), s);
+  EXPECT_NE(message.find("Settings::derive_metric: not set on disk, set now"), std::string::npos) << message;
+  // What only shapes the statistics may change.
+  s = streamed(prefix);
+  s.normalize_against = "k";
+  s.stable_rsd_pct = 5;
+  EXPECT_EQ(refusal(sweep_of(3), s), "accepted");
+}
+
+TEST(Resume, NeedsAnOutputPrefixAndAnInProcessBackend) {
+  Settings s;
+  s.resume = true;
+  try {
+    s.validate();
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("Settings::resume continues the sweep streamed under Settings::output_prefix, "
+                                         "which is not set"),
+              std::string::npos)
+        << e.what();
+  }
+  s.output_prefix = "/tmp/x_";
+  s.backend = Backend::ncu;
+  EXPECT_THROW(s.validate(), ConfigError);
+}
+
+TEST(Interrupt, SigintStopsTheSweepAtTheEndOfTheRunKeepingEverythingAndRestoringClocks) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.clock_control = ClockControl::base;
+  constexpr int kAtCall = 10;  // config 3, warm-up done, its first recorded run
+  bool locked_after_signal = false;
+  w.hook = [&](const Config&, int call) {
+    if (call != kAtCall) return;
+    std::raise(SIGINT);
+    locked_after_signal = backend.device().clocks_locked();  // the run goes on as it started
+  };
+  struct sigaction before {};
+  sigaction(SIGINT, nullptr, &before);
+  try {
+    profile_with_backend(sweep_of(5), s, w.body(), backend);
+    FAIL() << "expected SweepInterrupted";
+  } catch (const Error&) {
+    FAIL() << "SweepInterrupted must not be a kscope::Error";
+  } catch (const SweepInterrupted& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep interrupted (Ctrl-C, SIGINT) in config 3/5 (n=3, dtype=f32) after run 1"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("kept in SweepInterrupted::partial_results() and written to " + prefix),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("run the sweep again with Settings::resume = true"), std::string::npos);
+    EXPECT_EQ(e.interrupted_config(), "n=3, dtype=f32");
+    EXPECT_EQ(e.partial_results().samples().size(), 2 * kRuns + 1);  // the run in progress is kept
+  }
+  EXPECT_EQ(w.calls, kAtCall);
+  EXPECT_TRUE(locked_after_signal);
+  EXPECT_FALSE(backend.device().clocks_locked());
+  EXPECT_EQ(backend.device().restore_count(), 1u);
+  struct sigaction after {};
+  sigaction(SIGINT, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, before.sa_handler);
+  EXPECT_TRUE(fs::exists(prefix + "summary.csv") && fs::exists(prefix + "results.json"));
+  EXPECT_EQ(lines(prefix + "progress.jsonl").size(), 2u);
+
+  // Resumed, it measures config 3 from its start, then the rest.
+  SimulatedBackend again;
+  Workload w2(again);
+  s.resume = true;
+  const Results r = profile_with_backend(sweep_of(5), s, w2.body(), again);
+  EXPECT_EQ(w2.calls, 3 * static_cast<int>(kRuns + kWarmups));
+  expect_same_tables(r, uninterrupted(5, s));
+}
+
+TEST(Interrupt, ASigintBetweenConfigsStopsBeforeTheNext) {
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed("");
+  w.hook = [&](const Config&, int call) {
+    if (call == static_cast<int>(kRuns + kWarmups)) std::raise(SIGINT);  // the last run of config 1
+  };
+  try {
+    profile_with_backend(sweep_of(3), s, w.body(), backend);
+    FAIL() << "expected SweepInterrupted";
+  } catch (const SweepInterrupted& e) {
+    EXPECT_NE(std::string(e.what()).find("sweep interrupted (Ctrl-C, SIGINT) before config 2/3 (n=2, dtype=f32)"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.interrupted_config(), "");
+    EXPECT_EQ(e.partial_results().rows().size(), 1u);
+  }
+}
+
+TEST(Interrupt, ASecondSigintGoesToTheHandlerThatWasThereBefore) {
+  SimulatedBackend backend;
+  Workload w(backend);
+  static volatile std::sig_atomic_t app_saw_sigint = 0;
+  app_saw_sigint = 0;
+  auto previous = std::signal(SIGINT, [](int) { app_saw_sigint = 1; });
+  w.hook = [&](const Config&, int call) {
+    if (call != 2) return;
+    std::raise(SIGINT);
+    EXPECT_EQ(app_saw_sigint, 0);
+    std::raise(SIGINT);
+    EXPECT_EQ(app_saw_sigint, 1);
+  };
+  EXPECT_THROW(profile_with_backend(sweep_of(2), streamed(""), w.body(), backend), SweepInterrupted);
+  std::signal(SIGINT, previous);
+}
