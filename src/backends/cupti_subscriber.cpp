@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "core/caller.hpp"
 #include "device/cuda_check.hpp"
 
 namespace kscope::cupti {
@@ -40,8 +41,8 @@ std::string other_profiler_message(const std::string& call, const std::string& o
   return call + " failed: another profiler (" + (other.empty() ? std::string("unknown tool") : other) +
          ") owns CUPTI in this process, and CUPTI serves one client per process, so kscope's in-process "
          "backends cupti and counters cannot run beside it. Run without the other tool (ncu, nsys, "
-         "compute-sanitizer, cuda-gdb, torch.profiler/kineto, Triton Proton), or use Backend::events, "
-         "which needs no CUPTI";
+         "compute-sanitizer, cuda-gdb, torch.profiler/kineto, Triton Proton), or use " +
+         detail::backend_choice(Backend::events) + ", which needs no CUPTI";
 }
 
 CUpti_SubscriberHandle subscriber() {

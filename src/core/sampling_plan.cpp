@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
@@ -12,12 +13,16 @@ SamplingPlan::SamplingPlan(const Settings& settings, double sweep_start_s)
     : settings_(settings), sweep_deadline_s_(sweep_start_s + settings.adaptive.timeout_s) {
   if (!adaptive()) return;
   const AdaptiveSampling& a = settings.adaptive;
-  if (!(a.target_pct > 0)) throw ConfigError("adaptive sampling needs target_pct > 0 (e.g. 1.0 for 1%)");
+  if (!(a.target_pct > 0))
+    throw ConfigError("adaptive sampling needs " + option("adaptive.target_pct") + " > 0 (e.g. 1.0 for 1%)");
   if (a.min_runs < 2)
-    throw ConfigError("adaptive sampling needs min_runs >= 2: the spread of one sample is undefined");
-  if (a.max_runs < a.min_runs) throw ConfigError("adaptive sampling: max_runs must be >= min_runs");
+    throw ConfigError("adaptive sampling needs " + option("adaptive.min_runs") +
+                      " >= 2: the spread of one sample is undefined");
+  if (a.max_runs < a.min_runs)
+    throw ConfigError("adaptive sampling: " + option("adaptive.max_runs") + " must be >= " + option("adaptive.min_runs"));
   if (!(a.config_budget_s > 0) || !(a.timeout_s > 0))
-    throw ConfigError("adaptive sampling: config_budget_s and timeout_s must be positive");
+    throw ConfigError("adaptive sampling: " + option("adaptive.config_budget_s") + " and " +
+                      option("adaptive.timeout_s") + " must be positive");
 }
 
 void SamplingPlan::start_config(double now_s) {

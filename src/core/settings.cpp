@@ -33,10 +33,6 @@ std::string mode_name(CacheControl cache, ClockControl clock) {
 
 namespace detail {
 
-std::string backend_choice(Backend b) {
-  return spell("Backend::" + to_string(b), "backend='" + std::string(b == Backend::automatic ? "auto" : to_string(b)) + "'");
-}
-
 void check_requested_metrics(const std::vector<std::string>& requested, const std::vector<std::string>& measured,
                              const std::string& backend) {
   for (const auto& m : requested) {

@@ -62,14 +62,16 @@ double ThermalGuard::cool_down(double margin) {
   while (margin < cont_) {
     if (now_() > deadline) {
       if (mode_ == ThermalMode::manual)
-        throw ThermalError("the GPU did not cool to thermal_cont=" + degrees(cont_) + " within " +
+        throw ThermalError("the GPU did not cool to " + option("thermal_cont_c") + "=" + degrees(cont_) + " within " +
                            std::to_string(static_cast<int>(timeout_)) + " s (thermal headroom now " + degrees(margin) +
-                           "); increase thermal_timeout_s, lower thermal_cont_c or thermal_wait_c, or let the GPU cool");
+                           "); increase " + option("thermal_timeout_s") + ", lower " + option("thermal_cont_c") +
+                           " or " + option("thermal_wait_c") + ", or let the GPU cool");
       // Automatic mode settles for less headroom before giving up.
       if (cont_ <= kMinCont)
-        throw ThermalError("automatic thermal control lowered thermal_cont to its minimum " + degrees(kMinCont) +
-                           " but the GPU's thermal headroom is only " + degrees(margin) +
-                           "; cannot continue profiling. Check the GPU's cooling, or use thermal_mode off");
+        throw ThermalError("automatic thermal control lowered " + option("thermal_cont_c") + " to its minimum " +
+                           degrees(kMinCont) + " but the GPU's thermal headroom is only " + degrees(margin) +
+                           "; cannot continue profiling. Check the GPU's cooling, or use " + option("thermal_mode") +
+                           spell(" = ThermalMode::off", "='off'"));
       cont_ = std::max(cont_ - kStep, kMinCont);
       deadline = now_() + timeout_;
       continue;

@@ -2,6 +2,7 @@
 // backends that can therefore run here.
 #include <cstdio>
 
+#include "core/caller.hpp"
 #include "doctor/rules.hpp"
 #include "kscope/doctor.hpp"
 
@@ -12,11 +13,14 @@ using doctor::cuda_version_text;
 using doctor::gpu_problem;
 using doctor::other_cupti_owner;
 
-constexpr const char* kPermissionFix =
-    "Run as root (sudo); or have an admin put 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in a file in "
-    "/etc/modprobe.d/ and reboot (or reload the nvidia modules); in Docker add --cap-add=SYS_ADMIN, in Kubernetes "
-    "SYS_ADMIN in securityContext.capabilities. See https://developer.nvidia.com/ERR_NVGPUCTRPERM. Backend::cupti and "
-    "Backend::events need no counters";
+using detail::backend_choice;
+
+std::string permission_fix() {
+  return "Run as root (sudo); or have an admin put 'options nvidia NVreg_RestrictProfilingToAdminUsers=0' in a file "
+         "in /etc/modprobe.d/ and reboot (or reload the nvidia modules); in Docker add --cap-add=SYS_ADMIN, in "
+         "Kubernetes SYS_ADMIN in securityContext.capabilities. See https://developer.nvidia.com/ERR_NVGPUCTRPERM. " +
+         backend_choice(Backend::cupti) + " and " + backend_choice(Backend::events) + " need no counters";
+}
 
 std::string fixed(double value, int decimals) {
   char text[64];
@@ -88,8 +92,8 @@ DoctorCheck cuda_init_check(const DoctorFacts& f) {
       for (const auto& d : f.driver.devices)
         if (d.primary_context_active)
           c.details.push_back("the primary context of device #" + std::to_string(d.ordinal) + " was active");
-      c.details.push_back("kscope's backends work either way (CUPTI attaches late; Backend::ncu re-runs the "
-                          "program). Only Nsight Compute's in-process injection (ncu 2026.2.1+, not used by "
+      c.details.push_back("kscope's backends work either way (CUPTI attaches late; " + backend_choice(Backend::ncu) +
+                          " re-runs the program). Only Nsight Compute's in-process injection (ncu 2026.2.1+, not used by "
                           "kscope) needs CUDA uninitialised");
       break;
     }
@@ -148,10 +152,11 @@ DoctorCheck cupti_owner_check(const DoctorFacts& f) {
   if (const std::string other = other_cupti_owner(f.cupti); !other.empty())
     return {"cupti_owner", CheckStatus::error,
             "another profiler owns CUPTI in this process: " + other +
-                " (CUPTI serves one client per process, so Backend::cupti and Backend::counters cannot run)",
+                " (CUPTI serves one client per process, so " + backend_choice(Backend::cupti) + " and " +
+                backend_choice(Backend::counters) + " cannot run)",
             {},
-            "Run without that tool (ncu, nsys, compute-sanitizer, torch.profiler, Proton), or use Backend::events, "
-            "which needs no CUPTI"};
+            "Run without that tool (ncu, nsys, compute-sanitizer, torch.profiler, Proton), or use " +
+                backend_choice(Backend::events) + ", which needs no CUPTI"};
   if (!f.cupti.owner.empty())
     return {"cupti_owner", CheckStatus::ok, "CUPTI is held by kscope itself (a kscope backend ran in this process)",
             {}, ""};
@@ -168,21 +173,22 @@ DoctorCheck counters_check(const DoctorFacts& f) {
                 admin_only_text(c) + ")", {}, ""};
   if (c.probed)
     return {"counters", CheckStatus::error, "hardware counters cannot be read on device #0 (" + admin_only_text(c) + ")",
-            {c.problem}, counters_restricted(c) ? kPermissionFix : ""};
+            {c.problem}, counters_restricted(c) ? permission_fix() : ""};
   if (counters_restricted(c))
     return {"counters", CheckStatus::error,
             "hardware counters are restricted to administrators (" + admin_only_text(c) + "); not probed: " + c.problem,
-            {}, kPermissionFix};
+            {}, permission_fix()};
   return {"counters", CheckStatus::skipped, "not probed: " + c.problem + " (" + admin_only_text(c) + ")", {}, ""};
 }
 
 DoctorCheck ncu_check(const DoctorFacts& f) {
-  if (!f.ncu.problem.empty()) return {"ncu", CheckStatus::warning, "Backend::ncu unavailable", {f.ncu.problem}, ""};
+  if (!f.ncu.problem.empty()) return {"ncu", CheckStatus::warning, backend_choice(Backend::ncu) + " unavailable", {f.ncu.problem}, ""};
   DoctorCheck c{"ncu", CheckStatus::ok, "Nsight Compute CLI " + f.ncu.version + " (" + f.ncu.path + ")", {}, ""};
   if (!f.ncu.rerun_problem.empty()) {
     c.status = CheckStatus::warning;
     c.details.push_back("this process cannot be re-run under ncu: it is " + f.ncu.rerun_problem);
-    c.fix = "Run the profiling code as a script (python3 script.py), or use Backend::counters in this process";
+    c.fix = "Run the profiling code as a script (python3 script.py), or use " + backend_choice(Backend::counters) +
+            " in this process";
   }
   return c;
 }

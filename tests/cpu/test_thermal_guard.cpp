@@ -65,8 +65,8 @@ TEST(ThermalGuard, ManualTimeoutNamesTheFix) {
     g.before_run();
     FAIL();
   } catch (const ThermalError& e) {
-    EXPECT_NE(std::string(e.what()).find("did not cool to thermal_cont=20°C within 3 s"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("increase thermal_timeout_s"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("did not cool to Settings::thermal_cont_c=20°C within 3 s"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("increase Settings::thermal_timeout_s"), std::string::npos);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/counters/driver_api.hpp"
+#include "core/caller.hpp"
 #include "core/log.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
@@ -22,7 +23,7 @@ CountersBackend::CountersBackend(const Settings& settings)
   std::set<std::string> seen;
   for (const auto& name : names_) {
     if (!seen.insert(name).second)
-      throw ConfigError("Settings::metrics lists '" + name + "' twice: list each metric once");
+      throw ConfigError(detail::option("metrics") + " lists '" + name + "' twice: list each metric once");
     const MetricInfo info = catalog.require(name);
     specs_.push_back({name, info.unit, info.description});
   }

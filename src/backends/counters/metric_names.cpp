@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/caller.hpp"
 #include "core/suggest.hpp"
 
 namespace kscope::counters {
@@ -31,8 +32,8 @@ std::string ncu_only_explanation(const std::string& name) {
   for (const auto& f : families) {
     if (name.rfind(f.prefix, 0) == 0) {
       return "'" + name + "' is " + f.what +
-             ", not a hardware counter: the CUPTI range profiler cannot collect it. Remove it from "
-             "Settings::metrics (take it from your own launch code or cudaDeviceGetAttribute instead)";
+             ", not a hardware counter: the CUPTI range profiler cannot collect it. Remove it from " +
+             detail::option("metrics") + " (take it from your own launch code or cudaDeviceGetAttribute instead)";
     }
   }
   return {};

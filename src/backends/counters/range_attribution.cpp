@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {
@@ -41,8 +42,9 @@ std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::v
     if (l.graph && l.region >= 0) {
       throw BackendError("region " + std::to_string(l.region) +
                          " launched a CUDA graph: the range profiler cannot replay the kernels of a graph one by one "
-                         "(CUPTI limitation). Use Settings::replay_mode = ReplayMode::range, which measures the "
-                         "whole region, or launch the kernels without a graph");
+                         "(CUPTI limitation). Use " +
+                         detail::option("replay_mode") + detail::spell(" = ReplayMode::range", "='range'") +
+                         ", which measures the whole region, or launch the kernels without a graph");
     }
   }
   std::vector<Launch> measured;  // what the ranges stand for, in order
@@ -54,7 +56,8 @@ std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::v
                        std::to_string(measured.size()) +
                        " kernel launches were seen between its start and stop; per-kernel values cannot be matched "
                        "to kernels. Kernels launched by CUDA libraries through other entry points, or in other "
-                       "contexts, cause this: use Settings::replay_mode = ReplayMode::range for such regions");
+                       "contexts, cause this: use " +
+                       detail::option("replay_mode") + detail::spell(" = ReplayMode::range", "='range'") + " for such regions");
   }
   // Auto ranges are numbered in launch order; CUPTI 13.0 counts from 1 on the H200 (its header
   // example from 0), so the order of the numbers is what matters, not where they start.

@@ -8,6 +8,7 @@
 #include "backends/counters/counter_errors.hpp"
 #include "backends/counters/cupti_params.hpp"
 #include "backends/cupti_subscriber.hpp"
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {
@@ -184,8 +185,8 @@ std::vector<RangeResult> RangeProfiler::decode() {
     throw BackendError("the range profiler dropped " + std::to_string(p.numOfRangeDropped) +
                        " ranges of this run: the counter backend holds at most " + std::to_string(max_ranges_) +
                        (kind_ == RangeKind::per_kernel ? " kernels" : " regions") +
-                       " per run. Launch fewer kernels per call of the body (outside annotations too), or use "
-                       "Settings::replay_mode = ReplayMode::range");
+                       " per run. Launch fewer kernels per call of the body (outside annotations too), or use " +
+                       detail::option("replay_mode") + detail::spell(" = ReplayMode::range", "='range'"));
   }
   auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = counter_data_.data();

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "backends/cupti_subscriber.hpp"
+#include "core/caller.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -157,8 +158,8 @@ class Tracer {
 
   static std::string fatal_message(const std::string& detail) {
     return "CUPTI reported a fatal error and detached from this process (" + detail +
-           "): the cupti backend cannot measure here any more; use Backend::events or restart "
-           "the process";
+           "): the cupti backend cannot measure here any more; use " + detail::backend_choice(Backend::events) +
+           " or restart the process";
   }
 
  private:

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "backends/ncu/range_name.hpp"
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -58,7 +59,7 @@ std::vector<RunKernels> map_kernels(const ChildManifest& manifest, const ReportC
       throw BackendError("kernel ID " + std::to_string(k.id) + " (" + k.kernel + ") lies in NVTX range '" + k.nvtx_name +
                          "', not in a kscope annotation range. An NVTX push/pop range opened inside an annotation "
                          "(by your code or a library) hides kscope's range: close it before the annotation ends, "
-                         "move it outside the annotation, or use Backend::counters" + where(context));
+                         "move it outside the annotation, or use " + detail::backend_choice(Backend::counters) + where(context));
     }
     const auto run = run_index.find({id->config, id->run});
     if (run == run_index.end() || id->region >= out[run->second].size()) {

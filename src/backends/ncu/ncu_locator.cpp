@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "backends/ncu/subprocess.hpp"
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -114,7 +115,7 @@ NcuProbe probe_ncu(const NcuSearch& search) {
 
 NcuProbe require_ncu() {
   NcuProbe probe = probe_ncu();
-  if (!probe.problem.empty()) throw BackendError("Backend::ncu cannot run: " + probe.problem);
+  if (!probe.problem.empty()) throw BackendError(detail::backend_choice(Backend::ncu) + " cannot run: " + probe.problem);
   return probe;
 }
 

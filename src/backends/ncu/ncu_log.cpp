@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/caller.hpp"
 #include "core/suggest.hpp"
 
 namespace kscope::ncu {
@@ -50,7 +51,7 @@ LogDiagnosis diagnose_ncu_log(const NcuLog& log, const std::vector<std::string>&
     return {Kind::unknown_metric, "Nsight Compute does not know some of the requested metrics " +
                                       detail::quoted_list(metrics) + ":" + bulleted(log.errors) +
                                       "\nList the valid names with 'ncu --query-metrics --query-metrics-mode suffix' "
-                                      "and correct Settings::metrics" + see};
+                                      "and correct " + detail::option("metrics") + see};
   }
   if (!log.errors.empty())
     return {Kind::errors, "Nsight Compute reported errors:" + bulleted(log.errors) + "\nNsight Compute log: " + log_path};

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "core/caller.hpp"
 #include "core/kernel_names.hpp"
 #include "kscope/errors.hpp"
 
@@ -73,7 +74,7 @@ ReportContents read_report(const NcuCsv& plain, const NcuCsv& renamed, const std
       throw BackendError("Nsight Compute did not collect metric '" + m + "' (" + source +
                          " has no such column): ncu does not know this name for this GPU and skips it without "
                          "failing. List the valid names with 'ncu --query-metrics --query-metrics-mode suffix' "
-                         "(add '--chip gh100' without a GPU) and correct Settings::metrics");
+                         "(add '--chip gh100' without a GPU) and correct " + detail::option("metrics"));
     }
     const UnitScale scale = to_kscope_unit(plain.units[*index]);
     out.metrics.push_back({m, scale.unit, "Nsight Compute metric " + m});
@@ -103,8 +104,8 @@ ReportContents read_report(const NcuCsv& plain, const NcuCsv& renamed, const std
             (is_not_available(text)
                  ? ": ncu could not collect it. An unknown or misspelt name reads n/a without failing the run, and "
                    "so does a metric this GPU or replay mode cannot give. Check the name with 'ncu --query-metrics "
-                   "--query-metrics-mode suffix' and correct Settings::metrics"
-                 : ": it is not a number, so kscope cannot aggregate it; choose a numeric metric"));
+                   "--query-metrics-mode suffix' and correct " + detail::option("metrics")
+                 : std::string(": it is not a number, so kscope cannot aggregate it; choose a numeric metric")));
       }
       k.values.push_back(*value * factors[m]);
     }

@@ -45,7 +45,7 @@ std::string files_prefix(const Settings& settings) {
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kscope-ncu-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr)
     throw BackendError("could not create a directory for the Nsight Compute report under " + pattern +
-                       "; set TMPDIR to a writable directory or set Settings::output_prefix");
+                       "; set TMPDIR to a writable directory or set " + detail::option("output_prefix"));
   return pattern + "/";
 }
 
@@ -69,7 +69,7 @@ std::string last_lines(const std::string& path, std::size_t count) {
 }
 
 std::string not_rerunnable(const std::string& problem) {
-  return "Backend::ncu cannot profile here: Nsight Compute " + kMinimumNcuVersion.to_string() +
+  return detail::backend_choice(Backend::ncu) + " cannot profile here: Nsight Compute " + kMinimumNcuVersion.to_string() +
          " cannot attach to a running process, so kscope re-runs the program under ncu, but this process is " +
          problem +
          ", which cannot be re-run. Use backend 'counters' instead (the same Nsight Compute metric names, measured "

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <regex>
 
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -96,7 +97,7 @@ ProgramCommand current_program() {
   program.executable = fs::read_symlink("/proc/self/exe", ec).string();
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
   if (ec || !in)
-    throw BackendError("Backend::ncu re-runs this program under Nsight Compute and needs /proc/self/exe and "
+    throw BackendError(detail::backend_choice(Backend::ncu) + " re-runs this program under Nsight Compute and needs /proc/self/exe and "
                        "/proc/self/cmdline to know its command line, but they cannot be read here (Linux with /proc "
                        "is required)");
   const std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
