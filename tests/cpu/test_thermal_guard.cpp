@@ -89,7 +89,7 @@ TEST(ThermalGuard, AutomaticLowersContOnTimeoutThenGivesUpAtTheMinimum) {
     h.before_run();
     FAIL();
   } catch (const ThermalError& e) {
-    EXPECT_NE(std::string(e.what()).find("lowered thermal_cont to its minimum 12°C"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lowered Settings::thermal_cont_c to its minimum 12°C"), std::string::npos) << e.what();
   }
 }
 
