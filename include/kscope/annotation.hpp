@@ -22,6 +22,7 @@ class Annotation {
 
  private:
   std::size_t region_ = 0;
+  std::size_t run_ = 0;  // the body call it was opened in: a region that outlives it closes nothing later
   bool active_ = false;
 };
 

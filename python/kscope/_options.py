@@ -243,6 +243,26 @@ class Options:
             return self.metrics or [simulated.metric]
         return self.metrics or list(_core.default_metrics(self.engine_backend()))
 
+    def combine_adapter(self):
+        """combine_kernel_metrics as the engine calls it: (a, b) -> float, its result checked."""
+        fn = self.combine_kernel_metrics
+        if fn is None:
+            return None
+
+        def combine(a, b):
+            out = fn(a, b)
+            if not isinstance(out, (str, bytes, bool)) and out is not None:
+                try:
+                    return float(out)
+                except (TypeError, ValueError):
+                    pass
+            raise ConfigError(
+                f"combine_kernel_metrics returned {out!r} for the kernel values {a} and {b}: it must return one "
+                f"number, e.g. combine_kernel_metrics=lambda a, b: a + b"
+            )
+
+        return combine
+
     def derive_adapter(self, metrics, configs, n_params):
         """derive_metric as the engine calls it: (values, config index) -> [(name, value, unit)].
         The user's function gets (*metric_values, *config_values) and may return a value, a
@@ -263,7 +283,7 @@ class Options:
         shapes = "return a number, a (value, unit) tuple, or a dict of them"
 
         def number(key, value, values):
-            what = f"derive_metric {name}() returned {value!r} for {key!r}"
+            what = f"derive_metric {name}() returned {value!r}" + ("" if key == name else f" for {key!r}")
             if value is None:
                 if all(math.isnan(v) for v in values):  # a failed run (ignore_failures): NaN whatever it returns
                     return math.nan
@@ -278,7 +298,7 @@ class Options:
             try:
                 return float(value)
             except (TypeError, ValueError):
-                raise ConfigError(f"{what}, a {type(value).__name__} rather than a number: {shapes}") from None
+                raise ConfigError(f"{what}, of type {type(value).__name__}, not a number: {shapes}") from None
 
         def entry(key, out, values):
             pair = isinstance(out, (tuple, list)) and len(out) >= 2

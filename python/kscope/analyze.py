@@ -167,7 +167,7 @@ class _ProfiledFunction:
         try:
             core = _core.profile(
                 self.signature.names, engine_rows(configs, len(self.signature.names)),
-                opts.settings(self._engine_prefix()), body, derive, opts.combine_kernel_metrics, simulated,
+                opts.settings(self._engine_prefix()), body, derive, opts.combine_adapter(), simulated,
             )
         except (SweepError, SweepInterrupted) as e:
             if e.partial_results is not None:

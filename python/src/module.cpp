@@ -71,7 +71,11 @@ py::object python_exception(std::exception_ptr cause) {
   try {
     std::rethrow_exception(cause);
   } catch (py::error_already_set& e) {
-    return e.value();
+    py::object value = e.value();
+    // Where in the body it was raised: the traceback travels with the exception (the message has none).
+    const auto traceback = py::reinterpret_steal<py::object>(PyException_GetTraceback(value.ptr()));
+    if (e.trace() && !traceback) PyException_SetTraceback(value.ptr(), e.trace().ptr());
+    return value;
   } catch (const std::exception& e) {
     return error_class(e)(e.what());
   } catch (...) {

@@ -4,6 +4,7 @@
 
 #include "core/caller.hpp"
 #include "device/cuda_check.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope::cupti {
 namespace {

@@ -74,18 +74,19 @@ void Aggregator::add_run(const RecordedRun& run) {
     series_keys_.clear();
     series_.clear();
   }
+  // The run's samples enter together, once derive_metric has accepted all of them: a run is never half kept.
+  std::vector<SampleRow> rows;
+  std::vector<bool> measured_metric;
   for (const auto& region : regions) {
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
                   ") and was recorded as NaN (ignore_failures): " + region.failure_reason);
-    auto add = [&](const std::string& metric, const std::string& unit, double value) {
-      samples_.push_back(SampleRow{region.annotation, run.config, run.run, metric, unit, value, region.kernel, sm, mem,
-                                   run.throttled});
+    auto add = [&](const std::string& metric, const std::string& unit, double value, bool measured) {
+      rows.push_back(SampleRow{region.annotation, run.config, run.run, metric, unit, value, region.kernel, sm, mem,
+                               run.throttled});
+      measured_metric.push_back(measured);
     };
-    for (std::size_t m = 0; m < metrics_.size(); ++m) {
-      add(metrics_[m].name, metrics_[m].unit, region.values[m]);
-      add_to_series(samples_.back());
-    }
+    for (std::size_t m = 0; m < metrics_.size(); ++m) add(metrics_[m].name, metrics_[m].unit, region.values[m], true);
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
@@ -95,9 +96,13 @@ void Aggregator::add_run(const RecordedRun& run) {
                             "its values would be averaged into that metric's row. " +
                             spell("Give the DerivedValue another name",
                                   "Name the function differently, or return a dict with another key"));
-        add(d.name, d.unit, region.failed ? NAN : d.value);
+        add(d.name, d.unit, region.failed ? NAN : d.value, false);
       }
     }
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    samples_.push_back(std::move(rows[i]));
+    if (measured_metric[i]) add_to_series(samples_.back());
   }
 }
 

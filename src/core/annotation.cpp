@@ -9,18 +9,19 @@ namespace kscope {
 Annotation::Annotation(std::string name) {
   if (auto* recorder = detail::active_recorder()) {
     region_ = recorder->open(name);
+    run_ = recorder->run_serial();
     active_ = true;
   }
 }
 
 Annotation::~Annotation() {
   if (!active_) return;
-  if (auto* recorder = detail::active_recorder()) recorder->close(region_);
+  if (auto* recorder = detail::active_recorder()) recorder->close(region_, run_);
 }
 
 void Annotation::mark_failed(const std::string& reason) {
   if (!active_) return;
-  if (auto* recorder = detail::active_recorder()) recorder->mark_failed(region_, reason);
+  if (auto* recorder = detail::active_recorder()) recorder->mark_failed(region_, run_, reason);
 }
 
 void annotate(const std::string& name, const std::function<void()>& fn, AnnotateOptions options) {

@@ -9,6 +9,7 @@
 namespace kscope::detail {
 namespace {
 std::atomic<RunRecorder*> g_recorder{nullptr};
+std::atomic<std::size_t> g_runs{0};  // body calls of every session so far
 }
 
 RunRecorder::RunRecorder(MeasurementBackend& backend, bool flush_before_regions)
@@ -17,6 +18,7 @@ RunRecorder::RunRecorder(MeasurementBackend& backend, bool flush_before_regions)
 void RunRecorder::begin_run(const RunContext& run) {
   std::lock_guard lock(mutex_);
   run_ = run;
+  serial_ = ++g_runs;
   regions_.clear();
   open_ = -1;
   close_error_ = {};
@@ -54,10 +56,10 @@ std::size_t RunRecorder::open(const std::string& name) {
   return region;
 }
 
-void RunRecorder::close(std::size_t region) noexcept {
+void RunRecorder::close(std::size_t region, std::size_t run_serial) noexcept {
   {
     std::lock_guard lock(mutex_);
-    if (open_ != static_cast<std::ptrdiff_t>(region)) return;
+    if (run_serial != serial_ || open_ != static_cast<std::ptrdiff_t>(region)) return;
     open_ = -1;
   }
   try {
@@ -68,8 +70,9 @@ void RunRecorder::close(std::size_t region) noexcept {
   }
 }
 
-void RunRecorder::mark_failed(std::size_t region, const std::string& reason) {
+void RunRecorder::mark_failed(std::size_t region, std::size_t run_serial, const std::string& reason) {
   std::lock_guard lock(mutex_);
+  if (run_serial != serial_) return;
   regions_[region].failed = true;
   regions_[region].reason = reason;
 }

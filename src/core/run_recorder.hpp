@@ -29,8 +29,11 @@ class RunRecorder {
   void begin_run(const RunContext& run);
   // Throws AnnotationError (nesting, repeated name) and whatever the backend raises.
   std::size_t open(const std::string& name);
-  void close(std::size_t region) noexcept;
-  void mark_failed(std::size_t region, const std::string& reason);
+  // Identifies the body call in progress, process-wide: close and mark_failed from an annotation
+  // opened in another call (one left open, closed later) do nothing.
+  std::size_t run_serial() const { return serial_; }
+  void close(std::size_t region, std::size_t run_serial) noexcept;
+  void mark_failed(std::size_t region, std::size_t run_serial, const std::string& reason);
   // After the body returned: throws RegionCloseError for a region that failed to close, or
   // AnnotationError for a region still open.
   void end_run();
@@ -45,6 +48,7 @@ class RunRecorder {
   RunContext run_;
   std::vector<RegionRecord> regions_;
   std::ptrdiff_t open_ = -1;
+  std::size_t serial_ = 0;
   RegionCloseError close_error_;
 };
 

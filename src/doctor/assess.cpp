@@ -5,6 +5,7 @@
 #include "core/caller.hpp"
 #include "doctor/rules.hpp"
 #include "kscope/doctor.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope {
 namespace {

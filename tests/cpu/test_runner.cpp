@@ -582,6 +582,26 @@ TEST(Runner, AnAnnotationLeftOpenWhenTheBodyReturnsIsAnError) {
   leaked.reset();  // closing it outside profiling does nothing
 }
 
+TEST(Runner, AnAnnotationLeftOpenInAnEarlierSessionClosesNothingLater) {
+  SimulatedBackend backend;
+  std::optional<Annotation> leaked;
+  EXPECT_THROW(profile_with_backend(Sweep(), quiet(), [&](const Config&) {
+    if (!leaked) leaked.emplace("left_open");
+    backend.launch("k", 1);
+  }, backend), SweepError);
+  // Destroyed while the next session's region with the same index is open: that region stays open.
+  auto r = profile_with_backend(Sweep(), quiet(1), [&](const Config&) {
+    Annotation a("k");
+    if (leaked) {
+      leaked->mark_failed("not this run's");
+      leaked.reset();
+    }
+    backend.launch("k", 7);
+  }, backend);
+  EXPECT_DOUBLE_EQ(r.at("k", "test__kernel_duration", 0).avg_value, 7.0);
+  EXPECT_EQ(r.at("k", "test__kernel_duration", 0).stats.count, 1u);
+}
+
 TEST(Runner, ASecondThreadsProfileCallIsRefusedWhileOneRuns) {
   SimulatedBackend first, second;
   std::promise<void> inside;

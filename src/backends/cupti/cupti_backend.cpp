@@ -17,6 +17,7 @@
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope {
 namespace {

@@ -5,6 +5,7 @@
 #include "backends/ncu/range_name.hpp"
 #include "core/caller.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {

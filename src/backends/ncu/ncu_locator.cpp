@@ -10,6 +10,7 @@
 #include "backends/ncu/subprocess.hpp"
 #include "core/caller.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {

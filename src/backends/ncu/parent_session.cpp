@@ -20,6 +20,7 @@
 #include "core/log.hpp"
 #include "core/outcome.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "core/caller.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {
