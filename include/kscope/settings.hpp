@@ -143,7 +143,8 @@ struct Settings {
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
   // If set: <prefix>summary.csv and <prefix>results.json at the end; <prefix>samples.csv (raw
   // samples), <prefix>manifest.json and <prefix>progress.jsonl written as the sweep goes, each
-  // config's samples on disk once it finishes. The directory must exist and be writable.
+  // config's samples on disk once it finishes (Backend::ncu: everything at the end). The directory
+  // must exist and be writable.
   std::string output_prefix;
   // Continue the sweep streamed under output_prefix (after a kill or an interrupt): the configs
   // finished there are read back, not measured again. Refused (ConfigError) when the files hold

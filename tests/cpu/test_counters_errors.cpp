@@ -1,10 +1,16 @@
 // What the counter backend says when counters cannot be read, fed with fake CUPTI results and
-// machine facts: it must name the problem and the fix.
+// machine facts, and what CUDA failures before any GPU work say: each must name the problem and
+// the fix.
 #include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
 
 #include "backends/counters/counter_errors.hpp"
 #include "backends/cupti_subscriber.hpp"
+#include "core/caller.hpp"
+#include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/profile.hpp"
 
 using namespace kscope;
 using counters::AccessFacts;
@@ -80,4 +86,46 @@ TEST(CounterErrors, DeviceSupportFieldsEachGiveTheirReason) {
   m = counters::device_support_problem(p, "H100");
   EXPECT_TRUE(has(m, "confidential computing")) << m;
   EXPECT_TRUE(has(m, "Backend::cupti")) << m;
+}
+
+// Before any GPU work: the runtime's own words ("CUDA driver version is insufficient" when no
+// driver is installed at all) mislead, so kscope says what is missing and points to the doctor,
+// in the caller's language.
+TEST(CudaErrors, NoDriverOrNoGpuSaysSoAndPointsToTheDoctor) {
+  const auto message = [](cudaError_t status) {
+    try {
+      device::check_cuda(status, "cudaGetDeviceCount");
+    } catch (const CudaError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string no_driver = message(cudaErrorInsufficientDriver);
+  EXPECT_TRUE(has(no_driver, "no usable NVIDIA driver: none is installed (no libcuda.so.1), or it is older than this "
+                             "CUDA 13.0 runtime needs (cudaGetDeviceCount failed: cudaErrorInsufficientDriver)"))
+      << no_driver;
+  EXPECT_TRUE(has(no_driver, "Run `kscope doctor` to see what is missing here")) << no_driver;
+  EXPECT_FALSE(has(no_driver, "insufficient")) << no_driver;
+  EXPECT_TRUE(has(message(cudaErrorNoDevice), "no NVIDIA GPU is visible")) << message(cudaErrorNoDevice);
+  EXPECT_TRUE(has(message(cudaErrorStubLibrary), "stub")) << message(cudaErrorStubLibrary);
+  detail::set_caller(detail::Caller::python);
+  const std::string python = message(cudaErrorInsufficientDriver);
+  detail::set_caller(detail::Caller::cpp);
+  EXPECT_TRUE(has(python, "Run kscope.doctor() to see what is missing here")) << python;
+}
+
+// End to end on a machine without a GPU (the CPU CI machine): profile() says the same.
+TEST(CudaErrors, ProfileWithoutADriverSaysSo) {
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) GTEST_SKIP() << "a GPU is usable here";
+  Settings s;
+  s.verbosity = Verbosity::quiet;
+  try {
+    profile(Sweep(), s, [](const Config&) {});
+    FAIL() << "profile() ran without a GPU";
+  } catch (const BackendError& e) {
+    const std::string m = e.what();
+    EXPECT_TRUE(has(m, "no usable NVIDIA driver") || has(m, "no NVIDIA GPU is visible")) << m;
+    EXPECT_TRUE(has(m, "kscope doctor")) << m;
+  }
 }

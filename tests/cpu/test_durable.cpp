@@ -530,3 +530,28 @@ TEST(Interrupt, ASecondSigintGoesToTheHandlerThatWasThereBefore) {
   EXPECT_THROW(profile_with_backend(sweep_of(2), streamed(""), w.body(), backend), SweepInterrupted);
   std::signal(SIGINT, previous);
 }
+
+TEST(Streaming, StartingOverAnUnfinishedSweepSaysWhatIsReplaced) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [](const Config& c, int) {
+      if (c.index() == 1) throw std::runtime_error("stop");
+    };
+    EXPECT_THROW(profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend), SweepError);
+  }
+  SimulatedBackend backend;
+  Workload w(backend);
+  Settings s = streamed(prefix);
+  s.verbosity = Verbosity::info;
+  ::testing::internal::CaptureStderr();
+  profile_with_backend(sweep_of(3), s, w.body(), backend);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("replacing the unfinished sweep under '" + prefix +
+                     "' (1 of 3 configs measured); to continue such a sweep instead, set Settings::resume"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(w.calls, 3 * static_cast<int>(kRuns + kWarmups));
+}
