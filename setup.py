@@ -1,6 +1,6 @@
 """Builds the kscope Python package: the pure-Python package under python/ plus the extension
 kscope._core, which CMake builds from this repository (the engine, the CUDA backends when nvcc
-and CUPTI are found, and the bindings), and, with CUDA, the `kscope` program of the CMake build
+and CUPTI are found, and the bindings), and the `kscope` program of the CMake build
 (tools/kscope_cli.cpp) in kscope/bin/, which the console command `kscope` runs.
 `pip install --no-build-isolation .` needs cmake, a C++20 compiler, pybind11 and, for measuring
 on a GPU, the CUDA toolkit (/usr/local/cuda).
@@ -48,25 +48,22 @@ class CMakeBuild(build_ext):
             args.append(f"-DKSCOPE_NLOHMANN_INCLUDE_DIR={nlohmann}")
         args += shlex.split(os.environ.get("KSCOPE_CMAKE_ARGS", ""))
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), *args], check=True, env=env)
-        with_cuda = "KSCOPE_ENABLE_CUDA:BOOL=ON" in (build / "CMakeCache.txt").read_text()
-        targets = ["_core", "kscope_cli", "kscope-metrics"] if with_cuda else ["_core"]  # the programs need CUDA
+        targets = ["_core", "kscope_cli", "kscope-metrics"]
         subprocess.run(["cmake", "--build", str(build), "--target", *targets, "-j", str(os.cpu_count() or 2)],
                        check=True, env=env)
         built = build / "python" / "kscope" / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, target)
-        # kscope._cli runs kscope/bin/kscope; without it, it says that this build has no CUDA. The
-        # installed program is taken: CMake pads the build tree's RPATH with an empty entry, which
-        # the loader reads as the current directory.
+        # kscope._cli runs kscope/bin/kscope. The installed program is taken: CMake pads the build
+        # tree's RPATH with an empty entry, which the loader reads as the current directory.
         programs = target.parent / "bin"
         shutil.rmtree(programs, ignore_errors=True)
-        if with_cuda:
-            staging = build / "programs"
-            subprocess.run(["cmake", "--install", str(build), "--component", "programs", "--prefix", str(staging)],
-                           check=True, env=env)
-            programs.mkdir()
-            shutil.copy2(staging / "bin" / "kscope", programs / "kscope")
+        staging = build / "programs"
+        subprocess.run(["cmake", "--install", str(build), "--component", "programs", "--prefix", str(staging)],
+                       check=True, env=env)
+        programs.mkdir()
+        shutil.copy2(staging / "bin" / "kscope", programs / "kscope")
 
 
 def version():

@@ -15,10 +15,7 @@ NOTHING_CAN_MEASURE = 2
 def main() -> int:
     if not os.access(PROGRAM, os.X_OK):
         sys.stderr.write(
-            f"kscope: this installation has no kscope program ({PROGRAM}): the package was built without "
-            "CUDA (no nvcc and CUPTI found, or KSCOPE_CMAKE_ARGS=-DKSCOPE_ENABLE_CUDA=OFF), so it can "
-            "neither measure nor run `kscope doctor` or `kscope metrics`. Install the CUDA toolkit "
-            "(/usr/local/cuda) and reinstall kscope from its source directory: "
-            "pip install --no-build-isolation --no-deps .\n")
+            f"kscope: this installation has no kscope program ({PROGRAM}): reinstall kscope from its "
+            "source directory (pip install --no-build-isolation --no-deps .), which builds and bundles it\n")
         return NOTHING_CAN_MEASURE
     os.execv(PROGRAM, [str(PROGRAM), *sys.argv[1:]])
