@@ -34,13 +34,7 @@ skipping() {  # step: true, and recorded as SKIP, when the step is to be left ou
   record "$1" SKIP "left out (KSCOPE_GPU_CHECK_SKIP)"
 }
 
-print_summary() {
-  echo
-  echo "==================== kscope GPU check summary ===================="
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
-    --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
-  printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
-  printf '%s\n' "${SUMMARY[@]}"
+print_summary() {  # the result sections, then the step table last (a reply's tail holds the end)
   local section
   for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
@@ -53,6 +47,12 @@ print_summary() {
       cat "$WORK/${section%%:*}"
     fi
   done
+  echo
+  echo "==================== kscope GPU check summary ===================="
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
+    --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+  printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
+  printf '%s\n' "${SUMMARY[@]}"
 }
 
 # --- build --------------------------------------------------------------------------------
