@@ -232,7 +232,7 @@ def _note_once(note):
     """Shows a note of the active tool (kscope.tools.tool_metrics) once per process."""
     if note is not None and note not in _notes_shown:
         _notes_shown.add(note)
-        warnings.warn(note, UserWarning, stacklevel=4)
+        warnings.warn(note, UserWarning, stacklevel=5)  # the user's call of the profiled function
 
 
 def plot(

@@ -33,7 +33,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _core
 from .errors import ConfigError
 
 __all__ = ["CollectionScope", "InfoCollector"]
@@ -106,11 +105,6 @@ def normalize(info_collectors):
             raise TypeError(f"Invalid collector type: {type(c)}. Expected a function decorated with "
                             f"@kscope.experimental.collect, an InfoCollector, or a tuple (name, callback, scope).")
     return out
-
-
-def check(collectors, parameters=()):
-    """The engine's checks of the names: duplicates, table columns, the function's parameters."""
-    _core.check_info_collectors([(name, scope) for name, _, scope in collectors], list(parameters))
 
 
 def bind_args(callback, leading, config):
