@@ -2,9 +2,8 @@
 
 #include <mutex>
 
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "device/cuda_check.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::cupti {
 namespace {

@@ -3,8 +3,6 @@
 #include <atomic>
 #include <map>
 
-#include "kscope/settings.hpp"
-
 namespace kscope::detail {
 namespace {
 
@@ -35,10 +33,6 @@ std::string option(const std::string& settings_field) {
 
 std::string spell(const std::string& cpp, const std::string& python) {
   return caller() == Caller::cpp ? cpp : python;
-}
-
-std::string backend_choice(Backend b) {
-  return spell("Backend::" + to_string(b), "backend='" + std::string(b == Backend::automatic ? "auto" : to_string(b)) + "'");
 }
 
 }  // namespace kscope::detail

@@ -3,10 +3,6 @@
 // reads `Settings::runs`, a Python caller `runs`. The Python package declares itself at import.
 #include <string>
 
-namespace kscope {
-enum class Backend;
-}
-
 namespace kscope::detail {
 
 enum class Caller { cpp, python };
@@ -19,7 +15,5 @@ Caller caller();
 std::string option(const std::string& settings_field);
 // One of two spellings of a value or a fix, for the caller's language.
 std::string spell(const std::string& cpp, const std::string& python);
-// A backend as the caller chooses it: "Backend::counters" for C++, "backend='counters'" for Python.
-std::string backend_choice(Backend backend);
 
 }  // namespace kscope::detail

@@ -22,8 +22,9 @@ const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 
 // A config value as a table cell.
 Cell value_cell(const Value& value);
-// Annotation, the config axes, then sample_columns(): Results::samples_table, and the rows a
-// streamed sweep appends to its samples.csv.
-Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs, const SessionInfo& session);
+// Annotation, the config axes, sample_columns(), then the info collectors' columns:
+// Results::samples_table, and the rows a streamed sweep appends to its samples.csv.
+Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs, const SessionInfo& session,
+                    const std::vector<std::string>& info_columns);
 
 }  // namespace kscope::detail

@@ -36,20 +36,22 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   if (error) throw Error("cannot write '" + path + "': " + error.message());
 }
 
-// Annotation and the config axes, then the schema's columns.
+// Annotation and the config axes, then the schema's columns, then the info collectors'.
 template <typename Row>
 Table make_table(const std::vector<Config>& configs, const SessionInfo& session, const std::vector<Row>& rows,
-                 const std::vector<detail::ColumnDefinition<Row>>& definitions) {
+                 const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
   Table t;
   t.columns.push_back("Annotation");
   for (const auto& a : configs.empty() ? kNoAxes : configs.front().names()) t.columns.push_back(a);
   for (const auto& d : definitions) t.columns.push_back(d.spec.name);
+  t.columns.insert(t.columns.end(), info.begin(), info.end());
   for (const Row& row : rows) {
     std::vector<Cell> cells;
     cells.reserve(t.columns.size());
     cells.emplace_back(row.annotation);
     for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::value_cell(v));
     for (const auto& d : definitions) cells.push_back(d.cell(row, session));
+    cells.insert(cells.end(), row.info.begin(), row.info.end());
     t.rows.push_back(std::move(cells));
   }
   return t;
@@ -70,8 +72,8 @@ Cell value_cell(const Value& v) {
 }
 
 Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs,
-                    const SessionInfo& session) {
-  return make_table(configs, session, rows, sample_column_definitions());
+                    const SessionInfo& session, const std::vector<std::string>& info_columns) {
+  return make_table(configs, session, rows, sample_column_definitions(), info_columns);
 }
 
 }  // namespace detail
@@ -88,9 +90,9 @@ std::string to_string(BackendId backend) {
 }
 
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-                 std::vector<SampleRow> samples)
+                 std::vector<SampleRow> samples, InfoColumns info_columns)
     : session_(std::move(session)), configs_(std::move(configs)), rows_(std::move(rows)),
-      samples_(std::move(samples)) {}
+      samples_(std::move(samples)), info_columns_(std::move(info_columns)) {}
 
 const std::vector<std::string>& Results::axis_names() const {
   return configs_.empty() ? kNoAxes : configs_.front().names();
@@ -105,10 +107,12 @@ const SummaryRow& Results::at(const std::string& annotation, const std::string& 
 }
 
 Table Results::summary_table() const {
-  return make_table(configs_, session_, rows_, detail::summary_column_definitions());
+  return make_table(configs_, session_, rows_, detail::summary_column_definitions(), info_columns_.summary);
 }
 
-Table Results::samples_table() const { return detail::samples_table(samples_, configs_, session_); }
+Table Results::samples_table() const {
+  return detail::samples_table(samples_, configs_, session_, info_columns_.samples);
+}
 
 void Results::write_csv(const std::string& path) const {
   write_file(path, [&](std::ostream& out) { kscope::write_csv(summary_table(), out); });
@@ -166,6 +170,10 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   for (const auto& [column, label] : console_columns()) {
     shown.push_back(column);
     labels.push_back(label);
+  }
+  for (const auto& column : results.info_columns().summary) {
+    shown.push_back(column);
+    labels.push_back(column);
   }
   Table view;
   view.columns = labels;

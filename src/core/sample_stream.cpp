@@ -18,6 +18,7 @@
 #include "core/suggest.hpp"
 #include "io/csv.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/info_collector.hpp"
 
 namespace kscope::detail {
 namespace {
@@ -110,6 +111,24 @@ Json value_json(const Value& v) {
   return nullptr;
 }
 
+Json cell_json(const Cell& cell) {
+  return std::visit(
+      [](const auto& v) -> Json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
+        else return v;
+      },
+      cell);
+}
+
+std::optional<Cell> cell_from(const Json& j) {
+  if (j.is_null()) return Cell{};
+  if (j.is_boolean()) return Cell{j.get<bool>()};
+  if (j.is_number_integer()) return Cell{j.get<std::int64_t>()};
+  if (j.is_number_float()) return Cell{j.get<double>()};
+  if (j.is_string()) return Cell{j.get<std::string>()};
+  return std::nullopt;
+}
+
 std::optional<Value> value_from(const Json& j) {
   if (j.is_boolean()) return Value(j.get<bool>());
   if (j.is_number_integer()) return Value(j.get<long long>());
@@ -146,6 +165,9 @@ Json measured_with(const Settings& s, const SessionInfo& session, const std::vec
   j["ignore_kernel_list"] = s.ignore_kernel_list;
   j["combine_kernel_metrics"] = static_cast<bool>(s.combine_kernel_metrics);
   j["derive_metric"] = static_cast<bool>(s.derive_metric);
+  Json collectors = Json::array();
+  for (const auto& c : s.info_collectors) collectors.push_back(c.name + " (" + to_string(c.scope) + ")");
+  j["info_collectors"] = collectors;
   return j;
 }
 
@@ -204,13 +226,15 @@ std::vector<std::string> differences(const Json& stored, const Json& now, const 
 // The samples of one finished config, read back; nullopt when the records are not what this
 // session writes for that config.
 std::optional<std::vector<SampleRow>> read_samples(const std::vector<CsvRecord>& records, std::size_t first,
-                                                   std::size_t count, const Config& config) {
+                                                   std::size_t count, const Config& config, const Json& info,
+                                                   std::size_t info_columns) {
   const auto& columns = sample_column_definitions();
   const std::size_t axes = config.values().size();
+  if (info_columns && !(info.is_array() && info.size() == count)) return std::nullopt;
   std::vector<SampleRow> rows;
   for (std::size_t r = first; r < first + count; ++r) {
     const auto& fields = records[r].fields;
-    if (fields.size() != 1 + axes + columns.size()) return std::nullopt;
+    if (fields.size() != 1 + axes + columns.size() + info_columns) return std::nullopt;
     SampleRow row{};
     row.annotation = fields[0];
     row.config_index = config.index();
@@ -228,6 +252,15 @@ std::optional<std::vector<SampleRow>> read_samples(const std::vector<CsvRecord>&
       if (!cell) return std::nullopt;
       columns[c].read(row, *cell);
     }
+    if (info_columns) {
+      const Json& cells = info[r - first];
+      if (!cells.is_array() || cells.size() != info_columns) return std::nullopt;
+      for (const auto& j : cells) {
+        const auto cell = cell_from(j);
+        if (!cell) return std::nullopt;
+        row.info.push_back(*cell);
+      }
+    }
     rows.push_back(std::move(row));
   }
   return rows;
@@ -238,13 +271,14 @@ struct ProgressLine {
   std::size_t samples;
   std::optional<bool> converged;
   std::size_t thermal_pauses;
+  Json info;  // per sample, the info collectors' cells
 };
 
 std::optional<ProgressLine> parse_progress(const std::string& line, std::size_t configs) {
   try {
     const Json j = Json::parse(line);
     ProgressLine p{j.at("config").get<std::size_t>(), j.at("samples").get<std::size_t>(), std::nullopt,
-                   j.at("thermal_pauses").get<std::size_t>()};
+                   j.at("thermal_pauses").get<std::size_t>(), j.value("info", Json())};
     if (!j.at("converged").is_null()) p.converged = j.at("converged").get<bool>();
     if (p.config >= configs) return std::nullopt;
     return p;
@@ -275,6 +309,7 @@ void check_output_prefix(const Settings& settings) {
 SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
                            const std::vector<MetricSpec>& metrics, Aggregator& aggregator)
     : prefix_(settings.output_prefix), configs_(configs), session_(session), finished_(configs.size(), false) {
+  for (const auto& c : settings.info_collectors) info_columns_.push_back(c.name);
   Json manifest;
   manifest["kscope_version"] = KSCOPE_VERSION;
   manifest["measured_with"] = measured_with(settings, session, metrics);
@@ -307,7 +342,7 @@ void SampleStream::start(const std::string& manifest) {
     }
   }
   std::ostringstream header;
-  write_csv(samples_table({}, configs_, session_), header);
+  write_csv(samples_table({}, configs_, session_, info_columns_), header);
   // Progress first: files of an older sweep never pass for this one's.
   replace_durably(prefix_ + "progress.jsonl", "");
   replace_durably(prefix_ + "samples.csv", header.str());
@@ -342,7 +377,7 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   const std::string progress = read_file(progress_path).value_or("");
   const auto samples = read_file(samples_path);
   const std::vector<CsvRecord> records = read_csv_records(samples.value_or(""));
-  const std::vector<std::string> header = samples_table({}, configs_, session_).columns;
+  const std::vector<std::string> header = samples_table({}, configs_, session_, info_columns_).columns;
   if (!records.empty() && records.front().fields != header)
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
                       python_list(records.front().fields) + "); was it written by another kscope version? Start " +
@@ -353,7 +388,7 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   for (std::size_t line_end; (line_end = progress.find('\n', progress_end)) != std::string::npos; ++done) {
     const auto line = parse_progress(progress.substr(progress_end, line_end - progress_end), configs_.size());
     if (!line || finished_[line->config] || records.empty() || record + line->samples > records.size()) break;
-    auto rows = read_samples(records, record, line->samples, configs_[line->config]);
+    auto rows = read_samples(records, record, line->samples, configs_[line->config], line->info, info_columns_.size());
     if (!rows) break;
     kept.insert(kept.end(), std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
     aggregator.set_config_outcome(line->config, line->converged, line->thermal_pauses);
@@ -390,7 +425,7 @@ void SampleStream::config_finished(std::size_t config_index, const Aggregator& a
   const auto& all = aggregator.samples();
   const std::vector<SampleRow> rows(all.begin() + static_cast<std::ptrdiff_t>(written_samples_), all.end());
   std::ostringstream text;
-  write_csv_rows(samples_table(rows, configs_, session_), text);
+  write_csv_rows(samples_table(rows, configs_, session_, info_columns_), text);
   append_durably(prefix_ + "samples.csv", text.str());
   written_samples_ = all.size();
 
@@ -399,6 +434,15 @@ void SampleStream::config_finished(std::size_t config_index, const Aggregator& a
             {"samples", rows.size()},
             {"converged", outcome.converged ? Json(*outcome.converged) : Json(nullptr)},
             {"thermal_pauses", outcome.thermal_pauses}};
+  if (!info_columns_.empty()) {
+    Json info = Json::array();
+    for (const auto& row : rows) {
+      Json cells = Json::array();
+      for (const auto& cell : row.info) cells.push_back(cell_json(cell));
+      info.push_back(std::move(cells));
+    }
+    line["info"] = std::move(info);
+  }
   append_durably(prefix_ + "progress.jsonl", line.dump() + "\n");
 }
 

@@ -6,7 +6,8 @@
 //   samples.csv     the raw samples of every finished config (the columns of write_samples_csv),
 //                   appended and flushed to disk (fdatasync) as each config finishes
 //   progress.jsonl  one line per finished config, appended once its samples are on disk: how many
-//                   samples it has, whether it converged, its thermal pauses
+//                   samples it has, whether it converged, its thermal pauses, and the info
+//                   collectors' values of its samples with their types (CSV text loses them)
 // A config counts as finished only once its progress line is complete. Resuming keeps the finished
 // configs and cuts what follows them (a line half-written when the process died included).
 #include <cstddef>
@@ -42,6 +43,7 @@ class SampleStream {
   void resume(const std::string& manifest, Aggregator& aggregator);
 
   std::string prefix_;
+  std::vector<std::string> info_columns_;  // the info collectors' names
   const std::vector<Config>& configs_;
   const SessionInfo& session_;
   std::vector<bool> finished_;

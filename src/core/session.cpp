@@ -52,10 +52,13 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
           },
           now_s),
       aggregator_(configs_, backend.metrics(), settings),
+      collection_(settings.info_collectors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs())) {
   std::vector<std::string> measured;
   for (const auto& m : backend.metrics()) measured.push_back(m.name);
   check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
+  if (!collection_.empty())
+    recorder_.on_open([this](std::size_t region, const std::string& name) { collection_.annotation_opened(region, name); });
 }
 
 Session::~Session() {
@@ -66,6 +69,7 @@ Session::~Session() {
 
 Results Session::run() {
   open();
+  collect_before_runs(configs_.front(), [this] { collection_.collect_once(); });
   for (const Config& config : configs_) {
     if (stream_ && stream_->finished(config.index())) continue;
     measure_config(config);
@@ -100,7 +104,16 @@ void Session::measure_config(const Config& config) {
   next_run_ = 0;
   converged_.reset();
   pauses_before_config_ = thermal_.pauses();
+  collect_before_runs(config, [&] { collection_.start_config(config); });
   while (!run_batch(config)) {
+  }
+}
+
+void Session::collect_before_runs(const Config& config, const std::function<void()>& start) {
+  try {
+    start();
+  } catch (...) {
+    fail(config, collection_.failure() + ", before its first run", std::current_exception());
   }
 }
 
@@ -123,12 +136,15 @@ bool Session::run_batch(const Config& config) {
         info_.thermal_pause_s = thermal_.paused_seconds();
         log_debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
       }
+      collection_.start_run(config, context);
       const ClockReading before = read_clocks(device_);
       const double started_s = now_s();
       call_body(config, context);
-      batch.push_back({context, recorder_.regions(), before, started_s});
+      batch.push_back({context, recorder_.regions(), before, started_s, collection_.end_run(recorder_.regions().size())});
     } catch (...) {
       const std::exception_ptr cause = std::current_exception();
+      const std::string collector = collection_.failure();
+      collection_.end_run(0);  // the failed run collects nothing more
       std::string aftermath;
       // The runs that ended before it in this batch are kept: they get their remaining passes.
       if (!batch.empty()) {
@@ -140,7 +156,7 @@ bool Session::run_batch(const Config& config) {
                       exception_message(kept.cause) + ")";
         }
       }
-      fail(config, run_label(run), cause, aftermath);
+      fail(config, run_label(run) + (collector.empty() ? "" : ", in " + collector), cause, aftermath);
     }
     if (interrupt_requested() || now_s() - batch.front().started_s >= kMaxBatchSeconds) break;
   }
@@ -223,7 +239,7 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
     if (b.context.recorded) {
       try {
         aggregator_.add_run({config.index(), b.context.recorded_run, b.regions, measured[i], b.before, after,
-                             is_throttled(b.before, after, expected_sm_mhz_)});
+                             is_throttled(b.before, after, expected_sm_mhz_), &b.info});
       } catch (...) {
         throw RunsFailed{run_label(b.context.run), std::current_exception()};
       }
@@ -300,6 +316,7 @@ void check_request(const Sweep& sweep, const Settings& settings, const Body& bod
   sweep.validate();
   settings.validate();
   check_output_prefix(settings);
+  check_info_collectors(settings.info_collectors, sweep.names());
   if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
 }
 

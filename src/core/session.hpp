@@ -18,6 +18,7 @@
 
 #include "core/aggregator.hpp"
 #include "core/clock_lock.hpp"
+#include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sample_stream.hpp"
@@ -50,6 +51,7 @@ class Session {
     std::vector<RegionRecord> regions;
     ClockReading before;
     double started_s;
+    std::vector<std::vector<Cell>> info;  // per region: the info collectors' values
   };
   // Why runs could not be recorded: which runs, and the exception.
   struct RunsFailed {
@@ -59,6 +61,8 @@ class Session {
 
   void open();
   void measure_config(const Config& config);
+  // Calls the info collectors of a scope that runs before any run (`start`); a failure names them.
+  void collect_before_runs(const Config& config, const std::function<void()>& start);
   // True once the sampling plan says the config has enough runs.
   bool run_batch(const Config& config);
   void run_remaining_passes(const Config& config, std::vector<BatchRun>& batch);
@@ -86,6 +90,7 @@ class Session {
   SamplingPlan plan_;
   ThermalGuard thermal_;
   Aggregator aggregator_;
+  InfoCollection collection_;
   std::unique_ptr<ProgressReporter> progress_;
   SessionInfo info_;
   std::optional<ClockLock> clock_lock_;

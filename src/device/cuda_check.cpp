@@ -2,9 +2,9 @@
 
 #include <cupti.h>
 
+#include "core/backend_choice.hpp"
 #include "core/caller.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::device {
 namespace {

@@ -2,10 +2,9 @@
 // backends that can therefore run here.
 #include <cstdio>
 
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "doctor/rules.hpp"
 #include "kscope/doctor.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope {
 namespace {

@@ -16,6 +16,7 @@
 
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/info_collector.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
 
@@ -554,4 +555,47 @@ TEST(Streaming, StartingOverAnUnfinishedSweepSaysWhatIsReplaced) {
             std::string::npos)
       << log;
   EXPECT_EQ(w.calls, 3 * static_cast<int>(kRuns + kWarmups));
+}
+
+TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  Settings s = streamed(prefix);
+  // Text that reads as a number must stay text: the CSV alone would make it one.
+  s.info_collectors.push_back({"cuda", CollectionScope::once, [](const CollectionContext&) { return Cell{"12.4"}; }});
+  s.info_collectors.push_back({"temp", CollectionScope::run, [](const CollectionContext& c) {
+                                 return Cell{static_cast<std::int64_t>(60 + c.run)};
+                               }});
+  s.info_collectors.push_back({"hot", CollectionScope::annotation, [](const CollectionContext& c) {
+                                 return c.run % 2 ? Cell{true} : Cell{};
+                               }});
+  const auto run = [&](bool resume, int fail_at) {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [&](const Config& c, int) {
+      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
+    };
+    Settings settings = s;
+    settings.resume = resume;
+    return profile_with_backend(sweep_of(3), settings, w.body(), backend);
+  };
+  EXPECT_THROW(run(false, 2), SweepError);
+  const Results resumed = run(true, -1);
+  expect_same_tables(resumed, uninterrupted(3, s));
+  EXPECT_EQ(resumed.samples().front().info.front(), Cell{std::string("12.4")});
+
+  Settings other = s;
+  other.info_collectors.pop_back();
+  other.resume = true;
+  SimulatedBackend backend;
+  Workload w(backend);
+  try {
+    profile_with_backend(sweep_of(3), other, w.body(), backend);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("Settings::info_collectors: [\"cuda (once)\",\"temp (run)\",\"hot (annotation)\"] "
+                                         "on disk, [\"cuda (once)\",\"temp (run)\"] now"),
+              std::string::npos)
+        << e.what();
+  }
 }

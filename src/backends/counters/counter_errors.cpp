@@ -7,10 +7,9 @@
 #include <sstream>
 
 #include "backends/cupti_subscriber.hpp"
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::counters {
 namespace {

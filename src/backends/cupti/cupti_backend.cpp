@@ -13,11 +13,10 @@
 #include <utility>
 
 #include "backends/cupti_subscriber.hpp"
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope {
 namespace {

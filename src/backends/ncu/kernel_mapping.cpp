@@ -3,9 +3,8 @@
 #include <map>
 
 #include "backends/ncu/range_name.hpp"
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {

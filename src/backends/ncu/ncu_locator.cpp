@@ -8,9 +8,8 @@
 #include <sstream>
 
 #include "backends/ncu/subprocess.hpp"
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {

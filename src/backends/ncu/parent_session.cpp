@@ -16,11 +16,11 @@
 #include "backends/ncu/ncu_log.hpp"
 #include "backends/ncu/program_command.hpp"
 #include "backends/ncu/subprocess.hpp"
+#include "core/backend_choice.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {

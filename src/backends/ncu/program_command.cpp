@@ -7,9 +7,8 @@
 #include <iterator>
 #include <regex>
 
-#include "core/caller.hpp"
+#include "core/backend_choice.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/settings.hpp"
 
 namespace kscope::ncu {
 namespace {
