@@ -1,18 +1,21 @@
-// kscope: the command line. Subcommand `doctor` checks what will and will not work here.
+// kscope: the command line. `doctor` checks what will and will not work here; `metrics` lists the
+// counter backend's metrics (the same command as kscope-metrics).
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "kscope/doctor.hpp"
+#include "metrics_command.hpp"
 
 namespace {
 
 constexpr int kUsageError = 64;  // EX_USAGE
 
 const char* const kUsage =
-    "usage: kscope doctor [--json]\n"
-    "       kscope doctor --help\n";
+    "usage: kscope doctor [--json]   what kscope can measure on this machine, and why not\n"
+    "       kscope metrics [...]     the hardware metrics Backend::counters can collect\n"
+    "       kscope COMMAND --help\n";
 
 const char* const kDoctorHelp =
     "usage: kscope doctor [--json]\n"
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? kUsageError : 0;
   }
+  if (args[0] == "metrics") return metrics_command("kscope metrics", {args.begin() + 1, args.end()});
   if (args[0] != "doctor") {
     std::fprintf(stderr, "kscope: unknown command '%s'\n%s", args[0].c_str(), kUsage);
     return kUsageError;
