@@ -351,8 +351,8 @@ void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, 
   enum { begin, flush_l2, start, launch, stop, sync, decode };
   StageClock clock({"begin", "flush", "start", "launch", "stop", "sync", "decode"});
   if (print_header)
-    std::printf("PROFILER metrics ranges flush image_bytes passes%s   (ms, median of %d runs)\n", clock.header().c_str(),
-                kRuns);
+    std::printf("PROFILER metrics ranges flush image_bytes passes%s   (ms, median of %d runs)\n",
+                clock.header().c_str(), kRuns);
   const counters::MetricConfig config(chip, metrics, availability);
   counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, counters::BatchImage::kMaxRanges);
   std::size_t passes = 0;

@@ -335,7 +335,8 @@ TEST(Counters, PassMajorReplayMeasuresWhatRunMajorReplayMeasured) {
   // Both spins lie in the window spin_bounds.hpp derives; two values in it differ by its width at most.
   const double spin_a = pass_major.at("spin", "gpu__time_duration.sum", 0).stats.median;
   const double spin_b = run_major.at("spin", "gpu__time_duration.sum", 0).stats.median;
-  EXPECT_LE(std::fabs(spin_a - spin_b), kscope_test::kGpuTimeDuration.below_ns + kscope_test::kGpuTimeDuration.above_ns);
+  const auto& timer = kscope_test::kGpuTimeDuration;
+  EXPECT_LE(std::fabs(spin_a - spin_b), timer.below_ns + timer.above_ns);
 }
 
 // A body that throws in the middle of a batch: in pass 1 the runs before it are kept with all their

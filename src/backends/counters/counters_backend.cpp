@@ -48,10 +48,10 @@ void CountersBackend::begin_session(const Settings& settings) {
     // Availability must be read before the range profiler is enabled on the context.
     config_ = std::make_unique<counters::MetricConfig>(chip_, names_, counters::counter_availability(context_));
     passes_ = config_->passes();
-    profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, counters::BatchImage::kMaxRanges);
+    make_profiler();
     one_range = profiler_->image_bytes(1);
-    per_range = profiler_->image_bytes(2) - std::min(one_range, profiler_->image_bytes(2));
-    image_.emplace(one_range - std::min(one_range, per_range), per_range);
+    per_range = profiler_->image_bytes(2) - one_range;
+    image_.emplace(one_range - per_range, per_range);
   } catch (...) {
     end_session();
     throw;
@@ -63,8 +63,9 @@ void CountersBackend::begin_session(const Settings& settings) {
                    (settings.cache_control == CacheControl::all ? ", the L2 flushed before every region of every pass"
                                                                 : ""));
   detail::log_debug("counters: config image " + std::to_string(config_->image().size()) +
-                    " bytes, counter data image " + std::to_string(one_range) + " bytes for one range, " +
-                    std::to_string(per_range) + " per range more; a batch holds up to " + std::to_string(image_->max_ranges()) + " ranges (" +
+                    " bytes, counter data image " + std::to_string(one_range) + " bytes for one range and " +
+                    std::to_string(per_range) + " per range more; a batch holds up to " +
+                    std::to_string(image_->max_ranges()) + " ranges (" +
                     std::to_string(counters::BatchImage::kMaxImageBytes >> 20) + " MiB, at most " +
                     std::to_string(counters::BatchImage::kMaxRanges) + ")");
 }
@@ -94,8 +95,12 @@ void CountersBackend::begin_batch(std::size_t runs) {
   configure(image_->ranges_for(runs));
 }
 
+void CountersBackend::make_profiler() {
+  profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, counters::BatchImage::kMaxRanges);
+}
+
 void CountersBackend::configure(std::size_t ranges) {
-  if (!profiler_) profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, counters::BatchImage::kMaxRanges);
+  if (!profiler_) make_profiler();
   profiler_->begin_batch(ranges);
   capacity_ = ranges;
 }
@@ -120,7 +125,8 @@ void CountersBackend::flush_cache() {
 
 void CountersBackend::region_begin(const RegionContext& region) {
   tracker_.set_region(static_cast<std::ptrdiff_t>(region.index));
-  if (kind_ == RangeKind::per_region) profiler_->push_range(counters::user_range_name(region.run.batch_index, region.index));
+  if (kind_ == RangeKind::per_region)
+    profiler_->push_range(counters::user_range_name(region.run.batch_index, region.index));
 }
 
 void CountersBackend::region_end(const RegionContext&) {
@@ -164,7 +170,7 @@ std::size_t CountersBackend::largest_run() const {
 bool CountersBackend::another_pass_needed() {
   if (replay_first_pass_) {
     replay_first_pass_ = false;
-    configure(std::max<std::size_t>(first_pass_ranges(), 1));
+    configure(std::clamp<std::size_t>(first_pass_ranges(), 1, counters::BatchImage::kMaxRanges));
     return true;
   }
   if (!in_pass_) throw InternalError("a replay pass ended that never started (kscope bug: please report it)");

@@ -66,6 +66,7 @@ class CountersBackend final : public MeasurementBackend {
     std::size_t regions = 0;
     std::size_t ranges = 0;  // kernels (flush memsets included) or regions, as the image counts them
   };
+  void make_profiler();  // enables it on the context: the one before must be gone
   // A fresh image for `ranges` ranges, on a new profiler when there is none; the first pass next.
   void configure(std::size_t ranges);
   std::size_t first_pass_ranges() const;  // of runs_, in all

@@ -118,9 +118,10 @@ std::vector<RunMeasurement> attribute_user_ranges(const std::vector<Launch>& lau
   }
   std::vector<RunMeasurement> out = empty_runs(region_counts);
   for (const auto& r : ranges) {
-    const auto colon = r.name.find(':');
-    const auto run = colon == std::string::npos ? std::nullopt : number_in(std::string_view(r.name).substr(0, colon));
-    const auto region = colon == std::string::npos ? std::nullopt : number_in(std::string_view(r.name).substr(colon + 1));
+    const std::string_view name = r.name;
+    const auto colon = name.find(':');
+    const auto run = colon == name.npos ? std::nullopt : number_in(name.substr(0, colon));
+    const auto region = colon == name.npos ? std::nullopt : number_in(name.substr(colon + 1));
     if (!run || !region || *run >= out.size() || *region >= out[*run].size())
       unexpected_name(r.name, "'run:region' of a run and region of this batch");
     // A region that launched nothing yields nothing, and the engine reports it as such.
@@ -132,7 +133,8 @@ std::vector<RunMeasurement> attribute_user_ranges(const std::vector<Launch>& lau
 
 std::vector<Launch> launches_of(const std::vector<Launch>& launches, std::size_t run) {
   std::vector<Launch> out;
-  std::copy_if(launches.begin(), launches.end(), std::back_inserter(out), [&](const Launch& l) { return l.run == run; });
+  std::copy_if(launches.begin(), launches.end(), std::back_inserter(out),
+               [&](const Launch& l) { return l.run == run; });
   return out;
 }
 
