@@ -8,13 +8,14 @@ Importing kscope has no side effects: nothing touches CUDA until the first profi
 may come before or after torch/CUDA initialisation.
 """
 
-from . import analyze, exceptions, testing, tools, utils
+from . import analyze, exceptions, experimental, info_collector, testing, tools, utils
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
 from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._doctor import doctor
 from ._results import speed_of_light
 from .annotation import annotate
+from .info_collector import CollectionScope, InfoCollector
 from .errors import (
     AnnotationError,
     BackendError,
@@ -31,8 +32,10 @@ from .utils import col_panel, row_panel
 __all__ = [
     "AnnotationError",
     "BackendError",
+    "CollectionScope",
     "ConfigError",
     "CudaError",
+    "InfoCollector",
     "InternalError",
     "ProfileResults",
     "ProfilerException",
@@ -50,7 +53,9 @@ __all__ = [
     "describe_metric",
     "doctor",
     "exceptions",
+    "experimental",
     "get_active_tool",
+    "info_collector",
     "list_metrics",
     "row_panel",
     "sol_metrics",

@@ -47,6 +47,7 @@ class LaunchTracker {
     std::string mangled;
     bool graph;
     bool flush;
+    LaunchShape shape;
   };
   Launch launch_of(const Record& r);  // demangles: the session's thread only, outside mutex_
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);

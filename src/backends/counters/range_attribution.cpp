@@ -71,7 +71,8 @@ std::string user_range_name(std::size_t run, std::size_t region) {
 
 std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& launches,
                                                     const std::vector<RangeResult>& ranges,
-                                                    const std::vector<std::size_t>& region_counts) {
+                                                    const std::vector<std::size_t>& region_counts,
+                                                    const MetricLayout& layout) {
   for (const auto& l : launches) {
     if (l.graph && l.region >= 0) {
       throw BackendError("region " + std::to_string(l.region) +
@@ -99,8 +100,10 @@ std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& l
   for (std::size_t i = 1; i < by_number.size(); ++i)
     if (by_number[i].first == by_number[i - 1].first) unexpected_name(by_number[i].second->name, "unique numbers");
   std::vector<RunMeasurement> out = empty_runs(region_counts);
-  for (std::size_t i = 0; i < measured.size(); ++i)
-    if (auto* slot = slot_of(out, measured[i], i)) slot->push_back({measured[i].kernel, by_number[i].second->values});
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    const Launch& l = measured[i];
+    if (auto* slot = slot_of(out, l, i)) slot->push_back({l.kernel, layout.values(by_number[i].second->values, l.shape)});
+  }
   return out;
 }
 

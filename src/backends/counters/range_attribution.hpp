@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/counters/launch_metrics.hpp"
 #include "kscope/measurement_backend.hpp"
 
 namespace kscope::counters {
@@ -28,6 +29,7 @@ struct Launch {
   // undocumented, so the range count decides. (The flush's discard kernel that follows it is an
   // ordinary launch outside every region.)
   bool flush = false;
+  LaunchShape shape{};  // for the launch__ metrics
 };
 
 struct RangeResult {
@@ -39,10 +41,12 @@ struct RangeResult {
 std::string user_range_name(std::size_t run, std::size_t region);
 
 // One measurement per run of the batch: `region_counts[k]` is how many regions run k opened, and
-// every launch's run is below region_counts.size().
+// every launch's run is below region_counts.size(). `layout` puts each kernel's launch__ metrics
+// beside its counter values (none by default).
 std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& launches,
                                                     const std::vector<RangeResult>& ranges,
-                                                    const std::vector<std::size_t>& region_counts);
+                                                    const std::vector<std::size_t>& region_counts,
+                                                    const MetricLayout& layout = MetricLayout());
 
 std::vector<RunMeasurement> attribute_user_ranges(const std::vector<Launch>& launches,
                                                   const std::vector<RangeResult>& ranges,
