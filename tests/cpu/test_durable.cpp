@@ -599,3 +599,23 @@ TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
         << e.what();
   }
 }
+
+TEST(Interrupt, ABatchStopsAfterTheRunInProgressAndKeepsTheRunsBeforeIt) {
+  SimulatedBackend backend;
+  backend.set_max_batch_runs(8);  // as the cupti backend batches runs
+  Workload w(backend);
+  constexpr int kAtCall = 3;  // the second recorded run of config 1, inside one batch
+  w.hook = [&](const Config&, int call) {
+    if (call == kAtCall) std::raise(SIGINT);
+  };
+  Settings s = streamed("");
+  s.runs = 6;
+  try {
+    profile_with_backend(sweep_of(2), s, w.body(), backend);
+    FAIL() << "expected SweepInterrupted";
+  } catch (const SweepInterrupted& e) {
+    EXPECT_NE(std::string(e.what()).find("in config 1/2 (n=1, dtype=f32) after run 2"), std::string::npos) << e.what();
+    EXPECT_EQ(e.partial_results().samples().size(), 2u);
+  }
+  EXPECT_EQ(w.calls, kAtCall);
+}
