@@ -1,0 +1,1 @@
+#include "kscope/results.hpp"
