@@ -1,9 +1,14 @@
-// kscope: the command line. Subcommand `doctor` checks what will and will not work here.
+// kscope: the command line. Subcommand `doctor` checks what will and will not work here;
+// `compare` compares two saved results (tools/compare_command.cpp).
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
+#include "compare_command.hpp"
 #include "kscope/doctor.hpp"
 
 namespace {
@@ -12,7 +17,8 @@ constexpr int kUsageError = 64;  // EX_USAGE
 
 const char* const kUsage =
     "usage: kscope doctor [--json]\n"
-    "       kscope doctor --help\n";
+    "       kscope compare BASELINE.json CANDIDATE.json [options]\n"
+    "       kscope COMMAND --help\n";
 
 const char* const kDoctorHelp =
     "usage: kscope doctor [--json]\n"
@@ -57,6 +63,7 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? kUsageError : 0;
   }
+  if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()}, std::cout, std::cerr, isatty(STDOUT_FILENO));
   if (args[0] != "doctor") {
     std::fprintf(stderr, "kscope: unknown command '%s'\n%s", args[0].c_str(), kUsage);
     return kUsageError;

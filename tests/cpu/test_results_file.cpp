@@ -217,7 +217,7 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
 
 TEST_F(ResultsFile, RoundTripOfAProfiledSweep) {
   kscope::testing::SimulatedBackend backend;
-  backend.set_clock_readings({{1980, 3201}, {1965, 3201}});
+  backend.set_clock_readings({{1980, 3201, {}}, {1965, 3201, {}}});
   Settings s;
   s.runs = 5;
   s.verbosity = Verbosity::quiet;
