@@ -10,6 +10,7 @@ may come before or after torch/CUDA initialisation.
 
 from . import analyze, exceptions, testing, tools, utils
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
+from ._compare import CompareWarning, compare, load
 from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._doctor import doctor
@@ -32,6 +33,7 @@ __all__ = [
     "AnnotationError",
     "BackendError",
     "ConfigError",
+    "CompareWarning",
     "CudaError",
     "InternalError",
     "ProfileResults",
@@ -45,6 +47,7 @@ __all__ = [
     "annotate",
     "bottleneck_rule",
     "col_panel",
+    "compare",
     "count_passes",
     "deactivate",
     "describe_metric",
@@ -52,6 +55,7 @@ __all__ = [
     "exceptions",
     "get_active_tool",
     "list_metrics",
+    "load",
     "row_panel",
     "sol_metrics",
     "speed_of_light",
