@@ -277,7 +277,12 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
       field<R>("CI95_Upper", [](auto& r) -> auto& { return r.stats.ci95_upper; }),
       field<R>("RelativeStdDevPct", [](auto& r) -> auto& { return r.stats.rsd_pct; }),
       field<R>("StableMeasurement", [](auto& r) -> auto& { return r.stats.stable; }),
-      field<R>("Normalized", [](auto& r) -> auto& { return r.normalized; }),  // the baseline annotation, or ""
+      {"Normalized", [](const R& r) { return r.normalized.empty() ? Written(false) : Written(r.normalized); },
+       [](R& r, const Read& value, const std::string& where) {  // as in the table: false, or the baseline
+         if (value == false) r.normalized.clear();
+         else if (value.is_string() && !value.get<std::string>().empty()) r.normalized = value.get<std::string>();
+         else bad_value(where, "false or the name of the baseline annotation", value);
+       }},
       field<R>("NormalizationValue", [](auto& r) -> auto& { return r.normalization_value; }),
       field<R>("Geomean", [](auto& r) -> auto& { return r.geomean; }),
       field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),

@@ -258,6 +258,8 @@ TEST_F(ResultsFile, IsStrictJsonWithItsFormatAndVersion) {
   EXPECT_EQ(doc["summary"][1]["MaxValue"], "Infinity");
   EXPECT_EQ(doc["samples"][3]["Value"], "-Infinity");
   EXPECT_EQ(doc["samples"][0]["Config"], 0);
+  EXPECT_EQ(doc["summary"][0]["Normalized"], "reference");
+  EXPECT_EQ(doc["summary"][1]["Normalized"], false);
 }
 
 TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
@@ -324,6 +326,8 @@ TEST_F(ResultsFile, LoadingNamesTheBadField) {
       {[](auto& d) { d["summary"][1]["Median"] = "fast"; },
        file + ": summary row 1 \"Median\" must be a number, null, \"Infinity\" or \"-Infinity\", not \"fast\""},
       {[](auto& d) { d["samples"][2].erase("Run"); }, file + ": samples row 2 has no \"Run\""},
+      {[](auto& d) { d["summary"][0]["Normalized"] = true; },
+       file + ": summary row 0 \"Normalized\" must be false or the name of the baseline annotation, not true"},
       {[](auto& d) { d["samples"][0]["Config"] = 3; },
        file + ": samples row 0 \"Config\" is 3, but the file lists 3 configs"},
       {[](auto& d) { d["session"]["backend"] = "cuda"; },
