@@ -1,7 +1,9 @@
 """Builds the kscope Python package: the pure-Python package under python/ plus the extension
 kscope._core, which CMake builds from this repository (the engine, the CUDA backends when nvcc
-and CUPTI are found, and the bindings). `pip install --no-build-isolation .` needs cmake,
-a C++20 compiler, pybind11 and, for measuring on a GPU, the CUDA toolkit (/usr/local/cuda).
+and CUPTI are found, and the bindings), and the `kscope` program of the CMake build
+(tools/kscope_cli.cpp) in kscope/bin/, which the console command `kscope` runs.
+`pip install --no-build-isolation .` needs cmake, a C++20 compiler, pybind11 and, for measuring
+on a GPU, the CUDA toolkit (/usr/local/cuda).
 
 KSCOPE_CMAKE_ARGS adds CMake arguments (e.g. "-DKSCOPE_ENABLE_CUDA=OFF").
 """
@@ -46,12 +48,22 @@ class CMakeBuild(build_ext):
             args.append(f"-DKSCOPE_NLOHMANN_INCLUDE_DIR={nlohmann}")
         args += shlex.split(os.environ.get("KSCOPE_CMAKE_ARGS", ""))
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), *args], check=True, env=env)
-        subprocess.run(["cmake", "--build", str(build), "--target", "_core", "-j", str(os.cpu_count() or 2)],
+        targets = ["_core", "kscope_cli", "kscope-metrics"]
+        subprocess.run(["cmake", "--build", str(build), "--target", *targets, "-j", str(os.cpu_count() or 2)],
                        check=True, env=env)
         built = build / "python" / "kscope" / f"_core{sysconfig.get_config_var('EXT_SUFFIX')}"
         target = Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(built, target)
+        # kscope._cli runs kscope/bin/kscope. The installed program is taken: CMake pads the build
+        # tree's RPATH with an empty entry, which the loader reads as the current directory.
+        programs = target.parent / "bin"
+        shutil.rmtree(programs, ignore_errors=True)
+        staging = build / "programs"
+        subprocess.run(["cmake", "--install", str(build), "--component", "programs", "--prefix", str(staging)],
+                       check=True, env=env)
+        programs.mkdir()
+        shutil.copy2(staging / "bin" / "kscope", programs / "kscope")
 
 
 def version():
@@ -67,6 +79,7 @@ setup(
     package_dir={"": "python"},
     ext_modules=[CMakeExtension("kscope._core")],
     cmdclass={"build_ext": CMakeBuild},
+    entry_points={"console_scripts": ["kscope = kscope._cli:main"]},
     python_requires=">=3.10",
     install_requires=["numpy", "pandas", "matplotlib"],
     zip_safe=False,

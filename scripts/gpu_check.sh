@@ -34,13 +34,7 @@ skipping() {  # step: true, and recorded as SKIP, when the step is to be left ou
   record "$1" SKIP "left out (KSCOPE_GPU_CHECK_SKIP)"
 }
 
-print_summary() {
-  echo
-  echo "==================== kscope GPU check summary ===================="
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
-    --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
-  printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
-  printf '%s\n' "${SUMMARY[@]}"
+print_summary() {  # the result sections, then the step table last (a reply's tail holds the end)
   local section
   for section in "results.txt:measured" "overhead.txt:overhead per region" \
                  "compare.txt:kscope compare: spin kernel again, and 10% slower" "adaptive.txt:adaptive sampling" \
@@ -54,6 +48,12 @@ print_summary() {
       cat "$WORK/${section%%:*}"
     fi
   done
+  echo
+  echo "==================== kscope GPU check summary ===================="
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
+    --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+  printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
+  printf '%s\n' "${SUMMARY[@]}"
 }
 
 # --- build --------------------------------------------------------------------------------
@@ -258,6 +258,9 @@ fi
   "$BUILD/kscope" doctor --json > "$WORK/doctor.json"
   echo "doctor_json_rc=$?"
   cat "$WORK/doctor.json"
+  echo "## kscope doctor, the console command pip installed ($PY_SITE/bin/kscope)"
+  PYTHONPATH=$PY_SITE "$PY_SITE/bin/kscope" doctor
+  echo "console_doctor_rc=$?"
   echo "## C++: NcuBackend tests (from gpu_tests.log)"
   grep -E '\[ncu vs counters\]|\[ncu report\]|\[unknown metric message\]|NcuBackend\.[A-Za-z]+ .*(Passed|Failed|Skipped|\*\*\*)' \
     "$OUT/gpu_tests.log"
@@ -351,6 +354,12 @@ if [[ $doctor_rc == 0 || $doctor_rc == 1 ]] && python3 -m json.tool "$WORK/docto
   record doctor PASS "exit code $doctor_rc: $(grep -m1 -E '^Verdict:' "$OUT/ncu.log")"
 else
   record doctor FAIL "exit code ${doctor_rc:-none} (see ncu.log)"
+fi
+console_rc=$(grep -m1 -oE '^console_doctor_rc=[0-9]+' "$OUT/ncu.log" | cut -d= -f2)
+if [[ -n $console_rc && $console_rc == "$doctor_rc" ]]; then
+  record "pip kscope" PASS "console command: kscope doctor exit code $console_rc, as build's kscope"
+else
+  record "pip kscope" FAIL "console command: kscope doctor exit code ${console_rc:-none}, build's ${doctor_rc:-none}"
 fi
 cpp_ncu=$(grep -E 'NcuBackend\.[A-Za-z]+ ' "$OUT/gpu_tests.log" | grep -cE 'Passed')
 cpp_ncu_bad=$(grep -E 'NcuBackend\.[A-Za-z]+ ' "$OUT/gpu_tests.log" | grep -cE 'Failed|\*\*\*')

@@ -5,6 +5,7 @@
 #include "kscope/compare.hpp"
 #include "kscope/config.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/info_collector.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/results.hpp"
 #include "kscope/settings.hpp"

@@ -21,8 +21,9 @@ namespace kscope {
 inline constexpr const char* kCuptiKernelDuration = "cupti__kernel_duration";
 inline constexpr const char* kEventsRegionDuration = "events__region_duration";
 
-// What a backend measures when Settings::metrics is empty: its duration (cupti, events),
-// sol_metrics() (counters, automatic), gpu__time_duration.sum (ncu, as Nsight Python).
+// What a backend measures when Settings::metrics is empty: its duration (cupti, events; and
+// from_metrics, which then chooses cupti), sol_metrics() (counters, automatic),
+// gpu__time_duration.sum (ncu, as Nsight Python).
 std::vector<std::string> default_metrics(Backend backend);
 
 // CUPTI's three kinds of metric, which decide the suffixes a full name needs:
@@ -45,7 +46,10 @@ struct MetricInfo {
 std::vector<MetricInfo> list_metrics(const std::string& chip = "");
 
 // A full metric name's type, unit and description. Throws ConfigError for a name the range
-// profiler cannot collect, with up to 5 closest valid names.
+// profiler cannot collect, with up to 5 closest valid names. Nsight Compute's launch attributes
+// launch__block_size, launch__grid_size, launch__thread_count, launch__sm_count and
+// launch__shared_mem_per_block_dynamic are not counters: Backend::counters computes them from each
+// kernel's launch (hw_unit "launch", no replay pass); other launch__ names are refused.
 MetricInfo describe_metric(const std::string& name, const std::string& chip = "");
 
 // How many times Backend::counters runs the body per run to collect `metrics` together

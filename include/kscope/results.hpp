@@ -51,6 +51,7 @@ struct SampleRow {
   double sm_clock_mhz;          // observed around the run (NVML); NaN when unavailable
   double memory_clock_mhz;
   bool throttled;               // see the throttle rule in README ("Clocks and throttling")
+  std::vector<Cell> info = {};  // the info collectors' values for this run (InfoColumns::samples)
 };
 
 struct SummaryRow {
@@ -69,15 +70,23 @@ struct SummaryRow {
   std::size_t throttled_runs;        // runs flagged as throttled (kept or excluded per Settings)
   std::optional<bool> converged;     // adaptive sampling: the target was met; empty for fixed runs
   std::size_t thermal_pauses;        // thermal-guard pauses during this config
+  std::vector<Cell> info = {};       // the info collectors' cells (InfoColumns::summary)
+};
+
+// The columns of Settings::info_collectors (kscope/info_collector.hpp), after the schema's in each
+// table; every row's `info` holds their cells in this order.
+struct InfoColumns {
+  std::vector<std::string> summary;
+  std::vector<std::string> samples;
 };
 
 class Results {
  public:
   Results() = default;
-  // Keeps the plain-data part of `settings`: its callables (derive_metric, combine_kernel_metrics)
-  // belong to the caller's code, which the results may outlive.
+  // Keeps the plain-data part of `settings`: its callables (derive_metric, combine_kernel_metrics,
+  // info_collectors) belong to the caller's code, which the results may outlive.
   Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-          std::vector<SampleRow> samples, Settings settings = {});
+          std::vector<SampleRow> samples, InfoColumns info_columns = {}, Settings settings = {});
 
   const SessionInfo& session() const { return session_; }
   const Settings& settings() const { return settings_; }  // as the session ran, callables dropped
@@ -85,13 +94,15 @@ class Results {
   const std::vector<std::string>& axis_names() const;
   const std::vector<SummaryRow>& rows() const { return rows_; }
   const std::vector<SampleRow>& samples() const { return samples_; }
+  const InfoColumns& info_columns() const { return info_columns_; }
   bool empty() const { return rows_.empty(); }
 
   // The summary row for an annotation, metric and config index; throws Error if absent.
   const SummaryRow& at(const std::string& annotation, const std::string& metric,
                        std::size_t config_index) const;
 
-  // Long-format tables: config axes as columns after Annotation; session facts on every row.
+  // Long-format tables: config axes as columns after Annotation; session facts on every row; the
+  // info collectors' columns last.
   Table summary_table() const;
   Table samples_table() const;
 
@@ -111,6 +122,7 @@ class Results {
   std::vector<Config> configs_;
   std::vector<SummaryRow> rows_;
   std::vector<SampleRow> samples_;
+  InfoColumns info_columns_;
   Settings settings_;
 };
 

@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "kscope/config.hpp"
+#include "kscope/info_collector.hpp"
 
 namespace kscope {
 
 // Real measurement backends a user may select. The simulated backend used by kscope's own CPU
 // tests is deliberately not listed: it is reachable only through kscope/testing.hpp.
 enum class Backend {
+  from_metrics,  // the default: chosen from Settings::metrics (chosen_backend() below)
   cupti,     // CUPTI Activity API: per-kernel GPU start/end timestamps (metric cupti__kernel_duration)
   events,    // CUDA events around each region (metric events__region_duration); no kernel names
   counters,  // CUPTI range profiler: hardware metrics named as Nsight Compute names them
@@ -111,8 +113,8 @@ using CombineKernels = std::function<double(double, double)>;
 struct Settings {
   std::size_t runs = 10;          // recorded runs per config
   std::size_t warmup_runs = 1;    // runs per config before recording (module load, caches, clocks)
-  Backend backend = Backend::cupti;
-  std::vector<std::string> metrics;  // counter backend: metric names; empty = the backend's default
+  Backend backend = Backend::from_metrics;
+  std::vector<std::string> metrics;  // metric names (Nsight Compute's for counters); empty = the backend's default
   ReplayMode replay_mode = ReplayMode::kernel;
   // Backend::ncu only: Nsight Compute sections collected into the kept .ncu-rep (e.g.
   // "SpeedOfLight", "MemoryWorkloadAnalysis"), for its GUI; the table holds `metrics`.
@@ -137,6 +139,9 @@ struct Settings {
 
   ThrottledRuns throttled_runs = ThrottledRuns::keep;
 
+  // Callbacks whose values become extra columns (kscope/info_collector.hpp); not with Backend::ncu.
+  std::vector<InfoCollector> info_collectors;
+
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
   std::string output_prefix;      // if set: <prefix>summary.csv, <prefix>samples.csv, <prefix>results.json
 
@@ -146,5 +151,13 @@ struct Settings {
   // and also checks `metrics` against what the backend measures.
   void validate() const;
 };
+
+// The backend a profile() call with these settings measures with: Settings::backend, or for
+// Backend::from_metrics the one the metrics ask for: cupti when Settings::metrics is empty or holds
+// only cupti__kernel_duration, events when it holds only events__region_duration, otherwise
+// counters (Nsight Compute metric names, with ncu's meaning, measured in this process; where the
+// counters are not permitted the call fails naming the fix: other metrics are never substituted).
+// Throws ConfigError when the metrics mix a duration backend's metric with other names.
+Backend chosen_backend(const Settings& settings);
 
 }  // namespace kscope

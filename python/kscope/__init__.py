@@ -8,7 +8,7 @@ Importing kscope has no side effects: nothing touches CUDA until the first profi
 may come before or after torch/CUDA initialisation.
 """
 
-from . import analyze, exceptions, testing, tools, utils
+from . import analyze, exceptions, experimental, info_collector, testing, tools, utils
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
 from ._compare import CompareWarning, compare, load
 from ._options import VerbosityLevel
@@ -16,6 +16,7 @@ from ._results import ProfileResults
 from ._doctor import doctor
 from ._results import speed_of_light
 from .annotation import annotate
+from .info_collector import CollectionScope, InfoCollector
 from .errors import (
     AnnotationError,
     BackendError,
@@ -32,9 +33,11 @@ from .utils import col_panel, row_panel
 __all__ = [
     "AnnotationError",
     "BackendError",
+    "CollectionScope",
     "ConfigError",
     "CompareWarning",
     "CudaError",
+    "InfoCollector",
     "InternalError",
     "ProfileResults",
     "ProfilerException",
@@ -53,7 +56,9 @@ __all__ = [
     "describe_metric",
     "doctor",
     "exceptions",
+    "experimental",
     "get_active_tool",
+    "info_collector",
     "list_metrics",
     "load",
     "row_panel",

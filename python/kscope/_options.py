@@ -8,7 +8,7 @@ import numbers
 import warnings
 from collections.abc import Mapping
 
-from . import _core
+from . import _core, info_collector, tools
 from .errors import ConfigError
 
 
@@ -27,7 +27,8 @@ _ENGINE_VERBOSITY = {
 }
 
 # backend= names and the engine's Backend each stands for. The engine decides what each measures
-# (kscope._core.default_metrics) and which metrics it accepts (Settings.validate).
+# (kscope._core.default_metrics) and which metrics it accepts (validate). backend=None, the default,
+# is Backend.from_metrics unless a tool is active (kscope.activate).
 BACKENDS = {"cupti": "cupti", "events": "events", "counters": "counters", "auto": "automatic", "ncu": "ncu"}
 
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
@@ -93,7 +94,7 @@ class Options:
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None):
+                 ncu_sections=None, info_collectors=None):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -133,15 +134,24 @@ class Options:
                 "the simulated backend is not a backend= choice (it measures nothing); in tests, "
                 "profile inside `with kscope.testing.simulated_backend() as sim:`"
             )
-        self.backend = _choice("backend", backend, tuple(BACKENDS))
+        if backend is not None and backend not in BACKENDS:
+            raise ConfigError(f"backend must be {' or '.join(map(repr, BACKENDS))}, or None (the default: "
+                              f"chosen from the metrics), not {backend!r}")
+        self.backend = backend
         if self.backend == "auto" and self.derive_metric is not None:
             raise ConfigError(
                 "backend='auto' may fall back to a duration backend with other metrics, so "
                 "derive_metric cannot know its arguments: choose backend='counters' or 'cupti'"
             )
+        self.info_collectors = info_collector.normalize(info_collectors)
         # The engine's own checks, at decoration time (metrics against the backend: at the call,
         # whose backend a kscope.testing block may replace).
-        self.settings().validate()
+        self.validate()
+
+    def validate(self, parameters=()):
+        """The engine's checks of the options, and of the collectors' names against the columns
+        and the function's `parameters`."""
+        _core.validate(self.settings(), [(name, scope) for name, _, scope in self.info_collectors], list(parameters))
 
     _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
 
@@ -189,16 +199,24 @@ class Options:
                 )
         return engine
 
-    def engine_backend(self):
-        return getattr(_core.Backend, BACKENDS[self.backend])
+    def for_call(self):
+        """What a call made now measures with: (backend, metrics, note). An explicit backend=
+        wins; else the active tool's backend and metrics (kscope.tools; the note, or None, is to
+        be shown once); else backend None, which the engine chooses from the metrics."""
+        if self.backend is not None or tools.default_backend() is None:
+            return self.backend, self.metrics, None
+        metrics, note = tools.tool_metrics(self.metrics)
+        return tools.default_backend(), metrics, note
 
-    def settings(self, output_prefix=""):
-        """The engine's Settings; `output_prefix`: where the engine writes its files for this call."""
+    def settings(self, output_prefix="", backend=None, metrics=None):
+        """The engine's Settings; `output_prefix`: where the engine writes its files for this call;
+        `backend` and `metrics`: as for_call() decided them (default: the options')."""
+        backend = backend or self.backend
         s = _core.Settings()
         s.runs = self.runs
         s.warmup_runs = self.warmup_runs
-        s.backend = self.engine_backend()
-        s.metrics = self.metrics or []
+        s.backend = getattr(_core.Backend, BACKENDS[backend] if backend else "from_metrics")
+        s.metrics = (self.metrics if metrics is None else metrics) or []
         s.output_prefix = output_prefix
         s.cache_control = getattr(_core.CacheControl, self.cache_control)
         s.clock_control = getattr(_core.ClockControl, self.clock_control)
@@ -218,12 +236,14 @@ class Options:
             s.adaptive = a
         return s
 
-    def measured_metrics(self, simulated=None):
-        """The metrics a call measures, in the engine's order: those asked for, or what the
-        backend measures by default (the simulated backend's one metric in tests)."""
+    @staticmethod
+    def measured_metrics(settings, simulated=None):
+        """The metrics a call with these engine settings measures, in the engine's order: those
+        asked for, or what its backend measures by default (the simulated backend's one metric in
+        tests)."""
         if simulated is not None:
-            return self.metrics or [simulated.metric]
-        return self.metrics or list(_core.default_metrics(self.engine_backend()))
+            return list(settings.metrics) or [simulated.metric]
+        return list(settings.metrics) or list(_core.default_metrics(_core.chosen_backend(settings)))
 
     def derive_adapter(self, metrics, configs, n_params):
         """derive_metric as the engine calls it: (values, config index) -> [(name, value, unit)].

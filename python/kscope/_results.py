@@ -17,7 +17,7 @@ class ProfileResults:
     """What a call of a kscope.analyze.kernel function returns.
 
     ``to_dataframe()`` is the summary: one row per (annotation, config, metric), the columns of
-    the C++ summary table. ``raw_dataframe()`` holds the raw per-run samples behind it. In both,
+    the C++ summary table (the info collectors' last). ``raw_dataframe()`` holds the raw per-run samples behind it. In both,
     the config columns hold the values the configs gave (a torch dtype stays a torch dtype).
     """
 
@@ -74,7 +74,8 @@ class ProfileResults:
         s = df.iloc[0]
         head = (f"kscope: {s['GPU']} | backend {s['Backend']} | cache_control {s['CacheControl']} | "
                 f"clock_control {s['ClockControl']}")
-        view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE)]]
+        collected = [c for c in df.columns if c not in _COLUMN_TYPES and c != "Annotation" and c not in self.parameters]
+        view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE), *collected]]
         return head + "\n" + view.rename(columns=dict(_CONSOLE)).to_string(index=False)
 
     def __repr__(self):

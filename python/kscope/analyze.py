@@ -7,7 +7,7 @@ import sys
 import tempfile
 import warnings
 
-from . import _core, _plot, testing
+from . import _core, _plot, info_collector, testing
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
@@ -35,7 +35,8 @@ def kernel(
     thermal_device=None,
     output_prefix=None,
     output_csv=False,
-    backend="cupti",
+    info_collectors=None,
+    backend=None,
     warmup_runs=1,
     adaptive=None,
     throttled_runs="keep",
@@ -54,10 +55,11 @@ def kernel(
         (``f(configs=[...])``, or ``f(*values)`` for one config), not both.
     runs: recorded runs per config (1 as in Nsight Python; the statistics need 2 or more).
     warmup_runs (kscope): unrecorded runs per config first (JIT, autotuning, module load).
-    metrics: for backend 'counters' or 'ncu', Nsight Compute metric names
-        (kscope.list_metrics()); by default 'counters' measures the Speed-of-Light preset
-        (kscope.sol_metrics()) and 'ncu' gpu__time_duration.sum. The duration backends measure
-        only their own metric (cupti__kernel_duration, events__region_duration).
+    metrics: Nsight Compute metric names (kscope.list_metrics()), measured in process by the
+        'counters' backend, or through ncu with backend='ncu'; by default 'counters' measures the
+        Speed-of-Light preset (kscope.sol_metrics()) and 'ncu' gpu__time_duration.sum. The
+        duration backends measure only their own metric (cupti__kernel_duration,
+        events__region_duration). Without metrics and backend, kernel durations (cupti).
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
         value, (value, unit), or a dict of them.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
@@ -77,9 +79,15 @@ def kernel(
     output_csv: also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
         {prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a
         temporary directory when no prefix is given).
-    backend (kscope): 'cupti' (per-kernel durations), 'events' (region durations), 'counters'
-        (hardware metrics named as in Nsight Compute, in process; `metrics` defaults to the
-        Speed-of-Light preset) or 'auto' (counters where permitted, else a duration backend).
+    info_collectors: custom information collectors (kscope.experimental.collect-decorated
+        functions, kscope.InfoCollector objects or (name, callback, scope) tuples) whose values
+        become columns; kscope.info_collector says when each scope is called.
+    backend (kscope): None (the default) chooses: the active tool's backend (kscope.activate),
+        else from the metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of
+        'cupti' (per-kernel durations), 'events' (region durations), 'counters' (hardware
+        metrics named as in Nsight Compute, in process; `metrics` defaults to the Speed-of-Light
+        preset), 'auto' (counters where permitted, else a duration backend) or 'ncu' (re-runs
+        the script under Nsight Compute). The Backend column says which measured.
     adaptive (kscope): None for exactly `runs` runs; True, or a dict of criterion
         ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
         to sample each config until every measured series meets the target (the Converged
@@ -99,6 +107,7 @@ def kernel(
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
         output_prefix=output_prefix, output_csv=output_csv, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
+        info_collectors=info_collectors,
     )
 
     def decorate(func):
@@ -119,6 +128,7 @@ class _ProfiledFunction:
         self.func = func
         self.signature = Signature(func)
         self.options = options
+        options.validate(self.signature.names)  # collector names against the parameters
         self.configs = None if configs is None else self.signature.configs(configs)
         self.calls = 0  # successful calls: the {n} of the CSV names
         self.csv_prefix = None
@@ -146,8 +156,11 @@ class _ProfiledFunction:
     def _profile(self, configs):
         opts = self.options
         simulated = testing.active()
-        metrics = opts.measured_metrics(simulated)
-        derive = opts.derive_adapter(metrics, configs, len(self.signature.names))
+        # The simulated backend measures whatever backend= says, so no tool changes its metrics.
+        backend, metrics, note = (opts.backend, opts.metrics, None) if simulated else opts.for_call()
+        _note_once(note)
+        settings = opts.settings(self._engine_prefix(), backend, metrics)
+        derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))
         returned = []
 
         def body(config_index):
@@ -156,8 +169,9 @@ class _ProfiledFunction:
 
         try:
             core = _core.profile(
-                self.signature.names, engine_rows(configs, len(self.signature.names)),
-                opts.settings(self._engine_prefix()), body, derive, opts.combine_kernel_metrics, simulated,
+                self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
+                opts.combine_kernel_metrics, info_collector.engine_collectors(opts.info_collectors, configs),
+                simulated,
             )
         except SweepError as e:
             if e.partial_results is not None:
@@ -209,6 +223,16 @@ class _ProfiledFunction:
             frame.to_csv(path, index=False)
             if self.options.verbosity >= VerbosityLevel.INFO:
                 print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
+
+
+_notes_shown = set()
+
+
+def _note_once(note):
+    """Shows a note of the active tool (kscope.tools.tool_metrics) once per process."""
+    if note is not None and note not in _notes_shown:
+        _notes_shown.add(note)
+        warnings.warn(note, UserWarning, stacklevel=5)  # the user's call of the profiled function
 
 
 def plot(

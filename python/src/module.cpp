@@ -13,6 +13,7 @@
 
 #include "core/caller.hpp"
 #include "core/columns.hpp"
+#include "core/info_collection.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
@@ -69,6 +70,22 @@ void translate(std::exception_ptr p) {
   } catch (const kscope::Error& e) {
     raise(error_class(e)(e.what()));
   }
+}
+
+// A collector's value, which the Python side made None, bool, int, float or str.
+kscope::Cell to_cell(const py::handle& v) {
+  if (v.is_none()) return {};
+  if (PyBool_Check(v.ptr())) return v.cast<bool>();
+  if (PyLong_Check(v.ptr())) return static_cast<std::int64_t>(v.cast<long long>());
+  if (PyFloat_Check(v.ptr())) return v.cast<double>();
+  return v.cast<std::string>();
+}
+
+kscope::CollectionScope scope_named(const std::string& scope) {
+  for (const auto s : {kscope::CollectionScope::once, kscope::CollectionScope::config, kscope::CollectionScope::run,
+                       kscope::CollectionScope::annotation})
+    if (kscope::to_string(s) == scope) return s;
+  throw kscope::InternalError("no collection scope '" + scope + "' (kscope bug: please report it with this message)");
 }
 
 kscope::Value to_value(const py::handle& v) {
@@ -154,6 +171,7 @@ py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& ca
 kscope::Results run_profile(const std::vector<std::string>& names, const py::list& rows,
                             const kscope::Settings& base, const py::function& body,
                             const py::object& derive, const py::object& combine,
+                            const std::vector<std::tuple<std::string, std::string, py::function>>& collectors,
                             kscope::testing::SimulatedBackend* simulated) {
   const kscope::Sweep sweep = make_sweep(names, rows);
   kscope::Settings settings = base;
@@ -182,6 +200,15 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
       py::gil_scoped_acquire gil;
       return py::reinterpret_borrow<py::function>(fn)(a, b).cast<double>();
     };
+  }
+  for (const auto& [name, scope, call] : collectors) {
+    // call(config index or None, annotation) -> None, bool, int, float or str
+    PyObject* fn = call.ptr();
+    settings.info_collectors.push_back({name, scope_named(scope), [fn](const kscope::CollectionContext& c) {
+      py::gil_scoped_acquire gil;
+      const py::object config = c.config ? py::object(py::int_(c.config->index())) : py::none();
+      return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation));
+    }});
   }
   py::gil_scoped_release release;
   return simulated ? kscope::profile_with_backend(sweep, settings, call_body, *simulated)
@@ -217,6 +244,7 @@ PYBIND11_MODULE(_core, m) {
   kscope::detail::set_caller(kscope::detail::Caller::python);
 
   py::enum_<kscope::Backend>(m, "Backend")
+      .value("from_metrics", kscope::Backend::from_metrics)
       .value("cupti", kscope::Backend::cupti)
       .value("events", kscope::Backend::events)
       .value("counters", kscope::Backend::counters)
@@ -279,8 +307,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("ignore_kernel_list", &kscope::Settings::ignore_kernel_list)
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
-      .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
-      .def("validate", &kscope::Settings::validate, "Raises ConfigError naming a bad option and its fix");
+      .def_readwrite("output_prefix", &kscope::Settings::output_prefix);
 
   // The tables' columns after Annotation and the config axes: [(name, type)], type one of text,
   // integer, real, boolean, optional_boolean, baseline.
@@ -289,6 +316,18 @@ PYBIND11_MODULE(_core, m) {
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
   m.def("default_metrics", &kscope::default_metrics, py::arg("backend"),
         "What the backend measures when metrics is empty");
+  m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
+        "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
+  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors,
+                       const std::vector<std::string>& parameters) {
+    // The collectors' callables are given at the call; their names and scopes are checked now.
+    for (const auto& [name, scope] : collectors)
+      settings.info_collectors.push_back(
+          {name, scope_named(scope), [](const kscope::CollectionContext&) { return kscope::Cell{}; }});
+    settings.validate();
+    kscope::detail::check_info_collectors(settings.info_collectors, parameters);
+  }, py::arg("settings"), py::arg("collectors"), py::arg("parameters"),
+        "Raises ConfigError naming a bad option (or collector name: used twice, a column's, a parameter's) and its fix");
 
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
@@ -323,7 +362,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"));
 
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
-        py::arg("derive"), py::arg("combine"), py::arg("simulated"),
+        py::arg("derive"), py::arg("combine"), py::arg("collectors"), py::arg("simulated"),
         "Runs body(config_index) over the configs rows (one value per name) and returns the Results");
 
   py::class_<Region>(m, "Region")

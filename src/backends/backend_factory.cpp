@@ -19,12 +19,14 @@ class CudaBackendFactory final : public detail::BackendFactory {
   }
 
   std::unique_ptr<MeasurementBackend> make(const Settings& settings) override {
-    switch (settings.backend) {
+    // Backend::from_metrics becomes the backend the metrics ask for; an explicit one stays.
+    switch (chosen_backend(settings)) {
       case Backend::cupti: return std::make_unique<CuptiBackend>(settings.device);
       case Backend::events: return std::make_unique<EventsBackend>(settings.device);
       case Backend::counters: return std::make_unique<CountersBackend>(settings);
       case Backend::automatic: return make_automatic_backend(settings);
       case Backend::ncu: break;  // routed before: ncu::route always takes it
+      case Backend::from_metrics: break;  // never chosen
     }
     throw InternalError("no in-process backend for backend " + to_string(settings.backend) +
                         " (kscope bug: please report it with this message)");

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/attribution.hpp"
+#include "core/info_collection.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
@@ -69,13 +70,15 @@ void Aggregator::add_run(const RecordedRun& run) {
     series_keys_.clear();
     series_.clear();
   }
-  for (const auto& region : regions) {
+  for (std::size_t r = 0; r < regions.size(); ++r) {
+    const RegionMeasurement& region = regions[r];
+    const std::vector<Cell> info = run.info && r < run.info->size() ? (*run.info)[r] : std::vector<Cell>{};
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
                   ") and was recorded as NaN (ignore_failures): " + region.failure_reason);
     auto add = [&](const std::string& metric, const std::string& unit, double value) {
       samples_.push_back(SampleRow{region.annotation, run.config, run.run, metric, unit, value, region.kernel, sm, mem,
-                                   run.throttled});
+                                   run.throttled, info});
     };
     for (std::size_t m = 0; m < metrics_.size(); ++m) {
       add(metrics_[m].name, metrics_[m].unit, region.values[m]);
@@ -94,21 +97,25 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
     const SampleRow* first;
     std::vector<double> values, sm, mem;
     std::size_t throttled = 0;
+    std::vector<const SampleRow*> runs;  // those entering the statistics
   };
   using Key = std::tuple<std::string, std::size_t, std::string>;
   std::map<Key, std::size_t> index;
   std::vector<Group> groups;
   for (const auto& s : samples_) {
     auto [it, inserted] = index.try_emplace(Key{s.annotation, s.config_index, s.metric}, groups.size());
-    if (inserted) groups.push_back(Group{&s, {}, {}, {}});
+    if (inserted) groups.push_back(Group{&s, {}, {}, {}, 0, {}});
     Group& g = groups[it->second];
     g.throttled += s.throttled;
     if (!enters_statistics(s)) continue;
     g.values.push_back(s.value);
+    g.runs.push_back(&s);
     g.sm.push_back(s.sm_clock_mhz);
     g.mem.push_back(s.memory_clock_mhz);
   }
 
+  const auto& collectors = settings_.info_collectors;
+  const InfoLayout info = info_layout(collectors, samples_);
   std::vector<SummaryRow> rows;
   for (const auto& g : groups) {
     SummaryRow row;
@@ -126,6 +133,7 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
     row.throttled_runs = g.throttled;
     row.converged = outcomes_[row.config_index].converged;
     row.thermal_pauses = outcomes_[row.config_index].thermal_pauses;
+    row.info = summarize_info(collectors, info, g.runs, *g.first);
     rows.push_back(std::move(row));
   }
 
@@ -159,7 +167,7 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
   for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
 
-  return Results(session, configs_, std::move(rows), samples_, settings_);
+  return Results(session, configs_, std::move(rows), samples_, info.columns, settings_);
 }
 
 }  // namespace kscope::detail

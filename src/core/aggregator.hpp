@@ -22,6 +22,7 @@ struct RecordedRun {
   ClockReading before{};           // around the run; NaN when unknown
   ClockReading after{};
   bool throttled = false;
+  const std::vector<std::vector<Cell>>* info = nullptr;  // per region: the info collectors' values
 };
 
 class Aggregator {

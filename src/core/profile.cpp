@@ -16,8 +16,8 @@ namespace kscope {
 Results profile(const Sweep& sweep, const Settings& settings, const Body& body) {
   detail::check_request(sweep, settings, body);
   // The duration backends measure one metric of their own: anything else is refused before the GPU is touched.
-  if (settings.backend == Backend::cupti || settings.backend == Backend::events)
-    detail::check_requested_metrics(settings.metrics, default_metrics(settings.backend), to_string(settings.backend));
+  if (const Backend backend = chosen_backend(settings); backend == Backend::cupti || backend == Backend::events)
+    detail::check_requested_metrics(settings.metrics, default_metrics(backend), to_string(backend));
   detail::LogScope log(settings.verbosity);
   detail::SessionGuard guard;
   static std::atomic<std::size_t> calls{0};

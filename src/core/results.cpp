@@ -13,20 +13,22 @@ namespace {
 
 const std::vector<std::string> kNoAxes;
 
-// Annotation and the config axes, then the schema's columns.
+// Annotation and the config axes, then the schema's columns, then the info collectors'.
 template <typename Row>
 Table make_table(const Results& r, const std::vector<Row>& rows,
-                 const std::vector<detail::ColumnDefinition<Row>>& definitions) {
+                 const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
   Table t;
   t.columns.push_back("Annotation");
   for (const auto& a : r.axis_names()) t.columns.push_back(a);
   for (const auto& d : definitions) t.columns.push_back(d.spec.name);
+  t.columns.insert(t.columns.end(), info.begin(), info.end());
   for (const Row& row : rows) {
     std::vector<Cell> cells;
     cells.reserve(t.columns.size());
     cells.emplace_back(row.annotation);
     for (const auto& v : r.configs()[row.config_index].values()) cells.push_back(detail::to_cell(v));
     for (const auto& d : definitions) cells.push_back(d.cell(row, r.session()));
+    cells.insert(cells.end(), row.info.begin(), row.info.end());
     t.rows.push_back(std::move(cells));
   }
   return t;
@@ -46,11 +48,12 @@ std::string to_string(BackendId backend) {
 }
 
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-                 std::vector<SampleRow> samples, Settings settings)
+                 std::vector<SampleRow> samples, InfoColumns info_columns, Settings settings)
     : session_(std::move(session)), configs_(std::move(configs)), rows_(std::move(rows)),
-      samples_(std::move(samples)), settings_(std::move(settings)) {
+      samples_(std::move(samples)), info_columns_(std::move(info_columns)), settings_(std::move(settings)) {
   settings_.derive_metric = nullptr;
   settings_.combine_kernel_metrics = nullptr;
+  settings_.info_collectors.clear();
 }
 
 const std::vector<std::string>& Results::axis_names() const {
@@ -65,9 +68,13 @@ const SummaryRow& Results::at(const std::string& annotation, const std::string& 
               std::to_string(config_index));
 }
 
-Table Results::summary_table() const { return make_table(*this, rows_, detail::summary_column_definitions()); }
+Table Results::summary_table() const {
+  return make_table(*this, rows_, detail::summary_column_definitions(), info_columns_.summary);
+}
 
-Table Results::samples_table() const { return make_table(*this, samples_, detail::sample_column_definitions()); }
+Table Results::samples_table() const {
+  return make_table(*this, samples_, detail::sample_column_definitions(), info_columns_.samples);
+}
 
 void Results::write_csv(const std::string& path) const {
   auto out = detail::open_for_writing(path);
@@ -103,6 +110,10 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   for (const auto& [column, label] : console_columns()) {
     shown.push_back(column);
     labels.push_back(label);
+  }
+  for (const auto& column : results.info_columns().summary) {
+    shown.push_back(column);
+    labels.push_back(column);
   }
   Table view;
   view.columns = labels;

@@ -43,6 +43,7 @@ std::size_t RunRecorder::open(const std::string& name) {
   }
   // The backend is called without the lock: it may wait for the GPU, and launching threads must not.
   try {
+    if (on_open_) on_open_(region, regions_[region].name);
     // The flush goes before the region opens, so its work is never attributed or timed.
     if (flush_) backend_.flush_cache();
     backend_.region_begin({run_, region, regions_[region].name});

@@ -7,6 +7,7 @@
 // there is kept and thrown by end_run(), naming the region, once the body has returned.
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ struct RegionCloseError {
 class RunRecorder {
  public:
   RunRecorder(MeasurementBackend& backend, bool flush_before_regions);
+
+  // Called as each region opens, before the flush and the backend (the session's annotation-scope
+  // info collectors); what it throws leaves the region unopened and reaches the annotation.
+  void on_open(std::function<void(std::size_t region, const std::string& name)> hook) { on_open_ = std::move(hook); }
 
   // A run (or another pass of it) starts; its regions start empty.
   void begin_run(const RunContext& run);
@@ -46,6 +51,7 @@ class RunRecorder {
   std::vector<RegionRecord> regions_;
   std::ptrdiff_t open_ = -1;
   RegionCloseError close_error_;
+  std::function<void(std::size_t, const std::string&)> on_open_;
 };
 
 // The recorder of the session in progress, or nullptr outside profiling.

@@ -47,10 +47,13 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
           settings, [this] { return device_ ? device_->thermal_margin_c() : std::nullopt; },
           [](double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }, now_s),
       aggregator_(configs_, backend.metrics(), settings),
+      collection_(settings.info_collectors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs())) {
   std::vector<std::string> measured;
   for (const auto& m : backend.metrics()) measured.push_back(m.name);
   check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
+  if (!collection_.empty())
+    recorder_.on_open([this](std::size_t region, const std::string& name) { collection_.annotation_opened(region, name); });
 }
 
 Session::~Session() {
@@ -60,6 +63,7 @@ Session::~Session() {
 
 Results Session::run() {
   open();
+  collect_before_runs(configs_.front(), [this] { collection_.collect_once(); });
   for (const Config& config : configs_) {
     measure_config(config);
     finish_config(config);
@@ -90,7 +94,16 @@ void Session::measure_config(const Config& config) {
   next_run_ = 0;
   converged_.reset();
   pauses_before_config_ = thermal_.pauses();
+  collect_before_runs(config, [&] { collection_.start_config(config); });
   while (!run_batch(config)) {
+  }
+}
+
+void Session::collect_before_runs(const Config& config, const std::function<void()>& start) {
+  try {
+    start();
+  } catch (...) {
+    throw failure(config, collection_.failure() + ", before its first run", std::current_exception());
   }
 }
 
@@ -112,12 +125,15 @@ bool Session::run_batch(const Config& config) {
         info_.thermal_pause_s = thermal_.paused_seconds();
         log_debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
       }
+      collection_.start_run(config, context);
       const ClockReading before = read_clocks(device_);
       const double started_s = now_s();
       call_body(config, context);
-      batch.push_back({context, recorder_.regions(), before, started_s});
+      batch.push_back({context, recorder_.regions(), before, started_s, collection_.end_run(recorder_.regions().size())});
     } catch (...) {
       const std::exception_ptr cause = std::current_exception();
+      const std::string collector = collection_.failure();
+      collection_.end_run(0);  // the failed run collects nothing more
       std::string aftermath;
       // The runs that ended before it in this batch are kept: they get their remaining passes.
       if (!batch.empty()) {
@@ -129,7 +145,7 @@ bool Session::run_batch(const Config& config) {
                       exception_message(kept.cause) + ")";
         }
       }
-      throw failure(config, run_label(run), cause, aftermath);
+      throw failure(config, run_label(run) + (collector.empty() ? "" : ", in " + collector), cause, aftermath);
     }
     if (now_s() - batch.front().started_s >= kMaxBatchSeconds) break;
   }
@@ -212,7 +228,7 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
     if (b.context.recorded) {
       try {
         aggregator_.add_run({config.index(), b.context.recorded_run, b.regions, measured[i], b.before, after,
-                             is_throttled(b.before, after, expected_sm_mhz_)});
+                             is_throttled(b.before, after, expected_sm_mhz_), &b.info});
       } catch (...) {
         throw RunsFailed{run_label(b.context.run), std::current_exception()};
       }
@@ -268,6 +284,7 @@ SweepError Session::failure(const Config& config, const std::string& what, std::
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body) {
   sweep.validate();
   settings.validate();
+  check_info_collectors(settings.info_collectors, sweep.names());
   if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
 }
 

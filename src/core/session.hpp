@@ -15,6 +15,7 @@
 
 #include "core/aggregator.hpp"
 #include "core/clock_lock.hpp"
+#include "core/info_collection.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/thermal_guard.hpp"
@@ -45,6 +46,7 @@ class Session {
     std::vector<RegionRecord> regions;
     ClockReading before;
     double started_s;
+    std::vector<std::vector<Cell>> info;  // per region: the info collectors' values
   };
   // Why runs could not be recorded: which runs, and the exception.
   struct RunsFailed {
@@ -54,6 +56,8 @@ class Session {
 
   void open();
   void measure_config(const Config& config);
+  // Calls the info collectors of a scope that runs before any run (`start`); a failure names them.
+  void collect_before_runs(const Config& config, const std::function<void()>& start);
   // True once the sampling plan says the config has enough runs.
   bool run_batch(const Config& config);
   void run_remaining_passes(const Config& config, std::vector<BatchRun>& batch);
@@ -77,6 +81,7 @@ class Session {
   SamplingPlan plan_;
   ThermalGuard thermal_;
   Aggregator aggregator_;
+  InfoCollection collection_;
   std::unique_ptr<ProgressReporter> progress_;
   SessionInfo info_;
   std::optional<ClockLock> clock_lock_;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/backend_choice.hpp"
 #include "core/caller.hpp"
+#include "core/info_collection.hpp"
 #include "core/metric_request.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
@@ -13,6 +15,7 @@ namespace kscope {
 
 std::string to_string(Backend b) {
   switch (b) {
+    case Backend::from_metrics: return "from_metrics";
     case Backend::cupti: return "cupti";
     case Backend::events: return "events";
     case Backend::counters: return "counters";
@@ -33,10 +36,6 @@ std::string mode_name(CacheControl cache, ClockControl clock) {
 
 namespace detail {
 
-std::string backend_choice(Backend b) {
-  return spell("Backend::" + to_string(b), "backend='" + std::string(b == Backend::automatic ? "auto" : to_string(b)) + "'");
-}
-
 void check_requested_metrics(const std::vector<std::string>& requested, const std::vector<std::string>& measured,
                              const std::string& backend) {
   for (const auto& m : requested) {
@@ -47,8 +46,10 @@ void check_requested_metrics(const std::vector<std::string>& requested, const st
                                      : "";
     throw ConfigError("Invalid value " + python_list(requested) + " for 'metrics': the " + backend +
                       " backend measures only " + quoted_list(measured) + "." + ncu_note +
-                      " For hardware-counter metrics use " + backend_choice(Backend::counters) + "; otherwise drop " +
-                      option("metrics") + " or set it to " + python_list(measured));
+                      " For hardware-counter metrics use " + backend_choice(Backend::counters) + " or " +
+                      backend_choice(Backend::from_metrics) +
+                      " (the default, which chooses from the metrics); otherwise drop " + option("metrics") +
+                      " or set it to " + python_list(measured));
   }
 }
 
@@ -59,8 +60,9 @@ void Settings::validate() const {
   if (runs == 0) throw ConfigError(option("runs") + " is 0; at least one recorded run per config is needed");
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
-  if (!ncu_sections.empty() && backend != Backend::ncu)
-    throw ConfigError(option("ncu_sections") + " is set but the backend is " + to_string(backend) +
+  const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together
+  if (!ncu_sections.empty() && measuring != Backend::ncu)
+    throw ConfigError(option("ncu_sections") + " is set but the backend is " + to_string(measuring) +
                       ": sections are Nsight Compute's; use " + detail::backend_choice(Backend::ncu) + ", or " +
                       detail::backend_choice(Backend::counters) + " with the metrics the section would show");
   for (const auto& s : ncu_sections)
@@ -69,6 +71,12 @@ void Settings::validate() const {
                         "'ncu --list-sections' (e.g. SpeedOfLight, MemoryWorkloadAnalysis)");
   for (const auto& k : ignore_kernel_list)
     if (k.empty()) throw ConfigError(option("ignore_kernel_list") + " contains an empty kernel name");
+  detail::check_info_collectors(info_collectors, {});
+  if (!info_collectors.empty() && measuring == Backend::ncu)
+    throw ConfigError(option("info_collectors") + " cannot be used with " + detail::backend_choice(Backend::ncu) +
+                      ": the body runs in a process that Nsight Compute starts, whose collector values do not come "
+                      "back. Use " + detail::backend_choice(Backend::counters) +
+                      " (the same metric names, measured in this process), or no collectors");
 
   // Their constructors check the thermal and adaptive-sampling fields.
   detail::SamplingPlan(*this, 0.0);

@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/caller.hpp"
@@ -84,6 +85,49 @@ void decode(const Read& j, std::vector<std::string>& out, const std::string& whe
   }
 }
 
+// An info collector's cell keeps its type: null, an integer, a real (a non-finite one as
+// {"real": "NaN" | "Infinity" | "-Infinity"}, unlike a text cell), a string or a boolean.
+Written encode(const Cell& cell) {
+  if (const double* v = std::get_if<double>(&cell); v && !std::isfinite(*v))
+    return Written{{"real", std::isnan(*v) ? "NaN" : *v > 0 ? "Infinity" : "-Infinity"}};
+  return std::visit(
+      [](const auto& v) -> Written {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
+        else return v;
+      },
+      cell);
+}
+Cell decode_cell(const Read& c, const std::string& where) {
+  if (c.is_null()) return std::monostate{};
+  if (c.is_boolean()) return c.get<bool>();
+  if (c.is_number_unsigned() && c.get<std::uint64_t>() > INT64_MAX) bad_value(where, "a 64-bit integer", c);
+  if (c.is_number_integer()) return c.get<std::int64_t>();
+  if (c.is_number_float()) return c.get<double>();
+  if (c.is_string()) return c.get<std::string>();
+  if (c == Read{{"real", "NaN"}}) return std::numeric_limits<double>::quiet_NaN();
+  if (c == Read{{"real", "Infinity"}}) return std::numeric_limits<double>::infinity();
+  if (c == Read{{"real", "-Infinity"}}) return -std::numeric_limits<double>::infinity();
+  bad_value(where, "null, a number, a string, a boolean or {\"real\": \"NaN\"}", c);
+}
+
+// A row's info cells as {column: cell}, in the order of "info_columns".
+Written encode_info(const std::vector<Cell>& cells, const std::vector<std::string>& columns) {
+  Written out = Written::object();
+  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) out[columns[i]] = encode(cells[i]);
+  return out;
+}
+
+std::vector<Cell> decode_info(const Read& j, const std::vector<std::string>& columns, const std::string& where) {
+  if (!j.is_object()) bad_value(where, "an object of the info collectors' cells", j);
+  std::vector<Cell> cells;
+  for (const auto& column : columns) {
+    const auto found = j.find(column);
+    if (found == j.end()) throw ConfigError(where + " has no \"" + column + "\" (a column of \"info_columns\")");
+    cells.push_back(decode_cell(*found, where + " \"" + column + "\""));
+  }
+  return cells;
+}
+
 // ---- Enumerations, by name ---------------------------------------------------------------------
 
 template <typename E>
@@ -102,8 +146,8 @@ const Names<BackendId>& names(BackendId) {
   return n;
 }
 const Names<Backend>& names(Backend) {
-  static const auto n = named_by_to_string(
-      {Backend::cupti, Backend::events, Backend::counters, Backend::automatic, Backend::ncu});
+  static const auto n = named_by_to_string({Backend::from_metrics, Backend::cupti, Backend::events,
+                                            Backend::counters, Backend::automatic, Backend::ncu});
   return n;
 }
 const Names<CacheControl>& names(CacheControl) {
@@ -252,7 +296,8 @@ const std::vector<Field<Settings>>& settings_fields() {
 }
 
 // Summary and sample rows name their config by its index in "configs"; the keys are the table
-// columns' names, plus Config and Mean (the un-normalized mean behind a normalized AvgValue).
+// columns' names, plus Config, Mean (the un-normalized mean behind a normalized AvgValue) and Info
+// (the info collectors' cells by column, as "info_columns" lists them).
 const std::vector<Field<SummaryRow>>& summary_fields() {
   using R = SummaryRow;
   static const std::vector<Field<R>> fields{
@@ -388,7 +433,8 @@ std::vector<Config> read_configs(const Read& doc, const std::string& file) {
 
 template <typename Row>
 std::vector<Row> read_rows(const Read& doc, const char* key, const std::vector<Field<Row>>& fields,
-                           std::size_t config_count, const std::string& file) {
+                           std::size_t config_count, const std::vector<std::string>& info_columns,
+                           const std::string& file) {
   const Read& array = doc.at(key);
   if (!array.is_array()) bad_value(file + ": \"" + key + "\"", "a list", array);
   std::vector<Row> rows;
@@ -400,6 +446,9 @@ std::vector<Row> read_rows(const Read& doc, const char* key, const std::vector<F
     if (row.config_index >= config_count)
       throw ConfigError(where + " \"Config\" is " + std::to_string(row.config_index) + ", but the file lists " +
                         std::to_string(config_count) + " configs");
+    const auto info = array[i].find("Info");
+    if (info == array[i].end()) throw ConfigError(where + " has no \"Info\"");
+    row.info = decode_info(*info, info_columns, where + " \"Info\"");
     rows.push_back(std::move(row));
   }
   return rows;
@@ -452,10 +501,17 @@ void Results::write_json(const std::string& path) const {
     for (const Value& v : c.values()) values.push_back(encode(v));
     doc["configs"].push_back(std::move(values));
   }
+  doc["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
   doc["summary"] = Written::array();
-  for (const auto& r : rows_) doc["summary"].push_back(write_object(r, summary_fields()));
+  for (const auto& r : rows_) {
+    doc["summary"].push_back(write_object(r, summary_fields()));
+    doc["summary"].back()["Info"] = encode_info(r.info, info_columns_.summary);
+  }
   doc["samples"] = Written::array();
-  for (const auto& s : samples_) doc["samples"].push_back(write_object(s, sample_fields()));
+  for (const auto& s : samples_) {
+    doc["samples"].push_back(write_object(s, sample_fields()));
+    doc["samples"].back()["Info"] = encode_info(s.info, info_columns_.samples);
+  }
   auto out = detail::open_for_writing(path);
   // Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
   out << doc.dump(1, ' ', false, Written::error_handler_t::replace) << "\n";
@@ -479,9 +535,15 @@ Results load_results(const std::string& path) {
     Settings settings;
     read_object(doc.at("settings"), settings, settings_fields(), file + ": \"settings\"");
     std::vector<Config> configs = read_configs(doc, file);
-    auto rows = read_rows(doc, "summary", summary_fields(), configs.size(), file);
-    auto samples = read_rows(doc, "samples", sample_fields(), configs.size(), file);
-    return Results(std::move(session), std::move(configs), std::move(rows), std::move(samples), std::move(settings));
+    InfoColumns info;
+    const Read& info_columns = doc.at("info_columns");
+    if (!info_columns.is_object()) bad_value(file + ": \"info_columns\"", "an object", info_columns);
+    decode(info_columns.at("summary"), info.summary, file + ": \"info_columns\" \"summary\"");
+    decode(info_columns.at("samples"), info.samples, file + ": \"info_columns\" \"samples\"");
+    auto rows = read_rows(doc, "summary", summary_fields(), configs.size(), info.summary, file);
+    auto samples = read_rows(doc, "samples", sample_fields(), configs.size(), info.samples, file);
+    return Results(std::move(session), std::move(configs), std::move(rows), std::move(samples), std::move(info),
+                   std::move(settings));
   } catch (const Read::out_of_range& e) {  // doc.at(key) of a missing top-level key
     throw ConfigError(file + " is incomplete (" + e.what() + "); give a file written by " + saved_by());
   }

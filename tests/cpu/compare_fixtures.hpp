@@ -56,7 +56,7 @@ inline Results make(const std::vector<std::string>& axes, const std::vector<Seri
     row.observed_sm_clock_mhz = s.sm_clock_mhz;
     rows.push_back(row);
   }
-  return Results(session, configs, rows, samples, settings);
+  return Results(session, configs, rows, samples, {}, settings);
 }
 
 // n values evenly spread over center +- 1%.

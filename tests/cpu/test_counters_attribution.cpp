@@ -48,6 +48,17 @@ TEST(CounterAttribution, FlushesBetweenRegionsAreSkippedWhetherOrNotCuptiMeasure
   EXPECT_EQ(with[1].at(0).values, std::vector<double>{2});
 }
 
+TEST(CounterAttribution, EachKernelGetsTheLaunchMetricsOfItsOwnLaunch) {
+  Launch small{0, "small", false, false, {{1, 1, 1}, {32, 1, 1}, 0}};
+  Launch big{0, "big", false, false, {{528, 1, 1}, {256, 1, 1}, 1024}};
+  const counters::MetricLayout layout({"launch__grid_size", "gpu__time_duration.sum", "launch__thread_count"}, 132);
+  const auto m = counters::attribute_kernel_ranges({small, {-1, "outside", false}, big},
+                                                   {{"1", {5}}, {"2", {6}}, {"3", {700}}}, 1, layout);
+  ASSERT_EQ(m[0].size(), 2u);
+  EXPECT_EQ(m[0][0].values, (std::vector<double>{1, 5, 32}));
+  EXPECT_EQ(m[0][1].values, (std::vector<double>{528, 700, 528 * 256}));
+}
+
 TEST(CounterAttribution, AutoRangesMustMatchTheLaunches) {
   const std::vector<Launch> launches{{0, "a", false}, {0, "b", false}};
   EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}}, 1), BackendError);

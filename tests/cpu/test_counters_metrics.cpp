@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "backends/counters/launch_metrics.hpp"
 #include "backends/counters/metric_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -104,8 +105,10 @@ TEST_F(HostApi, MisspeltNamesAreRejectedWithTheClosestValidNames) {
   m = rejection("gpu__time_duration");  // a bare base is not collectable
   EXPECT_NE(m.find("needs a rollup or submetric suffix"), std::string::npos) << m;
   EXPECT_NE(m.find("'gpu__time_duration.sum'"), std::string::npos) << m;
-  m = rejection("launch__grid_size");
+  m = rejection("launch__registers_per_thread");  // a launch attribute kscope does not compute
   EXPECT_NE(m.find("launch attribute"), std::string::npos) << m;
+  EXPECT_NE(m.find("the counters backend computes launch__block_size, launch__grid_size"), std::string::npos) << m;
+  EXPECT_NE(m.find("Use Backend::ncu for it"), std::string::npos) << m;
   m = rejection("bogus__metric.sum");
   EXPECT_NE(m.find("Did you mean"), std::string::npos) << m;
   // At most 5 suggestions.
@@ -143,4 +146,44 @@ TEST_F(HostApi, ListingGivesEveryBaseMetricWithItsSuffixes) {
 
 TEST_F(HostApi, EveryPresetMetricIsValid) {
   for (const auto& m : sol_metrics()) EXPECT_NO_THROW(describe_metric(m, "GH100")) << m;
+}
+
+TEST(LaunchMetrics, ComputedFromTheLaunchAndTheDevice) {
+  counters::LaunchShape launch;
+  launch.grid = {528, 2, 1};
+  launch.block = {256, 1, 2};
+  launch.dynamic_shared_bytes = 4096;
+  const auto value = [&](const char* name) { return counters::find_launch_metric(name)->value(launch, 132); };
+  EXPECT_EQ(value("launch__grid_size"), 1056);
+  EXPECT_EQ(value("launch__block_size"), 512);
+  EXPECT_EQ(value("launch__thread_count"), 1056 * 512);
+  EXPECT_EQ(value("launch__sm_count"), 132);
+  EXPECT_EQ(value("launch__shared_mem_per_block_dynamic"), 4096);
+  EXPECT_EQ(counters::find_launch_metric("launch__registers_per_thread"), nullptr);
+  EXPECT_EQ(counters::find_launch_metric("sm__cycles_elapsed.avg"), nullptr);
+}
+
+TEST(LaunchMetrics, TheLayoutPutsLaunchValuesBesideTheCountersInTheRequestedOrder) {
+  const counters::MetricLayout layout({"launch__grid_size", "dram__bytes_read.sum", "launch__sm_count",
+                                       "sm__cycles_elapsed.avg"}, 132);
+  EXPECT_TRUE(layout.has_launch_metrics());
+  EXPECT_EQ(layout.counter_names(), (std::vector<std::string>{"dram__bytes_read.sum", "sm__cycles_elapsed.avg"}));
+  counters::LaunchShape launch;
+  launch.grid = {10, 1, 1};
+  launch.block = {32, 1, 1};
+  EXPECT_EQ(layout.values({1e6, 5e3}, launch), (std::vector<double>{10, 1e6, 132, 5e3}));
+  // Only launch metrics: the profiler still has to find the kernels, with one unreported counter.
+  const counters::MetricLayout launches_only({"launch__block_size"}, 132);
+  EXPECT_EQ(launches_only.counter_names(), (std::vector<std::string>{"gpu__time_duration.sum"}));
+  EXPECT_EQ(launches_only.values({777}, launch), (std::vector<double>{32}));
+  // Without launch metrics the counters' values pass through.
+  EXPECT_EQ(counters::MetricLayout().values({1, 2}, launch), (std::vector<double>{1, 2}));
+}
+
+TEST_F(HostApi, LaunchMetricsAreDescribedAndNeedNoPass) {
+  const MetricInfo info = describe_metric("launch__sm_count", "GH100");
+  EXPECT_EQ(info.unit, "SM");
+  EXPECT_EQ(info.hw_unit, "launch");
+  EXPECT_EQ(count_passes({"launch__grid_size", "launch__sm_count"}, "GH100"), 1u);
+  EXPECT_EQ(count_passes({"launch__grid_size", "sm__throughput.avg.pct_of_peak_sustained_elapsed"}, "GH100"), 8u);
 }

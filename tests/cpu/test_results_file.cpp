@@ -91,7 +91,8 @@ Results handmade_results() {
   stats.p80 = 1260;
   stats.outliers = 1;
   SummaryRow normalized{"gemm", 0, "sm__cycles_elapsed.max", "cycle", stats, 0.5, "reference", 2469.1357802469134,
-                        0.7, "void gemm<float>(int)|void epilogue()", 1979.5, 3201, 1, true, 2};
+                        0.7, "void gemm<float>(int)|void epilogue()", 1979.5, 3201, 1, true, 2,
+                        {Cell{std::int64_t{7}}, Cell{2.0}}};
   SampleStatistics undefined = stats;
   undefined.count = 1;
   undefined.stddev = nan;
@@ -101,13 +102,18 @@ Results handmade_results() {
   undefined.ci95_upper = nan;
   undefined.max = inf;
   SummaryRow plain{"gemm", 1, "bandwidth", "GB/s", undefined, 1234.5678901234567, "", nan, nan, "", nan, nan, 0,
-                   std::nullopt, 0};
+                   std::nullopt, 0, {Cell{}, Cell{nan}}};
+  // Info collectors' cells of every type: an integer, reals (2.0 stays a real; NaN and the
+  // infinities stay reals), text that reads like a number, a boolean, none.
   const std::vector<SampleRow> samples{
-      {"gemm", 0, 0, "sm__cycles_elapsed.max", "cycle", 1200, "void gemm<float>(int)", 1980, 3201, false},
-      {"gemm", 0, 1, "sm__cycles_elapsed.max", "cycle", nan, "", nan, nan, true},
-      {"gemm", 1, 0, "bandwidth", "GB/s", inf, "k", 1755.5, 3201, false},
-      {"gemm", 1, 1, "bandwidth", "GB/s", -inf, "k", 1755.5, 3201, false},
+      {"gemm", 0, 0, "sm__cycles_elapsed.max", "cycle", 1200, "void gemm<float>(int)", 1980, 3201, false,
+       {Cell{std::int64_t{-3}}, Cell{std::string("NaN")}, Cell{true}}},
+      {"gemm", 0, 1, "sm__cycles_elapsed.max", "cycle", nan, "", nan, nan, true, {Cell{inf}, Cell{}, Cell{false}}},
+      {"gemm", 1, 0, "bandwidth", "GB/s", inf, "k", 1755.5, 3201, false,
+       {Cell{-inf}, Cell{std::string("Infinity")}, Cell{2.5}}},
+      {"gemm", 1, 1, "bandwidth", "GB/s", -inf, "k", 1755.5, 3201, false, {Cell{nan}, Cell{std::string()}, Cell{}}},
   };
+  const InfoColumns info{{"launches", "temperature_c"}, {"temperature_c", "driver", "fused"}};
 
   Settings settings;
   settings.runs = 4;
@@ -125,19 +131,24 @@ Results handmade_results() {
   settings.throttled_runs = ThrottledRuns::exclude;
   settings.stable_rsd_pct = 1.5;
   settings.derive_metric = [](const MeasuredValues&, const Config&) { return std::vector<DerivedValue>{}; };
-  return Results(session, configs, {normalized, plain}, samples, settings);
+  return Results(session, configs, {normalized, plain}, samples, info, settings);
 }
 
-// Two tables are equal cell by cell (NaN is an empty cell in both).
+bool same_number(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+// Two tables are equal cell by cell, type included (a NaN real equals a NaN real).
 void expect_same_table(const Table& a, const Table& b) {
   ASSERT_EQ(a.columns, b.columns);
   ASSERT_EQ(a.rows.size(), b.rows.size());
   for (std::size_t r = 0; r < a.rows.size(); ++r)
-    for (std::size_t c = 0; c < a.columns.size(); ++c)
-      EXPECT_EQ(a.rows[r][c], b.rows[r][c]) << "row " << r << ", column " << a.columns[c];
+    for (std::size_t c = 0; c < a.columns.size(); ++c) {
+      const Cell& x = a.rows[r][c];
+      const Cell& y = b.rows[r][c];
+      const bool both_nan = std::holds_alternative<double>(x) && std::holds_alternative<double>(y) &&
+                            same_number(std::get<double>(x), std::get<double>(y));
+      EXPECT_TRUE(both_nan || x == y) << "row " << r << ", column " << a.columns[c];
+    }
 }
-
-bool same_number(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
 }  // namespace
 
@@ -213,6 +224,17 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(t.throttled_runs, ThrottledRuns::exclude);
   EXPECT_EQ(t.stable_rsd_pct, 1.5);
   EXPECT_FALSE(original.settings().derive_metric);  // callables are never kept
+
+  EXPECT_EQ(loaded.info_columns().summary, original.info_columns().summary);
+  EXPECT_EQ(loaded.info_columns().samples, original.info_columns().samples);
+  EXPECT_EQ(loaded.rows()[0].info, original.rows()[0].info);  // 7 stays an integer, 2.0 a real
+  EXPECT_TRUE(std::holds_alternative<double>(loaded.rows()[1].info[1]));
+  EXPECT_TRUE(std::isnan(std::get<double>(loaded.rows()[1].info[1])));
+  EXPECT_EQ(loaded.samples()[1].info[0], Cell{inf});
+  EXPECT_EQ(loaded.samples()[2].info[0], Cell{-inf});
+  EXPECT_EQ(loaded.samples()[2].info[1], Cell{std::string("Infinity")});
+  EXPECT_EQ(loaded.samples()[0].info[1], Cell{std::string("NaN")});
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(loaded.samples()[1].info[1]));
 }
 
 TEST_F(ResultsFile, RoundTripOfAProfiledSweep) {
@@ -260,6 +282,9 @@ TEST_F(ResultsFile, IsStrictJsonWithItsFormatAndVersion) {
   EXPECT_EQ(doc["samples"][0]["Config"], 0);
   EXPECT_EQ(doc["summary"][0]["Normalized"], "reference");
   EXPECT_EQ(doc["summary"][1]["Normalized"], false);
+  EXPECT_EQ(doc["samples"][1]["Info"],
+            nlohmann::json::parse(R"({"temperature_c": {"real": "Infinity"}, "driver": null, "fused": false})"));
+  EXPECT_EQ(doc["summary"][0]["Info"]["temperature_c"].dump(), "2.0");
 }
 
 TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
@@ -338,6 +363,11 @@ TEST_F(ResultsFile, LoadingNamesTheBadField) {
       {[](auto& d) { d["configs"][1][0] = 1.5; }, file + ": config 1 \"n\" must be an integer, not 1.5"},
       {[](auto& d) { d["configs"][1] = {1}; },
        file + ": config 1 must be a list of 4 values, one per axis, not [1]"},
+      {[](auto& d) { d["samples"][1]["Info"].erase("driver"); },
+       file + ": samples row 1 \"Info\" has no \"driver\" (a column of \"info_columns\")"},
+      {[](auto& d) { d["samples"][1]["Info"]["fused"] = {1, 2}; },
+       file + ": samples row 1 \"Info\" \"fused\" must be null, a number, a string, a boolean or {\"real\": "
+              "\"NaN\"}, not [1,2]"},
       {[](auto& d) { d["axes"][0]["type"] = "int"; },
        file + ": axis 0 \"type\" must be \"integer\", \"double\", \"string\" or \"bool\", not \"int\""},
   };

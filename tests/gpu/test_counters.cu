@@ -156,6 +156,62 @@ TEST(Counters, KernelModeGivesOneValuePerKernelAndRangeModeOnePerRegion) {
   EXPECT_EQ(per_region.at("pair", kDramRead, 0).unit, "byte");
 }
 
+// Nsight Compute's launch attributes, computed from each launch as ncu does; with the default
+// backend (from the metrics) Nsight Compute names choose the counters backend.
+TEST(Counters, LaunchMetricsComeFromEachLaunchWithTheDefaultBackend) {
+  KSCOPE_REQUIRE_GPU();
+  int device = 0, sms = 0;
+  kscope_test::check(cudaGetDevice(&device), "cudaGetDevice");
+  kscope_test::check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  kscope_test::DeviceFloats sink(1);
+  kscope::Settings settings;  // Backend::from_metrics
+  settings.metrics = {"launch__grid_size",    "sm__cycles_elapsed.avg", "launch__block_size",
+                      "launch__thread_count", "launch__sm_count",       "launch__shared_mem_per_block_dynamic"};
+  settings.runs = 2;
+  settings.verbosity = kscope::Verbosity::quiet;
+  const auto r = kscope::profile(kOneConfig, settings, [&](const Config&) {
+    {
+      Annotation fma("fma");
+      kscope_counters_test::launch_fma(sink.get(), 64);  // <<<4 x SMs, 256>>>
+    }
+    Annotation spin("spin");
+    kscope_test::launch_spin(1000);  // <<<1, 32>>>
+  });
+  EXPECT_EQ(r.session().backend, kscope::BackendId::counters);
+  const auto value = [&](const char* annotation, const char* metric) {
+    const auto& row = r.at(annotation, metric, 0);
+    EXPECT_EQ(row.stats.min, row.stats.max) << annotation << " " << metric;  // the same launch every run
+    return row.stats.median;
+  };
+  EXPECT_EQ(value("fma", "launch__grid_size"), 4.0 * sms);
+  EXPECT_EQ(value("fma", "launch__block_size"), 256);
+  EXPECT_EQ(value("fma", "launch__thread_count"), 4.0 * sms * 256);
+  EXPECT_EQ(value("fma", "launch__sm_count"), sms);
+  EXPECT_EQ(value("fma", "launch__shared_mem_per_block_dynamic"), 0);
+  EXPECT_EQ(value("spin", "launch__grid_size"), 1);
+  EXPECT_EQ(value("spin", "launch__block_size"), 32);
+  EXPECT_GT(r.at("fma", "sm__cycles_elapsed.avg", 0).stats.median, 0);
+  EXPECT_EQ(r.at("fma", "launch__sm_count", 0).unit, "SM");
+  std::printf("[result] launch metrics: fma grid %g block %g, %d SMs\n", value("fma", "launch__grid_size"),
+              value("fma", "launch__block_size"), sms);
+
+  // Only launch metrics: one pass, and nothing else reported.
+  settings.metrics = {"launch__block_size"};
+  const auto only = kscope::profile(kOneConfig, settings, [&](const Config&) {
+    Annotation spin("spin");
+    kscope_test::launch_spin(1000);
+  });
+  EXPECT_EQ(only.session().replay_passes, 1u);
+  ASSERT_EQ(only.rows().size(), 1u);
+  EXPECT_EQ(only.rows()[0].avg_value, 32);
+
+  // Range replay measures whole regions: launch metrics are refused there, before the body runs.
+  settings.replay_mode = kscope::ReplayMode::range;
+  bool called = false;
+  EXPECT_THROW(kscope::profile(kOneConfig, settings, [&](const Config&) { called = true; }), kscope::ConfigError);
+  EXPECT_FALSE(called);
+}
+
 TEST(Counters, UnknownMetricIsRejectedBeforeTheBodyRuns) {
   KSCOPE_REQUIRE_GPU();
   bool called = false;

@@ -171,3 +171,99 @@ def test_counters_backend_on_a_torch_matmul():
         assert 0 < sol["ComputeThroughputPct"].iloc[0] <= 100 and 0 < sol["MemoryThroughputPct"].iloc[0] <= 100
     """)
     print(out)
+
+
+def test_the_backend_follows_the_metrics_and_launch_metrics_are_computed():
+    # Nsight Python code passes Nsight Compute names without backend=: they choose 'counters'.
+    out = run_python("""
+        import torch, kscope
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        x = torch.rand(1 << 24, device="cuda")  # 64 MiB, above the L2: DRAM-bound in place
+
+        def scale(n):
+            with kscope.annotate("scale"):
+                x.mul_(1.0)
+
+        durations = kscope.analyze.kernel(configs=[1], runs=3, verbosity=0)(scale)().to_dataframe()
+        assert durations["Backend"].tolist() == ["cupti"], durations["Backend"]
+        assert durations["Metric"].tolist() == ["cupti__kernel_duration"]
+
+        metrics = ["dram__throughput.avg.pct_of_peak_sustained_elapsed", "launch__sm_count", "launch__grid_size",
+                   "launch__block_size", "launch__thread_count"]
+        df = kscope.analyze.kernel(configs=[1], runs=3, verbosity=0, metrics=metrics)(scale)().to_dataframe()
+        assert (df["Backend"] == "counters").all(), df["Backend"]
+        v = df.set_index("Metric")["AvgValue"]
+        print("launch", v.to_dict(), "SMs", sms)
+        assert v["launch__sm_count"] == sms
+        assert v["launch__grid_size"] > 0 and v["launch__block_size"] > 0
+        assert v["launch__thread_count"] == v["launch__grid_size"] * v["launch__block_size"]
+        # 128 MiB moved through DRAM by one kernel: a large share of the peak (not a cached re-read).
+        assert 20 < v["dram__throughput.avg.pct_of_peak_sustained_elapsed"] <= 100
+    """)
+    print(out)
+
+
+def test_tools_choose_the_backend_of_calls_without_one():
+    out = run_python("""
+        import warnings, torch, kscope
+        x = torch.rand(1 << 22, device="cuda")
+
+        def scale(n):
+            with kscope.annotate("scale"):
+                x.mul_(1.0)
+
+        f = kscope.analyze.kernel(configs=[1], runs=2, verbosity=0)(scale)
+        kscope.activate(kscope.Tool.NCU)  # after CUDA is initialised: fine in kscope
+        df = f().to_dataframe()
+        assert df["Backend"].tolist() == ["counters"] and df["Metric"].tolist() == ["gpu__time_duration.sum"], df
+        kscope.deactivate()
+        kscope.activate(kscope.Tool.CUPTI)
+        g = kscope.analyze.kernel(configs=[1], runs=2, verbosity=0, metrics=["gpu__time_duration.sum"])(scale)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            df = g().to_dataframe()
+        assert df["Backend"].tolist() == ["cupti"] and df["Metric"].tolist() == ["cupti__kernel_duration"], df
+        assert any("kscope.Tool.CUPTI is active" in str(w.message) for w in seen)
+        assert kscope.analyze.kernel(configs=[1], runs=2, verbosity=0, backend="events")(scale)() \\
+            .to_dataframe()["Backend"].tolist() == ["events"]  # backend= wins over the tool
+        kscope.deactivate()
+        print("tools", df["AvgValue"].tolist())
+    """)
+    assert "tools" in out
+
+
+def test_collectors_count_runs_not_replay_passes():
+    out = run_python("""
+        import torch, kscope
+        x = torch.rand(1 << 20, device="cuda")
+        counts = {"run": 0, "annotation": 0}
+
+        @kscope.experimental.collect(scope=kscope.CollectionScope.RUN)
+        def runs(n):
+            counts["run"] += 1
+            return counts["run"]
+
+        @kscope.experimental.collect(scope="annotation")
+        def entered(name, n):
+            counts["annotation"] += 1
+            return counts["annotation"]
+
+        @kscope.experimental.collect(scope="once")
+        def cuda_version():
+            return torch.version.cuda
+
+        # sm__throughput needs several replay passes: the body runs once per pass.
+        @kscope.analyze.kernel(configs=[1], runs=4, verbosity=0, info_collectors=[runs, entered, cuda_version],
+                               metrics=["sm__throughput.avg.pct_of_peak_sustained_elapsed"])
+        def scale(n):
+            with kscope.annotate("scale"):
+                x.mul_(1.0)
+
+        df = scale().to_dataframe()
+        assert df["ReplayPasses"].iloc[0] > 1, df["ReplayPasses"]
+        assert counts == {"run": 4, "annotation": 4}, counts
+        assert (df["runs_Min"].iloc[0], df["runs_Max"].iloc[0]) == (1, 4)
+        assert df["cuda_version"].iloc[0] == torch.version.cuda
+        print("collectors", df["ReplayPasses"].iloc[0], counts)
+    """)
+    assert "collectors" in out

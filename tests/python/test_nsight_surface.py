@@ -53,6 +53,26 @@ def test_profiler_exception_catches_what_the_engine_raises(sim):
     assert isinstance(info.value.__cause__, exceptions.AnnotationError)
 
 
+def test_profiler_exception_catches_the_engines_checks_at_decoration():
+    # The engine refuses a duration metric mixed with counter names (the backend follows the metrics).
+    with pytest.raises(exceptions.ProfilerException, match=r"'cupti__kernel_duration' is the cupti backend's "
+                                                           r"duration, which is measured alone"):
+        kscope.analyze.kernel(metrics=["cupti__kernel_duration", "dram__bytes_read.sum"])
+    with pytest.raises(exceptions.ProfilerException, match="Duplicate info collector name 'v'"):
+        kscope.analyze.kernel(info_collectors=[("v", lambda: 1, "once"), ("v", lambda: 2, "once")])
+
+
+def test_profiler_exception_catches_a_failing_collector(sim):
+    @kscope.analyze.kernel(configs=[(1,)], info_collectors=[("v", lambda n: 1 / 0, "run")], **QUIET)
+    def f(n):
+        with kscope.annotate("k"):
+            sim.launch("kern", 1.0)
+
+    with pytest.raises(exceptions.ProfilerException) as info:
+        f()
+    assert isinstance(info.value, exceptions.SweepError) and isinstance(info.value.__cause__, ZeroDivisionError)
+
+
 def test_backend_errors_are_caught_under_nsights_name(sim):
     sim.deny_clock_lock("changing clocks needs root: run as root or use clock_control='none'")
 
@@ -101,16 +121,19 @@ def test_nsight_names_resolve_after_changing_the_import():
     names = ["analyze.kernel", "analyze.plot", "analyze.ignore_failures", "annotate", "VerbosityLevel",
              "VerbosityLevel.SILENT", "VerbosityLevel.INFO", "VerbosityLevel.DEBUG", "exceptions.ProfilerException",
              "row_panel", "col_panel", "utils.VerbosityLevel", "utils.CUDA_CORE_AVAILABLE", "Tool.NCU", "Tool.CUPTI",
-             "activate", "deactivate", "get_active_tool"]
+             "activate", "deactivate", "get_active_tool", "experimental.collect", "CollectionScope.ONCE",
+             "CollectionScope.ANNOTATION", "InfoCollector", "info_collector.CollectionScope",
+             "info_collector.InfoCollector"]
     for dotted in names:
         obj = nsight
         for part in dotted.split("."):
             assert hasattr(obj, part), f"nsight.{dotted} is missing"
             obj = getattr(obj, part)
-    for module in ("exceptions", "utils", "tools"):
+    for module in ("exceptions", "utils", "tools", "experimental", "info_collector"):
         assert importlib.import_module(f"kscope.{module}") is getattr(nsight, module)
         assert module in nsight.__all__
-    for name in ("Tool", "activate", "deactivate", "get_active_tool", "row_panel", "col_panel"):
+    for name in ("Tool", "activate", "deactivate", "get_active_tool", "row_panel", "col_panel", "CollectionScope",
+                 "InfoCollector"):
         assert name in nsight.__all__
 
 

@@ -251,7 +251,8 @@ def test_annotate_outside_profiling_is_a_no_op():
         (dict(warmup_runs=-1), r"warmup_runs must be an integer >= 0"),
         (dict(verbosity=2), r"verbosity must be kscope.VerbosityLevel.SILENT \(0\), INFO \(3\) or DEBUG \(4\)"),
         (dict(verbosity="loud"), r"verbosity must be 'silent', 'info' or 'debug'"),
-        (dict(backend="ncu-cli"), r"backend must be 'cupti' or 'events' or 'counters' or 'auto' or 'ncu', not 'ncu-cli'"),
+        (dict(backend="ncu-cli"), r"backend must be 'cupti' or 'events' or 'counters' or 'auto' or 'ncu', or None "
+                                  r"\(the default: chosen from the metrics\), not 'ncu-cli'"),
         (dict(backend="test"), r"profile inside `with kscope.testing.simulated_backend\(\) as sim:`"),
         (dict(ignore_kernel_list="helper"), r"ignore_kernel_list must be a list of names, e.g. \['helper'\]"),
         (dict(normalize_against=3), r"normalize_against must be an annotation name"),
@@ -317,6 +318,26 @@ def test_real_backend_outside_the_testing_block_fails_at_the_first_call():
 
     with pytest.raises(BackendError):
         f()
+
+
+def test_nsight_compute_names_choose_the_counters_backend_without_backend():
+    if _has_gpu():
+        pytest.skip("this machine has a GPU: tests/python/test_gpu.py measures this there")
+
+    @kscope.analyze.kernel(configs=[(1,)], metrics=["dram__throughput.avg.pct_of_peak_sustained_elapsed"], **QUIET)
+    def f(n):
+        with kscope.annotate("k"):
+            pass
+
+    # Not refused as a metric the cupti backend lacks: the counters backend is chosen, and it says
+    # why it cannot measure here.
+    with pytest.raises(BackendError) as info:
+        f()
+    assert "cupti backend measures only" not in str(info.value)
+    with pytest.raises(ConfigError, match=r"the cupti backend measures only 'cupti__kernel_duration'.*use "
+                                          r"backend='counters' or backend=None \(the default, which chooses from "
+                                          r"the metrics\)"):
+        kscope.analyze.kernel(configs=[(1,)], metrics=["dram__bytes_read.sum"], backend="cupti", **QUIET)(f)()
 
 
 def _has_gpu():

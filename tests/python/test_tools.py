@@ -112,3 +112,90 @@ def test_cupti_measures_gpu_time_duration_as_the_kernel_duration_with_a_note():
 def test_cupti_leaves_other_metrics_to_the_metric_check():
     kscope.activate(Tool.CUPTI)
     assert tool_metrics(["dram__bytes_read.sum"]) == (["dram__bytes_read.sum"], None)
+
+
+
+# --- analyze.kernel consults the active tool at each call -----------------------------------------
+
+
+def call_settings(**given):
+    """The engine settings of a call made now of a function decorated with `given`, and the note."""
+    f = kscope.analyze.kernel(verbosity=0, **given)(lambda n: None)
+    backend, metrics, note = f._kscope_profiled.options.for_call()
+    return f._kscope_profiled.options.settings("", backend, metrics), note
+
+
+def test_without_a_tool_the_engine_chooses_from_the_metrics():
+    settings, note = call_settings()
+    assert settings.backend == kscope._core.Backend.from_metrics and note is None
+    assert kscope._core.chosen_backend(settings) == kscope._core.Backend.cupti
+    settings, _ = call_settings(metrics=["sm__cycles_elapsed.avg"])
+    assert kscope._core.chosen_backend(settings) == kscope._core.Backend.counters
+
+
+@pytest.mark.parametrize("tool, backend, metrics", [
+    (Tool.NCU, "counters", ["gpu__time_duration.sum"]),
+    (Tool.CUPTI, "cupti", ["cupti__kernel_duration"]),
+])
+def test_the_active_tool_chooses_backend_and_metrics_at_the_call(tool, backend, metrics):
+    f = kscope.analyze.kernel(verbosity=0)(lambda n: None)  # decorated before activation
+    kscope.activate(tool)
+    b, m, note = f._kscope_profiled.options.for_call()
+    settings = f._kscope_profiled.options.settings("", b, m)
+    assert settings.backend == getattr(kscope._core.Backend, backend) and list(settings.metrics) == metrics
+    kscope.deactivate()
+    assert f._kscope_profiled.options.for_call() == (None, None, None)  # decided again at every call
+
+
+def test_an_explicit_backend_wins_over_the_active_tool():
+    kscope.activate(Tool.NCU)
+    settings, note = call_settings(backend="cupti")
+    assert settings.backend == kscope._core.Backend.cupti and list(settings.metrics) == [] and note is None
+
+
+def test_cupti_tool_measures_gpu_time_duration_as_the_kernel_duration_with_a_note():
+    kscope.activate(Tool.CUPTI)
+    settings, note = call_settings(metrics=["gpu__time_duration.sum"])
+    assert list(settings.metrics) == ["cupti__kernel_duration"] and "kscope.Tool.CUPTI is active" in note
+
+
+def test_the_cupti_tool_refuses_counter_metrics_at_the_call():
+    @kscope.analyze.kernel(configs=[(1,)], metrics=["dram__bytes_read.sum"], verbosity=0)
+    def f(n):
+        with kscope.annotate("k"):
+            pass
+
+    kscope.activate(Tool.CUPTI)
+    # Refused before anything touches a GPU: the cupti backend measures only its duration.
+    with pytest.raises(ConfigError, match=r"the cupti backend measures only 'cupti__kernel_duration'"):
+        f()
+
+
+def test_the_simulated_backend_ignores_the_tool(sim):
+    kscope.activate(Tool.CUPTI)
+
+    @kscope.analyze.kernel(configs=[(1,)], verbosity=0)
+    def f(n):
+        with kscope.annotate("k"):
+            sim.launch("kern", 5.0)
+
+    df = f().to_dataframe()
+    assert df["Metric"].tolist() == ["test__kernel_duration"] and df["Backend"].iloc[0] == "test (simulated)"
+
+
+def test_the_cupti_note_is_shown_once_per_process(recwarn):
+    import kscope.analyze
+
+    kscope.analyze._notes_shown.clear()
+    kscope.activate(Tool.CUPTI)
+
+    @kscope.analyze.kernel(configs=[(1,)], metrics=["gpu__time_duration.sum"], verbosity=0)
+    def f(n):
+        with kscope.annotate("k"):  # no GPU here: the call fails after the note; with one, the empty region does
+            pass
+
+    for _ in range(2):
+        with pytest.raises(kscope.ProfilerException):
+            f()
+    notes = [w for w in recwarn if "kscope.Tool.CUPTI is active" in str(w.message)]
+    assert len(notes) == 1 and notes[0].category is UserWarning

@@ -7,15 +7,19 @@
 #include <sstream>
 
 #include "backends/cupti_subscriber.hpp"
+#include "core/backend_choice.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {
 namespace {
 
-const char* const kTimingStillWorks =
-    "Backend::cupti and Backend::events measure kernel durations without counters, and "
-    "Backend::automatic falls back to them";
+std::string timing_still_works() {
+  using detail::backend_choice;
+  return backend_choice(Backend::cupti) + " and " + backend_choice(Backend::events) +
+         " measure kernel durations without counters, and " + backend_choice(Backend::automatic) +
+         " falls back to them";
+}
 
 std::string failed(CUptiResult status, const std::string& call) {
   const char* name = nullptr;
@@ -41,11 +45,11 @@ std::string permission_message(const AccessFacts& facts) {
          "in a file in /etc/modprobe.d/, rebuild the initramfs if the distribution needs it, and reboot (or reload "
          "the nvidia modules); in Docker start the container with --cap-add=SYS_ADMIN (or --privileged), in "
          "Kubernetes add SYS_ADMIN to securityContext.capabilities. Many hosted GPU services do not allow any of "
-         "this. " + std::string(kTimingStillWorks) + ". See https://developer.nvidia.com/ERR_NVGPUCTRPERM";
+         "this. " + timing_still_works() + ". See https://developer.nvidia.com/ERR_NVGPUCTRPERM";
 }
 
 std::string platform(const char* what) {
-  return std::string("GPU performance counters are not available ") + what + ". " + kTimingStillWorks;
+  return std::string("GPU performance counters are not available ") + what + ". " + timing_still_works();
 }
 
 }  // namespace
@@ -76,7 +80,7 @@ std::string counter_error_message(CUptiResult status, const std::string& call, c
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
       return failed(status, call) +
              "The hypervisor has not enabled profiling for this vGPU: an administrator must set the vGPU plugin "
-             "parameter enable_profiling=1 for this VM. " + kTimingStillWorks;
+             "parameter enable_profiling=1 for this VM. " + timing_still_works();
     case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
       return failed(status, call) + platform("on this virtualised GPU (vGPU or passthrough without profiling support)");
     case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
@@ -97,7 +101,7 @@ std::string counter_error_message(CUptiResult status, const std::string& call, c
       return failed(status, call) +
              "The GPU's performance monitor is reserved by another client: DCGM profiling (pause it with 'dcgmi "
              "profile --pause') or another process profiling this GPU (ncu, nsys, another kscope). Wait for it or "
-             "stop it. " + kTimingStillWorks;
+             "stop it. " + timing_still_works();
     default:
       return {};
   }
@@ -129,7 +133,7 @@ std::string device_support_problem(const CUpti_Profiler_DeviceSupported_Params& 
   add(s.wsl, "this WSL version does not support profiling (update WSL and the Windows NVIDIA driver)");
   if (reasons.empty()) reasons = "CUPTI could not determine why";
   return "GPU performance counters cannot be read on " + gpu +
-         " (cuptiProfilerDeviceSupported): " + reasons + ". " + kTimingStillWorks;
+         " (cuptiProfilerDeviceSupported): " + reasons + ". " + timing_still_works();
 }
 
 }  // namespace kscope::counters

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/counters/driver_api.hpp"
+#include "core/caller.hpp"
 #include "core/log.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
@@ -17,16 +18,27 @@ CountersBackend::CountersBackend(const Settings& settings)
     : device_(settings.device),
       kind_(settings.replay_mode == ReplayMode::kernel ? RangeKind::per_kernel : RangeKind::per_region),
       chip_(counters::chip_of_device(device_.facts().ordinal)),
-      names_(settings.metrics.empty() ? default_metrics(Backend::counters) : settings.metrics) {
+      names_(settings.metrics.empty() ? default_metrics(Backend::counters) : settings.metrics),
+      layout_(names_, device_.facts().sm_count) {
+  using detail::spell;
   const auto& catalog = counters::MetricCatalog::of(chip_);
   std::set<std::string> seen;
   for (const auto& name : names_) {
     if (!seen.insert(name).second)
-      throw ConfigError("Settings::metrics lists '" + name + "' twice: list each metric once");
+      throw ConfigError(detail::option("metrics") + " lists '" + name + "' twice: list each metric once");
+    if (const counters::LaunchMetric* launch = counters::find_launch_metric(name)) {
+      if (kind_ == RangeKind::per_region)
+        throw ConfigError("'" + name + "' is a value of each kernel launch, but " +
+                          spell("ReplayMode::range", "replay_mode='range'") +
+                          " measures whole regions, which may hold several kernels: use " +
+                          spell("ReplayMode::kernel", "replay_mode='kernel'") + " for launch__ metrics");
+      specs_.push_back({name, launch->unit, launch->description});
+      continue;
+    }
     const MetricInfo info = catalog.require(name);
     specs_.push_back({name, info.unit, info.description});
   }
-  passes_ = counters::MetricConfig(chip_, names_).passes();
+  passes_ = counters::MetricConfig(chip_, layout_.counter_names()).passes();
 }
 
 CountersBackend::~CountersBackend() { end_session(); }
@@ -45,7 +57,8 @@ void CountersBackend::begin_session(const Settings& settings) {
     counters::require_profiling_support(counters::device_handle(device_.facts().ordinal), device_.facts().name);
     tracker_.enable();
     // Availability must be read before the range profiler is enabled on the context.
-    config_ = std::make_unique<counters::MetricConfig>(chip_, names_, counters::counter_availability(context_));
+    config_ = std::make_unique<counters::MetricConfig>(chip_, layout_.counter_names(),
+                                                       counters::counter_availability(context_));
     passes_ = config_->passes();
     capacity_ = kInitialRanges;
     profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
@@ -147,7 +160,7 @@ void CountersBackend::end_run(const RunContext&, const std::vector<RegionRecord>
 std::vector<RunMeasurement> CountersBackend::collect_batch() {
   if (pass_ == 0) return {RunMeasurement(region_count_)};
   const std::vector<counters::RangeResult> ranges = profiler_->decode();
-  return {kind_ == RangeKind::per_kernel ? counters::attribute_kernel_ranges(first_pass_, ranges, region_count_)
+  return {kind_ == RangeKind::per_kernel ? counters::attribute_kernel_ranges(first_pass_, ranges, region_count_, layout_)
                                          : counters::attribute_user_ranges(first_pass_, ranges, region_count_)};
 }
 

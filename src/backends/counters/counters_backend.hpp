@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/counters/launch_metrics.hpp"
 #include "backends/counters/launch_tracker.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
@@ -29,7 +30,8 @@ namespace kscope {
 class CountersBackend final : public MeasurementBackend {
  public:
   // Validates Settings::metrics (empty: sol_metrics()) against the device's chip, so an unknown
-  // name fails with ConfigError and suggestions before the sweep starts.
+  // name fails with ConfigError and suggestions before the sweep starts. The launch__ metrics of
+  // launch_metrics.hpp are computed from each kernel's launch (ReplayMode::kernel only).
   explicit CountersBackend(const Settings& settings);
   ~CountersBackend() override;
 
@@ -64,6 +66,7 @@ class CountersBackend final : public MeasurementBackend {
   counters::RangeKind kind_;
   std::string chip_;
   std::vector<std::string> names_;
+  counters::MetricLayout layout_;  // names_: which the range profiler counts, which come from the launches
   std::vector<MetricSpec> specs_;
   std::size_t passes_ = 0;
 

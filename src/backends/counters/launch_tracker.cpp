@@ -1,6 +1,7 @@
 #include "backends/counters/launch_tracker.hpp"
 
 #include <cuda.h>
+#include <cupti.h>  // with the driver entry points' parameter structs (generated_cuda_meta.h)
 
 #include <algorithm>
 #include <cstdlib>
@@ -10,6 +11,38 @@
 #include "device/cuda_check.hpp"
 
 namespace kscope::counters {
+namespace {
+
+// The grid, block and dynamic shared memory of a kernel launch, from its entry point's parameters.
+template <typename Params>
+LaunchShape shape_from(const Params& p) {
+  return {{p.gridDimX, p.gridDimY, p.gridDimZ}, {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes};
+}
+
+// Zeros for a graph launch: its kernels are not visible here.
+LaunchShape shape_of(CUpti_CallbackId cbid, const void* params) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+      return shape_from(*static_cast<const cuLaunchKernel_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+      return shape_from(*static_cast<const cuLaunchKernel_ptsz_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      return shape_from(*static_cast<const cuLaunchCooperativeKernel_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return shape_from(*static_cast<const cuLaunchCooperativeKernel_ptsz_params*>(params));
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      if (const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_params*>(params)->config) return shape_from(*c);
+      break;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      if (const CUlaunchConfig* c = static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config)
+        return shape_from(*c);
+      break;
+    default: break;
+  }
+  return {};
+}
+
+}  // namespace
 
 void LaunchTracker::enable() {
   subscriber_ = cupti::route_callbacks(&LaunchTracker::on_callback, this);
@@ -41,7 +74,7 @@ void LaunchTracker::start_pass() {
 
 void LaunchTracker::note_flush() {
   std::lock_guard lock(mutex_);
-  if (recording_) records_.push_back({0, -1, "", false, true});
+  if (recording_) records_.push_back({0, -1, "", false, true, {}});
 }
 
 std::vector<Launch> LaunchTracker::end_pass() {
@@ -54,7 +87,7 @@ std::vector<Launch> LaunchTracker::end_pass() {
   std::vector<Launch> out;
   for (const auto& r : records) {
     const std::string name = r.flush ? "L2 flush" : r.graph ? "CUDA graph" : kernel_names_.of(r.mangled);
-    out.push_back({r.region, name, r.graph, r.flush});
+    out.push_back({r.region, name, r.graph, r.flush, r.shape});
   }
   return out;
 }
@@ -72,7 +105,7 @@ void CUPTIAPI LaunchTracker::on_callback(void* self, CUpti_CallbackDomain domain
     if (std::any_of(tracker.records_.rbegin(), tracker.records_.rend(), same)) return;
     tracker.records_.push_back({call->correlationId, tracker.region_.load(std::memory_order_acquire),
                                 call->symbolName ? call->symbolName : "<unnamed kernel>",
-                                cupti::is_graph_launch(cbid), false});
+                                cupti::is_graph_launch(cbid), false, shape_of(cbid, call->functionParams)});
   } else if (*static_cast<const CUresult*>(call->functionReturnValue) != CUDA_SUCCESS) {
     // A failed launch runs nothing, so the profiler has no range for it.
     auto& rs = tracker.records_;

@@ -42,6 +42,7 @@ class LaunchTracker {
     std::string mangled;
     bool graph;
     bool flush;
+    LaunchShape shape;
   };
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "backends/counters/launch_metrics.hpp"
+#include "core/backend_choice.hpp"
+#include "core/caller.hpp"
 #include "core/suggest.hpp"
 
 namespace kscope::counters {
@@ -30,9 +33,11 @@ std::string ncu_only_explanation(const std::string& name) {
   };
   for (const auto& f : families) {
     if (name.rfind(f.prefix, 0) == 0) {
-      return "'" + name + "' is " + f.what +
-             ", not a hardware counter: the CUPTI range profiler cannot collect it. Remove it from "
-             "Settings::metrics (take it from your own launch code or cudaDeviceGetAttribute instead)";
+      const bool launch = std::string(f.prefix) == "launch__";
+      return "'" + name + "' is " + f.what + ", not a hardware counter: the CUPTI range profiler cannot collect it" +
+             (launch ? " (of the launch attributes, the counters backend computes " + launch_metric_names() + ")" : "") +
+             ". Use " + detail::backend_choice(Backend::ncu) + " for it, or remove it from " + detail::option("metrics") +
+             " and take it from your own launch code or cudaDeviceGetAttribute";
     }
   }
   return {};

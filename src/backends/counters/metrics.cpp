@@ -1,6 +1,7 @@
 // The public metric queries of kscope/metrics.hpp, on CUPTI's host API.
 #include <cuda_runtime_api.h>
 
+#include "backends/counters/launch_metrics.hpp"
 #include "backends/counters/metric_names.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
@@ -42,6 +43,8 @@ std::vector<MetricInfo> list_metrics(const std::string& chip) {
 }
 
 MetricInfo describe_metric(const std::string& name, const std::string& chip) {
+  if (const counters::LaunchMetric* launch = counters::find_launch_metric(name))
+    return {name, MetricType::counter, launch->unit, "launch", launch->description, {}};
   const auto& c = catalog(chip);
   MetricInfo info = c.require(name);
   info.suffixes = c.suffixes(counters::split_metric_name(name).base);
@@ -51,8 +54,9 @@ MetricInfo describe_metric(const std::string& name, const std::string& chip) {
 std::size_t count_passes(const std::vector<std::string>& metrics, const std::string& chip) {
   if (metrics.empty()) throw ConfigError("count_passes() was given no metric names");
   const auto& c = catalog(chip);
-  for (const auto& m : metrics) c.require(m);
-  return counters::MetricConfig(c.chip(), metrics).passes();
+  for (const auto& m : metrics)
+    if (!counters::find_launch_metric(m)) c.require(m);
+  return counters::MetricConfig(c.chip(), counters::MetricLayout(metrics, 0).counter_names()).passes();
 }
 
 }  // namespace kscope

@@ -36,7 +36,8 @@ std::string region_label(std::ptrdiff_t region) {
 
 std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::vector<Launch>& launches,
                                                                     const std::vector<RangeResult>& ranges,
-                                                                    std::size_t region_count) {
+                                                                    std::size_t region_count,
+                                                                    const MetricLayout& layout) {
   for (const auto& l : launches) {
     if (l.graph && l.region >= 0) {
       throw BackendError("region " + std::to_string(l.region) +
@@ -71,7 +72,7 @@ std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::v
       throw InternalError("kernel launch " + std::to_string(i) + " " + region_label(l.region) + " but the run had " +
                          std::to_string(region_count) + " regions (kscope bug: please report it with this message)");
     }
-    out[static_cast<std::size_t>(l.region)].push_back({l.kernel, by_number[i].second->values});
+    out[static_cast<std::size_t>(l.region)].push_back({l.kernel, layout.values(by_number[i].second->values, l.shape)});
   }
   return out;
 }

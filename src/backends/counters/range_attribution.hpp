@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/counters/launch_metrics.hpp"
 #include "kscope/measurement_backend.hpp"
 
 namespace kscope::counters {
@@ -25,6 +26,7 @@ struct Launch {
   // CUPTI gives it an auto range is undocumented, so the range count decides. (The flush's discard
   // kernel that follows it is an ordinary launch outside every region.)
   bool flush = false;
+  LaunchShape shape{};  // for the launch__ metrics
 };
 
 struct RangeResult {
@@ -32,9 +34,11 @@ struct RangeResult {
   std::vector<double> values;  // one per metric
 };
 
+// `layout` puts each kernel's launch__ metrics beside its counter values (none by default).
 std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::vector<Launch>& launches,
                                                                     const std::vector<RangeResult>& ranges,
-                                                                    std::size_t region_count);
+                                                                    std::size_t region_count,
+                                                                    const MetricLayout& layout = MetricLayout());
 
 std::vector<std::vector<KernelMeasurement>> attribute_user_ranges(const std::vector<Launch>& launches,
                                                                   const std::vector<RangeResult>& ranges,

@@ -23,6 +23,7 @@ Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
 
 std::vector<std::string> default_metrics(Backend backend) {
   switch (backend) {
+    case Backend::from_metrics:  // without metrics it chooses cupti
     case Backend::cupti: return {kCuptiKernelDuration};
     case Backend::events: return {kEventsRegionDuration};
     case Backend::counters:

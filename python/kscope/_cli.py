@@ -1,0 +1,21 @@
+"""The console command ``kscope`` that pip installs: it runs the C++ program bundled in
+kscope/bin/, the same ``kscope`` a CMake build makes (tools/kscope_cli.cpp), with the same
+arguments and exit status."""
+
+import os
+import sys
+from pathlib import Path
+
+PROGRAM = Path(__file__).resolve().parent / "bin" / "kscope"
+
+# What `kscope doctor` answers when nothing can measure: a build without CUDA cannot measure either.
+NOTHING_CAN_MEASURE = 2
+
+
+def main() -> int:
+    if not os.access(PROGRAM, os.X_OK):
+        sys.stderr.write(
+            f"kscope: this installation has no kscope program ({PROGRAM}): reinstall kscope from its "
+            "source directory (pip install --no-build-isolation --no-deps .), which builds and bundles it\n")
+        return NOTHING_CAN_MEASURE
+    os.execv(PROGRAM, [str(PROGRAM), *sys.argv[1:]])

@@ -1,0 +1,44 @@
+#include "core/backend_choice.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/caller.hpp"
+#include "core/suggest.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
+
+namespace kscope {
+
+namespace detail {
+
+std::string backend_choice(Backend b) {
+  const std::string python = b == Backend::from_metrics ? "None"
+                             : b == Backend::automatic  ? "'auto'"
+                                                        : "'" + to_string(b) + "'";
+  return spell("Backend::" + to_string(b), "backend=" + python);
+}
+
+}  // namespace detail
+
+Backend chosen_backend(const Settings& settings) {
+  if (settings.backend != Backend::from_metrics) return settings.backend;
+  const auto& metrics = settings.metrics;
+  if (metrics.empty()) return Backend::cupti;
+  // A duration backend's own metric picks that backend; with anything else it cannot be measured.
+  const std::pair<Backend, std::string> durations[] = {{Backend::cupti, kCuptiKernelDuration},
+                                                       {Backend::events, kEventsRegionDuration}};
+  for (const auto& [duration, own] : durations) {
+    const auto mine = std::count(metrics.begin(), metrics.end(), own);
+    if (mine == 0) continue;
+    if (static_cast<std::size_t>(mine) == metrics.size()) return duration;
+    throw ConfigError("Invalid value " + detail::python_list(metrics) + " for 'metrics': '" + own + "' is the " +
+                      to_string(duration) + " backend's duration, which is measured alone; the other names are " +
+                      "hardware counters, measured by " + detail::backend_choice(Backend::counters) +
+                      ". Measure them in two calls, or list gpu__time_duration.sum (the counters' kernel "
+                      "duration) instead of '" + own + "'");
+  }
+  return Backend::counters;
+}
+
+}  // namespace kscope

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The Python README's install, run as written in a scratch copy of this checkout: a venv that sees
+# the system's packages (Debian's pandas, numpy, pybind11), `pip install --no-build-isolation
+# --no-deps .` (nothing downloaded), then `import kscope` from another directory and the console
+# command `kscope`. Built without CUDA to save minutes: the command must then say so.
+# usage: tests/install/pip_venv.sh [PYTHON]   (ctest: pip_venv_install, label install)
+set -euo pipefail
+python=${1:-/usr/bin/python3}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# What a fresh clone holds, plus new files not yet committed; no build directories.
+git -C "$src" ls-files -z --cached --others --exclude-standard |
+  (cd "$src" && tar --null --files-from=- --ignore-failed-read -cf - 2>/dev/null) |
+  (mkdir "$work/kscope" && tar -C "$work/kscope" -xf -)
+
+cd "$work/kscope"
+cmake_args="-DKSCOPE_ENABLE_CUDA=OFF"
+if command -v ccache >/dev/null; then  # faster reruns here; paths under $work hashed relative to it
+  cmake_args+=" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  export CCACHE_BASEDIR=$work
+fi
+start=$SECONDS
+"$python" -m venv --system-site-packages .venv
+KSCOPE_CMAKE_ARGS=$cmake_args .venv/bin/pip install -q --no-build-isolation --no-deps .
+echo "venv and pip install: $((SECONDS - start)) s"
+
+cd "$work"  # away from the source tree: the installed package must be the one imported
+installed=$("$work/kscope/.venv/bin/python" -c 'import kscope; print(kscope.__version__, kscope.__file__)')
+echo "import kscope: $installed"
+[[ $installed == *"/kscope/.venv/lib/"* ]] || { echo "FAIL: kscope was not imported from the venv"; exit 1; }
+
+rc=0
+out=$("$work/kscope/.venv/bin/kscope" doctor 2>&1) || rc=$?
+echo "kscope doctor (exit code $rc): $out"
+if [[ $rc -ne 2 || $out != *"built without CUDA"* ]]; then
+  echo "FAIL: without CUDA, the console command must say so and exit with 2"
+  exit 1
+fi
+echo "PASS"
