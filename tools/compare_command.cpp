@@ -201,10 +201,9 @@ void print_table(const kscope::Comparison& c, std::ostream& out, bool colours) {
   for (const auto& r : c.rows) {
     std::vector<std::string> cells{r.annotation};
     for (const auto& v : r.config) cells.push_back(v.to_string());
-    const bool compared = r.baseline.config_index && r.candidate.config_index;
     for (const std::string& cell :
          {r.metric, r.unit, value_text(r.baseline.median), value_text(r.candidate.median), change_text(r.ratio),
-          compared && !std::isnan(r.ci_lower) ? change_text(r.ci_lower) + " .. " + change_text(r.ci_upper) : "-",
+          std::isnan(r.ci_lower) ? "-" : change_text(r.ci_lower) + " .. " + change_text(r.ci_upper),
           format("%.2g", r.p_value), to_string(r.verdict)})
       cells.push_back(cell);
     lines.push_back(std::move(cells));

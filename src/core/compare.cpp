@@ -307,12 +307,12 @@ Table Comparison::to_table() const {
     for (const Value& v : r.config) cells.push_back(detail::to_cell(v));
     std::string flags;
     for (const auto& f : r.flags) flags += (flags.empty() ? "" : ",") + f;
-    const bool compared = r.baseline.config_index && r.candidate.config_index;
+    const bool interval = !std::isnan(r.ci_lower);  // computed: both sides present, same unit
     for (Cell cell : std::initializer_list<Cell>{
              r.metric, r.unit, to_string(r.direction), number(r.baseline.median), number(r.candidate.median),
              number(r.baseline.mean), number(r.candidate.mean), integer(r.baseline.count), integer(r.candidate.count),
              number(r.baseline.rsd_pct), number(r.candidate.rsd_pct), number(r.ratio), number(r.ci_lower),
-             number(r.ci_upper), compared ? Cell{method} : Cell{}, number(r.u), number(r.p_value), r.u_test_method,
+             number(r.ci_upper), interval ? Cell{method} : Cell{}, number(r.u), number(r.p_value), r.u_test_method,
              to_string(r.verdict), r.reason, flags})
       cells.push_back(std::move(cell));
     t.rows.push_back(std::move(cells));

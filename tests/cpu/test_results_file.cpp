@@ -131,6 +131,7 @@ Results handmade_results() {
   settings.throttled_runs = ThrottledRuns::exclude;
   settings.stable_rsd_pct = 1.5;
   settings.derive_metric = [](const MeasuredValues&, const Config&) { return std::vector<DerivedValue>{}; };
+  settings.info_collectors.push_back({"launches", CollectionScope::run, [](const CollectionContext&) { return Cell{}; }});
   return Results(session, configs, {normalized, plain}, samples, info, settings);
 }
 
@@ -224,6 +225,7 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(t.throttled_runs, ThrottledRuns::exclude);
   EXPECT_EQ(t.stable_rsd_pct, 1.5);
   EXPECT_FALSE(original.settings().derive_metric);  // callables are never kept
+  EXPECT_TRUE(original.settings().info_collectors.empty());
 
   EXPECT_EQ(loaded.info_columns().summary, original.info_columns().summary);
   EXPECT_EQ(loaded.info_columns().samples, original.info_columns().samples);
