@@ -1,13 +1,17 @@
 // The counter backend against Nsight Compute on the same kernels (tools/counters_gpu_check.sh
 // drives it and runs ncu --clock-control none --cache-control all):
-//   counters_overhead --sets            the metric sets of 1, 5 and 20 metrics: "SET <n> <m1,m2,...>"
+//   counters_overhead --sets            the metric sets of 1, 4 (kscope::sol_metrics(), 9 passes),
+//                                       5 (8 passes) and 20 metrics: "SET <n> <m1,m2,...>"
 //   counters_overhead --compare         kscope's values: "KSCOPE <label> <metric> <median> <kernel>"
 //   counters_overhead --plain REPS      the same kernels, REPS launches each, to run under ncu
 //   counters_overhead --overhead        wall ms per profiled kernel with kscope, per metric set:
-//                                       "OVERHEAD <n metrics> <passes> <ms per kernel> <ms per session>"
-//                                       (n=0: no profiler). Per kernel: the time from one run's start
-//                                       to the next inside profile() (every pass, flush and decode);
-//                                       per session: the rest (setup, metric config, teardown).
+//                                       "FIRST <ms>": the process's first profile() call (one
+//                                       metric, one run, no warm-up): the fixed cost of a first result;
+//                                       "OVERHEAD <n metrics> <passes> <ms per kernel> <ms per profile()>"
+//                                       (n=0: plain launches, no profiler). Per kernel: the slope of
+//                                       profile()'s wall time from kRunsFew to kRunsMany runs of one
+//                                       kernel (every pass, flush, batch and decode); per profile():
+//                                       the rest of a later call (setup, metric config, teardown).
 //   counters_overhead --plain-overhead N   N launches of the overhead kernel, to run under ncu
 #include <chrono>
 #include <cstdio>
@@ -29,13 +33,16 @@ using Clock = std::chrono::steady_clock;
 constexpr std::size_t kCopyFloats = std::size_t(1) << 26;      // 256 MiB each way
 constexpr std::size_t kOverheadFloats = std::size_t(1) << 22;  // 16 MiB: a short kernel
 constexpr int kFmaIterations = 4096;
-constexpr std::size_t kRuns = 20;
+// The issue's targets are per kernel at runs >= 50: the slope from 50 to 200 runs of one kernel.
+constexpr std::size_t kRunsFew = 50;
+constexpr std::size_t kRunsMany = 200;
 
 const std::vector<std::string> kCompared{"gpu__time_duration.sum", "dram__bytes_read.sum",
                                          "sm__throughput.avg.pct_of_peak_sustained_elapsed"};
 
 const std::vector<std::vector<std::string>> kSets{
     {"gpu__time_duration.sum"},
+    kscope::sol_metrics(),
     {"gpu__time_duration.sum", "dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
      "dram__throughput.avg.pct_of_peak_sustained_elapsed", "lts__t_sector_hit_rate.pct"},
     {"gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -113,29 +120,39 @@ int plain_overhead(Buffers& b, int launches) {
   return 0;
 }
 
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
 int overhead(Buffers& b) {
-  const auto t0 = Clock::now();
-  plain_overhead(b, static_cast<int>(kRuns));
-  std::printf("OVERHEAD 0 0 %.4f 0\n",
-              std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / kRuns);
-  for (const auto& set : kSets) {
-    std::vector<Clock::time_point> calls;  // one per call of the body: runs x passes
-    const auto body = [&](const kscope::Config&) {
-      calls.push_back(Clock::now());
-      kscope::Annotation region("kernel");
-      overhead_kernel(b);
-    };
+  const auto body = [&](const kscope::Config&) {
+    kscope::Annotation region("kernel");
+    overhead_kernel(b);
+  };
+  const auto timed_profile = [&](const kscope::Settings& settings, std::size_t* passes = nullptr) {
     const auto start = Clock::now();
-    const auto settings = counter_settings(set, kRuns);
-    const std::size_t passes =
-        kscope::profile(kscope::Sweep().axis("case", {"overhead"}), settings, body).session().replay_passes;
-    const double total = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    // From the warm-up run's first pass to the last run's: kRuns whole runs, each one profiled kernel.
-    const std::size_t calls_per_run = calls.size() / (kRuns + settings.warmup_runs);
-    const double per_kernel =
-        std::chrono::duration<double, std::milli>(calls.at(calls_per_run * kRuns) - calls.front()).count() / kRuns;
-    const double per_session = total - per_kernel * static_cast<double>(kRuns + settings.warmup_runs);
-    std::printf("OVERHEAD %zu %zu %.4f %.2f\n", set.size(), passes, per_kernel, per_session);
+    const auto results = kscope::profile(kscope::Sweep().axis("case", {"overhead"}), settings, body);
+    const double ms = ms_since(start);
+    if (passes) *passes = results.session().replay_passes;
+    return ms;
+  };
+  // First, before anything else of kscope's in this process: CUPTI's and the profiler's one-time
+  // setup and the range profiler's first start are in it.
+  kscope::Settings first = counter_settings(kSets.front(), 1);
+  first.warmup_runs = 0;
+  std::printf("FIRST %.1f\n", timed_profile(first));
+
+  const auto t0 = Clock::now();
+  plain_overhead(b, static_cast<int>(kRunsFew));
+  std::printf("OVERHEAD 0 0 %.4f 0\n", ms_since(t0) / kRunsFew);
+  for (const auto& set : kSets) {
+    std::size_t passes = 0;
+    const auto few = counter_settings(set, kRunsFew), many = counter_settings(set, kRunsMany);
+    const double few_ms = timed_profile(few, &passes);
+    const double many_ms = timed_profile(many);
+    const double per_kernel = (many_ms - few_ms) / static_cast<double>(kRunsMany - kRunsFew);
+    const double per_profile = few_ms - per_kernel * static_cast<double>(kRunsFew + few.warmup_runs);
+    std::printf("OVERHEAD %zu %zu %.4f %.2f\n", set.size(), passes, per_kernel, per_profile);
   }
   return 0;
 }

@@ -1,27 +1,36 @@
-// Where one run of the counter backend spends its wall time, call by call, on one 16 MiB copy per
-// pass (the per-kernel case of counters_overhead), for a 1- and a 5-metric set:
-//   BACKEND   CountersBackend driven through the MeasurementBackend interface, as the session
-//             drives it (cache_control all: a flush before the region of every pass), with no
-//             NVML read between runs, the clocks, or the thermal margin;
+// Where the counter backend spends its wall time, call by call, on one 16 MiB copy per run (the
+// per-kernel case of counters_overhead), for a 1- and a 5-metric (8-pass) set:
+//   FIRST     the process's first counter run through CountersBackend, call by call: the fixed
+//             cost of a first result (the range profiler's first start is in begin_run);
+//   BACKEND   CountersBackend driven through the MeasurementBackend interface as the session
+//             drives it, pass-major, in batches of 1 run (as before issue 14) and of 50 (cache_control
+//             all: a flush before the region of every run in every pass), with or without an NVML
+//             read before each run of pass 1;
 //   RUNNER    kscope::profile's session around CountersBackend, each kind of backend call timed,
-//             with the thermal guard on or off;
-//   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), with a counter data
-//             image for 512 or 16 ranges, with or without the L2 flush before each pass.
-// scripts/gpu_check.sh runs it; it needs counter permission. Times in ms, BACKEND and PROFILER the
-// median run, RUNNER the mean run (first to last call of the body):
-//   BACKEND <metrics> <nvml> <passes> begin_batch flush region_begin launch region_end end_run another_pass collect
-//           total
-//   RUNNER <metrics> <thermal> <runs> <passes> begin_batch flush region_begin region_end end_run another_pass
-//          collect nvml body runner total   (body: its own time less the backend calls; runner: the rest)
-//   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode total
+//             with the thermal guard on or off: per run, the slope from 50 to 150 runs;
+//   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), one run per batch, with
+//             a counter data image for 512 or 16 ranges, with or without the L2 flush before each
+//             pass: start and stop are CUPTI's fixed cost per pass.
+// scripts/gpu_check.sh runs it; it needs counter permission. Times in ms:
+//   FIRST construct begin_session begin_batch begin_run flush region_begin launch region_end end_run
+//         another_pass collect end_session total
+//   BACKEND <metrics> <nvml> <batch runs> <passes> nvml begin_batch begin_run flush region_begin launch
+//           region_end end_run another_pass collect total   (per run: the median batch / its runs)
+//   RUNNER <metrics> <thermal> <passes> begin_batch begin_run flush region_begin region_end end_run
+//          another_pass collect nvml body runner total   (body: its own time less the backend calls;
+//          runner: the rest)
+//   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode
+//            total   (the median run)
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "backends/counters/batch_image.hpp"
 #include "backends/counters/counters_backend.hpp"
 #include "backends/counters/driver_api.hpp"
 #include "backends/counters/profiler_host.hpp"
@@ -36,8 +45,9 @@ using Clock = std::chrono::steady_clock;
 namespace counters = kscope::counters;
 
 constexpr std::size_t kFloats = std::size_t(1) << 22;
-constexpr int kWarmupRuns = 2;
-constexpr int kRuns = 15;
+constexpr int kWarmupBatches = 2;
+constexpr int kBatches = 8;
+constexpr int kRuns = 15;  // PROFILER: measured runs
 
 const std::vector<std::vector<std::string>> kSets{
     {"gpu__time_duration.sum"},
@@ -54,23 +64,29 @@ kscope::Settings counter_settings(const std::vector<std::string>& metrics) {
   return s;
 }
 
-// Wall time per named stage, summed within a run and kept per run.
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// Wall time per named stage, summed within a sample (a run, or a batch divided by its runs) and
+// kept per sample.
 class StageClock {
  public:
   explicit StageClock(std::vector<const char*> stages) : names_(std::move(stages)), ms_(names_.size() + 1) {}
-  void start_run() {
-    run_.assign(names_.size(), 0.0);
-    run_start_ = mark_ = Clock::now();
+  void start() {
+    sample_.assign(names_.size(), 0.0);
+    start_ = mark_ = Clock::now();
   }
   void lap(std::size_t stage) {
     const auto now = Clock::now();
-    run_[stage] += std::chrono::duration<double, std::milli>(now - mark_).count();
+    sample_[stage] += ms_between(mark_, now);
     mark_ = now;
   }
-  void end_run(bool keep) {
+  // Keeps the sample, each stage divided by `runs`.
+  void end(bool keep, std::size_t runs = 1) {
     if (!keep) return;
-    for (std::size_t s = 0; s < run_.size(); ++s) ms_[s].push_back(run_[s]);
-    ms_.back().push_back(std::chrono::duration<double, std::milli>(Clock::now() - run_start_).count());
+    for (std::size_t s = 0; s < sample_.size(); ++s) ms_[s].push_back(sample_[s] / static_cast<double>(runs));
+    ms_.back().push_back(ms_between(start_, Clock::now()) / static_cast<double>(runs));
   }
   std::string medians() const {
     std::string out;
@@ -90,70 +106,125 @@ class StageClock {
  private:
   std::vector<const char*> names_;
   std::vector<std::vector<double>> ms_;
-  std::vector<double> run_;
-  Clock::time_point run_start_, mark_;
+  std::vector<double> sample_;
+  Clock::time_point start_, mark_;
 };
 
-// NVML read around each run: none, the clocks (before and after, as the runner reads them), or
-// the thermal margin before it (the runner's thermal guard reads it at most every 100 ms).
+// One region with one copy, through the backend interface, for the given run and pass.
+template <class Lap>
+void one_run(kscope::CountersBackend& backend, const kscope::RunContext& context, const float* in, float* out,
+             Lap&& lap) {
+  static const std::string name = "copy";
+  static const std::vector<kscope::RegionRecord> regions{{name, false, ""}};
+  backend.begin_run(context);
+  lap("begin_run");
+  backend.flush_cache();
+  lap("flush");
+  backend.region_begin({context, 0, name});
+  lap("region_begin");
+  kscope_test::launch_copy(in, out, kFloats);
+  lap("launch");
+  backend.region_end({context, 0, name});
+  lap("region_end");
+  backend.end_run(context, regions);
+  lap("end_run");
+}
+
+// Must run first in the process: CUPTI's and the profiler's one-time costs are what it shows.
+void first_case(const float* in, float* out) {
+  const std::vector<const char*> stages{"construct",  "begin_session", "begin_batch", "begin_run",
+                                        "flush",      "region_begin",  "launch",      "region_end",
+                                        "end_run",    "another_pass",  "collect",     "end_session"};
+  StageClock clock(stages);
+  const auto stage = [&](const char* name) {
+    for (std::size_t s = 0; s < stages.size(); ++s)
+      if (std::string(stages[s]) == name) return s;
+    throw std::logic_error(name);
+  };
+  const auto lap = [&](const char* name) { clock.lap(stage(name)); };
+  const kscope::Settings settings = counter_settings(kSets[0]);
+  clock.start();
+  kscope::CountersBackend backend(settings);
+  lap("construct");
+  backend.begin_session(settings);
+  lap("begin_session");
+  backend.begin_batch(1);
+  lap("begin_batch");
+  kscope::RunContext context;
+  for (bool more = true; more; ++context.pass) {
+    one_run(backend, context, in, out, lap);
+    more = backend.another_pass_needed();
+    lap("another_pass");
+  }
+  if (backend.collect_batch().size() != 1) throw std::runtime_error("expected one collected run");
+  lap("collect");
+  backend.end_session();
+  lap("end_session");
+  clock.end(true);
+  std::printf("FIRST%s   (ms, the process's first counter run, one metric)\n", clock.header().c_str());
+  std::printf("FIRST%s\n", clock.medians().c_str());
+}
+
+// NVML read before each run of pass 1: none, the clocks (as the runner reads them), or the
+// thermal margin (the runner's thermal guard reads it at most every 100 ms).
 enum class Telemetry { none, clocks, margin };
 const char* const kTelemetryNames[] = {"none", "clocks", "margin"};
 
-void backend_case(const std::vector<std::string>& metrics, Telemetry telemetry, const float* in, float* out,
-                  bool print_header) {
-  enum { begin_batch, flush, region_begin, launch, region_end, end_run, another_pass, collect };
-  StageClock clock({"begin_batch", "flush", "region_begin", "launch", "region_end", "end_run", "another_pass",
-                    "collect"});
-  if (print_header) std::printf("BACKEND metrics nvml passes%s   (ms, median of %d runs)\n", clock.header().c_str(), kRuns);
+void backend_case(const std::vector<std::string>& metrics, Telemetry telemetry, std::size_t batch_runs,
+                  const float* in, float* out, bool print_header) {
+  const std::vector<const char*> stages{"nvml",       "begin_batch", "begin_run",    "flush",
+                                        "region_begin", "launch",    "region_end",   "end_run",
+                                        "another_pass", "collect"};
+  StageClock clock(stages);
+  const auto lap = [&](const char* name) {
+    for (std::size_t s = 0; s < stages.size(); ++s)
+      if (std::string(stages[s]) == name) return clock.lap(s);
+    throw std::logic_error(name);
+  };
+  if (print_header)
+    std::printf("BACKEND metrics nvml batch_runs passes%s   (ms per run: the median of %d batches / its runs)\n",
+                clock.header().c_str(), kBatches);
   const kscope::Settings settings = counter_settings(metrics);
   kscope::CountersBackend backend(settings);
   backend.begin_session(settings);
-  for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
-    if (telemetry == Telemetry::clocks) backend.device_control()->clocks();
-    if (telemetry == Telemetry::margin) backend.device_control()->thermal_margin_c();
-    clock.start_run();
-    backend.begin_batch(1);
-    clock.lap(begin_batch);
+  for (int batch = 0; batch < kWarmupBatches + kBatches; ++batch) {
+    clock.start();
+    backend.begin_batch(batch_runs);
+    lap("begin_batch");
     kscope::RunContext context;
-    context.run = static_cast<std::size_t>(run);
-    const std::string name = "copy";
-    const std::vector<kscope::RegionRecord> regions{{name, false, ""}};
     for (bool more = true; more; ++context.pass) {
-      backend.begin_run(context);
-      backend.flush_cache();
-      clock.lap(flush);
-      backend.region_begin({context, 0, name});
-      clock.lap(region_begin);
-      kscope_test::launch_copy(in, out, kFloats);
-      clock.lap(launch);
-      backend.region_end({context, 0, name});
-      clock.lap(region_end);
-      backend.end_run(context, regions);
-      clock.lap(end_run);
+      for (std::size_t k = 0; k < batch_runs; ++k) {
+        if (context.pass == 1 && telemetry == Telemetry::clocks) backend.device_control()->clocks();
+        if (context.pass == 1 && telemetry == Telemetry::margin) backend.device_control()->thermal_margin_c();
+        lap("nvml");
+        context.batch_index = k;
+        context.run = static_cast<std::size_t>(batch) * batch_runs + k;
+        one_run(backend, context, in, out, lap);
+      }
       more = backend.another_pass_needed();
-      clock.lap(another_pass);
+      lap("another_pass");
     }
-    if (backend.collect_batch().size() != 1) throw std::runtime_error("expected one collected run");
-    if (telemetry == Telemetry::clocks) backend.device_control()->clocks();
-    clock.lap(collect);
-    clock.end_run(run >= kWarmupRuns);
+    if (backend.collect_batch().size() != batch_runs) throw std::runtime_error("a batch lost runs");
+    lap("collect");
+    clock.end(batch >= kWarmupBatches, batch_runs);
   }
   backend.end_session();
-  std::printf("BACKEND %zu %s %zu%s\n", metrics.size(), kTelemetryNames[static_cast<int>(telemetry)], backend.passes(),
-              clock.medians().c_str());
+  std::printf("BACKEND %zu %s %zu %zu%s\n", metrics.size(), kTelemetryNames[static_cast<int>(telemetry)], batch_runs,
+              backend.passes(), clock.medians().c_str());
 }
 
 template <class F>
 void add_ms(double& total, F&& f) {
   const auto t0 = Clock::now();
   f();
-  total += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  total += ms_between(t0, Clock::now());
 }
 
 // The runner's calls into the backend and its NVML telemetry, each kind's wall time added up.
-enum Call { c_begin_batch, c_flush, c_region_begin, c_region_end, c_end_run, c_another_pass, c_collect, c_nvml, c_count };
-const char* const kCallNames[] = {"begin_batch", "flush",        "region_begin", "region_end",
-                                  "end_run",     "another_pass", "collect",      "nvml"};
+enum Call { c_begin_batch, c_begin_run, c_flush, c_region_begin, c_region_end, c_end_run, c_another_pass,
+            c_collect, c_nvml, c_count };
+const char* const kCallNames[] = {"begin_batch", "begin_run",    "flush",   "region_begin", "region_end",
+                                  "end_run",     "another_pass", "collect", "nvml"};
 using CallTimes = std::array<double, c_count>;
 
 class TimedDeviceControl final : public kscope::DeviceControl {
@@ -188,8 +259,9 @@ class TimedBackend final : public kscope::MeasurementBackend {
   void begin_session(const kscope::Settings& s) override { inner_.begin_session(s); }
   void end_session() noexcept override { inner_.end_session(); }
   std::size_t max_batch_runs() const override { return inner_.max_batch_runs(); }
+  bool batch_has_room() const override { return inner_.batch_has_room(); }
   void begin_batch(std::size_t runs) override { add_ms(ms_[c_begin_batch], [&] { inner_.begin_batch(runs); }); }
-  void begin_run(const kscope::RunContext& run) override { inner_.begin_run(run); }
+  void begin_run(const kscope::RunContext& run) override { add_ms(ms_[c_begin_run], [&] { inner_.begin_run(run); }); }
   void flush_cache() override { add_ms(ms_[c_flush], [&] { inner_.flush_cache(); }); }
   void region_begin(const kscope::RegionContext& r) override {
     add_ms(ms_[c_region_begin], [&] { inner_.region_begin(r); });
@@ -216,59 +288,61 @@ class TimedBackend final : public kscope::MeasurementBackend {
   TimedDeviceControl device_;
 };
 
-void runner_case(const std::vector<std::string>& metrics, kscope::ThermalMode thermal, std::size_t runs_wanted,
-                 const float* in, float* out, bool print_header) {
+// Per run: the difference between a profile() call of kRunnerRunsMany and one of kRunnerRunsFew
+// runs, divided by the runs between, so setup, teardown and the first batch's costs cancel.
+constexpr std::size_t kRunnerRunsFew = 50, kRunnerRunsMany = 150;
+
+void runner_case(const std::vector<std::string>& metrics, kscope::ThermalMode thermal, const float* in, float* out,
+                 bool print_header) {
   if (print_header) {
-    std::printf("RUNNER metrics thermal runs passes");
+    std::printf("RUNNER metrics thermal passes");
     for (const char* n : kCallNames) std::printf(" %s", n);
-    std::printf(" body runner total   (ms per run, the mean; body: the body's own time, runner: the rest)\n");
+    std::printf(" body runner total   (ms per run: slope from %zu to %zu runs; body: its own time, runner: the rest)\n",
+                kRunnerRunsFew, kRunnerRunsMany);
   }
-  kscope::Settings settings = counter_settings(metrics);
-  settings.runs = runs_wanted;
-  settings.warmup_runs = kWarmupRuns;
-  settings.thermal_mode = thermal;
-  kscope::CountersBackend counters(settings);
-  TimedBackend backend(counters);
-  const auto in_calls = [&] {
-    double sum = 0;
-    for (double v : backend.ms()) sum += v;
-    return sum;
-  };
-  // At every call of the body: the time and the shares so far. Per run is taken from the first
-  // run's first call to the last run's, so session setup and teardown are left out.
-  struct Mark {
-    Clock::time_point at;
+  struct Totals {
     CallTimes calls;
-    double body_ms;
+    double body_ms, total_ms;
   };
-  std::vector<Mark> marks;
-  double body_ms = 0;  // the body's wall time less the backend calls made from it
-  kscope::profile_with_backend(kscope::Sweep().axis("case", {"copy"}), settings,
-                               [&](const kscope::Config&) {
-                                 const auto t0 = Clock::now();
-                                 const double calls0 = in_calls();
-                                 marks.push_back({t0, backend.ms(), body_ms});
-                                 {
-                                   kscope::Annotation region("copy");
-                                   kscope_test::launch_copy(in, out, kFloats);
-                                 }
-                                 body_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count() -
-                                            (in_calls() - calls0);
-                               },
-                               backend);
-  const std::size_t runs = runs_wanted + kWarmupRuns - 1;
-  const Mark& first = marks.front();
-  const Mark& last = marks.at(marks.size() / (runs + 1) * runs);
-  const double total = std::chrono::duration<double, std::milli>(last.at - first.at).count();
-  double rest = total - (last.body_ms - first.body_ms);
-  std::printf("RUNNER %zu %s %zu %zu", metrics.size(), thermal == kscope::ThermalMode::off ? "off" : "on", runs_wanted,
-              counters.passes());
+  std::size_t passes = 0;
+  const auto measure = [&](std::size_t runs) {
+    kscope::Settings settings = counter_settings(metrics);
+    settings.runs = runs;
+    settings.thermal_mode = thermal;
+    kscope::CountersBackend counters(settings);
+    TimedBackend backend(counters);
+    const auto in_calls = [&] {
+      double sum = 0;
+      for (double v : backend.ms()) sum += v;
+      return sum;
+    };
+    double body_ms = 0;  // the body's wall time less the backend calls made from it
+    const auto start = Clock::now();
+    kscope::profile_with_backend(kscope::Sweep().axis("case", {"copy"}), settings,
+                                 [&](const kscope::Config&) {
+                                   const auto t0 = Clock::now();
+                                   const double calls0 = in_calls();
+                                   {
+                                     kscope::Annotation region("copy");
+                                     kscope_test::launch_copy(in, out, kFloats);
+                                   }
+                                   body_ms += ms_between(t0, Clock::now()) - (in_calls() - calls0);
+                                 },
+                                 backend);
+    passes = counters.passes();
+    return Totals{backend.ms(), body_ms, ms_between(start, Clock::now())};
+  };
+  const Totals few = measure(kRunnerRunsFew), many = measure(kRunnerRunsMany);
+  const double runs = static_cast<double>(kRunnerRunsMany - kRunnerRunsFew);
+  double rest = (many.total_ms - few.total_ms) - (many.body_ms - few.body_ms);
+  std::printf("RUNNER %zu %s %zu", metrics.size(), thermal == kscope::ThermalMode::off ? "off" : "on", passes);
   for (std::size_t c = 0; c < c_count; ++c) {
-    const double ms = last.calls[c] - first.calls[c];
+    const double ms = many.calls[c] - few.calls[c];
     rest -= ms;
     std::printf(" %.3f", ms / runs);
   }
-  std::printf(" %.3f %.3f %.3f\n", (last.body_ms - first.body_ms) / runs, rest / runs, total / runs);
+  std::printf(" %.3f %.3f %.3f\n", (many.body_ms - few.body_ms) / runs, rest / runs,
+              (many.total_ms - few.total_ms) / runs);
 }
 
 void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, bool flush, const std::string& chip,
@@ -277,14 +351,14 @@ void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, 
   enum { begin, flush_l2, start, launch, stop, sync, decode };
   StageClock clock({"begin", "flush", "start", "launch", "stop", "sync", "decode"});
   if (print_header)
-    std::printf("PROFILER metrics ranges flush image_bytes passes%s   (ms, median of %d runs)\n", clock.header().c_str(),
-                kRuns);
+    std::printf("PROFILER metrics ranges flush image_bytes passes%s   (ms, median of %d runs)\n",
+                clock.header().c_str(), kRuns);
   const counters::MetricConfig config(chip, metrics, availability);
-  counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, ranges);
+  counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, counters::BatchImage::kMaxRanges);
   std::size_t passes = 0;
-  for (int run = 0; run < kWarmupRuns + kRuns; ++run) {
-    clock.start_run();
-    profiler.begin_run();
+  for (int run = 0; run < kWarmupBatches + kRuns; ++run) {
+    clock.start();
+    profiler.begin_batch(ranges);
     clock.lap(begin);
     passes = 0;
     for (bool more = true; more; ++passes) {
@@ -304,7 +378,7 @@ void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, 
     clock.lap(sync);
     if (profiler.decode().size() != 1) throw std::runtime_error("expected one range");
     clock.lap(decode);
-    clock.end_run(run >= kWarmupRuns);
+    clock.end(run >= kWarmupBatches);
   }
   std::printf("PROFILER %zu %zu %s %zu %zu%s\n", metrics.size(), ranges, flush ? "yes" : "no",
               profiler.counter_data_bytes(), passes, clock.medians().c_str());
@@ -316,26 +390,30 @@ int main() {
   if (kscope_test::report_no_gpu()) return 2;
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
-    backend_case(kSets[0], Telemetry::none, in.get(), out.get(), true);
-    backend_case(kSets[0], Telemetry::clocks, in.get(), out.get(), false);
-    backend_case(kSets[0], Telemetry::margin, in.get(), out.get(), false);
-    backend_case(kSets[1], Telemetry::none, in.get(), out.get(), false);
-    // 200 runs of the 1-metric set span several of the thermal guard's 100 ms checks.
+    first_case(in.get(), out.get());
+    bool header = true;
+    for (const auto& metrics : kSets)
+      for (std::size_t batch_runs : {std::size_t(1), std::size_t(50)}) {
+        backend_case(metrics, Telemetry::none, batch_runs, in.get(), out.get(), header);
+        header = false;
+      }
+    backend_case(kSets[0], Telemetry::clocks, 50, in.get(), out.get(), false);
+    backend_case(kSets[0], Telemetry::margin, 50, in.get(), out.get(), false);
     using kscope::ThermalMode;
-    runner_case(kSets[0], ThermalMode::automatic, 200, in.get(), out.get(), true);
-    runner_case(kSets[0], ThermalMode::off, 200, in.get(), out.get(), false);
-    runner_case(kSets[1], ThermalMode::automatic, kRuns, in.get(), out.get(), false);
-    runner_case(kSets[1], ThermalMode::off, kRuns, in.get(), out.get(), false);
+    runner_case(kSets[0], ThermalMode::automatic, in.get(), out.get(), true);
+    runner_case(kSets[0], ThermalMode::off, in.get(), out.get(), false);
+    runner_case(kSets[1], ThermalMode::automatic, in.get(), out.get(), false);
+    runner_case(kSets[1], ThermalMode::off, in.get(), out.get(), false);
     const CUcontext context = counters::current_context();
     const std::string chip = counters::chip_of_device(0);
     const auto availability = counters::counter_availability(context);
     kscope::device::L2Flusher l2(0);
-    bool first = true;
+    header = true;
     for (const auto& metrics : kSets)
       for (std::size_t ranges : {std::size_t(512), std::size_t(16)})
         for (bool flush : {false, true}) {
-          profiler_case(metrics, ranges, flush, chip, context, availability, l2, in.get(), out.get(), first);
-          first = false;
+          profiler_case(metrics, ranges, flush, chip, context, availability, l2, in.get(), out.get(), header);
+          header = false;
         }
     return 0;
   } catch (const std::exception& e) {

@@ -40,6 +40,7 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "compare.txt:kscope compare: spin kernel again, and 10% slower" "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
                  "counter_stages.txt:counter backend run, call by call" \
+                 "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
                  "torch_vs_triton.txt:python example torch vs Triton" \
                  "ncu_backend.txt:backend ncu vs counters, kscope doctor"; do
@@ -234,6 +235,17 @@ stages_rc=$?
 { echo "## bench/counters_stages (rc=$stages_rc)"; cat "$WORK/counter_stages.txt"; } >> "$OUT/bench.log"
 [[ $stages_rc -eq 0 ]] && record "counter stages" PASS "see the stage table" ||
   record "counter stages" FAIL "rc=$stages_rc: $(tail -1 "$WORK/counter_stages.txt")"
+
+# --- CUPTI's checkpoint API against a replay pass (issue 14; its log joins bench.log) ----------
+if [[ -x $BUILD/bench/checkpoint_cost ]]; then
+  "$BUILD/bench/checkpoint_cost" > "$WORK/checkpoint.txt" 2>&1
+  checkpoint_rc=$?
+  { echo "## bench/checkpoint_cost (rc=$checkpoint_rc)"; cat "$WORK/checkpoint.txt"; } >> "$OUT/bench.log"
+  [[ $checkpoint_rc -eq 0 ]] && record checkpoint PASS "see the checkpoint table" ||
+    record checkpoint FAIL "rc=$checkpoint_rc: $(tail -1 "$WORK/checkpoint.txt")"
+else
+  record checkpoint SKIP "bench/checkpoint_cost not built (CUPTI's libcheckpoint not found)"
+fi
 
 # --- kscope counters against ncu on a torch matmul (its log joins ncu.log) -------------------
 if ! skipping matmul; then

@@ -6,7 +6,7 @@
 //   per config, per batch of runs (at most max_batch_runs()):
 //     begin_batch(runs)
 //     per replay pass (1, 2, ... while another_pass_needed() says so after the pass):
-//       per run of the batch:
+//       per run of the batch (in pass 1, while batch_has_room() after each run):
 //         begin_run(run)
 //           [ { flush_cache (cache_control=all), region_begin, <user code>, region_end }* ]
 //         end_run(run)
@@ -17,6 +17,8 @@
 // body throws is given to abandon_run(); after a failure in pass 1 the runs before it in the batch
 // still get their remaining passes and are collected. A backend whose collection has a fixed cost
 // (a device synchronize, an activity flush) shares it across a batch through max_batch_runs().
+// A backend whose passes have a fixed cost (the range profiler's start and stop) shares it the same
+// way: every pass spans all runs of the batch.
 // Implementations: src/backends/{cupti,events,counters,ncu}, and the simulated test backend.
 #include <cmath>
 #include <cstddef>
@@ -102,6 +104,9 @@ class MeasurementBackend {
 
   // The most runs one batch may hold.
   virtual std::size_t max_batch_runs() const { return 1; }
+  // In pass 1, after each run: false ends the batch there (a backend whose batch storage fills with
+  // what the runs launch, which it learns only as they run).
+  virtual bool batch_has_room() const { return true; }
   virtual void begin_batch(std::size_t /*runs*/) {}
   virtual void begin_run(const RunContext& /*run*/) {}
   virtual void flush_cache() = 0;

@@ -3,6 +3,7 @@
 // kscope_testing, is never chosen through Settings::backend, and every row it produces says
 // "test (simulated)" in the Backend column.
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,12 @@ class SimulatedBackend final : public MeasurementBackend {
   void set_passes(std::size_t passes) { passes_ = passes; }
   // The most runs a batch holds (as the cupti backend batches them); 1 by default.
   void set_max_batch_runs(std::size_t runs) { max_batch_runs_ = runs; }
-  std::size_t collections() const { return collections_; }
+  // The most launches pass 1 of a batch holds, as the counter backend's image holds ranges: the
+  // batch takes no more runs once one more like its largest would not fit. No limit by default.
+  void set_batch_launches(std::size_t launches) { batch_launches_ = launches; }
+  std::size_t collections() const { return batch_sizes_.size(); }
+  // The runs of each batch collected, in order.
+  const std::vector<std::size_t>& batch_sizes() const { return batch_sizes_; }
   // Makes region_end throw BackendError(message) once, as a backend failing while a region closes.
   void fail_next_region_end(std::string message) { region_end_failure_ = std::move(message); }
 
@@ -69,6 +75,7 @@ class SimulatedBackend final : public MeasurementBackend {
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
   std::size_t max_batch_runs() const override { return max_batch_runs_; }
+  bool batch_has_room() const override;
   void begin_batch(std::size_t runs) override;
   void begin_run(const RunContext& run) override;
   void flush_cache() override { ++flushes_; }
@@ -97,8 +104,9 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
   std::size_t max_batch_runs_ = 1;
+  std::size_t batch_launches_ = std::numeric_limits<std::size_t>::max();
   std::string region_end_failure_;
-  std::size_t collections_ = 0;
+  std::vector<std::size_t> batch_sizes_;
   std::size_t flushes_ = 0;
   std::size_t sessions_ = 0;
   bool open_ = false;

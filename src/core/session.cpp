@@ -22,10 +22,6 @@ double now_s() {
 
 ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
 
-// A batch stops taking runs once its oldest run is this old, whatever the backend's batch size:
-// it bounds how far the sweep runs past an adaptive stop or a time budget.
-constexpr double kMaxBatchSeconds = 0.02;
-
 std::string names_of(const std::vector<RegionRecord>& regions) {
   std::string out;
   for (const auto& r : regions) out += (out.empty() ? "'" : ", '") + r.name + "'";
@@ -86,6 +82,7 @@ void Session::open() {
     info_.locked_memory_clock_mhz = clock_lock_->locked_clocks().memory_mhz;
   }
   expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
+  batches_.emplace(settings_, info_.replay_passes);
 }
 
 void Session::measure_config(const Config& config) {
@@ -109,14 +106,14 @@ void Session::collect_before_runs(const Config& config, const std::function<void
 
 bool Session::run_batch(const Config& config) {
   const std::size_t run_limit = settings_.warmup_runs + plan_.max_runs();
-  const std::size_t room = std::min(backend_.max_batch_runs(), run_limit - next_run_);
-  if (room == 0)
+  const BatchPlanner::Batch planned = batches_->next(next_run_, run_limit, backend_.max_batch_runs());
+  if (planned.runs == 0)
     throw InternalError("the sampling plan asked for more than its " + std::to_string(run_limit) +
                         " runs (kscope bug: please report it with this message)");
   std::vector<BatchRun> batch;
-  backend_.begin_batch(room);
+  backend_.begin_batch(planned.runs);
   // Pass 1 decides how many runs the batch holds; later passes repeat those runs.
-  for (std::size_t k = 0; k < room; ++k) {
+  for (std::size_t k = 0; k < planned.runs; ++k) {
     const std::size_t run = next_run_ + k;
     RunContext context = context_of(config, run, k);
     try {
@@ -147,7 +144,7 @@ bool Session::run_batch(const Config& config) {
       }
       throw failure(config, run_label(run) + (collector.empty() ? "" : ", in " + collector), cause, aftermath);
     }
-    if (now_s() - batch.front().started_s >= kMaxBatchSeconds) break;
+    if (now_s() - batch.front().started_s >= planned.max_age_s || !backend_.batch_has_room()) break;
   }
   try {
     run_remaining_passes(config, batch);

@@ -2,7 +2,8 @@
 // One profiling session over a sweep, on one backend in this process. Each phase is a method:
 //   open            backend session, clock lock, session facts
 //   measure_config  per config: batches of runs until the sampling plan stops
-//     run_batch       the batch's runs, pass after pass (thermal guard and clocks before each run)
+//     run_batch       the batch planner's runs, pass after pass (thermal guard and clocks before
+//                     each run of pass 1)
 //     call_body       one call of the body for one run and pass
 //     record_batch    collect, attribute, aggregate; the plan decides after each recorded run
 //   finish          statistics, normalization, files
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/aggregator.hpp"
+#include "core/batch_planner.hpp"
 #include "core/clock_lock.hpp"
 #include "core/info_collection.hpp"
 #include "core/run_recorder.hpp"
@@ -79,6 +81,7 @@ class Session {
   RunRecorder recorder_;
   RecorderScope recorder_scope_;
   SamplingPlan plan_;
+  std::optional<BatchPlanner> batches_;  // from open(): it needs the backend's replay passes
   ThermalGuard thermal_;
   Aggregator aggregator_;
   InfoCollection collection_;

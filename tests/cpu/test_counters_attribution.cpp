@@ -1,10 +1,11 @@
-// How the counter backend turns range-profiler ranges into per-region kernel measurements, and
-// the Speed-of-Light summary: pure logic, no GPU.
+// How the counter backend turns range-profiler ranges into per-run, per-region kernel measurements,
+// how large a batch's counter data image is, and the Speed-of-Light summary: pure logic, no GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
 
+#include "backends/counters/batch_image.hpp"
 #include "backends/counters/range_attribution.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -13,11 +14,23 @@ using namespace kscope;
 using counters::Launch;
 using counters::RangeResult;
 
+namespace {
+
+// One run's launches, in a batch of one.
+Launch in_region(std::ptrdiff_t region, const std::string& kernel, std::size_t run = 0) {
+  return {run, region, kernel, false, false};
+}
+Launch flush_of(std::size_t run) { return {run, -1, "L2 flush", false, true}; }
+
+}  // namespace
+
 TEST(CounterAttribution, AutoRangesFollowLaunchOrderAndSkipUnannotatedKernels) {
-  const std::vector<Launch> launches{{0, "a", false}, {-1, "setup", false}, {1, "b", false}, {1, "c", false}};
+  const std::vector<Launch> launches{in_region(0, "a"), in_region(-1, "setup"), in_region(1, "b"), in_region(1, "c")};
   // CUPTI may hand the ranges back in any order; their names are the launch indices.
   const std::vector<RangeResult> ranges{{"2", {20, 2}}, {"0", {10, 1}}, {"1", {99, 9}}, {"3", {30, 3}}};
-  const auto m = counters::attribute_kernel_ranges(launches, ranges, 2);
+  const auto runs = counters::attribute_kernel_ranges(launches, ranges, {2});
+  ASSERT_EQ(runs.size(), 1u);
+  const auto& m = runs[0];
   ASSERT_EQ(m.size(), 2u);
   ASSERT_EQ(m[0].size(), 1u);
   EXPECT_EQ(m[0][0].name, "a");
@@ -30,51 +43,99 @@ TEST(CounterAttribution, AutoRangesFollowLaunchOrderAndSkipUnannotatedKernels) {
 
 TEST(CounterAttribution, AutoRangeNumbersMayStartAtOne) {
   // What CUPTI 13.0 returned on the H200: ranges "1", "2", ... for the launches in order.
-  const std::vector<Launch> launches{{0, "a", false}, {0, "b", false}};
-  const auto m = counters::attribute_kernel_ranges(launches, {{"2", {20}}, {"1", {10}}}, 1);
+  const std::vector<Launch> launches{in_region(0, "a"), in_region(0, "b")};
+  const auto m = counters::attribute_kernel_ranges(launches, {{"2", {20}}, {"1", {10}}}, {1}).at(0);
   ASSERT_EQ(m[0].size(), 2u);
   EXPECT_EQ(m[0][0].values, std::vector<double>{10});
   EXPECT_EQ(m[0][1].values, std::vector<double>{20});
-  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"1", {1}}, {"1", {2}}}, 1), InternalError);
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"1", {1}}, {"1", {2}}}, {1}), InternalError);
 }
 
 TEST(CounterAttribution, FlushesBetweenRegionsAreSkippedWhetherOrNotCuptiMeasuredThem) {
-  const std::vector<Launch> launches{{0, "a", false, false}, {-1, "L2 flush", false, true}, {1, "b", false, false}};
-  const auto without = counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"1", {2}}}, 2);
+  const std::vector<Launch> launches{in_region(0, "a"), flush_of(0), in_region(1, "b")};
+  const auto without = counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"1", {2}}}, {2}).at(0);
   EXPECT_EQ(without[1].at(0).values, std::vector<double>{2});
-  const auto with = counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"1", {7}}, {"2", {2}}}, 2);
+  const auto with = counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"1", {7}}, {"2", {2}}}, {2}).at(0);
   ASSERT_EQ(with[0].size(), 1u);
   EXPECT_EQ(with[1].at(0).name, "b");
   EXPECT_EQ(with[1].at(0).values, std::vector<double>{2});
 }
 
 TEST(CounterAttribution, EachKernelGetsTheLaunchMetricsOfItsOwnLaunch) {
-  Launch small{0, "small", false, false, {{1, 1, 1}, {32, 1, 1}, 0}};
-  Launch big{0, "big", false, false, {{528, 1, 1}, {256, 1, 1}, 1024}};
+  Launch small{0, 0, "small", false, false, {{1, 1, 1}, {32, 1, 1}, 0}};
+  Launch big{0, 0, "big", false, false, {{528, 1, 1}, {256, 1, 1}, 1024}};
   const counters::MetricLayout layout({"launch__grid_size", "gpu__time_duration.sum", "launch__thread_count"}, 132);
-  const auto m = counters::attribute_kernel_ranges({small, {-1, "outside", false}, big},
-                                                   {{"1", {5}}, {"2", {6}}, {"3", {700}}}, 1, layout);
+  const auto m = counters::attribute_kernel_ranges({small, in_region(-1, "outside"), big},
+                                                   {{"1", {5}}, {"2", {6}}, {"3", {700}}}, {1}, layout)
+                     .at(0);
   ASSERT_EQ(m[0].size(), 2u);
   EXPECT_EQ(m[0][0].values, (std::vector<double>{1, 5, 32}));
   EXPECT_EQ(m[0][1].values, (std::vector<double>{528, 700, 528 * 256}));
 }
 
 TEST(CounterAttribution, AutoRangesMustMatchTheLaunches) {
-  const std::vector<Launch> launches{{0, "a", false}, {0, "b", false}};
-  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}}, 1), BackendError);
-  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"range", {2}}}, 1), InternalError);
+  const std::vector<Launch> launches{in_region(0, "a"), in_region(0, "b")};
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}}, {1}), BackendError);
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"range", {2}}}, {1}), InternalError);
   try {
-    counters::attribute_kernel_ranges({{0, "CUDA graph", true}}, {}, 1);
+    counters::attribute_kernel_ranges({{0, 0, "CUDA graph", true, false}}, {}, {1});
     FAIL() << "a graph launch was accepted in kernel mode";
   } catch (const BackendError& e) {
     EXPECT_NE(std::string(e.what()).find("ReplayMode::range"), std::string::npos) << e.what();
   }
 }
 
+// A pass spanning a batch of three runs, each flushing before its one region, with a setup kernel
+// before the region in run 1 only: the ranges are numbered across the whole pass.
+TEST(CounterAttribution, AutoRangesOfABatchGoToTheRunThatLaunchedThem) {
+  std::vector<Launch> launches;
+  for (std::size_t run = 0; run < 3; ++run) {
+    launches.push_back(flush_of(run));
+    launches.push_back(in_region(-1, "discard", run));
+    if (run == 1) launches.push_back(in_region(-1, "setup", run));
+    launches.push_back(in_region(0, "k", run));
+  }
+  // CUPTI measured the flushes' memsets too: 10 ranges, numbered from 1 as on the H200.
+  std::vector<RangeResult> ranges;
+  for (std::size_t i = 0; i < launches.size(); ++i) ranges.push_back({std::to_string(i + 1), {100.0 * i}});
+  const auto runs = counters::attribute_kernel_ranges(launches, ranges, {1, 1, 1});
+  ASSERT_EQ(runs.size(), 3u);
+  const std::vector<double> expected{200, 600, 900};  // the kernel is the 3rd, 7th and 10th launch
+  for (std::size_t run = 0; run < 3; ++run) {
+    ASSERT_EQ(runs[run].size(), 1u);
+    ASSERT_EQ(runs[run][0].size(), 1u) << "run " << run;
+    EXPECT_EQ(runs[run][0][0].name, "k");
+    EXPECT_EQ(runs[run][0][0].values, std::vector<double>{expected[run]}) << "run " << run;
+  }
+  // Without ranges for the memsets: 7 ranges.
+  ranges.resize(7);
+  const auto measured = counters::attribute_kernel_ranges(launches, ranges, {1, 1, 1});
+  EXPECT_EQ(measured[0][0][0].values, std::vector<double>{100});
+  EXPECT_EQ(measured[1][0][0].values, std::vector<double>{400});
+  EXPECT_EQ(measured[2][0][0].values, std::vector<double>{600});
+}
+
+TEST(CounterAttribution, RunsOfABatchMayOpenDifferentRegions) {
+  // Run 0 opened two regions, run 1 none, run 2 one: each run's measurement has its own regions.
+  const std::vector<Launch> launches{in_region(0, "a", 0), in_region(1, "b", 0), in_region(-1, "x", 1),
+                                     in_region(0, "c", 2)};
+  const auto runs = counters::attribute_kernel_ranges(launches, {{"0", {1}}, {"1", {2}}, {"2", {3}}, {"3", {4}}},
+                                                      {2, 0, 1});
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].size(), 2u);
+  EXPECT_EQ(runs[0][1].at(0).values, std::vector<double>{2});
+  EXPECT_TRUE(runs[1].empty());
+  EXPECT_EQ(runs[2].at(0).at(0).values, std::vector<double>{4});
+  // A launch of a run or region the batch does not have is a kscope bug.
+  EXPECT_THROW(counters::attribute_kernel_ranges({in_region(0, "a", 3)}, {{"0", {1}}}, {1, 1, 1}), InternalError);
+  EXPECT_THROW(counters::attribute_kernel_ranges({in_region(1, "a", 2)}, {{"0", {1}}}, {1, 1, 1}), InternalError);
+}
+
 TEST(CounterAttribution, UserRangesGiveOneMeasurementPerRegionNamedByItsKernels) {
-  const std::vector<Launch> launches{{0, "a", false}, {0, "b", false}, {-1, "x", false}, {2, "CUDA graph", true}};
-  const std::vector<RangeResult> ranges{{"0", {5}}, {"1", {6}}, {"2", {7}}};
-  const auto m = counters::attribute_user_ranges(launches, ranges, 3);
+  const std::vector<Launch> launches{in_region(0, "a"), in_region(0, "b"), in_region(-1, "x"),
+                                     {0, 2, "CUDA graph", true, false}};
+  const std::vector<RangeResult> ranges{{"0:0", {5}}, {"0:1", {6}}, {"0:2", {7}}};
+  const auto m = counters::attribute_user_ranges(launches, ranges, {3}).at(0);
   ASSERT_EQ(m.size(), 3u);
   ASSERT_EQ(m[0].size(), 1u);
   EXPECT_EQ(m[0][0].name, "a|b");
@@ -84,18 +145,100 @@ TEST(CounterAttribution, UserRangesGiveOneMeasurementPerRegionNamedByItsKernels)
   EXPECT_EQ(m[2][0].name, "CUDA graph");
 }
 
+TEST(CounterAttribution, UserRangesOfABatchNameTheirRunAndRegion) {
+  EXPECT_EQ(counters::user_range_name(12, 3), "12:3");
+  std::vector<Launch> launches;
+  for (std::size_t run = 0; run < 3; ++run) {
+    launches.push_back(in_region(0, "a", run));
+    launches.push_back(in_region(1, "b", run));
+  }
+  // In any order, as CUPTI may return them.
+  std::vector<RangeResult> ranges;
+  for (std::size_t run = 3; run-- > 0;)
+    for (std::size_t region = 0; region < 2; ++region)
+      ranges.push_back({counters::user_range_name(run, region), {10.0 * run + region}});
+  const auto runs = counters::attribute_user_ranges(launches, ranges, {2, 2, 2});
+  ASSERT_EQ(runs.size(), 3u);
+  for (std::size_t run = 0; run < 3; ++run) {
+    EXPECT_EQ(runs[run].at(0).at(0).name, "a");
+    EXPECT_EQ(runs[run].at(0).at(0).values, std::vector<double>{10.0 * run});
+    EXPECT_EQ(runs[run].at(1).at(0).values, std::vector<double>{10.0 * run + 1});
+  }
+  // A name that is not "run:region" of this batch is a kscope bug.
+  for (const char* bad : {"1", "1:", ":1", "3:0", "0:2", "a:b", "0:1:2"})
+    EXPECT_THROW(counters::attribute_user_ranges(launches, {{bad, {1}}}, {2, 2, 2}), InternalError) << bad;
+}
+
 TEST(CounterAttribution, EveryPassMustRepeatTheFirstPassLaunches) {
-  const std::vector<Launch> first{{0, "a", false}, {1, "b", false}};
+  const std::vector<Launch> first{in_region(0, "a"), in_region(1, "b")};
   EXPECT_NO_THROW(counters::check_same_launches(first, first, 2));
   try {
-    counters::check_same_launches(first, {{0, "a", false}}, 3);
+    counters::check_same_launches(first, {in_region(0, "a")}, 3);
     FAIL() << "a pass with fewer launches was accepted";
   } catch (const AnnotationError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("replay pass 3"), std::string::npos) << m;
     EXPECT_NE(m.find("'b' in region 1"), std::string::npos) << m;
   }
-  EXPECT_THROW(counters::check_same_launches(first, {{0, "a", false}, {0, "b", false}}, 2), AnnotationError);
+  EXPECT_THROW(counters::check_same_launches(first, {in_region(0, "a"), in_region(0, "b")}, 2), AnnotationError);
+}
+
+TEST(CounterAttribution, EachRunOfABatchIsComparedWithItsOwnFirstPass) {
+  const std::vector<Launch> pass1{in_region(0, "a", 0), in_region(0, "b", 1), in_region(0, "c", 2)};
+  EXPECT_EQ(counters::launches_of(pass1, 1).size(), 1u);
+  EXPECT_EQ(counters::launches_of(pass1, 1).at(0).kernel, "b");
+  EXPECT_TRUE(counters::launches_of(pass1, 3).empty());
+  // Run 1 launches b again in pass 2: the same, although run 0 launched a.
+  EXPECT_NO_THROW(counters::check_same_launches(counters::launches_of(pass1, 1), {in_region(0, "b", 1)}, 2));
+  EXPECT_THROW(counters::check_same_launches(counters::launches_of(pass1, 1), {in_region(0, "a", 1)}, 2),
+               AnnotationError);
+}
+
+// --- The batch's counter data image -------------------------------------------------------------
+
+using counters::BatchImage;
+
+// CUPTI's sizes for 5 metrics in 8 passes on the H200: 10,563,860 bytes for 16 ranges, 337,929,812
+// for 512.
+constexpr std::size_t kSolFixed = 3668, kSolPerRange = 660012;
+
+TEST(CounterBatchImage, TheMemoryBoundLimitsTheRangesOfAPass) {
+  const BatchImage sol(kSolFixed, kSolPerRange);
+  EXPECT_EQ(sol.max_ranges(), (BatchImage::kMaxImageBytes - kSolFixed) / kSolPerRange);  // 406
+  EXPECT_LE(kSolFixed + sol.max_ranges() * kSolPerRange, BatchImage::kMaxImageBytes);
+  // A one-metric set's ranges are small: the pass limit of 512 ranges decides.
+  EXPECT_EQ(BatchImage(2000, 20000).max_ranges(), BatchImage::kMaxRanges);
+  // A range larger than the bound: still one.
+  EXPECT_EQ(BatchImage(0, BatchImage::kMaxImageBytes * 2).max_ranges(), 1u);
+}
+
+TEST(CounterBatchImage, RunsPerBatchFollowTheRangesTheLastBatchFound) {
+  BatchImage sol(kSolFixed, kSolPerRange);
+  // Before any batch: four ranges per run (a kernel, a flush's memset and discard, one more).
+  EXPECT_EQ(sol.max_runs(), 406u / 4);
+  EXPECT_EQ(sol.ranges_for(51), 204u);
+  EXPECT_EQ(sol.ranges_for(1000), 406u);
+  sol.expect(3);  // one kernel per run, with the flush
+  EXPECT_EQ(sol.max_runs(), 135u);
+  EXPECT_EQ(sol.ranges_for(51), 153u);
+  sol.expect(300);  // more than half the bound: one run per batch
+  EXPECT_EQ(sol.max_runs(), 1u);
+  EXPECT_EQ(sol.ranges_for(4), 406u);
+  sol.expect(450);  // more than the bound: one run still fits
+  EXPECT_EQ(sol.max_runs(), 1u);
+  EXPECT_EQ(sol.ranges_for(1), 450u);
+  sol.expect(900);  // past the pass limit: the image stops there (CUPTI reports the rest as dropped)
+  EXPECT_EQ(sol.ranges_for(1), BatchImage::kMaxRanges);
+}
+
+TEST(CounterBatchImage, AFirstPassTakesRunsWhileAnotherFitsAndGrowsAnImageTooSmall) {
+  const BatchImage sol(kSolFixed, kSolPerRange);
+  EXPECT_TRUE(sol.has_room(400, 6));
+  EXPECT_FALSE(sol.has_room(401, 6));
+  EXPECT_EQ(sol.grown(150, 204), 0u);    // fits
+  EXPECT_EQ(sol.grown(240, 204), 240u);  // more ranges per run than the last batch's: grows to them
+  EXPECT_EQ(sol.grown(700, 300), BatchImage::kMaxRanges);
+  EXPECT_EQ(sol.grown(700, BatchImage::kMaxRanges), 0u);  // nothing larger helps: CUPTI drops the rest
 }
 
 TEST(SpeedOfLight, BottleneckRule) {

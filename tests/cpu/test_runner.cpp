@@ -14,6 +14,7 @@
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
+#include "kscope/statistics.hpp"
 #include "kscope/testing.hpp"
 
 using namespace kscope;
@@ -528,6 +529,157 @@ TEST(Batching, AdaptiveSamplingStopsWhereItWouldWithoutBatches) {
   EXPECT_EQ(b.rows()[0].stats.count, a.rows()[0].stats.count);
   EXPECT_EQ(sample_values(a), sample_values(b));
   EXPECT_LT(batched.collections(), per_run.collections());
+}
+
+// --- Pass-major replay (the counter backend replays a batch of runs pass by pass) -----------------
+
+TEST(PassMajor, EveryRunOfABatchRunsPassOneBeforeAnyRunsPassTwo) {
+  SimulatedBackend backend;
+  backend.set_passes(2);
+  backend.set_max_batch_runs(16);
+  int calls = 0;
+  const Results r = profile_with_backend(Sweep(), quiet(2), growing_kernel(backend, calls), backend);
+  // One batch of 3 runs (a warm-up and 2): calls 1-3 are pass 1, calls 4-6 pass 2, whose launches
+  // stand for the run. Run-major replay would have recorded 40 and 60.
+  EXPECT_EQ(calls, 6);
+  EXPECT_EQ(backend.batch_sizes(), std::vector<std::size_t>{3});
+  EXPECT_EQ(sample_values(r), (std::vector<double>{50, 60}));
+}
+
+TEST(PassMajor, WarmupsGetEveryPassAndAreNotRecorded) {
+  SimulatedBackend backend;
+  backend.set_passes(2);
+  backend.set_max_batch_runs(16);
+  Settings s = quiet(2);
+  s.warmup_runs = 2;
+  int calls = 0;
+  const Results r = profile_with_backend(Sweep(), s, growing_kernel(backend, calls), backend);
+  EXPECT_EQ(calls, 2 * 4);
+  EXPECT_EQ(sample_values(r), (std::vector<double>{70, 80}));  // pass 2 of the batch's runs 3 and 4
+}
+
+TEST(PassMajor, AFailureInPassOneKeepsTheRunsBeforeItWithAllTheirPasses) {
+  SimulatedBackend backend;
+  backend.set_passes(3);
+  int last_call = 0;
+  const auto e = batched_sweep_error(backend, [&](int call) {
+    last_call = call;
+    if (call == 5) throw std::runtime_error("device lost");
+    Annotation a("k");
+    backend.launch("k", 10.0 * call);
+  });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("failed in run 4: device lost"), std::string::npos) << e->what();
+  // Pass 1: calls 1-5 (the warm-up, runs 1-3, and run 4 that threw); passes 2 and 3 of the four
+  // runs before it: calls 6-9 and 10-13, the last of which stand for runs 1-3.
+  EXPECT_EQ(last_call, 13);
+  EXPECT_EQ(sample_values(e->partial_results()), (std::vector<double>{110, 120, 130}));
+  EXPECT_FALSE(backend.session_open());
+}
+
+TEST(PassMajor, AFailureInALaterPassDropsItsBatchAndSaysSo) {
+  SimulatedBackend backend;
+  backend.set_passes(3);
+  backend.set_max_batch_runs(4);
+  int calls = 0;
+  try {
+    // Batch 1: the warm-up and runs 1-3 (calls 1-12); batch 2: runs 4-6, pass 1 (calls 13-15) and
+    // pass 2 (calls 16-18), where run 5 throws.
+    profile_with_backend(Sweep(), quiet(6), [&](const Config&) {
+      if (++calls == 17) throw std::runtime_error("lost in pass 2");
+      Annotation a("k");
+      backend.launch("k", 10.0 * calls);
+    }, backend);
+    FAIL() << "the sweep ended without a SweepError";
+  } catch (const SweepError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("failed in replay pass 2 of run 5 (the 3 runs of its batch are dropped: each needs every pass)"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("lost in pass 2"), std::string::npos) << m;
+    EXPECT_EQ(sample_values(e.partial_results()), (std::vector<double>{100, 110, 120}));
+  }
+  EXPECT_EQ(calls, 17);
+  EXPECT_EQ(backend.batch_sizes(), std::vector<std::size_t>{4});
+}
+
+TEST(PassMajor, ABackendWhoseBatchFillsUpEndsItAndTheNextBatchTakesTheRest) {
+  SimulatedBackend backend;
+  backend.set_passes(2);
+  backend.set_max_batch_runs(16);
+  backend.set_batch_launches(7);  // two launches per run: three runs fit, a fourth would not
+  int calls = 0;
+  const Results r = profile_with_backend(Sweep(), quiet(6), [&](const Config&) {
+    ++calls;
+    backend.launch("setup", 1);  // outside every region: it fills the batch all the same
+    Annotation a("k");
+    backend.launch("k", 10.0 * calls);
+  }, backend);
+  EXPECT_EQ(backend.batch_sizes(), (std::vector<std::size_t>{3, 3, 1}));
+  EXPECT_EQ(calls, 2 * 7);
+  EXPECT_EQ(r.rows()[0].stats.count, 6u);
+}
+
+namespace {
+
+// Whether `values` meet the adaptive target as the sampling plan judges it (CI half-width).
+bool meets_target(const std::vector<double>& values, const Settings& s) {
+  const SampleStatistics st = summarize(values, s.stable_rsd_pct);
+  return st.count >= 2 && 100.0 * (st.ci95_upper - st.mean) / std::fabs(st.mean) < s.adaptive.target_pct;
+}
+
+}  // namespace
+
+TEST(PassMajor, AdaptiveSamplingDecidesBetweenDoublingBatchesAndConvergedStaysTruthful) {
+  Settings s = quiet();
+  s.sampling = Sampling::adaptive;
+  s.adaptive.target_pct = 1.0;
+  SimulatedBackend backend;
+  backend.set_passes(3);
+  backend.set_max_batch_runs(512);
+  std::mt19937 rng(7);
+  int calls = 0;
+  const Results r = profile_with_backend(Sweep(), s, [&](const Config&) {
+    ++calls;
+    std::normal_distribution<double> noise(5000, 150);
+    Annotation a("k");
+    backend.launch("k", noise(rng));
+  }, backend);
+  ASSERT_EQ(r.rows()[0].converged, std::optional<bool>(true));
+  const std::vector<double> values = sample_values(r);
+  // Converged where the recorded series first met the target, the runs measured past it dropped.
+  ASSERT_GE(values.size(), s.adaptive.min_runs);
+  EXPECT_TRUE(meets_target(values, s));
+  for (std::size_t n = s.adaptive.min_runs; n < values.size(); ++n)
+    EXPECT_FALSE(meets_target(std::vector<double>(values.begin(), values.begin() + n), s)) << n << " runs";
+  // Batches of the warm-up and min_runs, then doubling; the last holds the stopping run.
+  const std::vector<std::size_t> doubling{11, 11, 22, 44, 88, 176};
+  const auto& sizes = backend.batch_sizes();
+  ASSERT_LE(sizes.size(), doubling.size());
+  EXPECT_TRUE(std::equal(sizes.begin(), sizes.end(), doubling.begin()));
+  std::size_t before_last = 0;
+  for (std::size_t i = 0; i + 1 < sizes.size(); ++i) before_last += sizes[i];
+  EXPECT_LT(before_last, 1 + values.size());
+  EXPECT_GE(before_last + sizes.back(), 1 + values.size());
+  EXPECT_EQ(calls, 3 * static_cast<int>(before_last + sizes.back()));
+}
+
+TEST(PassMajor, AdaptiveSamplingOutOfRunsIsNotConvergedAndKeepsExactlyMaxRuns) {
+  Settings s = quiet();
+  s.sampling = Sampling::adaptive;
+  s.adaptive.max_runs = 30;
+  SimulatedBackend backend;
+  backend.set_passes(2);
+  backend.set_max_batch_runs(512);
+  int calls = 0;
+  const Results r = profile_with_backend(Sweep(), s, [&](const Config&) {
+    ++calls;
+    Annotation a("k");
+    backend.launch("k", calls % 2 ? 1000 : 9000);  // never within 1%
+  }, backend);
+  EXPECT_EQ(r.rows()[0].converged, std::optional<bool>(false));
+  EXPECT_EQ(r.rows()[0].stats.count, 30u);
+  EXPECT_EQ(backend.batch_sizes(), (std::vector<std::size_t>{11, 11, 9}));  // the last one: what max_runs leaves
+  EXPECT_EQ(calls, 2 * 31);
 }
 
 // --- What the engine's shape guarantees ----------------------------------------------------------

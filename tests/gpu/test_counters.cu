@@ -1,13 +1,16 @@
 // Does the counter backend measure what the hardware does? Cold-cache DRAM bytes against the bytes
-// a kernel reads, a compute-bound and a memory-bound kernel through Speed of Light, replay passes,
-// and living beside the cupti backend in one process.
+// a kernel reads, a compute-bound and a memory-bound kernel through Speed of Light, replay passes
+// (pass-major against run-major, the image growing in a batch, a body failing mid-batch), and
+// living beside the cupti backend in one process.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 
+#include "backends/counters/counters_backend.hpp"
 #include "gpu_test_support.hpp"
 #include "spin_bounds.hpp"
 #include "kscope/kscope.hpp"
@@ -244,12 +247,13 @@ TEST(Counters, SharesTheProcessWithTheCuptiBackend) {
   }
 }
 
-// The counter data image starts with room for 16 ranges; a run with more must grow it and lose
-// nothing: the first pass is replayed once on a larger image.
-TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
+// Runs whose first pass makes more ranges than the batch's counter data image was planned for
+// (four per run before any batch) lose nothing: the image grows and the batch's first pass is
+// replayed once. A two-pass set, so no 20 ms limit cuts batches and the count of calls is exact.
+TEST(Counters, RunsWithMoreRangesThanTheImageWasPlannedForKeepEveryOne) {
   KSCOPE_REQUIRE_GPU();
   constexpr std::uint64_t kSpinNs = 10000;
-  auto settings = counter_settings({"gpu__time_duration.sum"});
+  auto settings = counter_settings({"gpu__time_duration.sum", "lts__t_sector_hit_rate.pct"});
   settings.combine_kernel_metrics = std::plus<double>{};
   std::size_t calls = 0;
   const auto kernels_in_one_region = [&](const Config& c) {
@@ -257,14 +261,18 @@ TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
     Annotation region("spins");
     for (std::int64_t i = 0; i < c.get<std::int64_t>("kernels"); ++i) kscope_test::launch_spin(kSpinNs);
   };
-  const auto sweep = kscope::Sweep().axis("kernels", {std::int64_t(4), std::int64_t(40), std::int64_t(100)});
+  const auto sweep = kscope::Sweep().axis("kernels", {std::int64_t(4), std::int64_t(40)});
   const auto per_kernel = kscope::profile(sweep, settings, kernels_in_one_region);
-  const std::size_t runs = (settings.warmup_runs + settings.runs) * 3;
-  // Two growths (16 -> 64 -> 128), each replaying one pass.
-  EXPECT_EQ(calls, runs + 2);
-  for (std::size_t c = 0; c < 3; ++c) {
+  const std::size_t passes = per_kernel.session().replay_passes;
+  ASSERT_GE(passes, 2u);
+  const std::size_t runs = settings.warmup_runs + settings.runs;
+  // Each config is one batch of 6 runs, whose ranges (4 + 2 and 40 + 2 per run, the flush's memset
+  // and discard kernel included) exceed the image planned from the last batch (4, then 6 per run):
+  // the first pass is replayed once in each.
+  EXPECT_EQ(calls, 2 * runs * (passes + 1));
+  for (std::size_t c = 0; c < 2; ++c) {
     const auto& row = per_kernel.at("spins", "gpu__time_duration.sum", c);
-    const double kernels = c == 0 ? 4 : c == 1 ? 40 : 100;
+    const double kernels = c == 0 ? 4 : 40;
     std::printf("[result] %g spins of 10 us in one region, kernel replay: %.1f us (%zu runs)\n", kernels,
                 row.stats.median / 1e3, row.stats.count);
     EXPECT_EQ(row.stats.count, settings.runs);
@@ -275,13 +283,16 @@ TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
 
   settings.replay_mode = kscope::ReplayMode::range;
   constexpr int kRegions = 40;
+  calls = 0;
   const auto one_region_per_kernel = [&](const Config&) {
+    ++calls;
     for (int r = 0; r < kRegions; ++r) {
       Annotation region("r" + std::to_string(r));
       kscope_test::launch_spin(kSpinNs);
     }
   };
   const auto per_region = kscope::profile(kOneConfig, settings, one_region_per_kernel);
+  EXPECT_EQ(calls, runs * (passes + 1));  // 40 user ranges per run where 4 were planned
   EXPECT_EQ(per_region.rows().size(), static_cast<std::size_t>(kRegions));
   double lowest = 1e300, highest = 0;
   for (const auto& row : per_region.rows()) {
@@ -296,6 +307,136 @@ TEST(Counters, RunsWithMoreRangesThanTheFirstImageKeepEveryOne) {
   }
   std::printf("[result] %d regions of one 10 us spin, range replay: %.1f..%.1f us per region\n", kRegions,
               lowest / 1e3, highest / 1e3);
+}
+
+// The counter backend as it replayed before issue 14: one run per batch, so each run's passes
+// follow each other.
+class RunMajor final : public kscope::MeasurementBackend {
+ public:
+  explicit RunMajor(kscope::MeasurementBackend& inner) : inner_(inner) {}
+  std::vector<kscope::MetricSpec> metrics() const override { return inner_.metrics(); }
+  kscope::SessionInfo describe() const override { return inner_.describe(); }
+  kscope::DeviceControl* device_control() override { return inner_.device_control(); }
+  void begin_session(const kscope::Settings& s) override { inner_.begin_session(s); }
+  void end_session() noexcept override { inner_.end_session(); }
+  std::size_t max_batch_runs() const override { return 1; }
+  void begin_batch(std::size_t runs) override { inner_.begin_batch(runs); }
+  void begin_run(const kscope::RunContext& run) override { inner_.begin_run(run); }
+  void flush_cache() override { inner_.flush_cache(); }
+  void region_begin(const kscope::RegionContext& r) override { inner_.region_begin(r); }
+  void region_end(const kscope::RegionContext& r) override { inner_.region_end(r); }
+  void end_run(const kscope::RunContext& run, const std::vector<kscope::RegionRecord>& regions) override {
+    inner_.end_run(run, regions);
+  }
+  bool another_pass_needed() override { return inner_.another_pass_needed(); }
+  std::vector<kscope::RunMeasurement> collect_batch() override { return inner_.collect_batch(); }
+  void abandon_run(const kscope::RunContext& run) noexcept override { inner_.abandon_run(run); }
+
+ private:
+  kscope::MeasurementBackend& inner_;
+};
+
+// A cold 32 MiB read and (with_spin) a 20 us spin, measured with 8 passes: what each run reports
+// must not depend on the order of the replay.
+struct ReadAndSpin {
+  static constexpr std::size_t kFloats = std::size_t(8) << 20;
+  static constexpr double kBytes = 4.0 * kFloats;
+  static constexpr std::uint64_t kSpinNs = 20000;
+  bool with_spin = true;
+  kscope_test::DeviceFloats in{kFloats}, sink{1};
+  std::size_t calls = 0;
+  void operator()(const Config&) {
+    ++calls;
+    {
+      Annotation read("read");
+      kscope_test::launch_read(in.get(), kFloats, sink.get());
+    }
+    if (!with_spin) return;
+    Annotation spin("spin");
+    kscope_test::launch_spin(kSpinNs);
+  }
+  // Every run read each byte from DRAM once (2%, as ColdRead...), and the spins took their length.
+  void expect_hardware_values(const kscope::Results& r, const char* replay) const {
+    for (double bytes : samples(r, "read", kDramRead)) EXPECT_NEAR(bytes, kBytes, 0.02 * kBytes) << replay;
+    if (!with_spin) return;
+    const double spin = r.at("spin", "gpu__time_duration.sum", 0).stats.median;
+    EXPECT_TRUE(kscope_test::spin_measured(spin, kSpinNs, kscope_test::kGpuTimeDuration)) << replay;
+  }
+};
+
+const std::vector<std::string> kEightPasses{"gpu__time_duration.sum", kDramRead, kSmThroughput,
+                                            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                                            "lts__t_sector_hit_rate.pct"};
+
+TEST(Counters, PassMajorReplayMeasuresWhatRunMajorReplayMeasured) {
+  KSCOPE_REQUIRE_GPU();
+  auto settings = counter_settings(kEightPasses);
+  settings.runs = 20;
+  ReadAndSpin body;
+  const auto pass_major = kscope::profile(kOneConfig, settings, std::ref(body));
+  ASSERT_EQ(pass_major.session().replay_passes, 8u);
+  kscope::CountersBackend counters(settings);
+  RunMajor run_major_backend(counters);
+  const auto run_major = kscope::profile_with_backend(kOneConfig, settings, std::ref(body), run_major_backend);
+  body.expect_hardware_values(pass_major, "pass-major");
+  body.expect_hardware_values(run_major, "run-major");
+  for (const char* metric : {"gpu__time_duration.sum", kDramRead}) {
+    for (const char* region : {"read", "spin"}) {
+      const double a = pass_major.at(region, metric, 0).stats.median, b = run_major.at(region, metric, 0).stats.median;
+      std::printf("[result] %s %s: pass-major %.6g, run-major %.6g (%+.2f%%)\n", region, metric, a, b,
+                  100 * (a / b - 1));
+      EXPECT_EQ(pass_major.at(region, metric, 0).stats.count, settings.runs);
+    }
+  }
+  // Both spins lie in the window spin_bounds.hpp derives; two values in it differ by its width at most.
+  const double spin_a = pass_major.at("spin", "gpu__time_duration.sum", 0).stats.median;
+  const double spin_b = run_major.at("spin", "gpu__time_duration.sum", 0).stats.median;
+  const auto& timer = kscope_test::kGpuTimeDuration;
+  EXPECT_LE(std::fabs(spin_a - spin_b), timer.below_ns + timer.above_ns);
+}
+
+// A body that throws in the middle of a batch: in pass 1 the runs before it are kept with all their
+// passes; in a later pass the batch is dropped. Either way the backend is left clean for the next
+// profile() call.
+TEST(Counters, ABodyFailingMidBatchKeepsWhatItShouldAndLeavesNothingBehind) {
+  KSCOPE_REQUIRE_GPU();
+  auto settings = counter_settings(kEightPasses);
+  settings.runs = 6;  // one batch of 7 runs with the warm-up
+  ReadAndSpin body;
+  body.with_spin = false;  // 3 ranges per run (the flush's 2 and the read) fit the planned image
+  std::size_t fail_at = 5;  // pass 1, run 4
+  const auto failing = [&](const Config& c) {
+    if (body.calls + 1 == fail_at) {
+      ++body.calls;
+      throw std::runtime_error("boom");
+    }
+    body(c);
+  };
+  try {
+    kscope::profile(kOneConfig, settings, failing);
+    FAIL() << "the sweep ended without a SweepError";
+  } catch (const kscope::SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("failed in run 4: boom"), std::string::npos) << e.what();
+    // Runs 1-3 kept with all 8 passes: the warm-up and they replay the first pass on a fresh
+    // profiler (the failed run's ranges cannot be taken out of it), then the 7 others.
+    EXPECT_EQ(body.calls, 5u + 4u * 8u);
+    EXPECT_EQ(samples(e.partial_results(), "read", kDramRead).size(), 3u);
+    body.expect_hardware_values(e.partial_results(), "kept before a failure in pass 1");
+  }
+  body.calls = 0;
+  fail_at = 7 + 3;  // pass 2, run 2
+  try {
+    kscope::profile(kOneConfig, settings, failing);
+    FAIL() << "the sweep ended without a SweepError";
+  } catch (const kscope::SweepError& e) {
+    EXPECT_NE(std::string(e.what()).find("replay pass 2 of run 2 (the 7 runs of its batch are dropped"),
+              std::string::npos) << e.what();
+    EXPECT_TRUE(e.partial_results().samples().empty());
+  }
+  body.calls = 0;
+  const auto after = kscope::profile(kOneConfig, settings, std::ref(body));
+  body.expect_hardware_values(after, "after two failed sweeps");
+  EXPECT_EQ(body.calls, 7u * 8u);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #include "backends/counters/counters_backend.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <set>
 
 #include "backends/counters/driver_api.hpp"
+#include "backends/counters/range_attribution.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "device/cuda_check.hpp"
@@ -51,6 +51,7 @@ SessionInfo CountersBackend::describe() const {
 
 void CountersBackend::begin_session(const Settings& settings) {
   session_open_ = true;
+  std::size_t one_range = 0, per_range = 0;  // CUPTI's image sizes, linear in the ranges
   try {
     device_.begin_session(settings);
     context_ = counters::current_context();
@@ -60,8 +61,10 @@ void CountersBackend::begin_session(const Settings& settings) {
     config_ = std::make_unique<counters::MetricConfig>(chip_, layout_.counter_names(),
                                                        counters::counter_availability(context_));
     passes_ = config_->passes();
-    capacity_ = kInitialRanges;
-    profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
+    make_profiler();
+    one_range = profiler_->image_bytes(1);
+    per_range = profiler_->image_bytes(2) - one_range;
+    image_.emplace(one_range - per_range, per_range);
   } catch (...) {
     end_session();
     throw;
@@ -69,13 +72,15 @@ void CountersBackend::begin_session(const Settings& settings) {
   detail::log_info("counters: " + std::to_string(names_.size()) + " metric(s) on " + chip_ + " need " +
                    std::to_string(passes_) + " replay pass(es) per run (replay_mode=" +
                    to_string(settings.replay_mode) + "): the body runs " + std::to_string(passes_) +
-                   " time(s) per run" +
+                   " time(s) per run, all runs of a batch in pass 1, then in pass 2, ..." +
                    (settings.cache_control == CacheControl::all ? ", the L2 flushed before every region of every pass"
                                                                 : ""));
   detail::log_debug("counters: config image " + std::to_string(config_->image().size()) +
-                    " bytes, counter data image " + std::to_string(profiler_->counter_data_bytes()) + " bytes for " +
-                    std::to_string(capacity_) + " ranges (grows with the ranges of a run, up to " +
-                    std::to_string(kMaxRanges) + ")");
+                    " bytes, counter data image " + std::to_string(one_range) + " bytes for one range and " +
+                    std::to_string(per_range) + " per range more; a batch holds up to " +
+                    std::to_string(image_->max_ranges()) + " ranges (" +
+                    std::to_string(counters::BatchImage::kMaxImageBytes >> 20) + " MiB, at most " +
+                    std::to_string(counters::BatchImage::kMaxRanges) + ")");
 }
 
 void CountersBackend::end_session() noexcept {
@@ -83,48 +88,58 @@ void CountersBackend::end_session() noexcept {
   tracker_.disable();
   profiler_.reset();
   config_.reset();
+  image_.reset();
+  runs_.clear();
   in_pass_ = false;
   pass_ = 0;
+  replay_first_pass_ = false;
   first_pass_.clear();
   session_open_ = false;
 }
 
-void CountersBackend::begin_batch(std::size_t) { start_batch(); }
+std::size_t CountersBackend::max_batch_runs() const { return image_ ? image_->max_runs() : 1; }
 
-void CountersBackend::start_batch() {
-  if (!profiler_) profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, capacity_);
-  profiler_->begin_run();
+void CountersBackend::begin_batch(std::size_t runs) {
+  runs_.clear();
+  first_pass_.clear();
   in_pass_ = false;
   pass_ = 0;
-  first_pass_.clear();
+  replay_first_pass_ = false;
+  configure(image_->ranges_for(runs));
 }
 
-bool CountersBackend::grew_for(std::size_t ranges) {
-  if (ranges <= capacity_ || capacity_ >= kMaxRanges) return false;
-  capacity_ = std::min(kMaxRanges, std::bit_ceil(ranges));
-  profiler_.reset();  // one range profiler per context: the old one goes first
-  start_batch();      // makes the larger one and starts the batch over
-  return true;
+void CountersBackend::make_profiler() {
+  profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, counters::BatchImage::kMaxRanges);
+}
+
+void CountersBackend::configure(std::size_t ranges) {
+  if (!profiler_) make_profiler();
+  profiler_->begin_batch(ranges);
+  capacity_ = ranges;
+}
+
+void CountersBackend::begin_run(const RunContext& run) {
+  // A pass opens with its first run, so every run of the batch, the first too, has its flushes and
+  // launches before the first region inside the pass: all runs make the same ranges.
+  if (!in_pass_) {
+    tracker_.start_pass();
+    profiler_->start();
+    in_pass_ = true;
+  }
+  tracker_.set_run(run.batch_index);
 }
 
 void CountersBackend::flush_cache() {
   tracker_.note_flush();
   device_.flush_l2(cudaStreamLegacy);
-  // Finished before the region's range (or the pass) starts, so no counter sees the flush.
+  // Finished before the region's range starts, so no counter of the region sees the flush.
   device::check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after the L2 flush)");
 }
 
 void CountersBackend::region_begin(const RegionContext& region) {
-  // A pass opens at its first region, after the runner's flush, so no flush is measured before it.
-  if (!in_pass_) {
-    regions_in_pass_ = 0;
-    tracker_.start_pass();
-    profiler_->start();
-    in_pass_ = true;
-  }
   tracker_.set_region(static_cast<std::ptrdiff_t>(region.index));
-  ++regions_in_pass_;
-  if (kind_ == RangeKind::per_region) profiler_->push_range(std::to_string(region.index));
+  if (kind_ == RangeKind::per_region)
+    profiler_->push_range(counters::user_range_name(region.run.batch_index, region.index));
 }
 
 void CountersBackend::region_end(const RegionContext&) {
@@ -132,18 +147,61 @@ void CountersBackend::region_end(const RegionContext&) {
   tracker_.set_region(-1);
 }
 
+void CountersBackend::end_run(const RunContext& run, const std::vector<RegionRecord>& regions) {
+  if (pass_ > 0) {
+    counters::check_same_launches(counters::launches_of(first_pass_, run.batch_index),
+                                  tracker_.launches(run.batch_index), run.pass);
+    return;
+  }
+  // The first pass, or its replay: what the run's ranges take of the image.
+  const BatchRun ended{regions.size(),
+                       kind_ == RangeKind::per_kernel ? tracker_.count(run.batch_index) : regions.size()};
+  if (run.batch_index < runs_.size()) {
+    runs_[run.batch_index] = ended;
+  } else if (run.batch_index == runs_.size()) {
+    runs_.push_back(ended);
+  } else {
+    throw InternalError("run " + std::to_string(run.batch_index) + " of a batch ended after only " +
+                        std::to_string(runs_.size()) + " (kscope bug: please report it with this message)");
+  }
+}
+
+bool CountersBackend::batch_has_room() const { return image_->has_room(first_pass_ranges(), largest_run()); }
+
+std::size_t CountersBackend::first_pass_ranges() const {
+  std::size_t used = 0;
+  for (const BatchRun& r : runs_) used += r.ranges;
+  return used;
+}
+
+std::size_t CountersBackend::largest_run() const {
+  std::size_t largest = 0;
+  for (const BatchRun& r : runs_) largest = std::max(largest, r.ranges);
+  return largest;
+}
+
 bool CountersBackend::another_pass_needed() {
-  if (!in_pass_) return false;  // the body opened no region: nothing was profiled
+  if (replay_first_pass_) {
+    replay_first_pass_ = false;
+    configure(std::clamp<std::size_t>(first_pass_ranges(), 1, counters::BatchImage::kMaxRanges));
+    return true;
+  }
+  if (!in_pass_) throw InternalError("a replay pass ended that never started (kscope bug: please report it)");
   in_pass_ = false;
   std::vector<counters::Launch> launches = tracker_.end_pass();
   const bool all_submitted = profiler_->stop();
   ++pass_;
   if (pass_ == 1) {
+    image_->expect(largest_run());
     // Every launch the tracker saw, flushes included, may be a range (see attribute_kernel_ranges).
-    if (grew_for(kind_ == RangeKind::per_kernel ? launches.size() : regions_in_pass_)) return true;
+    const std::size_t ranges = kind_ == RangeKind::per_kernel ? launches.size() : first_pass_ranges();
+    if (const std::size_t grown = image_->grown(ranges, capacity_)) {
+      profiler_.reset();  // mid-replay: not reused; one range profiler per context, the old one goes first
+      configure(grown);
+      pass_ = 0;
+      return true;  // the first pass again, on the larger image
+    }
     first_pass_ = std::move(launches);
-  } else {
-    counters::check_same_launches(first_pass_, launches, pass_);
   }
   if (!all_submitted && pass_ >= passes_ + 2) {
     throw InternalError("the range profiler still wants more passes after " + std::to_string(pass_) +
@@ -153,26 +211,33 @@ bool CountersBackend::another_pass_needed() {
   return !all_submitted;
 }
 
-void CountersBackend::end_run(const RunContext&, const std::vector<RegionRecord>& regions) {
-  region_count_ = regions.size();
-}
-
 std::vector<RunMeasurement> CountersBackend::collect_batch() {
-  if (pass_ == 0) return {RunMeasurement(region_count_)};
+  std::vector<std::size_t> region_counts;
+  for (const BatchRun& r : runs_) region_counts.push_back(r.regions);
   const std::vector<counters::RangeResult> ranges = profiler_->decode();
-  return {kind_ == RangeKind::per_kernel ? counters::attribute_kernel_ranges(first_pass_, ranges, region_count_, layout_)
-                                         : counters::attribute_user_ranges(first_pass_, ranges, region_count_)};
+  std::vector<RunMeasurement> out =
+      kind_ == RangeKind::per_kernel ? counters::attribute_kernel_ranges(first_pass_, ranges, region_counts, layout_)
+                                     : counters::attribute_user_ranges(first_pass_, ranges, region_counts);
+  runs_.clear();
+  first_pass_.clear();
+  pass_ = 0;
+  return out;
 }
 
-void CountersBackend::abandon_run(const RunContext&) noexcept {
+void CountersBackend::abandon_run(const RunContext& run) noexcept {
   tracker_.end_pass();
   tracker_.set_region(-1);
   cudaDeviceSynchronize();  // let the failed run's kernels finish before the profiler goes
-  // A profiler left mid-pass is not reused: the next run enables a fresh one.
+  // A profiler left mid-pass is not reused. In pass 1 the runs that ended before the failed one are
+  // kept, but its ranges are in the pass and cannot be taken out: the kept runs replay pass 1 on a
+  // fresh profiler (another_pass_needed). In a later pass the whole batch is dropped.
   profiler_.reset();
   in_pass_ = false;
   pass_ = 0;
   first_pass_.clear();
+  if (run.pass != 1) runs_.clear();
+  runs_.resize(std::min(runs_.size(), run.batch_index));
+  replay_first_pass_ = !runs_.empty();
 }
 
 }  // namespace kscope

@@ -1,23 +1,29 @@
 #pragma once
 // Backend::counters: hardware metrics named as Nsight Compute names them, collected in this
-// process with CUPTI's range profiler. The engine drives the replay (CUPTI_UserReplay): when the
-// metrics need P passes, the body runs P times per run, and the runner's L2 flush before every
-// region happens in every pass, so cache_control=all gives cold-cache values on all of them.
+// process with CUPTI's range profiler. The engine drives the replay (CUPTI_UserReplay), pass-major:
+// when the metrics need P passes, a batch of runs is replayed P times, each pass spanning every run
+// of the batch between one start and one stop (CUPTI's start and stop cost 8 + 2.5 ms a pass for
+// multi-pass sets on the H200: paid per batch, not per run). The body therefore runs P times per
+// run, in the order run 1..k of pass 1, then run 1..k of pass 2, and the runner's L2 flush before
+// every region happens in every pass, so cache_control=all gives cold-cache values on all of them.
 //   ReplayMode::kernel  one auto range per kernel, values per kernel (like ncu's kernel replay)
-//   ReplayMode::range   one user range per region, values over the whole region, gaps included
+//   ReplayMode::range   one user range per region ("run:region"), values over the whole region
 // The body must repeat the same work in every pass; one that changes its own inputs (in-place
-// updates) gives later passes other data.
-// The counter data image is sized for the ranges a run has: CUPTI's image grows with ranges x
-// passes (5 metrics in 8 passes: 338 MB for 512 ranges, 0.12 s to reset every run; 10.6 MB for 16).
-// It starts at 16 ranges; a first pass with more kernels (regions in range mode) makes a larger
-// profiler, and that pass is replayed once more, so no run loses data.
+// updates) gives later runs and passes other data: with k runs in a batch, the inputs of pass 2
+// have been changed k times (once before batches). Re-create such inputs in the body, before the
+// annotation.
+// The counter data image holds the batch's ranges (BatchImage: at most 256 MiB, 512 ranges), sized
+// from the ranges per run the last batch found; a first pass with more ranges than the image holds
+// makes a larger profiler, and that pass is replayed once more, so no run loses data.
 #include <cuda.h>
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/counters/batch_image.hpp"
 #include "backends/counters/launch_metrics.hpp"
 #include "backends/counters/launch_tracker.hpp"
 #include "backends/counters/profiler_host.hpp"
@@ -42,11 +48,14 @@ class CountersBackend final : public MeasurementBackend {
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
 
+  std::size_t max_batch_runs() const override;
   void begin_batch(std::size_t runs) override;
+  void begin_run(const RunContext& run) override;
   void flush_cache() override;
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
   void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
+  bool batch_has_room() const override;
   bool another_pass_needed() override;
   std::vector<RunMeasurement> collect_batch() override;
   void abandon_run(const RunContext& run) noexcept override;
@@ -54,13 +63,16 @@ class CountersBackend final : public MeasurementBackend {
   std::size_t passes() const { return passes_; }
 
  private:
-  // At most this many ranges (kernels, or regions in range mode) per run.
-  static constexpr std::size_t kMaxRanges = 512;
-  static constexpr std::size_t kInitialRanges = 16;
-  // After pass 1: true (replay the pass) when the run has more ranges than the profiler holds,
-  // which is then replaced by one with room for them.
-  bool grew_for(std::size_t ranges);
-  void start_batch();  // a fresh counter data image (a new profiler after an abandoned run)
+  // A run of the batch, as its first pass left it.
+  struct BatchRun {
+    std::size_t regions = 0;
+    std::size_t ranges = 0;  // kernels (flush memsets included) or regions, as the image counts them
+  };
+  void make_profiler();  // enables it on the context: the one before must be gone
+  // A fresh image for `ranges` ranges, on a new profiler when there is none; the first pass next.
+  void configure(std::size_t ranges);
+  std::size_t first_pass_ranges() const;  // of runs_, in all
+  std::size_t largest_run() const;        // the most ranges one run of runs_ made
 
   device::MeasuredDevice device_;
   counters::RangeKind kind_;
@@ -71,15 +83,18 @@ class CountersBackend final : public MeasurementBackend {
   std::size_t passes_ = 0;
 
   CUcontext context_ = nullptr;
-  std::unique_ptr<counters::MetricConfig> config_;  // with the device's counter availability
-  std::unique_ptr<counters::RangeProfiler> profiler_;  // re-created after an abandoned run
-  std::size_t capacity_ = kInitialRanges;              // ranges profiler_'s image holds
-  std::size_t regions_in_pass_ = 0;
+  std::unique_ptr<counters::MetricConfig> config_;     // with the device's counter availability
+  std::unique_ptr<counters::RangeProfiler> profiler_;  // re-created to grow and after an abandoned run
+  std::optional<counters::BatchImage> image_;          // CUPTI's image sizes for config_
+  std::size_t capacity_ = 0;                           // ranges profiler_'s image holds
   counters::LaunchTracker tracker_;
   bool session_open_ = false;
+
+  // The batch in progress.
+  std::vector<BatchRun> runs_;  // that ended their first pass, in batch order
   bool in_pass_ = false;
-  std::size_t pass_ = 0;  // passes completed in this batch
-  std::size_t region_count_ = 0;  // of the batch's run
+  std::size_t pass_ = 0;  // passes completed since the first pass (re)started
+  bool replay_first_pass_ = false;  // a run failed in pass 1: the runs before it replay it
   std::vector<counters::Launch> first_pass_;
 };
 

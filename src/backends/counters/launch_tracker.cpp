@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 
 #include "backends/cupti_subscriber.hpp"
@@ -74,7 +75,30 @@ void LaunchTracker::start_pass() {
 
 void LaunchTracker::note_flush() {
   std::lock_guard lock(mutex_);
-  if (recording_) records_.push_back({0, -1, "", false, true, {}});
+  if (recording_) records_.push_back({0, run_.load(std::memory_order_acquire), -1, "", false, true, {}});
+}
+
+Launch LaunchTracker::launch_of(const Record& r) {
+  const std::string name = r.flush ? "L2 flush" : r.graph ? "CUDA graph" : kernel_names_.of(r.mangled);
+  return {r.run, r.region, name, r.graph, r.flush, r.shape};
+}
+
+std::size_t LaunchTracker::count(std::size_t run) {
+  std::lock_guard lock(mutex_);
+  return static_cast<std::size_t>(
+      std::count_if(records_.begin(), records_.end(), [&](const Record& r) { return r.run == run; }));
+}
+
+std::vector<Launch> LaunchTracker::launches(std::size_t run) {
+  std::vector<Record> records;
+  {
+    std::lock_guard lock(mutex_);
+    std::copy_if(records_.begin(), records_.end(), std::back_inserter(records),
+                 [&](const Record& r) { return r.run == run; });
+  }
+  std::vector<Launch> out;
+  for (const auto& r : records) out.push_back(launch_of(r));
+  return out;
 }
 
 std::vector<Launch> LaunchTracker::end_pass() {
@@ -85,10 +109,7 @@ std::vector<Launch> LaunchTracker::end_pass() {
     records.swap(records_);
   }
   std::vector<Launch> out;
-  for (const auto& r : records) {
-    const std::string name = r.flush ? "L2 flush" : r.graph ? "CUDA graph" : kernel_names_.of(r.mangled);
-    out.push_back({r.region, name, r.graph, r.flush, r.shape});
-  }
+  for (const auto& r : records) out.push_back(launch_of(r));
   return out;
 }
 
@@ -103,7 +124,8 @@ void CUPTIAPI LaunchTracker::on_callback(void* self, CUpti_CallbackDomain domain
     // One launch, one record, even if the driver reports it through nested entry points.
     const auto same = [&](const Record& r) { return !r.flush && r.correlation == call->correlationId; };
     if (std::any_of(tracker.records_.rbegin(), tracker.records_.rend(), same)) return;
-    tracker.records_.push_back({call->correlationId, tracker.region_.load(std::memory_order_acquire),
+    tracker.records_.push_back({call->correlationId, tracker.run_.load(std::memory_order_acquire),
+                                tracker.region_.load(std::memory_order_acquire),
                                 call->symbolName ? call->symbolName : "<unnamed kernel>",
                                 cupti::is_graph_launch(cbid), false, shape_of(cbid, call->functionParams)});
   } else if (*static_cast<const CUresult*>(call->functionReturnValue) != CUDA_SUCCESS) {

@@ -1,8 +1,8 @@
 #pragma once
 // Records, in launch order, every kernel launch the process makes while a replay pass is being
-// profiled, with the region open at that moment (regions are process-wide, so launches from
-// worker threads count). The range profiler's auto ranges carry only numbers; these records give
-// them kernel names and regions.
+// profiled, with the run of the batch and the region open at that moment (regions are
+// process-wide, so launches from worker threads count). The range profiler's auto ranges carry
+// only numbers; these records give them kernel names, runs and regions.
 #include <cupti.h>
 
 #include <atomic>
@@ -33,20 +33,27 @@ class LaunchTracker {
   void start_pass();             // forget earlier launches and record from now on
   void note_flush();             // an L2 flush is being enqueued (recorded only inside a pass)
   std::vector<Launch> end_pass();  // stop recording; the pass's launches, demangled
+  void set_run(std::size_t run) { run_.store(run, std::memory_order_release); }  // position in the batch
   void set_region(std::ptrdiff_t region) { region_.store(region, std::memory_order_release); }
+  // The pass's launches so far of one run of the batch: how many, and which (demangled).
+  std::size_t count(std::size_t run);
+  std::vector<Launch> launches(std::size_t run);
 
  private:
   struct Record {
     std::uint32_t correlation;
+    std::size_t run;
     std::ptrdiff_t region;
     std::string mangled;
     bool graph;
     bool flush;
     LaunchShape shape;
   };
+  Launch launch_of(const Record& r);  // demangles: the session's thread only, outside mutex_
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::atomic<std::size_t> run_{0};
   std::atomic<std::ptrdiff_t> region_{-1};
   std::mutex mutex_;  // recording_ and records_: written by launching threads
   bool recording_ = false;

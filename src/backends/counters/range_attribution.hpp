@@ -1,14 +1,16 @@
 #pragma once
-// Joins what the range profiler measured to the regions of a run, from the launches the driver
-// callbacks saw. Pure logic, tested without a GPU.
+// Joins what the range profiler measured over one replay pass of a batch (several runs between one
+// start and one stop) to the runs and regions of the batch, from the launches the driver callbacks
+// saw. Pure logic, tested without a GPU.
 //
 // ReplayMode::kernel (AutoRange): CUPTI numbers the ranges in the order the kernels were launched
-// between Start and Stop ("1", "2", ... on the H200), so the i-th range is the i-th launch
-// (kernels outside every region are measured too and dropped here, the L2 flush's discard kernel
-// among them; so are the flushes' memsets between regions: on the H200 each got a range of its own).
-// ReplayMode::range (UserRange): kscope pushes one range per region, named by the region index,
-// so range "r" is region r, and its values cover all of the region's kernels and the gaps between
-// them.
+// between Start and Stop ("1", "2", ... on the H200), so the i-th range is the i-th launch of the
+// pass, whichever run launched it (kernels outside every region are measured too and dropped here,
+// the L2 flush's discard kernel among them; so are the flushes' memsets: on the H200 each got a
+// range of its own).
+// ReplayMode::range (UserRange): kscope pushes one range per region, named by user_range_name(run,
+// region), so every range names its run and region, and its values cover all of the region's
+// kernels and the gaps between them.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -19,12 +21,13 @@
 namespace kscope::counters {
 
 struct Launch {
+  std::size_t run = 0;    // position of its run in the batch
   std::ptrdiff_t region;  // -1 outside every region
   std::string kernel;     // demangled; for a graph launch, "CUDA graph"
   bool graph = false;
-  // The memset of the runner's L2 flush before a region other than the pass's first: whether
-  // CUPTI gives it an auto range is undocumented, so the range count decides. (The flush's discard
-  // kernel that follows it is an ordinary launch outside every region.)
+  // The memset of the runner's L2 flush before a region: whether CUPTI gives it an auto range is
+  // undocumented, so the range count decides. (The flush's discard kernel that follows it is an
+  // ordinary launch outside every region.)
   bool flush = false;
   LaunchShape shape{};  // for the launch__ metrics
 };
@@ -34,18 +37,26 @@ struct RangeResult {
   std::vector<double> values;  // one per metric
 };
 
-// `layout` puts each kernel's launch__ metrics beside its counter values (none by default).
-std::vector<std::vector<KernelMeasurement>> attribute_kernel_ranges(const std::vector<Launch>& launches,
-                                                                    const std::vector<RangeResult>& ranges,
-                                                                    std::size_t region_count,
-                                                                    const MetricLayout& layout = MetricLayout());
+// The user range of region `region` of the batch's run `run`.
+std::string user_range_name(std::size_t run, std::size_t region);
 
-std::vector<std::vector<KernelMeasurement>> attribute_user_ranges(const std::vector<Launch>& launches,
-                                                                  const std::vector<RangeResult>& ranges,
-                                                                  std::size_t region_count);
+// One measurement per run of the batch: `region_counts[k]` is how many regions run k opened, and
+// every launch's run is below region_counts.size(). `layout` puts each kernel's launch__ metrics
+// beside its counter values (none by default).
+std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& launches,
+                                                    const std::vector<RangeResult>& ranges,
+                                                    const std::vector<std::size_t>& region_counts,
+                                                    const MetricLayout& layout = MetricLayout());
 
-// Throws AnnotationError unless replay pass `pass` (1-based) launched the same kernels in the
-// same regions as the first pass: every pass must repeat the same work.
+std::vector<RunMeasurement> attribute_user_ranges(const std::vector<Launch>& launches,
+                                                  const std::vector<RangeResult>& ranges,
+                                                  const std::vector<std::size_t>& region_counts);
+
+// The launches of the batch's run `run`, in order.
+std::vector<Launch> launches_of(const std::vector<Launch>& launches, std::size_t run);
+
+// Throws AnnotationError unless a run's launches in replay pass `pass` (1-based) are those of its
+// first pass, kernel by kernel and region by region: every pass must repeat the same work.
 void check_same_launches(const std::vector<Launch>& first, const std::vector<Launch>& later, std::size_t pass);
 
 }  // namespace kscope::counters

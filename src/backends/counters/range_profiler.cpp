@@ -8,13 +8,15 @@
 #include "backends/counters/counter_errors.hpp"
 #include "backends/counters/cupti_params.hpp"
 #include "backends/cupti_subscriber.hpp"
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {
 namespace {
 
 const char* state_name(int s) {
-  static const char* names[] = {"enabled", "configured", "started", "submitted", "decoded", "poisoned"};
+  static const char* names[] = {"enabled", "configured", "started", "between_passes", "submitted", "decoded",
+                                "poisoned"};
   return names[s];
 }
 
@@ -65,17 +67,19 @@ RangeProfiler::RangeProfiler(CUcontext context, const MetricConfig& config, Rang
   check_counters(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
   object_ = enable.pRangeProfilerObject;
   state_ = State::enabled;
+}
 
+std::size_t RangeProfiler::image_bytes(std::size_t ranges) {
   std::vector<const char*> names;
   for (const auto& m : config_.metrics()) names.push_back(m.c_str());
   auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   size.pRangeProfilerObject = object_;
   size.pMetricNames = names.data();
   size.numMetrics = names.size();
-  size.maxNumOfRanges = max_ranges_;
-  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(max_ranges_);
+  size.maxNumOfRanges = ranges;
+  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
   check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-  counter_data_.resize(size.counterDataSize);
+  return size.counterDataSize;
 }
 
 RangeProfiler::~RangeProfiler() { disable(); }
@@ -112,9 +116,17 @@ void RangeProfiler::check(CUptiResult status, const char* call) {
   }
 }
 
-void RangeProfiler::begin_run() {
-  if (state_ == State::configured) return;  // the previous run started no pass: still fresh
-  if (state_ != State::decoded) expect(State::enabled, "RangeProfiler::begin_run");
+void RangeProfiler::begin_batch(std::size_t ranges) {
+  // From `configured`: the previous batch started no pass, so the image is still fresh.
+  if (state_ != State::configured && state_ != State::decoded) expect(State::enabled, "RangeProfiler::begin_batch");
+  if (ranges == 0 || ranges > max_ranges_) {
+    throw InternalError("a counter data image for " + std::to_string(ranges) + " ranges was asked for, outside 1.." +
+                        std::to_string(max_ranges_) + " (kscope bug: please report it with this message)");
+  }
+  if (ranges != image_ranges_) {
+    counter_data_.resize(image_bytes(ranges));
+    image_ranges_ = ranges;
+  }
   auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
   init.pRangeProfilerObject = object_;
   init.counterDataSize = counter_data_.size();
@@ -129,6 +141,8 @@ void RangeProfiler::begin_run() {
   config.pCounterDataImage = counter_data_.data();
   config.range = kind_ == RangeKind::per_kernel ? CUPTI_AutoRange : CUPTI_UserRange;
   config.replayMode = CUPTI_UserReplay;
+  // The pass's limit; an image holding fewer ranges than it is allowed (CUPTI then reports the
+  // ranges past the image as dropped), so batches of any size share one profiler.
   config.maxRangesPerPass = max_ranges_;
   config.numNestingLevels = 1;
   config.minNestingLevel = 1;
@@ -139,7 +153,7 @@ void RangeProfiler::begin_run() {
 }
 
 void RangeProfiler::start() {
-  expect(State::configured, "cuptiRangeProfilerStart");
+  if (state_ != State::between_passes) expect(State::configured, "cuptiRangeProfilerStart");
   auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
   p.pRangeProfilerObject = object_;
   check(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
@@ -170,7 +184,7 @@ bool RangeProfiler::stop() {
   auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   p.pRangeProfilerObject = object_;
   check(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
-  state_ = p.isAllPassSubmitted ? State::submitted : State::configured;
+  state_ = p.isAllPassSubmitted ? State::submitted : State::between_passes;
   return p.isAllPassSubmitted != 0;
 }
 
@@ -182,10 +196,11 @@ std::vector<RangeResult> RangeProfiler::decode() {
   state_ = State::decoded;
   if (p.numOfRangeDropped > 0) {
     throw BackendError("the range profiler dropped " + std::to_string(p.numOfRangeDropped) +
-                       " ranges of this run: the counter backend holds at most " + std::to_string(max_ranges_) +
+                       " ranges: the counter backend holds at most " + std::to_string(max_ranges_) +
                        (kind_ == RangeKind::per_kernel ? " kernels" : " regions") +
-                       " per run. Launch fewer kernels per call of the body (outside annotations too), or use "
-                       "Settings::replay_mode = ReplayMode::range");
+                       " per replay pass (and a run launched more than the runs before it in its batch, or more "
+                       "than that). Launch fewer kernels per call of the body (outside annotations too), or use " +
+                       detail::spell("Settings::replay_mode = ReplayMode::range", "replay_mode='range'"));
   }
   auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = counter_data_.data();

@@ -4,9 +4,9 @@
 // segfaults, and a PushRange in AutoRange mode breaks the next session. So every call is checked
 // against the state, and the first failure disables the profiler for good ("poisoned").
 //
-//   enabled --begin_run--> configured --start--> started --stop--> configured (more passes)
+//   enabled --begin_batch--> configured --start--> started --stop--> between_passes --start--> ...
 //                                                          \-stop-> submitted --decode--> decoded
-//   decoded --begin_run--> configured ...      any failure --> poisoned (disabled)
+//   decoded --begin_batch--> configured ...    any failure --> poisoned (disabled)
 #include <cuda.h>
 #include <cupti_range_profiler.h>
 
@@ -40,15 +40,19 @@ enum class RangeKind {
 
 class RangeProfiler {
  public:
-  // Enables the range profiler on `context` (the call that fails without counter permission)
-  // and sizes a counter data image for `max_ranges` ranges per run. Passes are driven by the
-  // caller (CUPTI_UserReplay): start/stop once per pass until stop() reports all submitted.
+  // Enables the range profiler on `context` (the call that fails without counter permission);
+  // a pass holds at most `max_ranges` ranges. Passes are driven by the caller
+  // (CUPTI_UserReplay): start/stop once per pass until stop() reports all submitted.
   RangeProfiler(CUcontext context, const MetricConfig& config, RangeKind kind, std::size_t max_ranges);
   ~RangeProfiler();
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
 
-  void begin_run();                          // resets the counter data and programs the config
+  // Bytes of a counter data image holding `ranges` ranges of this config (CUPTI's size).
+  std::size_t image_bytes(std::size_t ranges);
+  // A fresh counter data image for `ranges` ranges (at most max_ranges), and the config programmed
+  // for the batch's passes. The image is host memory, rewritten here: its cost grows with it.
+  void begin_batch(std::size_t ranges);
   void start();                              // opens a pass
   void push_range(const std::string& name);  // per_region only, inside a pass
   void pop_range();
@@ -58,7 +62,7 @@ class RangeProfiler {
   std::size_t counter_data_bytes() const { return counter_data_.size(); }
 
  private:
-  enum class State { enabled, configured, started, submitted, decoded, poisoned };
+  enum class State { enabled, configured, started, between_passes, submitted, decoded, poisoned };
   void expect(State wanted, const char* call) const;
   void check(CUptiResult status, const char* call);  // poisons on failure, then throws
   void disable() noexcept;
@@ -68,6 +72,7 @@ class RangeProfiler {
   std::size_t max_ranges_;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::uint8_t> counter_data_;
+  std::size_t image_ranges_ = 0;  // the ranges counter_data_ holds
   State state_ = State::poisoned;
   std::string poison_;  // the failure that disabled the profiler
 };

@@ -26,6 +26,7 @@ SessionInfo SimulatedBackend::describe() const {
   info.host = "simulated";
   info.rated_sm_clock_mhz = 1980;
   info.rated_memory_clock_mhz = 3201;
+  info.replay_passes = passes_;
   return info;
 }
 
@@ -63,6 +64,15 @@ void SimulatedBackend::end_run(const RunContext& run, const std::vector<RegionRe
   b.ended = true;
 }
 
+bool SimulatedBackend::batch_has_room() const {
+  std::size_t used = 0, largest = 0;
+  for (const BatchRun& b : batch_) {
+    used += b.launches.size();
+    largest = std::max(largest, b.launches.size());
+  }
+  return used + largest <= batch_launches_;
+}
+
 bool SimulatedBackend::another_pass_needed() {
   if (pass_ >= passes_) return false;
   ++pass_;
@@ -70,7 +80,6 @@ bool SimulatedBackend::another_pass_needed() {
 }
 
 std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
-  ++collections_;
   std::vector<RunMeasurement> runs;
   for (const BatchRun& b : batch_) {
     if (!b.ended) continue;
@@ -79,6 +88,7 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
       if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}});
     runs.push_back(std::move(out));
   }
+  batch_sizes_.push_back(runs.size());
   batch_.clear();
   current_run_ = 0;
   return runs;
