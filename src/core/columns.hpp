@@ -14,6 +14,9 @@ struct ColumnDefinition {
   std::function<Cell(const Row&, const SessionInfo&)> cell;
 };
 
+// A config value as a table cell.
+Cell to_cell(const Value& v);
+
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 

@@ -1,12 +1,16 @@
 #pragma once
 // Internal helpers shared by the table writers and the progress reporter.
 #include <cstddef>
+#include <fstream>
 #include <string>
 #include <string_view>
 
 #include "kscope/table.hpp"
 
 namespace kscope::detail {
+
+// The file at `path`, opened for writing; throws Error naming the path when it cannot be.
+std::ofstream open_for_writing(const std::string& path);
 
 // Throws Error unless every row has one cell per column and no column name repeats: a writer
 // must never drop or misplace a value silently.

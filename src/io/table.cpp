@@ -30,6 +30,12 @@ std::size_t Table::column(const std::string& name) const {
 
 namespace detail {
 
+std::ofstream open_for_writing(const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
+  return out;
+}
+
 void check_table_shape(const Table& table) {
   std::set<std::string> seen;
   for (const auto& name : table.columns) {
