@@ -36,7 +36,8 @@ skipping() {  # step: true, and recorded as SKIP, when the step is to be left ou
 
 print_summary() {  # the result sections, then the step table last (a reply's tail holds the end)
   local section
-  for section in "results.txt:measured" "overhead.txt:overhead per region" "adaptive.txt:adaptive sampling" \
+  for section in "results.txt:measured" "overhead.txt:overhead per region" \
+                 "compare.txt:kscope compare: spin kernel again, and 10% slower" "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
                  "counter_stages.txt:counter backend run, call by call" \
                  "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
@@ -154,6 +155,13 @@ bench_rc=$?
 sed -n '/^kernel /,$p' "$OUT/bench.log" > "$WORK/overhead.txt"
 [[ $bench_rc -eq 0 ]] && record overhead PASS "2000 regions per case" ||
   record overhead FAIL "rc=$bench_rc (see bench.log)"
+
+# --- kscope compare on real measurements (scripts/compare_check.sh; its log joins bench.log) ---
+bash "$ROOT/scripts/compare_check.sh" "$BUILD" > "$WORK/compare.txt" 2>&1
+compare_rc=$?
+{ echo "## scripts/compare_check.sh (rc=$compare_rc)"; cat "$WORK/compare.txt"; } >> "$OUT/bench.log"
+[[ $compare_rc -eq 0 ]] && record "kscope compare" PASS "$(tail -1 "$WORK/compare.txt")" ||
+  record "kscope compare" FAIL "rc=$compare_rc: $(tail -1 "$WORK/compare.txt")"
 
 # --- adaptive sampling vs fixed runs, do_bench and adaptive_autorange (its log joins bench.log)
 if ! skipping adaptive; then

@@ -1,10 +1,15 @@
 // kscope: the command line. `doctor` checks what will and will not work here; `metrics` lists the
-// counter backend's metrics (the same command as kscope-metrics).
+// counter backend's metrics (the same command as kscope-metrics); `compare` compares two saved
+// results (tools/compare_command.cpp).
+#include <unistd.h>
+
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <string>
 #include <vector>
 
+#include "compare_command.hpp"
 #include "kscope/doctor.hpp"
 #include "metrics_command.hpp"
 
@@ -15,6 +20,7 @@ constexpr int kUsageError = 64;  // EX_USAGE
 const char* const kUsage =
     "usage: kscope doctor [--json]   what kscope can measure on this machine, and why not\n"
     "       kscope metrics [...]     the hardware metrics Backend::counters can collect\n"
+    "       kscope compare BASELINE.json CANDIDATE.json [...]   faster, slower or the same\n"
     "       kscope COMMAND --help\n";
 
 const char* const kDoctorHelp =
@@ -61,6 +67,7 @@ int main(int argc, char** argv) {
     return args.empty() ? kUsageError : 0;
   }
   if (args[0] == "metrics") return metrics_command("kscope metrics", {args.begin() + 1, args.end()});
+  if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()}, std::cout, std::cerr, isatty(STDOUT_FILENO));
   if (args[0] != "doctor") {
     std::fprintf(stderr, "kscope: unknown command '%s'\n%s", args[0].c_str(), kUsage);
     return kUsageError;

@@ -2,6 +2,7 @@
 // kscope: profiling as code. Mark kernels with Annotation, sweep a body over configs with
 // profile(), get one table of kernel measurements with statistics.
 #include "kscope/annotation.hpp"
+#include "kscope/compare.hpp"
 #include "kscope/config.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"

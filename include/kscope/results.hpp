@@ -26,6 +26,7 @@ struct SessionInfo {
   ClockControl clock_control = ClockControl::none;
   std::string gpu;              // device name
   std::string gpu_uuid;
+  std::string driver_version;   // the NVIDIA driver's, from NVML ("580.65.06"); empty when unknown
   std::string host;
   double rated_sm_clock_mhz = 0;      // NaN when unknown
   double rated_memory_clock_mhz = 0;  // NaN when unknown
@@ -82,10 +83,13 @@ struct InfoColumns {
 class Results {
  public:
   Results() = default;
+  // Keeps the plain-data part of `settings`: its callables (derive_metric, combine_kernel_metrics,
+  // info_collectors) belong to the caller's code, which the results may outlive.
   Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-          std::vector<SampleRow> samples, InfoColumns info_columns = {});
+          std::vector<SampleRow> samples, InfoColumns info_columns = {}, Settings settings = {});
 
   const SessionInfo& session() const { return session_; }
+  const Settings& settings() const { return settings_; }  // as the session ran, callables dropped
   const std::vector<Config>& configs() const { return configs_; }
   const std::vector<std::string>& axis_names() const;
   const std::vector<SummaryRow>& rows() const { return rows_; }
@@ -104,7 +108,12 @@ class Results {
 
   void write_csv(const std::string& path) const;          // summary
   void write_samples_csv(const std::string& path) const;  // raw samples
-  void write_json(const std::string& path) const;         // {"session":…, "summary":[…], "samples":[…]}
+  // Everything above in kscope's results format, which load_results reads back (README, "Comparing
+  // results", describes it).
+  void write_json(const std::string& path) const;
+  // Google Benchmark's JSON (as compare.py and benchmark dashboards read it): one benchmark per
+  // annotation and config, one entry per run with its duration, the other metrics as counters.
+  void write_gbench_json(const std::string& path) const;
   // Writes <prefix>summary.csv, <prefix>samples.csv and <prefix>results.json.
   void write_all(const std::string& prefix) const;
 
@@ -114,13 +123,13 @@ class Results {
   std::vector<SummaryRow> rows_;
   std::vector<SampleRow> samples_;
   InfoColumns info_columns_;
+  Settings settings_;
 };
 
 std::ostream& operator<<(std::ostream& out, const Results& results);
 
-// Ratio of each candidate AvgValue to the baseline's at the same annotation, config and metric.
-// Refuses (ConfigError) to compare results of different backends, cache or clock modes: their
-// timing definitions differ and must not be mixed.
-Table compare(const Results& candidate, const Results& baseline);
+// Reads a file written by Results::write_json. Throws Error when it cannot be read, ConfigError
+// when it is not a kscope results file or its format version is not this kscope's.
+Results load_results(const std::string& path);
 
 }  // namespace kscope

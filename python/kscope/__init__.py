@@ -10,6 +10,7 @@ may come before or after torch/CUDA initialisation.
 
 from . import analyze, exceptions, experimental, info_collector, testing, tools, utils
 from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
+from ._compare import CompareWarning, compare, load
 from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._doctor import doctor
@@ -35,6 +36,7 @@ __all__ = [
     "BackendError",
     "CollectionScope",
     "ConfigError",
+    "CompareWarning",
     "CudaError",
     "InfoCollector",
     "InternalError",
@@ -50,6 +52,7 @@ __all__ = [
     "annotate",
     "bottleneck_rule",
     "col_panel",
+    "compare",
     "count_passes",
     "deactivate",
     "describe_metric",
@@ -59,6 +62,7 @@ __all__ = [
     "get_active_tool",
     "info_collector",
     "list_metrics",
+    "load",
     "row_panel",
     "sol_metrics",
     "speed_of_light",

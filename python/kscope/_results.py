@@ -1,5 +1,7 @@
 """ProfileResults: the engine's Results as pandas DataFrames, with the user's config values."""
 
+import os
+
 import numpy as np
 import pandas as pd
 
@@ -35,6 +37,20 @@ class ProfileResults:
         if self._samples is None:
             self._samples = self._frame(*self._core.samples())
         return self._samples.copy()
+
+    def save(self, path):
+        """Writes everything (session, settings, summary and raw samples) to ``path`` in kscope's
+        results format (JSON), which kscope.load and ``kscope compare`` read. Config values other
+        than int, float, str and bool (a torch dtype, a tuple) are saved as their short repr()
+        labels, the form the engine holds them in."""
+        self._core.write_json(os.fspath(path))
+
+    def to_gbench_json(self, path):
+        """Writes ``path`` in Google Benchmark's JSON format, as its compare.py and benchmark
+        dashboards read it: a benchmark per annotation and config (e.g. "gemm/n:1024/dtype:f16"),
+        one repetition per run with its duration as real_time, the run's other metrics as counters,
+        and the mean, median, stddev and cv aggregates."""
+        self._core.write_gbench_json(os.fspath(path))
 
     @property
     def report_path(self):

@@ -5,14 +5,18 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/caller.hpp"
+#include "core/columns.hpp"
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
 #include "kscope/columns.hpp"
+#include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
@@ -172,6 +176,32 @@ std::vector<std::size_t> config_indices(const std::vector<Row>& rows) {
   std::vector<std::size_t> out;
   for (const auto& r : rows) out.push_back(r.config_index);
   return out;
+}
+
+py::object optional_index(const std::optional<std::size_t>& index) {
+  return index ? py::object(py::int_(*index)) : py::object(py::none());
+}
+
+// kscope.compare's engine call: ({column: [cells]}, baseline and candidate config index per row
+// (None on the side a row is missing from), warnings). directions: {metric: "lower"|"higher"|"undefined"}.
+py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& candidate, kscope::CompareOptions options,
+                      const std::map<std::string, std::string>& directions) {
+  static const std::map<std::string, kscope::MetricDirection> names{
+      {"lower", kscope::MetricDirection::lower_is_better},
+      {"higher", kscope::MetricDirection::higher_is_better},
+      {"undefined", kscope::MetricDirection::undefined}};
+  for (const auto& [metric, direction] : directions) options.directions[metric] = names.at(direction);
+  const kscope::Comparison comparison = [&] {
+    py::gil_scoped_release release;  // the bootstrap takes a moment and touches no Python object
+    return kscope::compare(baseline, candidate, options);
+  }();
+  py::list baseline_configs, candidate_configs;
+  for (const auto& r : comparison.rows) {
+    baseline_configs.append(optional_index(r.baseline.config_index));
+    candidate_configs.append(optional_index(r.candidate.config_index));
+  }
+  return py::make_tuple(py::object(columns(comparison.to_table(), {})[0]), baseline_configs, candidate_configs,
+                        comparison.warnings);
 }
 
 // Callbacks hold borrowed pointers: the Python objects outlive profile() (the caller's frame keeps
@@ -355,7 +385,30 @@ PYBIND11_MODULE(_core, m) {
       .def("samples", [](const kscope::Results& r) { return columns(r.samples_table(), config_indices(r.samples())); },
            "({column: [cells]}, [config index per row]) of the raw samples table")
       .def_property_readonly("axis_names", &kscope::Results::axis_names)
+      .def("configs", [](const kscope::Results& r) {
+        py::list out;
+        for (const auto& c : r.configs()) {
+          py::list values;
+          for (const auto& v : c.values()) values.append(to_python(kscope::detail::to_cell(v)));
+          out.append(py::tuple(values));
+        }
+        return out;
+      }, "[tuple of the config's values (the engine's: int, float, str, bool)] in sweep order")
+      .def("write_json", &kscope::Results::write_json, py::arg("path"))
+      .def("write_gbench_json", &kscope::Results::write_gbench_json, py::arg("path"))
       .def("__len__", [](const kscope::Results& r) { return r.rows().size(); });
+
+  m.def("load_results", &kscope::load_results, py::arg("path"), "Reads a file written by Results.write_json");
+  py::class_<kscope::CompareOptions>(m, "CompareOptions")
+      .def(py::init<>())
+      .def_readwrite("threshold_pct", &kscope::CompareOptions::threshold_pct)
+      .def_readwrite("alpha", &kscope::CompareOptions::alpha)
+      .def_readwrite("min_samples", &kscope::CompareOptions::min_samples)
+      .def_readwrite("max_rsd_pct", &kscope::CompareOptions::max_rsd_pct)
+      .def_readwrite("confidence", &kscope::CompareOptions::confidence)
+      .def_readwrite("resamples", &kscope::CompareOptions::resamples)
+      .def_readwrite("seed", &kscope::CompareOptions::seed);
+  m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"));
 
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
         py::arg("derive"), py::arg("combine"), py::arg("collectors"), py::arg("simulated"),

@@ -184,7 +184,7 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
   for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
 
-  return Results(session, configs_, std::move(rows), samples_, info.columns);
+  return Results(session, configs_, std::move(rows), samples_, info.columns, settings_);
 }
 
 }  // namespace kscope::detail

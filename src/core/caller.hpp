@@ -1,11 +1,12 @@
 #pragma once
 // Messages name options and fixes in the language of the code that called kscope: a C++ caller
-// reads `Settings::runs`, a Python caller `runs`. The Python package declares itself at import.
+// reads `Settings::runs`, a Python caller `runs`. The Python package declares itself at import;
+// the kscope program's commands declare themselves while they run (their own flags; C++ otherwise).
 #include <string>
 
 namespace kscope::detail {
 
-enum class Caller { cpp, python };
+enum class Caller { cpp, python, command_line };
 
 void set_caller(Caller caller);
 Caller caller();

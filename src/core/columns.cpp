@@ -113,6 +113,16 @@ std::vector<ColumnSpec> specs_of(const std::vector<ColumnDefinition<Row>>& defin
 
 }  // namespace
 
+Cell to_cell(const Value& v) {
+  switch (v.type()) {
+    case ValueType::integer: return v.as_int();
+    case ValueType::real: return v.as_double();
+    case ValueType::text: return v.as_string();
+    case ValueType::boolean: return v.as_bool();
+  }
+  return {};
+}
+
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions() {
   static const auto columns = make_summary_columns();
   return columns;

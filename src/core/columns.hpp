@@ -17,11 +17,12 @@ struct ColumnDefinition {
   std::function<void(Row&, const Cell&)> read = {};
 };
 
+// A config value as a table cell.
+Cell to_cell(const Value& v);
+
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 
-// A config value as a table cell.
-Cell value_cell(const Value& value);
 // Annotation, the config axes, sample_columns(), then the info collectors' columns:
 // Results::samples_table, and the rows a streamed sweep appends to its samples.csv.
 Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs, const SessionInfo& session,

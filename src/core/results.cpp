@@ -1,40 +1,17 @@
 #include "kscope/results.hpp"
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <map>
-#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "core/columns.hpp"
-#include "io/json_table.hpp"
+#include "io/io_detail.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
 namespace {
 
-Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
-
 const std::vector<std::string> kNoAxes;
-
-// The file appears whole or not at all: written beside it, then renamed over it. A kill while
-// writing leaves the previous file (a streamed sweep's samples.csv) as it was.
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    if (!out) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
-    write(out);
-    out.flush();
-    if (!out) throw Error("writing '" + path + "' failed (disk full?)");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) throw Error("cannot write '" + path + "': " + error.message());
-}
 
 // Annotation and the config axes, then the schema's columns, then the info collectors'.
 template <typename Row>
@@ -49,7 +26,7 @@ Table make_table(const std::vector<Config>& configs, const SessionInfo& session,
     std::vector<Cell> cells;
     cells.reserve(t.columns.size());
     cells.emplace_back(row.annotation);
-    for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::value_cell(v));
+    for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::to_cell(v));
     for (const auto& d : definitions) cells.push_back(d.cell(row, session));
     cells.insert(cells.end(), row.info.begin(), row.info.end());
     t.rows.push_back(std::move(cells));
@@ -60,16 +37,6 @@ Table make_table(const std::vector<Config>& configs, const SessionInfo& session,
 }  // namespace
 
 namespace detail {
-
-Cell value_cell(const Value& v) {
-  switch (v.type()) {
-    case ValueType::integer: return v.as_int();
-    case ValueType::real: return v.as_double();
-    case ValueType::text: return v.as_string();
-    case ValueType::boolean: return v.as_bool();
-  }
-  return {};
-}
 
 Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs,
                     const SessionInfo& session, const std::vector<std::string>& info_columns) {
@@ -90,9 +57,13 @@ std::string to_string(BackendId backend) {
 }
 
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-                 std::vector<SampleRow> samples, InfoColumns info_columns)
+                 std::vector<SampleRow> samples, InfoColumns info_columns, Settings settings)
     : session_(std::move(session)), configs_(std::move(configs)), rows_(std::move(rows)),
-      samples_(std::move(samples)), info_columns_(std::move(info_columns)) {}
+      samples_(std::move(samples)), info_columns_(std::move(info_columns)), settings_(std::move(settings)) {
+  settings_.derive_metric = nullptr;
+  settings_.combine_kernel_metrics = nullptr;
+  settings_.info_collectors.clear();
+}
 
 const std::vector<std::string>& Results::axis_names() const {
   return configs_.empty() ? kNoAxes : configs_.front().names();
@@ -115,35 +86,11 @@ Table Results::samples_table() const {
 }
 
 void Results::write_csv(const std::string& path) const {
-  write_file(path, [&](std::ostream& out) { kscope::write_csv(summary_table(), out); });
+  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(summary_table(), out); });
 }
 
 void Results::write_samples_csv(const std::string& path) const {
-  write_file(path, [&](std::ostream& out) { kscope::write_csv(samples_table(), out); });
-}
-
-void Results::write_json(const std::string& path) const {
-  nlohmann::ordered_json doc;
-  const auto nullable = [](double v) { return std::isnan(v) ? nlohmann::ordered_json() : nlohmann::ordered_json(v); };
-  doc["session"] = {{"backend", to_string(session_.backend)},
-                    {"replay_passes", session_.replay_passes},
-                    {"cache_control", to_string(session_.cache_control)},
-                    {"clock_control", to_string(session_.clock_control)},
-                    {"mode", session_.mode()},
-                    {"locked_sm_clock_mhz", nullable(session_.locked_sm_clock_mhz)},
-                    {"locked_memory_clock_mhz", nullable(session_.locked_memory_clock_mhz)},
-                    {"thermal_pauses", session_.thermal_pauses},
-                    {"thermal_pause_s", session_.thermal_pause_s},
-                    {"gpu", session_.gpu},
-                    {"gpu_uuid", session_.gpu_uuid},
-                    {"host", session_.host},
-                    {"rated_sm_clock_mhz", nullable(session_.rated_sm_clock_mhz)},
-                    {"rated_memory_clock_mhz", nullable(session_.rated_memory_clock_mhz)},
-                    {"report_path", session_.report_path.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(session_.report_path)},
-                    {"axes", axis_names()}};
-  doc["summary"] = detail::table_to_json(summary_table());
-  doc["samples"] = detail::table_to_json(samples_table());
-  write_file(path, [&](std::ostream& out) { out << doc.dump(1) << "\n"; });
+  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(samples_table(), out); });
 }
 
 void Results::write_all(const std::string& prefix) const {
@@ -186,35 +133,6 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   }
   write_console(view, out);
   return out;
-}
-
-Table compare(const Results& candidate, const Results& baseline) {
-  const SessionInfo& a = candidate.session();
-  const SessionInfo& b = baseline.session();
-  const auto refuse = [](const std::string& what, const std::string& x, const std::string& y) {
-    throw ConfigError("compare() refuses to compare results taken with different " + what + " ('" + x +
-                      "' vs '" + y + "'): their numbers measure different things. Measure both with the same " +
-                      what);
-  };
-  if (a.backend != b.backend) refuse("backends", to_string(a.backend), to_string(b.backend));
-  if (a.cache_control != b.cache_control)
-    refuse("cache_control", to_string(a.cache_control), to_string(b.cache_control));
-  if (a.clock_control != b.clock_control)
-    refuse("clock_control", to_string(a.clock_control), to_string(b.clock_control));
-
-  std::map<std::tuple<std::string, std::string, std::string>, const SummaryRow*> base;
-  for (const auto& r : baseline.rows())
-    base[{r.annotation, r.metric, baseline.configs()[r.config_index].to_string()}] = &r;
-  Table t;
-  t.columns = {"Annotation", "Config", "Metric", "Unit", "Candidate", "Baseline", "Ratio"};
-  for (const auto& r : candidate.rows()) {
-    const std::string cfg = candidate.configs()[r.config_index].to_string();
-    auto it = base.find({r.annotation, r.metric, cfg});
-    if (it == base.end()) continue;
-    t.rows.push_back({r.annotation, cfg, r.metric, r.unit, number(r.avg_value), number(it->second->avg_value),
-                      number(r.avg_value / it->second->avg_value)});
-  }
-  return t;
 }
 
 }  // namespace kscope

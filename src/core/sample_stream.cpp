@@ -239,7 +239,7 @@ std::optional<std::vector<SampleRow>> read_samples(const std::vector<CsvRecord>&
     row.annotation = fields[0];
     row.config_index = config.index();
     for (std::size_t a = 0; a < axes; ++a) {
-      const Cell wanted = value_cell(config.values()[a]);
+      const Cell wanted = to_cell(config.values()[a]);
       const ColumnType type = std::holds_alternative<std::int64_t>(wanted) ? ColumnType::integer
                               : std::holds_alternative<double>(wanted)     ? ColumnType::real
                               : std::holds_alternative<bool>(wanted)       ? ColumnType::boolean

@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/caller.hpp"
 #include "core/valid_samples.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
@@ -116,12 +118,12 @@ std::string percent_change(double ratio) { return format("%+.1f%%", 100.0 * (rat
 
 void check_interval_options(double confidence, std::size_t resamples) {
   if (!(confidence > 0.0 && confidence < 1.0)) {
-    throw ConfigError("confidence must lie strictly between 0 and 1, got " + format("%g", confidence) +
+    throw ConfigError(compare_option("confidence") + " must lie strictly between 0 and 1, got " + format("%g", confidence) +
                       " (the default is 0.95)");
   }
   if (tail_resamples(confidence, resamples) == 0) {
     const auto needed = static_cast<std::size_t>(std::ceil(2.0 / (1.0 - confidence) - 1.0 - 1e-9));
-    throw ConfigError("resamples = " + std::to_string(resamples) + " is too few for a " +
+    throw ConfigError(compare_option("resamples") + " = " + std::to_string(resamples) + " is too few for a " +
                       format("%g", 100.0 * confidence) + "% interval: each tail needs at least one "
                       "resample, so at least " + std::to_string(needed) + " (the default is 2000)");
   }
@@ -133,19 +135,19 @@ SampleSummary summary_of(std::span<const double> samples) {
 }
 
 // Why a row cannot be judged, or an empty string when it can.
-std::string unstable_reason(const Comparison& c, bool negative_values, const ComparisonOptions& options) {
+std::string unstable_reason(const SampleComparison& c, bool negative_values, const CompareOptions& options) {
   const std::pair<const char*, const SampleSummary*> sides[] = {{"baseline", &c.baseline},
                                                                 {"candidate", &c.candidate}};
   for (const auto& [side, summary] : sides) {
     if (summary->count < options.min_samples) {
       return std::string(side) + " has " + std::to_string(summary->count) +
-             (summary->count == 1 ? " valid value" : " valid values") + ", fewer than min_samples (" +
+             (summary->count == 1 ? " valid value" : " valid values") + ", fewer than " + compare_option("min_samples") + " (" +
              std::to_string(options.min_samples) + ")";
     }
   }
   for (const auto& [side, summary] : sides) {
     if (summary->rsd_pct > options.max_rsd_pct) {
-      return std::string(side) + " RSD " + format("%.1f%%", summary->rsd_pct) + " is above max_rsd_pct (" +
+      return std::string(side) + " RSD " + format("%.1f%%", summary->rsd_pct) + " is above " + compare_option("max_rsd_pct") + " (" +
              format("%g%%", options.max_rsd_pct) + "): too noisy to judge; lock clocks or add warm-up runs";
     }
   }
@@ -197,26 +199,6 @@ std::string to_string(UTestMethod m) {
     case UTestMethod::exact: return "exact";
     case UTestMethod::normal_approximation: return "normal approximation";
     case UTestMethod::not_tested: return "not tested";
-  }
-  return "?";
-}
-
-std::string to_string(MetricDirection d) {
-  switch (d) {
-    case MetricDirection::lower_is_better: return "lower is better";
-    case MetricDirection::higher_is_better: return "higher is better";
-    case MetricDirection::undefined: return "undefined";
-  }
-  return "?";
-}
-
-std::string to_string(Verdict v) {
-  switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::same: return "same";
-    case Verdict::unstable: return "unstable";
-    case Verdict::changed: return "changed";
   }
   return "?";
 }
@@ -301,29 +283,10 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
   return MetricDirection::undefined;
 }
 
-void ComparisonOptions::validate() const {
-  if (!(threshold_pct >= 0.0 && threshold_pct < 100.0)) {
-    throw ConfigError("threshold_pct must be a percentage from 0 up to (not including) 100, got " +
-                      format("%g", threshold_pct) + " (the default is 2)");
-  }
-  if (!(alpha > 0.0 && alpha < 1.0)) {
-    throw ConfigError("alpha must lie strictly between 0 and 1, got " + format("%g", alpha) +
-                      " (the default is 0.05)");
-  }
-  if (min_samples == 0) {
-    throw ConfigError("min_samples is 0; at least one valid value per side is needed (the default is 5)");
-  }
-  if (!(max_rsd_pct > 0.0)) {
-    throw ConfigError("max_rsd_pct must be a positive percentage, got " + format("%g", max_rsd_pct) +
-                      " (the default is 10; infinity turns the check off)");
-  }
-  check_interval_options(confidence, resamples);
-}
-
-Comparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
-                           MetricDirection direction, const ComparisonOptions& options) {
+SampleComparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
+                                 MetricDirection direction, const CompareOptions& options) {
   options.validate();
-  Comparison c;
+  SampleComparison c;
   c.baseline = summary_of(baseline);
   c.candidate = summary_of(candidate);
   c.u_test = mann_whitney_u(candidate, baseline);
@@ -362,4 +325,44 @@ Comparison compare_samples(std::span<const double> baseline, std::span<const dou
   return c;
 }
 
+std::string compare_option(const std::string& field) {
+  switch (caller()) {
+    case Caller::cpp: return "CompareOptions::" + field;
+    case Caller::python: return field;
+    case Caller::command_line: break;
+  }
+  // kscope compare's flags; the options it has no flag for keep their defaults.
+  static const std::map<std::string, std::string> flags{
+      {"threshold_pct", "--threshold"}, {"alpha", "--alpha"}, {"min_samples", "--min-samples"},
+      {"max_rsd_pct", "--max-rsd"},     {"directions", "--direction"}};
+  const auto flag = flags.find(field);
+  return flag == flags.end() ? field : flag->second;
+}
+
 }  // namespace kscope::detail
+
+namespace kscope {
+
+void CompareOptions::validate() const {
+  using detail::compare_option;
+  using detail::format;
+  if (!(threshold_pct >= 0.0 && threshold_pct < 100.0)) {
+    throw ConfigError(compare_option("threshold_pct") + " must be a percentage from 0 up to (not including) 100, got " +
+                      format("%g", threshold_pct) + " (the default is 2)");
+  }
+  if (!(alpha > 0.0 && alpha < 1.0)) {
+    throw ConfigError(compare_option("alpha") + " must lie strictly between 0 and 1, got " + format("%g", alpha) +
+                      " (the default is 0.05)");
+  }
+  if (min_samples == 0) {
+    throw ConfigError(compare_option("min_samples") +
+                      " is 0; at least one valid value per side is needed (the default is 5)");
+  }
+  if (!(max_rsd_pct > 0.0)) {
+    throw ConfigError(compare_option("max_rsd_pct") + " must be a positive percentage, got " +
+                      format("%g", max_rsd_pct) + " (the default is 10; infinity turns the check off)");
+  }
+  detail::check_interval_options(confidence, resamples);
+}
+
+}  // namespace kscope

@@ -10,7 +10,13 @@
 #include <string>
 #include <string_view>
 
+#include "kscope/compare.hpp"
+
 namespace kscope::detail {
+
+using kscope::CompareOptions;
+using kscope::MetricDirection;
+using kscope::Verdict;
 
 // ---- Mann-Whitney U test ------------------------------------------------------------------------
 
@@ -58,9 +64,6 @@ Interval median_ratio_interval(std::span<const double> baseline, std::span<const
 
 // ---- Metric direction -----------------------------------------------------------------------------
 
-enum class MetricDirection { lower_is_better, higher_is_better, undefined };
-std::string to_string(MetricDirection d);
-
 // Infers whether a metric improves by falling or rising, from its name and unit (case-insensitive):
 // - names with "stall" are lower-is-better whatever the unit (stall percentages are time lost);
 // - a duration unit (ns, us, µs, ms, s, nsecond, usecond, msecond, second(s), cycle(s)) is
@@ -90,46 +93,14 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 // true shift just past it is reported only once enough runs narrow the interval, so a CI gate does
 // not flap on a shift that noise alone could put on either side of the threshold.
 //
-// Defaults:
-// - threshold_pct = 2: kscope's stable_rsd_pct default; a shift smaller than what one stable row
-//   spreads by is not worth a verdict, and it covers the drift between sessions (board
-//   temperature, clocks when unlocked) that samples of one session cannot see. The measured noise
-//   enters through the CI, whose width grows with the RSD and shrinks with more runs (NVBench's
-//   compare uses the noise itself as the threshold, which never tightens with more runs).
-// - alpha = 0.05: Google Benchmark's compare.py, which runs the same two-sided U test.
-// - min_samples = 5: NVBench's minimum for a noise estimate; with 5 values per side the exact U
-//   test reaches p = 0.008, so a real change can be significant.
-// - max_rsd_pct = 10: five times stable_rsd_pct. A row that noisy is dominated by something other
-//   than the kernel (contention, throttling); the U test's premise that the runs are exchangeable
-//   no longer holds, so no verdict is given. Locking clocks or more warm-up usually cures it.
-// - confidence = 0.95, resamples = 2000: the usual percentile-bootstrap count for a 95% interval
-//   (Efron & Tibshirani); each tail then holds 50 resamples, so the bounds move by well under
-//   the interval's width between seeds, and it costs 2000 * (n_baseline + n_candidate) draws.
-// - seed: std::mt19937_64's default seed, fixed so that comparing the same files again gives the
-//   same interval.
-
-enum class Verdict { faster, slower, same, unstable, changed };
-std::string to_string(Verdict v);
-
-struct ComparisonOptions {
-  double threshold_pct = 2.0;
-  double alpha = 0.05;
-  std::size_t min_samples = 5;
-  double max_rsd_pct = 10.0;
-  double confidence = 0.95;
-  std::size_t resamples = 2000;
-  std::uint64_t seed = std::mt19937_64::default_seed;
-
-  // Throws ConfigError naming the bad option, its value and its default.
-  void validate() const;
-};
+// The defaults and their reasons: CompareOptions in kscope/compare.hpp.
 
 struct SampleSummary {
   std::size_t count = 0;  // valid (non-NaN) values
   double median = 0, mean = 0, rsd_pct = 0;  // NaN where undefined (no value; rsd: n < 2 or mean 0)
 };
 
-struct Comparison {
+struct SampleComparison {
   SampleSummary baseline, candidate;
   double ratio = 0;     // median(candidate) / median(baseline); NaN with a negative value
   Interval ratio_ci;    // bootstrap interval of the ratio at options.confidence
@@ -139,7 +110,11 @@ struct Comparison {
 };
 
 // Throws ConfigError for invalid options; any samples (empty, all NaN) give a verdict.
-Comparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
-                           MetricDirection direction, const ComparisonOptions& options);
+SampleComparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
+                                 MetricDirection direction, const CompareOptions& options);
+
+// A CompareOptions field as the caller spells it: CompareOptions::min_samples (C++), min_samples
+// (Python's keyword), --min-samples (the kscope compare command).
+std::string compare_option(const std::string& field);
 
 }  // namespace kscope::detail

@@ -75,6 +75,7 @@ SessionInfo MeasuredDevice::describe(BackendId backend) const {
   info.backend = backend;
   info.gpu = facts_.name;
   info.gpu_uuid = facts_.uuid;
+  info.driver_version = driver_version(nvml());
   info.host = host_name();
   // Without NVML, CUDA's peak clocks are the same quantity (the H200 reports 1980 MHz in both).
   const ClockReading rated = control_.rated_clocks();

@@ -76,6 +76,12 @@ const NvmlApi& nvml() {
   return library.api;
 }
 
+std::string driver_version(const NvmlApi& api) {
+  char text[96] = {};  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80
+  if (api.system_get_driver_version == nullptr || api.system_get_driver_version(text, sizeof text) != 0) return {};
+  return text;
+}
+
 NvmlDeviceControl::NvmlDeviceControl(NvmlApi api, const std::string& uuid) : api_(std::move(api)) {
   if (!api_.unavailable_reason.empty()) {
     reason_ = api_.unavailable_reason;

@@ -43,6 +43,9 @@ struct NvmlApi {
 // The process-wide library: dlopen and nvmlInit_v2 on first use, nvmlShutdown at exit.
 const NvmlApi& nvml();
 
+// The NVIDIA driver's version ("580.65.06"); empty when NVML cannot tell.
+std::string driver_version(const NvmlApi& api);
+
 // The NVML device with this UUID ("GPU-..."). Found by UUID, never by index: NVML enumerates every
 // GPU and ignores CUDA_VISIBLE_DEVICES, and its order is not CUDA's.
 class NvmlDeviceControl final : public DeviceControl {

@@ -21,10 +21,7 @@ NvmlFacts SystemProbes::nvml(std::vector<DoctorDevice>& devices) {
     f.problem = api.unavailable_reason;
     return f;
   }
-  if (api.system_get_driver_version) {
-    char text[96] = {};
-    if (api.system_get_driver_version(text, sizeof text) == 0) f.driver_version = text;
-  }
+  f.driver_version = device::driver_version(api);
   for (DoctorDevice& d : devices) {
     NvmlApi::Device device = nullptr;
     if (api.device_get_handle_by_uuid == nullptr) {

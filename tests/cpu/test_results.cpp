@@ -94,7 +94,8 @@ TEST(Results, WritesCsvAndStrictJson) {
   EXPECT_EQ(doc["summary"].size(), 2u);
   EXPECT_EQ(doc["samples"].size(), 6u);
   EXPECT_TRUE(doc["summary"][0]["NormalizationValue"].is_null());
-  EXPECT_EQ(doc["summary"][0]["n"], 16);
+  EXPECT_EQ(doc["configs"][0][0], 16);
+  EXPECT_EQ(doc["summary"][0]["Config"], 0);
   std::filesystem::remove_all(dir);
 }
 
@@ -114,19 +115,4 @@ TEST(Results, ConsoleOutputShowsSessionAndRows) {
   EXPECT_NE(text.find("backend test (simulated) | mode default (cache_control all, clock_control none)"), std::string::npos) << text;
   EXPECT_NE(text.find("saxpy"), std::string::npos);
   EXPECT_NE(text.find("test__kernel_duration"), std::string::npos);
-}
-
-TEST(Results, CompareRefusesMixedCacheModesAndRatiosOtherwise) {
-  const Results cold = small_results(CacheControl::all);
-  const Results warm = small_results(CacheControl::none);
-  try {
-    compare(cold, warm);
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("compare() refuses to compare results taken with different cache_control"),
-              std::string::npos);
-  }
-  const Table t = compare(cold, small_results(CacheControl::all));
-  ASSERT_EQ(t.rows.size(), 2u);
-  EXPECT_DOUBLE_EQ(std::get<double>(t.rows[0][t.column("Ratio")]), 1.0);
 }

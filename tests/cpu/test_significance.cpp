@@ -18,15 +18,15 @@ constexpr double inf = std::numeric_limits<double>::infinity();
 
 using kscope::ConfigError;
 using kscope::detail::compare_samples;
-using kscope::detail::Comparison;
-using kscope::detail::ComparisonOptions;
+using kscope::CompareOptions;
+using kscope::detail::SampleComparison;
 using kscope::detail::infer_metric_direction;
 using kscope::detail::Interval;
 using kscope::detail::mann_whitney_u;
 using kscope::detail::median_ratio_interval;
-using kscope::detail::MetricDirection;
+using kscope::MetricDirection;
 using kscope::detail::UTestMethod;
-using kscope::detail::Verdict;
+using kscope::Verdict;
 
 // n evenly spaced values from center * (1 - half_width_pct/100) to center * (1 + half_width_pct/100).
 std::vector<double> spread(double center, double half_width_pct, std::size_t n) {
@@ -213,7 +213,7 @@ TEST(MedianRatioInterval, RejectsBadConfidenceAndTooFewResamples) {
     FAIL() << "38 resamples accepted";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()),
-              "resamples = 38 is too few for a 95% interval: each tail needs at least one resample, so at "
+              "CompareOptions::resamples = 38 is too few for a 95% interval: each tail needs at least one resample, so at "
               "least 39 (the default is 2000)");
   }
 }
@@ -274,13 +274,13 @@ TEST(MetricDirection, InferredFromNameAndUnit) {
 
 // ---- Verdicts ---------------------------------------------------------------------------------------
 
-Comparison compare(const std::vector<double>& baseline, const std::vector<double>& candidate,
+SampleComparison compare(const std::vector<double>& baseline, const std::vector<double>& candidate,
                    MetricDirection direction = MetricDirection::lower_is_better,
-                   const ComparisonOptions& options = {}) {
+                   const CompareOptions& options = {}) {
   return compare_samples(baseline, candidate, direction, options);
 }
 
-bool mentions(const Comparison& c, const std::string& text) {
+bool mentions(const SampleComparison& c, const std::string& text) {
   return c.reason.find(text) != std::string::npos;
 }
 
@@ -304,12 +304,12 @@ TEST(Verdict, ClearChangesFollowTheDirection) {
       {&minus_10pct, MetricDirection::undefined, Verdict::changed},
   };
   for (const Case& k : cases) {
-    const Comparison c = compare(base_1000, *k.candidate, k.direction);
+    const SampleComparison c = compare(base_1000, *k.candidate, k.direction);
     EXPECT_EQ(c.verdict, k.expected) << to_string(k.direction) << ": " << c.reason;
     EXPECT_EQ(c.u_test.method, UTestMethod::exact);
     EXPECT_NEAR(c.u_test.p_value, 1.082508822446903e-05, 1e-15);  // scipy, method="exact"
   }
-  const Comparison slower = compare(base_1000, plus_10pct);
+  const SampleComparison slower = compare(base_1000, plus_10pct);
   EXPECT_DOUBLE_EQ(slower.ratio, 1.1);
   EXPECT_GT(slower.ratio_ci.lower, 1.02);
   EXPECT_LT(slower.ratio_ci.upper, 1.2);
@@ -319,7 +319,7 @@ TEST(Verdict, ClearChangesFollowTheDirection) {
 }
 
 TEST(Verdict, ReportsBothSummaries) {
-  const Comparison c = compare({1, 2, 3, nan, 10, 4}, {2, 4, 6, 8, 10});
+  const SampleComparison c = compare({1, 2, 3, nan, 10, 4}, {2, 4, 6, 8, 10});
   EXPECT_EQ(c.baseline.count, 5u);
   EXPECT_DOUBLE_EQ(c.baseline.median, 3.0);
   EXPECT_DOUBLE_EQ(c.baseline.mean, 4.0);
@@ -332,7 +332,7 @@ TEST(Verdict, ReportsBothSummaries) {
 TEST(Verdict, SmallSignificantShiftOfAShortKernelIsSame) {
   // A 2 us kernel 0.5% slower, 20 runs each, fully separated: exact p = 2 / C(40,20) = 1.5e-11,
   // but the whole CI is inside +-2%.
-  const Comparison c = compare(spread(2000, 0.2, 20), spread(2010, 0.2, 20));
+  const SampleComparison c = compare(spread(2000, 0.2, 20), spread(2010, 0.2, 20));
   EXPECT_NEAR(c.u_test.p_value, 2 / 137846528820.0, 1e-20);
   EXPECT_NEAR(c.ratio, 1.005, 1e-12);
   EXPECT_EQ(c.verdict, Verdict::same) << c.reason;
@@ -341,7 +341,7 @@ TEST(Verdict, SmallSignificantShiftOfAShortKernelIsSame) {
 
 TEST(Verdict, SignificantShiftWhoseIntervalReachesInsideTheThresholdIsSame) {
   // Median +2.5%, p = 2.2e-5 (scipy, exact), but the CI (about +1.2% to +3.8%) reaches below +2%.
-  const Comparison c = compare(spread(1000, 0.5, 10), spread(1025, 2, 10));
+  const SampleComparison c = compare(spread(1000, 0.5, 10), spread(1025, 2, 10));
   EXPECT_LT(c.u_test.p_value, 0.05);
   EXPECT_LT(c.ratio_ci.lower, 1.02);
   EXPECT_GT(c.ratio_ci.upper, 1.02);
@@ -353,12 +353,12 @@ TEST(Verdict, TenPercentOnThreeSamplesIsNeverSlower) {
   // Median +10%, exact p = 0.2 (U = 8 of 9; scipy) on 3 runs each.
   const std::vector<double> baseline{1000, 1050, 980};
   const std::vector<double> candidate{1100, 1020, 1150};
-  Comparison c = compare(baseline, candidate);
+  SampleComparison c = compare(baseline, candidate);
   EXPECT_EQ(c.verdict, Verdict::unstable) << c.reason;
-  EXPECT_EQ(c.reason, "baseline has 3 valid values, fewer than min_samples (5)");
+  EXPECT_EQ(c.reason, "baseline has 3 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_DOUBLE_EQ(c.u_test.p_value, 0.2);  // computed even when no verdict is given
 
-  ComparisonOptions three;
+  CompareOptions three;
   three.min_samples = 3;
   c = compare(baseline, candidate, MetricDirection::lower_is_better, three);
   EXPECT_EQ(c.verdict, Verdict::same) << c.reason;
@@ -375,7 +375,7 @@ TEST(Verdict, ThresholdBoundaryIsStrict) {
   };
   for (const Case k : {Case{102, Verdict::same}, Case{102.01, Verdict::slower}, Case{98, Verdict::same},
                        Case{97.99, Verdict::faster}}) {
-    const Comparison c = compare(base, repeated(k.candidate, 5));
+    const SampleComparison c = compare(base, repeated(k.candidate, 5));
     EXPECT_NEAR(c.u_test.p_value, 0.003976751709788651, 1e-12);
     EXPECT_EQ(c.ratio_ci.lower, c.ratio_ci.upper);
     EXPECT_EQ(c.verdict, k.expected) << k.candidate << ": " << c.reason;
@@ -386,7 +386,7 @@ TEST(Verdict, AlphaBoundaryIsStrict) {
   // 5 against 5, fully separated: exact p = 2/252 = 0.0079.
   const std::vector<double> base{100, 101, 102, 103, 104};
   const std::vector<double> slower{120, 121, 122, 123, 124};
-  ComparisonOptions options;
+  CompareOptions options;
   options.alpha = 2.0 / 252;
   EXPECT_EQ(compare(base, slower, MetricDirection::lower_is_better, options).verdict, Verdict::same);
   options.alpha = 0.008;
@@ -396,45 +396,45 @@ TEST(Verdict, AlphaBoundaryIsStrict) {
 TEST(Verdict, MinSamplesCountsValidValuesOnEachSide) {
   std::vector<double> five_of_seven{1000, nan, 1001, 1002, nan, 1003, 1004};
   EXPECT_EQ(compare(five_of_seven, plus_10pct).verdict, Verdict::slower);
-  const Comparison c = compare(plus_10pct, {1000, 1001, nan, 1002, 1003});
+  const SampleComparison c = compare(plus_10pct, {1000, 1001, nan, 1002, 1003});
   EXPECT_EQ(c.verdict, Verdict::unstable);
-  EXPECT_EQ(c.reason, "candidate has 4 valid values, fewer than min_samples (5)");
+  EXPECT_EQ(c.reason, "candidate has 4 valid values, fewer than CompareOptions::min_samples (5)");
 }
 
 TEST(Verdict, RsdAboveTheLimitIsUnstable) {
   const std::vector<double> noisy{1000, 1300, 900, 1100, 700, 1000};
   const double rsd = kscope::summarize(noisy, 2.0).rsd_pct;
-  ComparisonOptions options;
+  CompareOptions options;
   options.max_rsd_pct = rsd;  // at the limit: judged
   EXPECT_NE(compare(base_1000, noisy, MetricDirection::lower_is_better, options).verdict, Verdict::unstable);
   options.max_rsd_pct = std::nextafter(rsd, 0.0);
-  const Comparison c = compare(base_1000, noisy, MetricDirection::lower_is_better, options);
+  const SampleComparison c = compare(base_1000, noisy, MetricDirection::lower_is_better, options);
   EXPECT_EQ(c.verdict, Verdict::unstable);
-  EXPECT_TRUE(mentions(c, "candidate RSD 20.0% is above max_rsd_pct")) << c.reason;  // s = 200, mean 1000
+  EXPECT_TRUE(mentions(c, "candidate RSD 20.0% is above CompareOptions::max_rsd_pct")) << c.reason;  // s = 200, mean 1000
   // Default limit 10%: the noisy side is unstable whichever side it is.
   EXPECT_EQ(compare(noisy, base_1000).verdict, Verdict::unstable);
 }
 
 TEST(Verdict, EmptyOrNegativeSamplesAreUnstable) {
-  Comparison c = compare({}, base_1000);
+  SampleComparison c = compare({}, base_1000);
   EXPECT_EQ(c.verdict, Verdict::unstable);
-  EXPECT_EQ(c.reason, "baseline has 0 valid values, fewer than min_samples (5)");
+  EXPECT_EQ(c.reason, "baseline has 0 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_EQ(c.u_test.method, UTestMethod::not_tested);
   EXPECT_TRUE(std::isnan(c.ratio));
   EXPECT_TRUE(std::isnan(c.ratio_ci.lower));
   EXPECT_EQ(compare(base_1000, {nan, nan}).verdict, Verdict::unstable);
   EXPECT_EQ(compare(base_1000, {nan, 1000}).reason,
-            "candidate has 1 valid value, fewer than min_samples (5)");
+            "candidate has 1 valid value, fewer than CompareOptions::min_samples (5)");
 
   c = compare({-5, -4, -6, -5, -5}, {-1, -2, -1, -1, -2}, MetricDirection::undefined,
-              ComparisonOptions{.max_rsd_pct = inf});
+              CompareOptions{.max_rsd_pct = inf});
   EXPECT_EQ(c.verdict, Verdict::unstable);
   EXPECT_EQ(c.reason, "negative values: a ratio of medians cannot say which side is better");
   EXPECT_TRUE(std::isnan(c.ratio));
 }
 
 TEST(Verdict, IdenticalSamplesAreSame) {
-  const Comparison c = compare(base_1000, base_1000);
+  const SampleComparison c = compare(base_1000, base_1000);
   EXPECT_EQ(c.verdict, Verdict::same);
   EXPECT_DOUBLE_EQ(c.u_test.p_value, 1.0);
   EXPECT_DOUBLE_EQ(c.ratio, 1.0);
@@ -442,7 +442,7 @@ TEST(Verdict, IdenticalSamplesAreSame) {
 
 TEST(Verdict, ZeroCountersCompareByTheirMedians) {
   // A counter that stays 0 is unchanged; one that leaves 0 has changed beyond any threshold.
-  Comparison c = compare(repeated(0, 6), repeated(0, 6), MetricDirection::undefined);
+  SampleComparison c = compare(repeated(0, 6), repeated(0, 6), MetricDirection::undefined);
   EXPECT_EQ(c.verdict, Verdict::same) << c.reason;
   EXPECT_DOUBLE_EQ(c.ratio, 1.0);
   c = compare(repeated(0, 6), repeated(4096, 6), MetricDirection::undefined);
@@ -452,22 +452,22 @@ TEST(Verdict, ZeroCountersCompareByTheirMedians) {
 
 TEST(Verdict, BadOptionsAreRefusedByName) {
   struct Case {
-    ComparisonOptions options;
+    CompareOptions options;
     const char* message;
   };
   const Case cases[] = {
       {{.threshold_pct = -1},
-       "threshold_pct must be a percentage from 0 up to (not including) 100, got -1 (the default is 2)"},
+       "CompareOptions::threshold_pct must be a percentage from 0 up to (not including) 100, got -1 (the default is 2)"},
       {{.threshold_pct = 100},
-       "threshold_pct must be a percentage from 0 up to (not including) 100, got 100 (the default is 2)"},
-      {{.alpha = 0}, "alpha must lie strictly between 0 and 1, got 0 (the default is 0.05)"},
-      {{.alpha = nan}, "alpha must lie strictly between 0 and 1, got nan (the default is 0.05)"},
-      {{.min_samples = 0}, "min_samples is 0; at least one valid value per side is needed (the default is 5)"},
+       "CompareOptions::threshold_pct must be a percentage from 0 up to (not including) 100, got 100 (the default is 2)"},
+      {{.alpha = 0}, "CompareOptions::alpha must lie strictly between 0 and 1, got 0 (the default is 0.05)"},
+      {{.alpha = nan}, "CompareOptions::alpha must lie strictly between 0 and 1, got nan (the default is 0.05)"},
+      {{.min_samples = 0}, "CompareOptions::min_samples is 0; at least one valid value per side is needed (the default is 5)"},
       {{.max_rsd_pct = 0},
-       "max_rsd_pct must be a positive percentage, got 0 (the default is 10; infinity turns the check off)"},
-      {{.confidence = 95}, "confidence must lie strictly between 0 and 1, got 95 (the default is 0.95)"},
+       "CompareOptions::max_rsd_pct must be a positive percentage, got 0 (the default is 10; infinity turns the check off)"},
+      {{.confidence = 95}, "CompareOptions::confidence must lie strictly between 0 and 1, got 95 (the default is 0.95)"},
       {{.resamples = 10},
-       "resamples = 10 is too few for a 95% interval: each tail needs at least one resample, so at least 39 "
+       "CompareOptions::resamples = 10 is too few for a 95% interval: each tail needs at least one resample, so at least 39 "
        "(the default is 2000)"},
   };
   for (const Case& k : cases) {

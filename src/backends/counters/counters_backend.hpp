@@ -68,7 +68,9 @@ class CountersBackend final : public MeasurementBackend {
     std::size_t regions = 0;
     std::size_t ranges = 0;  // kernels (flush memsets included) or regions, as the image counts them
   };
-  void make_profiler();  // enables it on the context: the one before must be gone
+  // Enables one on the context with room for `ranges` per pass (the one before must be gone).
+  void make_profiler(std::size_t ranges);
+  static constexpr std::size_t kFirstProfilerRanges = 16;
   // A fresh image for `ranges` ranges, on a new profiler when there is none; the first pass next.
   void configure(std::size_t ranges);
   std::size_t first_pass_ranges() const;  // of runs_, in all

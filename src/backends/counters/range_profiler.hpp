@@ -60,6 +60,7 @@ class RangeProfiler {
   std::vector<RangeResult> decode();         // waits for the GPU; one result per range
 
   std::size_t counter_data_bytes() const { return counter_data_.size(); }
+  std::size_t max_ranges() const { return max_ranges_; }  // per pass
 
  private:
   enum class State { enabled, configured, started, between_passes, submitted, decoded, poisoned };

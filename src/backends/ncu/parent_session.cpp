@@ -20,6 +20,7 @@
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
+#include "device/nvml.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -167,6 +168,7 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   info.cache_control = settings.cache_control;
   info.clock_control = settings.clock_control;
   info.gpu = report.gpu;
+  info.driver_version = device::driver_version(device::nvml());  // ncu ran on this machine's driver
   info.host = report.host;
   info.rated_sm_clock_mhz = report.rated_sm_clock_mhz;
   info.rated_memory_clock_mhz = report.rated_memory_clock_mhz;

@@ -1,0 +1,120 @@
+#pragma once
+// Comparing two Results: for every (annotation, config, metric), is the candidate faster, slower
+// or the same as the baseline within noise? Decided on the raw per-run samples of both sides by a
+// two-sided Mann-Whitney U test and a percentile-bootstrap interval of the ratio of medians.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kscope/results.hpp"
+#include "kscope/table.hpp"
+#include "kscope/value.hpp"
+
+namespace kscope {
+
+// Whether a metric improves by falling (durations, stalls) or rising (throughput, FLOP/s, % of
+// peak). undefined: a count of work (bytes, instructions), which a verdict calls `changed`.
+enum class MetricDirection { lower_is_better, higher_is_better, undefined };
+std::string to_string(MetricDirection d);  // "lower is better", "higher is better", "undefined"
+
+enum class Verdict {
+  faster,             // a significant change beyond the threshold, for the better
+  slower,             // the same, for the worse
+  same,               // not significant, or within the threshold
+  unstable,           // too few valid samples, an RSD above max_rsd_pct, negative values, or units differ
+  changed,            // a significant change of a metric without a direction
+  only_in_baseline,   // the row exists on one side only (an annotation, config or metric added or removed)
+  only_in_candidate,
+};
+std::string to_string(Verdict v);  // the enumerator's name
+
+// The verdict of a row (ratio = median(candidate) / median(baseline), CI its bootstrap interval):
+// unstable when either side has fewer than min_samples valid values or an RSD above max_rsd_pct;
+// otherwise a change only when p < alpha AND the whole CI lies beyond 1 +- threshold_pct/100
+// (strictly), and same in every other case. The defaults, and why:
+// - threshold_pct = 2: kscope's stable_rsd_pct default; a shift smaller than what one stable row
+//   spreads by is not worth a verdict, and it covers the drift between sessions (board
+//   temperature, clocks when unlocked) that the samples of one session cannot see. The measured
+//   noise enters through the CI, whose width grows with the RSD and shrinks with more runs
+//   (NVBench's compare uses the noise itself as the threshold, which never tightens with more
+//   runs). README ("Comparing results") gives the session-to-session noise measured on an H200.
+// - alpha = 0.05: Google Benchmark's compare.py, which runs the same two-sided U test.
+// - min_samples = 5: NVBench's minimum for a noise estimate; with 5 values per side the exact U
+//   test reaches p = 0.008, so a real change can be significant.
+// - max_rsd_pct = 10: five times stable_rsd_pct. A row that noisy is dominated by something other
+//   than the kernel (contention, throttling); the U test's premise that the runs are exchangeable
+//   no longer holds, so no verdict is given. Locking clocks or more warm-up usually cures it.
+// - confidence = 0.95, resamples = 2000: the usual percentile-bootstrap count for a 95% interval
+//   (Efron & Tibshirani); each tail then holds 50 resamples, so the bounds move by well under
+//   the interval's width between seeds, and it costs 2000 * (n_baseline + n_candidate) draws.
+// - seed: std::mt19937_64's default seed, fixed so that comparing the same files again gives the
+//   same interval.
+struct CompareOptions {
+  double threshold_pct = 2.0;
+  double alpha = 0.05;
+  std::size_t min_samples = 5;
+  double max_rsd_pct = 10.0;
+  double confidence = 0.95;
+  std::size_t resamples = 2000;
+  std::uint64_t seed = 5489;  // std::mt19937_64's default seed
+  // Per metric name, overriding the direction inferred from the metric's name and unit.
+  std::map<std::string, MetricDirection> directions{};
+
+  // Throws ConfigError naming the bad option, its value and its default.
+  void validate() const;
+};
+
+// One side of a comparison row; count 0 and NaN values on the side a row is missing from.
+struct ComparedSide {
+  std::optional<std::size_t> config_index;  // into that side's Results::configs()
+  std::size_t count = 0;                    // valid samples
+  double median = NAN, mean = NAN, rsd_pct = NAN;
+  double observed_sm_clock_mhz = NAN;       // the summary row's mean observed SM clock
+};
+
+struct ComparisonRow {
+  std::string annotation;
+  std::vector<Value> config;  // one value per Comparison::axis_names
+  std::string metric;
+  std::string unit;
+  MetricDirection direction = MetricDirection::undefined;
+  ComparedSide baseline, candidate;
+  double ratio = NAN;                      // median(candidate) / median(baseline)
+  double ci_lower = NAN, ci_upper = NAN;   // bootstrap interval of the ratio
+  double u = NAN;                          // Mann-Whitney U of the candidate: pairs it wins, ties halved
+  double p_value = NAN;                    // two-sided
+  std::string u_test_method;               // "exact", "normal approximation", "not tested"
+  Verdict verdict = Verdict::unstable;
+  std::string reason;                      // one line: why this verdict, with the numbers that decided it
+  std::vector<std::string> flags;          // "gpu", "driver", "sm_clock": see Comparison::warnings
+};
+
+struct Comparison {
+  std::vector<std::string> axis_names;
+  std::vector<ComparisonRow> rows;  // the baseline's rows in its order, then rows only in the candidate
+  // Facts that weaken the verdicts without preventing them: a different GPU model or driver, or
+  // observed SM clocks that differ by more than threshold_pct (a compute-bound kernel's duration
+  // scales with 1/clock, so such a difference alone could produce a verdict). Rows affected carry
+  // the matching flag.
+  std::vector<std::string> warnings;
+  CompareOptions options;
+
+  // Annotation, the axes, then Metric, Unit, Direction, BaselineMedian, CandidateMedian,
+  // BaselineMean, CandidateMean, BaselineRuns, CandidateRuns, BaselineRSDPct, CandidateRSDPct,
+  // Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue, UTestMethod, Verdict, Reason, Flags.
+  Table to_table() const;
+  std::size_t count(Verdict verdict) const;
+};
+
+// Compares the candidate with the baseline, row by row; the rows of both are matched by
+// annotation, config (axis name -> value) and metric. Samples of throttled runs are left out when
+// the side's Settings::throttled_runs excluded them from its statistics.
+// Refuses (ConfigError) results of different backends, cache control, clock control, replay mode
+// (counter backends) or config axes: their numbers measure different things.
+Comparison compare(const Results& baseline, const Results& candidate, const CompareOptions& options = {});
+
+}  // namespace kscope

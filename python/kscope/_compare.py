@@ -1,0 +1,183 @@
+"""kscope.load and kscope.compare: saved results back as ProfileResults, and the engine's verdicts
+on two of them as a DataFrame (optionally plotted)."""
+
+import itertools
+import math
+import numbers
+import os
+import warnings
+
+import pandas as pd
+
+from . import _core
+from ._results import ProfileResults, _config_column, _engine_column
+from .errors import ConfigError
+
+_DIRECTIONS = ("lower", "higher", "undefined")
+_VERDICT_COLOURS = {
+    "slower": "tab:red",
+    "faster": "tab:green",
+    "same": "tab:gray",
+    "unstable": "tab:orange",
+    "changed": "tab:purple",
+}
+
+
+class CompareWarning(UserWarning):
+    """What weakens a comparison without preventing it: a different GPU model or driver, observed SM
+    clocks that differ by more than the threshold, rows measured on one side only. A CI gate can make
+    them errors: ``warnings.simplefilter("error", kscope.CompareWarning)``."""
+
+
+def load(path):
+    """The ProfileResults saved in ``path`` by ProfileResults.save (or C++ Results::write_json).
+
+    Its config columns hold the values the engine kept: ints, floats, strings and bools as they
+    were; any other config value (a torch dtype, a tuple, a tensor) as the short repr() label it
+    was saved as (e.g. 'torch.float16'), since the objects themselves cannot be saved.
+    Raises ConfigError for a file that is not a kscope results file or is of another format
+    version, and ProfilerException for a file that cannot be read.
+    """
+    core = _core.load_results(os.fspath(path))
+    return ProfileResults(core, core.configs(), core.axis_names)
+
+
+def compare(
+    baseline,
+    candidate,
+    *,
+    threshold_pct=2.0,
+    alpha=0.05,
+    min_samples=5,
+    max_rsd_pct=10.0,
+    confidence=0.95,
+    resamples=2000,
+    seed=5489,
+    directions=None,
+    plot=None,
+):
+    """Compares candidate with baseline, row by row (annotation, config, metric), on the raw
+    per-run samples of both, and returns one DataFrame row per (annotation, config, metric).
+
+    baseline, candidate: ProfileResults, or paths of files written by ProfileResults.save.
+    A row is 'slower' or 'faster' when a two-sided Mann-Whitney U test gives p < alpha AND the
+    whole bootstrap confidence interval (``confidence``, ``resamples``, ``seed``) of the ratio of
+    medians lies beyond ``threshold_pct`` percent; 'same' otherwise; 'unstable' when a side has
+    fewer than ``min_samples`` valid runs or a relative standard deviation above ``max_rsd_pct``
+    (or the units differ); 'changed' for a metric with no better direction (a count of bytes).
+    Durations are lower-is-better and rates (GB/s, TFLOP/s, %) higher-is-better;
+    ``directions={"metric": "lower" | "higher" | "undefined"}`` says otherwise. Rows measured on one
+    side only have the verdict 'only_in_baseline' or 'only_in_candidate'.
+
+    Results of different backends, cache_control or clock_control raise ConfigError. A different
+    GPU model or driver, or SM clocks that differ by more than the threshold, are reported as
+    kscope.CompareWarning warnings and in the Flags column. ``plot="file.png"`` also draws the
+    ratios with their intervals per config (any format matplotlib infers from the name).
+
+    The config columns hold the baseline's config values (the candidate's for rows only in it):
+    the original objects for a ProfileResults just measured, the saved labels for a loaded one.
+    """
+    base = _as_results(baseline, "baseline")
+    cand = _as_results(candidate, "candidate")
+    options = _core.CompareOptions()
+    for name, value in (("threshold_pct", threshold_pct), ("alpha", alpha), ("max_rsd_pct", max_rsd_pct),
+                        ("confidence", confidence)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ConfigError(f"{name} must be a number, not {value!r}")
+        setattr(options, name, float(value))
+    for name, value in (("min_samples", min_samples), ("resamples", resamples), ("seed", seed)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ConfigError(f"{name} must be a non-negative integer, not {value!r}")
+        setattr(options, name, int(value))
+    columns, base_configs, cand_configs, messages = _core.compare(
+        base._core, cand._core, options, _directions(directions))
+
+    axes = base.parameters  # the engine refuses results whose axes differ
+    data = {}
+    for name, cells in columns.items():
+        if name in axes:
+            data[name] = _config_column([
+                base._configs[b][base.parameters.index(name)] if b is not None
+                else cand._configs[c][cand.parameters.index(name)]
+                for b, c in zip(base_configs, cand_configs)
+            ])
+        else:
+            data[name] = _engine_column(name, cells)
+    frame = pd.DataFrame(data)
+    for message in messages:
+        warnings.warn(message, CompareWarning, stacklevel=2)
+    if plot is not None:
+        draw_comparison(frame, axes, os.fspath(plot), threshold_pct)
+    return frame
+
+
+def _as_results(value, side):
+    if isinstance(value, ProfileResults):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return load(value)
+    raise ConfigError(
+        f"{side} must be a ProfileResults or the path of a file written by ProfileResults.save, "
+        f"not {type(value).__name__}"
+    )
+
+
+def _directions(directions):
+    if directions is None:
+        return {}
+    if not hasattr(directions, "items"):
+        raise ConfigError(f"directions must be a dict {{metric: 'lower' | 'higher' | 'undefined'}}, not {directions!r}")
+    for metric, direction in directions.items():
+        if not isinstance(metric, str) or direction not in _DIRECTIONS:
+            raise ConfigError(
+                f"directions[{metric!r}] must be 'lower', 'higher' or 'undefined', not {direction!r}"
+            )
+    return dict(directions)
+
+
+def draw_comparison(frame, parameters, filename, threshold_pct):
+    """Ratio of medians (candidate / baseline) with its confidence interval per config: one line per
+    (annotation, metric), each point coloured by its verdict, the threshold band shaded."""
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    rows = frame[frame["Ratio"].notna()].copy()
+    if rows.empty:
+        raise ConfigError("plot: no row was measured on both sides, so there is no ratio to draw")
+    rows["_x"] = [", ".join(f"{p}={r[p]}" for p in parameters) or "(one config)" for _, r in rows.iterrows()]
+    categories = list(dict.fromkeys(rows["_x"]))
+    series = list(dict.fromkeys(zip(rows["Annotation"], rows["Metric"])))
+
+    fig = Figure(figsize=(max(8, 0.8 * len(categories) + 4), 5), layout="constrained")
+    ax = fig.subplots()
+    band = threshold_pct / 100
+    ax.axhspan(1 - band, 1 + band, color="tab:gray", alpha=0.15)
+    ax.axhline(1, color="tab:gray", linewidth=0.8)
+    width = 0.6 / len(series)
+    markers = itertools.cycle("osD^vP*X")
+    legend = [Patch(color="tab:gray", alpha=0.15, label=f"\u00b1{threshold_pct:g}% threshold")]
+    for k, (annotation, metric) in enumerate(series):
+        part = rows[(rows["Annotation"] == annotation) & (rows["Metric"] == metric)]
+        offset = (k - (len(series) - 1) / 2) * width
+        xs = [categories.index(x) + offset for x in part["_x"]]
+        marker = next(markers)
+        ax.plot(xs, part["Ratio"], color="0.6", linewidth=0.8, zorder=1)
+        for x, (_, r) in zip(xs, part.iterrows()):
+            low, high = r["CI_Lower"], r["CI_Upper"]
+            bounded = all(isinstance(v, float) and math.isfinite(v) for v in (low, high))
+            error = [[r["Ratio"] - low], [high - r["Ratio"]]] if bounded else None
+            ax.errorbar(x, r["Ratio"], yerr=error, fmt=marker, color=_VERDICT_COLOURS.get(r["Verdict"], "black"),
+                        capsize=3, zorder=2)
+        legend.append(Line2D([], [], marker=marker, color="0.3", linestyle="none", label=f"{annotation} \u00b7 {metric}"))
+    for verdict in dict.fromkeys(rows["Verdict"]):
+        legend.append(Patch(color=_VERDICT_COLOURS.get(verdict, "black"), label=verdict))
+    ax.set_xticks(range(len(categories)))
+    rotate = max(map(len, categories)) > 12
+    ax.set_xticklabels(categories, rotation=30 if rotate else 0, ha="right" if rotate else "center")
+    ax.set_ylabel("candidate / baseline (median, with CI)")
+    counts = rows["Verdict"].value_counts()
+    ax.set_title("kscope compare: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    ax.grid(True, axis="y", alpha=0.4)
+    ax.legend(handles=legend, fontsize=8, loc="best")
+    fig.savefig(filename, bbox_inches="tight")

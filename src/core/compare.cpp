@@ -1,0 +1,323 @@
+#include "kscope/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "core/caller.hpp"
+#include "core/columns.hpp"
+#include "core/significance.hpp"
+#include "core/suggest.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/statistics.hpp"
+
+namespace kscope {
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+// Today's refusal, in today's words.
+[[noreturn]] void refuse(const std::string& what, const std::string& baseline, const std::string& candidate) {
+  throw ConfigError("compare() refuses to compare results taken with different " + what + " ('" + baseline +
+                    "' vs '" + candidate + "'): their numbers measure different things. Measure both with the same " +
+                    what);
+}
+
+bool replays(BackendId backend) { return backend == BackendId::counters || backend == BackendId::ncu; }
+
+void check_comparable(const Results& baseline, const Results& candidate) {
+  const SessionInfo& b = baseline.session();
+  const SessionInfo& c = candidate.session();
+  if (b.backend != c.backend) refuse("backends", to_string(b.backend), to_string(c.backend));
+  if (b.cache_control != c.cache_control)
+    refuse("cache_control", to_string(b.cache_control), to_string(c.cache_control));
+  if (b.clock_control != c.clock_control)
+    refuse("clock_control", to_string(b.clock_control), to_string(c.clock_control));
+  // Range replay measures a region with the gaps between its kernels; kernel replay each kernel.
+  if (replays(b.backend) && baseline.settings().replay_mode != candidate.settings().replay_mode)
+    refuse("replay_mode", to_string(baseline.settings().replay_mode), to_string(candidate.settings().replay_mode));
+  const auto& b_axes = baseline.axis_names();
+  const auto& c_axes = candidate.axis_names();
+  if (std::set(b_axes.begin(), b_axes.end()) != std::set(c_axes.begin(), c_axes.end()))
+    throw ConfigError("compare() cannot match the configs of results with different config axes (baseline: " +
+                      detail::quoted_list(b_axes) + "; candidate: " + detail::quoted_list(c_axes) +
+                      "): compare results of the same sweep; configs measured on one side only are listed as such");
+}
+
+// An exact text form of a config's values in the given axis order (doubles by their bits), to
+// match the configs of both sides.
+std::string config_key(const Config& config, const std::vector<std::string>& axes) {
+  std::string key;
+  for (const auto& name : axes) {
+    const Value& v = config.at(name);
+    key += static_cast<char>('0' + static_cast<int>(v.type()));
+    switch (v.type()) {
+      case ValueType::integer: key += std::to_string(v.as_int()); break;
+      case ValueType::real: {
+        const double d = v.as_double();
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, &d, sizeof bits);
+        key += std::to_string(bits);
+        break;
+      }
+      case ValueType::text: key += std::to_string(v.as_string().size()) + ":" + v.as_string(); break;
+      case ValueType::boolean: key += v.as_bool() ? "1" : "0"; break;
+    }
+    key += '\x1f';
+  }
+  return key;
+}
+
+using RowKey = std::tuple<std::string, std::size_t, std::string>;  // annotation, config, metric
+
+// The samples of every row, as they entered its statistics.
+std::map<RowKey, std::vector<double>> samples_by_row(const Results& r) {
+  const bool exclude_throttled = r.settings().throttled_runs == ThrottledRuns::exclude;
+  std::map<RowKey, std::vector<double>> out;
+  for (const SampleRow& s : r.samples()) {
+    if (exclude_throttled && s.throttled) continue;
+    out[{s.annotation, s.config_index, s.metric}].push_back(s.value);
+  }
+  return out;
+}
+
+ComparedSide side_of(const SummaryRow& row, const std::vector<double>& samples) {
+  const SampleStatistics s = summarize(samples, std::numeric_limits<double>::infinity());
+  return {row.config_index, s.count, s.median, s.mean, s.rsd_pct, row.observed_sm_clock_mhz};
+}
+
+std::string ci_method(const CompareOptions& o) {
+  return "percentile bootstrap, " + format("%g", 100 * o.confidence) + "%, " + std::to_string(o.resamples) +
+         " resamples, seed " + std::to_string(o.seed);
+}
+
+void check_directions(const CompareOptions& options, const Results& baseline, const Results& candidate) {
+  std::vector<std::string> metrics;
+  for (const Results* r : {&baseline, &candidate})
+    for (const SummaryRow& row : r->rows())
+      if (std::find(metrics.begin(), metrics.end(), row.metric) == metrics.end()) metrics.push_back(row.metric);
+  for (const auto& [metric, direction] : options.directions) {
+    if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end())
+      throw ConfigError(detail::compare_option("directions") + " names metric '" + metric +
+                        "', which neither result holds; closest metrics: " +
+                        detail::quoted_list(detail::closest_names(metric, metrics)));
+  }
+}
+
+// The session-wide differences, as warnings, and the flags they put on every row.
+std::vector<std::string> session_flags(const SessionInfo& b, const SessionInfo& c, std::vector<std::string>& warnings) {
+  std::vector<std::string> flags;
+  if (!b.gpu.empty() && !c.gpu.empty() && b.gpu != c.gpu) {
+    flags.push_back("gpu");
+    warnings.push_back("the GPUs differ (baseline " + b.gpu + ", candidate " + c.gpu +
+                       "): a verdict may reflect the hardware, not the code (rows flagged gpu)");
+  }
+  if (!b.driver_version.empty() && !c.driver_version.empty() && b.driver_version != c.driver_version) {
+    flags.push_back("driver");
+    warnings.push_back("the NVIDIA drivers differ (baseline " + b.driver_version + ", candidate " + c.driver_version +
+                       "): a driver can change kernel timings (rows flagged driver)");
+  }
+  return flags;
+}
+
+// Flags rows whose observed SM clocks differ by more than the threshold, and says so once.
+void flag_clocks(std::vector<ComparisonRow>& rows, const CompareOptions& options, std::vector<std::string>& warnings) {
+  std::size_t flagged = 0;
+  const ComparisonRow* largest = nullptr;
+  double largest_change = 0;
+  for (ComparisonRow& row : rows) {
+    const double change = std::abs(row.candidate.observed_sm_clock_mhz / row.baseline.observed_sm_clock_mhz - 1);
+    if (!(100 * change > options.threshold_pct)) continue;  // also false for NaN (clocks unknown)
+    row.flags.push_back("sm_clock");
+    ++flagged;
+    if (change > largest_change) largest_change = change, largest = &row;
+  }
+  if (!flagged) return;
+  warnings.push_back(
+      "observed SM clocks differ by more than the threshold (" + format("%g", options.threshold_pct) + "%) in " +
+      std::to_string(flagged) + " of " + std::to_string(rows.size()) + " rows (largest: " +
+      format("%.0f", largest->baseline.observed_sm_clock_mhz) + " vs " +
+      format("%.0f", largest->candidate.observed_sm_clock_mhz) + " MHz, " + largest->annotation + " " +
+      largest->metric + "): a compute-bound kernel's duration scales with 1/clock, so the clocks alone can "
+      "explain a verdict; lock them on both sides (" + detail::spell("ClockControl::base", "clock_control='base'") +
+      ") (rows flagged sm_clock)");
+}
+
+MetricDirection direction_of(const SummaryRow& row, const CompareOptions& options) {
+  const auto overridden = options.directions.find(row.metric);
+  return overridden != options.directions.end() ? overridden->second
+                                                : detail::infer_metric_direction(row.metric, row.unit);
+}
+
+ComparisonRow only_on_one_side(const SummaryRow& row, const Config& config, const std::vector<std::string>& axes,
+                               const std::vector<double>& samples, bool in_baseline, const CompareOptions& options) {
+  ComparisonRow out;
+  out.annotation = row.annotation;
+  for (const auto& name : axes) out.config.push_back(config.at(name));
+  out.metric = row.metric;
+  out.unit = row.unit;
+  out.direction = direction_of(row, options);
+  (in_baseline ? out.baseline : out.candidate) = side_of(row, samples);
+  out.u_test_method = to_string(detail::UTestMethod::not_tested);
+  out.verdict = in_baseline ? Verdict::only_in_baseline : Verdict::only_in_candidate;
+  out.reason = in_baseline ? "measured in the baseline only" : "measured in the candidate only";
+  return out;
+}
+
+Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
+Cell integer(std::size_t n) { return static_cast<std::int64_t>(n); }
+
+}  // namespace
+
+std::string to_string(MetricDirection d) {
+  switch (d) {
+    case MetricDirection::lower_is_better: return "lower is better";
+    case MetricDirection::higher_is_better: return "higher is better";
+    case MetricDirection::undefined: return "undefined";
+  }
+  return "?";
+}
+
+std::string to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::same: return "same";
+    case Verdict::unstable: return "unstable";
+    case Verdict::changed: return "changed";
+    case Verdict::only_in_baseline: return "only_in_baseline";
+    case Verdict::only_in_candidate: return "only_in_candidate";
+  }
+  return "?";
+}
+
+Comparison compare(const Results& baseline, const Results& candidate, const CompareOptions& options) {
+  options.validate();
+  check_comparable(baseline, candidate);
+  check_directions(options, baseline, candidate);
+
+  Comparison out;
+  out.options = options;
+  out.axis_names = baseline.axis_names();
+  const std::vector<std::string>& axes = out.axis_names;
+
+  // Candidate configs by the baseline config of the same values (absent: candidate only).
+  std::map<std::string, std::size_t> baseline_configs;
+  for (const Config& c : baseline.configs()) baseline_configs.emplace(config_key(c, axes), c.index());
+  std::vector<std::optional<std::size_t>> as_baseline_config;
+  for (const Config& c : candidate.configs()) {
+    const auto found = baseline_configs.find(config_key(c, axes));
+    as_baseline_config.push_back(found == baseline_configs.end() ? std::nullopt
+                                                                 : std::optional<std::size_t>(found->second));
+  }
+  std::map<RowKey, const SummaryRow*> candidate_rows;  // by the baseline's config index
+  for (const SummaryRow& r : candidate.rows())
+    if (const auto b = as_baseline_config[r.config_index]) candidate_rows[{r.annotation, *b, r.metric}] = &r;
+
+  const auto base_samples = samples_by_row(baseline);
+  const auto cand_samples = samples_by_row(candidate);
+  const auto samples_of = [](const auto& by_row, const SummaryRow& r) -> const std::vector<double>& {
+    static const std::vector<double> none;
+    const auto found = by_row.find(RowKey{r.annotation, r.config_index, r.metric});
+    return found == by_row.end() ? none : found->second;
+  };
+
+  const std::vector<std::string> session_wide = session_flags(baseline.session(), candidate.session(), out.warnings);
+  std::set<const SummaryRow*> matched;
+  for (const SummaryRow& b : baseline.rows()) {
+    const Config& config = baseline.configs()[b.config_index];
+    const auto found = candidate_rows.find({b.annotation, b.config_index, b.metric});
+    if (found == candidate_rows.end()) {
+      out.rows.push_back(only_on_one_side(b, config, axes, samples_of(base_samples, b), true, options));
+      continue;
+    }
+    const SummaryRow& c = *found->second;
+    matched.insert(&c);
+    ComparisonRow row;
+    row.annotation = b.annotation;
+    for (const auto& name : axes) row.config.push_back(config.at(name));
+    row.metric = b.metric;
+    row.unit = b.unit;
+    row.direction = direction_of(b, options);
+    const std::vector<double>& base_values = samples_of(base_samples, b);
+    const std::vector<double>& cand_values = samples_of(cand_samples, c);
+    row.baseline = side_of(b, base_values);
+    row.candidate = side_of(c, cand_values);
+    row.flags = session_wide;
+    if (b.unit != c.unit) {
+      row.u_test_method = to_string(detail::UTestMethod::not_tested);
+      row.verdict = Verdict::unstable;
+      row.reason = "units differ (baseline '" + b.unit + "', candidate '" + c.unit + "'): the values cannot be compared";
+      out.rows.push_back(std::move(row));
+      continue;
+    }
+    const detail::SampleComparison s = detail::compare_samples(base_values, cand_values, row.direction, options);
+    row.ratio = s.ratio;
+    row.ci_lower = s.ratio_ci.lower;
+    row.ci_upper = s.ratio_ci.upper;
+    row.u = s.u_test.u;
+    row.p_value = s.u_test.p_value;
+    row.u_test_method = to_string(s.u_test.method);
+    row.verdict = s.verdict;
+    row.reason = s.reason;
+    out.rows.push_back(std::move(row));
+  }
+  flag_clocks(out.rows, options, out.warnings);
+  for (const SummaryRow& c : candidate.rows()) {
+    if (matched.count(&c)) continue;
+    out.rows.push_back(only_on_one_side(c, candidate.configs()[c.config_index], axes, samples_of(cand_samples, c), false, options));
+  }
+
+  const std::size_t only_base = out.count(Verdict::only_in_baseline);
+  const std::size_t only_cand = out.count(Verdict::only_in_candidate);
+  if (only_base || only_cand)
+    out.warnings.push_back(std::to_string(only_base) + " rows measured only in the baseline and " +
+                           std::to_string(only_cand) + " only in the candidate (verdicts only_in_baseline, "
+                           "only_in_candidate): an annotation, config or metric was added or removed");
+  return out;
+}
+
+std::size_t Comparison::count(Verdict verdict) const {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [verdict](const ComparisonRow& r) { return r.verdict == verdict; }));
+}
+
+Table Comparison::to_table() const {
+  Table t;
+  t.columns = {"Annotation"};
+  t.columns.insert(t.columns.end(), axis_names.begin(), axis_names.end());
+  for (const char* c : {"Metric", "Unit", "Direction", "BaselineMedian", "CandidateMedian", "BaselineMean",
+                        "CandidateMean", "BaselineRuns", "CandidateRuns", "BaselineRSDPct", "CandidateRSDPct", "Ratio",
+                        "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue", "UTestMethod", "Verdict", "Reason", "Flags"})
+    t.columns.emplace_back(c);
+  const std::string method = ci_method(options);
+  for (const ComparisonRow& r : rows) {
+    std::vector<Cell> cells{r.annotation};
+    for (const Value& v : r.config) cells.push_back(detail::to_cell(v));
+    std::string flags;
+    for (const auto& f : r.flags) flags += (flags.empty() ? "" : ",") + f;
+    const bool interval = !std::isnan(r.ci_lower);  // computed: both sides present, same unit
+    for (Cell cell : std::initializer_list<Cell>{
+             r.metric, r.unit, to_string(r.direction), number(r.baseline.median), number(r.candidate.median),
+             number(r.baseline.mean), number(r.candidate.mean), integer(r.baseline.count), integer(r.candidate.count),
+             number(r.baseline.rsd_pct), number(r.candidate.rsd_pct), number(r.ratio), number(r.ci_lower),
+             number(r.ci_upper), interval ? Cell{method} : Cell{}, number(r.u), number(r.p_value), r.u_test_method,
+             to_string(r.verdict), r.reason, flags})
+      cells.push_back(std::move(cell));
+    t.rows.push_back(std::move(cells));
+  }
+  return t;
+}
+
+}  // namespace kscope

@@ -1,0 +1,238 @@
+// Results as Google Benchmark's JSON (its json_reporter.cc, json_schema_version 1), for compare.py
+// and the dashboards that read it. A benchmark is an annotation at one config; each recorded run
+// is a repetition of one iteration whose real_time (and cpu_time: kscope measures no host time,
+// and compare.py requires both) is the run's duration; the run's other metrics are user counters.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "core/log.hpp"
+#include "io/io_detail.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/results.hpp"
+#include "kscope/statistics.hpp"
+
+namespace kscope {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Google Benchmark's time unit for a duration unit of kscope's backends; empty for anything else.
+std::string time_unit(const std::string& unit) {
+  static const std::map<std::string, std::string> units{
+      {"ns", "ns"}, {"nsecond", "ns"}, {"us", "us"}, {"usecond", "us"}, {"\u00b5s", "us"}, {"\u03bcs", "us"},
+      {"ms", "ms"}, {"msecond", "ms"}, {"s", "s"},   {"second", "s"},   {"seconds", "s"}};
+  const auto found = units.find(unit);
+  return found == units.end() ? std::string() : found->second;
+}
+
+// Fields of a benchmark entry, which a metric must not overwrite as a counter.
+const std::set<std::string>& entry_fields() {
+  static const std::set<std::string> fields{
+      "name",          "family_index", "per_family_instance_index", "run_name",  "run_type",
+      "repetitions",   "repetition_index", "threads",              "aggregate_name", "aggregate_unit",
+      "iterations",    "real_time",    "cpu_time",                 "time_unit", "error_occurred",
+      "error_message", "skipped",      "skip_message",             "label"};
+  return fields;
+}
+
+Json number(double v) { return std::isfinite(v) ? Json(v) : Json(); }  // strict JSON: null
+
+// "annotation/n:1024/dtype:f32", as Google Benchmark names arguments with ArgNames.
+std::string benchmark_name(const std::string& annotation, const Config& config) {
+  std::string name = annotation;
+  for (std::size_t i = 0; i < config.values().size(); ++i)
+    name += "/" + config.names()[i] + ":" + config.values()[i].to_string();
+  return name;
+}
+
+// Google Benchmark's "date": local time with its UTC offset, e.g. 2025-01-31T17:02:11+01:00.
+std::string local_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[40];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  const std::string date = text;
+  return date.substr(0, date.size() - 2) + ":" + date.substr(date.size() - 2);  // +0100 -> +01:00
+}
+
+double cpu_mhz() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("cpu MHz", 0) == 0 && line.find(':') != std::string::npos)
+      return std::strtod(line.c_str() + line.find(':') + 1, nullptr);
+  }
+  return 0;
+}
+
+Json context(const SessionInfo& s) {
+  Json c;
+  c["date"] = local_date();
+  c["host_name"] = s.host;
+  std::error_code error;
+  c["executable"] = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  c["num_cpus"] = std::thread::hardware_concurrency();
+  c["mhz_per_cpu"] = std::lround(cpu_mhz());
+  c["caches"] = Json::array();
+  double load[3] = {};
+  c["load_avg"] = getloadavg(load, 3) == 3 ? Json{load[0], load[1], load[2]} : Json::array();
+  c["library_version"] = KSCOPE_VERSION;
+#ifdef NDEBUG
+  c["library_build_type"] = "release";
+#else
+  c["library_build_type"] = "debug";
+#endif
+  c["json_schema_version"] = 1;
+  // Custom context (strings, as --benchmark_context gives): what measured, and how.
+  c["kscope_version"] = KSCOPE_VERSION;
+  c["gpu"] = s.gpu;
+  c["gpu_uuid"] = s.gpu_uuid;
+  c["driver_version"] = s.driver_version;
+  c["backend"] = to_string(s.backend);
+  c["cache_control"] = to_string(s.cache_control);
+  c["clock_control"] = to_string(s.clock_control);
+  return c;
+}
+
+struct Run {
+  double duration;
+  std::vector<std::pair<std::string, double>> counters;
+};
+
+struct Benchmark {
+  std::string annotation;
+  std::size_t config = 0;
+  std::string duration_metric, unit;
+  std::map<std::size_t, Run> runs;  // by recorded run
+};
+
+// The fields every entry starts with, in Google Benchmark's order.
+Json entry(const std::string& name, const std::string& run_name, const char* run_type, std::size_t family,
+           std::size_t instance, std::size_t repetitions) {
+  Json e;
+  e["name"] = name;
+  e["family_index"] = family;
+  e["per_family_instance_index"] = instance;
+  e["run_name"] = run_name;
+  e["run_type"] = run_type;
+  e["repetitions"] = repetitions;
+  return e;
+}
+
+}  // namespace
+
+void Results::write_gbench_json(const std::string& path) const {
+  const bool exclude_throttled = settings_.throttled_runs == ThrottledRuns::exclude;
+  // The duration metric of each annotation: its first metric in a unit of time.
+  std::map<std::string, std::pair<std::string, std::string>> duration_of;  // annotation -> (metric, unit)
+  std::vector<std::string> annotations;
+  for (const SampleRow& s : samples_) {
+    if (std::find(annotations.begin(), annotations.end(), s.annotation) == annotations.end())
+      annotations.push_back(s.annotation);
+    if (!time_unit(s.unit).empty()) duration_of.try_emplace(s.annotation, s.metric, time_unit(s.unit));
+  }
+  std::vector<std::string> timeless;
+  for (const auto& a : annotations)
+    if (!duration_of.count(a)) timeless.push_back(a);
+  if (!annotations.empty() && timeless.size() == annotations.size())
+    throw ConfigError("these results hold no duration metric (no metric in ns, us, ms or s), and Google "
+                      "Benchmark's JSON gives every benchmark a time; measure a duration too (e.g. "
+                      "gpu__time_duration.sum with the counters or ncu backend)");
+  for (const auto& a : timeless)
+    detail::log_warning("write_gbench_json: annotation '" + a +
+                        "' has no duration metric, and Google Benchmark's JSON needs one: it is left out");
+
+  // Benchmarks in the order their samples came, runs by index; excluded and failed runs left out.
+  std::vector<Benchmark> benchmarks;
+  std::map<std::pair<std::string, std::size_t>, std::size_t> index;
+  for (const SampleRow& s : samples_) {
+    const auto duration = duration_of.find(s.annotation);
+    if (duration == duration_of.end() || (exclude_throttled && s.throttled)) continue;
+    if (s.metric != duration->second.first && entry_fields().count(s.metric))
+      throw ConfigError("metric '" + s.metric + "' has the name of a field of Google Benchmark's JSON entries, "
+                        "where kscope writes metrics as counters; rename it");
+    auto [it, added] = index.try_emplace({s.annotation, s.config_index}, benchmarks.size());
+    if (added) benchmarks.push_back({s.annotation, s.config_index, duration->second.first, duration->second.second, {}});
+    Run& run = benchmarks[it->second].runs.try_emplace(s.run, Run{NAN, {}}).first->second;
+    if (s.metric == duration->second.first) run.duration = s.value;
+    else run.counters.emplace_back(s.metric, s.value);
+  }
+
+  Json doc;
+  doc["context"] = context(session_);
+  doc["benchmarks"] = Json::array();
+  std::map<std::string, std::size_t> instances;  // per annotation (family)
+  for (const Benchmark& b : benchmarks) {
+    const std::size_t family = static_cast<std::size_t>(
+        std::find(annotations.begin(), annotations.end(), b.annotation) - annotations.begin());
+    const std::size_t instance = instances[b.annotation]++;
+    const std::string name = benchmark_name(b.annotation, configs_[b.config]);
+    std::vector<const Run*> runs;
+    for (const auto& [index_in_config, run] : b.runs)
+      if (!std::isnan(run.duration)) runs.push_back(&run);  // a failed run (ignore_failures) did not run
+    if (runs.empty()) continue;
+
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      Json e = entry(name, name, "iteration", family, instance, runs.size());
+      e["repetition_index"] = r;
+      e["threads"] = 1;
+      e["iterations"] = 1;
+      e["real_time"] = number(runs[r]->duration);
+      e["cpu_time"] = number(runs[r]->duration);
+      e["time_unit"] = b.unit;
+      for (const auto& [metric, value] : runs[r]->counters) e[metric] = number(value);
+      doc["benchmarks"].push_back(std::move(e));
+    }
+    if (runs.size() < 2) continue;  // as Google Benchmark: no statistics of one repetition
+
+    // The aggregates Google Benchmark computes by default, of the time and of every counter.
+    std::vector<std::string> counter_names;
+    for (const Run* run : runs)
+      for (const auto& [metric, value] : run->counters)
+        if (std::find(counter_names.begin(), counter_names.end(), metric) == counter_names.end())
+          counter_names.push_back(metric);
+    const auto series = [&](const std::string& metric) {
+      std::vector<double> values;
+      for (const Run* run : runs) {
+        if (metric.empty()) values.push_back(run->duration);
+        for (const auto& [m, v] : run->counters)
+          if (m == metric) values.push_back(v);
+      }
+      return summarize(values, INFINITY);
+    };
+    const auto statistic = [](const SampleStatistics& s, const std::string& aggregate) {
+      if (aggregate == "mean") return s.mean;
+      if (aggregate == "median") return s.median;
+      if (aggregate == "stddev") return s.count < 2 ? 0.0 : s.stddev;  // Google Benchmark: 0 for one value
+      return s.count < 2 || s.mean == 0 ? 0.0 : s.stddev / s.mean;      // cv, as a fraction
+    };
+    const SampleStatistics time = series("");
+    for (const std::string aggregate : {"mean", "median", "stddev", "cv"}) {
+      Json e = entry(name + "_" + aggregate, name, "aggregate", family, instance, runs.size());
+      e["threads"] = 1;
+      e["aggregate_name"] = aggregate;
+      e["aggregate_unit"] = aggregate == "cv" ? "percentage" : "time";
+      e["iterations"] = runs.size();
+      e["real_time"] = number(statistic(time, aggregate));
+      e["cpu_time"] = number(statistic(time, aggregate));
+      e["time_unit"] = b.unit;
+      for (const auto& metric : counter_names) e[metric] = number(statistic(series(metric), aggregate));
+      doc["benchmarks"].push_back(std::move(e));
+    }
+  }
+  auto out = detail::open_for_writing(path);
+  out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  if (!out) throw Error("writing '" + path + "' failed (disk full?)");
+}
+
+}  // namespace kscope

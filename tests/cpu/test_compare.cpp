@@ -1,0 +1,281 @@
+// kscope::compare on Results: matching rows, verdicts on the raw samples, refusals, warnings and
+// flags, directions, rows on one side only.
+#include "kscope/compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "compare_fixtures.hpp"
+#include "core/caller.hpp"
+#include "core/significance.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/statistics.hpp"
+
+using namespace kscope;
+using namespace kscope::testing_fixtures;
+
+namespace {
+
+const ComparisonRow& row_of(const Comparison& c, const std::string& annotation, const std::string& metric) {
+  for (const auto& r : c.rows)
+    if (r.annotation == annotation && r.metric == metric) return r;
+  throw std::runtime_error("no row " + annotation + " " + metric);
+}
+
+std::string refusal(const Results& a, const Results& b) {
+  try {
+    compare(a, b);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(compared)";
+}
+
+}  // namespace
+
+TEST(Compare, VerdictsComeFromTheRawSamplesOfBothSides) {
+  const Results base = make({"n"}, {{"copy", {1024}, "cupti__kernel_duration", "ns", around(1000)},
+                                    {"scale", {1024}, "cupti__kernel_duration", "ns", around(500)},
+                                    {"add", {1024}, "cupti__kernel_duration", "ns", around(2000)}});
+  const Results cand = make({"n"}, {{"copy", {1024}, "cupti__kernel_duration", "ns", around(1100)},
+                                    {"scale", {1024}, "cupti__kernel_duration", "ns", around(450)},
+                                    {"add", {1024}, "cupti__kernel_duration", "ns", around(2000)}});
+  const Comparison c = compare(base, cand);
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_TRUE(c.warnings.empty());
+  const ComparisonRow& copy = c.rows[0];
+  EXPECT_EQ(copy.annotation, "copy");
+  EXPECT_EQ(copy.config, std::vector<Value>{Value(1024)});
+  EXPECT_EQ(copy.verdict, Verdict::slower) << copy.reason;
+  EXPECT_EQ(copy.direction, MetricDirection::lower_is_better);
+  EXPECT_DOUBLE_EQ(copy.ratio, 1.1);
+  EXPECT_DOUBLE_EQ(copy.baseline.median, 1000);
+  EXPECT_DOUBLE_EQ(copy.candidate.mean, 1100);
+  EXPECT_EQ(copy.baseline.count, 10u);
+  EXPECT_EQ(copy.baseline.config_index, std::optional<std::size_t>(0));
+  // The same numbers as the sample-level comparison of the same values.
+  const auto expected = detail::compare_samples(around(1000), around(1100), MetricDirection::lower_is_better, {});
+  EXPECT_EQ(copy.p_value, expected.u_test.p_value);
+  EXPECT_EQ(copy.u, 100);  // every candidate run above every baseline run
+  EXPECT_EQ(copy.ci_lower, expected.ratio_ci.lower);
+  EXPECT_EQ(copy.ci_upper, expected.ratio_ci.upper);
+  EXPECT_EQ(copy.u_test_method, "exact");
+  EXPECT_EQ(copy.reason, expected.reason);
+  EXPECT_EQ(c.rows[1].verdict, Verdict::faster) << c.rows[1].reason;
+  EXPECT_EQ(c.rows[2].verdict, Verdict::same) << c.rows[2].reason;
+  EXPECT_EQ(c.count(Verdict::slower), 1u);
+  EXPECT_EQ(c.count(Verdict::same), 1u);
+}
+
+TEST(Compare, ConfigsMatchByValueWhateverTheirOrder) {
+  const Results base = make({"n", "dtype"}, {{"k", {16, "f32"}, "t", "ns", around(100)},
+                                             {"k", {32, "f32"}, "t", "ns", around(200)}});
+  // Another sweep order, and an integer 16 is not the double 16.0.
+  const Results cand = make({"dtype", "n"}, {{"k", {"f32", 32}, "t", "ns", around(200)},
+                                             {"k", {"f32", 16}, "t", "ns", around(100)}});
+  const Comparison c = compare(base, cand);
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_EQ(c.axis_names, (std::vector<std::string>{"n", "dtype"}));
+  EXPECT_EQ(c.rows[0].config, (std::vector<Value>{16, "f32"}));
+  EXPECT_EQ(c.rows[0].candidate.config_index, std::optional<std::size_t>(1));
+  EXPECT_EQ(c.rows[0].verdict, Verdict::same);
+  EXPECT_EQ(c.rows[1].verdict, Verdict::same);
+
+  const Results doubles = make({"n", "dtype"}, {{"k", {16.0, "f32"}, "t", "ns", around(100)}});
+  const Comparison d = compare(base, doubles);
+  EXPECT_EQ(d.count(Verdict::only_in_baseline), 2u);
+  EXPECT_EQ(d.count(Verdict::only_in_candidate), 1u);
+}
+
+TEST(Compare, RowsOnOneSideAreListedWithTheirOwnVerdict) {
+  const Results base = make({"n"}, {{"k", {16}, "t", "ns", around(100)},
+                                    {"k", {32}, "t", "ns", around(200)},
+                                    {"gone", {16}, "t", "ns", around(50)}});
+  const Results cand = make({"n"}, {{"k", {16}, "t", "ns", around(100)},
+                                    {"k", {64}, "t", "ns", around(400)}});
+  const Comparison c = compare(base, cand);
+  ASSERT_EQ(c.rows.size(), 4u);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::same);
+  EXPECT_EQ(c.rows[1].verdict, Verdict::only_in_baseline);
+  EXPECT_EQ(c.rows[1].reason, "measured in the baseline only");
+  EXPECT_DOUBLE_EQ(c.rows[1].baseline.median, 200);
+  EXPECT_EQ(c.rows[1].candidate.count, 0u);
+  EXPECT_FALSE(c.rows[1].candidate.config_index);
+  EXPECT_TRUE(std::isnan(c.rows[1].ratio));
+  EXPECT_EQ(c.rows[2].annotation, "gone");
+  EXPECT_EQ(c.rows[2].verdict, Verdict::only_in_baseline);
+  EXPECT_EQ(c.rows[3].config, std::vector<Value>{Value(64)});
+  EXPECT_EQ(c.rows[3].verdict, Verdict::only_in_candidate);
+  EXPECT_DOUBLE_EQ(c.rows[3].candidate.median, 400);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "2 rows measured only in the baseline and 1 only in the candidate (verdicts "
+                           "only_in_baseline, only_in_candidate): an annotation, config or metric was added or removed");
+}
+
+TEST(Compare, RefusesResultsThatMeasureDifferentThings) {
+  const Results base = make({"n"}, {{"k", {16}, "t", "ns", around(100)}});
+  SessionInfo events = h200();
+  events.backend = BackendId::events;
+  EXPECT_EQ(refusal(base, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, events)),
+            "compare() refuses to compare results taken with different backends ('cupti' vs 'events'): their "
+            "numbers measure different things. Measure both with the same backends");
+  SessionInfo warm = h200();
+  warm.cache_control = CacheControl::none;
+  EXPECT_EQ(refusal(base, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, warm)),
+            "compare() refuses to compare results taken with different cache_control ('all' vs 'none'): their "
+            "numbers measure different things. Measure both with the same cache_control");
+  SessionInfo locked = h200();
+  locked.clock_control = ClockControl::base;
+  EXPECT_EQ(refusal(base, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, locked)),
+            "compare() refuses to compare results taken with different clock_control ('none' vs 'base'): their "
+            "numbers measure different things. Measure both with the same clock_control");
+  EXPECT_EQ(refusal(base, make({"m"}, {{"k", {16}, "t", "ns", around(100)}})),
+            "compare() cannot match the configs of results with different config axes (baseline: 'n'; candidate: "
+            "'m'): compare results of the same sweep; configs measured on one side only are listed as such");
+
+  // Replay mode matters to the counter backends only.
+  SessionInfo counters = h200();
+  counters.backend = BackendId::counters;
+  Settings range;
+  range.replay_mode = ReplayMode::range;
+  const Results kernel_replay = make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, counters);
+  EXPECT_EQ(refusal(kernel_replay, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, counters, range)),
+            "compare() refuses to compare results taken with different replay_mode ('kernel' vs 'range'): their "
+            "numbers measure different things. Measure both with the same replay_mode");
+  EXPECT_NO_THROW(compare(base, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, h200(), range)));
+}
+
+TEST(Compare, DifferentGpuDriverOrClocksWarnAndFlagTheRows) {
+  const Results base = make({"n"}, {{"k", {16}, "t", "ns", around(100), 1980},
+                                    {"k", {32}, "t", "ns", around(200), 1980},
+                                    {"k", {64}, "t", "ns", around(300), NAN}});
+  SessionInfo other = h200();
+  other.gpu = "NVIDIA H100 80GB HBM3";
+  other.driver_version = "570.86.15";
+  // 1980 -> 1939: 2.07% lower, beyond the 2% threshold; 1980 -> 1941: 1.97%, within it.
+  const Results cand = make({"n"}, {{"k", {16}, "t", "ns", around(100), 1939},
+                                    {"k", {32}, "t", "ns", around(200), 1941},
+                                    {"k", {64}, "t", "ns", around(300), 1900}},
+                            other);
+  const Comparison c = compare(base, cand);
+  ASSERT_EQ(c.warnings.size(), 3u);
+  EXPECT_EQ(c.warnings[0], "the GPUs differ (baseline NVIDIA H200, candidate NVIDIA H100 80GB HBM3): a verdict "
+                           "may reflect the hardware, not the code (rows flagged gpu)");
+  EXPECT_EQ(c.warnings[1], "the NVIDIA drivers differ (baseline 580.65.06, candidate 570.86.15): a driver can change "
+                           "kernel timings (rows flagged driver)");
+  EXPECT_EQ(c.warnings[2],
+            "observed SM clocks differ by more than the threshold (2%) in 1 of 3 rows (largest: 1980 vs 1939 MHz, k "
+            "t): a compute-bound kernel's duration scales with 1/clock, so the clocks alone can explain a verdict; "
+            "lock them on both sides (ClockControl::base) (rows flagged sm_clock)");
+  EXPECT_EQ(c.rows[0].flags, (std::vector<std::string>{"gpu", "driver", "sm_clock"}));
+  EXPECT_EQ(c.rows[1].flags, (std::vector<std::string>{"gpu", "driver"}));
+  EXPECT_EQ(c.rows[2].flags, (std::vector<std::string>{"gpu", "driver"}));  // clocks unknown: no flag
+  const Table t = c.to_table();
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Flags")]), "gpu,driver,sm_clock");
+
+  // The same model and driver, or one side not knowing them, warn about nothing.
+  SessionInfo unknown = h200();
+  unknown.driver_version.clear();
+  EXPECT_TRUE(compare(base, make({"n"}, {{"k", {16}, "t", "ns", around(100), 1980}}, unknown)).rows[0].flags.empty());
+}
+
+TEST(Compare, DirectionComesFromTheMetricOrTheOptions) {
+  // A derived bandwidth that fell by 10% is slower; a count of bytes that changed is changed.
+  const Results base = make({}, {{"k", {}, "bandwidth", "GB/s", around(900)},
+                                 {"k", {}, "dram__bytes_read.sum", "byte", around(4096)}});
+  const Results cand = make({}, {{"k", {}, "bandwidth", "GB/s", around(810)},
+                                 {"k", {}, "dram__bytes_read.sum", "byte", around(8192)}});
+  Comparison c = compare(base, cand);
+  EXPECT_EQ(row_of(c, "k", "bandwidth").direction, MetricDirection::higher_is_better);
+  EXPECT_EQ(row_of(c, "k", "bandwidth").verdict, Verdict::slower);
+  EXPECT_EQ(row_of(c, "k", "dram__bytes_read.sum").verdict, Verdict::changed);
+
+  CompareOptions options;
+  options.directions = {{"dram__bytes_read.sum", MetricDirection::lower_is_better},
+                        {"bandwidth", MetricDirection::lower_is_better}};
+  c = compare(base, cand, options);
+  EXPECT_EQ(row_of(c, "k", "bandwidth").verdict, Verdict::faster);
+  EXPECT_EQ(row_of(c, "k", "dram__bytes_read.sum").direction, MetricDirection::lower_is_better);
+  EXPECT_EQ(row_of(c, "k", "dram__bytes_read.sum").verdict, Verdict::slower);
+
+  options.directions = {{"bandwidht", MetricDirection::higher_is_better}};
+  try {
+    compare(base, cand, options);
+    FAIL() << "a misspelt metric was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "CompareOptions::directions names metric 'bandwidht', which neither result "
+                                     "holds; closest metrics: 'bandwidth', 'dram__bytes_read.sum'");
+  }
+}
+
+TEST(Compare, ThrottledRunsLeftOutOfTheStatisticsAreLeftOutHere) {
+  // Two slow throttled runs among 10: kept, they widen the baseline; excluded, they are not seen.
+  std::vector<double> values = around(1000);
+  values[3] = values[7] = 5000;
+  const std::vector<bool> throttled{false, false, false, true, false, false, false, true, false, false};
+  Settings exclude;
+  exclude.throttled_runs = ThrottledRuns::exclude;
+  const Results kept = make({}, {{"k", {}, "t", "ns", values, 1980, throttled}});
+  const Results excluded = make({}, {{"k", {}, "t", "ns", values, 1980, throttled}}, h200(), exclude);
+  const Results cand = make({}, {{"k", {}, "t", "ns", around(1000)}});
+  EXPECT_EQ(compare(kept, cand).rows[0].baseline.count, 10u);
+  EXPECT_EQ(compare(kept, cand).rows[0].verdict, Verdict::unstable);  // RSD far above 10%
+  EXPECT_EQ(compare(excluded, cand).rows[0].baseline.count, 8u);
+  EXPECT_EQ(compare(excluded, cand).rows[0].verdict, Verdict::same);
+}
+
+TEST(Compare, DifferentUnitsCannotBeJudged) {
+  const Results base = make({}, {{"k", {}, "bandwidth", "GB/s", around(900)}});
+  const Results cand = make({}, {{"k", {}, "bandwidth", "TB/s", around(0.9)}});
+  const ComparisonRow r = compare(base, cand).rows[0];
+  EXPECT_EQ(r.verdict, Verdict::unstable);
+  EXPECT_EQ(r.reason, "units differ (baseline 'GB/s', candidate 'TB/s'): the values cannot be compared");
+  EXPECT_TRUE(std::isnan(r.ratio));
+}
+
+TEST(Compare, TableHasTheDocumentedColumns) {
+  const Results base = make({"n"}, {{"k", {16}, "t", "ns", around(100)}, {"k", {32}, "t", "ns", around(100)}});
+  const Results cand = make({"n"}, {{"k", {16}, "t", "ns", around(110)}});
+  const Table t = compare(base, cand).to_table();
+  EXPECT_EQ(t.columns, (std::vector<std::string>{
+                           "Annotation", "n", "Metric", "Unit", "Direction", "BaselineMedian", "CandidateMedian",
+                           "BaselineMean", "CandidateMean", "BaselineRuns", "CandidateRuns", "BaselineRSDPct",
+                           "CandidateRSDPct", "Ratio", "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue",
+                           "UTestMethod", "Verdict", "Reason", "Flags"}));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(std::get<std::int64_t>(t.rows[0][t.column("n")]), 16);
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Direction")]), "lower is better");
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Verdict")]), "slower");
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("CI_Method")]),
+            "percentile bootstrap, 95%, 2000 resamples, seed 5489");
+  EXPECT_EQ(std::get<std::int64_t>(t.rows[0][t.column("CandidateRuns")]), 10);
+  EXPECT_EQ(std::get<std::string>(t.rows[1][t.column("Verdict")]), "only_in_baseline");
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[1][t.column("CandidateMedian")]));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(t.rows[1][t.column("CI_Method")]));
+}
+
+TEST(Compare, OptionsAreNamedInTheCallersLanguage) {
+  const Results r = make({}, {{"k", {}, "t", "ns", around(100)}});
+  const auto message = [&](detail::Caller caller, CompareOptions options) {
+    detail::set_caller(caller);
+    std::string text;
+    try {
+      compare(r, r, options);
+    } catch (const ConfigError& e) {
+      text = e.what();
+    }
+    detail::set_caller(detail::Caller::cpp);
+    return text;
+  };
+  EXPECT_EQ(message(detail::Caller::cpp, {.threshold_pct = 150}),
+            "CompareOptions::threshold_pct must be a percentage from 0 up to (not including) 100, got 150 (the "
+            "default is 2)");
+  EXPECT_EQ(message(detail::Caller::python, {.threshold_pct = 150}),
+            "threshold_pct must be a percentage from 0 up to (not including) 100, got 150 (the default is 2)");
+  EXPECT_EQ(message(detail::Caller::command_line, {.threshold_pct = 150}),
+            "--threshold must be a percentage from 0 up to (not including) 100, got 150 (the default is 2)");
+  EXPECT_EQ(message(detail::Caller::command_line, {.min_samples = 0}),
+            "--min-samples is 0; at least one valid value per side is needed (the default is 5)");
+}

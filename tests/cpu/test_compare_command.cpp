@@ -1,0 +1,199 @@
+// `kscope compare`: every exit code, the table, colours, JSON; through the command's function and,
+// where the build has the kscope program (ctest's kscope_compare_program), through the program.
+#include "compare_command.hpp"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "compare_fixtures.hpp"
+#include "core/caller.hpp"
+
+using namespace kscope;
+using namespace kscope::testing_fixtures;
+
+namespace {
+
+struct Outcome {
+  int status;
+  std::string out, err;
+};
+
+class CompareCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("kscope_compare_command_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::filesystem::create_directories(dir_);
+    // A 20 us kernel measured twice, and a variant 10% slower; 12 runs each.
+    make({"n"}, {{"spin", {1024}, "cupti__kernel_duration", "ns", around(20000, 12)}}).write_json(path("base.json"));
+    make({"n"}, {{"spin", {1024}, "cupti__kernel_duration", "ns", around(20000, 12)}}).write_json(path("same.json"));
+    make({"n"}, {{"spin", {1024}, "cupti__kernel_duration", "ns", around(22000, 12)}}).write_json(path("slow.json"));
+    SessionInfo warm = h200();
+    warm.cache_control = CacheControl::none;
+    make({"n"}, {{"spin", {1024}, "cupti__kernel_duration", "ns", around(20000, 12)}}, warm)
+        .write_json(path("warm.json"));
+    std::ofstream(path("v2.json")) << R"({"format": "kscope-results", "version": 2, "kscope_version": "9.0"})";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  Outcome run(std::vector<std::string> args, bool terminal = false) const {
+    for (auto& a : args)
+      if (a.ends_with(".json")) a = path(a);
+    std::ostringstream out, err;
+    const int status = compare_command(args, out, err, terminal);
+    return {status, out.str(), err.str()};
+  }
+
+  std::filesystem::path dir_;
+};
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_F(CompareCommand, SameKernelExitsZero) {
+  const Outcome r = run({"base.json", "same.json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(has(r.out, "baseline:  " + path("base.json") + "  (NVIDIA H200, backend cupti, cache_control all, "
+                         "clock_control none, driver 580.65.06)\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "Annotation  n     Metric                  Unit  Baseline  Candidate  Change  "
+                         "95% CI of change  p  Verdict\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "spin        1024  cupti__kernel_duration  ns    20000     20000      +0.0%   "
+                         "-0.8% .. +0.7%    1  same\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "\n1 row: 1 same (threshold 2%, alpha 0.05, min-samples 5, max-rsd 10%)\n")) << r.out;
+  EXPECT_FALSE(has(r.out, "\033[")) << "colours when not on a terminal";
+}
+
+TEST_F(CompareCommand, SlowerKernelExitsOneAndSaysWhy) {
+  const Outcome r = run({"base.json", "slow.json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has(r.out, "+10.0%")) << r.out;
+  EXPECT_TRUE(has(r.out, "  slower\n")) << r.out;
+  EXPECT_TRUE(has(r.out, "\nspin n=1024 cupti__kernel_duration: slower: median +10.0% (95% CI +")) << r.out;
+  EXPECT_TRUE(has(r.out, "1 row: 1 slower (")) << r.out;
+  // The other way round it is faster: nothing slower, exit 0.
+  EXPECT_EQ(run({"slow.json", "base.json"}).status, 0);
+  // A threshold above the change calls it the same.
+  EXPECT_EQ(run({"base.json", "slow.json", "--threshold", "15"}).status, 0);
+  EXPECT_EQ(run({"base.json", "slow.json", "--threshold=15"}).status, 0);
+  // Declared higher-is-better, a longer duration is faster.
+  EXPECT_EQ(run({"base.json", "slow.json", "--direction", "cupti__kernel_duration=higher"}).status, 0);
+  // Twelve runs a side are too few for --min-samples 20: unstable is not slower.
+  const Outcome unstable = run({"base.json", "slow.json", "--min-samples", "20"});
+  EXPECT_EQ(unstable.status, 0);
+  EXPECT_TRUE(has(unstable.out, "unstable: baseline has 12 valid values, fewer than --min-samples (20)")) << unstable.out;
+}
+
+TEST_F(CompareCommand, InputsThatCannotBeComparedExitTwo) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"base.json", "warm.json"},
+       "kscope compare: compare() refuses to compare results taken with different cache_control ('all' vs 'none'): "
+       "their numbers measure different things. Measure both with the same cache_control\n"},
+      {{"base.json", "missing.json"},
+       "kscope compare: cannot read '" + path("missing.json") + "': No such file or directory\n"},
+      {{"v2.json", "base.json"}, "kscope compare: '" + path("v2.json") +
+                                     "' is in kscope results format version 2 (written by kscope 9.0); this kscope "
+                                     "(" KSCOPE_VERSION ") reads version 1: update kscope to load it\n"},
+      {{"base.json", "slow.json", "--direction", "cupti__kernel_durration=lower"},
+       "kscope compare: --direction names metric 'cupti__kernel_durration', which neither result holds; closest "
+       "metrics: 'cupti__kernel_duration'\n"},
+  };
+  for (const Case& k : cases) {
+    const Outcome r = run(k.args);
+    EXPECT_EQ(r.status, 2) << k.message;
+    EXPECT_EQ(r.err, k.message);
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+TEST_F(CompareCommand, BadUsageExitsSixtyFour) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{}, "expected two result files, BASELINE.json and CANDIDATE.json, not 0"},
+      {{"base.json"}, "expected two result files, BASELINE.json and CANDIDATE.json, not 1"},
+      {{"base.json", "slow.json", "extra.json"}, "expected two result files, BASELINE.json and CANDIDATE.json, not 3"},
+      {{"base.json", "slow.json", "--treshold", "5"}, "unknown option '--treshold'"},
+      {{"base.json", "slow.json", "--threshold"}, "--threshold needs a value"},
+      {{"base.json", "slow.json", "--threshold", "5%"}, "--threshold takes a number, not '5%'"},
+      {{"base.json", "slow.json", "--threshold", "150"},
+       "--threshold must be a percentage from 0 up to (not including) 100, got 150 (the default is 2)"},
+      {{"base.json", "slow.json", "--alpha", "0"},
+       "--alpha must lie strictly between 0 and 1, got 0 (the default is 0.05)"},
+      {{"base.json", "slow.json", "--min-samples", "2.5"}, "--min-samples takes a whole number, not '2.5'"},
+      {{"base.json", "slow.json", "--max-rsd", "-1"},
+       "--max-rsd must be a positive percentage, got -1 (the default is 10; infinity turns the check off)"},
+      {{"base.json", "slow.json", "--direction", "t=sideways"},
+       "--direction takes METRIC=lower, METRIC=higher or METRIC=undefined, not 't=sideways'"},
+      {{"base.json", "slow.json", "--json=yes"}, "unknown option '--json=yes'"},
+  };
+  for (const Case& k : cases) {
+    const Outcome r = run(k.args);
+    EXPECT_EQ(r.status, 64) << k.message;
+    EXPECT_EQ(r.err.substr(0, r.err.find('\n')), "kscope compare: " + k.message);
+    EXPECT_TRUE(has(r.err, "usage: kscope compare BASELINE.json CANDIDATE.json")) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_EQ(detail::caller(), detail::Caller::cpp);  // the command's naming ends with it
+}
+
+TEST_F(CompareCommand, HelpExitsZero) {
+  const Outcome r = run({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(has(r.out, "Exit status:\n  0   no row is slower\n  1   at least one row is slower\n")) << r.out;
+}
+
+TEST_F(CompareCommand, VerdictsAreColouredOnATerminalUnlessNoColor) {
+  unsetenv("NO_COLOR");
+  EXPECT_TRUE(has(run({"base.json", "slow.json"}, true).out, "\033[31mslower\033[0m\n"));
+  EXPECT_FALSE(has(run({"base.json", "same.json"}, true).out, "\033["));  // same is not coloured
+  setenv("NO_COLOR", "1", 1);
+  EXPECT_FALSE(has(run({"base.json", "slow.json"}, true).out, "\033["));
+  setenv("NO_COLOR", "", 1);  // set but empty: colours stay on
+  EXPECT_TRUE(has(run({"base.json", "slow.json"}, true).out, "\033[31mslower\033[0m\n"));
+  unsetenv("NO_COLOR");
+}
+
+TEST_F(CompareCommand, JsonOutputHoldsTheRowsAndWarnings) {
+  const Outcome r = run({"base.json", "slow.json", "--json", "--alpha", "0.01"});
+  EXPECT_EQ(r.status, 1);
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["baseline"], path("base.json"));
+  EXPECT_EQ(doc["options"]["alpha"], 0.01);
+  EXPECT_TRUE(doc["warnings"].empty());
+  ASSERT_EQ(doc["rows"].size(), 1u);
+  EXPECT_EQ(doc["rows"][0]["Verdict"], "slower");
+  EXPECT_EQ(doc["rows"][0]["n"], 1024);
+  EXPECT_DOUBLE_EQ(doc["rows"][0]["Ratio"].get<double>(), 1.1);
+}
+
+// The kscope program itself, when ctest gives its path (kscope_compare_program).
+TEST_F(CompareCommand, ProgramExitCodes) {
+  const char* program = std::getenv("KSCOPE_CLI");
+  if (program == nullptr) GTEST_SKIP() << "KSCOPE_CLI is not set: ctest's kscope_compare_program runs this test";
+  const auto status = [&](const std::string& args) {
+    const int raw = std::system((std::string(program) + " compare " + args + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  };
+  EXPECT_EQ(status(path("base.json") + " " + path("same.json")), 0);
+  EXPECT_EQ(status(path("base.json") + " " + path("slow.json")), 1);
+  EXPECT_EQ(status(path("base.json") + " " + path("warm.json")), 2);
+  EXPECT_EQ(status(path("base.json")), 64);
+}

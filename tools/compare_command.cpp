@@ -1,0 +1,294 @@
+#include "compare_command.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <ostream>
+
+#include "core/caller.hpp"
+#include "io/io_detail.hpp"
+#include "io/json_table.hpp"
+#include "kscope/compare.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/results.hpp"
+
+namespace {
+
+constexpr int kNothingSlower = 0;
+constexpr int kSlower = 1;
+constexpr int kCannotCompare = 2;
+constexpr int kUsageError = 64;  // EX_USAGE
+
+const char* const kUsage =
+    "usage: kscope compare BASELINE.json CANDIDATE.json [--threshold PCT] [--alpha A] [--min-samples N]\n"
+    "                      [--max-rsd PCT] [--direction METRIC=lower|higher|undefined]... [--json]\n";
+
+const char* const kHelp =
+    "usage: kscope compare BASELINE.json CANDIDATE.json [options]\n"
+    "\n"
+    "Compares two results saved by Results::write_json (C++) or ProfileResults.save (Python), row by row\n"
+    "(annotation, config, metric), on the raw per-run samples of both. A row is slower or faster when a\n"
+    "two-sided Mann-Whitney U test gives p < alpha AND the whole 95% bootstrap interval of the ratio of\n"
+    "medians lies beyond the threshold; same otherwise; unstable when a side has fewer than min-samples\n"
+    "valid runs or an RSD above max-rsd. Durations are lower-is-better, rates (GB/s, TFLOP/s, %)\n"
+    "higher-is-better; a count of work (bytes, instructions) that moves is 'changed'. Rows measured on\n"
+    "one side only are listed as only_in_baseline / only_in_candidate.\n"
+    "\n"
+    "  --threshold PCT     smallest change that counts, in % of the baseline median (default 2)\n"
+    "  --alpha A           significance level of the U test (default 0.05)\n"
+    "  --min-samples N     fewest valid runs a side needs for a verdict (default 5)\n"
+    "  --max-rsd PCT       largest relative standard deviation (%) of a side still judged (default 10)\n"
+    "  --direction M=DIR   metric M is lower (lower is better), higher, or undefined; repeatable\n"
+    "  --json              print the comparison as JSON instead of a table\n"
+    "\n"
+    "Verdicts are coloured on a terminal (NO_COLOR turns that off). Results of different backends,\n"
+    "cache control or clock control are refused; a different GPU model or driver, or observed SM clocks\n"
+    "that differ by more than the threshold, give a warning and flag the rows.\n"
+    "\n"
+    "Exit status:\n"
+    "  0   no row is slower\n"
+    "  1   at least one row is slower\n"
+    "  2   the inputs cannot be compared: a file that cannot be read, is not a kscope results file or is\n"
+    "      of another format version; different backends, cache control, clock control or config axes;\n"
+    "      or a --direction naming a metric neither file holds\n"
+    "  64  bad command line\n";
+
+struct UsageError {
+  std::string message;
+};
+
+struct Request {
+  std::string baseline, candidate;
+  kscope::CompareOptions options;
+  bool json = false;
+};
+
+// The command's messages name its flags (kscope::detail::compare_option), for as long as it runs.
+class CommandLineCaller {
+ public:
+  CommandLineCaller() : previous_(kscope::detail::caller()) { kscope::detail::set_caller(kscope::detail::Caller::command_line); }
+  ~CommandLineCaller() { kscope::detail::set_caller(previous_); }
+  CommandLineCaller(const CommandLineCaller&) = delete;
+  CommandLineCaller& operator=(const CommandLineCaller&) = delete;
+
+ private:
+  kscope::detail::Caller previous_;
+};
+
+double number(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0)
+    throw UsageError{flag + " takes a number, not '" + text + "'"};
+  return value;
+}
+
+kscope::MetricDirection direction(const std::string& text) {
+  const auto equals = text.rfind('=');
+  static const std::map<std::string, kscope::MetricDirection> names{
+      {"lower", kscope::MetricDirection::lower_is_better},
+      {"higher", kscope::MetricDirection::higher_is_better},
+      {"undefined", kscope::MetricDirection::undefined}};
+  const auto found = equals == std::string::npos ? names.end() : names.find(text.substr(equals + 1));
+  if (equals == 0 || found == names.end())
+    throw UsageError{"--direction takes METRIC=lower, METRIC=higher or METRIC=undefined, not '" + text + "'"};
+  return found->second;
+}
+
+// Throws UsageError; returns nullopt for --help.
+std::optional<Request> parse(const std::vector<std::string>& args) {
+  Request request;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") return std::nullopt;
+    if (arg.size() < 2 || arg.rfind("-", 0) != 0) {
+      files.push_back(arg);
+      continue;
+    }
+    const auto equals = arg.find('=');
+    const std::string flag = arg.substr(0, equals);
+    if (flag == "--json" && equals == std::string::npos) {
+      request.json = true;
+      continue;
+    }
+    if (flag != "--threshold" && flag != "--alpha" && flag != "--min-samples" && flag != "--max-rsd" &&
+        flag != "--direction")
+      throw UsageError{"unknown option '" + arg + "'"};
+    std::string value;
+    if (equals != std::string::npos) {
+      value = arg.substr(equals + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      throw UsageError{flag + " needs a value"};
+    }
+    kscope::CompareOptions& o = request.options;
+    if (flag == "--threshold") o.threshold_pct = number(flag, value);
+    if (flag == "--alpha") o.alpha = number(flag, value);
+    if (flag == "--max-rsd") o.max_rsd_pct = number(flag, value);
+    if (flag == "--min-samples") {
+      const double n = number(flag, value);
+      if (n < 0 || n != std::floor(n) || n > 1e9) throw UsageError{"--min-samples takes a whole number, not '" + value + "'"};
+      o.min_samples = static_cast<std::size_t>(n);
+    }
+    if (flag == "--direction") o.directions[value.substr(0, value.rfind('='))] = direction(value);
+  }
+  if (files.size() != 2)
+    throw UsageError{"expected two result files, BASELINE.json and CANDIDATE.json, not " + std::to_string(files.size())};
+  request.baseline = files[0];
+  request.candidate = files[1];
+  try {
+    request.options.validate();
+  } catch (const kscope::ConfigError& e) {
+    throw UsageError{e.what()};
+  }
+  return request;
+}
+
+std::string format(const char* pattern, double value) {
+  if (std::isnan(value)) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+// As the results table shows numbers: durations in ns in plain digits, otherwise 4 significant digits.
+std::string value_text(double v) {
+  return format(std::abs(v) >= 1e4 && std::abs(v) < 1e7 ? "%.0f" : "%.4g", v);
+}
+
+std::string change_text(double ratio) { return format("%+.1f%%", 100 * (ratio - 1)); }
+
+std::string describe(const std::string& path, const kscope::Results& r) {
+  const kscope::SessionInfo& s = r.session();
+  std::string text = path + "  (" + (s.gpu.empty() ? "GPU unknown" : s.gpu) + ", backend " + to_string(s.backend) +
+                     ", cache_control " + to_string(s.cache_control) + ", clock_control " + to_string(s.clock_control);
+  if (!s.driver_version.empty()) text += ", driver " + s.driver_version;
+  if (!s.host.empty()) text += ", host " + s.host;
+  return text + ")";
+}
+
+const char* colour(kscope::Verdict v) {
+  switch (v) {
+    case kscope::Verdict::slower: return "\033[31m";   // red
+    case kscope::Verdict::faster: return "\033[32m";   // green
+    case kscope::Verdict::unstable: return "\033[33m";  // yellow
+    case kscope::Verdict::changed: return "\033[35m";  // magenta
+    case kscope::Verdict::only_in_baseline:
+    case kscope::Verdict::only_in_candidate: return "\033[36m";  // cyan
+    case kscope::Verdict::same: break;
+  }
+  return "";
+}
+
+std::string config_text(const kscope::Comparison& c, const kscope::ComparisonRow& r) {
+  std::string text;
+  for (std::size_t i = 0; i < r.config.size(); ++i) text += " " + c.axis_names[i] + "=" + r.config[i].to_string();
+  return text;
+}
+
+void print_table(const kscope::Comparison& c, std::ostream& out, bool colours) {
+  std::vector<std::string> header{"Annotation"};
+  header.insert(header.end(), c.axis_names.begin(), c.axis_names.end());
+  for (const char* h : {"Metric", "Unit", "Baseline", "Candidate", "Change", "95% CI of change", "p", "Verdict"})
+    header.emplace_back(h);
+  std::vector<std::vector<std::string>> lines{header};
+  for (const auto& r : c.rows) {
+    std::vector<std::string> cells{r.annotation};
+    for (const auto& v : r.config) cells.push_back(v.to_string());
+    for (const std::string& cell :
+         {r.metric, r.unit, value_text(r.baseline.median), value_text(r.candidate.median), change_text(r.ratio),
+          std::isnan(r.ci_lower) ? "-" : change_text(r.ci_lower) + " .. " + change_text(r.ci_upper),
+          format("%.2g", r.p_value), to_string(r.verdict)})
+      cells.push_back(cell);
+    lines.push_back(std::move(cells));
+  }
+  std::vector<std::size_t> widths(header.size(), 0);
+  for (const auto& line : lines)
+    for (std::size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], kscope::detail::display_width(line[i]));
+  for (std::size_t l = 0; l < lines.size(); ++l) {
+    std::string text;
+    for (std::size_t i = 0; i < lines[l].size(); ++i) {
+      const bool last = i + 1 == lines[l].size();
+      const std::string padding(last ? 0 : widths[i] - kscope::detail::display_width(lines[l][i]) + 2, ' ');
+      const char* on = l > 0 && last && colours ? colour(c.rows[l - 1].verdict) : "";
+      text += *on ? on + lines[l][i] + "\033[0m" : lines[l][i];
+      text += padding;
+    }
+    out << text << "\n";
+  }
+}
+
+void print_text(const Request& request, const kscope::Results& baseline, const kscope::Results& candidate,
+                const kscope::Comparison& c, std::ostream& out, bool colours) {
+  out << "baseline:  " << describe(request.baseline, baseline) << "\n"
+      << "candidate: " << describe(request.candidate, candidate) << "\n";
+  for (const auto& w : c.warnings) out << "warning: " << w << "\n";
+  out << "\n";
+  print_table(c, out, colours);
+  bool first = true;
+  for (const auto& r : c.rows) {
+    if (r.verdict == kscope::Verdict::same) continue;
+    if (first) out << "\n";
+    first = false;
+    out << r.annotation << config_text(c, r) << " " << r.metric << ": " << to_string(r.verdict) << ": " << r.reason
+        << "\n";
+  }
+  std::string counts;
+  for (auto v : {kscope::Verdict::slower, kscope::Verdict::faster, kscope::Verdict::same, kscope::Verdict::changed,
+                 kscope::Verdict::unstable, kscope::Verdict::only_in_baseline, kscope::Verdict::only_in_candidate})
+    if (const std::size_t n = c.count(v)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + to_string(v);
+  const kscope::CompareOptions& o = c.options;
+  out << "\n" << c.rows.size() << (c.rows.size() == 1 ? " row: " : " rows: ") << (counts.empty() ? "none" : counts)
+      << " (threshold " << format("%g", o.threshold_pct) << "%, alpha " << format("%g", o.alpha) << ", min-samples "
+      << o.min_samples << ", max-rsd " << format("%g", o.max_rsd_pct) << "%)\n";
+}
+
+void print_json(const Request& request, const kscope::Comparison& c, std::ostream& out) {
+  nlohmann::ordered_json doc;
+  doc["baseline"] = request.baseline;
+  doc["candidate"] = request.candidate;
+  doc["options"] = {{"threshold_pct", c.options.threshold_pct}, {"alpha", c.options.alpha},
+                    {"min_samples", c.options.min_samples}, {"max_rsd_pct", c.options.max_rsd_pct}};
+  doc["warnings"] = c.warnings;
+  doc["rows"] = kscope::detail::table_to_json(c.to_table());
+  out << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
+bool colours_wanted(bool terminal) {
+  const char* no_color = std::getenv("NO_COLOR");  // no-color.org: set and not empty turns colour off
+  return terminal && (no_color == nullptr || *no_color == '\0');
+}
+
+}  // namespace
+
+int compare_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool terminal) {
+  const CommandLineCaller caller;
+  std::optional<Request> request;
+  try {
+    request = parse(args);
+  } catch (const UsageError& e) {
+    err << "kscope compare: " << e.message << "\n" << kUsage;
+    return kUsageError;
+  }
+  if (!request) {
+    out << kHelp;
+    return 0;
+  }
+  try {
+    const kscope::Results baseline = kscope::load_results(request->baseline);
+    const kscope::Results candidate = kscope::load_results(request->candidate);
+    const kscope::Comparison comparison = kscope::compare(baseline, candidate, request->options);
+    if (request->json) print_json(*request, comparison, out);
+    else print_text(*request, baseline, candidate, comparison, out, colours_wanted(terminal));
+    return comparison.count(kscope::Verdict::slower) ? kSlower : kNothingSlower;
+  } catch (const kscope::Error& e) {
+    err << "kscope compare: " << e.what() << "\n";
+    return kCannotCompare;
+  }
+}
