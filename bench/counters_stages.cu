@@ -11,6 +11,11 @@
 //   PROFILER  the range profiler alone (CUPTI_AutoRange, CUPTI_UserReplay), one run per batch, with
 //             a counter data image for 512 or 16 ranges, with or without the L2 flush before each
 //             pass: start and stop are CUPTI's fixed cost per pass.
+//   BATCH     the range profiler alone, pass-major over 50 runs in one start/stop per pass, the L2
+//             flushed before every run inside the pass: per kernel (AutoRange, the flush's kernels
+//             are ranges too) against one user range around each run's kernel (UserRange, the
+//             flush outside every range). What a range costs, and whether the copy kernel's values
+//             agree between the two kinds.
 // scripts/gpu_check.sh runs it; it needs counter permission. Times in ms:
 //   FIRST construct begin_session begin_batch begin_run flush region_begin launch region_end end_run
 //         another_pass collect end_session total
@@ -21,6 +26,8 @@
 //          runner: the rest)
 //   PROFILER <metrics> <ranges> <flush> <image bytes> <passes> begin flush start launch stop sync decode
 //            total   (the median run)
+//   BATCH <metrics> <kind> <runs> <ranges decoded> <passes> ms_per_run <median value per metric of
+//         the copy's ranges>   (the median of kRuns batches)
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -384,6 +391,47 @@ void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, 
               profiler.counter_data_bytes(), passes, clock.medians().c_str());
 }
 
+// The copy's ranges are those that read most of its 16 MiB from DRAM (the flush's kernels read
+// almost nothing): metric 1 of kSets[1] is dram__bytes_read.sum.
+void batch_case(const std::vector<std::string>& metrics, counters::RangeKind kind, const std::string& chip,
+                CUcontext context, const std::vector<std::uint8_t>& availability, kscope::device::L2Flusher& l2,
+                const float* in, float* out) {
+  constexpr std::size_t kBatchRuns = 50;
+  const bool per_kernel = kind == counters::RangeKind::per_kernel;
+  const std::size_t ranges = per_kernel ? 4 * kBatchRuns : kBatchRuns;
+  const counters::MetricConfig config(chip, metrics, availability);
+  counters::RangeProfiler profiler(context, config, kind, ranges);
+  std::vector<double> ms;
+  std::vector<std::vector<double>> values(metrics.size());
+  std::size_t passes = 0, decoded = 0;
+  for (int batch = 0; batch < kWarmupBatches + kRuns; ++batch) {
+    const auto start = Clock::now();
+    profiler.begin_batch(ranges);
+    passes = 0;
+    for (bool more = true; more; ++passes) {
+      profiler.start();
+      for (std::size_t run = 0; run < kBatchRuns; ++run) {
+        l2.flush(cudaStreamLegacy);
+        if (!per_kernel) profiler.push_range(counters::user_range_name(run, 0));
+        kscope_test::launch_copy(in, out, kFloats);
+        if (!per_kernel) profiler.pop_range();
+      }
+      more = !profiler.stop();
+    }
+    const auto results = profiler.decode();
+    if (batch < kWarmupBatches) continue;
+    ms.push_back(ms_between(start, Clock::now()) / kBatchRuns);
+    decoded = results.size();
+    for (const auto& range : results)
+      if (range.values.at(1) > 0.5 * kFloats * sizeof(float))
+        for (std::size_t m = 0; m < metrics.size(); ++m) values[m].push_back(range.values[m]);
+  }
+  std::printf("BATCH %zu %s %zu %zu %zu %.3f", metrics.size(), per_kernel ? "per_kernel" : "per_region",
+              kBatchRuns, decoded, passes, kscope::summarize(ms, 0).median);
+  for (auto& v : values) std::printf(" %.4g", v.empty() ? 0.0 : kscope::summarize(v, 0).median);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main() {
@@ -415,6 +463,8 @@ int main() {
           profiler_case(metrics, ranges, flush, chip, context, availability, l2, in.get(), out.get(), header);
           header = false;
         }
+    for (auto kind : {counters::RangeKind::per_kernel, counters::RangeKind::per_region})
+      batch_case(kSets[1], kind, chip, context, availability, l2, in.get(), out.get());
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "counters_stages: %s\n", e.what());
