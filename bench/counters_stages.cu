@@ -16,7 +16,7 @@
 //             are ranges too) against one user range around each run's kernel (UserRange, the
 //             flush outside every range). What a range costs, and whether the copy kernel's values
 //             agree between the two kinds.
-// scripts/gpu_check.sh runs it; it needs counter permission. Times in ms:
+// scripts/gpu_check.sh runs it (`counters_stages batch`: the BATCH rows alone); it needs counter permission. Times in ms:
 //   FIRST construct begin_session begin_batch begin_run flush region_begin launch region_end end_run
 //         another_pass collect end_session total
 //   BACKEND <metrics> <nvml> <batch runs> <passes> nvml begin_batch begin_run flush region_begin launch
@@ -434,10 +434,19 @@ void batch_case(const std::vector<std::string>& metrics, counters::RangeKind kin
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   if (kscope_test::report_no_gpu()) return 2;
+  const bool batch_only = argc > 1 && std::string(argv[1]) == "batch";  // the BATCH rows alone
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
+    if (batch_only) {
+      const CUcontext context = counters::current_context();
+      kscope::device::L2Flusher l2(0);
+      for (auto kind : {counters::RangeKind::per_kernel, counters::RangeKind::per_region})
+        batch_case(kSets[1], kind, counters::chip_of_device(0), context, counters::counter_availability(context), l2,
+                   in.get(), out.get());
+      return 0;
+    }
     first_case(in.get(), out.get());
     bool header = true;
     for (const auto& metrics : kSets)
