@@ -441,10 +441,11 @@ int main(int argc, char** argv) {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
     if (batch_only) {
       const CUcontext context = counters::current_context();
+      const std::string chip = counters::chip_of_device(0);  // initialises the profiler first
+      const auto availability = counters::counter_availability(context);
       kscope::device::L2Flusher l2(0);
       for (auto kind : {counters::RangeKind::per_kernel, counters::RangeKind::per_region})
-        batch_case(kSets[1], kind, counters::chip_of_device(0), context, counters::counter_availability(context), l2,
-                   in.get(), out.get());
+        batch_case(kSets[1], kind, chip, context, availability, l2, in.get(), out.get());
       return 0;
     }
     first_case(in.get(), out.get());
