@@ -189,7 +189,8 @@ class _ProfiledFunction:
             )
         except (SweepError, SweepInterrupted) as e:
             if e.partial_results is not None:
-                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)
+                # The engine raised it holding its own Results: the user gets them as a ProfileResults.
+                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)  # type: ignore[arg-type]
             raise
         if returned:
             warnings.warn(

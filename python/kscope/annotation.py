@@ -58,5 +58,6 @@ class annotate:
         def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R | None:
             with self:
                 return func(*args, **kwargs)
+            return None  # the region swallowed a failure (ignore_failures=True)
 
         return wrapper
