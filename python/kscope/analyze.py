@@ -26,7 +26,7 @@ def kernel(
     derive_metric: Callable[..., Any] | None = None,
     normalize_against: str | None = None,
     verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
-    metrics: str | Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
     ignore_kernel_list: Sequence[str] | None = None,
     combine_kernel_metrics: Callable[[float, float], float] | None = None,
     clock_control: Literal["none", "base"] = "none",
