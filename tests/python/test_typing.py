@@ -30,7 +30,7 @@ def run_mypy(tmp_path, *targets):
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(PACKAGE / "mypy.ini"), "--cache-dir", str(tmp_path),
          "--no-error-summary", "--show-error-codes", *targets],
-        cwd=PACKAGE, capture_output=True, text=True, env={"MYPYPATH": str(PACKAGE), "PATH": "/usr/bin:/bin"})
+        cwd=PACKAGE, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     return result.returncode, result.stdout + result.stderr
 
 
