@@ -77,6 +77,8 @@ setup(
     description="Profiling as code for GPU kernels: sweeps, attribution and statistics in a pandas DataFrame",
     packages=["kscope"],
     package_dir={"": "python"},
+    # PEP 561: the package is typed, and kscope._core has its type stub beside it.
+    package_data={"kscope": ["py.typed", "_core/*.pyi"]},
     ext_modules=[CMakeExtension("kscope._core")],
     cmdclass={"build_ext": CMakeBuild},
     entry_points={"console_scripts": ["kscope = kscope._cli:main"]},

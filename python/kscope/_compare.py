@@ -1,6 +1,11 @@
 """kscope.load and kscope.compare: saved results back as ProfileResults, and the engine's verdicts
 on two of them as a DataFrame (optionally plotted)."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
 import itertools
 import math
 import numbers
@@ -29,7 +34,7 @@ class CompareWarning(UserWarning):
     them errors: ``warnings.simplefilter("error", kscope.CompareWarning)``."""
 
 
-def load(path):
+def load(path: str | os.PathLike[str]) -> ProfileResults:
     """The ProfileResults saved in ``path`` by ProfileResults.save (or C++ Results::write_json).
 
     Its config columns hold the values the engine kept: ints, floats, strings and bools as they
@@ -43,19 +48,19 @@ def load(path):
 
 
 def compare(
-    baseline,
-    candidate,
+    baseline: ProfileResults | str | os.PathLike[str],
+    candidate: ProfileResults | str | os.PathLike[str],
     *,
-    threshold_pct=2.0,
-    alpha=0.05,
-    min_samples=5,
-    max_rsd_pct=10.0,
-    confidence=0.95,
-    resamples=2000,
-    seed=5489,
-    directions=None,
-    plot=None,
-):
+    threshold_pct: float = 2.0,
+    alpha: float = 0.05,
+    min_samples: int = 5,
+    max_rsd_pct: float = 10.0,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 5489,
+    directions: Mapping[str, Literal["lower", "higher", "undefined"]] | None = None,
+    plot: str | os.PathLike[str] | None = None,
+) -> pd.DataFrame:
     """Compares candidate with baseline, row by row (annotation, config, metric), on the raw
     per-run samples of both, and returns one DataFrame row per (annotation, config, metric).
 
@@ -98,7 +103,7 @@ def compare(
         if name in axes:
             data[name] = _config_column([
                 base._configs[b][base.parameters.index(name)] if b is not None
-                else cand._configs[c][cand.parameters.index(name)]
+                else cand._configs[c][cand.parameters.index(name)]  # type: ignore[index]  # c is set where b is not
                 for b, c in zip(base_configs, cand_configs)
             ])
         else:
@@ -111,7 +116,7 @@ def compare(
     return frame
 
 
-def _as_results(value, side):
+def _as_results(value: object, side: str) -> ProfileResults:
     if isinstance(value, ProfileResults):
         return value
     if isinstance(value, (str, os.PathLike)):
@@ -122,7 +127,7 @@ def _as_results(value, side):
     )
 
 
-def _directions(directions):
+def _directions(directions: Any) -> dict[str, str]:
     if directions is None:
         return {}
     if not hasattr(directions, "items"):
@@ -135,7 +140,7 @@ def _directions(directions):
     return dict(directions)
 
 
-def draw_comparison(frame, parameters, filename, threshold_pct):
+def draw_comparison(frame: pd.DataFrame, parameters: Sequence[str], filename: str, threshold_pct: float) -> None:
     """Ratio of medians (candidate / baseline) with its confidence interval per config: one line per
     (annotation, metric), each point coloured by its verdict, the threshold band shaded."""
     from matplotlib.figure import Figure

@@ -117,7 +117,7 @@ def _engine_type(v):
     if isinstance(v, (bool, np.bool_)):  # numpy's bool is no Python bool (nor an Integral)
         return bool
     if isinstance(v, numbers.Integral):
-        return int if -(2**63) <= v < 2**63 else None
+        return int if -(2**63) <= v < 2**63 else None  # type: ignore[operator]  # numbers.Integral is untyped
     if isinstance(v, numbers.Real):
         return float
     if isinstance(v, str):

@@ -1,11 +1,15 @@
 """kscope.doctor(): what kscope can measure on this machine, and why not."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import json
 
 from . import _core
 
 
-def doctor(verbose=True):
+def doctor(verbose: bool = True) -> dict[str, Any]:
     """Runs the environment checks (driver, devices, CUPTI and its owner, counter permission,
     NVML and clock-lock permission, ncu, whether CUDA is initialised) without changing anything.
     Prints the readable report when `verbose`, and returns it as a dict; its "exit_code" is

@@ -1,6 +1,8 @@
 """Drawing for kscope.analyze.plot. Figures are made with matplotlib's object API and rendered by
 Agg, so plotting needs no display and leaves pyplot's state (and a notebook's backend) alone."""
 
+from __future__ import annotations
+
 import itertools
 import os
 from dataclasses import dataclass
@@ -14,7 +16,7 @@ from .errors import ConfigError
 
 @dataclass
 class Style:
-    filename: str
+    filename: str | os.PathLike[str]
     metric: Optional[str]
     title: str
     ylabel: Optional[str]
@@ -164,9 +166,9 @@ def draw(results, style):
         layout="constrained",
     )
     axes = fig.subplots(len(grid_rows), len(grid_cols), squeeze=False)
-    aggregate = {"avg": ("Avg", np.mean), "geomean": ("Geomean", _core.geometric_mean)}.get(style.show_aggregate)
+    aggregate: tuple[str, Any] | None = {"avg": ("Avg", np.mean), "geomean": ("Geomean", _core.geometric_mean)}.get(style.show_aggregate)
     colors = itertools.cycle([c["color"] for c in matplotlib.rcParams["axes.prop_cycle"]])
-    color_of = {}
+    color_of: dict[str, Any] = {}
     for (i, rv), (j, cv) in itertools.product(enumerate(grid_rows), enumerate(grid_cols)):
         ax = axes[i][j]
         panel = _select(_select(data, rows_p, rv), cols_p, cv)

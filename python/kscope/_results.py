@@ -1,5 +1,10 @@
 """ProfileResults: the engine's Results as pandas DataFrames, with the user's config values."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
 import os
 
 import numpy as np
@@ -21,31 +26,31 @@ class ProfileResults:
     the config columns hold the values the configs gave (a torch dtype stays a torch dtype).
     """
 
-    def __init__(self, core_results, configs, parameters):
+    def __init__(self, core_results: _core.Results, configs: Sequence[tuple[Any, ...]], parameters: Sequence[str]) -> None:
         self._core = core_results
         self._configs = configs
         self.parameters = list(parameters)  # the config columns, in signature order
-        self._summary = None
-        self._samples = None
+        self._summary: pd.DataFrame | None = None
+        self._samples: pd.DataFrame | None = None
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         if self._summary is None:
             self._summary = self._frame(*self._core.summary())
         return self._summary.copy()
 
-    def raw_dataframe(self):
+    def raw_dataframe(self) -> pd.DataFrame:
         if self._samples is None:
             self._samples = self._frame(*self._core.samples())
         return self._samples.copy()
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Writes everything (session, settings, summary and raw samples) to ``path`` in kscope's
         results format (JSON), which kscope.load and ``kscope compare`` read. Config values other
         than int, float, str and bool (a torch dtype, a tuple) are saved as their short repr()
         labels, the form the engine holds them in."""
         self._core.write_json(os.fspath(path))
 
-    def to_gbench_json(self, path):
+    def to_gbench_json(self, path: str | os.PathLike[str]) -> None:
         """Writes ``path`` in Google Benchmark's JSON format, as its compare.py and benchmark
         dashboards read it: a benchmark per annotation and config (e.g. "gemm/n:1024/dtype:f16"),
         one repetition per run with its duration as real_time, the run's other metrics as counters,
@@ -53,19 +58,19 @@ class ProfileResults:
         self._core.write_gbench_json(os.fspath(path))
 
     @property
-    def report_path(self):
+    def report_path(self) -> str | None:
         """backend='ncu': the Nsight Compute report (.ncu-rep); None otherwise."""
         return self._core.report_path() or None
 
-    def speed_of_light(self):
+    def speed_of_light(self) -> pd.DataFrame:
         """Counter results only: per (annotation, config) compute vs memory throughput in % of
         peak and the Bottleneck (kscope.bottleneck_rule() states the rule)."""
         return speed_of_light(self)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._core)
 
-    def __str__(self):
+    def __str__(self) -> str:
         # Rendered by pandas, not by the engine's console writer: C++ streams that format
         # numbers can crash in a process where torch is loaded (pytorch/pytorch#109923).
         df = self.to_dataframe()
@@ -78,10 +83,10 @@ class ProfileResults:
         view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE), *collected]]
         return head + "\n" + view.rename(columns=dict(_CONSOLE)).to_string(index=False)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"
 
-    def _frame(self, columns, config_indices):
+    def _frame(self, columns: dict[str, list[_core.Cell]], config_indices: Sequence[int]) -> pd.DataFrame:
         data = {}
         for name, cells in columns.items():
             if name in self.parameters:
@@ -92,7 +97,7 @@ class ProfileResults:
         return pd.DataFrame(data)
 
 
-def _engine_column(name, cells):
+def _engine_column(name: str, cells: Sequence[_core.Cell]) -> pd.Series:
     kind = _COLUMN_TYPES.get(name)
     if kind == "optional_boolean":
         return pd.Series(cells, dtype="boolean")  # empty where undefined (one run; fixed sampling)
@@ -113,7 +118,7 @@ def _engine_column(name, cells):
     return pd.Series(cells)  # strings: object (pandas 1/2) or str (pandas 3); bool; False|name
 
 
-def _config_column(values):
+def _config_column(values: Sequence[Any]) -> pd.Series:
     kinds = {_engine_type(v) for v in values}
     kind = kinds.pop() if len(kinds) == 1 else None
     if kind is int:
@@ -132,7 +137,7 @@ def _config_column(values):
     return pd.Series(cells, dtype=object)
 
 
-def speed_of_light(results):
+def speed_of_light(results: ProfileResults) -> pd.DataFrame:
     """The Speed-of-Light table of counter results (backend='counters' with the default metrics
     or kscope.sol_metrics()), as a DataFrame. Config columns hold the engine's form of the values."""
     return pd.DataFrame({name: _engine_column(name, cells)

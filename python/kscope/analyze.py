@@ -1,11 +1,15 @@
 """kscope.analyze.kernel and kscope.analyze.plot: Nsight Python's decorators on the kscope engine."""
 
+from __future__ import annotations
+
 import contextlib
 import functools
 import os
 import sys
 import tempfile
 import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 from . import _core, _plot, info_collector, testing
 from ._configs import Signature, engine_rows
@@ -15,34 +19,34 @@ from .errors import ConfigError, SweepError, SweepInterrupted
 
 
 def kernel(
-    _func=None,
+    _func: Callable[..., object] | None = None,
     *,
-    configs=None,
-    runs=1,
-    derive_metric=None,
-    normalize_against=None,
-    verbosity=VerbosityLevel.INFO,
-    metrics=None,
-    ignore_kernel_list=None,
-    combine_kernel_metrics=None,
-    clock_control="none",
-    cache_control="all",
-    replay_mode="kernel",
-    thermal_mode="auto",
-    thermal_wait=None,
-    thermal_cont=None,
-    thermal_timeout=None,
-    thermal_device=None,
-    output_prefix=None,
-    output_csv=False,
-    info_collectors=None,
-    resume=False,
-    backend=None,
-    warmup_runs=1,
-    adaptive=None,
-    throttled_runs="keep",
-    ncu_sections=None,
-):
+    configs: Sequence[Any] | None = None,
+    runs: int = 1,
+    derive_metric: Callable[..., Any] | None = None,
+    normalize_against: str | None = None,
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
+    metrics: Sequence[str] | None = None,
+    ignore_kernel_list: Sequence[str] | None = None,
+    combine_kernel_metrics: Callable[[float, float], float] | None = None,
+    clock_control: Literal["none", "base"] = "none",
+    cache_control: Literal["all", "none"] = "all",
+    replay_mode: Literal["kernel", "range"] = "kernel",
+    thermal_mode: Literal["auto", "manual", "off"] = "auto",
+    thermal_wait: float | None = None,
+    thermal_cont: float | None = None,
+    thermal_timeout: float | None = None,
+    thermal_device: int | None = None,
+    output_prefix: str | None = None,
+    output_csv: bool = False,
+    info_collectors: Sequence[Any] | None = None,
+    resume: bool = False,
+    backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
+    warmup_runs: int = 1,
+    adaptive: bool | Mapping[str, Any] | None = None,
+    throttled_runs: Literal["keep", "exclude"] = "keep",
+    ncu_sections: Sequence[str] | None = None,
+) -> Any:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
     Works as ``@kernel``, ``@kernel()`` and ``@kernel(**options)``. The function body marks the
@@ -120,30 +124,30 @@ def kernel(
         info_collectors=info_collectors,
     )
 
-    def decorate(func):
+    def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:
         profiled = _ProfiledFunction(func, configs, options)
 
         @functools.wraps(func)
-        def wrapper(*args, configs=None, **kwargs):
+        def wrapper(*args: Any, configs: Sequence[Any] | None = None, **kwargs: Any) -> ProfileResults:
             return profiled(args, kwargs, configs)
 
-        wrapper._kscope_profiled = profiled
+        wrapper._kscope_profiled = profiled  # type: ignore[attr-defined]
         return wrapper
 
     return decorate if _func is None else decorate(_func)
 
 
 class _ProfiledFunction:
-    def __init__(self, func, configs, options):
+    def __init__(self, func: Callable[..., object], configs: Sequence[Any] | None, options: Options) -> None:
         self.func = func
         self.signature = Signature(func)
         self.options = options
         options.validate(self.signature.names)  # collector names against the parameters
         self.configs = None if configs is None else self.signature.configs(configs)
         self.calls = 0  # successful calls: the {n} of the CSV names
-        self.csv_prefix = None
+        self.csv_prefix: str | None = None
 
-    def __call__(self, args, kwargs, configs):
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], configs: Sequence[Any] | None) -> ProfileResults:
         name = self.func.__name__
         if args or kwargs:
             if configs is not None or self.configs is not None:
@@ -163,7 +167,7 @@ class _ProfiledFunction:
             configs = self.configs if self.configs is not None else self.signature.configs(None)
         return self._profile(configs)
 
-    def _profile(self, configs):
+    def _profile(self, configs: Any) -> ProfileResults:
         opts = self.options
         simulated = testing.active()
         # The simulated backend measures whatever backend= says, so no tool changes its metrics.
@@ -171,9 +175,9 @@ class _ProfiledFunction:
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
         derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))
-        returned = []
+        returned: list[int] = []
 
-        def body(config_index):
+        def body(config_index: int) -> None:
             if self.signature.call(self.func, configs[config_index]) is not None:
                 returned.append(config_index)
 
@@ -185,7 +189,8 @@ class _ProfiledFunction:
             )
         except (SweepError, SweepInterrupted) as e:
             if e.partial_results is not None:
-                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)
+                # The engine raised it holding its own Results: the user gets them as a ProfileResults.
+                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)  # type: ignore[arg-type]
             raise
         if returned:
             warnings.warn(
@@ -203,7 +208,7 @@ class _ProfiledFunction:
                 self._write_csv(results, call)
         return results
 
-    def _engine_prefix(self):
+    def _engine_prefix(self) -> str:
         """Where the engine writes this call's files ({prefix}{function}-{n}-summary.csv, ...
         -samples.csv, -results.json, and the ncu report): only when output_prefix is given. Its
         directory is made now, so a bad path fails before anything is measured."""
@@ -221,7 +226,7 @@ class _ProfiledFunction:
                 ) from None
         return f"{prefix}{self.func.__name__}-{self.calls}-"
 
-    def _write_csv(self, results, call):
+    def _write_csv(self, results: ProfileResults, call: int) -> None:
         prefix = self.options.output_prefix
         if prefix is None:
             if self.csv_prefix is None:
@@ -237,10 +242,10 @@ class _ProfiledFunction:
                 print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
 
 
-_notes_shown = set()
+_notes_shown: set[str] = set()
 
 
-def _note_once(note):
+def _note_once(note: str | None) -> None:
     """Shows a note of the active tool (kscope.tools.tool_metrics) once per process."""
     if note is not None and note not in _notes_shown:
         _notes_shown.add(note)
@@ -248,24 +253,24 @@ def _note_once(note):
 
 
 def plot(
-    filename="plot.png",
-    metric=None,
+    filename: str | os.PathLike[str] | Callable[..., ProfileResults] = "plot.png",
+    metric: str | None = None,
     *,
-    title="kscope results",
-    ylabel=None,
-    annotate_points=False,
-    show_aggregate=None,
-    plot_type="line",
-    plot_width=6,
-    plot_height=4,
-    row_panels=None,
-    col_panels=None,
-    x_keys=None,
-    print_data=False,
-    variant_fields=None,
-    variant_annotations=None,
-    plot_callback=None,
-):
+    title: str = "kscope results",
+    ylabel: str | None = None,
+    annotate_points: bool = False,
+    show_aggregate: Literal["avg", "geomean"] | None = None,
+    plot_type: Literal["line", "bar"] = "line",
+    plot_width: float = 6,
+    plot_height: float = 4,
+    row_panels: Sequence[str] | None = None,
+    col_panels: Sequence[str] | None = None,
+    x_keys: Sequence[str] | None = None,
+    print_data: bool = False,
+    variant_fields: Sequence[str] | None = None,
+    variant_annotations: Sequence[str] | None = None,
+    plot_callback: Callable[[Any], None] | None = None,
+) -> Any:
     """Plots the results of a kscope.analyze.kernel function every time it is called.
 
     Put it above @kscope.analyze.kernel. It draws AvgValue of one metric (``metric``; needed
@@ -292,7 +297,7 @@ def plot(
         plot_callback=plot_callback,
     )
 
-    def decorate(func):
+    def decorate(func: Callable[..., ProfileResults]) -> Callable[..., ProfileResults]:
         if not hasattr(func, "_kscope_profiled"):
             raise TypeError(
                 f"@kscope.analyze.plot decorates a @kscope.analyze.kernel function; put it above "
@@ -300,33 +305,33 @@ def plot(
             )
 
         @functools.wraps(func)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> ProfileResults:
             _plot.check_filename(style.filename)  # before the sweep: a bad path never costs one
             results = func(*args, **kwargs)
             with results_attached(results, "plotting"):
                 _plot.draw(results, style)
             return results
 
-        wrapper._kscope_profiled = func._kscope_profiled
+        wrapper._kscope_profiled = func._kscope_profiled  # type: ignore[attr-defined]
         return wrapper
 
     return decorate
 
 
 @contextlib.contextmanager
-def results_attached(results, step):
+def results_attached(results: ProfileResults, step: str) -> Iterator[None]:
     """A failure after the sweep (plotting, writing files) does not lose its results: the exception
     goes on, carrying them as its ``results`` attribute (and a note saying so)."""
     try:
         yield
     except Exception as e:
-        e.results = results
+        e.results = results  # type: ignore[attr-defined]
         if hasattr(e, "add_note"):  # Python 3.11+
             e.add_note(f"kscope: the sweep completed before {step} failed; its ProfileResults are in this "
                        f"exception's .results")
         raise
 
 
-def ignore_failures():
+def ignore_failures() -> contextlib.suppress:
     """A block whose exceptions are swallowed (e.g. warm-up code outside any annotation)."""
     return contextlib.suppress(Exception)

@@ -1,8 +1,17 @@
 """kscope.annotate: marks the code whose kernels are measured (kscope::Annotation underneath)."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import ParamSpec, TypeVar
+
 import functools
 
 from . import _core
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class annotate:
@@ -23,29 +32,32 @@ class annotate:
     exception, instead of the whole sweep stopping.
     """
 
-    def __init__(self, name, ignore_failures=False):
+    def __init__(self, name: str, ignore_failures: bool = False) -> None:
         if not isinstance(name, str) or not name:
             raise TypeError(f"annotate needs a non-empty name string, not {name!r}")
         self.name = name
         self.ignore_failures = bool(ignore_failures)
-        self._open = []  # one Region per active entry; a second one is refused as nesting
+        self._open: list[_core.Region] = []  # one Region per active entry; a second one is refused as nesting
 
-    def __enter__(self):
+    def __enter__(self) -> annotate:
         self._open.append(_core.Region(self.name))
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
         region = self._open.pop()
         swallow = exc is not None and self.ignore_failures and isinstance(exc, Exception)
         if swallow:
-            region.mark_failed(f"{exc_type.__name__}: {exc}")
+            region.mark_failed(f"{type(exc).__name__}: {exc}")
         region.close()
         return swallow
 
-    def __call__(self, func):
+    def __call__(self, func: Callable[_P, _R]) -> Callable[_P, _R | None]:  # None: a failure ignored
         @functools.wraps(func)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R | None:
             with self:
                 return func(*args, **kwargs)
+            return None  # the region swallowed a failure (ignore_failures=True)
 
         return wrapper

@@ -7,6 +7,13 @@ SweepError when a config failed mid-sweep. SweepInterrupted (Ctrl-C, a Jupyter i
 KeyboardInterrupt, not one of these: code that catches Exception does not swallow it.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._results import ProfileResults
+
 __all__ = [
     "AnnotationError",
     "BackendError",
@@ -56,7 +63,7 @@ class SweepError(ProfilerException):
     (a ProfileResults, like a successful call returns).
     """
 
-    def __init__(self, message, failed_config="", partial_results=None):
+    def __init__(self, message: str, failed_config: str = "", partial_results: ProfileResults | None = None) -> None:
         super().__init__(message)
         self.failed_config = failed_config
         self.partial_results = partial_results
@@ -70,7 +77,7 @@ class SweepInterrupted(KeyboardInterrupt):
     measure only the rest. A KeyboardInterrupt, so ``except Exception`` does not swallow it.
     """
 
-    def __init__(self, message, interrupted_config="", partial_results=None):
+    def __init__(self, message: str, interrupted_config: str = "", partial_results: ProfileResults | None = None) -> None:
         super().__init__(message)
         self.interrupted_config = interrupted_config
         self.partial_results = partial_results

@@ -25,17 +25,23 @@ row. raw_dataframe() has one column per collector with each run's value. Values 
 a bool, a number or a str are stored as their str().
 """
 
+from __future__ import annotations
+
 import enum
 import inspect
 import numbers
 from dataclasses import dataclass
-from typing import Any, Callable
+from collections.abc import Sequence
+from typing import Any, Callable, Union
 
 import numpy as np
 
 from .errors import ConfigError
 
 __all__ = ["CollectionScope", "InfoCollector"]
+
+# A table cell as the engine holds it.
+_Cell = Union[bool, int, float, str, None]
 
 
 class CollectionScope(enum.Enum):
@@ -56,7 +62,7 @@ class InfoCollector:
     callback: Callable[..., Any]
     scope: CollectionScope
 
-    def collect(self, *args):
+    def collect(self, *args: Any) -> Any:
         """Calls the callback: without arguments for the ONCE scope, with ``args`` otherwise."""
         if scope_value(self.scope, repr(self.name)) == CollectionScope.ONCE.value:
             return self.callback()
@@ -66,7 +72,7 @@ class InfoCollector:
 _SCOPES = sorted(s.value for s in CollectionScope)
 
 
-def scope_value(scope, label):
+def scope_value(scope: CollectionScope | str, label: str) -> str:
     """The scope's string value; ConfigError (a ValueError) for anything else."""
     if isinstance(scope, CollectionScope):
         return scope.value
@@ -76,7 +82,7 @@ def scope_value(scope, label):
                       f"kscope.CollectionScope.")
 
 
-def normalize(info_collectors):
+def normalize(info_collectors: Any) -> list[tuple[str, Callable[..., Any], str]]:
     """info_collectors= as [(name, callback, scope value)]: decorated functions, InfoCollector
     objects and (name, callback, scope) tuples, with Nsight Python's errors for anything else."""
     if info_collectors is None:
@@ -107,7 +113,7 @@ def normalize(info_collectors):
     return out
 
 
-def bind_args(callback, leading, config):
+def bind_args(callback: Callable[..., Any], leading: tuple[Any, ...], config: Sequence[Any]) -> list[Any]:
     """The arguments of a callback: ``leading`` (the annotation name), then the config values, of
     which a callback with a fixed number of parameters gets only as many as it takes (so defaults
     padding a config do not break it)."""
@@ -122,25 +128,27 @@ def bind_args(callback, leading, config):
     return [*leading, *config[: max(0, len(positional) - len(leading))]]
 
 
-def _cell(value):
+def _cell(value: Any) -> _Cell:
     """A value as the engine's tables hold it: None, bool, int, float or str."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, numbers.Integral):
-        return int(value) if -(2**63) <= value < 2**63 else float(value)
+        return int(value) if -(2**63) <= value < 2**63 else float(value)  # type: ignore[operator]  # numbers.Integral is untyped
     if isinstance(value, numbers.Real):
         return float(value)
     return str(value)
 
 
-def engine_collectors(collectors, configs):
+def engine_collectors(
+    collectors: Sequence[tuple[str, Callable[..., Any], str]], configs: Sequence[Sequence[Any]]
+) -> list[tuple[str, str, Callable[[int, str], _Cell]]]:
     """[(name, scope, call)] for the engine: call(config_index, annotation) calls the user's
     callback with the arguments of its scope and returns its value as a table cell."""
 
-    def caller(callback, scope):
-        def call(config_index, annotation):
+    def caller(callback: Callable[..., Any], scope: str) -> Callable[[int, str], _Cell]:
+        def call(config_index: int, annotation: str) -> _Cell:
             if scope == CollectionScope.ONCE.value:
                 return _cell(callback())
             leading = (annotation,) if scope == CollectionScope.ANNOTATION.value else ()

@@ -12,17 +12,21 @@ rows say "test (simulated)" in the Backend column and its metric is test__kernel
 Outside the block nothing can reach it.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+
 import contextlib
 
 from ._core.testing import SimulatedBackend
 
 __all__ = ["SimulatedBackend", "simulated_backend"]
 
-_active = []
+_active: list[SimulatedBackend] = []
 
 
 @contextlib.contextmanager
-def simulated_backend():
+def simulated_backend() -> Iterator[SimulatedBackend]:
     """Routes the profiled calls in this block to a fresh SimulatedBackend, which it yields."""
     backend = SimulatedBackend()
     _active.append(backend)
@@ -32,6 +36,6 @@ def simulated_backend():
         _active.remove(backend)
 
 
-def active():
+def active() -> SimulatedBackend | None:
     """The simulated backend of the innermost simulated_backend() block, or None."""
     return _active[-1] if _active else None

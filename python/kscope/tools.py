@@ -14,6 +14,10 @@ with each profiled call), so:
 A backend= given to @kscope.analyze.kernel overrides the active tool.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import enum
 import threading
 
@@ -41,15 +45,15 @@ _BACKEND = {Tool.NCU: "counters", Tool.CUPTI: "cupti"}
 # Nsight Python's default metric, which its NCU tool measures when metrics= is not given.
 _NCU_DEFAULT_METRIC = "gpu__time_duration.sum"
 
-def _named(tool):
+def _named(tool: Tool) -> str:
     return f"kscope.Tool.{tool.name}"
 
 
 _lock = threading.Lock()
-_active = None
+_active: Tool | None = None
 
 
-def activate(tool):
+def activate(tool: Tool) -> None:
     """Makes `tool` (kscope.Tool.NCU or kscope.Tool.CUPTI) the process's default backend.
 
     Activating the active tool again does nothing. Raises ConfigError (a ValueError) for
@@ -72,19 +76,19 @@ def activate(tool):
         _active = tool
 
 
-def deactivate():
+def deactivate() -> None:
     """Ends the active tool's selection, if any; the default backend is chosen as without one."""
     global _active
     with _lock:
         _active = None
 
 
-def get_active_tool():
+def get_active_tool() -> Tool | None:
     """The active kscope.Tool, or None when no tool is active."""
     return _active
 
 
-def default_backend():
+def default_backend() -> str | None:
     """The backend the active tool chooses ('counters' for NCU, 'cupti' for CUPTI), or None
     when no tool is active. For kscope.analyze.kernel: an explicit backend= wins over it, and
     it wins over the choice made from the metrics."""
@@ -92,7 +96,7 @@ def default_backend():
     return None if tool is None else _BACKEND[tool]
 
 
-def tool_metrics(metrics):
+def tool_metrics(metrics: Sequence[str] | None) -> tuple[Sequence[str] | None, str | None]:
     """The metrics a call without backend= measures under the active tool, and a note to show
     the user once (None when there is nothing to say): returns (metrics, note).
 

@@ -6,6 +6,8 @@ the config parameters that split an @kscope.analyze.plot figure into a grid of p
 utils are internal helpers of its ncu pipeline, absent here (docs/from-nsight-python.md).
 """
 
+from __future__ import annotations
+
 from ._options import VerbosityLevel
 from .errors import ConfigError
 
@@ -17,10 +19,10 @@ __all__ = ["CUDA_CORE_AVAILABLE", "VerbosityLevel", "col_panel", "row_panel"]
 CUDA_CORE_AVAILABLE = True
 
 
-class _Panels(list):
+class _Panels(list[str]):
     """Config parameter names, given as arguments: ``row_panel("dtype", "transpose")``."""
 
-    def __init__(self, *fields):
+    def __init__(self, *fields: str) -> None:
         for field in fields:
             if not isinstance(field, str) or not field:
                 raise ConfigError(
@@ -29,7 +31,7 @@ class _Panels(list):
                 )
         super().__init__(fields)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"kscope.{type(self).__name__}({', '.join(map(repr, self))})"
 
 

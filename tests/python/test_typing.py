@@ -1,0 +1,93 @@
+"""The package is typed (py.typed, the kscope._core stub): mypy accepts the package and typed user
+code, reports the mistakes in typed_misuse.py on exactly their lines, and the stub names exactly
+what the built extension exports."""
+
+import inspect
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import kscope._core
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "python"
+HERE = Path(__file__).resolve().parent
+STUBS = PACKAGE / "kscope" / "_core"
+
+try:
+    import mypy  # noqa: F401
+except ImportError:
+    mypy = None
+needs_mypy = pytest.mark.skipif(mypy is None, reason="mypy is not installed (Debian: apt install python3-mypy)")
+
+
+def run_mypy(tmp_path, *targets):
+    """mypy with python/mypy.ini on the source package (its stub beside it), as a user's checker sees
+    the installed one."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(PACKAGE / "mypy.ini"), "--cache-dir", str(tmp_path),
+         "--no-error-summary", "--show-error-codes", *targets],
+        cwd=PACKAGE, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
+    return result.returncode, result.stdout + result.stderr
+
+
+@needs_mypy
+def test_the_package_type_checks(tmp_path):
+    rc, out = run_mypy(tmp_path, "-p", "kscope")
+    assert rc == 0, out
+
+
+@needs_mypy
+def test_typed_usage_type_checks(tmp_path):
+    rc, out = run_mypy(tmp_path, str(HERE / "typed_usage.py"))
+    assert rc == 0, out
+
+
+@needs_mypy
+def test_misuse_is_reported_on_exactly_the_marked_lines(tmp_path):
+    path = HERE / "typed_misuse.py"
+    expected = {n for n, line in enumerate(path.read_text().splitlines(), 1) if line.endswith("# expect-error")}
+    rc, out = run_mypy(tmp_path, str(path))
+    reported = {int(m.group(1)) for m in re.finditer(r"typed_misuse\.py:(\d+): error:", out)}
+    assert rc == 1 and expected, out
+    assert reported == expected, f"missed {sorted(expected - reported)}, unexpected {sorted(reported - expected)}:\n{out}"
+
+
+def stub_names(path):
+    """The public names a stub file defines at its top level."""
+    names = set()
+    for line in path.read_text().splitlines():
+        m = re.match(r"(?:class|def) (\w+)|(\w+):|from \. import \w+ as (\w+)", line)
+        if m:
+            names.add(next(g for g in m.groups() if g))
+    return {n for n in names if not n.startswith("_") or n == "__version__"}
+
+
+def module_names(module):
+    return {n for n, v in vars(module).items()
+            if (not n.startswith("_") or n == "__version__") and not inspect.ismodule(v) or n == "testing"}
+
+
+@pytest.mark.parametrize("module, stub", [(kscope._core, "__init__.pyi"), (kscope._core.testing, "testing.pyi")])
+def test_stub_names_what_the_module_exports(module, stub):
+    in_stub = stub_names(STUBS / stub) - {"Cell"}  # Cell: a type alias of the stub only
+    in_module = module_names(module)
+    assert in_stub == in_module, (
+        f"python/kscope/_core/{stub} lacks {sorted(in_module - in_stub)} and has {sorted(in_stub - in_module)} "
+        f"that {module.__name__} does not export: update the stub with python/src/module.cpp")
+
+
+def test_stub_classes_name_the_members_of_the_module():
+    for name, cls in vars(kscope._core).items():
+        if not inspect.isclass(cls) or name.startswith("_"):
+            continue
+        # An enum's name and value are declared once, on the stub's _Enum.
+        members = set(cls.__members__) if hasattr(cls, "__members__") else {m for m in vars(cls) if not m.startswith("_")}
+        text = (STUBS / "__init__.pyi").read_text()
+        body = re.search(rf"^class {name}\b.*?:\n((?:    .*\n|\n)*)", text, re.M)
+        assert body, f"no class {name} in the stub"
+        in_stub = set(re.findall(r"^    (?:def )?(\w+)[:(]", body.group(1), re.M)) - {"__init__", "__len__"}
+        assert {m for m in in_stub if not m.startswith("_")} == members, (name, sorted(members), sorted(in_stub))
