@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import _core
+from . import _core, _html
 from ._configs import _engine_type
 
 # The engine's column schema: each column's type, and what the readable view shows (str()).
@@ -27,6 +27,7 @@ class ProfileResults:
         self.parameters = list(parameters)  # the config columns, in signature order
         self._summary = None
         self._samples = None
+        self.figure = None  # @kscope.analyze.plot: the matplotlib Figure it drew
 
     def to_dataframe(self):
         if self._summary is None:
@@ -77,6 +78,10 @@ class ProfileResults:
         collected = [c for c in df.columns if c not in _COLUMN_TYPES and c != "Annotation" and c not in self.parameters]
         view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE), *collected]]
         return head + "\n" + view.rename(columns=dict(_CONSOLE)).to_string(index=False)
+
+    def _repr_html_(self):
+        """Jupyter's view: the session line and a compact table with a Flags column."""
+        return _html.results_html(self.to_dataframe(), self.parameters)
 
     def __repr__(self):
         return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"

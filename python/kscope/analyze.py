@@ -7,7 +7,7 @@ import sys
 import tempfile
 import warnings
 
-from . import _core, _plot, info_collector, testing
+from . import _core, _notebook, _plot, info_collector, testing
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
@@ -271,7 +271,9 @@ def plot(
     Put it above @kscope.analyze.kernel. It draws AvgValue of one metric (``metric``; needed
     when the results hold several, e.g. with derive_metric) per config, one line or bar group
     per annotation, writes ``filename`` (PNG, or any format matplotlib infers from the name)
-    and returns the ProfileResults unchanged.
+    and returns the ProfileResults with the matplotlib Figure as its ``figure`` attribute (for
+    further styling: ``results.figure.savefig(...)``). In a Jupyter notebook the figure is also
+    shown inline.
 
     row_panels / col_panels: config parameters that split the figure into a grid of panels.
     x_keys: the parameters in the x labels (default: those not used for panels or variants).
@@ -304,7 +306,9 @@ def plot(
             _plot.check_filename(style.filename)  # before the sweep: a bad path never costs one
             results = func(*args, **kwargs)
             with results_attached(results, "plotting"):
-                _plot.draw(results, style)
+                results.figure = _plot.draw(results, style)
+                if _notebook.in_notebook():
+                    _notebook.show_figure(results.figure)
             return results
 
         wrapper._kscope_profiled = func._kscope_profiled
