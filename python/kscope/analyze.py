@@ -177,16 +177,20 @@ class _ProfiledFunction:
             if self.signature.call(self.func, configs[config_index]) is not None:
                 returned.append(config_index)
 
+        progress = _notebook.progress_display(opts.verbosity >= VerbosityLevel.INFO)
         try:
             core = _core.profile(
                 self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
                 opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
-                simulated,
+                simulated, progress,
             )
         except (SweepError, SweepInterrupted) as e:
             if e.partial_results is not None:
                 e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)
             raise
+        finally:
+            if progress is not None:
+                progress.close()
         if returned:
             warnings.warn(
                 f"Function '{self.func.__name__}' returns a value, but the return value of a "

@@ -1,7 +1,10 @@
 """kscope in Jupyter: ProfileResults' HTML view and @kscope.analyze.plot's figure."""
 
 import itertools
+import sys
 import re
+
+import pytest
 
 import kscope
 from kscope import _html, _notebook
@@ -70,3 +73,56 @@ def test_plot_returns_its_figure_for_styling_and_stays_out_of_a_terminal(sim, tm
     assert results.figure.get_axes()[0].get_legend().get_texts()[0].get_text() == "k"
     results.figure.savefig(tmp_path / "restyled.png")
     assert (tmp_path / "restyled.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plain_progress_lines_per_config_with_eta_when_tqdm_is_missing(sim, monkeypatch, capsys):
+    monkeypatch.setattr(_notebook, "in_notebook", lambda: True)
+    monkeypatch.setattr(_notebook, "_progress_bar_class", lambda: None)
+
+    @kscope.analyze.kernel(runs=3)
+    def f(n):
+        with kscope.annotate("k"):
+            sim.launch("k", 100.0 * n)
+
+    f(configs=[(1,), (2,)])
+    lines = capsys.readouterr().err.splitlines()
+    assert "[kscope] config 1/2 (n=1): run 0/4, elapsed" in lines[0] and lines[0].endswith("ETA --")
+    assert any(line.startswith("[kscope] config 2/2 (n=2): run 4/4") and "ETA 0.0 s" in line for line in lines)
+    assert lines[-1].startswith("[kscope] profiled 2 configs in")
+    f(configs=[(3,)])  # a second call draws its own progress
+    assert "config 1/1 (n=3)" in capsys.readouterr().err
+
+
+def test_progress_is_off_when_silent(sim, monkeypatch, capsys):
+    monkeypatch.setattr(_notebook, "in_notebook", lambda: True)
+
+    @kscope.analyze.kernel(configs=[(1,)], runs=2, **QUIET)
+    def f(n):
+        with kscope.annotate("k"):
+            sim.launch("k", 100.0)
+
+    f()
+    assert capsys.readouterr().err == ""
+
+
+def test_an_interrupt_inside_the_progress_display_stops_the_sweep_and_keeps_what_was_measured(sim, monkeypatch):
+    monkeypatch.setattr(_notebook, "in_notebook", lambda: True)
+
+    class Interrupting(_notebook.NotebookProgress):
+        def __call__(self, event, state):
+            if event == "config_finished" and state["config_index"] == 0:
+                raise KeyboardInterrupt
+            super().__call__(event, state)
+
+    monkeypatch.setattr(_notebook, "progress_display", lambda show: Interrupting(None, sys.stderr))
+
+    @kscope.analyze.kernel(runs=2)
+    def f(n):
+        with kscope.annotate("k"):
+            sim.launch("k", 100.0 * n)
+
+    with pytest.raises(kscope.SweepInterrupted) as caught:
+        f(configs=[(1,), (2,), (3,)])
+    kept = caught.value.partial_results.to_dataframe()
+    assert kept["n"].tolist() == [1]
+    assert len(f(configs=[(4,)])) == 1  # the next profiled call works
