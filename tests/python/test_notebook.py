@@ -108,10 +108,12 @@ def test_progress_is_off_when_silent(sim, monkeypatch, capsys):
 def test_an_interrupt_inside_the_progress_display_stops_the_sweep_and_keeps_what_was_measured(sim, monkeypatch):
     monkeypatch.setattr(_notebook, "in_notebook", lambda: True)
 
+    interrupts = [KeyboardInterrupt()]  # one, in the first call
+
     class Interrupting(_notebook.NotebookProgress):
         def __call__(self, event, state):
-            if event == "config_finished" and state["config_index"] == 0:
-                raise KeyboardInterrupt
+            if event == "config_finished" and interrupts:
+                raise interrupts.pop()
             super().__call__(event, state)
 
     monkeypatch.setattr(_notebook, "progress_display", lambda show: Interrupting(None, sys.stderr))
