@@ -7,6 +7,7 @@
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/profile.hpp"
+#include "kscope/progress.hpp"
 #include "kscope/results.hpp"
 #include "kscope/settings.hpp"
 #include "kscope/statistics.hpp"

@@ -7,6 +7,7 @@
 
 #include "kscope/config.hpp"
 #include "kscope/info_collector.hpp"
+#include "kscope/progress.hpp"
 
 namespace kscope {
 
@@ -125,6 +126,9 @@ struct Settings {
   CacheControl cache_control = CacheControl::all;
   ClockControl clock_control = ClockControl::none;
   Verbosity verbosity = Verbosity::info;
+  // If set, receives the progress (kscope/progress.hpp) that would otherwise go to stderr; debug
+  // messages still go to stderr. Not called with Verbosity::quiet.
+  ProgressObserver progress_observer;
   int device = -1;                // CUDA ordinal; -1 = the current device when profile() starts
 
   CombineKernels combine_kernel_metrics;      // several kernels in one region: reduce them

@@ -149,6 +149,7 @@ def _series(panel, style):
 
 
 def draw(results, style):
+    """Draws the results, writes style.filename and returns the matplotlib Figure."""
     import matplotlib
     from matplotlib.figure import Figure
 
@@ -224,6 +225,7 @@ def draw(results, style):
     if style.plot_callback:
         style.plot_callback(fig)
     fig.savefig(style.filename, bbox_inches="tight")
+    return fig
 
 
 def _default_ylabel(data, metric):

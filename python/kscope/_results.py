@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import os
 
 import numpy as np
 import pandas as pd
 
-from . import _core
+from . import _core, _html
 from ._configs import _engine_type
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 # The engine's column schema: each column's type, and what the readable view shows (str()).
 _COLUMN_TYPES = dict(_core.summary_columns() + _core.sample_columns())
@@ -32,6 +35,7 @@ class ProfileResults:
         self.parameters = list(parameters)  # the config columns, in signature order
         self._summary: pd.DataFrame | None = None
         self._samples: pd.DataFrame | None = None
+        self.figure: Figure | None = None  # @kscope.analyze.plot: the matplotlib Figure it drew
 
     def to_dataframe(self) -> pd.DataFrame:
         if self._summary is None:
@@ -82,6 +86,10 @@ class ProfileResults:
         collected = [c for c in df.columns if c not in _COLUMN_TYPES and c != "Annotation" and c not in self.parameters]
         view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE), *collected]]
         return head + "\n" + view.rename(columns=dict(_CONSOLE)).to_string(index=False)
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the session line and a compact table with a Flags column."""
+        return _html.results_html(self.to_dataframe(), self.parameters)
 
     def __repr__(self) -> str:
         return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"

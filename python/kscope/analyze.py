@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from . import _core, _plot, info_collector, testing
+from . import _core, _notebook, _plot, info_collector, testing
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
@@ -181,17 +181,21 @@ class _ProfiledFunction:
             if self.signature.call(self.func, configs[config_index]) is not None:
                 returned.append(config_index)
 
+        progress = _notebook.progress_display(opts.verbosity >= VerbosityLevel.INFO)
         try:
             core = _core.profile(
                 self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
                 opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
-                simulated,
+                simulated, progress,
             )
         except (SweepError, SweepInterrupted) as e:
             if e.partial_results is not None:
                 # The engine raised it holding its own Results: the user gets them as a ProfileResults.
                 e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)  # type: ignore[arg-type]
             raise
+        finally:
+            if progress is not None:
+                progress.close()
         if returned:
             warnings.warn(
                 f"Function '{self.func.__name__}' returns a value, but the return value of a "
@@ -276,7 +280,9 @@ def plot(
     Put it above @kscope.analyze.kernel. It draws AvgValue of one metric (``metric``; needed
     when the results hold several, e.g. with derive_metric) per config, one line or bar group
     per annotation, writes ``filename`` (PNG, or any format matplotlib infers from the name)
-    and returns the ProfileResults unchanged.
+    and returns the ProfileResults with the matplotlib Figure as its ``figure`` attribute (for
+    further styling: ``results.figure.savefig(...)``). In a Jupyter notebook the figure is also
+    shown inline.
 
     row_panels / col_panels: config parameters that split the figure into a grid of panels.
     x_keys: the parameters in the x labels (default: those not used for panels or variants).
@@ -309,7 +315,9 @@ def plot(
             _plot.check_filename(style.filename)  # before the sweep: a bad path never costs one
             results = func(*args, **kwargs)
             with results_attached(results, "plotting"):
-                _plot.draw(results, style)
+                results.figure = _plot.draw(results, style)
+                if _notebook.in_notebook():
+                    _notebook.show_figure(results.figure)
             return results
 
         wrapper._kscope_profiled = func._kscope_profiled  # type: ignore[attr-defined]

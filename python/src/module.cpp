@@ -204,13 +204,39 @@ py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& ca
                         comparison.warnings);
 }
 
+// progress(event, dict) for the notebook's progress display. Per-run calls are throttled here, so
+// that microsecond bodies do not take the GIL for nothing. A KeyboardInterrupt raised in it (a
+// notebook interrupt landing there) stops the sweep after the run just finished, as one in the body.
+kscope::ProgressObserver progress_observer(PyObject* fn) {
+  constexpr double min_interval_s = 0.2;
+  auto last_call = std::make_shared<double>(-min_interval_s);
+  return [fn, last_call](const kscope::SweepProgress& p) {
+    using E = kscope::SweepProgress::Event;
+    if (p.event == E::run_finished && p.elapsed_s - *last_call < min_interval_s) return;
+    *last_call = p.elapsed_s;
+    static constexpr const char* names[] = {"config_started", "run_finished", "config_finished", "sweep_finished"};
+    py::gil_scoped_acquire gil;
+    py::dict d(py::arg("config_index") = p.config_index, py::arg("total_configs") = p.total_configs,
+               py::arg("config_text") = p.config_text, py::arg("config_runs_done") = p.config_runs_done,
+               py::arg("runs_per_config") = p.runs_per_config, py::arg("runs_done") = p.runs_done,
+               py::arg("elapsed_s") = p.elapsed_s,
+               py::arg("eta_s") = p.eta_s ? py::object(py::float_(*p.eta_s)) : py::object(py::none()));
+    try {
+      py::reinterpret_borrow<py::function>(fn)(names[static_cast<int>(p.event)], d);
+    } catch (const py::error_already_set& e) {
+      if (!e.matches(PyExc_KeyboardInterrupt)) throw PythonError(e);
+      kscope::detail::request_interrupt();
+    }
+  };
+}
+
 // Callbacks hold borrowed pointers: the Python objects outlive profile() (the caller's frame keeps
 // them), and copying a raw pointer needs no GIL when the engine copies the std::function.
 kscope::Results run_profile(const std::vector<std::string>& names, const py::list& rows,
                             const kscope::Settings& base, const py::function& body,
                             const py::object& derive, const py::object& combine,
                             const std::vector<std::tuple<std::string, std::string, py::function>>& collectors,
-                            kscope::testing::SimulatedBackend* simulated) {
+                            kscope::testing::SimulatedBackend* simulated, const py::object& progress) {
   const kscope::Sweep sweep = make_sweep(names, rows);
   kscope::Settings settings = base;
   PyObject* body_fn = body.ptr();
@@ -257,6 +283,7 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
       return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation));
     }});
   }
+  if (!progress.is_none()) settings.progress_observer = progress_observer(progress.ptr());
   py::gil_scoped_release release;
   return simulated ? kscope::profile_with_backend(sweep, settings, call_body, *simulated)
                    : kscope::profile(sweep, settings, call_body);
@@ -412,7 +439,9 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
         py::arg("derive"), py::arg("combine"), py::arg("collectors"), py::arg("simulated"),
-        "Runs body(config_index) over the configs rows (one value per name) and returns the Results");
+        py::arg("progress") = py::none(),
+        "Runs body(config_index) over the configs rows (one value per name) and returns the Results; "
+        "progress(event, state), if given, replaces the progress on stderr");
 
   py::class_<Region>(m, "Region")
       .def(py::init<std::string>(), py::call_guard<py::gil_scoped_release>())

@@ -49,7 +49,8 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
           now_s),
       aggregator_(configs_, backend.metrics(), settings),
       collection_(settings.info_collectors),
-      progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs())) {
+      progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
+                                     settings.progress_observer)) {
   std::vector<std::string> measured;
   for (const auto& m : backend.metrics()) measured.push_back(m.name);
   check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));

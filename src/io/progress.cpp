@@ -47,8 +47,10 @@ std::string count_of(std::size_t n, const std::string& noun) {
 
 ProgressReporter::ProgressReporter(Verbosity verbosity, std::size_t total_configs,
                                    std::size_t runs_per_config, std::ostream& out,
-                                   bool is_terminal, Clock now_seconds)
+                                   bool is_terminal, Clock now_seconds,
+                                   ProgressObserver observer)
     : mode_(verbosity == Verbosity::quiet                        ? Mode::silent
+            : observer                                    ? Mode::observer
             : verbosity == Verbosity::info && is_terminal ? Mode::bar
                                                                  : Mode::lines),
       debug_(verbosity == Verbosity::debug),
@@ -56,6 +58,7 @@ ProgressReporter::ProgressReporter(Verbosity verbosity, std::size_t total_config
       runs_per_config_(runs_per_config),
       out_(out),
       now_(now_seconds ? std::move(now_seconds) : Clock(steady_seconds)),
+      observer_(std::move(observer)),
       start_(now_()),
       config_start_(start_),
       last_draw_(-std::numeric_limits<double>::infinity()) {}
@@ -70,11 +73,13 @@ void ProgressReporter::config_started(std::size_t index, const std::string& conf
   config_runs_ = 0;
   config_start_ = now_();
   if (mode_ == Mode::bar) draw_bar(config_start_);
+  notify(SweepProgress::Event::config_started, config_start_);
 }
 
 void ProgressReporter::run_finished() {
   ++runs_done_;
   ++config_runs_;
+  if (mode_ == Mode::observer) notify(SweepProgress::Event::run_finished, now_());
   if (mode_ != Mode::bar) return;
   const double now = now_();
   if (now - last_draw_ >= min_redraw_interval_s) draw_bar(now);
@@ -84,6 +89,7 @@ void ProgressReporter::config_finished() {
   ++configs_done_;
   const double now = now_();
   if (mode_ == Mode::bar) draw_bar(now);
+  notify(SweepProgress::Event::config_finished, now);
   if (mode_ == Mode::lines) {
     write_line(config_label(std::numeric_limits<std::size_t>::max()) + ": " +
                count_of(config_runs_, "run") + " in " + format_seconds(now - config_start_));
@@ -93,6 +99,7 @@ void ProgressReporter::config_finished() {
 void ProgressReporter::finished() {
   if (mode_ == Mode::silent) return;
   const double now = now_();
+  if (mode_ == Mode::observer) return notify(SweepProgress::Event::sweep_finished, now);
   if (mode_ == Mode::bar) {
     draw_bar(now);
     out_ << '\n';
@@ -120,12 +127,8 @@ void ProgressReporter::draw_bar(double now) {
       total_runs == 0 ? 1.0 : static_cast<double>(runs_counted) / static_cast<double>(total_runs);
   const auto filled = static_cast<std::size_t>(fraction * bar_width);
   const double elapsed = now - start_;
-  // The average time per body call so far, times the calls still to come.
-  const std::string eta =
-      runs_done_ == 0
-          ? "--"
-          : format_seconds(elapsed / static_cast<double>(runs_done_) *
-                           static_cast<double>(total_runs - runs_counted));
+  const std::optional<double> eta_seconds = eta_s(now);
+  const std::string eta = eta_seconds ? format_seconds(*eta_seconds) : "--";
   char percent[8];
   std::snprintf(percent, sizeof percent, "%3d%%", static_cast<int>(fraction * 100));
 
@@ -141,15 +144,39 @@ void ProgressReporter::draw_bar(double now) {
   last_draw_ = now;
 }
 
+std::optional<double> ProgressReporter::eta_s(double now) const {
+  if (runs_done_ == 0) return std::nullopt;
+  const std::size_t total_runs = total_configs_ * runs_per_config_;
+  // The average time per body call so far, times the calls still to come.
+  return (now - start_) / static_cast<double>(runs_done_) *
+         static_cast<double>(total_runs - std::min(runs_done_, total_runs));
+}
+
+void ProgressReporter::notify(SweepProgress::Event event, double now) {
+  if (mode_ != Mode::observer) return;
+  SweepProgress p;
+  p.event = event;
+  p.config_index = config_index_;
+  p.total_configs = total_configs_;
+  p.config_text = config_text_;
+  p.config_runs_done = config_runs_;
+  p.runs_per_config = runs_per_config_;
+  p.runs_done = runs_done_;
+  p.elapsed_s = now - start_;
+  p.eta_s = eta_s(now);
+  observer_(p);
+}
+
 void ProgressReporter::write_line(const std::string& text) {
   out_ << prefix << text << '\n' << std::flush;
 }
 
 std::unique_ptr<ProgressReporter> make_stderr_progress(Verbosity verbosity,
                                                        std::size_t total_configs,
-                                                       std::size_t runs_per_config) {
+                                                       std::size_t runs_per_config,
+                                                       ProgressObserver observer) {
   return std::make_unique<ProgressReporter>(verbosity, total_configs, runs_per_config, std::cerr,
-                                            isatty(fileno(stderr)) != 0);
+                                            isatty(fileno(stderr)) != 0, ProgressReporter::Clock{}, std::move(observer));
 }
 
 }  // namespace kscope::detail

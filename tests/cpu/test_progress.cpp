@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -192,6 +193,58 @@ TEST(Progress, DefaultClockIsMonotonic) {
 
 TEST(Progress, StderrFactoryBuildsAReporter) {
   EXPECT_NE(kscope::detail::make_stderr_progress(Verbosity::quiet, 1, 1), nullptr);
+}
+
+}  // namespace
+
+namespace {
+
+using kscope::SweepProgress;
+
+TEST(ProgressObserver, ReceivesEveryRunWithEtaInsteadOfTheStream) {
+  FakeClock clock;
+  std::ostringstream out;
+  std::vector<SweepProgress> seen;
+  {
+    ProgressReporter progress(Verbosity::debug, 2, 3, out, false, clock.reader(),
+                              [&](const SweepProgress& p) { seen.push_back(p); });
+    run_two_configs(progress, clock);
+  }
+  using E = SweepProgress::Event;
+  ASSERT_EQ(seen.size(), 2u * (1 + 3 + 1) + 1);  // start, three runs, end per config; the sweep's end
+  EXPECT_EQ(seen[0].event, E::config_started);
+  EXPECT_FALSE(seen[0].eta_s.has_value());  // no run timed yet
+  const SweepProgress& second_run = seen[2];
+  EXPECT_EQ(second_run.event, E::run_finished);
+  EXPECT_EQ(second_run.config_runs_done, 2u);
+  EXPECT_EQ(second_run.runs_per_config, 3u);
+  EXPECT_EQ(second_run.total_configs, 2u);
+  EXPECT_EQ(second_run.config_text, "n=1024");
+  EXPECT_NEAR(second_run.elapsed_s, 0.2, 1e-9);
+  ASSERT_TRUE(second_run.eta_s.has_value());
+  EXPECT_NEAR(*second_run.eta_s, 0.4, 1e-9);  // 0.1 s per run, four runs to come
+  EXPECT_EQ(seen[5].config_index, 1u);
+  EXPECT_EQ(seen[9].event, E::config_finished);
+  EXPECT_EQ(seen.back().event, E::sweep_finished);
+  EXPECT_EQ(seen.back().runs_done, 6u);
+  EXPECT_NEAR(*seen.back().eta_s, 0.0, 1e-9);
+  // Only the debug messages reach the stream.
+  EXPECT_TRUE(contains(out.str(), "config 0 set up"));
+  EXPECT_FALSE(contains(out.str(), "profiled"));
+  EXPECT_FALSE(contains(out.str(), "config 1/2"));
+}
+
+TEST(ProgressObserver, IsNotCalledWhenQuiet) {
+  FakeClock clock;
+  std::ostringstream out;
+  int calls = 0;
+  {
+    ProgressReporter progress(Verbosity::quiet, 2, 3, out, false, clock.reader(),
+                              [&](const SweepProgress&) { ++calls; });
+    run_two_configs(progress, clock);
+  }
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(out.str(), "");
 }
 
 }  // namespace

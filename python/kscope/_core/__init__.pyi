@@ -140,6 +140,7 @@ def profile(
     combine: Callable[[float, float], float] | None,
     collectors: Sequence[tuple[str, str, Callable[..., Any]]],
     simulated: testing.SimulatedBackend | None,
+    progress: Callable[[str, dict[str, Any]], Any] | None = None,
 ) -> Results: ...
 
 class Region:
