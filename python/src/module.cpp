@@ -209,7 +209,9 @@ py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& ca
 // notebook interrupt landing there) stops the sweep after the run just finished, as one in the body.
 kscope::ProgressObserver progress_observer(PyObject* fn) {
   constexpr double min_interval_s = 0.2;
-  auto last_call = std::make_shared<double>(-min_interval_s);
+  // Not make_shared: its type tag is an STB_GNU_UNIQUE symbol, which the module must not export
+  // (python/CMakeLists.txt says why).
+  std::shared_ptr<double> last_call(new double(-min_interval_s));
   return [fn, last_call](const kscope::SweepProgress& p) {
     using E = kscope::SweepProgress::Event;
     if (p.event == E::run_finished && p.elapsed_s - *last_call < min_interval_s) return;
