@@ -5,6 +5,8 @@ import html
 import math
 import pandas as pd
 
+from . import _core
+
 MAX_ROWS = 30
 _FLAGGED = "background:#fde2e1"
 
@@ -61,7 +63,7 @@ def results_html(df, parameters):
         return "<p>kscope: no results</p>"
     shown = [c for c in ["Annotation", *parameters, "Metric", "Unit", "AvgValue", "RelativeStdDevPct",
                          "NumRuns", "ObservedSMClockMHz"] if c in df.columns]
-    headers = {"RelativeStdDevPct": "RSD%", "ObservedSMClockMHz": "SMClockMHz"}
+    headers = dict(_core.console_columns())  # the engine's short names, as the text view shows them
     flags_of = [_flags(row) for row in df.to_dict("records")]
     flagged_rows = sum(bool(f) for f in flags_of)
     body = []
