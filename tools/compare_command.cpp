@@ -66,18 +66,6 @@ struct Request {
   bool json = false;
 };
 
-// The command's messages name its flags (kscope::detail::compare_option), for as long as it runs.
-class CommandLineCaller {
- public:
-  CommandLineCaller() : previous_(kscope::detail::caller()) { kscope::detail::set_caller(kscope::detail::Caller::command_line); }
-  ~CommandLineCaller() { kscope::detail::set_caller(previous_); }
-  CommandLineCaller(const CommandLineCaller&) = delete;
-  CommandLineCaller& operator=(const CommandLineCaller&) = delete;
-
- private:
-  kscope::detail::Caller previous_;
-};
-
 double number(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   errno = 0;
@@ -268,7 +256,8 @@ bool colours_wanted(bool terminal) {
 }  // namespace
 
 int compare_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool terminal) {
-  const CommandLineCaller caller;
+  // The messages name the command's flags (kscope::detail::compare_option) while it runs.
+  const kscope::detail::CallerScope caller(kscope::detail::Caller::command_line);
   std::optional<Request> request;
   try {
     request = parse(args);

@@ -1,6 +1,6 @@
 // kscope: the command line. `doctor` checks what will and will not work here; `metrics` lists the
 // counter backend's metrics (the same command as kscope-metrics); `compare` compares two saved
-// results (tools/compare_command.cpp).
+// results (tools/compare_command.cpp); `merge` joins the shards of a sweep (tools/merge_command.cpp).
 #include <unistd.h>
 
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compare_command.hpp"
+#include "merge_command.hpp"
 #include "kscope/doctor.hpp"
 #include "metrics_command.hpp"
 
@@ -21,6 +22,7 @@ const char* const kUsage =
     "usage: kscope doctor [--json]   what kscope can measure on this machine, and why not\n"
     "       kscope metrics [...]     the hardware metrics Backend::counters can collect\n"
     "       kscope compare BASELINE.json CANDIDATE.json [...]   faster, slower or the same\n"
+    "       kscope merge OUT_PREFIX INPUT...   the shards of a sweep as one result\n"
     "       kscope COMMAND --help\n";
 
 const char* const kDoctorHelp =
@@ -68,6 +70,7 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "metrics") return metrics_command("kscope metrics", {args.begin() + 1, args.end()});
   if (args[0] == "compare") return compare_command({args.begin() + 1, args.end()}, std::cout, std::cerr, isatty(STDOUT_FILENO));
+  if (args[0] == "merge") return merge_command({args.begin() + 1, args.end()}, std::cout, std::cerr);
   if (args[0] != "doctor") {
     std::fprintf(stderr, "kscope: unknown command '%s'\n%s", args[0].c_str(), kUsage);
     return kUsageError;

@@ -84,12 +84,19 @@ class Results {
  public:
   Results() = default;
   // Keeps the plain-data part of `settings`: its callables (derive_metric, combine_kernel_metrics,
-  // info_collectors) belong to the caller's code, which the results may outlive.
+  // the info collectors' functions) belong to the caller's code, which the results may outlive.
+  // `shard_sessions`: for merged shards (kscope/merge.hpp), each shard's session, by shard index.
   Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-          std::vector<SampleRow> samples, InfoColumns info_columns = {}, Settings settings = {});
+          std::vector<SampleRow> samples, InfoColumns info_columns = {}, Settings settings = {},
+          std::vector<SessionInfo> shard_sessions = {});
 
   const SessionInfo& session() const { return session_; }
   const Settings& settings() const { return settings_; }  // as the session ran, callables dropped
+  // Merged shards: the session of each shard, by index (empty for one process's results).
+  const std::vector<SessionInfo>& shard_sessions() const { return shard_sessions_; }
+  // The session that measured a config: its shard's for merged shards, else session(). The tables'
+  // session columns (GPU, Host, ...) come from it.
+  const SessionInfo& session_of(std::size_t config_index) const;
   const std::vector<Config>& configs() const { return configs_; }
   const std::vector<std::string>& axis_names() const;
   const std::vector<SummaryRow>& rows() const { return rows_; }
@@ -124,6 +131,7 @@ class Results {
   std::vector<SampleRow> samples_;
   InfoColumns info_columns_;
   Settings settings_;
+  std::vector<SessionInfo> shard_sessions_;
 };
 
 std::ostream& operator<<(std::ostream& out, const Results& results);

@@ -2,12 +2,14 @@
 // Everything that shapes a profiling session, with the defaults an experienced user expects.
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kscope/config.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/progress.hpp"
+#include "kscope/shard.hpp"
 
 namespace kscope {
 
@@ -159,6 +161,10 @@ struct Settings {
   // finished there are read back, not measured again. Refused (ConfigError) when the files hold
   // another GPU, backend, sweep or measurement settings; with nothing there, every config is measured.
   bool resume = false;
+  // Measure only this shard's configs (kscope/shard.hpp), its files under output_prefix +
+  // "shard-<index>-of-<count>-"; kscope::merge joins the shards. Unset: the environment variable
+  // KSCOPE_SHARD=index/count, if set; else the whole sweep.
+  std::optional<Shard> shard;
 
   // Sets cache_control and clock_control as the preset says.
   Settings& apply(Preset preset);

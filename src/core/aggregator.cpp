@@ -155,7 +155,7 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   }
 
   const std::string& baseline = settings_.normalize_against;
-  if (normalize && !baseline.empty()) {
+  if (normalize && !baseline.empty() && !samples_.empty()) {  // a shard may hold no configs
     std::vector<std::string> annotations;
     for (const auto& r : rows)
       if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())

@@ -9,11 +9,13 @@
 #include "core/metric_request.hpp"
 #include "core/session.hpp"
 #include "core/session_guard.hpp"
+#include "core/sharding.hpp"
 #include "kscope/metrics.hpp"
 
 namespace kscope {
 
-Results profile(const Sweep& sweep, const Settings& settings, const Body& body) {
+Results profile(const Sweep& sweep, const Settings& requested, const Body& body) {
+  const Settings settings = detail::resolve_shard(requested);
   detail::check_request(sweep, settings, body);
   // The duration backends measure one metric of their own: anything else is refused before the GPU is touched.
   if (const Backend backend = chosen_backend(settings); backend == Backend::cupti || backend == Backend::events)

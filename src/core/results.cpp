@@ -14,8 +14,9 @@ namespace {
 const std::vector<std::string> kNoAxes;
 
 // Annotation and the config axes, then the schema's columns, then the info collectors'.
-template <typename Row>
-Table make_table(const std::vector<Config>& configs, const SessionInfo& session, const std::vector<Row>& rows,
+// `session_of`: the session facts of a config's rows.
+template <typename Row, typename SessionOf>
+Table make_table(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
                  const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
   Table t;
   t.columns.push_back("Annotation");
@@ -27,6 +28,7 @@ Table make_table(const std::vector<Config>& configs, const SessionInfo& session,
     cells.reserve(t.columns.size());
     cells.emplace_back(row.annotation);
     for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::to_cell(v));
+    const SessionInfo& session = session_of(row.config_index);
     for (const auto& d : definitions) cells.push_back(d.cell(row, session));
     cells.insert(cells.end(), row.info.begin(), row.info.end());
     t.rows.push_back(std::move(cells));
@@ -40,7 +42,8 @@ namespace detail {
 
 Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs,
                     const SessionInfo& session, const std::vector<std::string>& info_columns) {
-  return make_table(configs, session, rows, sample_column_definitions(), info_columns);
+  return make_table(
+      configs, [&](std::size_t) -> const SessionInfo& { return session; }, rows, sample_column_definitions(), info_columns);
 }
 
 }  // namespace detail
@@ -57,12 +60,19 @@ std::string to_string(BackendId backend) {
 }
 
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-                 std::vector<SampleRow> samples, InfoColumns info_columns, Settings settings)
+                 std::vector<SampleRow> samples, InfoColumns info_columns, Settings settings,
+                 std::vector<SessionInfo> shard_sessions)
     : session_(std::move(session)), configs_(std::move(configs)), rows_(std::move(rows)),
-      samples_(std::move(samples)), info_columns_(std::move(info_columns)), settings_(std::move(settings)) {
+      samples_(std::move(samples)), info_columns_(std::move(info_columns)), settings_(std::move(settings)),
+      shard_sessions_(std::move(shard_sessions)) {
   settings_.derive_metric = nullptr;
   settings_.combine_kernel_metrics = nullptr;
-  settings_.info_collectors.clear();
+  settings_.progress_observer = nullptr;
+  for (auto& c : settings_.info_collectors) c.collect = nullptr;  // name and scope still say how it was summarized
+}
+
+const SessionInfo& Results::session_of(std::size_t config_index) const {
+  return shard_sessions_.empty() ? session_ : shard_sessions_[config_index % shard_sessions_.size()];
 }
 
 const std::vector<std::string>& Results::axis_names() const {
@@ -78,11 +88,15 @@ const SummaryRow& Results::at(const std::string& annotation, const std::string& 
 }
 
 Table Results::summary_table() const {
-  return make_table(configs_, session_, rows_, detail::summary_column_definitions(), info_columns_.summary);
+  return make_table(
+      configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_,
+      detail::summary_column_definitions(), info_columns_.summary);
 }
 
 Table Results::samples_table() const {
-  return detail::samples_table(samples_, configs_, session_, info_columns_.samples);
+  return make_table(
+      configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, samples_,
+      detail::sample_column_definitions(), info_columns_.samples);
 }
 
 void Results::write_csv(const std::string& path) const {

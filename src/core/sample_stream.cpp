@@ -168,6 +168,7 @@ Json measured_with(const Settings& s, const SessionInfo& session, const std::vec
   Json collectors = Json::array();
   for (const auto& c : s.info_collectors) collectors.push_back(c.name + " (" + to_string(c.scope) + ")");
   j["info_collectors"] = collectors;
+  if (s.shard && s.shard->count > 1) j["shard"] = s.shard->to_string();
   return j;
 }
 

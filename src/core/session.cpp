@@ -11,6 +11,7 @@
 #include "core/metric_request.hpp"
 #include "core/outcome.hpp"
 #include "core/session_guard.hpp"
+#include "core/sharding.hpp"
 #include "core/throttle.hpp"
 
 namespace kscope::detail {
@@ -68,6 +69,7 @@ Results Session::run() {
   open();
   collect_before_runs(configs_.front(), [this] { collection_.collect_once(); });
   for (const Config& config : configs_) {
+    if (settings_.shard && !settings_.shard->measures(config.index())) continue;
     if (stream_ && stream_->finished(config.index())) continue;
     measure_config(config);
     finish_config(config);
@@ -89,6 +91,12 @@ void Session::open() {
     clock_lock_.emplace(*device_);
     info_.locked_sm_clock_mhz = clock_lock_->locked_clocks().sm_mhz;
     info_.locked_memory_clock_mhz = clock_lock_->locked_clocks().memory_mhz;
+  }
+  if (settings_.shard && settings_.shard->count > 1) {
+    std::size_t mine = 0;
+    for (const Config& c : configs_) mine += settings_.shard->measures(c.index());
+    log_info("measuring shard " + settings_.shard->to_string() + " of the sweep: " + std::to_string(mine) + " of its " +
+             std::to_string(configs_.size()) + " configs");
   }
   expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
   batches_.emplace(settings_, info_.replay_passes);
@@ -327,10 +335,11 @@ namespace kscope {
 // tests) links no backend factory.
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend) {
-  detail::check_request(sweep, settings, body);
-  detail::LogScope log(settings.verbosity);
+  const Settings sharded = detail::resolve_shard(settings);
+  detail::check_request(sweep, sharded, body);
+  detail::LogScope log(sharded.verbosity);
   detail::SessionGuard guard;
-  return detail::Session(sweep.configs(), settings, body, backend).run();
+  return detail::Session(sweep.configs(), sharded, body, backend).run();
 }
 
 }  // namespace kscope

@@ -73,6 +73,13 @@ void Settings::validate() const {
     throw ConfigError(option("resume") + " does not work with " + detail::backend_choice(Backend::ncu) +
                       ": Nsight Compute measures the whole sweep in one re-run of the program, so there is nothing "
                       "streamed to continue from; run it again without " + option("resume"));
+  if (shard && (shard->count == 0 || shard->index >= shard->count))
+    throw ConfigError(option("shard") + " is " + std::to_string(shard->index) + " of " + std::to_string(shard->count) +
+                      ": give an index from 0 to count - 1 and a count of at least 1");
+  if (shard && shard->count > 1 && chosen_backend(*this) == Backend::ncu)
+    throw ConfigError(option("shard") + " does not work with " + detail::backend_choice(Backend::ncu) +
+                      ": Nsight Compute re-runs the whole program for the sweep. Shard with " +
+                      detail::backend_choice(Backend::counters) + " (the same metrics, measured in this process)");
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together

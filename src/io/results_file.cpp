@@ -20,6 +20,7 @@
 
 #include "core/caller.hpp"
 #include "io/io_detail.hpp"
+#include "io/results_file.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 
@@ -170,6 +171,11 @@ const Names<StopCriterion>& names(StopCriterion) {
   static const Names<StopCriterion> n{{StopCriterion::ci_halfwidth, "ci_halfwidth"}, {StopCriterion::rsd, "rsd"}};
   return n;
 }
+const Names<CollectionScope>& names(CollectionScope) {
+  static const auto n = named_by_to_string({CollectionScope::once, CollectionScope::config, CollectionScope::run,
+                                            CollectionScope::annotation});
+  return n;
+}
 const Names<ThrottledRuns>& names(ThrottledRuns) {
   static const Names<ThrottledRuns> n{{ThrottledRuns::keep, "keep"}, {ThrottledRuns::exclude, "exclude"}};
   return n;
@@ -204,6 +210,7 @@ struct Field {
   std::string key;
   std::function<Written(const Row&)> write;
   std::function<void(Row&, const Read&, const std::string& where)> read;  // empty: written only
+  bool optional = false;  // added after the format's first files: absent keeps the default
 };
 
 // A field stored as it is: `access` is a generic lambda returning a reference to it.
@@ -226,6 +233,7 @@ void read_object(const Read& object, Row& row, const std::vector<Field<Row>>& fi
   for (const auto& f : fields) {
     if (!f.read) continue;
     const auto found = object.find(f.key);
+    if (found == object.end() && f.optional) continue;
     if (found == object.end()) throw ConfigError(where + " has no \"" + f.key + "\"");
     f.read(row, *found, where + " \"" + f.key + "\"");
   }
@@ -291,6 +299,41 @@ const std::vector<Field<Settings>>& settings_fields() {
                    }),
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
+      {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
+       [](S& s, const Read& value, const std::string& where) {
+         if (value.is_null()) {
+           s.shard.reset();
+           return;
+         }
+         if (!value.is_object() || !value.contains("index") || !value.contains("count"))
+           bad_value(where, "null or {\"index\": i, \"count\": n}", value);
+         Shard shard;
+         decode(value["index"], shard.index, where + " \"index\"");
+         decode(value["count"], shard.count, where + " \"count\"");
+         if (shard.count == 0 || shard.index >= shard.count) bad_value(where, "a shard with index < count", value);
+         s.shard = shard;
+       },
+       true},
+      // Names and scopes: how the info columns were summarized, which merging shards repeats.
+      {"info_collectors",
+       [](const S& s) {
+         Written list = Written::array();
+         for (const auto& c : s.info_collectors) list.push_back({{"name", c.name}, {"scope", to_string(c.scope)}});
+         return list;
+       },
+       [](S& s, const Read& value, const std::string& where) {
+         if (!value.is_array()) bad_value(where, "a list of {\"name\", \"scope\"}", value);
+         s.info_collectors.clear();
+         for (const Read& item : value) {
+           if (!item.is_object() || !item.contains("name") || !item.contains("scope"))
+             bad_value(where, "a list of {\"name\", \"scope\"}", value);
+           InfoCollector c;
+           decode(item["name"], c.name, where + " \"name\"");
+           decode(item["scope"], c.scope, where + " \"scope\"");
+           s.info_collectors.push_back(std::move(c));
+         }
+       },
+       true},
   };
   return fields;
 }
@@ -485,6 +528,20 @@ void check_format(const Read& doc, const std::string& file) {
 
 }  // namespace
 
+namespace detail {
+
+std::vector<std::string> measurement_differences(const Settings& a, const Settings& b) {
+  std::vector<std::string> out;
+  for (const auto& f : settings_fields()) {
+    if (f.key == "shard") continue;
+    const Written in_a = f.write(a), in_b = f.write(b);
+    if (in_a != in_b) out.push_back(option(f.key) + ": " + in_a.dump() + " and " + in_b.dump());
+  }
+  return out;
+}
+
+}  // namespace detail
+
 void Results::write_json(const std::string& path) const {
   Written doc;
   doc["format"] = kFormat;
@@ -502,6 +559,8 @@ void Results::write_json(const std::string& path) const {
     doc["configs"].push_back(std::move(values));
   }
   doc["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
+  doc["shard_sessions"] = Written::array();
+  for (const auto& s : shard_sessions_) doc["shard_sessions"].push_back(write_object(s, session_fields()));
   doc["summary"] = Written::array();
   for (const auto& r : rows_) {
     doc["summary"].push_back(write_object(r, summary_fields()));
@@ -542,8 +601,14 @@ Results load_results(const std::string& path) {
     decode(info_columns.at("samples"), info.samples, file + ": \"info_columns\" \"samples\"");
     auto rows = read_rows(doc, "summary", summary_fields(), configs.size(), info.summary, file);
     auto samples = read_rows(doc, "samples", sample_fields(), configs.size(), info.samples, file);
+    std::vector<SessionInfo> shard_sessions;
+    const Read shards = doc.value("shard_sessions", Read::array());  // absent in files of unmerged results
+    if (!shards.is_array()) bad_value(file + ": \"shard_sessions\"", "a list", shards);
+    for (std::size_t i = 0; i < shards.size(); ++i)
+      read_object(shards[i], shard_sessions.emplace_back(), session_fields(),
+                  file + ": \"shard_sessions\" " + std::to_string(i));
     return Results(std::move(session), std::move(configs), std::move(rows), std::move(samples), std::move(info),
-                   std::move(settings));
+                   std::move(settings), std::move(shard_sessions));
   } catch (const Read::out_of_range& e) {  // doc.at(key) of a missing top-level key
     throw ConfigError(file + " is incomplete (" + e.what() + "); give a file written by " + saved_by());
   }

@@ -130,6 +130,7 @@ Results handmade_results() {
   settings.adaptive = {StopCriterion::rsd, 0.5, 12, 500, 2.5, 60};
   settings.throttled_runs = ThrottledRuns::exclude;
   settings.stable_rsd_pct = 1.5;
+  settings.shard = Shard{1, 4};
   settings.derive_metric = [](const MeasuredValues&, const Config&) { return std::vector<DerivedValue>{}; };
   settings.info_collectors.push_back({"launches", CollectionScope::run, [](const CollectionContext&) { return Cell{}; }});
   return Results(session, configs, {normalized, plain}, samples, info, settings);
@@ -225,7 +226,15 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(t.throttled_runs, ThrottledRuns::exclude);
   EXPECT_EQ(t.stable_rsd_pct, 1.5);
   EXPECT_FALSE(original.settings().derive_metric);  // callables are never kept
-  EXPECT_TRUE(original.settings().info_collectors.empty());
+  // Of the info collectors, their names and scopes stay (how the columns were summarized); their functions go.
+  ASSERT_FALSE(original.settings().info_collectors.empty());
+  EXPECT_FALSE(original.settings().info_collectors.front().collect);
+  ASSERT_EQ(t.info_collectors.size(), original.settings().info_collectors.size());
+  for (std::size_t i = 0; i < t.info_collectors.size(); ++i) {
+    EXPECT_EQ(t.info_collectors[i].name, original.settings().info_collectors[i].name);
+    EXPECT_EQ(t.info_collectors[i].scope, original.settings().info_collectors[i].scope);
+  }
+  EXPECT_EQ(t.shard, (std::optional<Shard>{Shard{1, 4}}));
 
   EXPECT_EQ(loaded.info_columns().summary, original.info_columns().summary);
   EXPECT_EQ(loaded.info_columns().samples, original.info_columns().samples);
@@ -237,6 +246,20 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.samples()[2].info[1], Cell{std::string("Infinity")});
   EXPECT_EQ(loaded.samples()[0].info[1], Cell{std::string("NaN")});
   EXPECT_TRUE(std::holds_alternative<std::monostate>(loaded.samples()[1].info[1]));
+}
+
+TEST_F(ResultsFile, FilesWrittenBeforeShardsAndCollectorScopesStillLoad) {
+  handmade_results().write_json(path("a.json"));
+  nlohmann::json doc = nlohmann::json::parse(slurp(path("a.json")));
+  doc["settings"].erase("shard");
+  doc["settings"].erase("info_collectors");
+  doc.erase("shard_sessions");
+  std::ofstream(path("old.json")) << doc.dump();
+  const Results loaded = load_results(path("old.json"));
+  EXPECT_FALSE(loaded.settings().shard);
+  EXPECT_TRUE(loaded.settings().info_collectors.empty());
+  EXPECT_TRUE(loaded.shard_sessions().empty());
+  EXPECT_EQ(loaded.rows().size(), 2u);
 }
 
 TEST_F(ResultsFile, RoundTripOfAProfiledSweep) {

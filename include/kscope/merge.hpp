@@ -1,0 +1,27 @@
+#pragma once
+// One result from the shards of a sweep (kscope/shard.hpp), measured by several processes, GPUs
+// or hosts: the result a single process would have returned for the whole sweep.
+#include <string>
+#include <vector>
+
+#include "kscope/results.hpp"
+
+namespace kscope {
+
+// Joins the results of every shard of one sweep. Their raw samples go through the same aggregation
+// as a single process's (statistics per config, normalization, geomeans over all configs); each
+// config's rows keep the session facts (GPU, Host, ...) of the shard that measured it.
+// Throws ConfigError, naming the shard and the fix, when the shards are not one sweep's: measured
+// with other settings, backends, sweeps or GPU models, split into different counts, a shard missing
+// or given twice, or a shard that did not finish its configs. Differences that do not refuse the
+// merge (driver versions, observed clocks more than 2% apart) go to `warnings` when it is given,
+// else to kscope's log.
+Results merge(const std::vector<Results>& shards, std::vector<std::string>* warnings = nullptr);
+
+// The same from disk. Each input is a results file (...results.json) or the output prefix the
+// shards were given, which stands for every <prefix>shard-<index>-of-<count>-results.json there.
+// A shard whose files are there without results.json (killed, or still running) is named as
+// unfinished.
+Results merge_files(const std::vector<std::string>& inputs, std::vector<std::string>* warnings = nullptr);
+
+}  // namespace kscope

@@ -1,0 +1,45 @@
+#pragma once
+// Splitting one sweep over several processes (GPUs, hosts, job-array tasks): shard `index` of
+// `count` measures the configs whose index modulo `count` is `index` (round robin, so neighbouring
+// configs, often of similar cost, land on different shards). Each shard's files go under
+// Settings::output_prefix + "shard-<index>-of-<count>-"; kscope::merge (kscope/merge.hpp) makes
+// one result of them.
+//
+// Settings::shard selects the shard. Left unset, the environment variable KSCOPE_SHARD=index/count
+// does (so a launcher can shard an unchanged program). shard_from_environment() also reads the
+// launchers' own variables, for programs that opt in to them.
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace kscope {
+
+struct Shard {
+  std::size_t index = 0;
+  std::size_t count = 1;
+
+  // The configs this shard measures: index modulo count.
+  bool measures(std::size_t config_index) const { return config_index % count == index; }
+  // "index/count", as KSCOPE_SHARD is written.
+  std::string to_string() const;
+  // "shard-<index>-of-<count>-": where this shard's files go, after the output prefix.
+  std::string file_prefix() const;
+  bool operator==(const Shard&) const = default;
+};
+
+// "index/count" (e.g. "3/8"); throws ConfigError naming `source` and the expected form.
+Shard parse_shard(const std::string& text, const std::string& source);
+
+// Where a shard comes from when a program asks its launcher.
+struct LaunchedShard {
+  Shard shard;
+  std::string launcher;  // "KSCOPE_SHARD", "torchrun" or "Slurm job array"
+  int local_rank = -1;   // torchrun's LOCAL_RANK: the GPU of this process on its host; -1 otherwise
+};
+
+// The first of: KSCOPE_SHARD=index/count; torchrun's RANK and WORLD_SIZE (with LOCAL_RANK); a
+// Slurm job array's SLURM_ARRAY_TASK_ID, _MIN, _STEP and _COUNT. Empty when none is set. Throws
+// ConfigError when one is set but malformed or inconsistent (e.g. RANK >= WORLD_SIZE).
+std::optional<LaunchedShard> shard_from_environment();
+
+}  // namespace kscope

@@ -1,0 +1,291 @@
+// kscope::merge: the shards of one sweep, checked to be one sweep's and aggregated as one.
+#include "kscope/merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include "core/aggregator.hpp"
+#include "core/caller.hpp"
+#include "core/log.hpp"
+#include "io/results_file.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope {
+namespace {
+
+struct Source {
+  const Results* results;
+  std::string origin;  // the file it was read from; empty when given in memory
+};
+
+std::string name(const Source& s) {
+  const std::string shard = "shard " + s.results->settings().shard->to_string();
+  return s.origin.empty() ? shard : shard + " ('" + s.origin + "')";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// Distinct values, in order of first appearance, comma-joined.
+template <typename Get>
+std::string distinct(const std::vector<Source>& shards, Get get) {
+  std::vector<std::string> values;
+  for (const auto& s : shards)
+    if (std::find(values.begin(), values.end(), get(s.results->session())) == values.end())
+      values.push_back(get(s.results->session()));
+  return joined(values);
+}
+
+std::string rerun_hint(const Shard& shard) {
+  return "run it (KSCOPE_SHARD=" + shard.to_string() + ", or " + detail::option("shard") + " " + shard.to_string() +
+         ") with the same output prefix and " + detail::option("resume") + detail::spell(" = true", "=True") +
+         ", then merge again";
+}
+
+// The shards by index, each present once, all of one split.
+std::vector<Source> by_index(const std::vector<Source>& given) {
+  if (given.empty()) throw ConfigError("nothing to merge: give the results of every shard of the sweep");
+  for (const auto& s : given)
+    if (!s.results->settings().shard)
+      throw ConfigError((s.origin.empty() ? std::string("a result") : "'" + s.origin + "'") +
+                        " is not a shard: it was measured without " + detail::option("shard") +
+                        " or KSCOPE_SHARD; merge only the shards of one sharded sweep");
+  const std::size_t count = given.front().results->settings().shard->count;
+  std::vector<std::optional<Source>> slots(count);
+  for (const auto& s : given) {
+    const Shard shard = *s.results->settings().shard;
+    if (shard.count != count)
+      throw ConfigError(name(s) + " and " + name(given.front()) + " come from splits into " + std::to_string(shard.count) +
+                        " and " + std::to_string(count) + " shards; merge the shards of one split");
+    if (slots[shard.index])
+      throw ConfigError(name(s) + " is given twice (also as " + name(*slots[shard.index]) + "); give each shard once");
+    slots[shard.index] = s;
+  }
+  std::vector<std::string> missing;
+  for (std::size_t i = 0; i < count; ++i)
+    if (!slots[i]) missing.push_back(Shard{i, count}.to_string());
+  if (!missing.empty())
+    throw ConfigError("shard" + std::string(missing.size() > 1 ? "s " : " ") + joined(missing) + " of the sweep " +
+                      (missing.size() > 1 ? "are" : "is") + " missing: run " + (missing.size() > 1 ? "them" : "it") +
+                      " (KSCOPE_SHARD=" + missing.front() + " ...) and merge all " + std::to_string(count));
+  std::vector<Source> out;
+  for (auto& s : slots) out.push_back(*s);
+  return out;
+}
+
+std::string sweep_text(const Results& r) {
+  std::string axes;
+  for (const auto& a : r.axis_names()) axes += (axes.empty() ? "" : ", ") + a;
+  return std::to_string(r.configs().size()) + " configs over (" + axes + ")";
+}
+
+// Refuses shards that did not measure the same thing the same way.
+void check_one_sweep(const std::vector<Source>& shards) {
+  const Source& first = shards.front();
+  const Results& a = *first.results;
+  for (const auto& s : shards) {
+    const Results& b = *s.results;
+    const std::string pair = name(s) + " and " + name(first);
+    bool same_configs = a.axis_names() == b.axis_names() && a.configs().size() == b.configs().size();
+    for (std::size_t c = 0; same_configs && c < a.configs().size(); ++c)
+      same_configs = a.configs()[c].values() == b.configs()[c].values();
+    if (!same_configs)
+      throw ConfigError(pair + " measured different sweeps (" + sweep_text(b) + " and " + sweep_text(a) +
+                        "); merge the shards of one sweep");
+    if (const auto differences = detail::measurement_differences(b.settings(), a.settings()); !differences.empty())
+      throw ConfigError(pair + " were measured with different settings (" + joined(differences) +
+                        "); merge shards measured with the same settings");
+    const SessionInfo &x = b.session(), &y = a.session();
+    if (x.backend != y.backend || x.replay_passes != y.replay_passes || x.cache_control != y.cache_control ||
+        x.clock_control != y.clock_control)
+      throw ConfigError(pair + " were measured differently (backend " + to_string(x.backend) + " and " +
+                        to_string(y.backend) + ", " + std::to_string(x.replay_passes) + " and " +
+                        std::to_string(y.replay_passes) + " replay passes, cache_control " +
+                        to_string(x.cache_control) + " and " + to_string(y.cache_control) + ", clock_control " +
+                        to_string(x.clock_control) + " and " + to_string(y.clock_control) + ")");
+    if (x.gpu != y.gpu)
+      throw ConfigError(pair + " ran on different GPU models (" + x.gpu + " and " + y.gpu +
+                        "): one table needs one model. Merge the shards of each model separately and compare the "
+                        "two results (kscope compare)");
+    if (a.info_columns().samples != b.info_columns().samples)
+      throw ConfigError(pair + " have different info collector columns; merge shards measured with the same collectors");
+  }
+}
+
+// Refuses a shard with configs it should have measured and did not.
+void check_finished(const std::vector<Source>& shards) {
+  for (const auto& s : shards) {
+    const Shard shard = *s.results->settings().shard;
+    std::set<std::size_t> measured;
+    for (const auto& sample : s.results->samples()) measured.insert(sample.config_index);
+    std::vector<std::string> unmeasured;
+    std::size_t expected = 0;
+    for (const Config& c : s.results->configs()) {
+      if (!shard.measures(c.index())) continue;
+      ++expected;
+      if (!measured.count(c.index())) unmeasured.push_back(std::to_string(c.index() + 1));
+    }
+    if (!unmeasured.empty())
+      throw ConfigError(name(s) + " did not finish: " + std::to_string(unmeasured.size()) + " of its " +
+                        std::to_string(expected) + " configs have no samples (config " + joined(unmeasured) + " of " +
+                        std::to_string(s.results->configs().size()) + "); " + rerun_hint(shard));
+  }
+}
+
+double mean_sm_clock(const Results& r) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const auto& s : r.samples())
+    if (std::isfinite(s.sm_clock_mhz)) {
+      sum += s.sm_clock_mhz;
+      ++n;
+    }
+  return n ? sum / static_cast<double>(n) : NAN;
+}
+
+// Differences that leave the numbers mergeable but deserve a look.
+std::vector<std::string> merge_warnings(const std::vector<Source>& shards) {
+  std::vector<std::string> out;
+  std::set<std::string> drivers;
+  for (const auto& s : shards) drivers.insert(s.results->session().driver_version);
+  if (drivers.size() > 1)
+    out.push_back("the shards ran on different NVIDIA drivers (" +
+                  distinct(shards, [](const SessionInfo& i) { return i.driver_version; }) +
+                  "): kernel durations can differ between driver versions");
+  double low = INFINITY, high = -INFINITY;
+  std::string clocks;
+  for (const auto& s : shards) {
+    const double mhz = mean_sm_clock(*s.results);
+    if (std::isnan(mhz)) continue;
+    low = std::min(low, mhz);
+    high = std::max(high, mhz);
+    clocks += (clocks.empty() ? "" : ", ") + name(s) + " " + std::to_string(static_cast<long>(std::lround(mhz))) + " MHz";
+  }
+  if (high > low * 1.02)
+    out.push_back("the shards' observed SM clocks differ by " +
+                  std::to_string(static_cast<long>(std::lround((high / low - 1) * 100))) + "% (" + clocks +
+                  "): durations measured at different clocks are not comparable; lock the clocks (" +
+                  detail::option("clock_control") + " base) or find out why a GPU ran slower");
+  return out;
+}
+
+Results merge_sources(const std::vector<Source>& given, std::vector<std::string>* warnings) {
+  const std::vector<Source> shards = by_index(given);
+  check_one_sweep(shards);
+  check_finished(shards);
+  for (const auto& w : merge_warnings(shards)) {
+    if (warnings) warnings->push_back(w);
+    else detail::log_warning(w);
+  }
+
+  const Results& first = *shards.front().results;
+  Settings settings = first.settings();
+  settings.shard.reset();  // the merged result is the whole sweep's
+  std::vector<std::vector<SampleRow>> by_config(first.configs().size());
+  for (const auto& s : shards)
+    for (const auto& sample : s.results->samples()) by_config[sample.config_index].push_back(sample);
+  detail::Aggregator aggregator(first.configs(), {}, settings);
+  for (auto& samples : by_config) aggregator.add_samples(std::move(samples));
+  for (const auto& s : shards) {
+    std::set<std::size_t> seen;
+    for (const auto& row : s.results->rows())
+      if (seen.insert(row.config_index).second)
+        aggregator.set_config_outcome(row.config_index, row.converged, row.thermal_pauses);
+  }
+
+  SessionInfo session = first.session();
+  session.thermal_pauses = 0;
+  session.thermal_pause_s = 0;
+  std::vector<SessionInfo> shard_sessions;
+  for (const auto& s : shards) {
+    session.thermal_pauses += s.results->session().thermal_pauses;
+    session.thermal_pause_s += s.results->session().thermal_pause_s;
+    shard_sessions.push_back(s.results->session());
+  }
+  session.gpu_uuid = distinct(shards, [](const SessionInfo& i) { return i.gpu_uuid; });
+  session.host = distinct(shards, [](const SessionInfo& i) { return i.host; });
+  session.driver_version = distinct(shards, [](const SessionInfo& i) { return i.driver_version; });
+  const Results merged = aggregator.results(session, true);
+  return Results(merged.session(), merged.configs(), merged.rows(), merged.samples(), merged.info_columns(),
+                 merged.settings(), std::move(shard_sessions));
+}
+
+std::string directory_of(const std::string& prefix) {
+  const auto directory = std::filesystem::path(prefix).parent_path();
+  return directory.empty() ? "." : directory.string();
+}
+
+// The shard files of an output prefix: results files, and the shards that have no results file.
+struct ShardFiles {
+  std::vector<std::string> results;
+  std::vector<std::string> unfinished;  // "shard i/n" of a manifest without results
+};
+
+ShardFiles shard_files(const std::string& prefix) {
+  const std::string base = std::filesystem::path(prefix).filename().string();
+  const std::regex pattern("shard-([0-9]+)-of-([0-9]+)-(results|manifest)\\.json");
+  std::map<std::string, std::set<std::string>> kinds;  // "i/n" -> {"results", "manifest"}
+  std::map<std::string, std::string> paths;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory_of(prefix), error)) {
+    const std::string file = entry.path().filename().string();
+    std::smatch m;
+    if (file.compare(0, base.size(), base) != 0) continue;
+    const std::string rest = file.substr(base.size());
+    if (!std::regex_match(rest, m, pattern)) continue;
+    const std::string shard = m[1].str() + "/" + m[2].str();
+    kinds[shard].insert(m[3].str());
+    if (m[3] == "results") paths[shard] = (std::filesystem::path(directory_of(prefix)) / file).string();
+  }
+  ShardFiles out;
+  for (const auto& [shard, found] : kinds) {
+    if (found.count("results")) out.results.push_back(paths[shard]);
+    else out.unfinished.push_back(shard);
+  }
+  return out;
+}
+
+}  // namespace
+
+Results merge(const std::vector<Results>& shards, std::vector<std::string>* warnings) {
+  std::vector<Source> sources;
+  for (const auto& r : shards) sources.push_back({&r, ""});
+  return merge_sources(sources, warnings);
+}
+
+Results merge_files(const std::vector<std::string>& inputs, std::vector<std::string>* warnings) {
+  std::vector<std::string> files;
+  for (const auto& input : inputs) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(input, error)) {
+      files.push_back(input);
+      continue;
+    }
+    const ShardFiles found = shard_files(input);
+    if (!found.unfinished.empty())
+      throw ConfigError("shard " + found.unfinished.front() + " under '" + input +
+                        "' has not finished: its manifest.json is there but no results.json (killed, interrupted or "
+                        "still running); " + rerun_hint(parse_shard(found.unfinished.front(), "its file name")));
+    if (found.results.empty())
+      throw ConfigError("nothing to merge under '" + input + "': no results file, and no files named '" + input +
+                        "shard-<index>-of-<count>-results.json' (what the shards of a sweep with this " +
+                        detail::option("output_prefix") + " write)");
+    files.insert(files.end(), found.results.begin(), found.results.end());
+  }
+  std::vector<Results> loaded;
+  loaded.reserve(files.size());
+  for (const auto& f : files) loaded.push_back(load_results(f));
+  std::vector<Source> sources;
+  for (std::size_t i = 0; i < files.size(); ++i) sources.push_back({&loaded[i], files[i]});
+  return merge_sources(sources, warnings);
+}
+
+}  // namespace kscope

@@ -1,0 +1,384 @@
+// Sharded sweeps: which configs a shard measures, where it comes from (KSCOPE_SHARD, torchrun,
+// Slurm), and kscope::merge: shards measured by separate sessions give, merged, exactly the result
+// of one session over the whole sweep; shards that are not one sweep's are refused.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "kscope/annotation.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/merge.hpp"
+#include "kscope/profile.hpp"
+#include "kscope/shard.hpp"
+#include "kscope/testing.hpp"
+#include "merge_command.hpp"
+
+using namespace kscope;
+using kscope::testing::SimulatedBackend;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Sets environment variables for a test and restores them after it.
+class Environment {
+ public:
+  Environment(std::initializer_list<std::pair<const char*, const char*>> values) {
+    for (const char* name : kNames) {
+      const char* old = std::getenv(name);
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+      ::unsetenv(name);
+    }
+    for (const auto& [name, value] : values) ::setenv(name, value, 1);
+  }
+  ~Environment() {
+    for (const auto& [name, value] : saved_) {
+      if (value) ::setenv(name.c_str(), value->c_str(), 1);
+      else ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  static constexpr const char* kNames[] = {"KSCOPE_SHARD",         "RANK",           "WORLD_SIZE",
+                                           "LOCAL_RANK",           "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
+                                           "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"};
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/kscope_shard_XXXXXX";
+    path_ = mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string prefix(const std::string& name = "sweep_") const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+Sweep sweep_of(int configs) {
+  std::vector<Value> n;
+  for (int i = 1; i <= configs; ++i) n.push_back(i);
+  return Sweep().axis("n", n).axis("dtype", {"f32"});
+}
+
+Settings base_settings() {
+  Settings s;
+  s.runs = 4;
+  s.warmup_runs = 1;
+  s.verbosity = Verbosity::quiet;
+  s.normalize_against = "base";  // the baseline is per config; the geomeans span every config
+  s.info_collectors.push_back({"run_label", CollectionScope::run, [](const CollectionContext& c) -> Cell {
+                                 return static_cast<std::int64_t>(c.run * 10 + c.config->index());
+                               }});
+  return s;
+}
+
+// Deterministic durations, from the config and the call's number within it: a shard measures its
+// configs exactly as a whole-sweep session would.
+Results measure(const Settings& settings, int configs = 7, std::vector<ClockReading> clocks = {}) {
+  SimulatedBackend backend;
+  if (!clocks.empty()) backend.set_clock_readings(std::move(clocks));
+  std::map<std::size_t, int> calls;
+  const Body body = [&](const Config& c) {
+    const int call = calls[c.index()]++;
+    const double n = static_cast<double>(c.get<std::int64_t>("n"));
+    {
+      Annotation a("base");
+      backend.launch("base_kernel", 50.0 * n + call % 3);
+    }
+    Annotation a("work");
+    backend.launch("work_kernel", 100.0 * n + (call * 7) % 5);
+  };
+  return profile_with_backend(sweep_of(configs), settings, body, backend);
+}
+
+Results shard(std::size_t index, std::size_t count, Settings settings = base_settings(), int configs = 7) {
+  settings.shard = Shard{index, count};
+  return measure(settings, configs);
+}
+
+// The same session with other facts: as if measured elsewhere.
+Results with_session(const Results& r, const std::function<void(SessionInfo&)>& change) {
+  SessionInfo s = r.session();
+  change(s);
+  return Results(s, r.configs(), r.rows(), r.samples(), r.info_columns(), r.settings());
+}
+
+void expect_same_tables(const Results& a, const Results& b) {
+  const Table sa = a.summary_table(), sb = b.summary_table();
+  EXPECT_EQ(sa.columns, sb.columns);
+  ASSERT_EQ(sa.rows.size(), sb.rows.size());
+  for (std::size_t r = 0; r < sa.rows.size(); ++r) EXPECT_EQ(sa.rows[r], sb.rows[r]) << "summary row " << r;
+  const Table ra = a.samples_table(), rb = b.samples_table();
+  EXPECT_EQ(ra.columns, rb.columns);
+  ASSERT_EQ(ra.rows.size(), rb.rows.size());
+  for (std::size_t r = 0; r < ra.rows.size(); ++r) EXPECT_EQ(ra.rows[r], rb.rows[r]) << "sample row " << r;
+}
+
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+}  // namespace
+
+TEST(Shard, AssignsConfigsRoundRobin) {
+  const Shard s{1, 3};
+  std::vector<std::size_t> mine;
+  for (std::size_t c = 0; c < 8; ++c)
+    if (s.measures(c)) mine.push_back(c);
+  EXPECT_EQ(mine, (std::vector<std::size_t>{1, 4, 7}));
+  EXPECT_EQ(s.to_string(), "1/3");
+  EXPECT_EQ(s.file_prefix(), "shard-1-of-3-");
+}
+
+TEST(Shard, ParsesIndexSlashCount) {
+  EXPECT_EQ(parse_shard("3/8", "x"), (Shard{3, 8}));
+  EXPECT_EQ(parse_shard("0/1", "x"), (Shard{0, 1}));
+  EXPECT_NE(error_of([] { parse_shard("8/8", "KSCOPE_SHARD"); }).find("shard index 8 is not below the shard count 8"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard("2", "KSCOPE_SHARD"); }).find("KSCOPE_SHARD is '2', not index/count"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard("a/4", "x"); }).find("not index/count"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard("0/0", "x"); }).find("the shard count is 0"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_shard("-1/4", "x"); }).find("not index/count"), std::string::npos);
+}
+
+TEST(Shard, ComesFromTheLaunchersEnvironment) {
+  {
+    Environment env{};
+    EXPECT_FALSE(shard_from_environment());
+  }
+  {
+    Environment env{{"KSCOPE_SHARD", "2/5"}, {"RANK", "1"}, {"WORLD_SIZE", "4"}};
+    const auto s = shard_from_environment();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->shard, (Shard{2, 5}));  // KSCOPE_SHARD first: it is the user's explicit choice
+    EXPECT_EQ(s->launcher, "KSCOPE_SHARD");
+  }
+  {
+    Environment env{{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"}, {"SLURM_ARRAY_TASK_ID", "1"}};
+    const auto s = shard_from_environment();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->shard, (Shard{3, 8}));
+    EXPECT_EQ(s->launcher, "torchrun");
+    EXPECT_EQ(s->local_rank, 3);
+  }
+  {
+    Environment env{{"SLURM_ARRAY_TASK_ID", "7"},
+                    {"SLURM_ARRAY_TASK_MIN", "1"},
+                    {"SLURM_ARRAY_TASK_STEP", "2"},
+                    {"SLURM_ARRAY_TASK_COUNT", "5"}};  // --array=1-9:2
+    const auto s = shard_from_environment();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->shard, (Shard{3, 5}));
+    EXPECT_EQ(s->launcher, "Slurm job array");
+    EXPECT_EQ(s->local_rank, -1);
+  }
+  {
+    Environment env{{"RANK", "4"}, {"WORLD_SIZE", "4"}};
+    EXPECT_NE(error_of([] { shard_from_environment(); }).find("RANK=4, WORLD_SIZE=4: shard index 4 is not below"),
+              std::string::npos);
+  }
+  {
+    Environment env{{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_STEP", "2"},
+                    {"SLURM_ARRAY_TASK_COUNT", "5"}};
+    EXPECT_NE(error_of([] { shard_from_environment(); }).find("not an evenly stepped array index"), std::string::npos);
+  }
+  {
+    Environment env{{"SLURM_ARRAY_TASK_ID", "4"}};
+    EXPECT_NE(error_of([] { shard_from_environment(); }).find("SLURM_ARRAY_TASK_MIN is not set"), std::string::npos);
+  }
+}
+
+TEST(Shard, MeasuresOnlyItsConfigs) {
+  const Results r = shard(1, 3);
+  EXPECT_EQ(r.configs().size(), 7u);  // the whole sweep, for merging
+  std::set<std::size_t> measured;
+  for (const auto& s : r.samples()) measured.insert(s.config_index);
+  EXPECT_EQ(measured, (std::set<std::size_t>{1, 4}));
+  ASSERT_TRUE(r.settings().shard);
+  EXPECT_EQ(*r.settings().shard, (Shard{1, 3}));
+}
+
+TEST(Shard, KscopeShardInTheEnvironmentShardsAnUnchangedProgram) {
+  Environment env{{"KSCOPE_SHARD", "0/3"}};
+  const Results r = measure(base_settings());
+  ASSERT_TRUE(r.settings().shard);
+  EXPECT_EQ(*r.settings().shard, (Shard{0, 3}));
+  std::set<std::size_t> measured;
+  for (const auto& s : r.samples()) measured.insert(s.config_index);
+  EXPECT_EQ(measured, (std::set<std::size_t>{0, 3, 6}));
+}
+
+TEST(Shard, SettingsRefuseABadShardAndTheNcuBackend) {
+  Settings s = base_settings();
+  s.shard = Shard{3, 3};
+  EXPECT_NE(error_of([&] { s.validate(); }).find("Settings::shard is 3 of 3"), std::string::npos);
+  s = Settings{};
+  s.shard = Shard{0, 2};
+  s.backend = Backend::ncu;
+  EXPECT_NE(error_of([&] { s.validate(); }).find("Settings::shard does not work with"), std::string::npos);
+}
+
+TEST(Merge, ShardsGiveTheSingleSessionsResult) {
+  const Results whole = measure(base_settings());
+  const Results merged = merge({shard(2, 3), shard(0, 3), shard(1, 3)});
+  expect_same_tables(merged, whole);
+  EXPECT_EQ(merged.rows().size(), whole.rows().size());
+  EXPECT_FALSE(merged.settings().shard);
+  EXPECT_EQ(merged.shard_sessions().size(), 3u);
+  // More shards than configs: the extra ones measure nothing and merge all the same.
+  expect_same_tables(merge({shard(0, 9, base_settings(), 2), shard(1, 9, base_settings(), 2), shard(2, 9, base_settings(), 2),
+                            shard(3, 9, base_settings(), 2), shard(4, 9, base_settings(), 2), shard(5, 9, base_settings(), 2),
+                            shard(6, 9, base_settings(), 2), shard(7, 9, base_settings(), 2), shard(8, 9, base_settings(), 2)}),
+                     measure(base_settings(), 2));
+}
+
+TEST(Merge, EveryRowKeepsTheGpuAndHostOfItsShard) {
+  std::vector<Results> shards;
+  for (std::size_t i = 0; i < 3; ++i)
+    shards.push_back(with_session(shard(i, 3), [i](SessionInfo& s) {
+      s.host = "node" + std::to_string(i);
+      s.gpu_uuid = "GPU-" + std::to_string(i);
+    }));
+  const Results merged = merge(shards);
+  const Table t = merged.summary_table();
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin());
+  };
+  ASSERT_FALSE(t.rows.empty());
+  for (std::size_t r = 0; r < t.rows.size(); ++r)
+    EXPECT_EQ(std::get<std::string>(t.rows[r][column("Host")]), "node" + std::to_string(merged.rows()[r].config_index % 3));
+  EXPECT_EQ(merged.session().host, "node0, node1, node2");
+
+  TempDir dir;  // the file keeps them
+  merged.write_json(dir.prefix("merged.json"));
+  const Results loaded = load_results(dir.prefix("merged.json"));
+  ASSERT_EQ(loaded.shard_sessions().size(), 3u);
+  EXPECT_EQ(loaded.session_of(4).host, "node1");
+  expect_same_tables(loaded, merged);
+}
+
+TEST(Merge, RefusesShardsThatAreNotOneSweeps) {
+  const Results s0 = shard(0, 3), s1 = shard(1, 3), s2 = shard(2, 3);
+  EXPECT_NE(error_of([&] { merge({s0, s2}); }).find("shard 1/3 of the sweep is missing"), std::string::npos);
+  EXPECT_NE(error_of([&] { merge({s0, s1, s1, s2}); }).find("shard 1/3 is given twice"), std::string::npos);
+  EXPECT_NE(error_of([&] { merge({s0, s1, shard(2, 4)}); }).find("come from splits into 4 and 3 shards"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { merge({s0, s1, measure(base_settings())}); }).find("is not a shard"), std::string::npos);
+  EXPECT_NE(error_of([&] { merge({}); }).find("nothing to merge"), std::string::npos);
+
+  Settings more_runs = base_settings();
+  more_runs.runs = 5;
+  EXPECT_NE(error_of([&] { merge({s0, shard(1, 3, more_runs), s2}); }).find("different settings (Settings::runs: 5 and 4)"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { merge({s0, s1, shard(2, 3, base_settings(), 8)}); }).find("measured different sweeps (8 configs"),
+            std::string::npos);
+  const Results h100 = with_session(s1, [](SessionInfo& s) { s.gpu = "NVIDIA H100"; });
+  EXPECT_NE(error_of([&] { merge({s0, h100, s2}); }).find("ran on different GPU models (NVIDIA H100 and simulated GPU"),
+            std::string::npos);
+  const Results warm = with_session(s2, [](SessionInfo& s) { s.cache_control = CacheControl::none; });
+  EXPECT_NE(error_of([&] { merge({s0, s1, warm}); }).find("cache_control none and all"), std::string::npos);
+}
+
+TEST(Merge, RefusesAShardThatDidNotFinish) {
+  Settings failing = base_settings();
+  failing.shard = Shard{1, 3};
+  SimulatedBackend backend;
+  const Body body = [&](const Config& c) {
+    if (c.index() == 4) throw std::runtime_error("out of memory");
+    {
+      Annotation a("base");
+      backend.launch("base_kernel", 10);
+    }
+    Annotation w("work");
+    backend.launch("work_kernel", 20);
+  };
+  std::optional<Results> partial;
+  try {
+    profile_with_backend(sweep_of(7), failing, body, backend);
+  } catch (const SweepError& e) {
+    partial = e.partial_results();
+  }
+  ASSERT_TRUE(partial);
+  const std::string error = error_of([&] { merge({shard(0, 3), *partial, shard(2, 3)}); });
+  EXPECT_NE(error.find("shard 1/3 did not finish: 1 of its 2 configs have no samples (config 5 of 7)"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("KSCOPE_SHARD=1/3"), std::string::npos) << error;
+}
+
+TEST(Merge, WarnsOfDifferentDriversAndClocks) {
+  Settings s = base_settings();
+  s.shard = Shard{1, 2};
+  Settings clocked = base_settings();
+  clocked.shard = Shard{0, 2};
+  std::vector<std::string> warnings;
+  merge({with_session(measure(clocked, 7, {{1980, 3201, {}}}), [](SessionInfo& i) { i.driver_version = "580.2"; }),
+         with_session(measure(s, 7, {{1980, 3201, {}}}), [](SessionInfo& i) { i.driver_version = "575.1"; })},
+        &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("different NVIDIA drivers (580.2, 575.1)"), std::string::npos) << warnings[0];
+
+  warnings.clear();
+  merge({measure(clocked, 7, {{1980, 3201, {}}}), measure(s, 7, {{1700, 3201, {}}})}, &warnings);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("observed SM clocks differ by 16% (shard 0/2 1980 MHz, shard 1/2 1700 MHz)"),
+            std::string::npos)
+      << warnings[0];
+  warnings.clear();
+  merge({measure(clocked, 7, {{1980, 3201, {}}}), measure(s, 7, {{1960, 3201, {}}})}, &warnings);
+  EXPECT_TRUE(warnings.empty());  // 1% apart: within what boost clocks do
+}
+
+TEST(Merge, FromTheShardsFilesAndTheCommand) {
+  TempDir dir;
+  const std::string prefix = dir.prefix("sweep_");
+  Settings s = base_settings();
+  s.output_prefix = prefix;
+  for (std::size_t i = 0; i < 3; ++i) shard(i, 3, s);
+  EXPECT_TRUE(fs::exists(prefix + "shard-1-of-3-results.json"));
+  EXPECT_TRUE(fs::exists(prefix + "shard-1-of-3-samples.csv"));
+  EXPECT_TRUE(fs::exists(prefix + "shard-1-of-3-manifest.json"));
+  const Results whole = measure(base_settings());
+  expect_same_tables(merge_files({prefix}), whole);
+  expect_same_tables(merge_files({prefix + "shard-0-of-3-results.json", prefix + "shard-1-of-3-results.json",
+                                  prefix + "shard-2-of-3-results.json"}),
+                     whole);
+
+  std::ostringstream out, err;
+  ASSERT_EQ(merge_command({dir.prefix("merged_"), prefix}, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("merged 3 shards into"), std::string::npos) << out.str();
+  expect_same_tables(load_results(dir.prefix("merged_results.json")), whole);
+  EXPECT_TRUE(fs::exists(dir.prefix("merged_summary.csv")));
+
+  // A shard killed before its results were written: its stream is there, its results are not.
+  fs::remove(prefix + "shard-2-of-3-results.json");
+  std::ostringstream out2, err2;
+  EXPECT_EQ(merge_command({dir.prefix("merged_"), prefix}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("shard 2/3 under '" + prefix + "' has not finished"), std::string::npos) << err2.str();
+  EXPECT_NE(err2.str().find("Settings::resume = true"), std::string::npos) << err2.str();
+  // ... resumed, it finishes from its stream, and the merge goes through.
+  s.resume = true;
+  shard(2, 3, s);
+  expect_same_tables(merge_files({prefix}), whole);
+
+  std::ostringstream out3, err3;
+  EXPECT_EQ(merge_command({dir.prefix("merged_"), dir.prefix("nothing_")}, out3, err3), 2);
+  EXPECT_NE(err3.str().find("nothing to merge under"), std::string::npos) << err3.str();
+  std::ostringstream out4, err4;
+  EXPECT_EQ(merge_command({dir.prefix("merged_")}, out4, err4), 64);
+  EXPECT_EQ(merge_command({"--verbose", "a", "b"}, out4, err4), 64);
+}
