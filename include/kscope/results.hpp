@@ -118,6 +118,7 @@ class Results {
   // Everything above in kscope's results format, which load_results reads back (README, "Comparing
   // results", describes it).
   void write_json(const std::string& path) const;
+  void write_json(std::ostream& out) const;
   // Google Benchmark's JSON (as compare.py and benchmark dashboards read it): one benchmark per
   // annotation and config, one entry per run with its duration, the other metrics as counters.
   void write_gbench_json(const std::string& path) const;
@@ -139,5 +140,7 @@ std::ostream& operator<<(std::ostream& out, const Results& results);
 // Reads a file written by Results::write_json. Throws Error when it cannot be read, ConfigError
 // when it is not a kscope results file or its format version is not this kscope's.
 Results load_results(const std::string& path);
+// The same from a stream; `name` names it in errors.
+Results load_results(std::istream& in, const std::string& name);
 
 }  // namespace kscope

@@ -13,6 +13,7 @@ from ._core import __version__, bottleneck_rule, count_passes, describe_metric, 
 from ._compare import CompareWarning, compare, load
 from ._options import VerbosityLevel
 from ._results import ProfileResults
+from ._shard import MergeWarning, merge
 from ._doctor import doctor
 from ._results import speed_of_light
 from .annotation import annotate
@@ -40,6 +41,7 @@ __all__ = [
     "CudaError",
     "InfoCollector",
     "InternalError",
+    "MergeWarning",
     "ProfileResults",
     "ProfilerException",
     "SweepError",
@@ -63,6 +65,7 @@ __all__ = [
     "info_collector",
     "list_metrics",
     "load",
+    "merge",
     "row_panel",
     "sol_metrics",
     "speed_of_light",

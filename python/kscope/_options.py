@@ -8,7 +8,7 @@ import numbers
 import warnings
 from collections.abc import Mapping
 
-from . import _core, info_collector, tools
+from . import _core, _shard, info_collector, tools
 from .errors import ConfigError
 
 
@@ -104,7 +104,7 @@ class Options:
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None, info_collectors=None, resume=False):
+                 ncu_sections=None, info_collectors=None, resume=False, shard=None):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -137,6 +137,7 @@ class Options:
         self.output_prefix = output_prefix
         self.output_csv = bool(output_csv)
         self.resume = _flag("resume", resume)
+        self.shard = _shard.check_option(shard)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
         self.ncu_sections = _names("ncu_sections", [ncu_sections] if isinstance(ncu_sections, str) else ncu_sections)
@@ -237,6 +238,8 @@ class Options:
         s.metrics = (self.metrics if metrics is None else metrics) or []
         s.output_prefix = output_prefix
         s.resume = self.resume
+        if isinstance(self.shard, tuple):
+            s.shard = self.shard
         s.cache_control = getattr(_core.CacheControl, self.cache_control)
         s.clock_control = getattr(_core.ClockControl, self.clock_control)
         for field, value in self.thermal.items():

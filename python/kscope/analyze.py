@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from . import _core, _notebook, _plot, info_collector, testing
+from . import _core, _notebook, _plot, _shard, info_collector, testing
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
@@ -46,6 +46,7 @@ def kernel(
     adaptive: bool | Mapping[str, Any] | None = None,
     throttled_runs: Literal["keep", "exclude"] = "keep",
     ncu_sections: Sequence[str] | None = None,
+    shard: Literal["auto"] | tuple[int, int] | None = None,
 ) -> Any:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -111,6 +112,14 @@ def kernel(
     ncu_sections (kscope, backend='ncu'): Nsight Compute sections such as 'SpeedOfLight' or
         'MemoryWorkloadAnalysis', collected into the kept report (results.report_path) for
         ncu's GUI; the table holds `metrics`.
+    shard (kscope): measure only one shard of the configs, for sweeps split over processes, GPUs
+        or hosts: (index, count) measures the configs whose position modulo count is index;
+        'auto' takes it from the launcher: KSCOPE_SHARD=index/count, torchrun (RANK, WORLD_SIZE;
+        each process measures on GPU LOCAL_RANK and rank 0's call returns every rank's shard
+        merged, gathered over gloo; the other ranks return their own part) or a Slurm job array
+        (SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT). None (the default) still honours KSCOPE_SHARD.
+        A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
+        `kscope merge` joins them. README "Scaling out" shows both launch styles.
     """
     options = Options(
         runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
@@ -121,7 +130,7 @@ def kernel(
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
         output_prefix=output_prefix, output_csv=output_csv, resume=resume, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
-        info_collectors=info_collectors,
+        info_collectors=info_collectors, shard=shard,
     )
 
     def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:
@@ -174,6 +183,11 @@ class _ProfiledFunction:
         backend, metrics, note = (opts.backend, opts.metrics, None) if simulated else opts.for_call()
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
+        placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
+        if placement.shard is not None:
+            settings.shard = placement.shard
+        if placement.launcher == "torchrun":
+            _shard.use_local_gpu(settings, placement.local_rank)
         derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))
         returned: list[int] = []
 
@@ -183,16 +197,7 @@ class _ProfiledFunction:
 
         progress = _notebook.progress_display(opts.verbosity >= VerbosityLevel.INFO)
         try:
-            core = _core.profile(
-                self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
-                opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
-                simulated, progress,
-            )
-        except (SweepError, SweepInterrupted) as e:
-            if e.partial_results is not None:
-                # The engine raised it holding its own Results: the user gets them as a ProfileResults.
-                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)  # type: ignore[arg-type]
-            raise
+            core = self._measure(placement, configs, settings, body, derive, simulated, progress)
         finally:
             if progress is not None:
                 progress.close()
@@ -205,12 +210,36 @@ class _ProfiledFunction:
                 stacklevel=3,
             )
         results = ProfileResults(core, configs, self.signature.names)
+        if placement.gathers:
+            results = _shard.gather(placement, results)
+            if settings.output_prefix and results._core.shard_count():
+                with results_attached(results, "writing the merged results"):
+                    results._core.write_all(self._engine_prefix())
         call = self.calls
         self.calls += 1  # this call's files are written: the next call gets the next {n}
         if opts.output_csv:
             with results_attached(results, "writing the output_csv files"):
                 self._write_csv(results, call)
         return results
+
+    def _measure(self, placement: _shard.Placement, configs: Any, settings: _core.Settings,
+                 body: Callable[[int], None], derive: Any, simulated: Any, progress: Any) -> _core.Results:
+        """The engine's sweep; a failure with partial results carries them as a ProfileResults, and
+        under torchrun a failing rank still joins the other ranks' gather."""
+        opts = self.options
+        try:
+            return _core.profile(
+                self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
+                opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
+                simulated, progress,
+            )
+        except BaseException as e:
+            if isinstance(e, (SweepError, SweepInterrupted)) and e.partial_results is not None:
+                # The engine raised it holding its own Results: the user gets them as a ProfileResults.
+                e.partial_results = ProfileResults(e.partial_results, configs, self.signature.names)  # type: ignore[arg-type]
+            if placement.gathers:
+                _shard.gather_failure(placement, e)
+            raise
 
     def _engine_prefix(self) -> str:
         """Where the engine writes this call's files ({prefix}{function}-{n}-summary.csv, ...
@@ -238,7 +267,8 @@ class _ProfiledFunction:
             prefix = self.csv_prefix
         if os.path.dirname(prefix):
             os.makedirs(os.path.dirname(prefix), exist_ok=True)
-        tag = f"{self.func.__name__}-{call}.csv"
+        shard = results._core.shard()  # a shard's own part: beside the other shards', not over them
+        tag = f"{self.func.__name__}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
         for kind, frame in (("profiled", results.raw_dataframe()), ("processed", results.to_dataframe())):
             path = f"{prefix}{kind}_data-{tag}"
             frame.to_csv(path, index=False)

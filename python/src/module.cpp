@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -385,7 +386,18 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
-      .def_readwrite("resume", &kscope::Settings::resume);
+      .def_readwrite("resume", &kscope::Settings::resume)
+      .def_readwrite("device", &kscope::Settings::device)
+      .def_property(
+          "shard",
+          [](const kscope::Settings& s) -> py::object {
+            return s.shard ? py::object(py::make_tuple(s.shard->index, s.shard->count)) : py::none();
+          },
+          [](kscope::Settings& s, const std::optional<std::pair<std::size_t, std::size_t>>& shard) {
+            if (shard) s.shard = kscope::Shard{shard->first, shard->second};
+            else s.shard.reset();
+          },
+          "None, or (index, count)");
 
   // The tables' columns after Annotation and the config axes: [(name, type)], type one of text,
   // integer, real, boolean, optional_boolean, baseline.
@@ -423,11 +435,45 @@ PYBIND11_MODULE(_core, m) {
         }
         return out;
       }, "[tuple of the config's values (the engine's: int, float, str, bool)] in sweep order")
-      .def("write_json", &kscope::Results::write_json, py::arg("path"))
+      .def("write_json", py::overload_cast<const std::string&>(&kscope::Results::write_json, py::const_), py::arg("path"))
+      .def("write_all", &kscope::Results::write_all, py::arg("prefix"),
+           "<prefix>summary.csv, <prefix>samples.csv and <prefix>results.json")
+      .def("to_json", [](const kscope::Results& r) {
+        std::ostringstream out;
+        r.write_json(out);
+        return out.str();
+      }, "The results file's text")
+      .def("shard", [](const kscope::Results& r) -> py::object {
+        const auto& s = r.settings().shard;
+        return s ? py::object(py::make_tuple(s->index, s->count)) : py::none();
+      }, "None, or the (index, count) of the shard these results hold")
+      .def("shard_count", [](const kscope::Results& r) { return r.shard_sessions().size(); },
+           "How many shards were merged into these results (0: measured by one process)")
       .def("write_gbench_json", &kscope::Results::write_gbench_json, py::arg("path"))
       .def("__len__", [](const kscope::Results& r) { return r.rows().size(); });
 
-  m.def("load_results", &kscope::load_results, py::arg("path"), "Reads a file written by Results.write_json");
+  m.def("load_results", py::overload_cast<const std::string&>(&kscope::load_results), py::arg("path"),
+        "Reads a file written by Results.write_json");
+  m.def("results_from_json", [](const std::string& text, const std::string& name) {
+    std::istringstream in(text);
+    return kscope::load_results(in, name);
+  }, py::arg("text"), py::arg("name"), "Results.to_json's text back as Results");
+  m.def("shard_from_environment", [] {
+    const auto launched = kscope::shard_from_environment();
+    return launched ? py::object(py::make_tuple(launched->shard.index, launched->shard.count, launched->launcher,
+                                                launched->local_rank))
+                    : py::object(py::none());
+  }, "None, or (index, count, launcher, local_rank) from KSCOPE_SHARD, torchrun or a Slurm job array");
+  m.def("merge", [](const std::vector<kscope::Results>& shards) {
+    std::vector<std::string> warnings;
+    kscope::Results merged = kscope::merge(shards, &warnings);
+    return py::make_tuple(std::move(merged), warnings);
+  }, py::arg("shards"), "(merged Results, [warning]) of every shard of a sweep");
+  m.def("merge_files", [](const std::vector<std::string>& inputs) {
+    std::vector<std::string> warnings;
+    kscope::Results merged = kscope::merge_files(inputs, &warnings);
+    return py::make_tuple(std::move(merged), warnings);
+  }, py::arg("inputs"), "(merged Results, [warning]) of shard results files or output prefixes");
   py::class_<kscope::CompareOptions>(m, "CompareOptions")
       .def(py::init<>())
       .def_readwrite("threshold_pct", &kscope::CompareOptions::threshold_pct)

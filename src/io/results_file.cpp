@@ -542,7 +542,7 @@ std::vector<std::string> measurement_differences(const Settings& a, const Settin
 
 }  // namespace detail
 
-void Results::write_json(const std::string& path) const {
+void Results::write_json(std::ostream& out) const {
   Written doc;
   doc["format"] = kFormat;
   doc["version"] = kVersion;
@@ -571,16 +571,21 @@ void Results::write_json(const std::string& path) const {
     doc["samples"].push_back(write_object(s, sample_fields()));
     doc["samples"].back()["Info"] = encode_info(s.info, info_columns_.samples);
   }
-  detail::write_whole(path, [&](std::ostream& out) {
-    // Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
-    out << doc.dump(1, ' ', false, Written::error_handler_t::replace) << "\n";
-  });
+  // Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
+  out << doc.dump(1, ' ', false, Written::error_handler_t::replace) << "\n";
+}
+
+void Results::write_json(const std::string& path) const {
+  detail::write_whole(path, [&](std::ostream& out) { write_json(out); });
 }
 
 Results load_results(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
-  const std::string file = "'" + path + "'";
+  return load_results(in, "'" + path + "'");
+}
+
+Results load_results(std::istream& in, const std::string& file) {
   Read doc;
   try {
     doc = Read::parse(in);

@@ -1,0 +1,48 @@
+"""A deterministic sweep (durations from the config and its call count only) measured shard by
+shard, for the sharding tests. Run as a script under a launcher (torchrun, or with KSCOPE_SHARD):
+
+    python3 sharded_workload.py OUT_DIR [fail-shard-1]
+
+each process profiles it with shard='auto' and saves what its call returned as
+OUT_DIR/rank-<RANK or KSCOPE_SHARD index>.json, or the error it raised as ...error.txt.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+import kscope
+
+CONFIGS = [(n, dtype) for n in (1, 2, 3, 4, 5) for dtype in ("f16", "f32")]
+
+
+def profiled(sim, shard=None, output_prefix=None, fail_config=None):
+    per_config = {}
+
+    @kscope.analyze.kernel(configs=CONFIGS, runs=4, shard=shard, output_prefix=output_prefix, verbosity=0,
+                           normalize_against="base")
+    def sweep(n, dtype):
+        k = per_config.get((n, dtype), 0)
+        per_config[(n, dtype)] = k + 1
+        if (n, dtype) == fail_config:
+            raise RuntimeError("out of memory")
+        scale = 2.0 if dtype == "f32" else 1.0
+        with kscope.annotate("base"):
+            sim.launch("base_kernel", 50.0 * n * scale + k % 3)
+        with kscope.annotate("work"):
+            sim.launch("work_kernel", 100.0 * n * scale + (7 * k) % 5)
+
+    return sweep
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1])
+    rank = os.environ.get("RANK") or os.environ["KSCOPE_SHARD"].split("/")[0]
+    fail = ("fail-shard-1" in sys.argv[2:]) and rank == "1"
+    with kscope.testing.simulated_backend() as sim:
+        try:
+            results = profiled(sim, "auto", os.environ.get("SHARD_PREFIX"), fail_config=CONFIGS[1] if fail else None)()
+        except Exception as e:  # the test reads it
+            (out / f"rank-{rank}.error.txt").write_text(f"{type(e).__name__}: {e}")
+            sys.exit(3)
+    results.save(out / f"rank-{rank}.json")
