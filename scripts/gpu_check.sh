@@ -37,7 +37,9 @@ skipping() {  # step: true, and recorded as SKIP, when the step is to be left ou
 print_summary() {  # the result sections, then the step table last (a reply's tail holds the end)
   local section
   for section in "results.txt:measured" "overhead.txt:overhead per region" \
-                 "compare.txt:kscope compare: spin kernel again, and 10% slower" "adaptive.txt:adaptive sampling" \
+                 "compare.txt:kscope compare: spin kernel again, and 10% slower" \
+                 "shard.txt:sharded sweep: one process vs a two-process torchrun on the one GPU" \
+                 "adaptive.txt:adaptive sampling" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
                  "counter_stages.txt:counter backend run, call by call" \
                  "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
@@ -162,6 +164,19 @@ compare_rc=$?
 { echo "## scripts/compare_check.sh (rc=$compare_rc)"; cat "$WORK/compare.txt"; } >> "$OUT/bench.log"
 [[ $compare_rc -eq 0 ]] && record "kscope compare" PASS "$(tail -1 "$WORK/compare.txt")" ||
   record "kscope compare" FAIL "rc=$compare_rc: $(tail -1 "$WORK/compare.txt")"
+
+# --- a sharded sweep: one process vs a two-process torchrun (scripts/shard_check.sh) ----------
+if ! skipping shard; then
+  if [[ -x $PY_SITE/bin/kscope ]]; then
+    PYTHONPATH=$PY_SITE timeout 400 bash "$ROOT/scripts/shard_check.sh" "$PY_SITE/bin/kscope" > "$WORK/shard.txt" 2>&1
+    shard_rc=$?
+    { echo "## scripts/shard_check.sh (rc=$shard_rc)"; cat "$WORK/shard.txt"; } >> "$OUT/bench.log"
+    [[ $shard_rc -eq 0 ]] && record shard PASS "$(grep -m1 '^rows ' "$WORK/shard.txt")" ||
+      record shard FAIL "rc=$shard_rc: $(tail -1 "$WORK/shard.txt")"
+  else
+    record shard FAIL "no pip-installed kscope (the python step failed)"
+  fi
+fi
 
 # --- adaptive sampling vs fixed runs, do_bench and adaptive_autorange (its log joins bench.log)
 if ! skipping adaptive; then

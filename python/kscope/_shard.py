@@ -70,13 +70,27 @@ def place(option: ShardOption, verbose: bool) -> Placement:
 
 
 def use_local_gpu(settings: _core.Settings, local_rank: int) -> None:
-    """Under torchrun each process measures on GPU LOCAL_RANK, and torch allocates there too."""
+    """Under torchrun each process measures on GPU LOCAL_RANK, and torch allocates there too. With
+    more processes than GPUs on the host, processes share GPUs (and disturb each other's
+    measurements): said once."""
     if local_rank < 0:
         return
-    settings.device = local_rank
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.set_device(local_rank)
+    import torch  # torchrun's processes have it
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count == 0:
+        return  # nothing to place (kscope's simulated backend on a CPU machine)
+    device = local_rank % count
+    if device != local_rank:
+        warnings.warn(
+            f"torchrun started more processes on this host than it has GPUs ({count}): LOCAL_RANK "
+            f"{local_rank} measures on GPU {device}, shared with another process, so their timings "
+            f"disturb each other; start at most {count} processes per host (--nproc-per-node={count})",
+            UserWarning,
+            stacklevel=5,
+        )
+    settings.device = device
+    torch.cuda.set_device(device)
 
 
 def _process_group() -> tuple[Any, Any, bool]:
