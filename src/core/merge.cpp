@@ -45,7 +45,9 @@ std::string distinct(const std::vector<Source>& shards, Get get) {
 }
 
 std::string rerun_hint(const Shard& shard) {
-  return "run it (KSCOPE_SHARD=" + shard.to_string() + ", or " + detail::option("shard") + " " + shard.to_string() +
+  const std::string index = std::to_string(shard.index), count = std::to_string(shard.count);
+  return "run it (KSCOPE_SHARD=" + shard.to_string() + ", or " +
+         detail::spell("Settings::shard = {" + index + ", " + count + "}", "shard=(" + index + ", " + count + ")") +
          ") with the same output prefix and " + detail::option("resume") + detail::spell(" = true", "=True") +
          ", then merge again";
 }

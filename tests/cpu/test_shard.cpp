@@ -317,7 +317,7 @@ TEST(Merge, RefusesAShardThatDidNotFinish) {
   const std::string error = error_of([&] { merge({shard(0, 3), *partial, shard(2, 3)}); });
   EXPECT_NE(error.find("shard 1/3 did not finish: 1 of its 2 configs have no samples (config 5 of 7)"), std::string::npos)
       << error;
-  EXPECT_NE(error.find("KSCOPE_SHARD=1/3"), std::string::npos) << error;
+  EXPECT_NE(error.find("KSCOPE_SHARD=1/3, or Settings::shard = {1, 3}"), std::string::npos) << error;
 }
 
 TEST(Merge, WarnsOfDifferentDriversAndClocks) {

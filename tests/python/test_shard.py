@@ -143,3 +143,24 @@ def test_torchrun_a_failing_rank_is_named_on_rank_0_and_nobody_hangs(tmp_path):
     assert "out of memory" in rank0
     assert (tmp_path / "rank-1.error.txt").read_text().startswith("SweepError: config 2/10")
     assert (tmp_path / "rank-2.json").exists()  # a rank that finished returns its part
+
+
+def test_an_unfinished_shard_is_named_with_the_python_fix(tmp_path):
+    prefix = str(tmp_path / "run_")
+    for i in range(3):
+        shard(i, 3, output_prefix=prefix)
+    (tmp_path / "run_sweep-0-shard-1-of-3-results.json").unlink()
+    with pytest.raises(ConfigError) as caught:
+        kscope.merge(prefix + "sweep-0-")
+    message = str(caught.value)
+    assert "shard 1/3 under" in message and "has not finished" in message
+    assert "resume=True" in message and "Settings::" not in message
+
+
+def test_a_malformed_kscope_shard_is_a_config_error(monkeypatch):
+    monkeypatch.setenv("KSCOPE_SHARD", "4/4")
+    with kscope.testing.simulated_backend() as sim:
+        with pytest.raises(ConfigError, match=r"KSCOPE_SHARD '4/4': shard index 4 is not below the shard count 4"):
+            profiled(sim)()
+        with pytest.raises(ConfigError, match=r"KSCOPE_SHARD '4/4'"):
+            profiled(sim, "auto")()
