@@ -1,0 +1,470 @@
+// What CUPTI's range profiler itself costs per kernel range and pass, and whether an L2 flush can
+// stay out of the ranges (issue 14): are the counter backend's targets (8-pass set <= 3 ms, one
+// metric <= 0.2 ms per profiled kernel) below CUPTI's own floor?
+//
+//   BASE   the kernels without any profiler: ms per launch (launch + GPU time, synchronised once).
+//   FLOOR  CUPTI_AutoRange + CUPTI_UserReplay, N back-to-back launches of one kernel inside one
+//          start/stop per pass, no flush, N = 50 and 200 with one counter data image for 200
+//          ranges (so image size cancels). Per range and pass: the slope from 50 to 200 kernels
+//          divided by the passes, split into where the wall time went (start+stop, the launch loop,
+//          decode, evaluate); per kernel: the same slope over all passes.
+//          api raw: CUPTI called directly, as cupti_range_profiler.h documents it;
+//          api kscope: kscope's RangeProfiler and MetricConfig (its decode includes the evaluation).
+//          max_per_pass: SetConfig's maxRangesPerPass (kscope's backend passes 512 whatever the batch).
+//   FLUSH  raw API, AutoRange, 50 runs of [flush, 16 MiB copy] in one start/stop per pass, each L2
+//          flush variant: how many ranges a run makes, ms per run, and the copy's values (its range
+//          is the last of each run). Cold and clean means: dram read ~16.8 MB, dram write ~16.8 MB;
+//          lines a flush leaves dirty show as extra dram writes and a longer duration.
+//          none: warm L2. kscope: src/device/l2_flush.cu (memset + discard kernel). memset: the
+//          memset alone. memcpy_d2d: a device-to-device cudaMemcpyAsync of 2x L2 (copy engine).
+//          other_context: kscope's flush in a second CUDA context, host-synchronised on both sides
+//          (the range profiler is enabled on the measured context only).
+// Times in ms, each the median of kReps batches after one warm-up. Needs counter permission; never
+// changes clocks, power or modes. Run: counters_floor (about a minute on an H200).
+#include <cuda.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/counters/counter_errors.hpp"
+#include "backends/counters/cupti_params.hpp"
+#include "backends/counters/profiler_host.hpp"
+#include "backends/counters/range_profiler.hpp"
+#include "device/l2_flush.hpp"
+#include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace counters = kscope::counters;
+
+constexpr std::size_t kFloats = std::size_t(1) << 22;  // 16 MiB per copy
+constexpr int kReps = 3;
+constexpr std::size_t kFewKernels = 50, kManyKernels = 200;
+constexpr std::size_t kFlushRuns = 50, kFlushImageRanges = 4 * kFlushRuns;
+
+const std::vector<std::string> kOneMetric{"gpu__time_duration.sum"};
+// The 5-metric set of counters_overhead and counters_stages, which issue 14's targets were measured with.
+const std::vector<std::string> kBenchSet{"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                                         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                                         "lts__t_sector_hit_rate.pct"};
+const std::vector<std::string> kFlushMetrics{"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                             "dram__bytes_write.sum"};
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double median(const std::vector<double>& v) { return v.empty() ? 0.0 : kscope::summarize(v, 0).median; }
+
+// The counter backend's error texts (permission above all), without its state machine.
+void cupti(CUptiResult status, const char* call) { counters::check_counters(status, call); }
+
+void driver(CUresult status, const char* call) {
+  if (status != CUDA_SUCCESS) throw std::runtime_error(std::string(call) + " failed: CUresult " + std::to_string(status));
+}
+
+// CUPTI's range profiler called directly: a host object for the config image and the metric
+// evaluation, the target object for the passes. AutoRange, UserReplay.
+class RawProfiler {
+ public:
+  RawProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+              const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass)
+      : metrics_(metrics), max_per_pass_(max_per_pass) {
+    for (const auto& m : metrics_) names_.push_back(m.c_str());
+    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host.pChipName = chip.c_str();
+    host.pCounterAvailabilityImage = availability.data();
+    cupti(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+    host_ = host.pHostObject;
+    auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+    add.pHostObject = host_;
+    add.ppMetricNames = names_.data();
+    add.numMetrics = names_.size();
+    cupti(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+    auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+    size.pHostObject = host_;
+    cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    config_.resize(size.configImageSize);
+    auto image = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+    image.pHostObject = host_;
+    image.configImageSize = config_.size();
+    image.pConfigImage = config_.data();
+    cupti(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+
+    auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    enable.ctx = context;
+    cupti(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+    object_ = enable.pRangeProfilerObject;
+    auto data = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+    data.pRangeProfilerObject = object_;
+    data.pMetricNames = names_.data();
+    data.numMetrics = names_.size();
+    data.maxNumOfRanges = image_ranges;
+    data.maxNumRangeTreeNodes = static_cast<std::uint32_t>(image_ranges);
+    cupti(cuptiRangeProfilerGetCounterDataSize(&data), "cuptiRangeProfilerGetCounterDataSize");
+    counter_data_.resize(data.counterDataSize);
+  }
+  ~RawProfiler() {
+    auto disable = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    disable.pRangeProfilerObject = object_;
+    if (object_) cuptiRangeProfilerDisable(&disable);
+    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    host.pHostObject = host_;
+    if (host_) cuptiProfilerHostDeinitialize(&host);
+  }
+  RawProfiler(const RawProfiler&) = delete;
+  RawProfiler& operator=(const RawProfiler&) = delete;
+
+  void begin_batch() {
+    auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+    init.pRangeProfilerObject = object_;
+    init.counterDataSize = counter_data_.size();
+    init.pCounterData = counter_data_.data();
+    cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+    auto set = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+    set.pRangeProfilerObject = object_;
+    set.configSize = config_.size();
+    set.pConfig = config_.data();
+    set.counterDataImageSize = counter_data_.size();
+    set.pCounterDataImage = counter_data_.data();
+    set.range = CUPTI_AutoRange;
+    set.replayMode = CUPTI_UserReplay;
+    set.maxRangesPerPass = max_per_pass_;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 1;
+    cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+  }
+  void start() {
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+  }
+  bool stop() {  // true once every pass was submitted
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
+    return p.isAllPassSubmitted != 0;
+  }
+  std::size_t decode() {  // the ranges dropped
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
+    return p.numOfRangeDropped;
+  }
+  std::vector<std::vector<double>> evaluate() {  // per range, per metric
+    auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+    info.pCounterDataImage = counter_data_.data();
+    info.counterDataImageSize = counter_data_.size();
+    cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+    std::vector<std::vector<double>> out(info.numTotalRanges, std::vector<double>(metrics_.size()));
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+      p.pHostObject = host_;
+      p.pCounterDataImage = counter_data_.data();
+      p.counterDataImageSize = counter_data_.size();
+      p.rangeIndex = r;
+      p.ppMetricNames = names_.data();
+      p.numMetrics = names_.size();
+      p.pMetricValues = out[r].data();
+      cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string> metrics_;
+  std::vector<const char*> names_;
+  std::size_t max_per_pass_;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+  CUpti_RangeProfiler_Object* object_ = nullptr;
+  std::vector<std::uint8_t> config_, counter_data_;
+};
+
+// kscope's own wrappers behind RawProfiler's interface: their decode evaluates too.
+class KscopeProfiler {
+ public:
+  KscopeProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                 const std::vector<std::string>& metrics, std::size_t image_ranges)
+      : config_(chip, metrics, availability),
+        profiler_(context, config_, counters::RangeKind::per_kernel, image_ranges),
+        image_ranges_(image_ranges) {}
+  void begin_batch() { profiler_.begin_batch(image_ranges_); }
+  void start() { profiler_.start(); }
+  bool stop() { return profiler_.stop(); }
+  std::size_t decode() {  // kscope throws on dropped ranges
+    values_.clear();
+    for (auto& range : profiler_.decode()) values_.push_back(std::move(range.values));
+    return 0;
+  }
+  std::vector<std::vector<double>> evaluate() { return std::move(values_); }
+
+ private:
+  counters::MetricConfig config_;
+  counters::RangeProfiler profiler_;
+  std::size_t image_ranges_;
+  std::vector<std::vector<double>> values_;
+};
+
+// One batch: its passes, each running `one_pass` between start and stop; wall time per stage.
+struct Batch {
+  double setup = 0, start_stop = 0, launch = 0, decode = 0, evaluate = 0, total = 0;
+  std::size_t passes = 0, dropped = 0;
+  std::vector<std::vector<double>> ranges;
+};
+
+template <class Profiler>
+Batch profile_batch(Profiler& profiler, const std::function<void()>& one_pass) {
+  Batch b;
+  const auto start = Clock::now();
+  auto mark = start;
+  const auto lap = [&](double& stage) {
+    const auto now = Clock::now();
+    stage += ms_between(mark, now);
+    mark = now;
+  };
+  profiler.begin_batch();
+  lap(b.setup);
+  for (bool more = true; more; ++b.passes) {
+    profiler.start();
+    lap(b.start_stop);
+    one_pass();
+    lap(b.launch);
+    more = !profiler.stop();
+    lap(b.start_stop);
+  }
+  b.dropped = profiler.decode();
+  lap(b.decode);
+  b.ranges = profiler.evaluate();
+  lap(b.evaluate);
+  b.total = ms_between(start, mark);
+  return b;
+}
+
+// The median of kReps batches after one warm-up, stage by stage.
+template <class Profiler>
+Batch median_batch(Profiler& profiler, const std::function<void()>& one_pass) {
+  std::vector<Batch> batches;
+  for (int rep = 0; rep <= kReps; ++rep) {
+    Batch b = profile_batch(profiler, one_pass);
+    if (rep > 0) batches.push_back(std::move(b));
+  }
+  Batch m = batches.back();
+  const auto med = [&](double Batch::*stage) {
+    std::vector<double> v;
+    for (const auto& b : batches) v.push_back(b.*stage);
+    m.*stage = median(v);
+  };
+  for (auto stage : {&Batch::setup, &Batch::start_stop, &Batch::launch, &Batch::decode, &Batch::evaluate,
+                     &Batch::total})
+    med(stage);
+  return m;
+}
+
+struct Kernel {
+  const char* name;
+  std::function<void()> launch;
+};
+
+std::function<void()> launches(const Kernel& kernel, std::size_t n) {
+  return [&kernel, n] {
+    for (std::size_t k = 0; k < n; ++k) kernel.launch();
+  };
+}
+
+void base_row(const Kernel& kernel) {
+  const auto time = [&](std::size_t n) {
+    std::vector<double> ms;
+    for (int rep = 0; rep <= kReps; ++rep) {
+      const auto t0 = Clock::now();
+      launches(kernel, n)();
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      if (rep > 0) ms.push_back(ms_between(t0, Clock::now()));
+    }
+    return median(ms);
+  };
+  const double few = time(kFewKernels), many = time(kManyKernels);
+  std::printf("BASE  %-6s %.4f\n", kernel.name, (many - few) / double(kManyKernels - kFewKernels));
+}
+
+void print_floor_header() {
+  std::printf(
+      "FLOOR api    kernel metrics passes image_ranges max_per_pass | per range and pass: total start_stop launch "
+      "decode evaluate | per kernel | setup   (ms; slopes from %zu to %zu kernels; setup: image init + SetConfig "
+      "at %zu)\n",
+      kFewKernels, kManyKernels, kManyKernels);
+}
+
+template <class Profiler>
+void floor_row(const char* api, Profiler& profiler, const Kernel& kernel, const char* metrics_name,
+               std::size_t max_per_pass) {
+  const Batch few = median_batch(profiler, launches(kernel, kFewKernels));
+  const Batch many = median_batch(profiler, launches(kernel, kManyKernels));
+  if (many.ranges.size() != kManyKernels || many.dropped != 0)
+    std::printf("# %s %s: %zu ranges decoded, %zu dropped, for %zu kernels\n", api, kernel.name, many.ranges.size(),
+                many.dropped, kManyKernels);
+  const double kernels = double(kManyKernels - kFewKernels), range_passes = kernels * double(many.passes);
+  std::printf("FLOOR %-6s %-6s %-7s %6zu %12zu %12zu | %.4f %.4f %.4f %.4f %.4f | %.4f | %.2f\n", api, kernel.name,
+              metrics_name, many.passes, kManyKernels, max_per_pass, (many.total - few.total) / range_passes,
+              (many.start_stop - few.start_stop) / range_passes, (many.launch - few.launch) / range_passes,
+              (many.decode - few.decode) / range_passes, (many.evaluate - few.evaluate) / range_passes,
+              (many.total - few.total) / kernels, many.setup);
+  std::fflush(stdout);
+}
+
+// The L2 flush variants of the FLUSH rows, each enqueued on the legacy stream of the measured context.
+class Flushes {
+ public:
+  Flushes() : kscope_(0) {
+    int l2 = 0;
+    kscope_test::check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
+    l2_bytes_ = static_cast<std::size_t>(l2);
+    kscope_test::check(cudaMalloc(&from_, 2 * l2_bytes_), "cudaMalloc");
+    kscope_test::check(cudaMalloc(&to_, 2 * l2_bytes_), "cudaMalloc");
+    driver(cuCtxGetCurrent(&measured_), "cuCtxGetCurrent");
+    CUdevice device = 0;
+    driver(cuCtxGetDevice(&device), "cuCtxGetDevice");
+    driver(cuCtxCreate(&other_, nullptr, 0, device), "cuCtxCreate");  // becomes current
+    other_flush_.emplace(0);
+    driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent");
+  }
+  ~Flushes() {
+    cuCtxSetCurrent(other_);
+    other_flush_.reset();
+    cuCtxSetCurrent(measured_);
+    cuCtxDestroy(other_);
+    cudaFree(from_);
+    cudaFree(to_);
+  }
+  Flushes(const Flushes&) = delete;
+  Flushes& operator=(const Flushes&) = delete;
+
+  static constexpr const char* kNames[] = {"none", "kscope", "memset", "memcpy_d2d", "other_context"};
+  std::size_t l2_bytes() const { return l2_bytes_; }
+
+  void flush(const std::string& name) {
+    if (name == "kscope") kscope_.flush(cudaStreamLegacy);
+    if (name == "memset")
+      kscope_test::check(cudaMemsetAsync(from_, 0, l2_bytes_, cudaStreamLegacy), "cudaMemsetAsync");
+    if (name == "memcpy_d2d")
+      kscope_test::check(cudaMemcpyAsync(to_, from_, 2 * l2_bytes_, cudaMemcpyDeviceToDevice, cudaStreamLegacy),
+                         "cudaMemcpyAsync");
+    if (name == "other_context") {
+      driver(cuCtxSynchronize(), "cuCtxSynchronize(measured)");
+      driver(cuCtxSetCurrent(other_), "cuCtxSetCurrent(other)");
+      other_flush_->flush(cudaStreamLegacy);
+      driver(cuCtxSynchronize(), "cuCtxSynchronize(other)");
+      driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent(measured)");
+    }
+  }
+
+ private:
+  kscope::device::L2Flusher kscope_;
+  std::size_t l2_bytes_ = 0;
+  void* from_ = nullptr;
+  void* to_ = nullptr;
+  CUcontext measured_ = nullptr, other_ = nullptr;
+  std::optional<kscope::device::L2Flusher> other_flush_;  // lives in other_
+};
+
+void flush_row(const char* flush, Flushes& flushes, RawProfiler& profiler, const float* in, float* out) {
+  const Batch b = median_batch(profiler, [&] {
+    for (std::size_t run = 0; run < kFlushRuns; ++run) {
+      flushes.flush(flush);
+      kscope_test::launch_copy(in, out, kFloats);
+    }
+  });
+  const std::size_t per_run = b.ranges.size() / kFlushRuns;
+  std::vector<std::vector<double>> copy(kFlushMetrics.size());
+  if (per_run > 0 && b.ranges.size() % kFlushRuns == 0)
+    for (std::size_t run = 0; run < kFlushRuns; ++run)
+      for (std::size_t m = 0; m < copy.size(); ++m) copy[m].push_back(b.ranges[run * per_run + per_run - 1][m]);
+  std::printf("FLUSH %-13s %6zu %7zu %8zu | %.3f | %.2f %.3f %.3f\n", flush, b.passes, b.ranges.size(), b.dropped,
+              b.total / double(kFlushRuns), median(copy[0]) / 1e3, median(copy[1]) / 1e6, median(copy[2]) / 1e6);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  if (kscope_test::report_no_gpu()) return 2;
+  try {
+    kscope_test::DeviceFloats in(kFloats), out(kFloats);
+    kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
+    CUcontext context = nullptr;
+    driver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+    auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+    cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+    auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+    chip_name.deviceIndex = 0;
+    cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
+    const std::string chip = chip_name.pChipName;
+    auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+    available.ctx = context;
+    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
+    std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
+    available.pCounterAvailabilityImage = availability.data();
+    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
+
+    const Kernel copy{"copy", [&] { kscope_test::launch_copy(in.get(), out.get(), kFloats); }};
+    const Kernel empty{"empty", [] { kscope_test::launch_empty(); }};
+    struct Set {
+      const char* name;
+      std::vector<std::string> metrics;
+    };
+    const std::vector<Set> sets{{"1", kOneMetric}, {"bench5", kBenchSet}, {"sol4", kscope::sol_metrics()}};
+
+    std::printf("BASE  kernel ms_per_launch   (no profiler)\n");
+    base_row(copy);
+    base_row(empty);
+    print_floor_header();
+    for (const Kernel* kernel : {&copy, &empty})
+      for (const Set& set : sets) {
+        if (kernel == &empty && &set == &sets[2]) continue;  // sol4 on the copy only: device time
+        RawProfiler raw(context, chip, availability, set.metrics, kManyKernels, kManyKernels);
+        floor_row("raw", raw, *kernel, set.name, kManyKernels);
+      }
+    // SetConfig's maxRangesPerPass as kscope's backend sets it, and larger.
+    for (std::size_t max_per_pass : {std::size_t(512), std::size_t(4096)}) {
+      RawProfiler raw(context, chip, availability, kOneMetric, kManyKernels, max_per_pass);
+      floor_row("raw", raw, copy, "1", max_per_pass);
+    }
+    for (const Set& set : {sets[0], sets[1]}) {
+      KscopeProfiler wrapped(context, chip, availability, set.metrics, kManyKernels);
+      floor_row("kscope", wrapped, copy, set.name, kManyKernels);
+    }
+
+    Flushes flushes;
+    std::printf(
+        "FLUSH flush         passes decoded  dropped | ms_per_run | copy: us dram_read_MB dram_write_MB   (%zu runs of "
+        "[flush, copy of %zu MiB] per pass; L2 %.1f MiB; the copy is the last range of each run)\n",
+        kFlushRuns, kFloats * sizeof(float) >> 20, double(flushes.l2_bytes()) / (1 << 20));
+    RawProfiler raw(context, chip, availability, kFlushMetrics, kFlushImageRanges, kFlushImageRanges);
+    for (const char* flush : Flushes::kNames) {
+      try {
+        flush_row(flush, flushes, raw, in.get(), out.get());
+      } catch (const std::exception& e) {
+        std::printf("FLUSH %-13s failed: %s\n", flush, e.what());
+        return 1;  // the profiler's state is unknown now
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "counters_floor: %s\n", e.what());
+    return 1;
+  }
+}
