@@ -11,22 +11,28 @@
 //          api raw: CUPTI called directly, as cupti_range_profiler.h documents it;
 //          api kscope: kscope's RangeProfiler and MetricConfig (its decode includes the evaluation).
 //          max_per_pass: SetConfig's maxRangesPerPass (kscope's backend passes 512 whatever the batch).
-//   FLUSH  raw API, AutoRange, 50 runs of [flush, 16 MiB copy] in one start/stop per pass, each L2
-//          flush variant: how many ranges a run makes, ms per run, and the copy's values (its range
-//          is the last of each run). Cold and clean means: dram read ~16.8 MB, dram write ~16.8 MB;
-//          lines a flush leaves dirty show as extra dram writes and a longer duration.
+//          PASS: the launch loop's time per range, pass by pass (which passes cost).
+//   METRIC each metric of the sets alone (raw API, the copy): its passes and cost per range and pass.
+//   FLUSH  raw API, AutoRange, 50 runs of [flush, 16 MiB copy] in one start/stop per pass, for the
+//          1-pass set "3" (duration, dram read, dram write) and the 8-pass "bench5": ranges per
+//          run, ms per run (the whole batch / 50), the copy's values (the last range of a run), and
+//          each range's duration. Cold and clean: the copy reads ~16.8 MB from DRAM and writes
+//          almost nothing (its 16 MiB stay in the write-back L2); lines a flush leaves dirty show as
+//          ~16-19 MB of DRAM writes and a longer duration.
 //          none: warm L2. kscope: src/device/l2_flush.cu (memset + discard kernel). memset: the
 //          memset alone. memcpy_d2d: a device-to-device cudaMemcpyAsync of 2x L2 (copy engine).
 //          other_context: kscope's flush in a second CUDA context, host-synchronised on both sides
-//          (the range profiler is enabled on the measured context only).
+//          (the range profiler is enabled on the measured context only); other_context_events: the
+//          same ordered by cross-context event waits instead of host synchronisation.
 // Times in ms, each the median of kReps batches after one warm-up. Needs counter permission; never
-// changes clocks, power or modes. Run: counters_floor (about a minute on an H200).
+// changes clocks, power or modes. Run: counters_floor (about two minutes on an H200).
 #include <cuda.h>
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -223,6 +229,7 @@ class KscopeProfiler {
 // One batch: its passes, each running `one_pass` between start and stop; wall time per stage.
 struct Batch {
   double setup = 0, start_stop = 0, launch = 0, decode = 0, evaluate = 0, total = 0;
+  std::vector<double> launch_by_pass;
   std::size_t passes = 0, dropped = 0;
   std::vector<std::vector<double>> ranges;
 };
@@ -242,8 +249,10 @@ Batch profile_batch(Profiler& profiler, const std::function<void()>& one_pass) {
   for (bool more = true; more; ++b.passes) {
     profiler.start();
     lap(b.start_stop);
+    const double launched = b.launch;
     one_pass();
     lap(b.launch);
+    b.launch_by_pass.push_back(b.launch - launched);
     more = !profiler.stop();
     lap(b.start_stop);
   }
@@ -272,6 +281,11 @@ Batch median_batch(Profiler& profiler, const std::function<void()>& one_pass) {
   for (auto stage : {&Batch::setup, &Batch::start_stop, &Batch::launch, &Batch::decode, &Batch::evaluate,
                      &Batch::total})
     med(stage);
+  for (std::size_t pass = 0; pass < m.launch_by_pass.size(); ++pass) {
+    std::vector<double> v;
+    for (const auto& b : batches) v.push_back(b.launch_by_pass.at(pass));
+    m.launch_by_pass[pass] = median(v);
+  }
   return m;
 }
 
@@ -301,6 +315,37 @@ void base_row(const Kernel& kernel) {
   std::printf("BASE  %-6s %.4f\n", kernel.name, (many - few) / double(kManyKernels - kFewKernels));
 }
 
+// Slopes from kFewKernels to kManyKernels back-to-back launches, per range and pass unless named.
+struct Slopes {
+  std::size_t passes = 0;
+  double total = 0, start_stop = 0, launch = 0, decode = 0, evaluate = 0;
+  double per_kernel = 0;             // over all passes
+  double setup = 0;                  // absolute, at kManyKernels
+  std::vector<double> launch_by_pass;  // per range, pass by pass
+};
+
+template <class Profiler>
+Slopes floor_slopes(Profiler& profiler, const Kernel& kernel, const std::string& what) {
+  const Batch few = median_batch(profiler, launches(kernel, kFewKernels));
+  const Batch many = median_batch(profiler, launches(kernel, kManyKernels));
+  if (many.ranges.size() != kManyKernels || many.dropped != 0)
+    std::printf("# %s: %zu ranges decoded, %zu dropped, for %zu kernels\n", what.c_str(), many.ranges.size(),
+                many.dropped, kManyKernels);
+  const double kernels = double(kManyKernels - kFewKernels), range_passes = kernels * double(many.passes);
+  Slopes s;
+  s.passes = many.passes;
+  s.total = (many.total - few.total) / range_passes;
+  s.start_stop = (many.start_stop - few.start_stop) / range_passes;
+  s.launch = (many.launch - few.launch) / range_passes;
+  s.decode = (many.decode - few.decode) / range_passes;
+  s.evaluate = (many.evaluate - few.evaluate) / range_passes;
+  s.per_kernel = (many.total - few.total) / kernels;
+  s.setup = many.setup;
+  for (std::size_t pass = 0; pass < many.passes; ++pass)
+    s.launch_by_pass.push_back((many.launch_by_pass[pass] - few.launch_by_pass[pass]) / kernels);
+  return s;
+}
+
 void print_floor_header() {
   std::printf(
       "FLOOR api    kernel metrics passes image_ranges max_per_pass | per range and pass: total start_stop launch "
@@ -312,17 +357,24 @@ void print_floor_header() {
 template <class Profiler>
 void floor_row(const char* api, Profiler& profiler, const Kernel& kernel, const char* metrics_name,
                std::size_t max_per_pass) {
-  const Batch few = median_batch(profiler, launches(kernel, kFewKernels));
-  const Batch many = median_batch(profiler, launches(kernel, kManyKernels));
-  if (many.ranges.size() != kManyKernels || many.dropped != 0)
-    std::printf("# %s %s: %zu ranges decoded, %zu dropped, for %zu kernels\n", api, kernel.name, many.ranges.size(),
-                many.dropped, kManyKernels);
-  const double kernels = double(kManyKernels - kFewKernels), range_passes = kernels * double(many.passes);
+  const Slopes s = floor_slopes(profiler, kernel, std::string(api) + " " + kernel.name + " " + metrics_name);
   std::printf("FLOOR %-6s %-6s %-7s %6zu %12zu %12zu | %.4f %.4f %.4f %.4f %.4f | %.4f | %.2f\n", api, kernel.name,
-              metrics_name, many.passes, kManyKernels, max_per_pass, (many.total - few.total) / range_passes,
-              (many.start_stop - few.start_stop) / range_passes, (many.launch - few.launch) / range_passes,
-              (many.decode - few.decode) / range_passes, (many.evaluate - few.evaluate) / range_passes,
-              (many.total - few.total) / kernels, many.setup);
+              metrics_name, s.passes, kManyKernels, max_per_pass, s.total, s.start_stop, s.launch, s.decode,
+              s.evaluate, s.per_kernel, s.setup);
+  if (s.passes > 1) {
+    std::printf("PASS  %-6s %-6s %-7s launch per range, pass 1..%zu:", api, kernel.name, metrics_name, s.passes);
+    for (double ms : s.launch_by_pass) std::printf(" %.4f", ms);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+// One metric alone (raw API, the copy): which metrics make the passes that cost.
+void metric_row(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                const Kernel& kernel, const std::string& metric) {
+  RawProfiler raw(context, chip, availability, {metric}, kManyKernels, kManyKernels);
+  const Slopes s = floor_slopes(raw, kernel, metric);
+  std::printf("METRIC %6zu %9.4f %10.4f  %s\n", s.passes, s.total, s.per_kernel, metric.c_str());
   std::fflush(stdout);
 }
 
@@ -338,12 +390,17 @@ class Flushes {
     driver(cuCtxGetCurrent(&measured_), "cuCtxGetCurrent");
     CUdevice device = 0;
     driver(cuCtxGetDevice(&device), "cuCtxGetDevice");
-    driver(cuCtxCreate(&other_, nullptr, 0, device), "cuCtxCreate");  // becomes current
+    CUctxCreateParams params{};
+    driver(cuCtxCreate(&other_, &params, 0, device), "cuCtxCreate");  // becomes current
     other_flush_.emplace(0);
+    kscope_test::check(cudaEventCreateWithFlags(&other_done_, cudaEventDisableTiming), "cudaEventCreate(other)");
     driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent");
+    kscope_test::check(cudaEventCreateWithFlags(&measured_done_, cudaEventDisableTiming), "cudaEventCreate");
   }
   ~Flushes() {
+    cudaEventDestroy(measured_done_);
     cuCtxSetCurrent(other_);
+    cudaEventDestroy(other_done_);
     other_flush_.reset();
     cuCtxSetCurrent(measured_);
     cuCtxDestroy(other_);
@@ -353,7 +410,6 @@ class Flushes {
   Flushes(const Flushes&) = delete;
   Flushes& operator=(const Flushes&) = delete;
 
-  static constexpr const char* kNames[] = {"none", "kscope", "memset", "memcpy_d2d", "other_context"};
   std::size_t l2_bytes() const { return l2_bytes_; }
 
   void flush(const std::string& name) {
@@ -370,6 +426,15 @@ class Flushes {
       driver(cuCtxSynchronize(), "cuCtxSynchronize(other)");
       driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent(measured)");
     }
+    if (name == "other_context_events") {  // the same order, kept by the GPU: no host wait
+      kscope_test::check(cudaEventRecord(measured_done_, cudaStreamLegacy), "cudaEventRecord(measured)");
+      driver(cuCtxSetCurrent(other_), "cuCtxSetCurrent(other)");
+      kscope_test::check(cudaStreamWaitEvent(cudaStreamLegacy, measured_done_, 0), "cudaStreamWaitEvent(other)");
+      other_flush_->flush(cudaStreamLegacy);
+      kscope_test::check(cudaEventRecord(other_done_, cudaStreamLegacy), "cudaEventRecord(other)");
+      driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent(measured)");
+      kscope_test::check(cudaStreamWaitEvent(cudaStreamLegacy, other_done_, 0), "cudaStreamWaitEvent(measured)");
+    }
   }
 
  private:
@@ -378,23 +443,52 @@ class Flushes {
   void* from_ = nullptr;
   void* to_ = nullptr;
   CUcontext measured_ = nullptr, other_ = nullptr;
+  cudaEvent_t measured_done_ = nullptr, other_done_ = nullptr;  // each recorded in its own context
   std::optional<kscope::device::L2Flusher> other_flush_;  // lives in other_
 };
 
-void flush_row(const char* flush, Flushes& flushes, RawProfiler& profiler, const float* in, float* out) {
+void print_flush_header(std::size_t l2_bytes) {
+  std::printf(
+      "FLUSH metrics flush                passes per_run dropped | ms_per_run | copy: us dram_read_MB dram_write_MB | "
+      "us of each range of a run   (%zu runs of [flush, copy of %zu MiB] in each pass; L2 %.1f MiB; the copy is "
+      "the last range of a run)\n",
+      kFlushRuns, kFloats * sizeof(float) >> 20, double(l2_bytes) / (1 << 20));
+}
+
+// The median over the batch's runs of metric `m` of range `position` of a run ("-": not collected).
+std::string run_median(const Batch& b, std::size_t per_run, std::size_t position, std::ptrdiff_t m, double unit) {
+  if (m < 0 || per_run == 0) return "-";
+  std::vector<double> v;
+  for (std::size_t run = 0; run < kFlushRuns; ++run) v.push_back(b.ranges[run * per_run + position][m]);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", median(v) / unit);
+  return text;
+}
+
+void flush_row(const char* metrics_name, const std::vector<std::string>& metrics, const char* flush,
+               Flushes& flushes, RawProfiler& profiler, const float* in, float* out) {
   const Batch b = median_batch(profiler, [&] {
     for (std::size_t run = 0; run < kFlushRuns; ++run) {
       flushes.flush(flush);
       kscope_test::launch_copy(in, out, kFloats);
     }
   });
-  const std::size_t per_run = b.ranges.size() / kFlushRuns;
-  std::vector<std::vector<double>> copy(kFlushMetrics.size());
-  if (per_run > 0 && b.ranges.size() % kFlushRuns == 0)
-    for (std::size_t run = 0; run < kFlushRuns; ++run)
-      for (std::size_t m = 0; m < copy.size(); ++m) copy[m].push_back(b.ranges[run * per_run + per_run - 1][m]);
-  std::printf("FLUSH %-13s %6zu %7zu %8zu | %.3f | %.2f %.3f %.3f\n", flush, b.passes, b.ranges.size(), b.dropped,
-              b.total / double(kFlushRuns), median(copy[0]) / 1e3, median(copy[1]) / 1e6, median(copy[2]) / 1e6);
+  const std::size_t per_run = b.ranges.size() % kFlushRuns == 0 ? b.ranges.size() / kFlushRuns : 0;
+  const auto index = [&](const char* metric) {
+    for (std::size_t m = 0; m < metrics.size(); ++m)
+      if (metrics[m] == metric) return static_cast<std::ptrdiff_t>(m);
+    return std::ptrdiff_t(-1);
+  };
+  const std::ptrdiff_t duration = index("gpu__time_duration.sum");
+  const std::size_t copy = per_run - 1;
+  std::printf("FLUSH %-7s %-20s %6zu %7.2f %7zu | %.3f | %s %s %s |", metrics_name, flush, b.passes,
+              double(b.ranges.size()) / kFlushRuns, b.dropped, b.total / double(kFlushRuns),
+              run_median(b, per_run, copy, duration, 1e3).c_str(),
+              run_median(b, per_run, copy, index("dram__bytes_read.sum"), 1e6).c_str(),
+              run_median(b, per_run, copy, index("dram__bytes_write.sum"), 1e6).c_str());
+  for (std::size_t position = 0; position < per_run; ++position)
+    std::printf(" %s", run_median(b, per_run, position, duration, 1e3).c_str());
+  std::printf("\n");
   std::fflush(stdout);
 }
 
@@ -448,18 +542,31 @@ int main() {
       floor_row("kscope", wrapped, copy, set.name, kManyKernels);
     }
 
+    std::printf("METRIC passes range_pass per_kernel  name   (ms, raw api, the copy, the metric alone)\n");
+    std::vector<std::string> each = kBenchSet;
+    for (const auto& m : kscope::sol_metrics())
+      if (std::find(each.begin(), each.end(), m) == each.end()) each.push_back(m);
+    for (const auto& metric : each) metric_row(context, chip, availability, copy, metric);
+
     Flushes flushes;
-    std::printf(
-        "FLUSH flush         passes decoded  dropped | ms_per_run | copy: us dram_read_MB dram_write_MB   (%zu runs of "
-        "[flush, copy of %zu MiB] per pass; L2 %.1f MiB; the copy is the last range of each run)\n",
-        kFlushRuns, kFloats * sizeof(float) >> 20, double(flushes.l2_bytes()) / (1 << 20));
-    RawProfiler raw(context, chip, availability, kFlushMetrics, kFlushImageRanges, kFlushImageRanges);
-    for (const char* flush : Flushes::kNames) {
-      try {
-        flush_row(flush, flushes, raw, in.get(), out.get());
-      } catch (const std::exception& e) {
-        std::printf("FLUSH %-13s failed: %s\n", flush, e.what());
-        return 1;  // the profiler's state is unknown now
+    print_flush_header(flushes.l2_bytes());
+    struct FlushCase {
+      const Set& set;
+      std::vector<const char*> flushes;
+    };
+    const Set three{"3", kFlushMetrics};
+    const std::vector<FlushCase> cases{
+        {three, {"none", "kscope", "memset", "memcpy_d2d", "other_context", "other_context_events"}},
+        {sets[1], {"none", "kscope", "other_context", "other_context_events"}}};
+    for (const FlushCase& c : cases) {
+      RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
+      for (const char* flush : c.flushes) {
+        try {
+          flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in.get(), out.get());
+        } catch (const std::exception& e) {
+          std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
+          return 1;  // the profiler's state is unknown now
+        }
       }
     }
     return 0;
