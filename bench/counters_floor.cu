@@ -1,0 +1,585 @@
+// What CUPTI's range profiler itself costs per kernel range and pass, and whether an L2 flush can
+// stay out of the ranges (issue 14): are the counter backend's targets (8-pass set <= 3 ms, one
+// metric <= 0.2 ms per profiled kernel) below CUPTI's own floor?
+//
+//   BASE   the kernels without any profiler: ms per launch (launch + GPU time, synchronised once).
+//   FLOOR  CUPTI_AutoRange + CUPTI_UserReplay, N back-to-back launches of one kernel inside one
+//          start/stop per pass, no flush, N = 50 and 200 with one counter data image for 200
+//          ranges (so image size cancels). Per range and pass: the slope from 50 to 200 kernels
+//          divided by the passes, split into where the wall time went (start+stop, the launch loop,
+//          decode, evaluate); per kernel: the same slope over all passes.
+//          api raw: CUPTI called directly, as cupti_range_profiler.h documents it;
+//          api kscope: kscope's RangeProfiler and MetricConfig (its decode includes the evaluation).
+//          max_per_pass: SetConfig's maxRangesPerPass (kscope's backend passes 512 whatever the batch).
+//          sets: "1" gpu__time_duration.sum; "bench5" the 5 metrics of counters_overhead/_stages
+//          (issue 14's 8-pass set); "sol4" kscope::sol_metrics(), the backend's default.
+//          PASS: the launch loop's time per range, pass by pass (which passes cost).
+//   METRIC each metric of the sets alone (raw API, the copy): its passes and cost per range and pass.
+//   FLUSH  raw API, AutoRange, 50 runs of [flush, 16 MiB copy] in one start/stop per pass, for the
+//          1-pass set "3" (duration, dram read, dram write) and the 8-pass "bench5": ranges per
+//          run, ms per run (the whole batch / 50), the copy's values (the last range of a run), and
+//          each range's duration. Cold and clean: the copy reads ~16.8 MB from DRAM and writes
+//          almost nothing (its 16 MiB stay in the write-back L2); lines a flush leaves dirty show as
+//          ~16-19 MB of DRAM writes and a longer duration.
+//          none: warm L2. kscope: src/device/l2_flush.cu (memset + discard kernel). memset: a
+//          memset of L2 bytes at the start of a 2x L2 allocation; memset_whole: of a whole
+//          allocation of L2 bytes, as in kscope's flush (its range count may differ). memcpy_d2d: a device-to-device cudaMemcpyAsync of 2x L2 (copy engine).
+//          other_context: kscope's flush in a second CUDA context, host-synchronised on both sides
+//          (the range profiler is enabled on the measured context only); other_context_events: the
+//          same ordered by cross-context event waits instead of host synchronisation.
+// Times in ms, each the median of kReps batches after one warm-up. Needs counter permission; never
+// changes clocks, power or modes. Run: counters_floor (about two minutes on an H200).
+#include <cuda.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "backends/counters/counter_errors.hpp"
+#include "backends/counters/cupti_params.hpp"
+#include "backends/counters/profiler_host.hpp"
+#include "backends/counters/range_profiler.hpp"
+#include "device/l2_flush.hpp"
+#include "gpu_test_support.hpp"
+#include "kscope/kscope.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace counters = kscope::counters;
+
+constexpr std::size_t kFloats = std::size_t(1) << 22;  // 16 MiB per copy
+constexpr int kReps = 3;
+constexpr std::size_t kFewKernels = 50, kManyKernels = 200;
+constexpr std::size_t kFlushRuns = 50, kFlushImageRanges = 4 * kFlushRuns;
+
+const std::vector<std::string> kOneMetric{"gpu__time_duration.sum"};
+// The 5-metric set of counters_overhead and counters_stages, which issue 14's targets were measured with.
+const std::vector<std::string> kBenchSet{"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                         "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                                         "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+                                         "lts__t_sector_hit_rate.pct"};
+const std::vector<std::string> kFlushMetrics{"gpu__time_duration.sum", "dram__bytes_read.sum",
+                                             "dram__bytes_write.sum"};
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double median(const std::vector<double>& v) { return v.empty() ? 0.0 : kscope::summarize(v, 0).median; }
+
+// The counter backend's error texts (permission above all), without its state machine.
+void cupti(CUptiResult status, const char* call) { counters::check_counters(status, call); }
+
+void driver(CUresult status, const char* call) {
+  if (status != CUDA_SUCCESS) throw std::runtime_error(std::string(call) + " failed: CUresult " + std::to_string(status));
+}
+
+// CUPTI's range profiler called directly: a host object for the config image and the metric
+// evaluation, the target object for the passes. AutoRange, UserReplay.
+class RawProfiler {
+ public:
+  RawProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+              const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass)
+      : metrics_(metrics), max_per_pass_(max_per_pass) {
+    for (const auto& m : metrics_) names_.push_back(m.c_str());
+    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host.pChipName = chip.c_str();
+    host.pCounterAvailabilityImage = availability.data();
+    cupti(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+    host_ = host.pHostObject;
+    auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+    add.pHostObject = host_;
+    add.ppMetricNames = names_.data();
+    add.numMetrics = names_.size();
+    cupti(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+    auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+    size.pHostObject = host_;
+    cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+    config_.resize(size.configImageSize);
+    auto image = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+    image.pHostObject = host_;
+    image.configImageSize = config_.size();
+    image.pConfigImage = config_.data();
+    cupti(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+
+    auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    enable.ctx = context;
+    cupti(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+    object_ = enable.pRangeProfilerObject;
+    auto data = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+    data.pRangeProfilerObject = object_;
+    data.pMetricNames = names_.data();
+    data.numMetrics = names_.size();
+    data.maxNumOfRanges = image_ranges;
+    data.maxNumRangeTreeNodes = static_cast<std::uint32_t>(image_ranges);
+    cupti(cuptiRangeProfilerGetCounterDataSize(&data), "cuptiRangeProfilerGetCounterDataSize");
+    counter_data_.resize(data.counterDataSize);
+  }
+  ~RawProfiler() {
+    auto disable = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    disable.pRangeProfilerObject = object_;
+    if (object_) cuptiRangeProfilerDisable(&disable);
+    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    host.pHostObject = host_;
+    if (host_) cuptiProfilerHostDeinitialize(&host);
+  }
+  RawProfiler(const RawProfiler&) = delete;
+  RawProfiler& operator=(const RawProfiler&) = delete;
+
+  void begin_batch() {
+    auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+    init.pRangeProfilerObject = object_;
+    init.counterDataSize = counter_data_.size();
+    init.pCounterData = counter_data_.data();
+    cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+    auto set = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+    set.pRangeProfilerObject = object_;
+    set.configSize = config_.size();
+    set.pConfig = config_.data();
+    set.counterDataImageSize = counter_data_.size();
+    set.pCounterDataImage = counter_data_.data();
+    set.range = CUPTI_AutoRange;
+    set.replayMode = CUPTI_UserReplay;
+    set.maxRangesPerPass = max_per_pass_;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 1;
+    cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+  }
+  void start() {
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+  }
+  bool stop() {  // true once every pass was submitted
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
+    return p.isAllPassSubmitted != 0;
+  }
+  std::size_t decode() {  // the ranges dropped
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
+    return p.numOfRangeDropped;
+  }
+  std::vector<std::vector<double>> evaluate() {  // per range, per metric
+    auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+    info.pCounterDataImage = counter_data_.data();
+    info.counterDataImageSize = counter_data_.size();
+    cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+    std::vector<std::vector<double>> out(info.numTotalRanges, std::vector<double>(metrics_.size()));
+    for (std::size_t r = 0; r < out.size(); ++r) {
+      auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+      p.pHostObject = host_;
+      p.pCounterDataImage = counter_data_.data();
+      p.counterDataImageSize = counter_data_.size();
+      p.rangeIndex = r;
+      p.ppMetricNames = names_.data();
+      p.numMetrics = names_.size();
+      p.pMetricValues = out[r].data();
+      cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string> metrics_;
+  std::vector<const char*> names_;
+  std::size_t max_per_pass_;
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+  CUpti_RangeProfiler_Object* object_ = nullptr;
+  std::vector<std::uint8_t> config_, counter_data_;
+};
+
+// kscope's own wrappers behind RawProfiler's interface: their decode evaluates too.
+class KscopeProfiler {
+ public:
+  KscopeProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                 const std::vector<std::string>& metrics, std::size_t image_ranges)
+      : config_(chip, metrics, availability),
+        profiler_(context, config_, counters::RangeKind::per_kernel, image_ranges),
+        image_ranges_(image_ranges) {}
+  void begin_batch() { profiler_.begin_batch(image_ranges_); }
+  void start() { profiler_.start(); }
+  bool stop() { return profiler_.stop(); }
+  std::size_t decode() {  // kscope throws on dropped ranges
+    values_.clear();
+    for (auto& range : profiler_.decode()) values_.push_back(std::move(range.values));
+    return 0;
+  }
+  std::vector<std::vector<double>> evaluate() { return std::move(values_); }
+
+ private:
+  counters::MetricConfig config_;
+  counters::RangeProfiler profiler_;
+  std::size_t image_ranges_;
+  std::vector<std::vector<double>> values_;
+};
+
+// One batch: its passes, each running `one_pass` between start and stop; wall time per stage.
+struct Batch {
+  double setup = 0, start_stop = 0, launch = 0, decode = 0, evaluate = 0, total = 0;
+  std::vector<double> launch_by_pass;
+  std::size_t passes = 0, dropped = 0;
+  std::vector<std::vector<double>> ranges;
+};
+
+template <class Profiler>
+Batch profile_batch(Profiler& profiler, const std::function<void()>& one_pass) {
+  Batch b;
+  const auto start = Clock::now();
+  auto mark = start;
+  const auto lap = [&](double& stage) {
+    const auto now = Clock::now();
+    stage += ms_between(mark, now);
+    mark = now;
+  };
+  profiler.begin_batch();
+  lap(b.setup);
+  for (bool more = true; more; ++b.passes) {
+    profiler.start();
+    lap(b.start_stop);
+    const double launched = b.launch;
+    one_pass();
+    lap(b.launch);
+    b.launch_by_pass.push_back(b.launch - launched);
+    more = !profiler.stop();
+    lap(b.start_stop);
+  }
+  b.dropped = profiler.decode();
+  lap(b.decode);
+  b.ranges = profiler.evaluate();
+  lap(b.evaluate);
+  b.total = ms_between(start, mark);
+  return b;
+}
+
+// The median of kReps batches after one warm-up, stage by stage.
+template <class Profiler>
+Batch median_batch(Profiler& profiler, const std::function<void()>& one_pass) {
+  std::vector<Batch> batches;
+  for (int rep = 0; rep <= kReps; ++rep) {
+    Batch b = profile_batch(profiler, one_pass);
+    if (rep > 0) batches.push_back(std::move(b));
+  }
+  Batch m = batches.back();
+  const auto med = [&](double Batch::*stage) {
+    std::vector<double> v;
+    for (const auto& b : batches) v.push_back(b.*stage);
+    m.*stage = median(v);
+  };
+  for (auto stage : {&Batch::setup, &Batch::start_stop, &Batch::launch, &Batch::decode, &Batch::evaluate,
+                     &Batch::total})
+    med(stage);
+  for (std::size_t pass = 0; pass < m.launch_by_pass.size(); ++pass) {
+    std::vector<double> v;
+    for (const auto& b : batches) v.push_back(b.launch_by_pass.at(pass));
+    m.launch_by_pass[pass] = median(v);
+  }
+  return m;
+}
+
+struct Kernel {
+  const char* name;
+  std::function<void()> launch;
+};
+
+std::function<void()> launches(const Kernel& kernel, std::size_t n) {
+  return [&kernel, n] {
+    for (std::size_t k = 0; k < n; ++k) kernel.launch();
+  };
+}
+
+void base_row(const Kernel& kernel) {
+  const auto time = [&](std::size_t n) {
+    std::vector<double> ms;
+    for (int rep = 0; rep <= kReps; ++rep) {
+      const auto t0 = Clock::now();
+      launches(kernel, n)();
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      if (rep > 0) ms.push_back(ms_between(t0, Clock::now()));
+    }
+    return median(ms);
+  };
+  const double few = time(kFewKernels), many = time(kManyKernels);
+  std::printf("BASE  %-6s %.4f\n", kernel.name, (many - few) / double(kManyKernels - kFewKernels));
+}
+
+// Slopes from kFewKernels to kManyKernels back-to-back launches, per range and pass unless named.
+struct Slopes {
+  std::size_t passes = 0;
+  double total = 0, start_stop = 0, launch = 0, decode = 0, evaluate = 0;
+  double per_kernel = 0;             // over all passes
+  double setup = 0;                  // absolute, at kManyKernels
+  std::vector<double> launch_by_pass;  // per range, pass by pass
+};
+
+template <class Profiler>
+Slopes floor_slopes(Profiler& profiler, const Kernel& kernel, const std::string& what) {
+  const Batch few = median_batch(profiler, launches(kernel, kFewKernels));
+  const Batch many = median_batch(profiler, launches(kernel, kManyKernels));
+  if (many.ranges.size() != kManyKernels || many.dropped != 0)
+    std::printf("# %s: %zu ranges decoded, %zu dropped, for %zu kernels\n", what.c_str(), many.ranges.size(),
+                many.dropped, kManyKernels);
+  const double kernels = double(kManyKernels - kFewKernels), range_passes = kernels * double(many.passes);
+  Slopes s;
+  s.passes = many.passes;
+  s.total = (many.total - few.total) / range_passes;
+  s.start_stop = (many.start_stop - few.start_stop) / range_passes;
+  s.launch = (many.launch - few.launch) / range_passes;
+  s.decode = (many.decode - few.decode) / range_passes;
+  s.evaluate = (many.evaluate - few.evaluate) / range_passes;
+  s.per_kernel = (many.total - few.total) / kernels;
+  s.setup = many.setup;
+  for (std::size_t pass = 0; pass < many.passes; ++pass)
+    s.launch_by_pass.push_back((many.launch_by_pass[pass] - few.launch_by_pass[pass]) / kernels);
+  return s;
+}
+
+void print_floor_header() {
+  std::printf(
+      "FLOOR api    kernel metrics passes image_ranges max_per_pass | per range and pass: total start_stop launch "
+      "decode evaluate | per kernel | setup   (ms; slopes from %zu to %zu kernels; setup: image init + SetConfig "
+      "at %zu)\n",
+      kFewKernels, kManyKernels, kManyKernels);
+}
+
+template <class Profiler>
+void floor_row(const char* api, Profiler& profiler, const Kernel& kernel, const char* metrics_name,
+               std::size_t max_per_pass) {
+  const Slopes s = floor_slopes(profiler, kernel, std::string(api) + " " + kernel.name + " " + metrics_name);
+  std::printf("FLOOR %-6s %-6s %-7s %6zu %12zu %12zu | %.4f %.4f %.4f %.4f %.4f | %.4f | %.2f\n", api, kernel.name,
+              metrics_name, s.passes, kManyKernels, max_per_pass, s.total, s.start_stop, s.launch, s.decode,
+              s.evaluate, s.per_kernel, s.setup);
+  if (s.passes > 1) {
+    std::printf("PASS  %-6s %-6s %-7s launch per range, pass 1..%zu:", api, kernel.name, metrics_name, s.passes);
+    for (double ms : s.launch_by_pass) std::printf(" %.4f", ms);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+// One metric alone (raw API, the copy): which metrics make the passes that cost.
+void metric_row(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                const Kernel& kernel, const std::string& metric) {
+  RawProfiler raw(context, chip, availability, {metric}, kManyKernels, kManyKernels);
+  const Slopes s = floor_slopes(raw, kernel, metric);
+  std::printf("METRIC %6zu %9.4f %10.4f  %s\n", s.passes, s.total, s.per_kernel, metric.c_str());
+  std::fflush(stdout);
+}
+
+// The L2 flush variants of the FLUSH rows, each enqueued on the legacy stream of the measured context.
+class Flushes {
+ public:
+  Flushes() : kscope_(0) {
+    int l2 = 0;
+    kscope_test::check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0), "cudaDeviceGetAttribute(L2)");
+    l2_bytes_ = static_cast<std::size_t>(l2);
+    kscope_test::check(cudaMalloc(&from_, 2 * l2_bytes_), "cudaMalloc");
+    kscope_test::check(cudaMalloc(&to_, 2 * l2_bytes_), "cudaMalloc");
+    kscope_test::check(cudaMalloc(&whole_, l2_bytes_), "cudaMalloc");
+    driver(cuCtxGetCurrent(&measured_), "cuCtxGetCurrent");
+    CUdevice device = 0;
+    driver(cuCtxGetDevice(&device), "cuCtxGetDevice");
+    CUctxCreateParams params{};
+    driver(cuCtxCreate(&other_, &params, 0, device), "cuCtxCreate");  // becomes current
+    other_flush_.emplace(0);
+    kscope_test::check(cudaEventCreateWithFlags(&other_done_, cudaEventDisableTiming), "cudaEventCreate(other)");
+    driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent");
+    kscope_test::check(cudaEventCreateWithFlags(&measured_done_, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~Flushes() {
+    cudaEventDestroy(measured_done_);
+    cuCtxSetCurrent(other_);
+    cudaEventDestroy(other_done_);
+    other_flush_.reset();
+    cuCtxSetCurrent(measured_);
+    cuCtxDestroy(other_);
+    cudaFree(from_);
+    cudaFree(to_);
+    cudaFree(whole_);
+  }
+  Flushes(const Flushes&) = delete;
+  Flushes& operator=(const Flushes&) = delete;
+
+  std::size_t l2_bytes() const { return l2_bytes_; }
+
+  void flush(const std::string& name) {
+    if (name == "kscope") kscope_.flush(cudaStreamLegacy);
+    if (name == "memset")
+      kscope_test::check(cudaMemsetAsync(from_, 0, l2_bytes_, cudaStreamLegacy), "cudaMemsetAsync");
+    if (name == "memset_whole")  // as kscope's flush has it: one whole allocation of the L2's size
+      kscope_test::check(cudaMemsetAsync(whole_, 0, l2_bytes_, cudaStreamLegacy), "cudaMemsetAsync");
+    if (name == "memcpy_d2d")
+      kscope_test::check(cudaMemcpyAsync(to_, from_, 2 * l2_bytes_, cudaMemcpyDeviceToDevice, cudaStreamLegacy),
+                         "cudaMemcpyAsync");
+    if (name == "other_context") {
+      driver(cuCtxSynchronize(), "cuCtxSynchronize(measured)");
+      driver(cuCtxSetCurrent(other_), "cuCtxSetCurrent(other)");
+      other_flush_->flush(cudaStreamLegacy);
+      driver(cuCtxSynchronize(), "cuCtxSynchronize(other)");
+      driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent(measured)");
+    }
+    if (name == "other_context_events") {  // the same order, kept by the GPU: no host wait
+      kscope_test::check(cudaEventRecord(measured_done_, cudaStreamLegacy), "cudaEventRecord(measured)");
+      driver(cuCtxSetCurrent(other_), "cuCtxSetCurrent(other)");
+      kscope_test::check(cudaStreamWaitEvent(cudaStreamLegacy, measured_done_, 0), "cudaStreamWaitEvent(other)");
+      other_flush_->flush(cudaStreamLegacy);
+      kscope_test::check(cudaEventRecord(other_done_, cudaStreamLegacy), "cudaEventRecord(other)");
+      driver(cuCtxSetCurrent(measured_), "cuCtxSetCurrent(measured)");
+      kscope_test::check(cudaStreamWaitEvent(cudaStreamLegacy, other_done_, 0), "cudaStreamWaitEvent(measured)");
+    }
+  }
+
+ private:
+  kscope::device::L2Flusher kscope_;
+  std::size_t l2_bytes_ = 0;
+  void* from_ = nullptr;
+  void* to_ = nullptr;
+  void* whole_ = nullptr;
+  CUcontext measured_ = nullptr, other_ = nullptr;
+  cudaEvent_t measured_done_ = nullptr, other_done_ = nullptr;  // each recorded in its own context
+  std::optional<kscope::device::L2Flusher> other_flush_;  // lives in other_
+};
+
+void print_flush_header(std::size_t l2_bytes) {
+  std::printf(
+      "FLUSH metrics flush                passes per_run dropped | ms_per_run | copy: us dram_read_MB dram_write_MB | "
+      "us of each range of a run   (%zu runs of [flush, copy of %zu MiB] in each pass; L2 %.1f MiB; the copy is "
+      "the last range of a run)\n",
+      kFlushRuns, kFloats * sizeof(float) >> 20, double(l2_bytes) / (1 << 20));
+}
+
+// The median over the batch's runs of metric `m` of range `position` of a run ("-": not collected).
+std::string run_median(const Batch& b, std::size_t per_run, std::size_t position, std::ptrdiff_t m, double unit) {
+  if (m < 0 || per_run == 0) return "-";
+  std::vector<double> v;
+  for (std::size_t run = 0; run < kFlushRuns; ++run) v.push_back(b.ranges[run * per_run + position][m]);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", median(v) / unit);
+  return text;
+}
+
+void flush_row(const char* metrics_name, const std::vector<std::string>& metrics, const char* flush,
+               Flushes& flushes, RawProfiler& profiler, const float* in, float* out) {
+  const Batch b = median_batch(profiler, [&] {
+    for (std::size_t run = 0; run < kFlushRuns; ++run) {
+      flushes.flush(flush);
+      kscope_test::launch_copy(in, out, kFloats);
+    }
+  });
+  const std::size_t per_run = b.ranges.size() % kFlushRuns == 0 ? b.ranges.size() / kFlushRuns : 0;
+  const auto index = [&](const char* metric) {
+    for (std::size_t m = 0; m < metrics.size(); ++m)
+      if (metrics[m] == metric) return static_cast<std::ptrdiff_t>(m);
+    return std::ptrdiff_t(-1);
+  };
+  const std::ptrdiff_t duration = index("gpu__time_duration.sum");
+  const std::size_t copy = per_run - 1;
+  std::printf("FLUSH %-7s %-20s %6zu %7.2f %7zu | %.3f | %s %s %s |", metrics_name, flush, b.passes,
+              double(b.ranges.size()) / kFlushRuns, b.dropped, b.total / double(kFlushRuns),
+              run_median(b, per_run, copy, duration, 1e3).c_str(),
+              run_median(b, per_run, copy, index("dram__bytes_read.sum"), 1e6).c_str(),
+              run_median(b, per_run, copy, index("dram__bytes_write.sum"), 1e6).c_str());
+  for (std::size_t position = 0; position < per_run; ++position)
+    std::printf(" %s", run_median(b, per_run, position, duration, 1e3).c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  if (kscope_test::report_no_gpu()) return 2;
+  try {
+    kscope_test::DeviceFloats in(kFloats), out(kFloats);
+    kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
+    CUcontext context = nullptr;
+    driver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+    auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+    cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+    auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+    chip_name.deviceIndex = 0;
+    cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
+    const std::string chip = chip_name.pChipName;
+    auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+    available.ctx = context;
+    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
+    std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
+    available.pCounterAvailabilityImage = availability.data();
+    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
+
+    const Kernel copy{"copy", [&] { kscope_test::launch_copy(in.get(), out.get(), kFloats); }};
+    const Kernel empty{"empty", [] { kscope_test::launch_empty(); }};
+    struct Set {
+      const char* name;
+      std::vector<std::string> metrics;
+    };
+    const std::vector<Set> sets{{"1", kOneMetric}, {"bench5", kBenchSet}, {"sol4", kscope::sol_metrics()}};
+
+    std::printf("BASE  kernel ms_per_launch   (no profiler)\n");
+    base_row(copy);
+    base_row(empty);
+    print_floor_header();
+    for (const Kernel* kernel : {&copy, &empty})
+      for (const Set& set : sets) {
+        if (kernel == &empty && &set == &sets[2]) continue;  // sol4 on the copy only: device time
+        RawProfiler raw(context, chip, availability, set.metrics, kManyKernels, kManyKernels);
+        floor_row("raw", raw, *kernel, set.name, kManyKernels);
+      }
+    // SetConfig's maxRangesPerPass as kscope's backend sets it: does a pass's limit change the cost?
+    {
+      RawProfiler raw(context, chip, availability, kBenchSet, kManyKernels, 512);
+      floor_row("raw", raw, copy, "bench5", 512);
+    }
+    for (const Set& set : {sets[0], sets[1]}) {
+      KscopeProfiler wrapped(context, chip, availability, set.metrics, kManyKernels);
+      floor_row("kscope", wrapped, copy, set.name, kManyKernels);
+    }
+
+    std::printf("METRIC passes range_pass per_kernel  name   (ms, raw api, the copy, the metric alone)\n");
+    std::vector<std::string> each = kBenchSet;
+    for (const auto& m : kscope::sol_metrics())
+      if (std::find(each.begin(), each.end(), m) == each.end()) each.push_back(m);
+    for (const auto& metric : each) metric_row(context, chip, availability, copy, metric);
+
+    Flushes flushes;
+    print_flush_header(flushes.l2_bytes());
+    struct FlushCase {
+      const Set& set;
+      std::vector<const char*> flushes;
+    };
+    const Set three{"3", kFlushMetrics};
+    const std::vector<FlushCase> cases{
+        {three, {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"}},
+        {sets[1], {"none", "kscope", "other_context", "other_context_events"}}};
+    for (const FlushCase& c : cases) {
+      RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
+      for (const char* flush : c.flushes) {
+        try {
+          flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in.get(), out.get());
+        } catch (const std::exception& e) {
+          std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
+          return 1;  // the profiler's state is unknown now
+        }
+      }
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "counters_floor: %s\n", e.what());
+    return 1;
+  }
+}
