@@ -81,7 +81,7 @@ TEST(BatchPlanner, AdaptiveSamplingWithSeveralPassesStartsAtMinRunsThenDoubles) 
   // The backend's limit still holds.
   EXPECT_EQ(batches(planner, 1 + 200, 40), (std::vector<std::size_t>{11, 11, 22, 40, 40, 40, 37}));
   // No warm-ups: min_runs first.
-  EXPECT_EQ(BatchPlanner(adaptive(5, 0), 2, false).next(0, 100, 512).runs, 5u);
+  EXPECT_EQ(BatchPlanner(adaptive(5, 0, false), 2).next(0, 100, 512).runs, 5u);
   // A first batch cut short: the next one still reaches min_runs before doubling.
   EXPECT_EQ(planner.next(3, 1001, 512).runs, 8u);
   EXPECT_TRUE(std::isinf(planner.next(0, 1001, 512).max_age_s));
