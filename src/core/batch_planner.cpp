@@ -5,14 +5,14 @@
 
 namespace kscope::detail {
 
-BatchPlanner::BatchPlanner(const Settings& settings, std::size_t replay_passes, bool profiler_per_batch)
+BatchPlanner::BatchPlanner(const Settings& settings, std::size_t replay_passes)
     : first_batch_(settings.warmup_runs + settings.adaptive.min_runs),
       adaptive_(settings.sampling == Sampling::adaptive),
-      costly_batches_(profiler_per_batch || replay_passes > 1) {}
+      several_passes_(replay_passes > 1) {}
 
 BatchPlanner::Batch BatchPlanner::next(std::size_t done, std::size_t limit, std::size_t backend_max) const {
   std::size_t runs = std::min(backend_max, limit - std::min(done, limit));
-  if (!costly_batches_) return {runs, kMaxBatchSeconds};
+  if (!several_passes_) return {runs, kMaxBatchSeconds};
   if (adaptive_) runs = std::min(runs, std::max(first_batch_, 2 * done) - done);
   return {runs, std::numeric_limits<double>::infinity()};
 }

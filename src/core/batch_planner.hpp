@@ -1,16 +1,15 @@
 #pragma once
 // How many runs the next batch of a config gets, and how long its first pass may keep taking runs.
 // Pure logic, decided before every batch (the sampling plan decides after every run).
-//   One pass per run and a cheap collection (cupti, events): as many runs as the backend takes,
-//     and pass 1 takes no more once the batch's oldest run is 20 ms old: a batch then only shares
-//     a collection cost, and the age bounds how far the sweep runs past an adaptive stop or a time
-//     budget.
-//   A profiler started per batch (counters, whatever its passes): each batch pays every pass's
-//     fixed cost (CUPTI's start and stop, ~10 ms a pass with several passes), so there is no age
-//     limit (a batch aged out by its own start would hold one run). Fixed sampling takes every run
-//     the config still needs, up to the backend's limit (its memory bound); adaptive sampling
-//     starts with the warm-ups and min_runs (no stop can come earlier), then doubles the config's
-//     runs each batch, so at most about half of the runs measured lie past the stop and are dropped.
+//   One pass per run (cupti, events, counters with a one-pass metric set): as many runs as the
+//     backend takes, and pass 1 takes no more once the batch's oldest run is 20 ms old: a batch
+//     then only shares a collection cost, and the age bounds how far the sweep runs past an
+//     adaptive stop or a time budget.
+//   Several passes per run (counters): each batch pays every pass's fixed cost (CUPTI's start and
+//     stop, ~10 ms a pass), so there is no age limit. Fixed sampling takes every run the config still
+//     needs, up to the backend's limit (its memory bound); adaptive sampling starts with the
+//     warm-ups and min_runs (no stop can come earlier), then doubles the config's runs each batch,
+//     so at most about half of the runs measured lie past the stop and are dropped.
 #include <cstddef>
 
 #include "kscope/settings.hpp"
@@ -19,8 +18,7 @@ namespace kscope::detail {
 
 class BatchPlanner {
  public:
-  // `profiler_per_batch`: the backend starts a profiler for each batch (counters).
-  BatchPlanner(const Settings& settings, std::size_t replay_passes, bool profiler_per_batch);
+  BatchPlanner(const Settings& settings, std::size_t replay_passes);
 
   struct Batch {
     std::size_t runs;  // at most this many runs
@@ -35,7 +33,7 @@ class BatchPlanner {
  private:
   std::size_t first_batch_;  // adaptive, several passes: warm-ups and min_runs
   bool adaptive_;
-  bool costly_batches_;  // a profiler per batch, or several passes
+  bool several_passes_;
 };
 
 }  // namespace kscope::detail

@@ -99,7 +99,7 @@ void Session::open() {
              std::to_string(configs_.size()) + " configs");
   }
   expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
-  batches_.emplace(settings_, info_.replay_passes, info_.backend == BackendId::counters);
+  batches_.emplace(settings_, info_.replay_passes);
   if (!settings_.output_prefix.empty()) stream_.emplace(settings_, configs_, info_, backend_.metrics(), aggregator_);
   interrupt_.emplace();
 }

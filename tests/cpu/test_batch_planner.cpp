@@ -44,7 +44,7 @@ std::vector<std::size_t> batches(const BatchPlanner& planner, std::size_t limit,
 TEST(BatchPlanner, OnePassBackendsBatchAsTheCuptiBackendAlwaysDid) {
   // As many runs as the backend takes, pass 1 ending 20 ms after the batch's first run started.
   for (const Settings& s : {fixed(150), adaptive(10)}) {
-    const BatchPlanner planner(s, 1, false);
+    const BatchPlanner planner(s, 1);
     const auto first = planner.next(0, 151, 64);
     EXPECT_EQ(first.runs, 64u);
     EXPECT_DOUBLE_EQ(first.max_age_s, 0.02);
@@ -52,20 +52,11 @@ TEST(BatchPlanner, OnePassBackendsBatchAsTheCuptiBackendAlwaysDid) {
     EXPECT_EQ(planner.next(151, 151, 64).runs, 0u);
     EXPECT_EQ(planner.next(3, 151, 1).runs, 1u);
   }
-  EXPECT_DOUBLE_EQ(BatchPlanner(fixed(5), 0, false).next(0, 6, 64).max_age_s, 0.02);  // no counters at all
-}
-
-TEST(BatchPlanner, AProfilerStartedPerBatchHasNoAgeLimitEvenWithOnePass) {
-  // The counter backend with a one-pass metric: its start would age a 20 ms batch out after a run.
-  const BatchPlanner planner(fixed(150), 1, true);
-  const auto batch = planner.next(0, 151, 135);
-  EXPECT_EQ(batch.runs, 135u);
-  EXPECT_TRUE(std::isinf(batch.max_age_s));
-  EXPECT_EQ(BatchPlanner(adaptive(10), 1, true).next(0, 1001, 512).runs, 11u);  // warm-up + min_runs first
+  EXPECT_DOUBLE_EQ(BatchPlanner(fixed(5), 0).next(0, 6, 64).max_age_s, 0.02);  // no counters at all
 }
 
 TEST(BatchPlanner, SeveralPassesTakeEveryRunTheConfigNeedsUpToTheBackendsLimit) {
-  const BatchPlanner planner(fixed(50), 8, false);
+  const BatchPlanner planner(fixed(50), 8);
   const auto batch = planner.next(0, 51, 135);
   EXPECT_EQ(batch.runs, 51u);
   EXPECT_TRUE(std::isinf(batch.max_age_s));
@@ -76,12 +67,12 @@ TEST(BatchPlanner, SeveralPassesTakeEveryRunTheConfigNeedsUpToTheBackendsLimit) 
 }
 
 TEST(BatchPlanner, AdaptiveSamplingWithSeveralPassesStartsAtMinRunsThenDoubles) {
-  const BatchPlanner planner(adaptive(10), 8, false);
+  const BatchPlanner planner(adaptive(10), 8);
   EXPECT_EQ(batches(planner, 1 + 1000, 512), (std::vector<std::size_t>{11, 11, 22, 44, 88, 176, 352, 297}));
   // The backend's limit still holds.
   EXPECT_EQ(batches(planner, 1 + 200, 40), (std::vector<std::size_t>{11, 11, 22, 40, 40, 40, 37}));
   // No warm-ups: min_runs first.
-  EXPECT_EQ(BatchPlanner(adaptive(5, 0, false), 2).next(0, 100, 512).runs, 5u);
+  EXPECT_EQ(BatchPlanner(adaptive(5, 0), 2).next(0, 100, 512).runs, 5u);
   // A first batch cut short: the next one still reaches min_runs before doubling.
   EXPECT_EQ(planner.next(3, 1001, 512).runs, 8u);
   EXPECT_TRUE(std::isinf(planner.next(0, 1001, 512).max_age_s));
