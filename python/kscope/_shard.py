@@ -85,7 +85,8 @@ def use_local_gpu(settings: _core.Settings, local_rank: int) -> None:
         warnings.warn(
             f"torchrun started more processes on this host than it has GPUs ({count}): LOCAL_RANK "
             f"{local_rank} measures on GPU {device}, shared with another process, so their timings "
-            f"disturb each other; start at most {count} processes per host (--nproc-per-node={count})",
+            f"disturb each other; start at most {count} process{'es' if count > 1 else ''} per host "
+            f"(--nproc-per-node={count})",
             UserWarning,
             stacklevel=5,
         )
