@@ -19,10 +19,12 @@
 #include "kscope/info_collector.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
 namespace fs = std::filesystem;
+using kscope_test::TempDir;
 
 namespace {
 
@@ -62,19 +64,6 @@ struct Workload {
       backend.launch("kern", 100.0 * static_cast<double>(c.get<std::int64_t>("n")) + call % 5);
     };
   }
-};
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/kscope_durable_XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string prefix(const std::string& name = "sweep_") const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
 };
 
 std::string read(const std::string& path) {

@@ -17,9 +17,12 @@
 #include "kscope/shard.hpp"
 #include "kscope/testing.hpp"
 #include "merge_command.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
+using kscope_test::error_of;
+using kscope_test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
@@ -47,19 +50,6 @@ class Environment {
                                            "LOCAL_RANK",           "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
                                            "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"};
   std::map<std::string, std::optional<std::string>> saved_;
-};
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/kscope_shard_XXXXXX";
-    path_ = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string prefix(const std::string& name = "sweep_") const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
 };
 
 Sweep sweep_of(int configs) {
@@ -120,16 +110,6 @@ void expect_same_tables(const Results& a, const Results& b) {
   EXPECT_EQ(ra.columns, rb.columns);
   ASSERT_EQ(ra.rows.size(), rb.rows.size());
   for (std::size_t r = 0; r < ra.rows.size(); ++r) EXPECT_EQ(ra.rows[r], rb.rows[r]) << "sample row " << r;
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
 }
 
 }  // namespace

@@ -2,22 +2,13 @@
 
 #include "kscope/errors.hpp"
 #include "kscope/sweep.hpp"
+#include "test_support.hpp"
 
 using kscope::ConfigError;
 using kscope::Sweep;
 using kscope::ValueType;
+using kscope_test::error_of;
 
-namespace {
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no ConfigError";
-}
-}  // namespace
 
 TEST(Sweep, CartesianProductFirstAxisSlowest) {
   auto configs = Sweep().axis("n", {1, 2}).axis("dtype", {"f32", "f16", "bf16"}).configs();

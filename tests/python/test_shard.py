@@ -116,20 +116,25 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def torchrun(tmp_path, *args):
+def torchrun(tmp_path, *args, **env):
     pytest.importorskip("torch.distributed.run", reason="torchrun needs torch (Debian: python3-torch)")
     # --redirects/--tee given as 1: Debian's torch 1.13 on Python 3.11 reads the default 0 as None
     # (Flag iteration no longer yields the zero member) and fails before starting a worker.
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=3",
                f"--master_port={_free_port()}", "--redirects=1", "--tee=1", str(HERE / "sharded_workload.py"), str(tmp_path), *args]
-    return subprocess.run(command, env=script_env(OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=300)
+    return subprocess.run(command, env=script_env(OMP_NUM_THREADS="1", **env), capture_output=True, text=True,
+                          timeout=300)
 
 
 def test_torchrun_rank_0_returns_the_merged_table_of_all_ranks(tmp_path):
-    result = torchrun(tmp_path)
+    result = torchrun(tmp_path, SHARD_PREFIX=str(tmp_path / "out_"))
     assert result.returncode == 0, result.stdout + result.stderr
     expected = kscope.load(_saved(whole(), tmp_path / "whole.json"))
     assert_same_table(kscope.load(tmp_path / "rank-0.json"), expected)
+    # On disk: each shard's files, and rank 0's merged files under the call's own prefix.
+    assert sorted(p.name for p in tmp_path.glob("out_sweep-0-shard-*-results.json")) == [
+        f"out_sweep-0-shard-{i}-of-3-results.json" for i in range(3)]
+    assert_same_table(kscope.load(tmp_path / "out_sweep-0-results.json"), expected)
     # The other ranks return their own part.
     part = kscope.load(tmp_path / "rank-2.json")
     assert sorted(set(zip(part.raw_dataframe()["n"], part.raw_dataframe()["dtype"]))) == sorted(CONFIGS[2::3])
