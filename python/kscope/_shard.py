@@ -94,6 +94,9 @@ def use_local_gpu(settings: _core.Settings, local_rank: int) -> None:
     torch.cuda.set_device(device)
 
 
+_gloo_groups: dict[int, Any] = {}  # id of the user's default group -> kscope's gloo group beside it
+
+
 def _process_group() -> tuple[Any, Any, bool]:
     """(torch.distributed, group for objects, whether kscope started the default group)."""
     import torch.distributed as dist
@@ -101,9 +104,13 @@ def _process_group() -> tuple[Any, Any, bool]:
     started = not dist.is_initialized()
     if started:
         dist.init_process_group("gloo")  # torchrun's MASTER_ADDR / MASTER_PORT / RANK / WORLD_SIZE
-    # The user's group may be NCCL, which moves no Python objects: they travel over gloo.
-    group = None if dist.get_backend() == "gloo" else dist.new_group(backend="gloo")
-    return dist, group, started
+    if dist.get_backend() == "gloo":
+        return dist, None, started
+    # The user's group is NCCL (it moves no Python objects): a gloo group beside it, made once.
+    default = id(dist.group.WORLD)
+    if default not in _gloo_groups:
+        _gloo_groups[default] = dist.new_group(backend="gloo")
+    return dist, _gloo_groups[default], started
 
 
 def _gather(payload: dict[str, Any]) -> list[dict[str, Any]] | None:

@@ -1,10 +1,11 @@
 """A deterministic sweep (durations from the config and its call count only) measured shard by
 shard, for the sharding tests. Run as a script under a launcher (torchrun, or with KSCOPE_SHARD):
 
-    python3 sharded_workload.py OUT_DIR [fail-shard-1]
+    python3 sharded_workload.py OUT_DIR [fail-shard-1] [user-group]
 
 each process profiles it with shard='auto' and saves what its call returned as
-OUT_DIR/rank-<RANK or KSCOPE_SHARD index>.json, or the error it raised as ...error.txt.
+OUT_DIR/rank-<RANK or KSCOPE_SHARD index>.json, or the error it raised as ...error.txt. With
+user-group the script starts its own process group first, which kscope must use and leave alone.
 """
 
 import os
@@ -39,10 +40,16 @@ if __name__ == "__main__":
     out = Path(sys.argv[1])
     rank = os.environ.get("RANK") or os.environ["KSCOPE_SHARD"].split("/")[0]
     fail = ("fail-shard-1" in sys.argv[2:]) and rank == "1"
+    if "user-group" in sys.argv[2:]:
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
     with kscope.testing.simulated_backend() as sim:
         try:
             results = profiled(sim, "auto", os.environ.get("SHARD_PREFIX"), fail_config=CONFIGS[1] if fail else None)()
         except Exception as e:  # the test reads it
             (out / f"rank-{rank}.error.txt").write_text(f"{type(e).__name__}: {e}")
             sys.exit(3)
+    if "user-group" in sys.argv[2:] and not dist.is_initialized():
+        sys.exit("kscope destroyed the program's own process group")
     results.save(out / f"rank-{rank}.json")

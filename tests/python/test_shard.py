@@ -140,6 +140,12 @@ def test_torchrun_rank_0_returns_the_merged_table_of_all_ranks(tmp_path):
     assert sorted(set(zip(part.raw_dataframe()["n"], part.raw_dataframe()["dtype"]))) == sorted(CONFIGS[2::3])
 
 
+def test_torchrun_with_the_programs_own_process_group(tmp_path):
+    result = torchrun(tmp_path, "user-group")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert_same_table(kscope.load(tmp_path / "rank-0.json"), kscope.load(_saved(whole(), tmp_path / "whole.json")))
+
+
 def test_torchrun_a_failing_rank_is_named_on_rank_0_and_nobody_hangs(tmp_path):
     result = torchrun(tmp_path, "fail-shard-1")
     assert result.returncode != 0
