@@ -17,11 +17,11 @@ import kscope
 CONFIGS = [(n, dtype) for n in (1, 2, 3, 4, 5) for dtype in ("f16", "f32")]
 
 
-def profiled(sim, shard=None, output_prefix=None, fail_config=None):
+def profiled(sim, shard=None, output_prefix=None, fail_config=None, **options):
     per_config = {}
 
     @kscope.analyze.kernel(configs=CONFIGS, runs=4, shard=shard, output_prefix=output_prefix, verbosity=0,
-                           normalize_against="base")
+                           normalize_against="base", **options)
     def sweep(n, dtype):
         k = per_config.get((n, dtype), 0)
         per_config[(n, dtype)] = k + 1

@@ -66,6 +66,13 @@ def test_merge_from_files_and_from_the_output_prefix(tmp_path):
     assert_same_table(kscope.merge(files), expected)
 
 
+def test_output_csv_of_a_shard_is_named_for_it(tmp_path):
+    prefix = str(tmp_path / "csv_")
+    shard(1, 2, output_prefix=prefix, output_csv=True)
+    names = sorted(p.name for p in tmp_path.glob("csv_*_data-*.csv"))
+    assert names == ["csv_processed_data-sweep-0-shard-1-of-2.csv", "csv_profiled_data-sweep-0-shard-1-of-2.csv"]
+
+
 def test_merge_refusals_speak_python():
     s0, s1 = shard(0, 3), shard(1, 3)
     with pytest.raises(ConfigError, match=r"shard 2/3 of the sweep is missing: run it \(KSCOPE_SHARD=2/3"):
