@@ -24,7 +24,7 @@ class MergeWarning(UserWarning):
 def check_option(shard: Any) -> ShardOption:
     """shard= as given: None, 'auto', or (index, count) with 0 <= index < count."""
     if shard is None or shard == "auto":
-        return "auto" if shard else None
+        return None if shard is None else "auto"
     if (
         isinstance(shard, (tuple, list))
         and len(shard) == 2

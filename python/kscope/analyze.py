@@ -184,7 +184,7 @@ class _ProfiledFunction:
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
-        if placement.shard is not None:
+        if placement.launcher is not None:  # shard='auto' found one (a (index, count) option is in settings)
             settings.shard = placement.shard
         if placement.launcher == "torchrun":
             _shard.use_local_gpu(settings, placement.local_rank)
@@ -214,7 +214,7 @@ class _ProfiledFunction:
             results = _shard.gather(placement, results)
             if settings.output_prefix and results._core.shard_count():
                 with results_attached(results, "writing the merged results"):
-                    results._core.write_all(self._engine_prefix())
+                    results._core.write_all(settings.output_prefix)
         call = self.calls
         self.calls += 1  # this call's files are written: the next call gets the next {n}
         if opts.output_csv:

@@ -34,14 +34,14 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-// Distinct values, in order of first appearance, comma-joined.
+// A session fact's distinct values over the shards, in order of first appearance.
 template <typename Get>
-std::string distinct(const std::vector<Source>& shards, Get get) {
+std::vector<std::string> distinct(const std::vector<Source>& shards, Get get) {
   std::vector<std::string> values;
   for (const auto& s : shards)
     if (std::find(values.begin(), values.end(), get(s.results->session())) == values.end())
       values.push_back(get(s.results->session()));
-  return joined(values);
+  return values;
 }
 
 std::string rerun_hint(const Shard& shard) {
@@ -84,9 +84,7 @@ std::vector<Source> by_index(const std::vector<Source>& given) {
 }
 
 std::string sweep_text(const Results& r) {
-  std::string axes;
-  for (const auto& a : r.axis_names()) axes += (axes.empty() ? "" : ", ") + a;
-  return std::to_string(r.configs().size()) + " configs over (" + axes + ")";
+  return std::to_string(r.configs().size()) + " configs over (" + joined(r.axis_names()) + ")";
 }
 
 // Refuses shards that did not measure the same thing the same way.
@@ -156,11 +154,8 @@ double mean_sm_clock(const Results& r) {
 // Differences that leave the numbers mergeable but deserve a look.
 std::vector<std::string> merge_warnings(const std::vector<Source>& shards) {
   std::vector<std::string> out;
-  std::set<std::string> drivers;
-  for (const auto& s : shards) drivers.insert(s.results->session().driver_version);
-  if (drivers.size() > 1)
-    out.push_back("the shards ran on different NVIDIA drivers (" +
-                  distinct(shards, [](const SessionInfo& i) { return i.driver_version; }) +
+  if (const auto drivers = distinct(shards, [](const SessionInfo& i) { return i.driver_version; }); drivers.size() > 1)
+    out.push_back("the shards ran on different NVIDIA drivers (" + joined(drivers) +
                   "): kernel durations can differ between driver versions");
   double low = INFINITY, high = -INFINITY;
   std::string clocks;
@@ -212,9 +207,9 @@ Results merge_sources(const std::vector<Source>& given, std::vector<std::string>
     session.thermal_pause_s += s.results->session().thermal_pause_s;
     shard_sessions.push_back(s.results->session());
   }
-  session.gpu_uuid = distinct(shards, [](const SessionInfo& i) { return i.gpu_uuid; });
-  session.host = distinct(shards, [](const SessionInfo& i) { return i.host; });
-  session.driver_version = distinct(shards, [](const SessionInfo& i) { return i.driver_version; });
+  session.gpu_uuid = joined(distinct(shards, [](const SessionInfo& i) { return i.gpu_uuid; }));
+  session.host = joined(distinct(shards, [](const SessionInfo& i) { return i.host; }));
+  session.driver_version = joined(distinct(shards, [](const SessionInfo& i) { return i.driver_version; }));
   const Results merged = aggregator.results(session, true);
   return Results(merged.session(), merged.configs(), merged.rows(), merged.samples(), merged.info_columns(),
                  merged.settings(), std::move(shard_sessions));
