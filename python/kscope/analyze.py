@@ -211,7 +211,8 @@ class _ProfiledFunction:
             )
         results = ProfileResults(core, configs, self.signature.names)
         if placement.gathers:
-            results = _shard.gather(placement, results)
+            with results_attached(results, "gathering the shards over torch.distributed"):
+                results = _shard.gather(placement, results)
             if settings.output_prefix and results._core.shard_count():
                 with results_attached(results, "writing the merged results"):
                     results._core.write_all(settings.output_prefix)

@@ -48,7 +48,8 @@ if __name__ == "__main__":
         try:
             results = profiled(sim, "auto", os.environ.get("SHARD_PREFIX"), fail_config=CONFIGS[1] if fail else None)()
         except Exception as e:  # the test reads it
-            (out / f"rank-{rank}.error.txt").write_text(f"{type(e).__name__}: {e}")
+            attached = "\n[this rank's results attached]" if getattr(e, "results", None) is not None else ""
+            (out / f"rank-{rank}.error.txt").write_text(f"{type(e).__name__}: {e}{attached}")
             sys.exit(3)
     if "user-group" in sys.argv[2:] and not dist.is_initialized():
         sys.exit("kscope destroyed the program's own process group")

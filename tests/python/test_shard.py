@@ -159,6 +159,7 @@ def test_torchrun_a_failing_rank_is_named_on_rank_0_and_nobody_hangs(tmp_path):
     rank0 = (tmp_path / "rank-0.error.txt").read_text()
     assert "the sharded sweep failed on another rank (shard 1/3: SweepError: config 2/10" in rank0
     assert "out of memory" in rank0
+    assert rank0.endswith("[this rank's results attached]")  # rank 0's own measurements are not lost
     assert (tmp_path / "rank-1.error.txt").read_text().startswith("SweepError: config 2/10")
     assert (tmp_path / "rank-2.json").exists()  # a rank that finished returns its part
 
