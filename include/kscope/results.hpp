@@ -35,6 +35,11 @@ struct SessionInfo {
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
   double thermal_pause_s = 0;
   std::string report_path;            // Backend::ncu: the Nsight Compute report (.ncu-rep); empty otherwise
+  // With the energy metrics (NaN without): the GPU's idle power measured in the session, the
+  // energy of one L2 flush (taken out of each run's), and how often its energy counter updates.
+  double idle_power_w = NAN;
+  double flush_energy_j = NAN;
+  double energy_update_s = NAN;
 
   // "default", "strict", "continuous" or "custom" (mode_name)
   std::string mode() const { return mode_name(cache_control, clock_control); }

@@ -220,6 +220,13 @@ Field<Row> field(std::string key, Access access) {
           [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
 }
 
+// A field that files written before it was added lack: absent, it keeps the default.
+template <typename Row>
+Field<Row> added_later(Field<Row> f) {
+  f.optional = true;
+  return f;
+}
+
 template <typename Row>
 Written write_object(const Row& row, const std::vector<Field<Row>>& fields) {
   Written object = Written::object();
@@ -267,6 +274,9 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_sm_clock_mhz", [](auto& s) -> auto& { return s.rated_sm_clock_mhz; }),
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
+      added_later(field<S>("idle_power_w", [](auto& s) -> auto& { return s.idle_power_w; })),
+      added_later(field<S>("flush_energy_j", [](auto& s) -> auto& { return s.flush_energy_j; })),
+      added_later(field<S>("energy_update_s", [](auto& s) -> auto& { return s.energy_update_s; })),
   };
   return fields;
 }
@@ -299,6 +309,7 @@ const std::vector<Field<Settings>>& settings_fields() {
                    }),
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
+      added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })),
       {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
        [](S& s, const Read& value, const std::string& where) {
          if (value.is_null()) {
