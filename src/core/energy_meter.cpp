@@ -1,22 +1,16 @@
 #include "core/energy_meter.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "core/caller.hpp"
 #include "core/log.hpp"
+#include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
 namespace {
-
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
 
 [[noreturn]] void counter_stalled(double seconds) {
   throw BackendError("the GPU's energy counter did not change for " + fixed(seconds, 0) +

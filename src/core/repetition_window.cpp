@@ -4,15 +4,16 @@
 #include <cmath>
 
 #include "core/caller.hpp"
+#include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
 namespace {
 
 std::string names_of(const std::vector<RegionRecord>& regions) {
-  std::string out;
-  for (const auto& r : regions) out += (out.empty() ? "'" : ", '") + r.name + "'";
-  return out.empty() ? "none" : out;
+  std::vector<std::string> names;
+  for (const auto& r : regions) names.push_back(r.name);
+  return names.empty() ? "none" : quoted_list(names);
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <thread>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "core/outcome.hpp"
 #include "core/session_guard.hpp"
 #include "core/sharding.hpp"
+#include "core/suggest.hpp"
 #include "core/throttle.hpp"
 #include "kscope/energy.hpp"
 
@@ -34,12 +34,6 @@ std::vector<MetricSpec> session_metrics(const MeasurementBackend& backend, const
     for (const auto& spec : energy_metrics())
       if (spec.name == name) metrics.push_back(spec);
   return metrics;
-}
-
-std::string fixed(double value, int decimals) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
 }
 
 std::string names_of(const std::vector<RegionRecord>& regions) {
