@@ -199,7 +199,7 @@ def main():
           f"(RSD {power.RelativeStdDevPct:.2f}%, {power.NumRuns} windows: "
           f"{', '.join(f'{w1 - w0:.2f} s' for w0, w1 in windows)}), "
           f"{gemm['flop_per_joule'].AvgValue / 1e12:.3f} TFLOP/J, "
-          f"{gemm['cupti__kernel_duration'].AvgValue / 1e6:.2f} ms per GEMM")
+          f"{gemm[next(iter(gemm))].AvgValue / 1e6:.2f} ms per GEMM")  # the duration comes first
     reference = instant or usage
     nvml_w = sum(reference) / len(reference) if reference else math.nan
     print(f"NVML during the windows: POWER_INSTANT mean {(sum(instant) / len(instant)) if instant else math.nan:.1f} W "

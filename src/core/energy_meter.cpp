@@ -53,12 +53,12 @@ EnergyMeter::EnergyMeter(EnergyCounter& counter, double window_s) : counter_(cou
 
 EnergyReading EnergyMeter::next_update(double not_before_s) {
   EnergyReading last = counter_.read();
-  const double stalled_at_s = last.time_s + kStalled_s;
+  const double stalled_at_s = last.time_s + kStalledSeconds;
   while (true) {
     const EnergyReading reading = counter_.read();
     // A change between two consecutive reads: the update happened between them.
     if (reading.millijoules != last.millijoules && reading.time_s >= not_before_s) return reading;
-    if (reading.millijoules == last.millijoules && reading.time_s > stalled_at_s) counter_stalled(kStalled_s);
+    if (reading.millijoules == last.millijoules && reading.time_s > stalled_at_s) counter_stalled(kStalledSeconds);
     last = reading;
   }
 }
@@ -76,14 +76,14 @@ EnergyMeter::FlushWindow EnergyMeter::flush_window(const std::function<void()>& 
     flushes += kFlushesPerSync;
   } while (counter_.now_s() - window.work_start_s < seconds);
   window.work_end_s = counter_.now_s();
-  window.close = next_update(window.work_end_s + kSettle_s);
+  window.close = next_update(window.work_end_s + kSettleSeconds);
   return {window, flushes};
 }
 
 void EnergyMeter::calibrate(const std::function<void()>& flush, const std::function<void()>& sync,
                             bool measure_flush) {
-  constexpr double kWakeUp_s = 0.2;
-  const FlushWindow flushes = flush_window(flush, sync, measure_flush ? window_s_ : kWakeUp_s);
+  constexpr double kWakeUpSeconds = 0.2;
+  const FlushWindow flushes = flush_window(flush, sync, measure_flush ? window_s_ : kWakeUpSeconds);
   calibration_.idle_power_w = measure_idle_power_w();
   if (measure_flush) {
     const EnergyPerRun one = energy_per_run(flushes.window, flushes.count, 0, calibration_);
@@ -99,7 +99,7 @@ void EnergyMeter::calibrate(const std::function<void()>& flush, const std::funct
 }
 
 double EnergyMeter::measure_idle_power_w() {
-  const EnergyReading first = next_update(counter_.now_s() + kRampDown_s);
+  const EnergyReading first = next_update(counter_.now_s() + kRampDownSeconds);
   std::vector<double> intervals_s;
   EnergyReading previous_update = first, last = first;
   while (previous_update.time_s < first.time_s + window_s_) {
@@ -107,8 +107,8 @@ double EnergyMeter::measure_idle_power_w() {
     if (reading.millijoules != last.millijoules) {
       intervals_s.push_back(reading.time_s - previous_update.time_s);
       previous_update = reading;
-    } else if (reading.time_s - previous_update.time_s > kStalled_s) {
-      counter_stalled(kStalled_s);
+    } else if (reading.time_s - previous_update.time_s > kStalledSeconds) {
+      counter_stalled(kStalledSeconds);
     }
     last = reading;
   }
@@ -127,7 +127,7 @@ bool EnergyMeter::window_full() const { return counter_.now_s() - window_.work_s
 
 EnergyPerRun EnergyMeter::close_window(std::size_t runs, std::size_t flushes) {
   window_.work_end_s = counter_.now_s();
-  window_.close = next_update(window_.work_end_s + kSettle_s);
+  window_.close = next_update(window_.work_end_s + kSettleSeconds);
   if (std::isnan(window_energy_j(window_)))
     log_warning("the GPU's energy counter went from " + std::to_string(window_.open.millijoules) + " to " +
                 std::to_string(window_.close.millijoules) + " mJ in " +

@@ -3,7 +3,7 @@
 // ~100 ms on an H200, in whole mJ) while a kernel lasts microseconds. The method (README "Energy"):
 //   - A window opens at a counter update, then the runs go back to back until their work has
 //     lasted window_s; once the GPU has finished it, the window closes at the first update at least
-//     kSettle_s later. The counter's difference is then the energy between two updates, whose
+//     kSettleSeconds later. The counter's difference is then the energy between two updates, whose
 //     moments are known to one read (~3 ms on an H200), however coarse the counter.
 //   - The window's margins without work (before the first run, after the last: up to an update
 //     period) are counted at the idle power; the L2 flushes before the regions, measured once as a
@@ -56,7 +56,7 @@ class EnergyMeter {
  public:
   // The closing update comes at least this long after the work ended, for a counter whose value
   // trails the GPU by a little (none was seen on an H200, to its ~3 ms per read).
-  static constexpr double kSettle_s = 0.01;
+  static constexpr double kSettleSeconds = 0.01;
   // A window lasts at least this many counter updates (Settings::energy_window_s is checked).
   static constexpr double kMinUpdatesPerWindow = 5;
 
@@ -81,7 +81,7 @@ class EnergyMeter {
 
  private:
   // The first reading of a new counter value taken at or after `not_before_s` (on the counter's
-  // clock). Throws BackendError when the counter does not change for kStalled_s.
+  // clock). Throws BackendError when the counter does not change for kStalledSeconds.
   EnergyReading next_update(double not_before_s);
   struct FlushWindow {
     EnergyWindow window;
@@ -89,8 +89,8 @@ class EnergyMeter {
   };
   FlushWindow flush_window(const std::function<void()>& flush, const std::function<void()>& sync, double seconds);
 
-  static constexpr double kStalled_s = 5.0;
-  static constexpr double kRampDown_s = 0.2;  // after work, before idle is measured
+  static constexpr double kStalledSeconds = 5.0;
+  static constexpr double kRampDownSeconds = 0.2;  // after work, before idle is measured
 
   EnergyCounter& counter_;
   double window_s_;
