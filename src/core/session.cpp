@@ -49,7 +49,7 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
           },
           now_s),
       aggregator_(configs_, backend.metrics(), settings),
-      collection_(settings.info_collectors),
+      collection_(settings.info_collectors, settings.info_collector_errors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
                                      settings.progress_observer)) {
   std::vector<std::string> measured;
@@ -190,10 +190,10 @@ void Session::run_remaining_passes(const Config& config, std::vector<BatchRun>& 
         const auto& regions = recorder_.regions();
         const auto same_name = [](const RegionRecord& x, const RegionRecord& y) { return x.name == y.name; };
         if (!std::equal(b.regions.begin(), b.regions.end(), regions.begin(), regions.end(), same_name))
-          throw AnnotationError("replay pass " + std::to_string(pass) + " opened other regions (" + names_of(regions) +
-                                ") than the first pass (" + names_of(b.regions) +
-                                "); with metrics that need several passes the body must open the same "
-                                "annotations in the same order every time");
+          throw AnnotationUseError("replay pass " + std::to_string(pass) + " opened other regions (" + names_of(regions) +
+                                   ") than the first pass (" + names_of(b.regions) +
+                                   "); with metrics that need several passes the body must open the same "
+                                   "annotations in the same order every time");
       }
     }
   } catch (...) {

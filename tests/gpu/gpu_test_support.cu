@@ -30,6 +30,16 @@ __global__ void spin_kernel(std::uint64_t ns) {
   }
 }
 
+__global__ void timed_spin_kernel(std::uint64_t ns, std::uint64_t* stamps) {
+  const std::uint64_t start = global_timer_ns();
+  std::uint64_t now = start;
+  while (now - start < ns) now = global_timer_ns();
+  if (threadIdx.x == 0) {
+    stamps[0] = start;
+    stamps[1] = now;
+  }
+}
+
 __global__ void empty_kernel() {}
 
 __global__ void globaltimer_tick_kernel(std::uint64_t* smallest_step) {
@@ -82,6 +92,11 @@ void check(cudaError_t status, const char* call) {
 void launch_spin(std::uint64_t ns, cudaStream_t stream) {
   spin_kernel<<<1, 32, 0, stream>>>(ns);
   check_launch("spin_kernel");
+}
+
+void launch_timed_spin(std::uint64_t ns, std::uint64_t* stamps, cudaStream_t stream) {
+  timed_spin_kernel<<<1, 32, 0, stream>>>(ns, stamps);
+  check_launch("timed_spin_kernel");
 }
 
 std::uint64_t globaltimer_tick_ns() {
