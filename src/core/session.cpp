@@ -241,6 +241,8 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
   const ClockReading collected = read_clocks(device_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
+    ran_ = true;
+    annotated_ = annotated_ || !b.regions.empty();
     // A batched run's closing reading is the next run's opening one.
     const ClockReading after = i + 1 < batch.size() ? batch[i + 1].before : collected;
     if (b.context.recorded) {
@@ -282,6 +284,11 @@ void Session::finish_config(const Config& config) {
 }
 
 Results Session::finish() {
+  // Nothing was measured, and an empty table would hide it (Nsight Python 1.1.1 raises too).
+  if (ran_ && !annotated_)
+    throw KernelCountError("No kernels were profiled: no run opened an annotation, so nothing was measured. Mark "
+                           "the code to measure with " + spell("kscope::Annotation", "kscope.annotate(...)") +
+                           " inside the profiled function");
   progress_->finished();
   return final_results(aggregator_, info_, settings_, configs_.size());
 }
