@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -97,6 +99,23 @@ void launch_spin(std::uint64_t ns, cudaStream_t stream) {
 void launch_timed_spin(std::uint64_t ns, std::uint64_t* stamps, cudaStream_t stream) {
   timed_spin_kernel<<<1, 32, 0, stream>>>(ns, stamps);
   check_launch("timed_spin_kernel");
+}
+
+int measure_or_plain(int argc, char** argv, const std::function<int()>& measure,
+                     const std::function<int(int reps)>& plain) {
+  const bool measuring = argc == 2 && std::strcmp(argv[1], "--measure") == 0;
+  const bool plain_mode = argc == 3 && std::strcmp(argv[1], "--plain") == 0;
+  if (!measuring && !plain_mode) {
+    std::fprintf(stderr, "usage: %s --measure | --plain REPS\n", argv[0]);
+    return 64;
+  }
+  if (report_no_gpu()) return 2;
+  try {
+    return measuring ? measure() : plain(std::atoi(argv[2]));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 1;
+  }
 }
 
 std::uint64_t globaltimer_tick_ns() {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace kscope_test {
@@ -66,6 +67,12 @@ class Event {
  private:
   cudaEvent_t event_ = nullptr;
 };
+
+// main() of a program that scripts run under a profiler and compare: "PROGRAM --measure" returns
+// measure(), "PROGRAM --plain REPS" plain(REPS). Exits 64 on bad usage, 2 without a GPU, 1 when
+// either throws (saying why on stderr).
+int measure_or_plain(int argc, char** argv, const std::function<int()>& measure,
+                     const std::function<int(int reps)>& plain);
 
 // Device-to-device cudaMemcpyAsync bandwidth in GB/s (bytes read + written), median of `reps`
 // event-timed copies of `bytes` after two warm-up copies.

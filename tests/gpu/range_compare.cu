@@ -9,9 +9,6 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <exception>
 
 #include "gpu_test_support.hpp"
 #include "kscope/kscope.hpp"
@@ -61,18 +58,11 @@ int plain(const kscope_test::DeviceFloats& in, kscope_test::DeviceFloats& out, k
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool measuring = argc == 2 && std::strcmp(argv[1], "--measure") == 0;
-  const bool plain_mode = argc == 3 && std::strcmp(argv[1], "--plain") == 0;
-  if (!measuring && !plain_mode) {
-    std::fprintf(stderr, "usage: %s --measure | --plain REPS\n", argv[0]);
-    return 64;
-  }
-  if (kscope_test::report_no_gpu()) return 2;
-  try {
+  const auto with_buffers = [](const auto& use) {
     kscope_test::DeviceFloats in(kFloats), out(kFloats), sink(1);
-    return measuring ? measure(in, out, sink) : plain(in, out, sink, std::atoi(argv[2]));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "range_compare: %s\n", e.what());
-    return 1;
-  }
+    return use(in, out, sink);
+  };
+  return kscope_test::measure_or_plain(
+      argc, argv, [&] { return with_buffers([](auto& in, auto& out, auto& sink) { return measure(in, out, sink); }); },
+      [&](int reps) { return with_buffers([&](auto& in, auto& out, auto& sink) { return plain(in, out, sink, reps); }); });
 }

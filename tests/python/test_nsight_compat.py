@@ -119,8 +119,8 @@ def test_counters_units_are_nsight_computes():
 # --- 2. Nsight's exception types and sentences -------------------------------------------------
 
 
-def test_a_nested_or_repeated_annotate_caught_by_the_body_lets_the_sweep_go_on(sim):
-    caught = []
+def catching_nested_and_repeated_annotates(launch, caught):
+    """Nsight-style code that catches annotate's ValueErrors (nesting, a repeated name) and goes on."""
 
     @nsight.analyze.kernel(configs=[(1,), (2,)], runs=2, **QUIET)
     def f(n):
@@ -130,14 +130,19 @@ def test_a_nested_or_repeated_annotate_caught_by_the_body_lets_the_sweep_go_on(s
                     pass
             except ValueError as e:
                 caught.append(str(e))
-            sim.launch("k", 10.0 * n)
+            launch(n)
         try:
             with nsight.annotate("outer"):
                 pass
         except ValueError as e:
             caught.append(str(e))
 
-    df = f().to_dataframe()
+    return f
+
+
+def test_a_nested_or_repeated_annotate_caught_by_the_body_lets_the_sweep_go_on(sim):
+    caught = []
+    df = catching_nested_and_repeated_annotates(lambda n: sim.launch("k", 10.0 * n), caught)().to_dataframe()
     assert df["AvgValue"].tolist() == [10.0, 20.0]
     assert caught[0].startswith("Nested annotations are not supported. Cannot enter annotation 'inner' while "
                                 "another annotation is active")
@@ -400,16 +405,6 @@ def test_gpu_range_replay_and_the_kernel_count_error(backend):
 
 @pytest.mark.gpu
 def test_gpu_a_caught_nested_annotate_lets_the_sweep_go_on():
-    x = cuda_vector()
-
-    @nsight.analyze.kernel(configs=[(1,), (2,)], runs=2, **QUIET)
-    def f(n):
-        with nsight.annotate("outer"):
-            try:
-                with nsight.annotate("inner"):
-                    pass
-            except ValueError:
-                pass
-            x.mul_(2.0)
-
-    assert len(f().to_dataframe()) == 2
+    x, caught = cuda_vector(), []
+    df = catching_nested_and_repeated_annotates(lambda n: x.mul_(2.0), caught)().to_dataframe()
+    assert len(df) == 2 and df["Annotation"].tolist() == ["outer", "outer"] and len(caught) == 12
