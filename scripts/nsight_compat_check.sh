@@ -68,7 +68,13 @@ if len(rows) < 3 or len(ours) != 2:
     print(f"FAIL: kscope gave {len(ours)} metrics, ncu's export {max(len(rows) - 2, 0)} results (see the logs above)")
     sys.exit(1)
 header, units, data = rows[0], rows[1], rows[2:]
-print(f"ncu results: {len(data)} (expected {reps}), their names: {sorted({r[header.index('Kernel Name')] for r in data})}")
+name = next((c for c in ("Kernel Name", "Range Name", "Name") if c in header), None)
+names = sorted({r[header.index(name)] for r in data}) if name else "(no name column)"
+print(f"ncu results: {len(data)} (expected {reps}), their names: {names}")
+missing = [m for m in ours if m not in header]
+if missing:
+    print(f"FAIL: ncu's export has no column for {missing}; its columns: {header}")
+    sys.exit(1)
 print(f"{'metric':<24} {'kscope':>14} {'unit':>5} {'Kernel':>7} {'ncu median':>14} {'unit':>5} {'diff %':>8} {'limit %':>8}")
 failed = len(data) != reps
 for metric, (value, unit, kernel) in ours.items():
