@@ -411,8 +411,9 @@ if ! skipping nsight; then
   { echo "## scripts/nsight_compat_check.sh (rc=$nsight_rc)"; cat "$WORK/nsight_compat_full.txt"; } >> "$OUT/ncu.log"
   parts=$(grep -cE '^[a-d]\. .* (PASS|FAIL|SKIP) ' "$WORK/nsight_compat.txt")
   failed_parts=$(grep -E '^[a-d]\. .* FAIL ' "$WORK/nsight_compat.txt" | cut -c1-34 | sed 's/ *$//' | paste -sd, -)
+  skipped_parts=$(grep -E '^[a-d]\. .* SKIP ' "$WORK/nsight_compat.txt" | cut -c1-34 | sed 's/ *$//' | paste -sd, -)
   if [[ $nsight_rc -eq 0 ]]; then
-    record "nsight compat" PASS "$parts parts: range vs ncu, units, cupti span, pytest, examples 00-11 x2"
+    record "nsight compat" PASS "$parts parts: range vs ncu, units, cupti span, pytest, examples 00-11 x2${skipped_parts:+; skipped: $skipped_parts}"
   else
     record "nsight compat" FAIL "rc=$nsight_rc; failed: ${failed_parts:-see ncu.log}"
   fi
