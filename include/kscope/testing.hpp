@@ -3,6 +3,7 @@
 // kscope_testing, is never chosen through Settings::backend, and every row it produces says
 // "test (simulated)" in the Backend column.
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
@@ -45,8 +46,9 @@ class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();
 
-  // Called from the body: a "kernel" of the given duration launched now.
-  void launch(const std::string& kernel_name, double duration_ns);
+  // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
+  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them).
+  void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
 
   FakeDevice& device() { return device_; }
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
@@ -91,6 +93,7 @@ class SimulatedBackend final : public MeasurementBackend {
     std::ptrdiff_t region;  // -1 outside any region
     std::string name;
     double duration_ns;
+    GpuInterval gpu_time;
   };
   struct BatchRun {
     std::vector<Launch> launches;
@@ -101,6 +104,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t current_run_ = 0;  // in the batch
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
+  std::uint64_t gpu_clock_ns_ = 0;  // where the last simulated kernel ended
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
   std::size_t max_batch_runs_ = 1;

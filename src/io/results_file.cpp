@@ -220,6 +220,13 @@ Field<Row> field(std::string key, Access access) {
           [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
 }
 
+// A field added after the format's first files: a file without it loads with the default.
+template <typename Row>
+Field<Row> added_later(Field<Row> f) {
+  f.optional = true;
+  return f;
+}
+
 template <typename Row>
 Written write_object(const Row& row, const std::vector<Field<Row>>& fields) {
   Written object = Written::object();
@@ -267,6 +274,7 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_sm_clock_mhz", [](auto& s) -> auto& { return s.rated_sm_clock_mhz; }),
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
+      added_later(field<S>("metrics", [](auto& s) -> auto& { return s.metrics; })),
   };
   return fields;
 }
