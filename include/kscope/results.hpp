@@ -35,6 +35,9 @@ struct SessionInfo {
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
   double thermal_pause_s = 0;
   std::string report_path;            // Backend::ncu: the Nsight Compute report (.ncu-rep); empty otherwise
+  // The metrics the backend measured, in its order; the rows' other metrics are derive_metric's.
+  // Empty in results files written before kscope recorded it.
+  std::vector<std::string> metrics;
   // With the energy metrics (NaN without): the GPU's idle power measured in the session, the
   // energy of one L2 flush (taken out of each run's), and how often its energy counter updates.
   double idle_power_w = NAN;

@@ -92,9 +92,10 @@ class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();
 
-  // Called from the body: a "kernel" of the given duration launched now. The simulated GPU runs it
-  // at once (its energy counter sees it at SimulatedPower::kernel_w).
-  void launch(const std::string& kernel_name, double duration_ns);
+  // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
+  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
+  // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
+  void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
 
   FakeDevice& device() { return device_; }
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
@@ -139,6 +140,7 @@ class SimulatedBackend final : public MeasurementBackend {
     std::ptrdiff_t region;  // -1 outside any region
     std::string name;
     double duration_ns;
+    GpuInterval gpu_time;
   };
   struct BatchRun {
     std::vector<Launch> launches;
@@ -149,6 +151,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t current_run_ = 0;  // in the batch
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
+  std::uint64_t gpu_clock_ns_ = 0;  // where the last simulated kernel ended
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
   std::size_t max_batch_runs_ = 1;

@@ -23,7 +23,7 @@ RepetitionWindow::RepetitionWindow(std::size_t kernel_metrics, const Settings& s
 
 void RepetitionWindow::add(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) {
   if (regions.size() != 1 || (!regions_.empty() && regions.front().name != regions_.front().name))
-    throw AnnotationError("the energy metrics measure the whole GPU over back-to-back runs, so every run must open "
+    throw AnnotationUseError("the energy metrics measure the whole GPU over back-to-back runs, so every run must open "
                           "exactly one annotation, the same one; this run opened " + names_of(regions) +
                           (regions_.empty() ? "" : " after " + names_of(regions_)) +
                           ". Measure each annotation in its own " +

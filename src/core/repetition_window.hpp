@@ -17,9 +17,9 @@ class RepetitionWindow {
   // `kernel_metrics`: the values each kernel measurement holds (the backend's metrics).
   RepetitionWindow(std::size_t kernel_metrics, const Settings& settings);
 
-  // One run of the window, once collected: attributed as any run (AnnotationError when a region
-  // breaks a rule). Every run must open exactly one annotation, the same one: the counter cannot
-  // tell regions apart.
+  // One run of the window, once collected: attributed as any run (KernelCountError when a region
+  // breaks a rule). Every run must open exactly one annotation, the same one, since the counter
+  // cannot tell regions apart (AnnotationUseError).
   void add(const std::vector<RegionRecord>& regions, const RunMeasurement& measured);
 
   std::size_t runs() const { return runs_; }

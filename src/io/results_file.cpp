@@ -220,7 +220,7 @@ Field<Row> field(std::string key, Access access) {
           [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
 }
 
-// A field that files written before it was added lack: absent, it keeps the default.
+// A field added after the format's first files: a file without it loads with the default.
 template <typename Row>
 Field<Row> added_later(Field<Row> f) {
   f.optional = true;
@@ -274,6 +274,7 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_sm_clock_mhz", [](auto& s) -> auto& { return s.rated_sm_clock_mhz; }),
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
+      added_later(field<S>("metrics", [](auto& s) -> auto& { return s.metrics; })),
       added_later(field<S>("idle_power_w", [](auto& s) -> auto& { return s.idle_power_w; })),
       added_later(field<S>("flush_energy_j", [](auto& s) -> auto& { return s.flush_energy_j; })),
       added_later(field<S>("energy_update_s", [](auto& s) -> auto& { return s.energy_update_s; })),

@@ -64,6 +64,7 @@ Results handmade_results() {
   session.thermal_pauses = 2;
   session.thermal_pause_s = 1.25;
   session.report_path = "/tmp/x.ncu-rep";
+  session.metrics = {"sm__cycles_elapsed.max", "dram__bytes_read.sum"};
 
   auto names = std::make_shared<const std::vector<std::string>>(
       std::vector<std::string>{"n", "scale", "dtype", "fused"});
@@ -206,6 +207,7 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(s.thermal_pauses, 2u);
   EXPECT_EQ(s.thermal_pause_s, 1.25);
   EXPECT_EQ(s.report_path, "/tmp/x.ncu-rep");
+  EXPECT_EQ(s.metrics, (std::vector<std::string>{"sm__cycles_elapsed.max", "dram__bytes_read.sum"}));
 
   const Settings& t = loaded.settings();
   EXPECT_EQ(t.runs, 4u);
@@ -253,12 +255,14 @@ TEST_F(ResultsFile, FilesWrittenBeforeShardsAndCollectorScopesStillLoad) {
   nlohmann::json doc = nlohmann::json::parse(slurp(path("a.json")));
   doc["settings"].erase("shard");
   doc["settings"].erase("info_collectors");
+  doc["session"].erase("metrics");
   doc.erase("shard_sessions");
   std::ofstream(path("old.json")) << doc.dump();
   const Results loaded = load_results(path("old.json"));
   EXPECT_FALSE(loaded.settings().shard);
   EXPECT_TRUE(loaded.settings().info_collectors.empty());
   EXPECT_TRUE(loaded.shard_sessions().empty());
+  EXPECT_TRUE(loaded.session().metrics.empty());
   EXPECT_EQ(loaded.rows().size(), 2u);
 }
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 import kscope
-from kscope import AnnotationError, BackendError, ConfigError, SweepError
+from kscope import AnnotationUseError, BackendError, ConfigError, SweepError
 
 KERNEL_NS = 2e6  # 2 ms at 300 W: 0.6 J, 0.4 J above idle
 FAST = dict(verbosity=0, runs=3, energy_window=0.1, metrics=kscope.energy_metrics())
@@ -97,7 +97,7 @@ def test_every_run_opens_one_annotation(sim):
     with pytest.raises(SweepError, match="every run must open exactly one annotation, the same one; this run opened "
                                          "'torch', 'triton'. Measure each annotation in its own function") as e:
         kscope.analyze.kernel(configs=[1], **FAST)(body)()
-    assert isinstance(e.value.__cause__, AnnotationError)
+    assert isinstance(e.value.__cause__, AnnotationUseError)
 
 
 def test_options_are_checked_in_pythons_words(sim):

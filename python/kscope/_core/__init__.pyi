@@ -60,6 +60,10 @@ class ThrottledRuns(_Enum):
     keep: ClassVar[ThrottledRuns]
     exclude: ClassVar[ThrottledRuns]
 
+class InfoCollectorErrors(_Enum):
+    warn: ClassVar[InfoCollectorErrors]
+    raise_: ClassVar[InfoCollectorErrors]
+
 class Verbosity(_Enum):
     quiet: ClassVar[Verbosity]
     info: ClassVar[Verbosity]
@@ -93,6 +97,7 @@ class Settings:
     verbosity: Verbosity
     ignore_kernel_list: list[str]
     normalize_against: str
+    info_collector_errors: InfoCollectorErrors
     stable_rsd_pct: float
     energy_window_s: float
     output_prefix: str
@@ -115,6 +120,7 @@ class Results:
     @property
     def axis_names(self) -> list[str]: ...
     def report_path(self) -> str: ...
+    def measured_metrics(self) -> list[str]: ...
     def summary(self) -> tuple[dict[str, list[Cell]], list[int]]: ...
     def samples(self) -> tuple[dict[str, list[Cell]], list[int]]: ...
     def configs(self) -> list[tuple[Cell, ...]]: ...
