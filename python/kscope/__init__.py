@@ -15,6 +15,7 @@ from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._shard import MergeWarning, merge
 from ._doctor import doctor
+from .energy import energy_efficiency, energy_metrics
 from ._results import speed_of_light
 from .annotation import annotate
 from .info_collector import CollectionScope, InfoCollector
@@ -67,6 +68,8 @@ __all__ = [
     "deactivate",
     "describe_metric",
     "doctor",
+    "energy_efficiency",
+    "energy_metrics",
     "exceptions",
     "experimental",
     "get_active_tool",

@@ -49,6 +49,7 @@ def kernel(
     throttled_runs: Literal["keep", "exclude"] = "keep",
     ncu_sections: Sequence[str] | None = None,
     shard: Literal["auto"] | tuple[int, int] | None = None,
+    energy_window: float = 1.0,
 ) -> Any:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -71,8 +72,13 @@ def kernel(
         events__region_duration). Without metrics and backend, kernel durations (cupti), unless
         a tool is active (kscope.activate, or KSCOPE_TOOL=ncu|cupti in the environment):
         Tool.NCU measures Nsight Python's default, gpu__time_duration.sum, with 'counters'.
+        kscope.energy_metrics() (nvml__energy_per_run in J, nvml__average_power in W,
+        nvml__energy_above_idle in J) are measured beside a duration backend's durations:
+        each recorded run is then a window of back-to-back runs (see energy_window).
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
-        value, (value, unit), or a dict of them.
+        value, (value, unit), or a dict of them. With the energy metrics it gets the duration,
+        then the energy metrics as asked, per window; kscope.energy_efficiency(joules, flop=...,
+        bytes=...) returns FLOP/J and bytes/J.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
     ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
@@ -131,6 +137,11 @@ def kernel(
         (SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT). None (the default) still honours KSCOPE_SHARD.
         A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
         `kscope merge` joins them. README "Scaling out" shows both launch styles.
+    energy_window (kscope): with the energy metrics, each recorded run is a window in which the
+        function runs back to back for at least this many seconds (1.0; the GPU's energy counter
+        updates about every 0.1 s), and every metric's sample is the window's: the durations are
+        its runs' mean, the energy its counter's difference per run. Each run must open exactly
+        one annotation. README "Energy" says what the energy includes and what is taken out.
     """
     options = Options(
         runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
@@ -142,6 +153,7 @@ def kernel(
         output_prefix=output_prefix, output_csv=output_csv, resume=resume, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
         info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
+        energy_window=energy_window,
     )
 
     def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:

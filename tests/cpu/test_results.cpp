@@ -44,7 +44,7 @@ TEST(Results, SummaryColumnsInDocumentedOrder) {
       "Annotation", "n", "dtype", "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median",
       "Q1", "Q3", "IQR", "P20", "P80", "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
       "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "ReplayPasses", "CacheControl", "ClockControl", "Mode",
-      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "ObservedSMClockMHz",
+      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "IdlePowerW", "ObservedSMClockMHz",
       "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses"};
   EXPECT_EQ(t.columns, expected);
   ASSERT_EQ(t.rows.size(), 2u);
@@ -87,7 +87,7 @@ TEST(Results, WritesCsvAndStrictJson) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,Q1,Q3,IQR,P20,P80,Outliers,NumRuns,"
             "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
             "GPU,Host,Backend,ReplayPasses,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
-            "LockedMemoryClockMHz,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses");
+            "LockedMemoryClockMHz,IdlePowerW,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses");
   EXPECT_NE(csv.find("\"void saxpy<float>(int, float*)\""), std::string::npos);  // quoted: has a comma
   const auto doc = nlohmann::json::parse(slurp(dir / "x_results.json"));  // throws on bare NaN
   EXPECT_EQ(doc["session"]["backend"], "test (simulated)");
