@@ -35,6 +35,11 @@ struct SessionInfo {
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
   double thermal_pause_s = 0;
   std::string report_path;            // Backend::ncu: the Nsight Compute report (.ncu-rep); empty otherwise
+  // When and under which load the session measured: local time with its UTC offset
+  // ("2025-01-31T17:02:11+01:00"), and the host's 1, 5 and 15 minute load averages as it opened;
+  // empty when unknown (results files of kscope 0.1.0 before these were saved).
+  std::string started_at;
+  std::vector<double> load_avg;
 
   // "default", "strict", "continuous" or "custom" (mode_name)
   std::string mode() const { return mode_name(cache_control, clock_control); }

@@ -2,6 +2,8 @@
 // Turns what a backend saw in one run into one value per (region, metric), applying the rules:
 // ignored kernels are dropped, a region must have launched a kernel, and several kernels need a
 // combine rule.
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -9,6 +11,19 @@
 #include "kscope/settings.hpp"
 
 namespace kscope::detail {
+
+// Thrown where a callable of the caller's (Settings::combine_kernel_metrics, derive_metric) threw:
+// `callback` names it for the message, `cause` is its exception, kept as the sweep's cause.
+class CallbackFailure : public std::runtime_error {
+ public:
+  CallbackFailure(std::string callback, std::exception_ptr cause);
+  const std::string& callback() const { return callback_; }
+  std::exception_ptr cause() const { return cause_; }
+
+ private:
+  std::string callback_;
+  std::exception_ptr cause_;
+};
 
 struct RegionMeasurement {
   std::string annotation;

@@ -1,6 +1,6 @@
 #pragma once
 // One profiling session over a sweep, on one backend in this process. Each phase is a method:
-//   open            backend session, clock lock, session facts
+//   open            the output prefix's claim, backend session, clock lock, session facts
 //   measure_config  per config: batches of runs until the sampling plan stops
 //     run_batch       the batch planner's runs, pass after pass (thermal guard and clocks before
 //                     each run of pass 1)
@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "core/clock_lock.hpp"
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
+#include "core/output_claim.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sample_stream.hpp"
 #include "core/sampling_plan.hpp"
@@ -35,6 +37,10 @@ namespace kscope::detail {
 
 // ConfigError for a bad sweep, settings or body, before anything touches the GPU.
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body);
+
+// Records in `info` when the session starts and the host's load then (SessionInfo::started_at,
+// load_avg).
+void stamp_start(SessionInfo& info);
 
 class Session {
  public:
@@ -70,6 +76,10 @@ class Session {
   void run_remaining_passes(const Config& config, std::vector<BatchRun>& batch);
   void call_body(const Config& config, const RunContext& run);
   bool record_batch(const Config& config, const std::vector<BatchRun>& batch);
+  // After the first config measured, before it counts as finished: fails the sweep when the body
+  // opened no annotation (nothing to measure) or not the normalize_against one, instead of
+  // after a whole sweep of nothing.
+  void check_first_config(const Config& config);
   void finish_config(const Config& config);
   Results finish();
 
@@ -98,9 +108,13 @@ class Session {
   SessionInfo info_;
   std::optional<ClockLock> clock_lock_;
   std::optional<InterruptScope> interrupt_;  // after the clock lock: Ctrl-C reaches it first
+  std::optional<OutputClaim> claim_;         // the output prefix, until the last file is written
   std::optional<SampleStream> stream_;
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
+
+  bool first_config_checked_ = false;
+  std::set<std::string> first_config_annotations_;  // what the body opened in the first config
 
   // The config being measured.
   std::size_t next_run_ = 0;  // warm-ups included

@@ -46,8 +46,13 @@ def test_save_and_load_give_back_every_table(sim, tmp_path):
 
 
 def test_load_names_the_problem(tmp_path):
-    with pytest.raises(kscope.ProfilerException, match="cannot read '.*missing.json': No such file or directory"):
+    # Issue 25: a path that is no file is the OSError open() raises (it was a RuntimeError of a C++ stream).
+    with pytest.raises(FileNotFoundError, match=r"^\[Errno 2\] cannot read '.*missing.json': no such file; give a "
+                                                r"file written by ProfileResults.save$"):
         kscope.load(tmp_path / "missing.json")
+    with pytest.raises(IsADirectoryError, match="cannot read '.*': it is a directory; give a file written by "
+                                                "ProfileResults.save"):
+        kscope.load(tmp_path)
     (tmp_path / "v2.json").write_text('{"format": "kscope-results", "version": 2, "kscope_version": "9.0"}')
     with pytest.raises(kscope.ConfigError, match=r"format version 2 \(written by kscope 9.0\); this kscope "
                                                  r"\(.*\) reads version 1: update kscope to load it"):
