@@ -257,6 +257,12 @@ TEST_F(CompareCommand, ProgramIsAWellBehavedUnixTool) {
   EXPECT_EQ(exit_code(dashed_status), 0) << dashed_err;
   EXPECT_EQ(nlohmann::json::parse(dashed)["baseline"], path("-base.json"));
 
+  auto [help_status, help, help_err] = to_file({"--help"});
+  EXPECT_EQ(exit_code(help_status), 0);
+  for (const char* command : {"compare", "doctor", "merge", "metrics", "--version"})
+    EXPECT_TRUE(has(help, command)) << help;
+  EXPECT_FALSE(has(help, "Backend::") || has(help, "Settings::")) << help;  // it said Backend::counters
+
   auto [unknown_status, unknown, unknown_err] = to_file({"comapre"});
   EXPECT_EQ(exit_code(unknown_status), 64);
   EXPECT_TRUE(has(unknown_err, "kscope: unknown command 'comapre'")) << unknown_err;

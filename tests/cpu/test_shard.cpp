@@ -381,6 +381,18 @@ TEST(Merge, ThePrefixGivenToTheSweepFindsItsShards) {
   ASSERT_EQ(merge_command({dir.prefix("merged"), dir.prefix("runs")}, out, err), 0) << err.str();
   expect_same_tables(load_results(dir.prefix("merged/results.json")), whole);  // inside it, not beside it
 
+  // Issue 25: a directory where a results file is expected aborted the command (std::__ios_failure, 134).
+  fs::create_directory(dir.prefix("empty"));
+  fs::create_directory(dir.prefix("empty/shard-0-of-1-results.json"));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(merge_command({dir.prefix("merged2_"), dir.prefix("empty/shard-0-of-1-results.json")}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("nothing to merge under"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(merge_command({dir.prefix("merged2_"), dir.prefix("empty")}, out3, err3), 2);
+  EXPECT_NE(err3.str().find("cannot read '" + dir.prefix("empty/shard-0-of-1-results.json") + "': it is a directory"),
+            std::string::npos)
+      << err3.str();
+
   s.output_prefix = dir.prefix("runs/gemm-1-");  // a second sweep there: which one is meant?
   shard(0, 3, s);
   EXPECT_EQ(error_of([&] { merge_files({dir.prefix("runs/")}); }),

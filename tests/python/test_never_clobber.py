@@ -188,6 +188,17 @@ def test_metric_database_arguments_are_checked_in_python_terms():
         kscope.describe_metric(None)
 
 
+def test_metric_hints_name_the_kscope_metrics_command_and_python():
+    try:
+        kscope.describe_metric("dram__byte_read.sum", "GH100")
+    except ConfigError as e:
+        message = str(e)
+    except kscope.BackendError as e:
+        pytest.skip(f"no metric database here: {e}")
+    assert ("(`kscope metrics --chip GH100` lists every metric; kscope.list_metrics() returns them)") in message
+    assert "kscope-metrics" not in message and not CPP_TERMS.search(message)
+
+
 def test_a_changing_derived_unit_and_a_zero_baseline_are_warned(sim, capfd):
     def bandwidth(duration, n):
         return (duration, "MB/s") if n == 1 else (duration / 1000, "GB/s")
