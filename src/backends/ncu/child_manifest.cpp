@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/files.hpp"
+#include "io/json_error.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -50,7 +51,7 @@ std::optional<ChildManifest> read_manifest(const std::string& path) {
     }
     return m;
   } catch (const std::exception& e) {
-    throw BackendError("the ncu child manifest " + path + " is unreadable (" + e.what() +
+    throw BackendError("the ncu child manifest " + path + " is unreadable (" + detail::json_error_text(e) +
                        "); it is written by kscope in the profiled child process: re-run the sweep");
   }
 }
