@@ -67,8 +67,7 @@ void check_earlier_sweep(const Settings& settings) {
   if (settings.overwrite) return;
   const std::string& prefix = settings.output_prefix;
   std::string found;
-  for (const char* file : kSweepFiles)
-    if (exists(prefix + file)) found += (found.empty() ? "" : ", ") + prefix + file;
+  for (const auto& file : sweep_files(prefix)) found += (found.empty() ? "" : ", ") + file;
   if (found.empty()) return;
   const std::string named = option("output_prefix") + " '" + prefix + "'";
   if (!settings.resume)

@@ -15,8 +15,8 @@
 #include "core/caller.hpp"
 #include "core/columns.hpp"
 #include "core/log.hpp"
-#include "core/suggest.hpp"
 #include "core/output_claim.hpp"
+#include "core/suggest.hpp"
 #include "io/csv.hpp"
 #include "io/files.hpp"
 #include "io/json_error.hpp"
@@ -346,7 +346,8 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
     stored = Json::parse(*stored_text);
   } catch (const Json::exception& e) {
     throw ConfigError("cannot resume from '" + manifest_path + "': it is not a kscope manifest (" + json_error_text(e) +
-                      "); remove it, or start the sweep over without " + option("resume"));
+                      "); remove it, or start the sweep over with " + option("overwrite") + spell(" = true", "=True") +
+                      " instead of " + option("resume"));
   }
   if (const auto different = differences(stored, Json::parse(manifest), configs_); !different.empty()) {
     std::string list;
@@ -366,7 +367,8 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   if (!records.empty() && records.front().fields != header)
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
                       python_list(records.front().fields) + "); was it written by another kscope version? Start " +
-                      "the sweep over without " + option("resume") + ", or give another " + option("output_prefix"));
+                      "the sweep over with " + option("overwrite") + spell(" = true", "=True") + " instead of " +
+                      option("resume") + ", or give another " + option("output_prefix"));
 
   std::vector<SampleRow> kept;
   std::size_t record = 1, samples_end = records.empty() ? 0 : records.front().end, progress_end = 0, done = 0;
