@@ -3,7 +3,7 @@
 # tests, GPU tests, the saxpy example, the overhead benchmark, and kscope cupti against
 # ncu's gpu__time_duration.sum. Logs go to $OUT (8 files at most); a summary table is printed last.
 #
-# Needs .carry/ from scripts/prepare_carry.sh (GoogleTest sources, nlohmann headers).
+# Needs .carry/ from scripts/prepare_carry.sh (GoogleTest sources, nlohmann and CLI11 headers).
 # Locally (no GPU) it still builds and runs; GPU tests then skip and the GPU steps fail.
 # Never changes clocks, power or modes: ncu always runs with --clock-control none.
 set -uo pipefail
@@ -74,7 +74,7 @@ GTEST_PREFIX=$BUILD/googletest-install
     cmake --build "$BUILD/googletest-build" -j16 --target install &&
     cmake -S "$ROOT" -B "$BUILD" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$GTEST_PREFIX" \
-      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" \
+      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" -DKSCOPE_CLI11_INCLUDE_DIR="$ROOT/.carry/include" \
       -DKSCOPE_BUILD_PYTHON=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5
 } > "$OUT/build.log" 2>&1
 configure_rc=$?

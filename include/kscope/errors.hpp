@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace kscope {
 
@@ -60,6 +61,20 @@ class CudaError : public BackendError {
 class InternalError : public Error {
  public:
   using Error::Error;
+};
+
+// A file could not be read or written: it does not exist, is a directory, is not permitted, or is
+// something other than a regular file (a device, a FIFO) that kscope will not replace. path() is
+// the file named; code() the operating system's reason (std::errc), empty when there is none.
+class FileError : public Error {
+ public:
+  FileError(const std::string& message, std::string path, std::error_code code = {});
+  const std::string& path() const { return path_; }
+  std::error_code code() const { return code_; }
+
+ private:
+  std::string path_;
+  std::error_code code_;
 };
 
 // The GPU did not cool down to the resume threshold within thermal_timeout_s.

@@ -43,6 +43,11 @@ struct SessionInfo {
   double idle_power_w = NAN;
   double flush_energy_j = NAN;
   double energy_update_s = NAN;
+  // When and under which load the session measured: local time with its UTC offset
+  // ("2025-01-31T17:02:11+01:00"), and the host's 1, 5 and 15 minute load averages as it opened;
+  // empty when unknown (results files of kscope 0.1.0 before these were saved).
+  std::string started_at;
+  std::vector<double> load_avg;
 
   // "default", "strict", "continuous" or "custom" (mode_name)
   std::string mode() const { return mode_name(cache_control, clock_control); }

@@ -174,6 +174,10 @@ struct Settings {
   // finished there are read back, not measured again. Refused (ConfigError) when the files hold
   // another GPU, backend, sweep or measurement settings; with nothing there, every config is measured.
   bool resume = false;
+  // Replace the files of an earlier sweep under output_prefix. Without it (and without resume) a
+  // prefix that holds them is refused before anything runs: kscope never deletes measured data
+  // unasked.
+  bool overwrite = false;
   // Measure only this shard's configs (kscope/shard.hpp), its files under output_prefix +
   // "shard-<index>-of-<count>-"; kscope::merge joins the shards. Unset: the environment variable
   // KSCOPE_SHARD=index/count, if set; else the whole sweep.

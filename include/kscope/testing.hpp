@@ -1,7 +1,9 @@
 #pragma once
-// A simulated backend for testing the engine without a GPU. It lives in the separate library
-// kscope_testing, is never chosen through Settings::backend, and every row it produces says
-// "test (simulated)" in the Backend column.
+// A simulated backend for testing a sweep without a GPU (kscope's own CPU tests, a user's CI): give
+// it to profile_with_backend and launch() "kernels" of known durations from the body. It lives in
+// the separate library kscope_testing (CMake target kscope::testing, installed with the package),
+// is never chosen through Settings::backend, and every row it produces says "test (simulated)" in
+// the Backend column.
 #include <cstddef>
 #include <cstdint>
 #include <limits>

@@ -9,7 +9,8 @@ may come before or after torch/CUDA initialisation.
 """
 
 from . import analyze, exceptions, experimental, info_collector, testing, tools, utils
-from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
+from ._core import __version__, bottleneck_rule, sol_metrics
+from ._metrics import count_passes, describe_metric, list_metrics
 from ._compare import CompareWarning, compare, load
 from ._options import VerbosityLevel
 from ._results import ProfileResults

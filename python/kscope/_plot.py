@@ -42,13 +42,7 @@ class Style:
             raise ConfigError("plot_callback must be a function taking the matplotlib Figure")
         if not isinstance(self.filename, (str, os.PathLike)) or not str(self.filename):
             raise ConfigError(f"filename must be a path such as 'plot.png', not {self.filename!r}")
-        extension = os.path.splitext(str(self.filename))[1][1:].lower()
-        supported = _supported_formats()
-        if extension and extension not in supported:
-            raise ConfigError(
-                f"filename {str(self.filename)!r}: matplotlib cannot write '.{extension}' files; use one of "
-                f"{', '.join('.' + e for e in sorted(supported))}"
-            )
+        check_type(self.filename)
         for name in ("row_panels", "col_panels", "x_keys", "variant_fields", "variant_annotations"):
             value = getattr(self, name)
             if isinstance(value, str):
@@ -62,18 +56,31 @@ def _supported_formats():
     return Figure().canvas.get_supported_filetypes()
 
 
-def check_filename(filename):
-    """ConfigError unless the plot's directory exists and is writable: checked before the sweep, so
-    a bad path never costs one."""
+def check_type(filename):
+    """ConfigError unless matplotlib can write a file of this name's type."""
+    extension = os.path.splitext(str(filename))[1][1:].lower()
+    supported = _supported_formats()
+    if extension and extension not in supported:
+        raise ConfigError(
+            f"filename {str(filename)!r}: matplotlib cannot write '.{extension}' files; use one of "
+            f"{', '.join('.' + e for e in sorted(supported))}"
+        )
+
+
+def check_filename(filename, owner="@kscope.analyze.plot"):
+    """ConfigError unless the plot's type can be written and its directory exists and is writable:
+    checked before the work whose result it draws (a sweep, a comparison), so a bad path never
+    costs it."""
+    check_type(filename)
     directory = os.path.dirname(os.path.abspath(filename))
     if not os.path.isdir(directory):
         raise ConfigError(
-            f"filename {str(filename)!r} of @kscope.analyze.plot: its directory {directory!r} does not exist; "
+            f"filename {str(filename)!r} of {owner}: its directory {directory!r} does not exist; "
             f"create it, or give a path in an existing directory"
         )
     if not os.access(directory, os.W_OK | os.X_OK):
         raise ConfigError(
-            f"filename {str(filename)!r} of @kscope.analyze.plot: its directory {directory!r} is not writable; "
+            f"filename {str(filename)!r} of {owner}: its directory {directory!r} is not writable; "
             f"give a path in a writable directory"
         )
 

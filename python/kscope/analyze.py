@@ -43,6 +43,7 @@ def kernel(
     info_collectors: Sequence[Any] | None = None,
     info_collector_errors: Literal["warn", "raise"] = "warn",
     resume: bool = False,
+    overwrite: bool = False,
     backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
     warmup_runs: int = 1,
     adaptive: bool | Mapping[str, Any] | None = None,
@@ -93,7 +94,9 @@ def kernel(
         is back to thermal_cont (as Nsight Python). thermal_device is checked but not applied:
         the guard watches the profiled GPU.
     verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
-    output_prefix: the engine writes {prefix}{func}-{n}-summary.csv, -samples.csv and
+    output_prefix: a directory ('out/'; an existing directory's name without the slash, 'out',
+        means the same) or a path prefix ('out/run_'). The engine writes
+        {prefix}{func}-{n}-summary.csv, -samples.csv and
         -results.json for the n-th successful call (and, with backend='ncu', its Nsight Compute
         report and logs; without a prefix those go to a temporary directory). The raw samples
         are streamed: -samples.csv gets each config's samples, on disk, as soon as it finishes
@@ -105,6 +108,10 @@ def kernel(
         measured, and the whole table returned. Refused (ConfigError naming what differs) if
         the GPU, backend, sweep or measurement options differ; with nothing on disk every config
         is measured.
+    overwrite (kscope): with output_prefix, replace the files of an earlier sweep there. Without
+        it (or resume), a call whose {prefix}{func}-{n}- already holds a sweep's files (or whose
+        output_csv files exist) raises ConfigError before measuring anything: kscope never deletes
+        measured data unasked. A second process on the same prefix is refused while the first runs.
     output_csv: also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
         {prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a
         temporary directory when no prefix is given).
@@ -150,7 +157,7 @@ def kernel(
         clock_control=clock_control, cache_control=cache_control, replay_mode=replay_mode,
         thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
-        output_prefix=output_prefix, output_csv=output_csv, resume=resume, backend=backend,
+        output_prefix=output_prefix, output_csv=output_csv, resume=resume, overwrite=overwrite, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
         info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
         energy_window=energy_window,
@@ -218,6 +225,7 @@ class _ProfiledFunction:
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
+        self._check_earlier_csv(placement.shard)
         if placement.launcher is not None:  # shard='auto' found one (a (index, count) option is in settings)
             settings.shard = placement.shard
         if placement.launcher == "torchrun":
@@ -267,7 +275,7 @@ class _ProfiledFunction:
         opts = self.options
         try:
             return _core.profile(
-                self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
+                self.signature.names, engine_rows(configs, self.signature.names), settings, body, derive,
                 opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
                 simulated, progress,
             )
@@ -283,7 +291,7 @@ class _ProfiledFunction:
         """Where the engine writes this call's files ({prefix}{function}-{n}-summary.csv, ...
         -samples.csv, -results.json, and the ncu report): only when output_prefix is given. Its
         directory is made now, so a bad path fails before anything is measured."""
-        prefix = self.options.output_prefix
+        prefix = self._prefix()
         if prefix is None:
             return ""
         directory = os.path.dirname(prefix)
@@ -297,8 +305,34 @@ class _ProfiledFunction:
                 ) from None
         return f"{prefix}{self.func.__name__}-{self.calls}-"
 
-    def _write_csv(self, results: ProfileResults, call: int) -> None:
+    def _prefix(self) -> str | None:
+        """output_prefix, an existing directory's name standing for that directory ('out' as 'out/')."""
         prefix = self.options.output_prefix
+        if prefix is not None and prefix and not prefix.endswith(os.sep) and os.path.isdir(prefix):
+            prefix += os.sep
+        return prefix
+
+    def _csv_paths(self, prefix: str, call: int, shard: tuple[int, int] | None) -> list[tuple[str, str]]:
+        """(kind, path) of the output_csv files of the call-th successful call."""
+        tag = f"{self.func.__name__}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
+        return [(kind, f"{prefix}{kind}_data-{tag}") for kind in ("profiled", "processed")]
+
+    def _check_earlier_csv(self, shard: tuple[int, int] | None) -> None:
+        """output_csv files of an earlier sweep under output_prefix are replaced only when asked
+        (the engine refuses its own files the same way)."""
+        opts = self.options
+        prefix = self._prefix()
+        if not opts.output_csv or prefix is None or opts.overwrite or opts.resume:
+            return
+        earlier = [path for _, path in self._csv_paths(prefix, self.calls, shard) if os.path.lexists(path)]
+        if earlier:
+            raise ConfigError(
+                f"output_csv: {', '.join(earlier)} of an earlier sweep exist, which kscope does not replace "
+                f"unasked: set overwrite=True to replace them, or give another output_prefix"
+            )
+
+    def _write_csv(self, results: ProfileResults, call: int) -> None:
+        prefix = self._prefix()
         if prefix is None:
             if self.csv_prefix is None:
                 self.csv_prefix = tempfile.mkdtemp(prefix="kscope_") + os.sep
@@ -306,10 +340,9 @@ class _ProfiledFunction:
         if os.path.dirname(prefix):
             os.makedirs(os.path.dirname(prefix), exist_ok=True)
         shard = results._core.shard()  # a shard's own part: beside the other shards', not over them
-        tag = f"{self.func.__name__}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
-        for kind, frame in (("profiled", results.raw_dataframe()), ("processed", results.to_dataframe())):
-            path = f"{prefix}{kind}_data-{tag}"
-            frame.to_csv(path, index=False)
+        frames = {"profiled": results.raw_dataframe, "processed": results.to_dataframe}
+        for kind, path in self._csv_paths(prefix, call, shard):
+            _core.write_file(path, frames[kind]().to_csv(index=False))  # whole, through links, never over a device
             if self.options.verbosity >= VerbosityLevel.INFO:
                 print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
 

@@ -18,6 +18,8 @@
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/run_recorder.hpp"
+#include "io/files.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
@@ -43,6 +45,14 @@ py::object error_class(const std::exception& e) {
   if (dynamic_cast<const kscope::InternalError*>(&e)) return errors.attr("InternalError");
   if (dynamic_cast<const kscope::Error*>(&e)) return errors.attr("ProfilerException");
   return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
+}
+
+// A file that cannot be read or written is Python's OSError, of the subclass its errno selects
+// (FileNotFoundError, IsADirectoryError, PermissionError...), as open() raises it.
+py::object os_error(const kscope::FileError& e) {
+  const py::object os_error_class = py::reinterpret_borrow<py::object>(PyExc_OSError);
+  if (!e.code()) return os_error_class(e.what());
+  return os_error_class(e.code().value(), e.what());
 }
 
 // An exception raised by Python code the engine called (the body, derive_metric, the combine
@@ -86,6 +96,8 @@ py::object python_exception(std::exception_ptr cause) {
     const auto traceback = py::reinterpret_steal<py::object>(PyException_GetTraceback(value.ptr()));
     if (e.trace() && !traceback) PyException_SetTraceback(value.ptr(), e.trace().ptr());
     return value;
+  } catch (const kscope::FileError& e) {
+    return os_error(e);
   } catch (const std::exception& e) {
     return error_class(e)(e.what());
   } catch (...) {
@@ -112,6 +124,8 @@ void translate(std::exception_ptr p) {
     py::object error = sweep_error(e.what(), e.failed_config(), e.partial_results());
     PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
     raise(error);
+  } catch (const kscope::FileError& e) {
+    raise(os_error(e));
   } catch (const kscope::Error& e) {
     raise(error_class(e)(e.what()));
   }
@@ -329,16 +343,31 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
                    : kscope::profile(sweep, settings, call_body);
 }
 
-// kscope.annotate's handle on one open region. close() ends it now, not when Python collects it.
+// kscope.annotate's handle on one open region. close() ends it now. Python collecting it while
+// open (an annotate object entered and dropped without __exit__) fails the run with an
+// AnnotationError: the region ended wherever the collector happened to run.
 class Region {
  public:
-  explicit Region(const std::string& name) : annotation_(std::make_unique<kscope::Annotation>(name)) {}
+  explicit Region(const std::string& name)
+      : name_(name), annotation_(std::make_unique<kscope::Annotation>(name)) {}
+  ~Region() {
+    if (!annotation_) return;
+    py::gil_scoped_release release;  // closing may wait for the backend; no Python object is touched
+    kscope::detail::AnnotationAccess::abandon(
+        *annotation_, "annotation '" + name_ + "' was entered but never exited: Python collected its "
+                      "kscope.annotate object while the region was open, so the region ended at an unknown "
+                      "point. Use it as 'with kscope.annotate(\"" + name_ + "\"):', or call __exit__ on the same "
+                      "object");
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
   void close() { annotation_.reset(); }
   void mark_failed(const std::string& reason) {
     if (annotation_) annotation_->mark_failed(reason);
   }
 
  private:
+  std::string name_;
   std::unique_ptr<kscope::Annotation> annotation_;
 };
 
@@ -432,6 +461,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("energy_window_s", &kscope::Settings::energy_window_s)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
       .def_readwrite("resume", &kscope::Settings::resume)
+      .def_readwrite("overwrite", &kscope::Settings::overwrite)
       .def_readwrite("device", &kscope::Settings::device)
       .def_property(
           "shard",
@@ -510,6 +540,9 @@ PYBIND11_MODULE(_core, m) {
       .def("write_gbench_json", &kscope::Results::write_gbench_json, py::arg("path"))
       .def("__len__", [](const kscope::Results& r) { return r.rows().size(); });
 
+  m.def("write_file", [](const std::string& path, const std::string& text) { kscope::detail::write_whole(path, text); },
+        py::arg("path"), py::arg("text"), py::call_guard<py::gil_scoped_release>(),
+        "Writes text to path as kscope writes its files: whole, through symbolic links, never over a device");
   m.def("load_results", py::overload_cast<const std::string&>(&kscope::load_results), py::arg("path"),
         "Reads a file written by Results.write_json");
   m.def("results_from_json", [](const std::string& text, const std::string& name) {

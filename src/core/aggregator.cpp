@@ -100,12 +100,19 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
-      for (const auto& d : settings_.derive_metric(measured, config)) {
+      std::vector<DerivedValue> derived;
+      try {
+        derived = settings_.derive_metric(measured, config);
+      } catch (...) {
+        throw CallbackFailure(option("derive_metric"), std::current_exception());
+      }
+      for (const auto& d : derived) {
         if (std::find(metric_names_.begin(), metric_names_.end(), d.name) != metric_names_.end())
           throw ConfigError("derive_metric returned a value named '" + d.name + "', the name of a measured metric: "
                             "its values would be averaged into that metric's row. " +
                             spell("Give the DerivedValue another name",
                                   "Name the function differently, or return a dict with another key"));
+        check_unit(region.annotation, d, config);
         add(d.name, d.unit, region.failed ? NAN : d.value, false);
       }
     }
@@ -114,6 +121,16 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
     samples_.push_back(std::move(rows[i]));
     if (measured_metric[i]) add_to_series(samples_.back());
   }
+}
+
+void Aggregator::check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config) {
+  auto [known, first] = derived_units_.try_emplace({annotation, derived.name}, DerivedUnit{derived.unit});
+  if (first || known->second.unit == derived.unit || known->second.warned) return;
+  known->second.warned = true;
+  log_warning(option("derive_metric") + " returned the unit '" + derived.unit + "' for '" + derived.name +
+              "' of annotation '" + annotation + "' at config (" + config.to_string() + "), '" + known->second.unit +
+              "' before: the rows of one metric are read, plotted and compared on one scale, so return one unit "
+              "for every config (convert the value instead); each row's Unit is that of its first run");
 }
 
 Results Aggregator::results(const SessionInfo& session, bool normalize) const {
@@ -192,6 +209,13 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
       kept.push_back(std::move(r));
     }
     rows = std::move(kept);
+    std::string zero;
+    for (const auto& [where, value] : base)
+      if (value == 0)
+        zero += (zero.empty() ? "" : "; ") + where.second + " at config (" + configs_[where.first].to_string() + ")";
+    if (!zero.empty())
+      log_warning(option("normalize_against") + " '" + baseline + "' has an AvgValue of 0 for " + zero + ", so the rows divided by it there are infinite or NaN: normalize against "
+                  "an annotation whose values are not 0 for those metrics");
   }
 
   std::map<std::pair<std::string, std::string>, std::vector<double>> by_series;

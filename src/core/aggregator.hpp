@@ -2,6 +2,7 @@
 // Turns measurements into Results, whatever measured them (a backend in this process, the kernels
 // of an Nsight Compute report): attribution of kernels to regions, derived metrics per run,
 // statistics per (annotation, config, metric), normalization and geomeans.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -69,6 +70,8 @@ class Aggregator {
  private:
   bool enters_statistics(const SampleRow& s) const;
   void add_to_series(const SampleRow& sample);
+  // Warns once per (annotation, derived metric) whose unit changes between runs or configs.
+  void check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config);
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
@@ -81,6 +84,11 @@ class Aggregator {
   std::vector<std::pair<std::string, std::string>> series_keys_;  // (annotation, metric)
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
+  struct DerivedUnit {
+    std::string unit;  // the first run's
+    bool warned = false;
+  };
+  std::map<std::pair<std::string, std::string>, DerivedUnit> derived_units_;  // (annotation, derived metric)
   std::vector<ConfigOutcome> outcomes_;
 };
 

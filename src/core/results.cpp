@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "core/columns.hpp"
-#include "io/io_detail.hpp"
+#include "io/files.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <thread>
 #include <utility>
@@ -86,6 +88,7 @@ Results Session::run() {
     if (settings_.shard && !settings_.shard->measures(config.index())) continue;
     if (stream_ && stream_->finished(config.index())) continue;
     measure_config(config);
+    if (!first_config_checked_) check_first_config(config);
     finish_config(config);
   }
   stop_if_interrupted(nullptr);
@@ -93,9 +96,11 @@ Results Session::run() {
 }
 
 void Session::open() {
+  if (!settings_.output_prefix.empty()) claim_.emplace(settings_);  // before the GPU is touched
   backend_.begin_session(settings_);
   backend_open_ = true;
   info_ = backend_.describe();
+  stamp_start(info_);
   info_.cache_control = settings_.cache_control;
   info_.clock_control = settings_.clock_control;
   if (settings_.clock_control == ClockControl::base) {
@@ -184,6 +189,8 @@ bool Session::run_batch(const Config& config) {
       const ClockReading before = read_clocks(device_);
       const double started_s = now_s();
       call_body(config, context);
+      if (!first_config_checked_)
+        for (const RegionRecord& r : recorder_.regions()) first_config_annotations_.insert(r.name);
       batch.push_back({context, recorder_.regions(), before, started_s, collection_.end_run(recorder_.regions().size())});
     } catch (...) {
       const std::exception_ptr cause = std::current_exception();
@@ -290,8 +297,6 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
   const ClockReading collected = read_clocks(device_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
-    ran_ = true;
-    annotated_ = annotated_ || !b.regions.empty();
     if (b.context.recorded && window_) {
       try {
         window_->add(b.regions, measured[i]);
@@ -371,6 +376,31 @@ bool Session::close_window(const Config& config, const ClockReading& after) {
   return true;
 }
 
+void Session::check_first_config(const Config& config) {
+  first_config_checked_ = true;
+  const std::string runs = "its " + std::to_string(next_run_) + (next_run_ == 1 ? " run" : " runs");
+  if (first_config_annotations_.empty())
+    fail(config, runs,
+         std::make_exception_ptr(KernelCountError(
+             "No kernels were profiled: the body opened no annotation in any of them, so nothing was measured. "
+             "Mark the code to measure with " +
+             spell("kscope::Annotation a(\"name\"); at the top of the scope that launches its kernels (or "
+                   "kscope::annotate(\"name\", fn))",
+                   "'with kscope.annotate(\"name\"):' around its kernel launches (or @kscope.annotate(\"name\") on a "
+                   "function the body calls)"))));
+  const std::string& baseline = settings_.normalize_against;
+  if (!baseline.empty() && !first_config_annotations_.count(baseline)) {
+    const std::vector<std::string> recorded(first_config_annotations_.begin(), first_config_annotations_.end());
+    const auto closest = closest_names(baseline, recorded, 1);
+    fail(config, runs,
+         std::make_exception_ptr(ConfigError(
+             option("normalize_against") + " names annotation '" + baseline + "', which the body did not open (it " +
+             "opened " + quoted_list(recorded) + "): each row is divided by that annotation's AvgValue at its config, "
+             "so a config without it has no rows. Name one of the annotations the body opens" +
+             (closest.empty() ? std::string() : " (did you mean '" + closest.front() + "'?)"))));
+  }
+}
+
 void Session::finish_config(const Config& config) {
   aggregator_.set_config_outcome(config.index(), converged_, thermal_.pauses() - pauses_before_config_);
   if (stream_) {
@@ -384,11 +414,6 @@ void Session::finish_config(const Config& config) {
 }
 
 Results Session::finish() {
-  // Nothing was measured, and an empty table would hide it (Nsight Python 1.1.1 raises too).
-  if (ran_ && !annotated_)
-    throw KernelCountError("No kernels were profiled: no run opened an annotation, so nothing was measured. Mark "
-                           "the code to measure with " + spell("kscope::Annotation", "kscope.annotate(...)") +
-                           " inside the profiled function");
   if (energy_) check_idle_drift();
   progress_->finished();
   return final_results(aggregator_, info_, settings_, configs_.size());
@@ -441,6 +466,18 @@ void Session::stop_if_interrupted(const Config* config) {
     throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "before " + config_label(*config, configs_.size()));
   throw sweep_interrupted(aggregator_, info_, settings_, config,
                           "in " + config_label(*config, configs_.size()) + " after " + run_label(next_run_ - 1));
+}
+
+void stamp_start(SessionInfo& info) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[40];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  const std::string date = text;
+  info.started_at = date.substr(0, date.size() - 2) + ":" + date.substr(date.size() - 2);  // +0100 -> +01:00
+  double load[3] = {};
+  if (getloadavg(load, 3) == 3) info.load_avg.assign(load, load + 3);
 }
 
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body) {

@@ -1,7 +1,7 @@
 #pragma once
 // One profiling session over a sweep, on one backend in this process. Each phase is a method:
-//   open            backend session, clock lock, session facts; with the energy metrics the idle
-//                   power and the L2 flush's energy (core/energy_meter.hpp)
+//   open            the output prefix's claim, backend session, clock lock, session facts; with
+//                   the energy metrics the idle power and the L2 flush's energy (core/energy_meter.hpp)
 //   measure_config  per config: batches of runs until the sampling plan stops
 //     run_batch       the batch planner's runs, pass after pass (thermal guard and clocks before
 //                     each run of pass 1)
@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "core/energy_meter.hpp"
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
+#include "core/output_claim.hpp"
 #include "core/repetition_window.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sample_stream.hpp"
@@ -40,6 +42,10 @@ namespace kscope::detail {
 
 // ConfigError for a bad sweep, settings or body, before anything touches the GPU.
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body);
+
+// Records in `info` when the session starts and the host's load then (SessionInfo::started_at,
+// load_avg).
+void stamp_start(SessionInfo& info);
 
 class Session {
  public:
@@ -81,6 +87,10 @@ class Session {
   void open_window(const Config& config);
   // The window's sample into the aggregator; true once the sampling plan says the config has enough.
   bool close_window(const Config& config, const ClockReading& after);
+  // After the first config measured, before it counts as finished: fails the sweep when the body
+  // opened no annotation (nothing to measure) or not the normalize_against one, instead of
+  // after a whole sweep of nothing.
+  void check_first_config(const Config& config);
   void finish_config(const Config& config);
   Results finish();
   void check_idle_drift();
@@ -111,11 +121,14 @@ class Session {
   SessionInfo info_;
   std::optional<ClockLock> clock_lock_;
   std::optional<InterruptScope> interrupt_;  // after the clock lock: Ctrl-C reaches it first
+  std::optional<OutputClaim> claim_;         // the output prefix, until the last file is written
   std::optional<SampleStream> stream_;
   std::optional<EnergyMeter> energy_;  // with the energy metrics
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
-  bool ran_ = false, annotated_ = false;  // a run was collected; one of them opened a region
+
+  bool first_config_checked_ = false;
+  std::set<std::string> first_config_annotations_;  // what the body opened in the first config
 
   // The config being measured.
   std::size_t next_run_ = 0;  // warm-ups included

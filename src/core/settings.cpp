@@ -84,10 +84,14 @@ void Settings::validate() const {
   if (resume && output_prefix.empty())
     throw ConfigError(option("resume") + " continues the sweep streamed under " + option("output_prefix") +
                       ", which is not set: give the same " + option("output_prefix") + " as the sweep to continue");
+  if (resume && overwrite)
+    throw ConfigError(option("resume") + " continues the sweep under " + option("output_prefix") + " and " +
+                      option("overwrite") + " replaces it: set one of them");
   if (resume && backend == Backend::ncu)
     throw ConfigError(option("resume") + " does not work with " + detail::backend_choice(Backend::ncu) +
                       ": Nsight Compute measures the whole sweep in one re-run of the program, so there is nothing "
-                      "streamed to continue from; run it again without " + option("resume"));
+                      "streamed to continue from; run it again with " + option("overwrite") +
+                      detail::spell(" = true", "=True") + " instead of " + option("resume"));
   if (shard && (shard->count == 0 || shard->index >= shard->count))
     throw ConfigError(option("shard") + " is " + std::to_string(shard->index) + " of " + std::to_string(shard->count) +
                       ": give an index from 0 to count - 1 and a count of at least 1");

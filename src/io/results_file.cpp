@@ -2,10 +2,8 @@
 // fields are listed once here, each with how it is written and read back, so that what is saved
 // is exactly what loads. Its fields are its own contract: a new table column does not change the
 // file until it is added here, with a new format version.
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -19,7 +17,8 @@
 #include <vector>
 
 #include "core/caller.hpp"
-#include "io/io_detail.hpp"
+#include "io/files.hpp"
+#include "io/json_error.hpp"
 #include "io/results_file.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
@@ -33,7 +32,11 @@ using Read = nlohmann::json;
 constexpr const char* kFormat = "kscope-results";
 constexpr int kVersion = 1;
 
-std::string saved_by() { return detail::spell("Results::write_json", "ProfileResults.save"); }
+// The command line serves both languages: it names both.
+std::string saved_by() {
+  if (detail::caller() == detail::Caller::command_line) return "Results::write_json (C++) or ProfileResults.save (Python)";
+  return detail::spell("Results::write_json", "ProfileResults.save");
+}
 std::string loaded_by() { return detail::spell("load_results", "kscope.load"); }
 
 [[noreturn]] void bad_value(const std::string& where, const char* expected, const Read& got) {
@@ -53,6 +56,11 @@ Written encode(std::size_t v) { return v; }
 Written encode(bool v) { return v; }
 Written encode(const std::optional<bool>& v) { return v ? Written(*v) : Written(); }
 Written encode(const std::vector<std::string>& v) { return v; }
+Written encode(const std::vector<double>& v) {
+  Written out = Written::array();
+  for (double x : v) out.push_back(encode(x));
+  return out;
+}
 
 void decode(const Read& j, double& out, const std::string& where) {
   if (j.is_number()) out = j.get<double>();
@@ -84,6 +92,12 @@ void decode(const Read& j, std::vector<std::string>& out, const std::string& whe
     if (!item.is_string()) bad_value(where, "a list of strings", j);
     out.push_back(item.get<std::string>());
   }
+}
+
+void decode(const Read& j, std::vector<double>& out, const std::string& where) {
+  if (!j.is_array()) bad_value(where, "a list of numbers", j);
+  out.assign(j.size(), 0.0);
+  for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], out[i], where);
 }
 
 // An info collector's cell keeps its type: null, an integer, a real (a non-finite one as
@@ -278,6 +292,8 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       added_later(field<S>("idle_power_w", [](auto& s) -> auto& { return s.idle_power_w; })),
       added_later(field<S>("flush_energy_j", [](auto& s) -> auto& { return s.flush_energy_j; })),
       added_later(field<S>("energy_update_s", [](auto& s) -> auto& { return s.energy_update_s; })),
+      added_later(field<S>("started_at", [](auto& s) -> auto& { return s.started_at; })),
+      added_later(field<S>("load_avg", [](auto& s) -> auto& { return s.load_avg; })),
   };
   return fields;
 }
@@ -592,8 +608,7 @@ void Results::write_json(const std::string& path) const {
 }
 
 Results load_results(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  std::ifstream in = detail::open_for_reading(path, "a file written by " + saved_by());
   return load_results(in, "'" + path + "'");
 }
 
@@ -602,7 +617,9 @@ Results load_results(std::istream& in, const std::string& file) {
   try {
     doc = Read::parse(in);
   } catch (const Read::parse_error& e) {
-    throw ConfigError(file + " is not JSON (" + e.what() + "); give a file written by " + saved_by());
+    throw ConfigError(file + " is not JSON (" + detail::json_error_text(e) + "); give a file written by " + saved_by());
+  } catch (const std::ios_base::failure& e) {  // the file could be opened, not read
+    throw FileError("cannot read " + file + ": " + e.code().message(), file, e.code());
   }
   check_format(doc, file);
   try {
@@ -627,7 +644,8 @@ Results load_results(std::istream& in, const std::string& file) {
     return Results(std::move(session), std::move(configs), std::move(rows), std::move(samples), std::move(info),
                    std::move(settings), std::move(shard_sessions));
   } catch (const Read::out_of_range& e) {  // doc.at(key) of a missing top-level key
-    throw ConfigError(file + " is incomplete (" + e.what() + "); give a file written by " + saved_by());
+    throw ConfigError(file + " is incomplete (" + detail::json_error_text(e) + "); give a file written by " +
+                      saved_by());
   }
 }
 

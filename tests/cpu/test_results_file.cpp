@@ -339,8 +339,7 @@ TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
       {"[1, 2]", file + " is not a kscope results file (it has no \"format\": \"kscope-results\"); give a file "
                         "written by Results::write_json"},
       {"{\"format\": \"kscope-results\", \"version\": 1}",
-       file + " is incomplete ([json.exception.out_of_range.403] key 'session' not found); give a file written by "
-              "Results::write_json"},
+       file + " is incomplete (key 'session' not found); give a file written by Results::write_json"},
   };
   for (const Case& k : cases) {
     write_text("x.json", k.text);
@@ -358,13 +357,30 @@ TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(file + " is not JSON (", 0), 0u) << e.what();
   }
-  try {
-    load_results(path("missing.json"));
-    ADD_FAILURE() << "loaded a missing file";
-  } catch (const ConfigError&) {
-    ADD_FAILURE() << "a missing file is not a bad file";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot read '" + path("missing.json") + "': No such file or directory");
+}
+
+// Issue 25: a path that is not a readable file is a FileError naming it and the operating system's
+// reason (Python's FileNotFoundError, IsADirectoryError), never a C++ stream's exception.
+TEST_F(ResultsFile, APathThatIsNoFileIsAFileErrorWithItsReason) {
+  const struct {
+    std::string path;
+    std::errc code;
+    std::string message;
+  } cases[] = {
+      {path("missing.json"), std::errc::no_such_file_or_directory,
+       "cannot read '" + path("missing.json") + "': no such file; give a file written by Results::write_json"},
+      {path(""), std::errc::is_a_directory,
+       "cannot read '" + path("") + "': it is a directory; give a file written by Results::write_json"},
+  };
+  for (const auto& k : cases) {
+    try {
+      load_results(k.path);
+      ADD_FAILURE() << "loaded " << k.path;
+    } catch (const FileError& e) {
+      EXPECT_EQ(std::string(e.what()), k.message);
+      EXPECT_EQ(e.code(), std::make_error_code(k.code)) << e.code().message();
+      EXPECT_EQ(e.path(), k.path);
+    }
   }
 }
 

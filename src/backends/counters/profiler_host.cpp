@@ -54,7 +54,7 @@ std::string canonical_chip(const std::string& chip) {
   if (std::find(chips.begin(), chips.end(), name) != chips.end()) return name;
   throw ConfigError("unknown chip '" + chip + "': this CUPTI knows " + detail::quoted_list(chips) +
                     ". Closest: " + detail::quoted_list(detail::closest_names(name, chips, 3)) +
-                    " (GH100 is the H100/H200; kscope-metrics --chips lists them)");
+                    " (GH100 is the H100/H200; `kscope metrics --chips` lists them)");
 }
 
 HostObject::HostObject(const std::string& chip, const std::vector<std::uint8_t>& counter_availability) {
@@ -140,7 +140,8 @@ MetricInfo MetricCatalog::require(const std::string& name) const {
                                             " for 'metrics' parameter for kscope.analyze.kernel(): ");
   throw ConfigError(invalid + problem +
                     (suggestions.empty() ? "" : ". Did you mean " + detail::quoted_list(suggestions) + "?") +
-                    " (kscope-metrics --chip " + chip_ + " lists every metric; kscope::list_metrics() returns them)");
+                    " (`kscope metrics --chip " + chip_ + "` lists every metric; " +
+                    detail::spell("kscope::list_metrics()", "kscope.list_metrics()") + " returns them)");
 }
 
 MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> metrics,
