@@ -2,6 +2,7 @@
 // Turns measurements into Results, whatever measured them (a backend in this process, the kernels
 // of an Nsight Compute report): attribution of kernels to regions, derived metrics per run,
 // statistics per (annotation, config, metric), normalization and geomeans.
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,7 +38,10 @@ class Aggregator {
 
   // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
   // back from disk): kept as they are, so the results are those of one uninterrupted sweep.
+  // Settings::work is asked for their annotations and configs as for measured runs.
   void add_samples(std::vector<SampleRow> samples);
+  // Work declared elsewhere (a merged shard's rows carry theirs), for an annotation and config.
+  void add_work(const std::string& annotation, std::size_t config_index, const Work& work);
 
   // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
   struct ConfigOutcome {
@@ -62,6 +66,12 @@ class Aggregator {
  private:
   bool enters_statistics(const SampleRow& s) const;
   void add_to_series(const SampleRow& sample);
+  // Asks Settings::work once per annotation and config; throws what it throws.
+  void declare_work(const std::string& annotation, std::size_t config_index);
+  // The declared work and the roofline of every row; warns (once, for final results) about what the
+  // declared work could not give.
+  void add_roofline(std::vector<SummaryRow>& rows, const std::vector<std::vector<const SampleRow*>>& runs,
+                    const SessionInfo& session, bool final) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
@@ -74,6 +84,7 @@ class Aggregator {
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
   std::vector<ConfigOutcome> outcomes_;
+  std::map<std::pair<std::string, std::size_t>, std::optional<Work>> works_;  // (annotation, config)
 };
 
 }  // namespace kscope::detail

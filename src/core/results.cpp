@@ -1,7 +1,10 @@
 #include "kscope/results.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <ostream>
+#include <sstream>
 
 #include "core/columns.hpp"
 #include "io/io_detail.hpp"
@@ -68,6 +71,7 @@ Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<S
   settings_.derive_metric = nullptr;
   settings_.combine_kernel_metrics = nullptr;
   settings_.progress_observer = nullptr;
+  settings_.work = {};
   for (auto& c : settings_.info_collectors) c.collect = nullptr;  // name and scope still say how it was summarized
 }
 
@@ -122,6 +126,22 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
   if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
   if (!s.report_path.empty()) out << " | report " << s.report_path;
+  std::vector<FlopKind> kinds;
+  bool work = false;
+  for (const auto& r : results.rows()) {
+    if (!r.work) continue;
+    work = true;
+    if (r.work->flops > 0 && std::find(kinds.begin(), kinds.end(), r.work->kind) == kinds.end())
+      kinds.push_back(r.work->kind);
+  }
+  if (work) {
+    const Roofs rated = session_roofs(s);
+    std::ostringstream roofs;
+    roofs << std::fixed << std::setprecision(0) << " | roofs at rated clocks: DRAM " << rated.dram_bytes_per_s / 1e9
+          << " GB/s" << std::setprecision(1);
+    for (const FlopKind& k : kinds) roofs << ", " << to_string(k) << " " << rated.flops_per_s(k) / 1e12 << " TFLOP/s";
+    out << roofs.str();
+  }
   out << "\n";
   // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
   const Table full = results.summary_table();
@@ -131,6 +151,12 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   for (const auto& [column, label] : console_columns()) {
     shown.push_back(column);
     labels.push_back(label);
+  }
+  if (work) {
+    for (const auto& [column, label] : roofline_console_columns()) {
+      shown.push_back(column);
+      labels.push_back(label);
+    }
   }
   for (const auto& column : results.info_columns().summary) {
     shown.push_back(column);

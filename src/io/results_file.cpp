@@ -220,6 +220,14 @@ Field<Row> field(std::string key, Access access) {
           [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
 }
 
+// A field added after the format's first files: absent in those, it keeps its default there.
+template <typename Row, typename Access>
+Field<Row> added_field(std::string key, Access access) {
+  Field<Row> f = field<Row>(std::move(key), access);
+  f.optional = true;
+  return f;
+}
+
 template <typename Row>
 Written write_object(const Row& row, const std::vector<Field<Row>>& fields) {
   Written object = Written::object();
@@ -267,6 +275,9 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_sm_clock_mhz", [](auto& s) -> auto& { return s.rated_sm_clock_mhz; }),
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
+      added_field<S>("sm_count", [](auto& s) -> auto& { return s.sm_count; }),
+      added_field<S>("compute_capability", [](auto& s) -> auto& { return s.compute_capability; }),
+      added_field<S>("memory_bus_width_bits", [](auto& s) -> auto& { return s.memory_bus_width_bits; }),
   };
   return fields;
 }
@@ -299,6 +310,16 @@ const std::vector<Field<Settings>>& settings_fields() {
                    }),
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
+      [] {
+        auto f = nested<S, BoundThresholds>(
+            "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
+            {
+                field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
+                field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
+            });
+        f.optional = true;
+        return f;
+      }(),
       {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
        [](S& s, const Read& value, const std::string& where) {
          if (value.is_null()) {
@@ -336,6 +357,17 @@ const std::vector<Field<Settings>>& settings_fields() {
        true},
   };
   return fields;
+}
+
+// A number of the row's declared work (null without one): the first of its fields read creates it.
+Field<SummaryRow> work_field(std::string key, double Work::*member) {
+  return {key, [member](const SummaryRow& r) { return r.work ? encode((*r.work).*member) : Written(); },
+          [member](SummaryRow& r, const Read& value, const std::string& where) {
+            if (value.is_null()) return;
+            if (!r.work) r.work.emplace();
+            decode(value, (*r.work).*member, where);
+          },
+          true};
 }
 
 // Summary and sample rows name their config by its index in "configs"; the keys are the table
@@ -379,6 +411,36 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
       field<R>("ThrottledRuns", [](auto& r) -> auto& { return r.throttled_runs; }),
       field<R>("Converged", [](auto& r) -> auto& { return r.converged; }),
       field<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
+      work_field("WorkBytes", &Work::bytes),
+      work_field("WorkFLOPs", &Work::flops),
+      {"WorkKind", [](const R& r) { return r.work ? Written(to_string(r.work->kind)) : Written(); },
+       [](R& r, const Read& value, const std::string& where) {
+         if (value.is_null()) return;
+         const auto kind = value.is_string() ? parse_flop_kind(value.get<std::string>()) : std::nullopt;
+         if (!kind) bad_value(where, "null or a kind such as \"fp32\" or \"fp16 tensor\"", value);
+         if (!r.work) r.work.emplace();
+         r.work->kind = *kind;
+       },
+       true},
+      added_field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; }),
+      added_field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; }),
+      added_field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; }),
+      added_field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; }),
+      added_field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; }),
+      added_field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; }),
+      added_field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; }),
+      added_field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; }),
+      added_field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; }),
+      added_field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; }),
+      added_field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; }),
+      {"Bound", [](const R& r) { return r.roofline.bound ? Written(to_string(*r.roofline.bound)) : Written(); },
+       [](R& r, const Read& value, const std::string& where) {
+         r.roofline.bound.reset();
+         for (Bound b : {Bound::memory, Bound::compute, Bound::latency})
+           if (value == to_string(b)) r.roofline.bound = b;
+         if (!value.is_null() && !r.roofline.bound) bad_value(where, "null, \"memory\", \"compute\" or \"latency\"", value);
+       },
+       true},
   };
   return fields;
 }
