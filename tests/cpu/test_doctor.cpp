@@ -121,7 +121,8 @@ TEST(Doctor, ShowsTheRoofsOfEachDeviceAtItsRatedClocks) {
   DoctorFacts orin = healthy_h200();
   orin.driver.devices[0].cc_major = 8;
   orin.driver.devices[0].cc_minor = 7;
-  const DoctorCheck& unknown = check(diagnose(orin), "roofs");
+  const DoctorReport orin_report = diagnose(orin);
+  const DoctorCheck& unknown = check(orin_report, "roofs");
   EXPECT_EQ(unknown.status, CheckStatus::warning);
   EXPECT_TRUE(has(unknown.details[0], "FLOP/s unknown: compute capability 8.7 is not in kscope's table")) << unknown.details[0];
   EXPECT_TRUE(has(unknown.details[0], "DRAM 4917 GB/s")) << unknown.details[0];
