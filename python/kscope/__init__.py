@@ -16,6 +16,7 @@ from ._results import ProfileResults
 from ._shard import MergeWarning, merge
 from ._doctor import doctor
 from ._results import speed_of_light
+from ._roofline import Work
 from .annotation import annotate
 from .info_collector import CollectionScope, InfoCollector
 from .errors import (
@@ -49,6 +50,7 @@ __all__ = [
     "ThermalError",
     "Tool",
     "VerbosityLevel",
+    "Work",
     "activate",
     "analyze",
     "annotate",
