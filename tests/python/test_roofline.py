@@ -4,6 +4,7 @@ simulated backend posing as an H200 (its default) or another device."""
 
 import math
 import re
+import sys
 
 import pytest
 
@@ -268,3 +269,47 @@ def test_saved_and_loaded_results_keep_the_work_and_the_roofline(sim, tmp_path):
     columns = ["WorkBytes", "WorkFLOPs", "WorkKind", "DRAMRoofPct", "ComputeRoofPct", "Bound"]
     assert loaded.to_dataframe()[columns].equals(results.to_dataframe()[columns])
     assert loaded.roofs().equals(results.roofs())
+
+
+def load_bench():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("roofline_vs_counters", ROOT / "bench" / "roofline_vs_counters.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclass resolves its annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_h200_check_reads_both_sides_and_tabulates_them(sim):
+    """bench/roofline_vs_counters.py runs once, unattended, on the GPU machine: its reading of both
+    tables, its comparison and its report are checked here on simulated results."""
+    import pandas as pd
+
+    bench = load_bench()
+    gemm = bench.Kernel("gemm_fp16", lambda: sim.launch("sm90_gemm", 1.4e6),
+                        kscope.Work(bytes=3 * 8192**2 * 2, flops=2 * 8192**3, kind="fp16", tensor_cores=True),
+                        bench.TENSOR_PIPE)
+    ours = bench.roofline_row(bench.profile(gemm, 3, backend="cupti", work=lambda: gemm.work))
+    assert ours["ComputeRoofPct"] == pytest.approx(100 * 2 * 8192**3 / 1.4e-3 / H200_FP16_TENSOR)
+    assert ours["Bound"] == "compute"
+    counted = {bench.DRAM: 9.0, bench.TENSOR_PIPE: 80.0, bench.FMA_PIPE: 0.5, "gpu__time_duration.sum": 1.41e6,
+               "dram__bytes_read.sum": 9e8, "dram__bytes_write.sum": 1.4e8,
+               "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 0.0, "sm__ops_path_tensor_src_fp16.sum": 1.1e12}
+    summary = pd.DataFrame({"Metric": list(counted), "Median": list(counted.values()),
+                            "ObservedSMClockMHz": [1755.0] * len(counted)})
+    sol = pd.DataFrame({"ComputeThroughputPct": [81.0], "MemoryThroughputPct": [40.0], "Bottleneck": ["compute-bound"]})
+    theirs = bench.counters_row(summary, sol)
+    row = bench.compare("gemm_fp16", gemm.pipe, ours, theirs)
+    assert row["within"] is (abs(ours["ComputeRoofPct"] - 80) <= 10) and row["agree"]
+    text = bench.table([row])
+    assert "gemm_fp16" in text and "compute" in text and ("yes" in text or "NO" in text)
+    notes = bench.details(gemm, ours, theirs)
+    assert "declared bytes 4.027e+08, DRAM bytes counted 1.04e+09 (x2.58)" in notes
+    assert "speed of light: compute 81.0%, memory 40.0% -> compute-bound" in notes
+    copy = bench.compare("copy", bench.DRAM, dict(ours, DRAMRoofPct=88.0, Bound="memory"),
+                         dict(theirs, **{bench.DRAM: 91.0, "Bottleneck": "memory-bound"}))
+    assert copy["within"] and copy["agree"] and math.isnan(copy["compute_delta"])
+    assert "n/a" in bench.table([copy])
