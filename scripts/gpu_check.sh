@@ -46,7 +46,8 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
                  "roofline.txt:kscope roofline without counters (cupti + declared work) vs the counters" \
                  "torch_vs_triton.txt:python example torch vs Triton" \
-                 "ncu_backend.txt:backend ncu vs counters, kscope doctor"; do
+                 "ncu_backend.txt:backend ncu vs counters, kscope doctor" \
+                 "nsight_compat.txt:Nsight Python compatibility (issue 30)"; do
     if [[ -s $WORK/${section%%:*} ]]; then
       echo "--- ${section#*:} ---"
       cat "$WORK/${section%%:*}"
@@ -415,6 +416,24 @@ case $py_ncu_rc in
   *) record "ncu backend py" FAIL "rc=${py_ncu_rc:-none} (see ncu.log)" ;;
 esac
 # --- end of: backend ncu and kscope doctor ---------------------------------------------------
+
+# --- Nsight Python code on kscope (issue 30): range replay vs ncu, counters units vs ncu's, the
+# cupti span, the Nsight-style GPU tests, Nsight's examples with and without KSCOPE_TOOL=ncu
+# (scripts/nsight_compat_check.sh, about 4 minutes; its log joins ncu.log) ------------------------
+if ! skipping nsight; then
+  timeout 600 bash "$ROOT/scripts/nsight_compat_check.sh" "$BUILD" "$PY_SITE" "$WORK/nsight_compat.txt" \
+    > "$WORK/nsight_compat_full.txt" 2>&1
+  nsight_rc=$?
+  { echo "## scripts/nsight_compat_check.sh (rc=$nsight_rc)"; cat "$WORK/nsight_compat_full.txt"; } >> "$OUT/ncu.log"
+  parts=$(grep -cE '^[a-d]\. .* (PASS|FAIL|SKIP) ' "$WORK/nsight_compat.txt")
+  failed_parts=$(grep -E '^[a-d]\. .* FAIL ' "$WORK/nsight_compat.txt" | cut -c1-34 | sed 's/ *$//' | paste -sd, -)
+  skipped_parts=$(grep -E '^[a-d]\. .* SKIP ' "$WORK/nsight_compat.txt" | cut -c1-34 | sed 's/ *$//' | paste -sd, -)
+  if [[ $nsight_rc -eq 0 ]]; then
+    record "nsight compat" PASS "$parts parts: range vs ncu, units, cupti span, pytest, examples 00-11 x2${skipped_parts:+; skipped: $skipped_parts}"
+  else
+    record "nsight compat" FAIL "rc=$nsight_rc; failed: ${failed_parts:-see ncu.log}"
+  fi
+fi
 
 print_summary
 printf '%s\n' "${SUMMARY[@]}" | grep -q ' FAIL ' && exit 1

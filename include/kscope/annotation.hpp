@@ -9,8 +9,8 @@ namespace kscope {
 
 class Annotation {
  public:
-  // Opens the region. Throws AnnotationError if another region is open (no nesting) or the name
-  // was already used in this run.
+  // Opens the region. Throws AnnotationUseError if another region is open (no nesting) or the name
+  // was already used in this run; the body may catch it and go on.
   explicit Annotation(std::string name);
   ~Annotation();  // closes the region
   Annotation(const Annotation&) = delete;

@@ -21,11 +21,25 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
-// A region broke an attribution rule: no kernel, several kernels without a combine rule,
-// nesting, a repeated name.
+// A region broke a rule: how it was used, or what it launched (the two classes below).
 class AnnotationError : public Error {
  public:
   using Error::Error;
+};
+
+// An annotation used against the rules: opened while another is open (no nesting), its name
+// repeated in one run, left open when the body returns, or other regions opened in a replay pass.
+// Thrown where the annotation opens, so the body may catch it and go on (Python: also a ValueError).
+class AnnotationUseError : public AnnotationError {
+ public:
+  using AnnotationError::AnnotationError;
+};
+
+// A region's kernels broke the one-kernel rule: none, several without combine_kernel_metrics, or
+// other kernels in a replay pass than in the first (Python: also a RuntimeError).
+class KernelCountError : public AnnotationError {
+ public:
+  using AnnotationError::AnnotationError;
 };
 
 // The backend could not be used here (no GPU, CUPTI owned by another profiler, ...).

@@ -12,8 +12,10 @@
 //   config      once per config, before its first run
 //   run         before each recorded run's body
 //   annotation  each time a recorded run opens an annotation, before the region starts
-// A callback that throws fails the sweep like the body would: a SweepError naming the collector,
-// with everything measured before it.
+// A callback that throws leaves its value missing (an empty cell) where it failed, with one warning
+// per collector, and the sweep goes on, as in Nsight Python; with Settings::info_collector_errors =
+// InfoCollectorErrors::raise it fails the sweep like the body would: a SweepError naming the
+// collector, with everything measured before it.
 //
 // Columns, after the schema's (kscope/columns.hpp), in registration order: the samples table has
 // one column per collector (its value for that run and annotation). The summary table has, per

@@ -38,10 +38,20 @@ struct MetricSpec {
   std::string description;
 };
 
+// When a kernel ran on the GPU: its start and end timestamps in ns, on one clock for the session.
+struct GpuInterval {
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+};
+
 // One kernel (or, for backends that cannot see kernels, the whole region) measured in one run.
 struct KernelMeasurement {
   std::string name;            // demangled; empty when the backend does not observe kernels
   std::vector<double> values;  // one per MetricSpec, in metrics() order
+  // Set by backends that time each kernel (cupti), whose one metric is its duration: with
+  // ReplayMode::range a region measures the span from its first kernel's start to its last
+  // kernel's end, gaps included.
+  std::optional<GpuInterval> gpu_time = std::nullopt;
 };
 
 // What one run produced: per region index, the kernels that ran in it.

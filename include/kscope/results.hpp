@@ -40,6 +40,9 @@ struct SessionInfo {
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
   double thermal_pause_s = 0;
   std::string report_path;            // Backend::ncu: the Nsight Compute report (.ncu-rep); empty otherwise
+  // The metrics the backend measured, in its order; the rows' other metrics are derive_metric's.
+  // Empty in results files written before kscope recorded it.
+  std::vector<std::string> metrics;
 
   // "default", "strict", "continuous" or "custom" (mode_name)
   std::string mode() const { return mode_name(cache_control, clock_control); }

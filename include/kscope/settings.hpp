@@ -26,10 +26,13 @@ enum class Backend {
   ncu,       // Nsight Compute CLI: re-runs the program under ncu and imports its report (.ncu-rep)
 };
 
-// How the counter backend replays work when the metrics need several passes.
+// What one result measures: a kernel, or a whole annotated region (as Nsight Compute's replay modes).
 enum class ReplayMode {
-  kernel,  // one result per kernel
-  range,   // one result per annotated region, covering all its kernels and the gaps between them
+  kernel,  // one result per kernel; several in one region need combine_kernel_metrics
+  // One result per region (Kernel column "range"), covering all its kernels and the gaps between
+  // them: counters and ncu measure the region as one range, cupti as the span from its first
+  // kernel's start to its last kernel's end; events always measure the region.
+  range,
 };
 
 enum class CacheControl {
@@ -60,6 +63,12 @@ enum class ThermalMode {
   automatic,  // start from wait/cont and adapt cont (12..50 °C) to how fast the GPU heats up
   manual,     // fixed thresholds
   off,
+};
+
+// What an info collector that throws does (kscope/info_collector.hpp).
+enum class InfoCollectorErrors {
+  warn,   // its value is missing (an empty cell) where it failed, with one warning per collector; the sweep goes on
+  raise,  // the sweep fails with a SweepError naming the collector, as the body's exception would
 };
 
 // How many recorded runs each config gets.
@@ -157,6 +166,7 @@ struct Settings {
 
   // Callbacks whose values become extra columns (kscope/info_collector.hpp); not with Backend::ncu.
   std::vector<InfoCollector> info_collectors;
+  InfoCollectorErrors info_collector_errors = InfoCollectorErrors::warn;  // as Nsight Python
 
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
   // If set: <prefix>summary.csv and <prefix>results.json at the end; <prefix>samples.csv (raw

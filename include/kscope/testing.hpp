@@ -3,6 +3,7 @@
 // kscope_testing, is never chosen through Settings::backend, and every row it produces says
 // "test (simulated)" in the Backend column.
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -59,8 +60,9 @@ class SimulatedBackend final : public MeasurementBackend {
   // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
   void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
 
-  // Called from the body: a "kernel" of the given duration launched now.
-  void launch(const std::string& kernel_name, double duration_ns);
+  // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
+  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them).
+  void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
 
   FakeDevice& device() { return device_; }
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
@@ -105,6 +107,7 @@ class SimulatedBackend final : public MeasurementBackend {
     std::ptrdiff_t region;  // -1 outside any region
     std::string name;
     double duration_ns;
+    GpuInterval gpu_time;
   };
   struct BatchRun {
     std::vector<Launch> launches;
@@ -116,6 +119,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
   SimulatedDevice simulated_device_;
+  std::uint64_t gpu_clock_ns_ = 0;  // where the last simulated kernel ended
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
   std::size_t max_batch_runs_ = 1;

@@ -21,13 +21,17 @@ from .annotation import annotate
 from .info_collector import CollectionScope, InfoCollector
 from .errors import (
     AnnotationError,
+    AnnotationUseError,
     BackendError,
     ConfigError,
     CudaError,
     InternalError,
+    KernelCountError,
     ProfilerException,
+    ProfilerWarning,
     SweepError,
     SweepInterrupted,
+    SweepWarning,
     ThermalError,
 )
 from .tools import Tool, activate, deactivate, get_active_tool
@@ -35,6 +39,7 @@ from .utils import col_panel, row_panel
 
 __all__ = [
     "AnnotationError",
+    "AnnotationUseError",
     "BackendError",
     "CollectionScope",
     "ConfigError",
@@ -42,11 +47,14 @@ __all__ = [
     "CudaError",
     "InfoCollector",
     "InternalError",
+    "KernelCountError",
     "MergeWarning",
     "ProfileResults",
     "ProfilerException",
+    "ProfilerWarning",
     "SweepError",
     "SweepInterrupted",
+    "SweepWarning",
     "ThermalError",
     "Tool",
     "VerbosityLevel",

@@ -16,7 +16,7 @@ import pandas as pd
 
 from . import _core
 from ._results import ProfileResults, _config_column, _engine_column
-from .errors import ConfigError
+from .errors import ConfigError, ProfilerWarning
 
 _DIRECTIONS = ("lower", "higher", "undefined")
 _VERDICT_COLOURS = {
@@ -28,7 +28,7 @@ _VERDICT_COLOURS = {
 }
 
 
-class CompareWarning(UserWarning):
+class CompareWarning(ProfilerWarning):
     """What weakens a comparison without preventing it: a different GPU model or driver, observed SM
     clocks that differ by more than the threshold, rows measured on one side only. A CI gate can make
     them errors: ``warnings.simplefilter("error", kscope.CompareWarning)``."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .errors import ConfigError
+from .errors import ConfigError, also_builtin
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _LABEL_CHARS = 48
@@ -58,14 +58,15 @@ class Signature:
         if configs is None:
             if self.required:
                 raise ConfigError(
-                    f"You have provided no configs. {self.func_name}() has required parameters "
-                    f"{self._required_names()}: provide configs at decoration time "
-                    f"(@kscope.analyze.kernel(configs=[...])) or at call time "
-                    f"({self.func_name}(configs=[...]) or {self.func_name}(<values>))."
+                    f"You have provided no configs. Provide configs at decoration time or at runtime: "
+                    f"{self.func_name}() has required parameters {self._required_names()}, so give "
+                    f"@kscope.analyze.kernel(configs=[...]), or call {self.func_name}(configs=[...]) or "
+                    f"{self.func_name}(<values>)."
                 )
             configs = [()]
         if isinstance(configs, (str, bytes)) or not hasattr(configs, "__iter__"):
-            raise ConfigError(
+            # Nsight Python asserts that configs is iterable: also an AssertionError.
+            raise also_builtin(ConfigError, AssertionError)(
                 f"configs must be a list of configurations, not {type(configs).__name__}: "
                 f"e.g. configs=[(1024,), (2048,)]"
             )
@@ -99,8 +100,8 @@ class Signature:
                 else f"between {self.required} and {len(self.params)}"
             )
             raise ConfigError(
-                f"Configs have {n} arguments, but function {self.func_name}() expects {expects} "
-                f"(parameters {self.names}); give one value per parameter, in that order"
+                f"Configs have {n} arguments, but function expects {expects}: {self.func_name}() has the "
+                f"parameters {self.names}; give one value per parameter, in that order"
             )
         defaults = tuple(p.default for p in self.params[n:])
         return [tuple(c) + defaults for c in configs]

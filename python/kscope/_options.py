@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Mapping
 
 from . import _core, _shard, info_collector, tools
-from .errors import ConfigError
+from .errors import ConfigError, ProfilerWarning, also_builtin
 
 
 class VerbosityLevel(enum.IntEnum):
@@ -32,6 +32,8 @@ _ENGINE_VERBOSITY = {
 BACKENDS = {"cupti": "cupti", "events": "events", "counters": "counters", "auto": "automatic", "ncu": "ncu"}
 
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
+# info_collector_errors= and the engine's value ('raise' is a Python keyword there).
+_COLLECTOR_ERRORS = {"warn": "warn", "raise": "raise_"}
 _thermal_device_warned = False
 
 
@@ -104,8 +106,8 @@ class Options:
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None, info_collectors=None, resume=False, shard=None, work=None,
-                 bound_thresholds=None):
+                 ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn",
+                 work=None, bound_thresholds=None):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -120,9 +122,10 @@ class Options:
         if combine_kernel_metrics is not None and not (
             callable(combine_kernel_metrics) and _accepts(combine_kernel_metrics, 2)
         ):
-            raise ConfigError(
-                "combine_kernel_metrics must be a binary function (a, b) -> value that reduces the "
-                "values of two kernels, e.g. combine_kernel_metrics=lambda a, b: a + b"
+            # Nsight Python checks this with an assert: also an AssertionError.
+            raise also_builtin(ConfigError, AssertionError)(
+                "Profiler error: combine_kernel_metrics must be a binary function: a function (a, b) -> "
+                "value that reduces the values of two kernels, e.g. combine_kernel_metrics=lambda a, b: a + b"
             )
         self.combine_kernel_metrics = combine_kernel_metrics
         # 'base' locks SM and memory clocks to base through NVML for the session (needs the right
@@ -157,6 +160,7 @@ class Options:
                 "derive_metric cannot know its arguments: choose backend='counters' or 'cupti'"
             )
         self.info_collectors = info_collector.normalize(info_collectors)
+        self.info_collector_errors = _choice("info_collector_errors", info_collector_errors, tuple(_COLLECTOR_ERRORS))
         # Its functions' parameters are checked against the profiled function's (_ProfiledFunction).
         self.work = work
         self.bound_thresholds = self._bound_thresholds(bound_thresholds)
@@ -233,19 +237,20 @@ class Options:
                 warnings.warn(
                     "thermal_device is accepted but not applied: kscope's thermal guard watches the "
                     "GPU it profiles (the current CUDA device); select that one with torch.cuda.set_device",
-                    UserWarning,
+                    ProfilerWarning,
                     stacklevel=4,
                 )
         return engine
 
     def for_call(self):
-        """What a call made now measures with: (backend, metrics, note). An explicit backend=
-        wins; else the active tool's backend and metrics (kscope.tools; the note, or None, is to
-        be shown once); else backend None, which the engine chooses from the metrics."""
+        """What a call made now measures with: (backend, metrics, note, chooser). An explicit
+        backend= wins; else the active tool's backend and metrics (kscope.tools; the note, or None,
+        is to be shown once; chooser: how the tool was chosen, tools.chosen_by()); else backend
+        None, which the engine chooses from the metrics."""
         if self.backend is not None or tools.default_backend() is None:
-            return self.backend, self.metrics, None
+            return self.backend, self.metrics, None, None
         metrics, note = tools.tool_metrics(self.metrics)
-        return tools.default_backend(), metrics, note
+        return tools.default_backend(), metrics, note, tools.chosen_by()
 
     def settings(self, output_prefix="", backend=None, metrics=None):
         """The engine's Settings; `output_prefix`: where the engine writes its files for this call;
@@ -269,6 +274,7 @@ class Options:
         s.ignore_kernel_list = self.ignore_kernel_list
         s.normalize_against = self.normalize_against or ""
         s.throttled_runs = getattr(_core.ThrottledRuns, self.throttled_runs)
+        s.info_collector_errors = getattr(_core.InfoCollectorErrors, _COLLECTOR_ERRORS[self.info_collector_errors])
         s.ncu_sections = self.ncu_sections
         if self.bound_thresholds:
             t = _core.BoundThresholds()
@@ -321,10 +327,11 @@ class Options:
             return None
         n = len(metrics) + n_params
         if not _accepts(fn, n):
+            signature = inspect.signature(fn)  # _accepts found one
             raise ConfigError(
-                f"derive_metric is called with {n} values ({len(metrics)} metric value(s) "
-                f"{metrics}, then the {n_params} config values), but "
-                f"{getattr(fn, '__name__', fn)!s}{inspect.signature(fn)} does not accept them; "
+                f"derive_metric expects {n} parameters ({len(metrics)} metric values + {n_params} configs), but "
+                f"has {len(signature.parameters)} parameters: it is called with the value(s) of {metrics}, then "
+                f"the {n_params} config values, which {getattr(fn, '__name__', fn)!s}{signature} does not accept; "
                 f"give it {n} parameters, or *args"
             )
         name = getattr(fn, "__name__", "derived")
@@ -356,9 +363,10 @@ class Options:
             if not pair and key not in unitless:
                 unitless.add(key)
                 warnings.warn(
-                    f"Derived metric '{key}' does not have a unit specified: return a tuple "
-                    f"(value, unit) instead of just the value; its Unit column stays empty.",
-                    UserWarning,
+                    f"Derived metric '{key}' does not have a unit specified. Return a tuple (value, unit) "
+                    f"instead of just the value. np.nan will be added to the 'Unit' column in the dataframe "
+                    f"(files written by the engine leave it empty).",
+                    ProfilerWarning,
                     stacklevel=2,
                 )
             return derived

@@ -85,17 +85,17 @@ def _pick_metric(df, metric):
     found = list(dict.fromkeys(df["Metric"].tolist()))
     if metric is None:
         if not found:
-            raise ConfigError("No metrics found in the profile results: there is nothing to plot")
+            raise ConfigError("No metrics found in the profile results. There is nothing to plot")
         if len(found) > 1:
             raise ConfigError(
-                f"Cannot plot several metrics ({len(found)} > 1) in one @kscope.analyze.plot: pass "
-                f"metric= one of {found}"
+                f"Cannot visualize multiple metrics ({len(found)} > 1) with the @kscope.analyze.plot decorator. "
+                f"Please specify a metric to plot. The metrics found are: {found}: pass metric= one of them"
             )
         return found[0]
     if metric not in found:
         raise ConfigError(
-            f"Metric '{metric}' not found in the profile results. The metrics found are: {found}; "
-            f"pass one of them as metric="
+            f"Metric '{metric}' not found in the profile results. Please check the metric name and try again. "
+            f"The metrics found are: {found}; pass one of them as metric="
         )
     return metric
 

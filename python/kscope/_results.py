@@ -26,7 +26,8 @@ class ProfileResults:
     """What a call of a kscope.analyze.kernel function returns.
 
     ``to_dataframe()`` is the summary: one row per (annotation, config, metric), the columns of
-    the C++ summary table (the info collectors' last). ``raw_dataframe()`` holds the raw per-run samples behind it. In both,
+    the C++ summary table (the info collectors' last), in Nsight Python's order: the measured
+    metrics' rows, then the derived ones (Unit NaN where derive_metric gave none). ``raw_dataframe()`` holds the raw per-run samples behind it. In both,
     the config columns hold the values the configs gave (a torch dtype stays a torch dtype).
     """
 
@@ -131,7 +132,19 @@ class ProfileResults:
                 data[name] = _config_column([self._configs[i][p] for i in config_indices])
             else:
                 data[name] = _engine_column(name, cells)
-        return pd.DataFrame(data)
+        return _unitless_derived_as_nan(pd.DataFrame(data), self._core.measured_metrics())
+
+
+def _unitless_derived_as_nan(frame: pd.DataFrame, measured: Sequence[str]) -> pd.DataFrame:
+    """Nsight Python's Unit of a derived metric returned without one: NaN (the engine, and its files,
+    leave it empty). A measured metric without a unit keeps "", as Nsight Compute reports it.
+    `measured` is empty for results files from before kscope kept it: then every unit stays."""
+    if not measured or frame.empty:
+        return frame
+    unitless = (frame["Unit"] == "") & ~frame["Metric"].isin(list(measured))
+    if unitless.any():
+        frame["Unit"] = frame["Unit"].where(~unitless, np.nan)
+    return frame
 
 
 def _engine_column(name: str, cells: Sequence[_core.Cell]) -> pd.Series:

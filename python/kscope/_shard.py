@@ -11,12 +11,12 @@ from typing import Any, Literal, Union
 
 from . import _core
 from ._results import ProfileResults
-from .errors import ConfigError, SweepError
+from .errors import ConfigError, ProfilerWarning, SweepError
 
 ShardOption = Union[None, Literal["auto"], tuple[int, int]]
 
 
-class MergeWarning(UserWarning):
+class MergeWarning(ProfilerWarning):
     """Shards that merge, but deserve a look: different drivers, or observed SM clocks more than 2%
     apart. ``warnings.simplefilter("error", kscope.MergeWarning)`` makes them errors."""
 
@@ -87,7 +87,7 @@ def use_local_gpu(settings: _core.Settings, local_rank: int) -> None:
             f"{local_rank} measures on GPU {device}, shared with another process, so their timings "
             f"disturb each other; start at most {count} process{'es' if count > 1 else ''} per host "
             f"(--nproc-per-node={count})",
-            UserWarning,
+            ProfilerWarning,
             stacklevel=5,
         )
     settings.device = device

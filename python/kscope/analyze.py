@@ -11,11 +11,12 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing
+from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
-from .errors import ConfigError, SweepError, SweepInterrupted
+from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
+                     SweepWarning, also_builtin)
 
 
 def kernel(
@@ -40,6 +41,7 @@ def kernel(
     output_prefix: str | None = None,
     output_csv: bool = False,
     info_collectors: Sequence[Any] | None = None,
+    info_collector_errors: Literal["warn", "raise"] = "warn",
     resume: bool = False,
     backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
     warmup_runs: int = 1,
@@ -60,14 +62,17 @@ def kernel(
     configs: a list of configs, each a tuple of parameter values in signature order (a bare
         value for a one-parameter function); short ones are padded with the defaults, and
         keyword-only parameters are passed as keywords. Give them here or at call time
-        (``f(configs=[...])``, or ``f(*values)`` for one config), not both.
+        (``f(configs=[...])``, or ``f(*values)`` for one config), not both. Checked when the
+        function is called, as Nsight Python does (a generator is read at the first call).
     runs: recorded runs per config (1 as in Nsight Python; the statistics need 2 or more).
     warmup_runs (kscope): unrecorded runs per config first (JIT, autotuning, module load).
     metrics: Nsight Compute metric names (kscope.list_metrics()), measured in process by the
         'counters' backend, or through ncu with backend='ncu'; by default 'counters' measures the
         Speed-of-Light preset (kscope.sol_metrics()) and 'ncu' gpu__time_duration.sum. The
         duration backends measure only their own metric (cupti__kernel_duration,
-        events__region_duration). Without metrics and backend, kernel durations (cupti).
+        events__region_duration). Without metrics and backend, kernel durations (cupti), unless
+        a tool is active (kscope.activate, or KSCOPE_TOOL=ncu|cupti in the environment):
+        Tool.NCU measures Nsight Python's default, gpu__time_duration.sum, with 'counters'.
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
         value, (value, unit), or a dict of them.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
@@ -75,7 +80,10 @@ def kernel(
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
     clock_control: 'none' (boost allowed) or 'base' (SM and memory clocks locked to base through
         NVML for the session, always restored; needs the right to set clocks).
-    replay_mode: 'kernel' or 'range'; no effect on the duration backends (no replay).
+    replay_mode: 'kernel' (one value per kernel) or 'range' (one per annotation, its Kernel
+        column 'range', covering its kernels and the gaps between them: one range for
+        'counters' and 'ncu', the span from the first kernel's start to the last one's end for
+        'cupti'; 'events' always measure the region).
     thermal_mode ('auto'|'manual'|'off'), thermal_wait, thermal_cont, thermal_timeout: pause
         before a run while the GPU's thermal headroom is at or below thermal_wait °C, until it
         is back to thermal_cont (as Nsight Python). thermal_device is checked but not applied:
@@ -99,6 +107,9 @@ def kernel(
     info_collectors: custom information collectors (kscope.experimental.collect-decorated
         functions, kscope.InfoCollector objects or (name, callback, scope) tuples) whose values
         become columns; kscope.info_collector says when each scope is called.
+    info_collector_errors: 'warn' (as Nsight Python) records a failing collector's value as
+        missing and warns once per collector (kscope.SweepWarning, a RuntimeWarning); 'raise'
+        stops the sweep with a SweepError naming it.
     backend (kscope): None (the default) chooses: the active tool's backend (kscope.activate),
         else from the metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of
         'cupti' (per-kernel durations), 'events' (region durations), 'counters' (hardware
@@ -144,7 +155,8 @@ def kernel(
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
         output_prefix=output_prefix, output_csv=output_csv, resume=resume, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
-        info_collectors=info_collectors, shard=shard, work=work, bound_thresholds=bound_thresholds,
+        info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
+        work=work, bound_thresholds=bound_thresholds,
     )
 
     def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:
@@ -167,35 +179,46 @@ class _ProfiledFunction:
         self.options = options
         options.validate(self.signature.names)  # collector names against the parameters
         self.work = _roofline.check_option(options.work, len(self.signature.names))
-        self.configs = None if configs is None else self.signature.configs(configs)
+        # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
+        self.configs = configs
         self.calls = 0  # successful calls: the {n} of the CSV names
         self.csv_prefix: str | None = None
 
+    def _decorated_configs(self) -> Any:
+        """The configs given to the decorator; an iterator is read once, at the first call, so that
+        every call sweeps the same configs."""
+        if isinstance(self.configs, Iterator):
+            self.configs = list(self.configs)
+        return self.configs
+
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], configs: Sequence[Any] | None) -> ProfileResults:
         name = self.func.__name__
+        decorated = self._decorated_configs()
         if args or kwargs:
-            if configs is not None or self.configs is not None:
-                raise ConfigError(
+            if configs is not None or decorated is not None:
+                # Nsight Python checks this with an assert: also an AssertionError.
+                raise also_builtin(ConfigError, AssertionError)(
                     f"{name}() was called with arguments and also has configs: pass either the "
                     f"values of one configuration, {name}(...), or configs=[...], not both"
                 )
             configs = self.signature.from_call(args, kwargs)
         elif configs is not None:
-            if self.configs is not None:
+            if decorated is not None:
                 raise ConfigError(
-                    f"You have provided configs at decoration time and at runtime. Give them in "
-                    f"one place: drop configs= from @kscope.analyze.kernel or from the call of {name}()"
+                    f"You have provided configs at decoration time and at runtime. Provide configs at "
+                    f"decoration time or at runtime: drop configs= from @kscope.analyze.kernel or from the "
+                    f"call of {name}()"
                 )
             configs = self.signature.configs(configs)
         else:
-            configs = self.configs if self.configs is not None else self.signature.configs(None)
+            configs = self.signature.configs(decorated)
         return self._profile(configs)
 
     def _profile(self, configs: Any) -> ProfileResults:
         opts = self.options
         simulated = testing.active()
         # The simulated backend measures whatever backend= says, so no tool changes its metrics.
-        backend, metrics, note = (opts.backend, opts.metrics, None) if simulated else opts.for_call()
+        backend, metrics, note, chooser = (opts.backend, opts.metrics, None, None) if simulated else opts.for_call()
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
@@ -214,15 +237,18 @@ class _ProfiledFunction:
         progress = _notebook.progress_display(opts.verbosity >= VerbosityLevel.INFO)
         try:
             core = self._measure(placement, configs, settings, body, derive, work, simulated, progress)
+        except BackendError as e:
+            if backend == "counters" and chooser is not None and not isinstance(e, CudaError):
+                e.args = (f"{e}\n{tools.switch_back(chooser)}",)  # counters not permitted here: the way back
+            raise
         finally:
             if progress is not None:
                 progress.close()
         if returned:
             warnings.warn(
-                f"Function '{self.func.__name__}' returns a value, but the return value of a "
-                f"function decorated with kscope.analyze.kernel is ignored: the call returns the "
-                f"ProfileResults instead",
-                RuntimeWarning,
+                f"Function '{self.func.__name__}' returns a value, but the return value for a function which is "
+                f"decorated with kscope.analyze.kernel is ignored and instead the ProfileResults object is returned.",
+                SweepWarning,
                 stacklevel=3,
             )
         results = ProfileResults(core, configs, self.signature.names)
@@ -300,7 +326,7 @@ def _note_once(note: str | None) -> None:
     """Shows a note of the active tool (kscope.tools.tool_metrics) once per process."""
     if note is not None and note not in _notes_shown:
         _notes_shown.add(note)
-        warnings.warn(note, UserWarning, stacklevel=5)  # the user's call of the profiled function
+        warnings.warn(note, ProfilerWarning, stacklevel=5)  # the user's call of the profiled function
 
 
 def plot(

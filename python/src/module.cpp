@@ -16,6 +16,7 @@
 #include "core/columns.hpp"
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
@@ -33,6 +34,8 @@ py::object error_class(const std::exception& e) {
   if (dynamic_cast<const kscope::SweepError*>(&e)) return errors.attr("SweepError");
   if (dynamic_cast<const kscope::CudaError*>(&e)) return errors.attr("CudaError");
   if (dynamic_cast<const kscope::BackendError*>(&e)) return errors.attr("BackendError");
+  if (dynamic_cast<const kscope::AnnotationUseError*>(&e)) return errors.attr("AnnotationUseError");
+  if (dynamic_cast<const kscope::KernelCountError*>(&e)) return errors.attr("KernelCountError");
   if (dynamic_cast<const kscope::AnnotationError*>(&e)) return errors.attr("AnnotationError");
   if (dynamic_cast<const kscope::ConfigError*>(&e)) return errors.attr("ConfigError");
   if (dynamic_cast<const kscope::ThermalError*>(&e)) return errors.attr("ThermalError");
@@ -103,13 +106,46 @@ void translate(std::exception_ptr p) {
     py::object cause = python_exception(e.cause());
     // Ctrl-C and SystemExit stay what they are: they must not become an ordinary Exception.
     if (!PyObject_IsInstance(cause.ptr(), PyExc_Exception)) return raise(cause);
-    py::object error = error_class(e)(e.what(), e.failed_config(), e.partial_results());
+    // Also an instance of the cause's built-in class, which Nsight Python lets through.
+    const py::object sweep_error = py::module_::import("kscope.errors").attr("sweep_error_for")(cause);
+    py::object error = sweep_error(e.what(), e.failed_config(), e.partial_results());
     PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
     raise(error);
   } catch (const kscope::Error& e) {
     raise(error_class(e)(e.what()));
   }
 }
+
+// The engine's messages in Python (kscope._console): warnings through warnings.warn in kscope's
+// categories, so that filters, catch_warnings and -W error see them; information and progress
+// through sys.stderr, so that notebooks and contextlib.redirect_stderr capture them.
+class PythonConsole final : public kscope::detail::LogSink {
+ public:
+  void warning(kscope::detail::WarningKind kind, const std::string& message) override {
+    py::gil_scoped_acquire gil;
+    const char* category = kind == kscope::detail::WarningKind::run ? "run" : "setup";
+    call_python([&] { console().attr("warn")(category, message); });  // -W error: the warning raises
+  }
+  void line(kscope::detail::LogLevel, const std::string& text) override { write(text + "\n"); }
+  void write(const std::string& text) override {
+    py::gil_scoped_acquire gil;
+    try {
+      console().attr("write")(text);
+    } catch (const py::error_already_set&) {  // a console that cannot be written loses the text, not the sweep
+    }
+  }
+  bool is_terminal() override {
+    py::gil_scoped_acquire gil;
+    try {
+      return console().attr("is_terminal")().cast<bool>();
+    } catch (const py::error_already_set&) {
+      return false;
+    }
+  }
+
+ private:
+  static py::object console() { return py::module_::import("kscope._console"); }
+};
 
 // A collector's value, which the Python side made None, bool, int, float or str.
 kscope::Cell to_cell(const py::handle& v) {
@@ -284,7 +320,7 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
     settings.info_collectors.push_back({name, scope_named(scope), [fn](const kscope::CollectionContext& c) {
       py::gil_scoped_acquire gil;
       const py::object config = c.config ? py::object(py::int_(c.config->index())) : py::none();
-      return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation));
+      return call_python([&] { return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation)); });
     }});
   }
   if (!work.is_none()) {
@@ -336,8 +372,11 @@ PYBIND11_MODULE(_core, m) {
   m.attr("__version__") = KSCOPE_VERSION;
   m.attr("MAX_RUNS_PER_CONFIG") = kscope::kMaxRunsPerConfig;
   py::register_exception_translator(translate);
-  // The engine's messages name Python options and fixes from now on.
+  // The engine's messages name Python options and fixes from now on, and reach Python's warnings
+  // and sys.stderr; the sink goes before the interpreter does.
   kscope::detail::set_caller(kscope::detail::Caller::python);
+  kscope::detail::set_log_sink(std::shared_ptr<PythonConsole>(new PythonConsole));  // not make_shared: see progress_observer
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { kscope::detail::set_log_sink(nullptr); }));
 
   py::enum_<kscope::Backend>(m, "Backend")
       .value("from_metrics", kscope::Backend::from_metrics)
@@ -380,6 +419,9 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<>())
       .def_readwrite("memory_pct", &kscope::BoundThresholds::memory_pct)
       .def_readwrite("compute_pct", &kscope::BoundThresholds::compute_pct);
+  py::enum_<kscope::InfoCollectorErrors>(m, "InfoCollectorErrors")
+      .value("warn", kscope::InfoCollectorErrors::warn)
+      .value("raise_", kscope::InfoCollectorErrors::raise);  // raise is a Python keyword
   py::enum_<kscope::Verbosity>(m, "Verbosity")
       .value("quiet", kscope::Verbosity::quiet)
       .value("info", kscope::Verbosity::info)
@@ -406,6 +448,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("verbosity", &kscope::Settings::verbosity)
       .def_readwrite("ignore_kernel_list", &kscope::Settings::ignore_kernel_list)
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
+      .def_readwrite("info_collector_errors", &kscope::Settings::info_collector_errors)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
       .def_readwrite("bound_thresholds", &kscope::Settings::bound_thresholds)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
@@ -446,6 +489,8 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
+      .def("measured_metrics", [](const kscope::Results& r) { return r.session().metrics; },
+           "The metrics the backend measured (the others are derived); empty for files from before kscope kept them")
       .def("summary", [](const kscope::Results& r) { return columns(r.summary_table(), config_indices(r.rows())); },
            "({column: [cells]}, [config index per row]) of the summary table")
       .def("samples", [](const kscope::Results& r) { return columns(r.samples_table(), config_indices(r.samples())); },
@@ -571,8 +616,8 @@ PYBIND11_MODULE(_core, m) {
   using kscope::testing::SimulatedBackend;
   py::class_<SimulatedBackend>(testing, "SimulatedBackend")
       .def(py::init<>())
-      .def("launch", &SimulatedBackend::launch, py::arg("kernel_name"), py::arg("duration_ns"),
-           "A simulated kernel of the given duration, launched now")
+      .def("launch", &SimulatedBackend::launch, py::arg("kernel_name"), py::arg("duration_ns"), py::arg("gap_ns") = 0.0,
+           "A simulated kernel of the given duration, launched now; it starts gap_ns after the previous one ends")
       .def("set_clock_readings", [](SimulatedBackend& b, const std::vector<std::pair<double, double>>& readings) {
         std::vector<kscope::ClockReading> clocks;
         for (auto [sm, mem] : readings) {

@@ -102,7 +102,8 @@ void Aggregator::add_run(const RecordedRun& run) {
     const std::vector<Cell> info = run.info && r < run.info->size() ? (*run.info)[r] : std::vector<Cell>{};
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
-                  ") and was recorded as NaN (ignore_failures): " + region.failure_reason);
+                      ") and was recorded as NaN (ignore_failures): " + region.failure_reason,
+                  WarningKind::run);
     auto add = [&](const std::string& metric, const std::string& unit, double value, bool measured) {
       rows.push_back(SampleRow{region.annotation, run.config, run.run, metric, unit, value, region.kernel, sm, mem,
                                run.throttled, info});
@@ -174,14 +175,21 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
     rows.push_back(std::move(row));
     runs_of_row.push_back(g.runs);
   }
-  add_roofline(rows, runs_of_row, session, normalize);
+  add_roofline(rows, runs_of_row, session, normalize);  // while runs_of_row is in the rows' order
+  // Nsight Python's order: every measured metric's rows before the derived ones, each part by
+  // annotation (in order of first appearance), then config and metric as recorded.
+  std::vector<std::string> annotations;
+  for (const auto& r : rows)
+    if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
+      annotations.push_back(r.annotation);
+  const auto place = [&](const SummaryRow& r) {
+    const bool derived = std::find(metric_names_.begin(), metric_names_.end(), r.metric) == metric_names_.end();
+    return std::pair{derived, std::find(annotations.begin(), annotations.end(), r.annotation) - annotations.begin()};
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) { return place(a) < place(b); });
 
   const std::string& baseline = settings_.normalize_against;
   if (normalize && !baseline.empty() && !samples_.empty()) {  // a shard may hold no configs
-    std::vector<std::string> annotations;
-    for (const auto& r : rows)
-      if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
-        annotations.push_back(r.annotation);
     if (std::find(annotations.begin(), annotations.end(), baseline) == annotations.end()) {
       throw ConfigError("normalize_against names annotation '" + baseline +
                         "', which no run recorded; recorded annotations: " + quoted_list(annotations));
@@ -206,7 +214,9 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
   for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
 
-  return Results(session, configs_, std::move(rows), samples_, info.columns, settings_);
+  SessionInfo measured = session;
+  if (!metric_names_.empty()) measured.metrics = metric_names_;
+  return Results(std::move(measured), configs_, std::move(rows), samples_, info.columns, settings_);
 }
 
 void Aggregator::add_roofline(std::vector<SummaryRow>& rows, const std::vector<std::vector<const SampleRow*>>& runs,

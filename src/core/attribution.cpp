@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
 
 #include "core/caller.hpp"
 #include "kscope/errors.hpp"
@@ -37,6 +40,17 @@ std::string listed(const std::vector<KernelMeasurement>& kernels) {
   return out;
 }
 
+// From the first kernel's start to the last kernel's end, when the backend timed every kernel.
+std::optional<double> span_of(const std::vector<KernelMeasurement>& kernels) {
+  std::uint64_t first = std::numeric_limits<std::uint64_t>::max(), last = 0;
+  for (const auto& k : kernels) {
+    if (!k.gpu_time) return std::nullopt;
+    first = std::min(first, k.gpu_time->start_ns);
+    last = std::max(last, k.gpu_time->end_ns);
+  }
+  return static_cast<double>(last - first);
+}
+
 }  // namespace
 
 bool kernel_matches(const std::string& kernel, const std::string& pattern) {
@@ -47,6 +61,7 @@ bool kernel_matches(const std::string& kernel, const std::string& pattern) {
 
 std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured,
                                              std::size_t metric_count, const Settings& settings) {
+  const bool range = settings.replay_mode == ReplayMode::range;
   std::vector<RegionMeasurement> out;
   for (std::size_t r = 0; r < regions.size(); ++r) {
     RegionMeasurement m;
@@ -65,27 +80,42 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
                                        [&](const std::string& p) { return kernel_matches(k.name, p); });
       if (!ignored) kept.push_back(k);
     }
+    // Each message starts with Nsight Python's sentence for the case (its users match on it).
     if (kept.empty()) {
       if (!all.empty()) {
-        throw AnnotationError("annotation '" + m.annotation + "': every kernel it launched is in ignore_kernel_list:" +
-                              listed(all) + "\nremove one of them from the list, or remove the annotation");
+        throw KernelCountError("No kernels were profiled in annotation '" + m.annotation +
+                               "': every kernel it launched is in ignore_kernel_list:" + listed(all) +
+                               "\nremove one of them from the list, or remove the annotation");
       }
-      throw AnnotationError("annotation '" + m.annotation +
-                            "' launched no kernel in this run. An annotated region must launch at least one "
-                            "GPU kernel between its start and end: check that the launch happens inside the "
-                            "region (not before it, not skipped by a condition or an empty size)");
+      throw KernelCountError("No kernels were profiled in annotation '" + m.annotation +
+                             "' in this run: an annotated region must launch at least one GPU kernel between its "
+                             "start and end. Check that the launch happens inside the region (not before it, not "
+                             "skipped by a condition or an empty size)");
+    }
+    if (range) {
+      m.kernel = "range";  // as Nsight Compute names a range replay's result
+      if (const auto span = span_of(kept)) {
+        if (metric_count != 1)
+          throw InternalError("a backend that times kernels measured " + std::to_string(metric_count) +
+                              " metrics; range replay takes the span as its one duration (kscope bug: please "
+                              "report it with this message)");
+        m.values = {*span};
+        out.push_back(std::move(m));
+        continue;
+      }
     }
     if (kept.size() > 1 && !settings.combine_kernel_metrics) {
-      throw AnnotationError("annotation '" + m.annotation + "' launched " + std::to_string(kept.size()) +
-                            " kernels in one run:" + listed(kept) +
-                            "\nkscope measures one kernel per annotation unless told how to combine them. Either "
-                            "set " + option("combine_kernel_metrics") +
-                            spell(" (e.g. std::plus<double>{} to add durations)",
-                                  "=lambda a, b: a + b (to add durations)") +
-                            ", list the extra kernels in " + option("ignore_kernel_list") +
-                            ", or give each kernel its own annotation");
+      throw KernelCountError("More than one (total=" + std::to_string(kept.size()) + ") kernel is launched within the " +
+                             m.annotation + " annotation (in one run):" + listed(kept) +
+                             "\nkscope measures one kernel per annotation unless told how to combine them. Either "
+                             "set " + option("combine_kernel_metrics") +
+                             spell(" (e.g. std::plus<double>{} to add durations)",
+                                   "=lambda a, b: a + b (to add durations)") +
+                             ", measure the region as one range with " + option("replay_mode") +
+                             spell(" = ReplayMode::range", "='range'") + ", list the extra kernels in " +
+                             option("ignore_kernel_list") + ", or give each kernel its own annotation");
     }
-    m.kernel = joined(kept);
+    if (!range) m.kernel = joined(kept);
     m.values = kept.front().values;
     for (std::size_t k = 1; k < kept.size(); ++k)
       for (std::size_t v = 0; v < metric_count; ++v)

@@ -1,7 +1,9 @@
 #pragma once
 // Turns what a backend saw in one run into one value per (region, metric), applying the rules:
 // ignored kernels are dropped, a region must have launched a kernel, and several kernels need a
-// combine rule.
+// combine rule, unless ReplayMode::range measures the region as one range (Kernel "range"; on a
+// backend that times each kernel, the span from the first kernel's start to the last one's end).
+// A broken rule is a KernelCountError.
 #include <string>
 #include <vector>
 

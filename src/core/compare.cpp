@@ -34,7 +34,8 @@ std::string format(const char* pattern, double value) {
                     what);
 }
 
-bool replays(BackendId backend) { return backend == BackendId::counters || backend == BackendId::ncu; }
+// The backends whose numbers depend on replay_mode (events measure the region either way).
+bool replays(BackendId backend) { return backend != BackendId::events; }
 
 void check_comparable(const Results& baseline, const Results& candidate) {
   const SessionInfo& b = baseline.session();

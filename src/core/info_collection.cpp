@@ -5,6 +5,8 @@
 #include <set>
 
 #include "core/caller.hpp"
+#include "core/exception_message.hpp"
+#include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
@@ -74,17 +76,33 @@ void check_info_collectors(const std::vector<InfoCollector>& collectors, const s
                           c.name + "' (a numeric one has " + c.name + "_Avg, _Std, _Min and _Max): rename one of them");
 }
 
-InfoCollection::InfoCollection(const std::vector<InfoCollector>& collectors)
-    : collectors_(collectors), once_(collectors.size()), config_(collectors.size()), run_(collectors.size()) {}
+InfoCollection::InfoCollection(const std::vector<InfoCollector>& collectors, InfoCollectorErrors errors)
+    : collectors_(collectors),
+      errors_(errors),
+      once_(collectors.size()),
+      config_(collectors.size()),
+      run_(collectors.size()) {}
 
 Cell InfoCollection::call(std::size_t collector, const CollectionContext& context) {
   try {
     return collectors_[collector].collect(context);
   } catch (...) {
-    std::lock_guard lock(mutex_);
-    failed_ = "info collector '" + collectors_[collector].name + "' (" + to_string(collectors_[collector].scope) +
-              " scope)";
-    throw;
+    const InfoCollector& c = collectors_[collector];
+    std::unique_lock lock(mutex_);
+    // Named while the failure (or its warning, which a front end may turn into an error) goes on.
+    failed_ = "info collector '" + c.name + "' (" + to_string(c.scope) + " scope)";
+    if (errors_ == InfoCollectorErrors::raise) throw;
+    const bool first = warned_.insert(collector).second;
+    lock.unlock();
+    if (first)
+      log_warning("Info collector '" + c.name + "' (" + to_string(c.scope) + " scope) raised " +
+                      exception_message(std::current_exception()) +
+                      ". Its value is missing where it fails; " + option("info_collector_errors") +
+                      spell(" = InfoCollectorErrors::raise", "='raise'") + " stops the sweep instead",
+                  WarningKind::run);
+    lock.lock();
+    failed_.clear();
+    return {};
   }
 }
 

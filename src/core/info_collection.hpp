@@ -4,6 +4,7 @@
 // the results.
 #include <cstddef>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,13 @@ void check_info_collectors(const std::vector<InfoCollector>& collectors, const s
 
 class InfoCollection {
  public:
-  explicit InfoCollection(const std::vector<InfoCollector>& collectors);
+  // A collector that throws: with InfoCollectorErrors::warn its value is missing and the first
+  // failure of each collector is a warning; with raise the exception goes on.
+  InfoCollection(const std::vector<InfoCollector>& collectors, InfoCollectorErrors errors);
 
   bool empty() const { return collectors_.empty(); }
 
-  // Each throws what a collector throws, after failure() names it.
+  // Each throws what a collector throws (InfoCollectorErrors::raise), after failure() names it.
   void collect_once();
   void start_config(const Config& config);
   // A run starts: recorded runs in their first pass call the run collectors now, and the
@@ -40,7 +43,9 @@ class InfoCollection {
   Cell call(std::size_t collector, const CollectionContext& context);
 
   const std::vector<InfoCollector>& collectors_;
+  InfoCollectorErrors errors_;
   mutable std::mutex mutex_;  // annotations may be opened on any thread
+  std::set<std::size_t> warned_;  // collectors whose failure was reported
   std::vector<Cell> once_, config_, run_;
   std::vector<std::vector<Cell>> annotations_;  // per region index
   const Config* config_in_progress_ = nullptr;

@@ -189,7 +189,9 @@ Results merge_sources(const std::vector<Source>& given, std::vector<std::string>
   std::vector<std::vector<SampleRow>> by_config(first.configs().size());
   for (const auto& s : shards)
     for (const auto& sample : s.results->samples()) by_config[sample.config_index].push_back(sample);
-  detail::Aggregator aggregator(first.configs(), {}, settings);
+  std::vector<MetricSpec> measured;  // their names place the derived rows after the measured ones
+  for (const auto& name : first.session().metrics) measured.push_back({name, "", ""});
+  detail::Aggregator aggregator(first.configs(), std::move(measured), settings);
   for (auto& samples : by_config) aggregator.add_samples(std::move(samples));
   for (const auto& s : shards) {
     std::set<std::size_t> seen;

@@ -29,15 +29,17 @@ std::size_t RunRecorder::open(const std::string& name) {
   {
     std::lock_guard lock(mutex_);
     if (open_ >= 0) {
-      throw AnnotationError("annotation '" + name + "' was opened while annotation '" +
-                            regions_[static_cast<std::size_t>(open_)].name +
-                            "' is still open; annotations cannot be nested: close the outer one first "
-                            "or merge the two regions");
+      // Nsight Python's sentences first (its users match on them), then what to do.
+      throw AnnotationUseError("Nested annotations are not supported. Cannot enter annotation '" + name +
+                               "' while another annotation is active ('" +
+                               regions_[static_cast<std::size_t>(open_)].name +
+                               "' is open): close the outer one first or merge the two regions");
     }
     if (std::any_of(regions_.begin(), regions_.end(), [&](const RegionRecord& r) { return r.name == name; })) {
-      throw AnnotationError("annotation '" + name +
-                            "' was used twice in one run; each annotation name must be unique within "
-                            "a run (give the second region another name)");
+      throw AnnotationUseError("Annotation name '" + name +
+                               "' has already been used in this profiling run. Each annotation must have a unique "
+                               "name: give the second region another name (a name may repeat across runs, not "
+                               "within one)");
     }
     regions_.push_back({name, false, ""});
     region = regions_.size() - 1;
@@ -84,9 +86,9 @@ void RunRecorder::end_run() {
   if (open_ >= 0) {
     const std::string name = regions_[static_cast<std::size_t>(open_)].name;
     open_ = -1;
-    throw AnnotationError("annotation '" + name +
-                          "' was still open when the body returned: every annotation must be closed inside "
-                          "the body (use it as a scope or a 'with' block)");
+    throw AnnotationUseError("annotation '" + name +
+                             "' was still open when the body returned: every annotation must be closed inside "
+                             "the body (use it as a scope or a 'with' block)");
   }
 }
 

@@ -32,7 +32,7 @@ class RunRecorder {
 
   // A run (or another pass of it) starts; its regions start empty.
   void begin_run(const RunContext& run);
-  // Throws AnnotationError (nesting, repeated name) and whatever the backend raises.
+  // Throws AnnotationUseError (nesting, repeated name) and whatever the backend raises.
   std::size_t open(const std::string& name);
   // Identifies the body call in progress, process-wide: close and mark_failed from an annotation
   // opened in another call (one left open, closed later) do nothing.
@@ -40,7 +40,7 @@ class RunRecorder {
   void close(std::size_t region, std::size_t run_serial) noexcept;
   void mark_failed(std::size_t region, std::size_t run_serial, const std::string& reason);
   // After the body returned: throws RegionCloseError for a region that failed to close, or
-  // AnnotationError for a region still open.
+  // AnnotationUseError for a region still open.
   void end_run();
 
   // The run in progress (read between runs or after the body returned).

@@ -49,7 +49,7 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
           },
           now_s),
       aggregator_(configs_, backend.metrics(), settings),
-      collection_(settings.info_collectors),
+      collection_(settings.info_collectors, settings.info_collector_errors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
                                      settings.progress_observer)) {
   std::vector<std::string> measured;
@@ -190,10 +190,10 @@ void Session::run_remaining_passes(const Config& config, std::vector<BatchRun>& 
         const auto& regions = recorder_.regions();
         const auto same_name = [](const RegionRecord& x, const RegionRecord& y) { return x.name == y.name; };
         if (!std::equal(b.regions.begin(), b.regions.end(), regions.begin(), regions.end(), same_name))
-          throw AnnotationError("replay pass " + std::to_string(pass) + " opened other regions (" + names_of(regions) +
-                                ") than the first pass (" + names_of(b.regions) +
-                                "); with metrics that need several passes the body must open the same "
-                                "annotations in the same order every time");
+          throw AnnotationUseError("replay pass " + std::to_string(pass) + " opened other regions (" + names_of(regions) +
+                                   ") than the first pass (" + names_of(b.regions) +
+                                   "); with metrics that need several passes the body must open the same "
+                                   "annotations in the same order every time");
       }
     }
   } catch (...) {
@@ -241,6 +241,8 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
   const ClockReading collected = read_clocks(device_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
+    ran_ = true;
+    annotated_ = annotated_ || !b.regions.empty();
     // A batched run's closing reading is the next run's opening one.
     const ClockReading after = i + 1 < batch.size() ? batch[i + 1].before : collected;
     if (b.context.recorded) {
@@ -282,6 +284,11 @@ void Session::finish_config(const Config& config) {
 }
 
 Results Session::finish() {
+  // Nothing was measured, and an empty table would hide it (Nsight Python 1.1.1 raises too).
+  if (ran_ && !annotated_)
+    throw KernelCountError("No kernels were profiled: no run opened an annotation, so nothing was measured. Mark "
+                           "the code to measure with " + spell("kscope::Annotation", "kscope.annotate(...)") +
+                           " inside the profiled function");
   progress_->finished();
   return final_results(aggregator_, info_, settings_, configs_.size());
 }

@@ -101,6 +101,7 @@ class Session {
   std::optional<SampleStream> stream_;
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
+  bool ran_ = false, annotated_ = false;  // a run was collected; one of them opened a region
 
   // The config being measured.
   std::size_t next_run_ = 0;  // warm-ups included

@@ -62,15 +62,17 @@ double ThermalGuard::cool_down(double margin) {
   while (margin < cont_) {
     if (now_() > deadline) {
       if (mode_ == ThermalMode::manual)
-        throw ThermalError("the GPU did not cool to " + option("thermal_cont_c") + "=" + degrees(cont_) + " within " +
-                           std::to_string(static_cast<int>(timeout_)) + " s (thermal headroom now " + degrees(margin) +
-                           "); increase " + option("thermal_timeout_s") + ", lower " + option("thermal_cont_c") +
-                           " or " + option("thermal_wait_c") + ", or let the GPU cool");
+        // Nsight Python's sentences first (its users match on them), then the fixes.
+        throw ThermalError("Timeout after " + std::to_string(static_cast<int>(timeout_)) + "s. Cannot reach " +
+                           option("thermal_cont_c") + "=" + degrees(cont_) + " (current thermal headroom: " +
+                           degrees(margin) + "): the GPU did not cool down in time; increase " +
+                           option("thermal_timeout_s") + ", lower " + option("thermal_cont_c") + " or " +
+                           option("thermal_wait_c") + ", or let the GPU cool");
       // Automatic mode settles for less headroom before giving up.
       if (cont_ <= kMinCont)
-        throw ThermalError("automatic thermal control lowered " + option("thermal_cont_c") + " to its minimum " +
-                           degrees(kMinCont) + " but the GPU's thermal headroom is only " + degrees(margin) +
-                           "; cannot continue profiling. Check the GPU's cooling, or use " + option("thermal_mode") +
+        throw ThermalError("Adaptive thermal control reached minimum " + option("thermal_cont_c") + "=" +
+                           degrees(kMinCont) + " but GPU thermal headroom is only " + degrees(margin) +
+                           ". Cannot continue profiling: check the GPU's cooling, or use " + option("thermal_mode") +
                            spell(" = ThermalMode::off", "='off'"));
       cont_ = std::max(cont_ - kStep, kMinCont);
       deadline = now_() + timeout_;

@@ -1,13 +1,11 @@
 #include "io/progress.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <limits>
 
+#include "core/log.hpp"
 #include "io/io_detail.hpp"
 
 namespace kscope::detail {
@@ -175,8 +173,8 @@ std::unique_ptr<ProgressReporter> make_stderr_progress(Verbosity verbosity,
                                                        std::size_t total_configs,
                                                        std::size_t runs_per_config,
                                                        ProgressObserver observer) {
-  return std::make_unique<ProgressReporter>(verbosity, total_configs, runs_per_config, std::cerr,
-                                            isatty(fileno(stderr)) != 0, ProgressReporter::Clock{}, std::move(observer));
+  return std::make_unique<ProgressReporter>(verbosity, total_configs, runs_per_config, console(),
+                                            console_is_terminal(), ProgressReporter::Clock{}, std::move(observer));
 }
 
 }  // namespace kscope::detail

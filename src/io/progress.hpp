@@ -62,8 +62,8 @@ class ProgressReporter {
   std::size_t drawn_width_ = 0;  // columns the bar line occupies on screen; 0 when none is open
 };
 
-// A reporter on std::cerr that draws a bar when stderr is a terminal.
-// With an observer, progress goes to it instead.
+// A reporter on the logger's console (core/log.hpp: stderr, or the front end's) that draws a bar
+// when that console is a terminal. With an observer, progress goes to it instead.
 std::unique_ptr<ProgressReporter> make_stderr_progress(Verbosity verbosity,
                                                        std::size_t total_configs,
                                                        std::size_t runs_per_config,

@@ -220,10 +220,9 @@ Field<Row> field(std::string key, Access access) {
           [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
 }
 
-// A field added after the format's first files: absent in those, it keeps its default there.
-template <typename Row, typename Access>
-Field<Row> added_field(std::string key, Access access) {
-  Field<Row> f = field<Row>(std::move(key), access);
+// A field added after the format's first files: a file without it loads with the default.
+template <typename Row>
+Field<Row> added_later(Field<Row> f) {
   f.optional = true;
   return f;
 }
@@ -275,9 +274,10 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_sm_clock_mhz", [](auto& s) -> auto& { return s.rated_sm_clock_mhz; }),
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
-      added_field<S>("sm_count", [](auto& s) -> auto& { return s.sm_count; }),
-      added_field<S>("compute_capability", [](auto& s) -> auto& { return s.compute_capability; }),
-      added_field<S>("memory_bus_width_bits", [](auto& s) -> auto& { return s.memory_bus_width_bits; }),
+      added_later(field<S>("metrics", [](auto& s) -> auto& { return s.metrics; })),
+      added_later(field<S>("sm_count", [](auto& s) -> auto& { return s.sm_count; })),
+      added_later(field<S>("compute_capability", [](auto& s) -> auto& { return s.compute_capability; })),
+      added_later(field<S>("memory_bus_width_bits", [](auto& s) -> auto& { return s.memory_bus_width_bits; })),
   };
   return fields;
 }
@@ -310,16 +310,12 @@ const std::vector<Field<Settings>>& settings_fields() {
                    }),
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
-      [] {
-        auto f = nested<S, BoundThresholds>(
-            "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
-            {
-                field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
-                field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
-            });
-        f.optional = true;
-        return f;
-      }(),
+      added_later(nested<S, BoundThresholds>(
+          "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
+          {
+              field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
+              field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
+          })),
       {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
        [](S& s, const Read& value, const std::string& where) {
          if (value.is_null()) {
@@ -422,17 +418,17 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
          r.work->kind = *kind;
        },
        true},
-      added_field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; }),
-      added_field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; }),
-      added_field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; }),
-      added_field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; }),
-      added_field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; }),
-      added_field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; }),
-      added_field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; }),
-      added_field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; }),
-      added_field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; }),
-      added_field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; }),
-      added_field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; }),
+      added_later(field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; })),
+      added_later(field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; })),
+      added_later(field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; })),
+      added_later(field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; })),
+      added_later(field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; })),
+      added_later(field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; })),
+      added_later(field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; })),
+      added_later(field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; })),
+      added_later(field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; })),
+      added_later(field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; })),
+      added_later(field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; })),
       {"Bound", [](const R& r) { return r.roofline.bound ? Written(to_string(*r.roofline.bound)) : Written(); },
        [](R& r, const Read& value, const std::string& where) {
          r.roofline.bound.reset();

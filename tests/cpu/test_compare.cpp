@@ -135,16 +135,20 @@ TEST(Compare, RefusesResultsThatMeasureDifferentThings) {
             "compare() cannot match the configs of results with different config axes (baseline: 'n'; candidate: "
             "'m'): compare results of the same sweep; configs measured on one side only are listed as such");
 
-  // Replay mode matters to the counter backends only.
-  SessionInfo counters = h200();
-  counters.backend = BackendId::counters;
+  // Replay mode changes what counters, ncu and cupti measure (a kernel, or a region's range or span);
+  // events always measure the region.
   Settings range;
   range.replay_mode = ReplayMode::range;
-  const Results kernel_replay = make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, counters);
-  EXPECT_EQ(refusal(kernel_replay, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, counters, range)),
-            "compare() refuses to compare results taken with different replay_mode ('kernel' vs 'range'): their "
-            "numbers measure different things. Measure both with the same replay_mode");
-  EXPECT_NO_THROW(compare(base, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, h200(), range)));
+  for (const BackendId backend : {BackendId::counters, BackendId::cupti}) {
+    SessionInfo session = h200();
+    session.backend = backend;
+    const Results kernel_replay = make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, session);
+    EXPECT_EQ(refusal(kernel_replay, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, session, range)),
+              "compare() refuses to compare results taken with different replay_mode ('kernel' vs 'range'): their "
+              "numbers measure different things. Measure both with the same replay_mode");
+  }
+  EXPECT_NO_THROW(compare(make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, events),
+                          make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, events, range)));
 }
 
 TEST(Compare, DifferentGpuDriverOrClocksWarnAndFlagTheRows) {

@@ -71,7 +71,7 @@ TEST(MetricNames, SuggestionsMatchTheBaseThenTheSuffix) {
 TEST_F(HostApi, ChipNamesAreCaseInsensitiveAndChecked) {
   const auto chips = supported_chips();
   EXPECT_NE(std::find(chips.begin(), chips.end(), "GH100"), chips.end());
-  EXPECT_EQ(describe_metric("gpu__time_duration.sum", "gh100").unit, "nanosecond");
+  EXPECT_EQ(describe_metric("gpu__time_duration.sum", "gh100").unit, "ns");
   try {
     describe_metric("gpu__time_duration.sum", "GH10");
     FAIL() << "an unknown chip was accepted";
@@ -80,23 +80,47 @@ TEST_F(HostApi, ChipNamesAreCaseInsensitiveAndChecked) {
   }
 }
 
-TEST_F(HostApi, UnitsAndTypesComeFromTheMetricDatabase) {
-  EXPECT_EQ(describe_metric("gpu__time_duration.sum", "GH100").unit, "nanosecond");
+// Units as Nsight Compute reports them (its raw CSV, Nsight Python's Unit column), from the metric
+// database's dimensional units.
+TEST_F(HostApi, UnitsAreNsightComputesAndTypesComeFromTheMetricDatabase) {
+  EXPECT_EQ(describe_metric("gpu__time_duration.sum", "GH100").unit, "ns");  // CUPTI: nanosecond
   EXPECT_EQ(describe_metric("dram__bytes_read.sum", "GH100").unit, "byte");
   EXPECT_EQ(describe_metric("dram__bytes_read.sum.per_second", "GH100").unit, "byte/second");
-  EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").unit, "percent");
+  EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").unit, "%");  // CUPTI: percent
   EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").type, MetricType::ratio);
   const MetricInfo sm = describe_metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "GH100");
-  EXPECT_EQ(sm.unit, "percent");
+  EXPECT_EQ(sm.unit, "%");
   EXPECT_EQ(sm.type, MetricType::throughput);
   EXPECT_EQ(sm.hw_unit, "sm");
   EXPECT_EQ(sm.suffixes.size(), 8u);  // {avg,max,min,sum} x pct_of_peak_sustained_{active,elapsed}
-  EXPECT_EQ(describe_metric("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "GH100").unit, "instruction");
+  EXPECT_EQ(describe_metric("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", "GH100").unit, "inst");
+  EXPECT_EQ(describe_metric("sm__warps_launched.sum", "GH100").unit, "warp");  // Nsight Python's test expects it
+  EXPECT_EQ(describe_metric("sm__inst_executed.avg.per_cycle_active", "GH100").unit, "inst/cycle");
+  EXPECT_EQ(describe_metric("lts__t_sectors.sum", "GH100").unit, "sector");
+}
+
+TEST(CounterUnits, CuptiUnitsBecomeNsightComputes) {
+  EXPECT_EQ(counters::ncu_unit("nanosecond"), "ns");
+  EXPECT_EQ(counters::ncu_unit("percent"), "%");
+  EXPECT_EQ(counters::ncu_unit("gpc_cycle/second"), "cycle/second");
+  EXPECT_EQ(counters::ncu_unit("dram_cycle"), "cycle");
+  EXPECT_EQ(counters::ncu_unit("l2_sector/l1tex_request"), "sector/request");
+  EXPECT_EQ(counters::ncu_unit("instruction/warp"), "inst/warp");
+  EXPECT_EQ(counters::ncu_unit("byte/cta"), "byte/block");
+  EXPECT_EQ(counters::ncu_unit("register/thread"), "register/thread");
+  EXPECT_EQ(counters::ncu_unit("gpc_cyclewarp"), "cycle*warp");             // several factors keep their order
+  EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_request"), "request*sector/request");
+  EXPECT_EQ(counters::ncu_unit(""), "");                                    // unitless stays unitless
+  EXPECT_EQ(counters::ncu_unit("math_op"), "math_op");                      // not in the table: CUPTI's
+  EXPECT_EQ(counters::ncu_unit("gpc_cyclemath_op"), "gpc_cyclemath_op");
 }
 
 TEST_F(HostApi, MisspeltNamesAreRejectedWithTheClosestValidNames) {
   std::string m = rejection("dram__byte_read.sum");
-  EXPECT_NE(m.find("unknown metric 'dram__byte_read.sum' for chip GH100"), std::string::npos) << m;
+  EXPECT_NE(m.find("Invalid value ['dram__byte_read.sum'] for Settings::metrics: unknown metric 'dram__byte_read.sum' "
+                   "for chip GH100"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("'dram__bytes_read.sum'"), std::string::npos) << m;
   m = rejection("sm__throughput.avg.pct_of_peak_sustained_elapsd");
   EXPECT_NE(m.find("'sm__throughput.avg.pct_of_peak_sustained_elapsed'"), std::string::npos) << m;

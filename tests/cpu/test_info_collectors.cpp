@@ -1,5 +1,6 @@
 // Settings::info_collectors through the engine on the simulated backend: when each scope is called
-// and with what, the columns of every output, the checks of the names, and a collector that throws.
+// and with what, the columns of every output, the checks of the names, and a collector that throws
+// (warned and missing by default, a failed sweep with InfoCollectorErrors::raise).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/log.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
@@ -43,6 +45,22 @@ double number(const Table& t, std::size_t row, const std::string& column) {
   if (const auto* i = std::get_if<std::int64_t>(&c)) return static_cast<double>(*i);
   return NAN;
 }
+
+// Records the engine's warnings for its lifetime (the logger's sink; stderr again afterwards).
+struct WarningRecorder : detail::LogSink {
+  std::vector<std::string> messages;
+  std::vector<detail::WarningKind> kinds;
+
+  WarningRecorder() { detail::set_log_sink(std::shared_ptr<detail::LogSink>(this, [](detail::LogSink*) {})); }
+  ~WarningRecorder() override { detail::set_log_sink(nullptr); }
+  void warning(detail::WarningKind kind, const std::string& message) override {
+    kinds.push_back(kind);
+    messages.push_back(message);
+  }
+  void line(detail::LogLevel, const std::string&) override {}
+  void write(const std::string&) override {}
+  bool is_terminal() override { return false; }
+};
 
 // The summary row of an annotation at config index `config`.
 std::size_t row_of(const Results& r, const std::string& annotation, std::size_t config) {
@@ -220,9 +238,39 @@ TEST(InfoCollectors, NamesAreChecked) {
   EXPECT_EQ(refusal({{"t", CollectionScope::once, value}}), "accepted");
 }
 
-TEST(InfoCollectors, AThrowingCollectorFailsTheSweepNamingItAndKeepsWhatWasMeasured) {
+// Nsight Python's handling, the default: the value is missing where the collector failed, one
+// warning per collector, and the sweep goes on.
+TEST(InfoCollectors, AThrowingCollectorLeavesItsValueMissingAndWarnsOnce) {
   SimulatedBackend backend;
   Settings s = quiet(3);
+  int calls = 0;
+  s.info_collectors = {{"sensor", CollectionScope::run, [&](const CollectionContext&) -> Cell {
+                          if (++calls % 2 == 0) throw std::runtime_error("sensor busy");
+                          return 7.0;
+                        }},
+                       {"driver", CollectionScope::once, [](const CollectionContext&) -> Cell {
+                          throw std::runtime_error("no driver");
+                        }}};
+  WarningRecorder warnings;
+  const Results r = profile_with_backend(Sweep().axis("n", {1, 2}), s, two_annotations(backend), backend);
+  ASSERT_EQ(warnings.messages.size(), 2u);  // once per collector, not per failure
+  EXPECT_EQ(warnings.messages[0],
+            "Info collector 'driver' (once scope) raised no driver. Its value is missing where it fails; "
+            "Settings::info_collector_errors = InfoCollectorErrors::raise stops the sweep instead");
+  EXPECT_EQ(warnings.messages[1].rfind("Info collector 'sensor' (run scope) raised sensor busy.", 0), 0u);
+  EXPECT_EQ(warnings.kinds, (std::vector<detail::WarningKind>{detail::WarningKind::run, detail::WarningKind::run}));
+  const Table samples = r.samples_table();
+  ASSERT_EQ(samples.rows.size(), 2u * 3u * 2u);
+  EXPECT_DOUBLE_EQ(number(samples, 0, "sensor"), 7.0);                              // call 1
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(cell(samples, 2, "sensor")));  // call 2 failed
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(cell(samples, 0, "driver")));
+  EXPECT_DOUBLE_EQ(number(r.summary_table(), row_of(r, "add", 0), "sensor_Avg"), 7.0);  // over the runs it gave
+}
+
+TEST(InfoCollectors, WithRaiseAThrowingCollectorFailsTheSweepNamingItAndKeepsWhatWasMeasured) {
+  SimulatedBackend backend;
+  Settings s = quiet(3);
+  s.info_collector_errors = InfoCollectorErrors::raise;
   int calls = 0;
   s.info_collectors = {{"sensor", CollectionScope::annotation, [&](const CollectionContext& c) -> Cell {
                           if (++calls == 9) throw std::runtime_error("sensor unplugged at " + c.annotation);

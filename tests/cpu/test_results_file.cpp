@@ -65,6 +65,7 @@ Results handmade_results() {
   session.thermal_pauses = 2;
   session.thermal_pause_s = 1.25;
   session.report_path = "/tmp/x.ncu-rep";
+  session.metrics = {"sm__cycles_elapsed.max", "dram__bytes_read.sum"};
   session.sm_count = 132;
   session.compute_capability = 90;
   session.memory_bus_width_bits = 6144;
@@ -225,6 +226,7 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(s.thermal_pauses, 2u);
   EXPECT_EQ(s.thermal_pause_s, 1.25);
   EXPECT_EQ(s.report_path, "/tmp/x.ncu-rep");
+  EXPECT_EQ(s.metrics, (std::vector<std::string>{"sm__cycles_elapsed.max", "dram__bytes_read.sum"}));
   EXPECT_EQ(s.sm_count, 132u);
   EXPECT_EQ(s.compute_capability, 90u);
   EXPECT_EQ(s.memory_bus_width_bits, 6144u);
@@ -278,12 +280,14 @@ TEST_F(ResultsFile, FilesWrittenBeforeShardsAndCollectorScopesStillLoad) {
   nlohmann::json doc = nlohmann::json::parse(slurp(path("a.json")));
   doc["settings"].erase("shard");
   doc["settings"].erase("info_collectors");
+  doc["session"].erase("metrics");
   doc.erase("shard_sessions");
   std::ofstream(path("old.json")) << doc.dump();
   const Results loaded = load_results(path("old.json"));
   EXPECT_FALSE(loaded.settings().shard);
   EXPECT_TRUE(loaded.settings().info_collectors.empty());
   EXPECT_TRUE(loaded.shard_sessions().empty());
+  EXPECT_TRUE(loaded.session().metrics.empty());
   EXPECT_EQ(loaded.rows().size(), 2u);
 }
 

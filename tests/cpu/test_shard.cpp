@@ -251,6 +251,24 @@ TEST(Merge, ShardsKeepTheirDeclaredWorkAndGiveTheSingleSessionsRoofline) {
   expect_same_tables(merge_files(files), whole);
 }
 
+// The measured metrics' rows before the derived ones, as one session orders them: the shards'
+// sessions say which metrics the backend measured.
+TEST(Merge, DerivedRowsComeAfterTheMeasuredOnesAsInOneSession) {
+  Settings s = base_settings();
+  s.normalize_against.clear();
+  s.derive_metric = [](const MeasuredValues& m, const Config&) {
+    return std::vector<DerivedValue>{{"per_call", m.front() / 2, "ns"}};
+  };
+  const Results whole = measure(s, 4);
+  Settings first = s, second = s;
+  first.shard = Shard{0, 2};
+  second.shard = Shard{1, 2};
+  const Results merged = merge({measure(first, 4), measure(second, 4)});
+  expect_same_tables(merged, whole);
+  EXPECT_EQ(merged.session().metrics, std::vector<std::string>{"test__kernel_duration"});
+  EXPECT_EQ(merged.rows().back().metric, "per_call");
+}
+
 TEST(Merge, EveryRowKeepsTheGpuAndHostOfItsShard) {
   std::vector<Results> shards;
   for (std::size_t i = 0; i < 3; ++i)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -27,6 +29,16 @@ unsigned blocks_for(std::size_t items) {
 __global__ void spin_kernel(std::uint64_t ns) {
   const std::uint64_t start = global_timer_ns();
   while (global_timer_ns() - start < ns) {
+  }
+}
+
+__global__ void timed_spin_kernel(std::uint64_t ns, std::uint64_t* stamps) {
+  const std::uint64_t start = global_timer_ns();
+  std::uint64_t now = start;
+  while (now - start < ns) now = global_timer_ns();
+  if (threadIdx.x == 0) {
+    stamps[0] = start;
+    stamps[1] = now;
   }
 }
 
@@ -82,6 +94,28 @@ void check(cudaError_t status, const char* call) {
 void launch_spin(std::uint64_t ns, cudaStream_t stream) {
   spin_kernel<<<1, 32, 0, stream>>>(ns);
   check_launch("spin_kernel");
+}
+
+void launch_timed_spin(std::uint64_t ns, std::uint64_t* stamps, cudaStream_t stream) {
+  timed_spin_kernel<<<1, 32, 0, stream>>>(ns, stamps);
+  check_launch("timed_spin_kernel");
+}
+
+int measure_or_plain(int argc, char** argv, const std::function<int()>& measure,
+                     const std::function<int(int reps)>& plain) {
+  const bool measuring = argc == 2 && std::strcmp(argv[1], "--measure") == 0;
+  const bool plain_mode = argc == 3 && std::strcmp(argv[1], "--plain") == 0;
+  if (!measuring && !plain_mode) {
+    std::fprintf(stderr, "usage: %s --measure | --plain REPS\n", argv[0]);
+    return 64;
+  }
+  if (report_no_gpu()) return 2;
+  try {
+    return measuring ? measure() : plain(std::atoi(argv[2]));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 1;
+  }
 }
 
 std::uint64_t globaltimer_tick_ns() {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace kscope_test {
@@ -26,6 +27,9 @@ void check(cudaError_t status, const char* call);
 // One block that runs for `ns` nanoseconds of %globaltimer time, whatever the clocks (less one
 // timer update at most: spin_bounds.hpp says what timers may report for it).
 void launch_spin(std::uint64_t ns, cudaStream_t stream = 0);
+// launch_spin that also writes the %globaltimer readings of its first and last instruction to
+// stamps[0] and stamps[1] (device memory): the kernel's own view of when it ran.
+void launch_timed_spin(std::uint64_t ns, std::uint64_t* stamps, cudaStream_t stream = 0);
 // The %globaltimer update interval now: the smallest nonzero step one thread sees between
 // back-to-back reads over 1 ms (synchronises the device).
 std::uint64_t globaltimer_tick_ns();
@@ -63,6 +67,12 @@ class Event {
  private:
   cudaEvent_t event_ = nullptr;
 };
+
+// main() of a program that scripts run under a profiler and compare: "PROGRAM --measure" returns
+// measure(), "PROGRAM --plain REPS" plain(REPS). Exits 64 on bad usage, 2 without a GPU, 1 when
+// either throws (saying why on stderr).
+int measure_or_plain(int argc, char** argv, const std::function<int()>& measure,
+                     const std::function<int(int reps)>& plain);
 
 // Device-to-device cudaMemcpyAsync bandwidth in GB/s (bytes read + written), median of `reps`
 // event-timed copies of `bytes` after two warm-up copies.

@@ -5,8 +5,6 @@
 //   ncu_compare --plain REPS  just launches each kernel REPS times, in the same label order, to
 //                             run under ncu.
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -67,19 +65,11 @@ int plain(const std::vector<Workload>& work, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool measuring = argc == 2 && std::strcmp(argv[1], "--measure") == 0;
-  const bool plain_mode = argc == 3 && std::strcmp(argv[1], "--plain") == 0;
-  if (!measuring && !plain_mode) {
-    std::fprintf(stderr, "usage: %s --measure | --plain REPS\n", argv[0]);
-    return 64;
-  }
-  if (kscope_test::report_no_gpu()) return 2;
-  try {
+  const auto with_workloads = [](const auto& use) {
     kscope_test::DeviceFloats in(kCopyFloats), out(kCopyFloats);
-    const auto work = workloads(in, out);
-    return measuring ? measure(work) : plain(work, std::atoi(argv[2]));
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "ncu_compare: %s\n", e.what());
-    return 1;
-  }
+    return use(workloads(in, out));
+  };
+  return kscope_test::measure_or_plain(
+      argc, argv, [&] { return with_workloads([](const auto& work) { return measure(work); }); },
+      [&](int reps) { return with_workloads([&](const auto& work) { return plain(work, reps); }); });
 }

@@ -2,8 +2,13 @@
 // device's copy bandwidth, a kernel of known length, and cold against warm L2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "gpu_test_support.hpp"
@@ -133,6 +138,61 @@ TEST(CuptiTiming, ColdL2IsSlowerThanWarmForAnL2SizedWorkingSet) {
   std::printf("[result] 8 MB read: cold (cache_control=all) %.3f us, warm (none) %.3f us, "
               "cold/warm %.2f\n", cold / 1e3, warm / 1e3, cold / warm);
   EXPECT_LT(warm, 0.95 * cold);
+}
+
+// replay_mode range on cupti: a region is the span from its first kernel's start to its last
+// kernel's end, gaps included. Two 20 us spins with a 50 us host pause between them; each records
+// %globaltimer at its first and last instruction, the region's own view of its span. CUPTI's start
+// comes before the first instruction and its end after the last, so its span covers the kernels'
+// one, less a timer tick (their readings may be a tick old), and exceeds it by at most the two
+// outer fixed parts (spin_bounds.hpp's kCupti) and a tick. It is also at least the two kernels'
+// durations under kernel replay plus the pause.
+TEST(CuptiTiming, RangeReplayIsTheSpanOfTheRegionsKernels) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::uint64_t kSpinNs = 20'000;
+  constexpr auto kPause = std::chrono::microseconds(50);
+  constexpr std::size_t kRuns = 10, kWarmups = 1;
+  std::uint64_t* device_stamps = nullptr;
+  kscope_test::check(cudaMalloc(&device_stamps, 4 * sizeof(std::uint64_t) * (kWarmups + kRuns)), "cudaMalloc");
+  const std::unique_ptr<std::uint64_t, decltype(&cudaFree)> owned(device_stamps, cudaFree);
+  std::size_t call = 0;
+  const auto body = [&](const Config&) {
+    std::uint64_t* stamps = device_stamps + 4 * call++;
+    Annotation region("two_spins");
+    kscope_test::launch_timed_spin(kSpinNs, stamps);
+    kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    std::this_thread::sleep_for(kPause);
+    kscope_test::launch_timed_spin(kSpinNs, stamps + 2);
+  };
+  auto settings = quiet_settings(kscope::Backend::cupti, kscope::CacheControl::none);
+  settings.runs = kRuns;
+  settings.warmup_runs = kWarmups;
+  settings.replay_mode = kscope::ReplayMode::range;
+  const auto range = kscope::profile(kscope::Sweep(), settings, body);
+  std::vector<std::uint64_t> stamps(4 * (kWarmups + kRuns));
+  kscope_test::check(cudaMemcpy(stamps.data(), device_stamps, stamps.size() * sizeof(std::uint64_t),
+                                cudaMemcpyDeviceToHost), "cudaMemcpy");
+  settings.replay_mode = kscope::ReplayMode::kernel;
+  settings.combine_kernel_metrics = std::plus<double>{};
+  call = 0;
+  const double kernels_sum = median_ns(kscope::profile(kscope::Sweep(), settings, body), "two_spins");
+
+  const auto& row = range.at("two_spins", "cupti__kernel_duration", 0);
+  EXPECT_EQ(row.kernel, "range");
+  const double tick = kscope_test::kGlobalTimerTickNs, fixed = kscope_test::kCupti.above_ns;
+  double worst_excess = 0;
+  for (const auto& sample : range.samples()) {
+    const std::uint64_t* s = &stamps[4 * (kWarmups + sample.run)];
+    const double own_span = static_cast<double>(s[3] - s[0]);
+    worst_excess = std::max(worst_excess, sample.value - own_span);
+    EXPECT_GE(sample.value, own_span - tick) << "run " << sample.run;
+    EXPECT_LE(sample.value, own_span + 2 * fixed + tick) << "run " << sample.run;
+  }
+  const double pause_ns = std::chrono::duration<double, std::nano>(kPause).count();
+  std::printf("[result] cupti range replay, two 20 us spins 50 us apart: span %.1f us (median), the kernels' own "
+              "span + at most %.0f ns; kernel replay sum %.1f us\n",
+              row.stats.median / 1e3, worst_excess, kernels_sum / 1e3);
+  EXPECT_GE(row.stats.median, kernels_sum + pause_ns - 2 * tick);
 }
 
 }  // namespace

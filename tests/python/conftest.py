@@ -51,3 +51,9 @@ def pytest_collection_modifyitems(config, items):
 def sim():
     with kscope.testing.simulated_backend() as backend:
         yield backend
+
+
+@pytest.fixture(autouse=True)
+def no_tool_from_the_environment(monkeypatch):
+    """KSCOPE_TOOL of the shell running the tests chooses no backend in them; tests set it themselves."""
+    monkeypatch.delenv("KSCOPE_TOOL", raising=False)

@@ -290,7 +290,7 @@ def test_collector_columns_reach_the_csv_files(sim, tmp_path):
     profile(sim, [elements], output_csv=True, output_prefix=prefix)
     processed = pd.read_csv(prefix + "processed_data-body-0.csv")
     profiled = pd.read_csv(prefix + "profiled_data-body-0.csv")
-    assert processed["elements_Avg"].tolist() == [512 * 512] * 2 + [1024 * 1024] * 2
+    assert processed["elements_Avg"].tolist() == [512 * 512, 1024 * 1024] * 2  # by annotation, then config
     assert profiled["elements"].iloc[0] == 512 * 512
 
 
@@ -372,7 +372,8 @@ def test_collectors_are_refused_with_the_ncu_backend():
     ("annotation", 9, "config 2/2 (n=1024) failed in run 2, in info collector 'flaky' (annotation scope)"),
     ("config", 2, "config 2/2 (n=1024) failed in info collector 'flaky' (config scope), before its first run"),
 ])
-def test_a_raising_collector_fails_the_sweep_naming_it_and_keeps_what_was_measured(sim, scope, fail_at, fails_in):
+def test_with_raise_a_raising_collector_fails_the_sweep_naming_it_and_keeps_what_was_measured(
+        sim, scope, fail_at, fails_in):
     calls = []
 
     def flaky(*args):
@@ -382,7 +383,7 @@ def test_a_raising_collector_fails_the_sweep_naming_it_and_keeps_what_was_measur
         return 1
 
     with pytest.raises(SweepError) as info:
-        profile(sim, [("flaky", flaky, scope)])
+        profile(sim, [("flaky", flaky, scope)], info_collector_errors="raise")
     assert fails_in in str(info.value) and "ValueError: sensor unplugged" in str(info.value)
     assert isinstance(info.value.__cause__, ValueError)  # the collector's own exception
     partial = info.value.partial_results.to_dataframe()
@@ -403,5 +404,30 @@ def test_a_raising_once_collector_fails_before_any_run(sim):
 
     with pytest.raises(SweepError, match=r"config 1/2 \(n=512\) failed in info collector 'broken' \(once scope\), "
                                          r"before its first run: RuntimeError: no driver"):
-        profile(sim, [("broken", lambda: (_ for _ in ()).throw(RuntimeError("no driver")), "once")], body=body)
+        profile(sim, [("broken", lambda: (_ for _ in ()).throw(RuntimeError("no driver")), "once")], body=body,
+                info_collector_errors="raise")
     assert runs == []
+
+
+@pytest.mark.parametrize("scope, fail_at", [("once", 1), ("config", 2), ("run", 5), ("annotation", 9)])
+def test_by_default_a_raising_collector_is_missing_where_it_failed_with_one_warning(sim, scope, fail_at):
+    # Nsight Python's handling: the value is None (here: missing) and a RuntimeWarning per collector.
+    calls = []
+
+    def flaky(*args):
+        calls.append(args)
+        if len(calls) >= fail_at:
+            raise ValueError("sensor unplugged")
+        return 1
+
+    with pytest.warns(RuntimeWarning) as record:
+        results = profile(sim, [("flaky", flaky, scope)])
+    ours = [str(w.message) for w in record if "flaky" in str(w.message)]
+    assert ours == [f"Info collector 'flaky' ({scope} scope) raised ValueError: sensor unplugged. Its value is "
+                    f"missing where it fails; info_collector_errors='raise' stops the sweep instead"]
+    assert all(issubclass(w.category, kscope.SweepWarning) for w in record)
+    raw = results.raw_dataframe()
+    assert raw["Value"].notna().all()  # every run measured
+    assert raw["flaky"].isna().sum() > 0 and (raw["flaky"].dropna() == 1).all()
+    with pytest.raises(ValueError):
+        kscope.analyze.kernel(info_collector_errors="ignore")

@@ -37,7 +37,7 @@ def test_html_has_the_session_line_and_flags_unstable_rows(sim):
     rows = re.findall(r"<tr( style=[^>]*)?>(.*?)</tr>", markup.split("<tbody>")[1])
     assert len(rows) == len(df) == 4
     unstable = df["StableMeasurement"].eq(False).tolist()
-    assert unstable == [False, True, False, True]  # the noisy annotation only
+    assert unstable == [False, False, True, True]  # the noisy annotation only (its rows after the steady ones)
     for (style, cells), flagged in zip(rows, unstable):
         assert bool(style) == flagged and ("unstable" in cells) == flagged
     assert "noisy&lt;&amp;&gt;" in markup and "noisy<&>" not in markup  # escaped

@@ -14,9 +14,10 @@ from kscope.exceptions import ProfilerException
 QUIET = dict(verbosity=0)
 
 
-def test_exceptions_has_every_kscope_error_class():
+def test_exceptions_has_every_kscope_error_and_warning_class():
     kscope_classes = {name: value for name, value in vars(errors).items()
-                      if isinstance(value, type) and issubclass(value, (errors.ProfilerException, errors.SweepInterrupted))}
+                      if isinstance(value, type) and issubclass(value, (errors.ProfilerException, errors.SweepInterrupted,
+                                                                        errors.ProfilerWarning))}
     assert set(kscope_classes) == set(errors.__all__)
     for name, cls in kscope_classes.items():
         assert getattr(exceptions, name) is cls
@@ -63,7 +64,8 @@ def test_profiler_exception_catches_the_engines_checks_at_decoration():
 
 
 def test_profiler_exception_catches_a_failing_collector(sim):
-    @kscope.analyze.kernel(configs=[(1,)], info_collectors=[("v", lambda n: 1 / 0, "run")], **QUIET)
+    @kscope.analyze.kernel(configs=[(1,)], info_collectors=[("v", lambda n: 1 / 0, "run")], info_collector_errors="raise",
+                           **QUIET)
     def f(n):
         with kscope.annotate("k"):
             sim.launch("kern", 1.0)

@@ -78,8 +78,10 @@ def test_bare_plot_decorator_and_default_filename(sim, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(), r"Cannot plot several metrics \(2 > 1\).*pass metric= one of \['test__kernel_duration', 'd'\]"),
-        (dict(metric="tflops"), r"Metric 'tflops' not found in the profile results. The metrics found are"),
+        (dict(), r"^Cannot visualize multiple metrics \(2 > 1\) with the @kscope\.analyze\.plot decorator\. Please "
+                 r"specify a metric to plot\. The metrics found are: \['test__kernel_duration', 'd'\]"),
+        (dict(metric="tflops"), r"^Metric 'tflops' not found in the profile results\. Please check the metric name "
+                                r"and try again\. The metrics found are"),
         (dict(metric="d", x_keys=["size"]), r"Field 'size' is not present in the DataFrame. Available fields"),
         (dict(metric="d", x_keys=["n"], row_panels=["n"]), r"x_keys cannot contain fields used in row_panels"),
         (dict(metric="d", col_panels=["block"]), r"Field 'block' is not a config parameter"),

@@ -121,7 +121,7 @@ def test_cupti_leaves_other_metrics_to_the_metric_check():
 def call_settings(**given):
     """The engine settings of a call made now of a function decorated with `given`, and the note."""
     f = kscope.analyze.kernel(verbosity=0, **given)(lambda n: None)
-    backend, metrics, note = f._kscope_profiled.options.for_call()
+    backend, metrics, note, _ = f._kscope_profiled.options.for_call()
     return f._kscope_profiled.options.settings("", backend, metrics), note
 
 
@@ -140,11 +140,43 @@ def test_without_a_tool_the_engine_chooses_from_the_metrics():
 def test_the_active_tool_chooses_backend_and_metrics_at_the_call(tool, backend, metrics):
     f = kscope.analyze.kernel(verbosity=0)(lambda n: None)  # decorated before activation
     kscope.activate(tool)
-    b, m, note = f._kscope_profiled.options.for_call()
+    b, m, note, chooser = f._kscope_profiled.options.for_call()
     settings = f._kscope_profiled.options.settings("", b, m)
     assert settings.backend == getattr(kscope._core.Backend, backend) and list(settings.metrics) == metrics
+    assert chooser == f"kscope.activate(kscope.Tool.{tool.name})"
     kscope.deactivate()
-    assert f._kscope_profiled.options.for_call() == (None, None, None)  # decided again at every call
+    assert f._kscope_profiled.options.for_call() == (None, None, None, None)  # decided again at every call
+
+
+@pytest.mark.parametrize("value, tool, backend, metrics", [
+    ("ncu", Tool.NCU, "counters", ["gpu__time_duration.sum"]),
+    (" CUPTI ", Tool.CUPTI, "cupti", ["cupti__kernel_duration"]),
+])
+def test_kscope_tool_in_the_environment_chooses_as_activate_does(monkeypatch, value, tool, backend, metrics):
+    f = kscope.analyze.kernel(verbosity=0)(lambda n: None)
+    monkeypatch.setenv("KSCOPE_TOOL", value)
+    assert kscope.get_active_tool() is tool
+    b, m, _, chooser = f._kscope_profiled.options.for_call()
+    settings = f._kscope_profiled.options.settings("", b, m)
+    assert settings.backend == getattr(kscope._core.Backend, backend) and list(settings.metrics) == metrics
+    assert chooser == f"KSCOPE_TOOL={tool.value}"
+    monkeypatch.setenv("KSCOPE_TOOL", "")  # empty: no tool
+    assert kscope.get_active_tool() is None
+
+
+def test_activate_wins_over_the_environment_and_deactivate_gives_it_back(monkeypatch):
+    monkeypatch.setenv("KSCOPE_TOOL", "ncu")
+    kscope.activate(Tool.CUPTI)  # not refused: the environment's tool is no activation
+    assert kscope.get_active_tool() is Tool.CUPTI and default_backend() == "cupti"
+    kscope.deactivate()
+    assert kscope.get_active_tool() is Tool.NCU and default_backend() == "counters"
+
+
+def test_an_unknown_tool_in_the_environment_is_named():
+    os.environ["KSCOPE_TOOL"] = "nsys"  # the conftest fixture removes it again
+    with pytest.raises(ConfigError, match=r"KSCOPE_TOOL='nsys' names no tool: set it to 'ncu' .* or 'cupti' "
+                                          r"\(CUPTI kernel durations\), or unset it"):
+        kscope.get_active_tool()
 
 
 def test_an_explicit_backend_wins_over_the_active_tool():
@@ -198,4 +230,4 @@ def test_the_cupti_note_is_shown_once_per_process(recwarn):
         with pytest.raises(kscope.ProfilerException):
             f()
     notes = [w for w in recwarn if "kscope.Tool.CUPTI is active" in str(w.message)]
-    assert len(notes) == 1 and notes[0].category is UserWarning
+    assert len(notes) == 1 and notes[0].category is kscope.ProfilerWarning

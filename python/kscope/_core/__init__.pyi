@@ -65,6 +65,10 @@ class BoundThresholds:
     compute_pct: float
     def __init__(self) -> None: ...
 
+class InfoCollectorErrors(_Enum):
+    warn: ClassVar[InfoCollectorErrors]
+    raise_: ClassVar[InfoCollectorErrors]
+
 class Verbosity(_Enum):
     quiet: ClassVar[Verbosity]
     info: ClassVar[Verbosity]
@@ -98,6 +102,7 @@ class Settings:
     verbosity: Verbosity
     ignore_kernel_list: list[str]
     normalize_against: str
+    info_collector_errors: InfoCollectorErrors
     stable_rsd_pct: float
     bound_thresholds: BoundThresholds
     output_prefix: str
@@ -118,6 +123,7 @@ class Results:
     @property
     def axis_names(self) -> list[str]: ...
     def report_path(self) -> str: ...
+    def measured_metrics(self) -> list[str]: ...
     def summary(self) -> tuple[dict[str, list[Cell]], list[int]]: ...
     def samples(self) -> tuple[dict[str, list[Cell]], list[int]]: ...
     def configs(self) -> list[tuple[Cell, ...]]: ...

@@ -1,6 +1,8 @@
 #include "backends/counters/metric_names.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "backends/counters/launch_metrics.hpp"
 #include "core/backend_choice.hpp"
@@ -41,6 +43,63 @@ std::string ncu_only_explanation(const std::string& name) {
     }
   }
   return {};
+}
+
+namespace {
+
+// CUPTI's dimensional units (NVPW_DimUnitName, singular) and how Nsight Compute prints them: the
+// unit of the hardware domain goes ("gpc_cycle" and "dram_cycle" are both "cycle"), instructions
+// are "inst", CTAs "block", durations "ns".
+struct UnitName {
+  const char* cupti;
+  const char* ncu;
+};
+constexpr UnitName kUnitNames[] = {
+    {"nanosecond", "ns"},     {"percent", "%"},           {"instruction", "inst"},      {"cta", "block"},
+    {"cga", "cluster"},       {"kilobyte", "Kbyte"},      {"l1tex_wavefront", "wavefront"},
+    {"l1tex_line", "line"},   {"l1tex_request", "request"}, {"l1tex_tag", "tag"},       {"l2_request", "request"},
+    {"l2_sector", "sector"},  {"L2_tag", "tag"},          {"l2_tag", "tag"},            {"lrc_req", "request"},
+    {"lrc_request", "request"}, {"lrc_sector", "sector"}, {"gcc_request", "request"},   {"idc_request", "request"},
+    {"pcie_request", "request"}, {"sysl2_request", "request"}, {"sysl2_sector", "sector"}, {"sysl2_tag", "tag"},
+    {"syslrc_request", "request"}, {"syslrc_sector", "sector"},
+    // clock domains
+    {"gpc_cycle", "cycle"},   {"sys_cycle", "cycle"},     {"fbp_cycle", "cycle"},       {"dram_cycle", "cycle"},
+    {"ctc_cycle", "cycle"},   {"mcc_cycle", "cycle"},     {"nvlrx_cycle", "cycle"},     {"nvltx_cycle", "cycle"},
+    {"pcie_cycle", "cycle"},  {"ofa_cycle", "cycle"},     {"vic_cycle", "cycle"},       {"nvdec_cycle", "cycle"},
+    {"nvenc_cycle", "cycle"},
+    // the same in both
+    {"byte", "byte"},         {"second", "second"},       {"warp", "warp"},             {"thread", "thread"},
+    {"register", "register"},
+};
+
+// One side of a unit ("gpc_cyclewarp") as Nsight Compute's factors; nullopt when a part is not in
+// the table.
+std::optional<std::string> ncu_factors(std::string_view side) {
+  std::string out;
+  while (!side.empty()) {
+    const UnitName* match = nullptr;  // the longest name the text starts with
+    for (const auto& u : kUnitNames) {
+      const std::string_view name = u.cupti;
+      if (side.substr(0, name.size()) == name && (!match || name.size() > std::string_view(match->cupti).size()))
+        match = &u;
+    }
+    if (!match) return std::nullopt;
+    out += (out.empty() ? "" : "*") + std::string(match->ncu);
+    side.remove_prefix(std::string_view(match->cupti).size());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ncu_unit(const std::string& cupti_unit) {
+  const std::size_t slash = cupti_unit.find('/');
+  const std::string_view unit = cupti_unit;
+  const auto top = ncu_factors(unit.substr(0, slash));
+  if (!top) return cupti_unit;
+  if (slash == std::string::npos) return *top;
+  const auto bottom = ncu_factors(unit.substr(slash + 1));
+  return bottom ? *top + "/" + *bottom : cupti_unit;
 }
 
 std::vector<std::string> suggest_metric_names(

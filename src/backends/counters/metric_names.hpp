@@ -23,6 +23,12 @@ MetricName split_metric_name(const std::string& name);
 // ...); empty otherwise.
 std::string ncu_only_explanation(const std::string& name);
 
+// A metric's unit as Nsight Compute reports it (its raw CSV with --print-units base, and Nsight
+// Python's Unit column), from CUPTI's dimensional unit: "nanosecond" -> "ns", "percent" -> "%",
+// "instruction/gpc_cycle" -> "inst/cycle", "l2_sector" -> "sector". A unit made of several factors
+// ("gpc_cyclewarp") keeps their order, joined by '*'. A name outside the table stays as CUPTI gives it.
+std::string ncu_unit(const std::string& cupti_unit);
+
 // Up to `limit` valid full names closest to `wanted`: the base is matched against `bases`, then
 // the suffix against the suffixes of each candidate base.
 std::vector<std::string> suggest_metric_names(

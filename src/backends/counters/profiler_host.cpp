@@ -6,6 +6,7 @@
 
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/metric_names.hpp"
+#include "core/caller.hpp"
 #include "core/suggest.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
@@ -117,7 +118,8 @@ std::optional<MetricInfo> MetricCatalog::properties(const std::string& name) con
   const CUptiResult status = cuptiProfilerHostGetMetricProperties(&p);
   if (status == CUPTI_ERROR_INVALID_METRIC_NAME) return std::nullopt;
   check_cupti(status, "cuptiProfilerHostGetMetricProperties");
-  return MetricInfo{name, kscope_type(p.metricType), text(p.pDimUnit), text(p.pHwUnit), text(p.pDescription), {}};
+  return MetricInfo{name, kscope_type(p.metricType), ncu_unit(text(p.pDimUnit)), text(p.pHwUnit), text(p.pDescription),
+                    {}};
 }
 
 MetricInfo MetricCatalog::require(const std::string& name) const {
@@ -132,7 +134,12 @@ MetricInfo MetricCatalog::require(const std::string& name) const {
   const std::string problem =
       bare_base ? "metric '" + name + "' needs a rollup or submetric suffix to be collected"
                 : "unknown metric '" + name + "' for chip " + chip_;
-  throw ConfigError(problem + (suggestions.empty() ? "" : ". Did you mean " + detail::quoted_list(suggestions) + "?") +
+  // Nsight Python's sentence first (its users match on it), then what is wrong and the closest names.
+  const std::string invalid = "Invalid value " + detail::python_list({name}) +
+                              detail::spell(" for Settings::metrics: ",
+                                            " for 'metrics' parameter for kscope.analyze.kernel(): ");
+  throw ConfigError(invalid + problem +
+                    (suggestions.empty() ? "" : ". Did you mean " + detail::quoted_list(suggestions) + "?") +
                     " (kscope-metrics --chip " + chip_ + " lists every metric; kscope::list_metrics() returns them)");
 }
 

@@ -149,7 +149,7 @@ void check_same_launches(const std::vector<Launch>& first, const std::vector<Lau
     const bool same = i < first.size() && i < later.size() && first[i].kernel == later[i].kernel &&
                       first[i].region == later[i].region && first[i].flush == later[i].flush;
     if (same) continue;
-    throw AnnotationError(
+    throw KernelCountError(
         "replay pass " + std::to_string(pass) + " launched other kernels than the run's first pass (launch " +
         std::to_string(i + 1) + ": the first pass launched " + describe(first, i) + ", pass " + std::to_string(pass) +
         " " + describe(later, i) +

@@ -55,7 +55,7 @@ std::vector<RunMeasurement> attribute_user_ranges(const std::vector<Launch>& lau
 // The launches of the batch's run `run`, in order.
 std::vector<Launch> launches_of(const std::vector<Launch>& launches, std::size_t run);
 
-// Throws AnnotationError unless a run's launches in replay pass `pass` (1-based) are those of its
+// Throws KernelCountError unless a run's launches in replay pass `pass` (1-based) are those of its
 // first pass, kernel by kernel and region by region: every pass must repeat the same work.
 void check_same_launches(const std::vector<Launch>& first, const std::vector<Launch>& later, std::size_t pass);
 

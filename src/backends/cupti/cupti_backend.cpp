@@ -256,7 +256,8 @@ CuptiBackend::~CuptiBackend() { end_session(); }
 std::vector<MetricSpec> CuptiBackend::metrics() const {
   return {{kCuptiKernelDuration, "ns",
            "GPU end − start timestamps of each kernel from the CUPTI Activity API "
-           "(CONCURRENT_KERNEL records); not ncu's gpu__time_duration.sum, which is measured "
+           "(CONCURRENT_KERNEL records; with replay_mode range, from the region's first kernel's "
+           "start to its last kernel's end); not ncu's gpu__time_duration.sum, which is measured "
            "under kernel replay"}};
 }
 
@@ -331,7 +332,7 @@ std::vector<RunMeasurement> CuptiBackend::collect_batch() {
                           ", which the session did not end (kscope bug: please report it with this message)");
     }
     runs[kernel.run][static_cast<std::size_t>(kernel.region)].push_back(
-        {name, {static_cast<double>(kernel.end) - static_cast<double>(kernel.start)}});
+        {name, {static_cast<double>(kernel.end) - static_cast<double>(kernel.start)}, GpuInterval{kernel.start, kernel.end}});
   }
   return runs;
 }

@@ -13,6 +13,10 @@ std::string error_kind(std::exception_ptr error) {
     return "CudaError";
   } catch (const BackendError&) {
     return "BackendError";
+  } catch (const AnnotationUseError&) {
+    return "AnnotationUseError";
+  } catch (const KernelCountError&) {
+    return "KernelCountError";
   } catch (const AnnotationError&) {
     return "AnnotationError";
   } catch (const ConfigError&) {
@@ -31,6 +35,8 @@ std::string error_kind(std::exception_ptr error) {
 std::exception_ptr make_error(const std::string& kind, const std::string& message) {
   if (kind == "CudaError") return std::make_exception_ptr(CudaError(message));
   if (kind == "BackendError") return std::make_exception_ptr(BackendError(message));
+  if (kind == "AnnotationUseError") return std::make_exception_ptr(AnnotationUseError(message));
+  if (kind == "KernelCountError") return std::make_exception_ptr(KernelCountError(message));
   if (kind == "AnnotationError") return std::make_exception_ptr(AnnotationError(message));
   if (kind == "ConfigError") return std::make_exception_ptr(ConfigError(message));
   if (kind == "ThermalError") return std::make_exception_ptr(ThermalError(message));

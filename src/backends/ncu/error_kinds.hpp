@@ -6,8 +6,8 @@
 
 namespace kscope::ncu {
 
-// "SweepError", "CudaError", "BackendError", "AnnotationError", "ConfigError", "ThermalError",
-// "Error", or "exception" for anything else.
+// "SweepError", "CudaError", "BackendError", "AnnotationUseError", "KernelCountError", "AnnotationError",
+// "ConfigError", "ThermalError", "Error", or "exception" for anything else.
 std::string error_kind(std::exception_ptr error);
 
 // An exception of the class `kind` names (Error for an unknown name) carrying `message`.

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 
 #include "kscope/errors.hpp"
@@ -9,9 +10,11 @@ namespace kscope::testing {
 
 SimulatedBackend::SimulatedBackend() = default;
 
-void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns) {
+void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns) {
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
-  batch_[current_run_].launches.push_back(Launch{current_region_, kernel_name, duration_ns});
+  const auto start = gpu_clock_ns_ + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
+  gpu_clock_ns_ = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
+  batch_[current_run_].launches.push_back(Launch{current_region_, kernel_name, duration_ns, {start, gpu_clock_ns_}});
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
@@ -88,7 +91,7 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
     if (!b.ended) continue;
     RunMeasurement out(b.regions);
     for (const auto& l : b.launches)
-      if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}});
+      if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}, l.gpu_time});
     runs.push_back(std::move(out));
   }
   batch_sizes_.push_back(runs.size());

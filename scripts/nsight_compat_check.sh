@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Issue 30's GPU check: Nsight Python code behaves the same on kscope. On a GPU machine, with a
+# build (tests/gpu/range_compare, kscope_gpu_tests) and a pip-installed kscope whose Python has torch:
+#   a. range replay: the counters backend's replay_mode range against ncu --replay-mode range on the
+#      same two-kernel region (gpu__time_duration.sum, dram__bytes_read.sum), and the units the
+#      counters backend reports against ncu's for one metric of every unit of the chip's metrics;
+#   b. the cupti backend's range span against the region's kernels' own clocks (a gtest);
+#   c. the GPU tests of tests/python/test_nsight_compat.py (and its CPU ones on the installed package);
+#   d. Nsight Python's examples 00-11 (scripts/nsight_examples.sh), without and with KSCOPE_TOOL=ncu.
+# Prints each part's table, then one line per part with PASS/FAIL/SKIP; exit 0 when none failed.
+#
+#   bash scripts/nsight_compat_check.sh BUILD_DIR PY_SITE [SHORT]     (scripts/gpu_check.sh runs it)
+#
+# PY_SITE: a directory holding the installed kscope package (pip --target), or "" for the python3
+# on PATH. SHORT: a file that gets the tables without the per-example details (for a summary).
+# About 4 minutes on an H200. Never changes clocks: ncu runs with --clock-control none.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${1:?usage: nsight_compat_check.sh BUILD_DIR PY_SITE}
+PY_SITE=${2-}
+SHORT=${3:-/dev/null}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+REPS=5
+# Range replay, counters vs ncu, per metric: 5% of the value for the run-to-run variation of a
+# DRAM-bound region with a cold L2 (as every kscope/ncu comparison here), plus 5 us for the
+# duration only: a range holds the gap between its two kernels, which depends on how each tool
+# submits them (kscope's live launches, ncu's replay of the captured API calls), a few us at most.
+TOLERANCE_PCT=5
+DURATION_SLACK_NS=5000
+export PYTHONPATH=${PY_SITE}${PYTHONPATH:+:$PYTHONPATH}
+
+RESULTS=()
+result() { RESULTS+=("$(printf '%-34s %-5s %s' "$1" "$2" "$3")"); }
+ncu_run() { HOME="$WORK" "$NCU" --clock-control none --cache-control all --log-file "$WORK/ncu.log" "$@"; }
+
+# --- a. range replay, counters vs ncu ------------------------------------------------------------
+echo "== a. replay_mode='range': counters vs ncu --replay-mode range, region 'pair' (512 MiB copy + 256 MiB read)"
+if [[ ! -x $NCU ]]; then
+  result "a. counters range vs ncu" SKIP "no ncu ($NCU)"
+elif [[ ! -x $BUILD/tests/gpu/range_compare ]]; then
+  result "a. counters range vs ncu" FAIL "$BUILD/tests/gpu/range_compare was not built"
+else
+  "$BUILD/tests/gpu/range_compare" --measure > "$WORK/kscope.txt" 2> "$WORK/kscope.err"
+  measure_rc=$?
+  ncu_run --replay-mode range --nvtx --nvtx-include "pair/" \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum -f -o "$WORK/range" \
+    "$BUILD/tests/gpu/range_compare" --plain "$REPS" > "$WORK/ncu_run.txt" 2>&1
+  ncu_rc=$?
+  "$NCU" -i "$WORK/range.ncu-rep" --csv --page raw --print-units base > "$WORK/range.csv" 2>> "$WORK/ncu_run.txt"
+  echo "kscope rc=$measure_rc, ncu rc=$ncu_rc"
+  cat "$WORK/kscope.txt" "$WORK/kscope.err"
+  python3 - "$WORK/kscope.txt" "$WORK/range.csv" "$REPS" "$TOLERANCE_PCT" "$DURATION_SLACK_NS" <<'EOF' | tee "$WORK/range_table.txt"
+import csv, statistics, sys
+kscope_path, ncu_path, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+tolerance, slack = float(sys.argv[4]), float(sys.argv[5])
+scale = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
+         "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+ours = {}
+for line in open(kscope_path):
+    if line.startswith("KSCOPE "):
+        _, metric, value, unit, kernel = line.split(maxsplit=4)
+        ours[metric] = (float(value), unit, kernel.strip())
+rows = list(csv.reader(line for line in open(ncu_path) if line.startswith('"')))
+if len(rows) < 3 or len(ours) != 2:
+    print(f"FAIL: kscope gave {len(ours)} metrics, ncu's export {max(len(rows) - 2, 0)} results (see the logs above)")
+    sys.exit(1)
+header, units, data = rows[0], rows[1], rows[2:]
+name = next((c for c in ("Kernel Name", "Range Name", "Name") if c in header), None)
+names = sorted({r[header.index(name)] for r in data}) if name else "(no name column)"
+print(f"ncu results: {len(data)} (expected {reps}), their names: {names}")
+missing = [m for m in ours if m not in header]
+if missing:
+    print(f"FAIL: ncu's export has no column for {missing}; its columns: {header}")
+    sys.exit(1)
+print(f"{'metric':<24} {'kscope':>14} {'unit':>5} {'Kernel':>7} {'ncu median':>14} {'unit':>5} {'diff %':>8} {'limit %':>8}")
+failed = len(data) != reps
+for metric, (value, unit, kernel) in ours.items():
+    c = header.index(metric)
+    theirs = statistics.median(float(r[c].replace(",", "")) * scale[units[c]] for r in data)
+    limit = tolerance + (100 * slack / theirs if metric.startswith("gpu__time_duration") else 0)
+    diff = 100 * (value - theirs) / theirs
+    ok = abs(diff) <= limit and kernel == "range" and unit == ("ns" if metric.startswith("gpu__") else "byte")
+    failed |= not ok
+    print(f"{metric:<24} {value:>14.1f} {unit:>5} {kernel:>7} {theirs:>14.1f} {units[c]:>5} {diff:>+8.2f} "
+          f"{limit:>8.2f} {'ok' if ok else 'FAIL'}")
+print("range replay:", "FAIL" if failed else "PASS")
+sys.exit(1 if failed else 0)
+EOF
+  if [[ ${PIPESTATUS[0]} -eq 0 ]]; then
+    result "a. counters range vs ncu" PASS "2 metrics within ${TOLERANCE_PCT}% (+5 us for the duration), Kernel 'range'"
+  else
+    result "a. counters range vs ncu" FAIL "see the table above; ncu log: $(tail -2 "$WORK/ncu_run.txt" | tr '\n' ' ')"
+  fi
+
+  echo
+  echo "== a. units: the counters backend's unit against ncu's (--print-units base), one metric per unit"
+  python3 - "$WORK/units.txt" <<'EOF'
+# One full metric name per distinct unit kscope reports for this GPU's metrics (counters: .sum and
+# .sum.per_second, throughputs: .avg.pct_of_peak_sustained_elapsed, ratios: .ratio), leaving out
+# device-level links (NVLink, PCIe, C2C) that a single GPU may not count, and group-prefixed names.
+import sys
+import kscope
+suffix = {"counter": [".sum", ".sum.per_second"], "throughput": [".avg.pct_of_peak_sustained_elapsed"],
+          "ratio": [".ratio", ".pct"]}
+skip_hw = ("nvl", "pcie", "ctc", "c2c")
+chosen = {}
+for m in kscope.list_metrics(""):
+    if "." in m["name"] or m["hw_unit"].startswith(skip_hw):
+        continue
+    for s in suffix[m["type"]]:
+        if s not in m["suffixes"] and not any(x.startswith(s) for x in m["suffixes"]):
+            continue
+        try:
+            unit = kscope.describe_metric(m["name"] + s, "")["unit"]
+        except kscope.ProfilerException:
+            continue
+        chosen.setdefault((unit, s), m["name"] + s)
+with open(sys.argv[1], "w") as out:
+    for (unit, _), name in sorted(chosen.items()):
+        out.write(f"{name} {unit}\n")
+print(f"{len(chosen)} metrics, {len({u for u, _ in chosen})} distinct units")
+EOF
+  units_rc=$?
+  mismatches=0 compared=0
+  if [[ $units_rc -eq 0 ]]; then
+    split -l 40 "$WORK/units.txt" "$WORK/units_chunk_"
+    for chunk in "$WORK"/units_chunk_*; do
+      metrics=$(awk '{print $1}' "$chunk" | paste -sd, -)
+      # One small profiled kernel (the read, which writes nothing to restore between passes).
+      ncu_run --metrics "$metrics" --kernel-name regex:read_kernel --launch-count 1 -f -o "$WORK/units" \
+        "$BUILD/tests/gpu/range_compare" --plain 1 > "$WORK/units_run.txt" 2>&1
+      "$NCU" -i "$WORK/units.ncu-rep" --csv --page raw --print-units base > "$WORK/units.csv" 2>> "$WORK/units_run.txt"
+      python3 - "$chunk" "$WORK/units.csv" <<'EOF' | tee -a "$WORK/units_table.txt"
+import csv, sys
+ours = dict(line.split(maxsplit=1) for line in open(sys.argv[1]))
+rows = list(csv.reader(line for line in open(sys.argv[2]) if line.startswith('"')))
+header, units = (rows[0], rows[1]) if len(rows) >= 2 else ([], [])
+for name, unit in ours.items():
+    unit = unit.strip()
+    theirs = units[header.index(name)] if name in header else None
+    verdict = "n/a (not in ncu's export)" if theirs is None else "ok" if theirs == unit else "DIFF"
+    print(f"UNIT {name:<72} kscope {unit!r:<26} ncu {theirs!r:<26} {verdict}")
+EOF
+    done
+    compared=$(grep -c ' ok$\| DIFF$' "$WORK/units_table.txt")
+    mismatches=$(grep -c ' DIFF$' "$WORK/units_table.txt")
+    { echo "units: $compared compared, $mismatches differ"; grep ' DIFF$' "$WORK/units_table.txt"; } |
+      tee "$WORK/units_summary.txt"
+  fi
+  if [[ $units_rc -ne 0 || $compared -eq 0 ]]; then
+    result "a. counters units vs ncu" FAIL "no comparison (rc=$units_rc); ncu log: $(tail -2 "$WORK/units_run.txt" 2>/dev/null | tr '\n' ' ')"
+  elif [[ $mismatches -eq 0 ]]; then
+    result "a. counters units vs ncu" PASS "$compared metrics, every unit as ncu prints it"
+  else
+    result "a. counters units vs ncu" FAIL "$mismatches of $compared units differ (UNIT lines above)"
+  fi
+fi
+
+# --- b. the cupti span against the kernels' own clocks -------------------------------------------
+echo
+echo "== b. replay_mode='range' on cupti: the span against the region's kernels' own %globaltimer readings"
+"$BUILD/tests/gpu/kscope_gpu_tests" --gtest_filter='CuptiTiming.RangeReplayIsTheSpanOfTheRegionsKernels' \
+  > "$WORK/span.txt" 2>&1
+span_rc=$?
+grep -E '\[result\]|Failure|Expected|Which is|actual|OK \]|FAILED|SKIPPED' "$WORK/span.txt"
+if [[ $span_rc -eq 0 ]] && grep -q '\[  PASSED  \] 1 test' "$WORK/span.txt"; then
+  result "b. cupti range span" PASS "$(grep -m1 '\[result\]' "$WORK/span.txt" | sed 's/.*\[result\] cupti range replay, //' | cut -c1-110)"
+elif grep -q '\[  SKIPPED \] 1 test' "$WORK/span.txt"; then
+  result "b. cupti range span" SKIP "$(grep -m1 -o 'no CUDA device.*' "$WORK/span.txt" || echo 'skipped: no GPU')"
+else
+  result "b. cupti range span" FAIL "rc=$span_rc (see above)"
+fi
+
+# --- c. the Nsight-style tests, on the GPU -------------------------------------------------------
+echo
+echo "== c. tests/python/test_nsight_compat.py (GPU tests and the CPU ones, on the installed package)"
+(cd "$ROOT" && timeout 300 python3 -m pytest tests/python/test_nsight_compat.py -q -rs -p no:cacheprovider) \
+  > "$WORK/pytest.txt" 2>&1
+pytest_rc=$?
+tail -25 "$WORK/pytest.txt"
+gpu_skipped=$(grep -oE 'SKIPPED \[[0-9]+\].*GPU test' "$WORK/pytest.txt" | grep -oE '\[[0-9]+\]' | tr -d '[]' |
+              awk '{n += $1} END {print n + 0}')
+line=$(grep -E '[0-9]+ (passed|failed)' "$WORK/pytest.txt" | tail -1)
+if [[ $pytest_rc -eq 0 && $gpu_skipped -eq 0 ]]; then
+  result "c. pytest nsight compat" PASS "$line"
+else
+  skipped=""
+  [[ $gpu_skipped -gt 0 ]] && skipped=" ($gpu_skipped GPU tests skipped: no GPU or torch)"
+  result "c. pytest nsight compat" FAIL "rc=$pytest_rc: $line$skipped"
+fi
+
+# --- d. Nsight Python's examples, without and with KSCOPE_TOOL=ncu ------------------------------
+for tool in "" ncu; do
+  label="d. examples 00-11${tool:+ KSCOPE_TOOL=$tool}"
+  echo
+  echo "== $label"
+  if [[ ! -d $ROOT/.carry/nsight-python/examples ]]; then
+    result "$label" SKIP "no .carry/nsight-python/examples (scripts/prepare_carry.sh with the mirror)"
+    continue
+  fi
+  KSCOPE_TOOL=$tool PYTHON=python3 EXAMPLES="00 01 02 03 04 05 06 07 08 09 10 11" OUT_DIR="$WORK/examples${tool:+_$tool}" \
+    TIMEOUT=300 bash "$ROOT/scripts/nsight_examples.sh" > "$WORK/examples.txt" 2>&1
+  examples_rc=$?
+  cat "$WORK/examples.txt"
+  { echo "examples${tool:+ with KSCOPE_TOOL=$tool}:"; sed -n '/^example  /,$p' "$WORK/examples.txt"; } \
+    > "$WORK/examples_table_${tool:-default}.txt"
+  summary=$(tail -1 "$WORK/examples.txt")
+  [[ $examples_rc -eq 0 ]] && result "$label" PASS "${summary%%;*}" || result "$label" FAIL "${summary%%;*}"
+done
+
+echo
+echo "==================== issue 30: Nsight Python compatibility ===================="
+printf '%s\n' "${RESULTS[@]}"
+{  # the tables, without the per-example details and the units that agree
+  sed -n '/^metric /,/^range replay:/p' "$WORK/range_table.txt" 2>/dev/null
+  cat "$WORK/units_summary.txt" 2>/dev/null
+  grep -h '\[result\]' "$WORK/span.txt" 2>/dev/null | sed 's/^.*\[result\] //'
+  cat "$WORK"/examples_table_*.txt 2>/dev/null
+  printf '%s\n' "${RESULTS[@]}"
+} > "$SHORT"
+printf '%s\n' "${RESULTS[@]}" | grep -q ' FAIL ' && exit 1
+exit 0
