@@ -28,7 +28,8 @@ record() {  # step, PASS/FAIL/SKIP, detail; with the seconds since the previous 
   SUMMARY+=("$(printf '%-16s %-5s %4ss  %s' "$1" "$2" "$((SECONDS - STEP_START))" "$3")")
   STEP_START=$SECONDS
 }
-# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul roofline" leaves those steps out (when device time is short).
+# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul roofline" leaves those steps out (when device time is short);
+# "energy" leaves out the energy check.
 skipping() {  # step: true, and recorded as SKIP, when the step is to be left out
   [[ " ${KSCOPE_GPU_CHECK_SKIP:-} " == *" $1 "* ]] || return 1
   record "$1" SKIP "left out (KSCOPE_GPU_CHECK_SKIP)"
@@ -40,6 +41,7 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "compare.txt:kscope compare: spin kernel again, and 10% slower" \
                  "shard.txt:sharded sweep: one process vs a two-process torchrun on the one GPU" \
                  "adaptive.txt:adaptive sampling" \
+                 "energy.txt:energy per run from NVML's counter (scripts/energy_check.py)" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
                  "counter_stages.txt:counter backend run, call by call" \
                  "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
@@ -187,6 +189,23 @@ if ! skipping adaptive; then
   { echo "## bench/adaptive_vs_peers.py (rc=$adaptive_rc)"; cat "$WORK/adaptive.txt"; } >> "$OUT/bench.log"
   [[ $adaptive_rc -eq 0 ]] && record adaptive PASS "see the adaptive table" ||
     record adaptive FAIL "rc=$adaptive_rc: $(tail -1 "$WORK/adaptive.txt")"
+fi
+
+# --- the energy metrics: linearity, twice as long, a GEMM's power vs NVML, two sessions ------
+# scripts/energy_check.py (~70 s; its log and kscope's stderr join bench.log). Reads NVML only.
+if ! skipping energy; then
+  if [[ -d $PY_SITE/kscope ]]; then
+    PYTHONPATH=$PY_SITE timeout 240 python3 "$ROOT/scripts/energy_check.py" > "$WORK/energy.txt" 2> "$WORK/energy.err"
+    energy_rc=$?
+    { echo "## scripts/energy_check.py (rc=$energy_rc)"; cat "$WORK/energy.txt" "$WORK/energy.err"; } >> "$OUT/bench.log"
+    case $energy_rc in
+      0) record energy PASS "$(tail -1 "$WORK/energy.txt")" ;;
+      77) record energy SKIP "$(grep -m1 '^SKIP:' "$WORK/energy.txt")" ;;
+      *) record energy FAIL "rc=$energy_rc: $(tail -1 "$WORK/energy.txt") $(tail -1 "$WORK/energy.err")" ;;
+    esac
+  else
+    record energy FAIL "no pip-installed kscope (the python step failed)"
+  fi
 fi
 
 # --- kscope cupti against ncu -------------------------------------------------------------

@@ -28,7 +28,8 @@ class AnnotationError : public Error {
 };
 
 // An annotation used against the rules: opened while another is open (no nesting), its name
-// repeated in one run, left open when the body returns, or other regions opened in a replay pass.
+// repeated in one run, left open when the body returns, other regions opened in a replay pass, or
+// with the energy metrics other than exactly one annotation in a run.
 // Thrown where the annotation opens, so the body may catch it and go on (Python: also a ValueError).
 class AnnotationUseError : public AnnotationError {
  public:

@@ -4,6 +4,7 @@
 #include "kscope/annotation.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/config.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/merge.hpp"

@@ -43,6 +43,11 @@ struct SessionInfo {
   // The metrics the backend measured, in its order; the rows' other metrics are derive_metric's.
   // Empty in results files written before kscope recorded it.
   std::vector<std::string> metrics;
+  // With the energy metrics (NaN without): the GPU's idle power measured in the session, the
+  // energy of one L2 flush (taken out of each run's), and how often its energy counter updates.
+  double idle_power_w = NAN;
+  double flush_energy_j = NAN;
+  double energy_update_s = NAN;
 
   // "default", "strict", "continuous" or "custom" (mode_name)
   std::string mode() const { return mode_name(cache_control, clock_control); }

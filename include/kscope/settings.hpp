@@ -169,6 +169,9 @@ struct Settings {
   InfoCollectorErrors info_collector_errors = InfoCollectorErrors::warn;  // as Nsight Python
 
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
+  // With the energy metrics (kscope/energy.hpp) in `metrics`: each recorded run is a window in which
+  // the body runs back to back for at least this long (the energy counter updates every ~0.1 s).
+  double energy_window_s = 1.0;
   // If set: <prefix>summary.csv and <prefix>results.json at the end; <prefix>samples.csv (raw
   // samples), <prefix>manifest.json and <prefix>progress.jsonl written as the sweep goes, each
   // config's samples on disk once it finishes (Backend::ncu: everything at the end). The directory
@@ -195,6 +198,8 @@ struct Settings {
 // only cupti__kernel_duration, events when it holds only events__region_duration, otherwise
 // counters (Nsight Compute metric names, with ncu's meaning, measured in this process; where the
 // counters are not permitted the call fails naming the fix: other metrics are never substituted).
+// The energy metrics (kscope/energy.hpp) go with either duration backend and leave the choice to
+// the other names (cupti when there are none).
 // Throws ConfigError when the metrics mix a duration backend's metric with other names.
 Backend chosen_backend(const Settings& settings);
 

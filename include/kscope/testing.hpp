@@ -13,7 +13,50 @@
 
 namespace kscope::testing {
 
-// A scripted GPU for the clock, throttle and thermal logic.
+// How the simulated GPU draws power, and its total-energy counter.
+struct SimulatedPower {
+  double idle_w = 100;       // with nothing running
+  double kernel_w = 300;     // while a launched kernel runs
+  double flush_w = 200;      // while an L2 flush runs
+  double flush_s = 20e-6;    // one flush
+  double update_s = 0.01;    // the counter changes this often (an H200's: ~0.1 s)
+  double read_s = 0.001;     // one read of the counter (an H200's: ~3 ms)
+  std::uint64_t start_mj = 1'000'000'000;  // the counter at time 0
+};
+
+// The simulated GPU's total-energy counter. Simulated time passes only as the GPU works (run())
+// and as the counter is read; between updates the counter shows the energy as of the last one,
+// in whole millijoules, wrapping around at 2^64 as NVML's unsigned 64-bit value would.
+class SimulatedEnergy final : public EnergyCounter {
+ public:
+  // Before the session: the counter starts at power.start_mj.
+  void set_power(SimulatedPower power);
+  const SimulatedPower& power() const { return power_; }
+  // The GPU draws `watts` for `seconds`.
+  void run(double seconds, double watts);
+  // Makes read() throw BackendError(message), as a GPU without the counter.
+  void remove(std::string message) { missing_ = std::move(message); }
+  // The counter continues from `millijoules` at its next update (as after a driver reload).
+  void restart_at(std::uint64_t millijoules);
+  std::size_t reads() const { return reads_; }
+
+  // Each read takes read_s, half of it before the value is taken, at idle power.
+  EnergyReading read() override;
+  double now_s() override { return now_s_; }
+
+ private:
+  std::uint64_t counter_at(double energy_j) const;
+
+  SimulatedPower power_;
+  double now_s_ = 0;
+  double energy_j_ = 0;  // since time 0
+  std::uint64_t offset_mj_ = power_.start_mj;  // the counter is offset + the energy used, in mJ
+  std::uint64_t shown_mj_ = power_.start_mj;   // as of the last update
+  std::string missing_;
+  std::size_t reads_ = 0;
+};
+
+// A scripted GPU for the clock, throttle, thermal and energy logic.
 class FakeDevice final : public DeviceControl {
  public:
   // Readings returned in turn by clocks() (cycled); NaN when empty.
@@ -32,8 +75,11 @@ class FakeDevice final : public DeviceControl {
   std::optional<double> thermal_margin_c() override;
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
+  EnergyCounter* energy_counter() override { return &energy_; }
+  SimulatedEnergy& energy() { return energy_; }
 
  private:
+  SimulatedEnergy energy_;
   std::vector<ClockReading> clocks_;
   std::size_t clock_cursor_ = 0;
   std::vector<double> margins_;
@@ -61,7 +107,8 @@ class SimulatedBackend final : public MeasurementBackend {
   void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
 
   // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
-  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them).
+  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
+  // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
 
   FakeDevice& device() { return device_; }
@@ -94,7 +141,7 @@ class SimulatedBackend final : public MeasurementBackend {
   bool batch_has_room() const override;
   void begin_batch(std::size_t runs) override;
   void begin_run(const RunContext& run) override;
-  void flush_cache() override { ++flushes_; }
+  void flush_cache() override;
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
   void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;

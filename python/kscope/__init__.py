@@ -15,6 +15,7 @@ from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._shard import MergeWarning, merge
 from ._doctor import doctor
+from .energy import energy_efficiency, energy_metrics
 from ._results import speed_of_light
 from ._roofline import Work
 from .annotation import annotate
@@ -69,6 +70,8 @@ __all__ = [
     "deactivate",
     "describe_metric",
     "doctor",
+    "energy_efficiency",
+    "energy_metrics",
     "exceptions",
     "experimental",
     "get_active_tool",

@@ -107,7 +107,7 @@ class Options:
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
                  ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn",
-                 work=None, bound_thresholds=None):
+                 energy_window=1.0, work=None, bound_thresholds=None):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -144,6 +144,7 @@ class Options:
         self.shard = _shard.check_option(shard)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
+        self.energy_window = _number("energy_window", energy_window)
         self.ncu_sections = _names("ncu_sections", [ncu_sections] if isinstance(ncu_sections, str) else ncu_sections)
         if backend in ("test", "simulated", "testing"):
             raise ConfigError(
@@ -275,6 +276,7 @@ class Options:
         s.normalize_against = self.normalize_against or ""
         s.throttled_runs = getattr(_core.ThrottledRuns, self.throttled_runs)
         s.info_collector_errors = getattr(_core.InfoCollectorErrors, _COLLECTOR_ERRORS[self.info_collector_errors])
+        s.energy_window_s = self.energy_window
         s.ncu_sections = self.ncu_sections
         if self.bound_thresholds:
             t = _core.BoundThresholds()
@@ -293,10 +295,14 @@ class Options:
     def measured_metrics(settings, simulated=None):
         """The metrics a call with these engine settings measures, in the engine's order: those
         asked for, or what its backend measures by default (the simulated backend's one metric in
-        tests)."""
+        tests), then the energy metrics asked for, which a duration backend measures beside its own."""
+        energy = [m for m in dict.fromkeys(settings.metrics) if _core.is_energy_metric(m)]
+        asked = [m for m in settings.metrics if not _core.is_energy_metric(m)]
         if simulated is not None:
-            return list(settings.metrics) or [simulated.metric]
-        return list(settings.metrics) or list(_core.default_metrics(_core.chosen_backend(settings)))
+            return (asked or [simulated.metric]) + energy
+        if energy:  # a duration backend: its one metric, asked for or not
+            return list(_core.default_metrics(_core.chosen_backend(settings))) + energy
+        return asked or list(_core.default_metrics(_core.chosen_backend(settings)))
 
     def combine_adapter(self):
         """combine_kernel_metrics as the engine calls it: (a, b) -> float, its result checked."""

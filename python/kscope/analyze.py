@@ -49,6 +49,7 @@ def kernel(
     throttled_runs: Literal["keep", "exclude"] = "keep",
     ncu_sections: Sequence[str] | None = None,
     shard: Literal["auto"] | tuple[int, int] | None = None,
+    energy_window: float = 1.0,
     work: _roofline.WorkOption = None,
     bound_thresholds: Mapping[str, float] | None = None,
 ) -> Any:
@@ -73,8 +74,13 @@ def kernel(
         events__region_duration). Without metrics and backend, kernel durations (cupti), unless
         a tool is active (kscope.activate, or KSCOPE_TOOL=ncu|cupti in the environment):
         Tool.NCU measures Nsight Python's default, gpu__time_duration.sum, with 'counters'.
+        kscope.energy_metrics() (nvml__energy_per_run in J, nvml__average_power in W,
+        nvml__energy_above_idle in J) are measured beside a duration backend's durations:
+        each recorded run is then a window of back-to-back runs (see energy_window).
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
-        value, (value, unit), or a dict of them.
+        value, (value, unit), or a dict of them. With the energy metrics it gets the duration,
+        then the energy metrics as asked, per window; kscope.energy_efficiency(joules, flop=...,
+        bytes=...) returns FLOP/J and bytes/J.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
     ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
@@ -133,6 +139,11 @@ def kernel(
         (SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT). None (the default) still honours KSCOPE_SHARD.
         A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
         `kscope merge` joins them. README "Scaling out" shows both launch styles.
+    energy_window (kscope): with the energy metrics, each recorded run is a window in which the
+        function runs back to back for at least this many seconds (1.0; the GPU's energy counter
+        updates about every 0.1 s), and every metric's sample is the window's: the durations are
+        its runs' mean, the energy its counter's difference per run. Each run must open exactly
+        one annotation. README "Energy" says what the energy includes and what is taken out.
     work (kscope): what each region must do, for the roofline without counters: a function of
         the config's values (as derive_metric gets them) returning a kscope.Work (bytes moved
         between DRAM and the SMs, FLOPs, their kind) or None, called once per annotation and
@@ -156,6 +167,7 @@ def kernel(
         output_prefix=output_prefix, output_csv=output_csv, resume=resume, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
         info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
+        energy_window=energy_window,
         work=work, bound_thresholds=bound_thresholds,
     )
 

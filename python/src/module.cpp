@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/caller.hpp"
@@ -451,6 +452,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("info_collector_errors", &kscope::Settings::info_collector_errors)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
       .def_readwrite("bound_thresholds", &kscope::Settings::bound_thresholds)
+      .def_readwrite("energy_window_s", &kscope::Settings::energy_window_s)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
       .def_readwrite("resume", &kscope::Settings::resume)
       .def_readwrite("device", &kscope::Settings::device)
@@ -474,6 +476,17 @@ PYBIND11_MODULE(_core, m) {
         "[(column, short header)] the readable view adds for rows with declared work");
   m.def("default_metrics", &kscope::default_metrics, py::arg("backend"),
         "What the backend measures when metrics is empty");
+  m.def("energy_metrics", [] {
+    std::vector<std::string> names;
+    for (const auto& m : kscope::energy_metrics()) names.push_back(m.name);
+    return names;
+  }, "The energy metrics' names: energy per run (J), average power (W), energy above idle (J)");
+  m.def("is_energy_metric", &kscope::is_energy_metric, py::arg("name"));
+  m.def("energy_efficiency", [](double energy_j, double flop, double bytes) {
+    std::vector<std::tuple<std::string, double, std::string>> out;
+    for (const auto& d : kscope::energy_efficiency(energy_j, flop, bytes)) out.emplace_back(d.name, d.value, d.unit);
+    return out;
+  }, py::arg("energy_j"), py::arg("flop"), py::arg("bytes"), "[(name, value, unit)] of FLOP/J and bytes/J");
   m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
         "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
   m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors,
@@ -649,6 +662,23 @@ PYBIND11_MODULE(_core, m) {
            "The device later sessions describe (an H200 by default): its roofs follow from it")
       .def("set_passes", &SimulatedBackend::set_passes, py::arg("passes"),
            "Replay passes per batch (as the counters backend with a multi-pass metric set)")
+      .def("set_power", [](SimulatedBackend& b, double idle_w, double kernel_w, double flush_w, double flush_s,
+                           double update_s, double read_s, std::uint64_t start_mj) {
+        b.device().energy().set_power({idle_w, kernel_w, flush_w, flush_s, update_s, read_s, start_mj});
+      }, py::arg("idle_w") = kscope::testing::SimulatedPower{}.idle_w,
+         py::arg("kernel_w") = kscope::testing::SimulatedPower{}.kernel_w,
+         py::arg("flush_w") = kscope::testing::SimulatedPower{}.flush_w,
+         py::arg("flush_s") = kscope::testing::SimulatedPower{}.flush_s,
+         py::arg("update_s") = kscope::testing::SimulatedPower{}.update_s,
+         py::arg("read_s") = kscope::testing::SimulatedPower{}.read_s,
+         py::arg("start_mj") = kscope::testing::SimulatedPower{}.start_mj,
+           "The simulated GPU's power (W) and energy counter, for the energy metrics (before the profiled call)")
+      .def("remove_energy_counter", [](SimulatedBackend& b, std::string message) {
+        b.device().energy().remove(std::move(message));
+      }, py::arg("message"), "Makes reading the energy counter fail with BackendError(message), as on a GPU without one")
+      .def("restart_energy_counter", [](SimulatedBackend& b, std::uint64_t millijoules) {
+        b.device().energy().restart_at(millijoules);
+      }, py::arg("millijoules"), "The energy counter continues from this value at its next update (a driver reload)")
       .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
       .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
       .def_property_readonly("session_count", &SimulatedBackend::session_count);

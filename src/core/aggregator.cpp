@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "core/roofline.hpp"
 #include "core/suggest.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -35,6 +36,8 @@ double mean_of_valid(const std::vector<double>& values) {
 Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings)
     : configs_(std::move(configs)), metrics_(std::move(metrics)), settings_(settings), outcomes_(configs_.size()) {
   for (const auto& m : metrics_) metric_names_.push_back(m.name);
+  kernel_metrics_ = static_cast<std::size_t>(
+      std::count_if(metrics_.begin(), metrics_.end(), [](const MetricSpec& m) { return !is_energy_metric(m.name); }));
 }
 
 void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool> converged,
@@ -80,11 +83,14 @@ void Aggregator::add_to_series(const SampleRow& sample) {
 }
 
 void Aggregator::check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const {
-  attribute_run(regions, measured, metrics_.size(), settings_);
+  attribute_run(regions, measured, kernel_metrics_, settings_);
 }
 
 void Aggregator::add_run(const RecordedRun& run) {
-  const std::vector<RegionMeasurement> regions = attribute_run(run.regions, run.measured, metrics_.size(), settings_);
+  add_regions(run, attribute_run(run.regions, run.measured, kernel_metrics_, settings_));
+}
+
+void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMeasurement>& regions) {
   const Config& config = configs_[run.config];
   const double sm = mean_ignoring_nan(run.before.sm_mhz, run.after.sm_mhz);
   const double mem = mean_ignoring_nan(run.before.memory_mhz, run.after.memory_mhz);

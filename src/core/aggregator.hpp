@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/attribution.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
 
@@ -33,6 +34,12 @@ class Aggregator {
   // Attributes the run's kernels to its regions (throws AnnotationError when a region breaks a
   // rule) and applies derive_metric to each region's values, before any aggregation.
   void add_run(const RecordedRun& run);
+  // The same for regions already attributed, with a value for every metric: an energy window's
+  // runs folded into one sample (core/repetition_window.hpp). run.measured is not read.
+  void add_regions(const RecordedRun& run, const std::vector<RegionMeasurement>& regions);
+  // How many values each kernel measurement holds: the metrics but the energy ones, which are
+  // measured per window.
+  std::size_t kernel_metrics() const { return kernel_metrics_; }
   // The same rules for a run that is not recorded (a warm-up): throws, adds nothing.
   void check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const;
 
@@ -76,6 +83,7 @@ class Aggregator {
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> metric_names_;
+  std::size_t kernel_metrics_ = 0;
   const Settings& settings_;
 
   std::vector<SampleRow> samples_;

@@ -14,6 +14,7 @@ const std::map<std::string, std::string> kPythonKeywords{
     {"thermal_cont_c", "thermal_cont"},
     {"thermal_timeout_s", "thermal_timeout"},
     {"sampling", "adaptive"},
+    {"energy_window_s", "energy_window"},
 };
 
 }  // namespace

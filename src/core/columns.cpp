@@ -35,6 +35,7 @@ std::vector<ColumnDefinition<Row>> session_columns() {
       {{"LockedSMClockMHz", T::real}, [](const Row&, const SessionInfo& s) { return number(s.locked_sm_clock_mhz); }},
       {{"LockedMemoryClockMHz", T::real},
        [](const Row&, const SessionInfo& s) { return number(s.locked_memory_clock_mhz); }},
+      {{"IdlePowerW", T::real}, [](const Row&, const SessionInfo& s) { return number(s.idle_power_w); }},
   };
 }
 

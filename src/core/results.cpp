@@ -124,6 +124,7 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
       << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
   if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
   if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
+  if (!std::isnan(s.idle_power_w)) out << " | idle power " << s.idle_power_w << " W";
   if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
   if (!s.report_path.empty()) out << " | report " << s.report_path;
   std::vector<FlopKind> kinds;

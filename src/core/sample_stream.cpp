@@ -17,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "io/csv.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 
@@ -162,6 +163,8 @@ Json measured_with(const Settings& s, const SessionInfo& session, const std::vec
                      {"timeout_s", a.timeout_s}};
   }
   j["throttled_runs"] = s.throttled_runs == ThrottledRuns::keep ? "keep" : "exclude";
+  if (std::any_of(metrics.begin(), metrics.end(), [](const MetricSpec& m) { return is_energy_metric(m.name); }))
+    j["energy_window_s"] = s.energy_window_s;
   j["ignore_kernel_list"] = s.ignore_kernel_list;
   j["combine_kernel_metrics"] = static_cast<bool>(s.combine_kernel_metrics);
   j["derive_metric"] = static_cast<bool>(s.derive_metric);

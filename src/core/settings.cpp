@@ -10,6 +10,7 @@
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -54,6 +55,20 @@ void check_requested_metrics(const std::vector<std::string>& requested, const st
   }
 }
 
+std::vector<std::string> backend_metrics(const std::vector<std::string>& requested) {
+  std::vector<std::string> out;
+  for (const auto& m : requested)
+    if (!is_energy_metric(m)) out.push_back(m);
+  return out;
+}
+
+std::vector<std::string> energy_metrics_requested(const std::vector<std::string>& requested) {
+  std::vector<std::string> out;
+  for (const auto& m : requested)
+    if (is_energy_metric(m) && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  return out;
+}
+
 }  // namespace detail
 
 void Settings::validate() const {
@@ -85,6 +100,17 @@ void Settings::validate() const {
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together
+  if (!detail::energy_metrics_requested(metrics).empty()) {
+    if (measuring != Backend::cupti && measuring != Backend::events)
+      throw ConfigError("Invalid value " + detail::python_list(metrics) + " for 'metrics': the energy metrics are "
+                        "measured beside kernel durations, over windows of runs repeated back to back, with " +
+                        detail::backend_choice(Backend::cupti) + " or " + detail::backend_choice(Backend::events) +
+                        ", not with " + detail::backend_choice(measuring) +
+                        " (whose replay passes and counters change what a run costs). Measure them in two calls");
+    if (!(energy_window_s > 0) || energy_window_s > 3600)
+      throw ConfigError(option("energy_window_s") + " must be a duration in seconds from 0 to 3600 (1 s by default: "
+                        "the GPU's energy counter updates about every 0.1 s)");
+  }
   if (!ncu_sections.empty() && measuring != Backend::ncu)
     throw ConfigError(option("ncu_sections") + " is set but the backend is " + to_string(measuring) +
                       ": sections are Nsight Compute's; use " + detail::backend_choice(Backend::ncu) + ", or " +

@@ -71,6 +71,8 @@ void MeasuredDevice::flush_l2(cudaStream_t stream) {
   flusher_->flush(stream);
 }
 
+void MeasuredDevice::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
 SessionInfo MeasuredDevice::describe(BackendId backend) const {
   SessionInfo info;
   info.backend = backend;

@@ -45,6 +45,8 @@ class MeasuredDevice {
   void begin_session(const Settings& settings);
   // Evicts the L2 on `stream`.
   void flush_l2(cudaStream_t stream);
+  // Waits for everything launched on the device.
+  void synchronize();
   DeviceControl& control() { return control_; }
   // Backend, device (with what its roofs come from), host and rated clocks; the session fills
   // cache and clock control.

@@ -275,6 +275,9 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
       added_later(field<S>("metrics", [](auto& s) -> auto& { return s.metrics; })),
+      added_later(field<S>("idle_power_w", [](auto& s) -> auto& { return s.idle_power_w; })),
+      added_later(field<S>("flush_energy_j", [](auto& s) -> auto& { return s.flush_energy_j; })),
+      added_later(field<S>("energy_update_s", [](auto& s) -> auto& { return s.energy_update_s; })),
       added_later(field<S>("sm_count", [](auto& s) -> auto& { return s.sm_count; })),
       added_later(field<S>("compute_capability", [](auto& s) -> auto& { return s.compute_capability; })),
       added_later(field<S>("memory_bus_width_bits", [](auto& s) -> auto& { return s.memory_bus_width_bits; })),
@@ -310,6 +313,7 @@ const std::vector<Field<Settings>>& settings_fields() {
                    }),
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
+      added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })),
       added_later(nested<S, BoundThresholds>(
           "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
           {

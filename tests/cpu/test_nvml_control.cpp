@@ -25,6 +25,8 @@ struct FakeGpu {
   unsigned long long reasons = 0;
   int margin_c = 42;
   std::string seen_uuid;
+  unsigned long long energy_mj = 5000;
+  int energy_result = 0;  // what nvmlDeviceGetTotalEnergyConsumption returns
 } gpu;
 
 NvmlApi::Device const kHandle = reinterpret_cast<NvmlApi::Device>(0x1);
@@ -67,8 +69,22 @@ NvmlApi fake_api() {
     ++gpu.resets;
     return 0;
   };
+  api.device_get_total_energy_consumption = [](NvmlApi::Device, unsigned long long* mj) {
+    if (gpu.energy_result != 0) return gpu.energy_result;
+    *mj = gpu.energy_mj;
+    return 0;
+  };
   api.error_string = [](int rc) { return rc == 4 ? "Insufficient Permissions" : rc == 3 ? "Not Supported" : "Unknown Error"; };
   return api;
+}
+
+std::string energy_error(NvmlDeviceControl& control) {
+  try {
+    control.energy_counter()->read();
+  } catch (const BackendError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 std::string lock_error(int nvml_result) {
@@ -154,4 +170,41 @@ TEST(NvmlControl, ClockLockRestoresOnScopeExitAndOnSignal) {
   }
   std::signal(SIGTERM, previous);
   EXPECT_EQ(gpu.resets, 2);  // and not reset a second time at scope exit
+}
+
+TEST(NvmlControl, ReadsTheEnergyCounterTimedAtTheMiddleOfTheCall) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  kscope::EnergyCounter* counter = control.energy_counter();
+  ASSERT_NE(counter, nullptr);
+  gpu.energy_mj = 0xfffffffffffffff0ull;  // NVML's unsigned 64-bit value, whole
+  const double before = counter->now_s();
+  const kscope::EnergyReading reading = counter->read();
+  EXPECT_EQ(reading.millijoules, 0xfffffffffffffff0ull);
+  EXPECT_GE(reading.time_s, before);
+  EXPECT_LE(reading.time_s, counter->now_s());
+}
+
+TEST(NvmlControl, AMissingEnergyCounterSaysWhy) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.energy_result = 3;
+  EXPECT_EQ(energy_error(control),
+            "this GPU has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: Not Supported, NVML error 3; "
+            "NVIDIA's data-center GPUs have one from Volta on). Measure without the nvml__ energy metrics");
+  gpu.energy_result = 999;
+  EXPECT_NE(energy_error(control).find("nvmlDeviceGetTotalEnergyConsumption failed: Unknown Error, NVML error 999"),
+            std::string::npos);
+
+  NvmlApi old_driver = fake_api();
+  old_driver.device_get_total_energy_consumption = nullptr;
+  NvmlDeviceControl without_symbol(old_driver, "GPU-1");
+  EXPECT_NE(energy_error(without_symbol).find("need nvmlDeviceGetTotalEnergyConsumption, which this driver's NVML "
+                                              "lacks (driver too old)"),
+            std::string::npos);
+
+  NvmlApi missing;
+  missing.unavailable_reason = "libnvidia-ml.so.1 could not be loaded";
+  NvmlDeviceControl without_nvml(missing, "GPU-1");
+  EXPECT_EQ(energy_error(without_nvml),
+            "the energy metrics read the GPU's energy counter through NVML, which is unavailable: "
+            "libnvidia-ml.so.1 could not be loaded. Measure without the nvml__ energy metrics");
 }

@@ -44,7 +44,7 @@ TEST(Results, SummaryColumnsInDocumentedOrder) {
       "Annotation", "n", "dtype", "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median",
       "Q1", "Q3", "IQR", "P20", "P80", "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
       "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "ReplayPasses", "CacheControl", "ClockControl", "Mode",
-      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "ObservedSMClockMHz",
+      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "IdlePowerW", "ObservedSMClockMHz",
       "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses", "WorkBytes", "WorkFLOPs", "WorkKind",
       "ArithmeticIntensity", "AchievedGBps", "DRAMRoofGBps", "DRAMRoofPct", "DRAMRoofPct_CI95_Lower",
       "DRAMRoofPct_CI95_Upper", "AchievedTFLOPs", "ComputeRoofTFLOPs", "ComputeRoofPct", "ComputeRoofPct_CI95_Lower",
@@ -90,7 +90,7 @@ TEST(Results, WritesCsvAndStrictJson) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,Q1,Q3,IQR,P20,P80,Outliers,NumRuns,"
             "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
             "GPU,Host,Backend,ReplayPasses,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
-            "LockedMemoryClockMHz,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses,"
+            "LockedMemoryClockMHz,IdlePowerW,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses,"
             "WorkBytes,WorkFLOPs,WorkKind,ArithmeticIntensity,AchievedGBps,DRAMRoofGBps,DRAMRoofPct,"
             "DRAMRoofPct_CI95_Lower,DRAMRoofPct_CI95_Upper,AchievedTFLOPs,ComputeRoofTFLOPs,ComputeRoofPct,"
             "ComputeRoofPct_CI95_Lower,ComputeRoofPct_CI95_Upper,Bound");

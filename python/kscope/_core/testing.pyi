@@ -19,6 +19,18 @@ class SimulatedBackend:
         rated_sm_clock_mhz: float = 1980.0,
         rated_memory_clock_mhz: float = 3201.0,
     ) -> None: ...
+    def set_power(
+        self,
+        idle_w: float = ...,
+        kernel_w: float = ...,
+        flush_w: float = ...,
+        flush_s: float = ...,
+        update_s: float = ...,
+        read_s: float = ...,
+        start_mj: int = ...,
+    ) -> None: ...
+    def remove_energy_counter(self, message: str) -> None: ...
+    def restart_energy_counter(self, millijoules: int) -> None: ...
     @property
     def clocks_locked(self) -> bool: ...
     @property
