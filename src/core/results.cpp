@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
 #include <ostream>
-#include <sstream>
 
 #include "core/columns.hpp"
+#include "core/suggest.hpp"
 #include "io/io_detail.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
@@ -137,11 +136,9 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   }
   if (work) {
     const Roofs rated = session_roofs(s);
-    std::ostringstream roofs;
-    roofs << std::fixed << std::setprecision(0) << " | roofs at rated clocks: DRAM " << rated.dram_bytes_per_s / 1e9
-          << " GB/s" << std::setprecision(1);
-    for (const FlopKind& k : kinds) roofs << ", " << to_string(k) << " " << rated.flops_per_s(k) / 1e12 << " TFLOP/s";
-    out << roofs.str();
+    out << " | roofs at rated clocks: DRAM " << detail::fixed(rated.dram_bytes_per_s / 1e9, 0) << " GB/s";
+    for (const FlopKind& k : kinds)
+      out << ", " << to_string(k) << " " << detail::fixed(rated.flops_per_s(k) / 1e12, 1) << " TFLOP/s";
   }
   out << "\n";
   // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
