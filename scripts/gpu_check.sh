@@ -28,7 +28,7 @@ record() {  # step, PASS/FAIL/SKIP, detail; with the seconds since the previous 
   SUMMARY+=("$(printf '%-16s %-5s %4ss  %s' "$1" "$2" "$((SECONDS - STEP_START))" "$3")")
   STEP_START=$SECONDS
 }
-# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul" leaves those steps out (when device time is short);
+# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul roofline" leaves those steps out (when device time is short);
 # "energy" leaves out the energy check.
 skipping() {  # step: true, and recorded as SKIP, when the step is to be left out
   [[ " ${KSCOPE_GPU_CHECK_SKIP:-} " == *" $1 "* ]] || return 1
@@ -46,6 +46,7 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "counter_stages.txt:counter backend run, call by call" \
                  "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
+                 "roofline.txt:kscope roofline without counters (cupti + declared work) vs the counters" \
                  "torch_vs_triton.txt:python example torch vs Triton" \
                  "ncu_backend.txt:backend ncu vs counters, kscope doctor" \
                  "nsight_compat.txt:Nsight Python compatibility (issue 30)"; do
@@ -289,6 +290,21 @@ if ! skipping matmul; then
   { echo "## bench/torch_matmul_vs_ncu.py (rc=$matmul_rc)"; cat "$WORK/torch_matmul.txt"; } >> "$OUT/ncu.log"
   [[ $matmul_rc -eq 0 ]] && record "matmul/ncu" PASS "$(tail -1 "$WORK/torch_matmul.txt")" ||
     record "matmul/ncu" FAIL "rc=$matmul_rc: $(tail -1 "$WORK/torch_matmul.txt")"
+fi
+
+# --- kscope's roofline without counters against the counters (issue 27; its log joins ncu.log) ---
+# Copy, FMA loop, cuBLAS fp16 GEMM, flash attention: DRAMRoofPct / ComputeRoofPct / Bound from cupti
+# durations and declared work against dram__throughput, the FMA or tensor pipe and speed_of_light().
+# rc 1 is a measured disagreement (DIFF: the table and README say why), not a broken check.
+if ! skipping roofline; then
+  PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/roofline_vs_counters.py" > "$WORK/roofline.txt" 2>&1
+  roofline_rc=$?
+  { echo "## bench/roofline_vs_counters.py (rc=$roofline_rc)"; cat "$WORK/roofline.txt"; } >> "$OUT/ncu.log"
+  case $roofline_rc in
+    0) record roofline PASS "$(tail -1 "$WORK/roofline.txt")" ;;
+    1) record roofline DIFF "$(tail -1 "$WORK/roofline.txt")" ;;
+    *) record roofline FAIL "rc=$roofline_rc: $(tail -1 "$WORK/roofline.txt")" ;;
+  esac
 fi
 
 # --- backend ncu and kscope doctor (issue #6) ------------------------------------------------

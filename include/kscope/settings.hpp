@@ -9,7 +9,9 @@
 #include "kscope/config.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/progress.hpp"
+#include "kscope/roofline.hpp"
 #include "kscope/shard.hpp"
+#include "kscope/work.hpp"
 
 namespace kscope {
 
@@ -146,6 +148,11 @@ struct Settings {
   std::vector<std::string> ignore_kernel_list;  // kernels dropped before attribution (exact name)
   DeriveMetric derive_metric;
   std::string normalize_against;              // annotation whose AvgValue divides the others'
+  // The bytes and FLOPs each annotation must move and do at each config (kscope/work.hpp), called
+  // once per annotation and config: its duration rows then carry the roofline columns
+  // (kscope/roofline.hpp; README "Why is it slow, without counters").
+  DeclaredWork work;
+  BoundThresholds bound_thresholds;           // when such a row is memory-, compute- or latency-bound
 
   Sampling sampling = Sampling::fixed;
   AdaptiveSampling adaptive;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kscope/measurement_backend.hpp"
@@ -90,9 +91,22 @@ class FakeDevice final : public DeviceControl {
   std::size_t locks_ = 0, restores_ = 0;
 };
 
+// The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.
+struct SimulatedDevice {
+  std::string name = "simulated GPU (no measurement)";
+  double rated_sm_clock_mhz = 1980;
+  double rated_memory_clock_mhz = 3201;
+  std::size_t sm_count = 132;
+  std::size_t compute_capability = 90;
+  std::size_t memory_bus_width_bits = 6144;
+};
+
 class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();
+
+  // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
+  void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
 
   // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
   // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
@@ -153,6 +167,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t current_run_ = 0;  // in the batch
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
+  SimulatedDevice simulated_device_;
   std::uint64_t gpu_clock_ns_ = 0;  // where the last simulated kernel ended
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;

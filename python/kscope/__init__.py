@@ -18,6 +18,7 @@ from ._shard import MergeWarning, merge
 from ._doctor import doctor
 from .energy import energy_efficiency, energy_metrics
 from ._results import speed_of_light
+from ._roofline import Work
 from .annotation import annotate
 from .info_collector import CollectionScope, InfoCollector
 from .errors import (
@@ -59,6 +60,7 @@ __all__ = [
     "ThermalError",
     "Tool",
     "VerbosityLevel",
+    "Work",
     "activate",
     "analyze",
     "annotate",

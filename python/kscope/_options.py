@@ -107,7 +107,7 @@ class Options:
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
                  ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn",
-                 energy_window=1.0, overwrite=False):
+                 energy_window=1.0, overwrite=False, work=None, bound_thresholds=None):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -163,6 +163,9 @@ class Options:
             )
         self.info_collectors = info_collector.normalize(info_collectors)
         self.info_collector_errors = _choice("info_collector_errors", info_collector_errors, tuple(_COLLECTOR_ERRORS))
+        # Its functions' parameters are checked against the profiled function's (_ProfiledFunction).
+        self.work = work
+        self.bound_thresholds = self._bound_thresholds(bound_thresholds)
         # The engine's own checks, at decoration time (metrics against the backend: at the call,
         # whose backend a kscope.testing block may replace; the prefix's directory: at the call).
         self.validate()
@@ -200,6 +203,22 @@ class Options:
             if key in engine:
                 engine[key] = _number(f"adaptive['{key}']", engine[key])
         return engine
+
+    _THRESHOLD_KEYS = ("memory_pct", "compute_pct")
+
+    @classmethod
+    def _bound_thresholds(cls, thresholds):
+        """None: the engine's (60% each, as Speed of Light). A dict of memory_pct and/or compute_pct:
+        the percentages of the DRAM and compute roofs from which a row is memory- or compute-bound."""
+        if thresholds is None:
+            return {}
+        if not isinstance(thresholds, Mapping):
+            raise ConfigError(f"bound_thresholds must be a dict of {' and '.join(cls._THRESHOLD_KEYS)}, e.g. "
+                              f"{{'memory_pct': 70}}, not {thresholds!r}")
+        unknown = [k for k in thresholds if k not in cls._THRESHOLD_KEYS]
+        if unknown:
+            raise ConfigError(f"bound_thresholds has unknown keys {unknown}; valid keys: {', '.join(cls._THRESHOLD_KEYS)}")
+        return {key: _number(f"bound_thresholds['{key}']", value) for key, value in thresholds.items()}
 
     @staticmethod
     def _thermal(mode, wait, cont, timeout, device):
@@ -261,6 +280,11 @@ class Options:
         s.info_collector_errors = getattr(_core.InfoCollectorErrors, _COLLECTOR_ERRORS[self.info_collector_errors])
         s.energy_window_s = self.energy_window
         s.ncu_sections = self.ncu_sections
+        if self.bound_thresholds:
+            t = _core.BoundThresholds()
+            for key, value in self.bound_thresholds.items():
+                setattr(t, key, value)
+            s.bound_thresholds = t
         if self.adaptive is not None:
             s.sampling = _core.Sampling.adaptive
             a = _core.AdaptiveSampling()

@@ -10,13 +10,13 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from . import _core
+from . import _core, _roofline
 from .errors import ConfigError
 
 
 @dataclass
 class Style:
-    filename: str | os.PathLike[str]
+    filename: str | os.PathLike[str] | None  # None: not written (ProfileResults.plot_roofline)
     metric: Optional[str]
     title: str
     ylabel: Optional[str]
@@ -34,20 +34,23 @@ class Style:
     plot_callback: Optional[Callable[[Any], None]]
 
     def __post_init__(self):
-        if self.plot_type not in ("line", "bar"):
-            raise ConfigError(f"plot_type must be 'line' or 'bar', not {self.plot_type!r}")
+        if self.plot_type not in ("line", "bar", "roofline"):
+            raise ConfigError(f"plot_type must be 'line', 'bar' or 'roofline', not {self.plot_type!r}")
         if self.show_aggregate not in (None, "avg", "geomean"):
             raise ConfigError(f"show_aggregate must be None, 'avg' or 'geomean', not {self.show_aggregate!r}")
         if self.plot_callback is not None and not callable(self.plot_callback):
             raise ConfigError("plot_callback must be a function taking the matplotlib Figure")
-        if not isinstance(self.filename, (str, os.PathLike)) or not str(self.filename):
-            raise ConfigError(f"filename must be a path such as 'plot.png', not {self.filename!r}")
-        check_type(self.filename)
+        if self.filename is not None:
+            if not isinstance(self.filename, (str, os.PathLike)) or not str(self.filename):
+                raise ConfigError(f"filename must be a path such as 'plot.png', not {self.filename!r}")
+            check_type(self.filename)
         for name in ("row_panels", "col_panels", "x_keys", "variant_fields", "variant_annotations"):
             value = getattr(self, name)
             if isinstance(value, str):
                 raise ConfigError(f"{name} must be a list of names, e.g. [{value!r}], not {value!r}")
             setattr(self, name, None if value is None else list(value))
+        if self.plot_type == "roofline":
+            _roofline.check_style(self)
 
 
 def _supported_formats():
@@ -159,6 +162,9 @@ def draw(results, style):
     """Draws the results, writes style.filename and returns the matplotlib Figure."""
     import matplotlib
     from matplotlib.figure import Figure
+
+    if style.plot_type == "roofline":
+        return _roofline.draw(results, style)
 
     df = results.to_dataframe()
     parameters = results.parameters

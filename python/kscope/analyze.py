@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from . import _core, _notebook, _plot, _shard, info_collector, testing, tools
+from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
@@ -51,6 +51,8 @@ def kernel(
     ncu_sections: Sequence[str] | None = None,
     shard: Literal["auto"] | tuple[int, int] | None = None,
     energy_window: float = 1.0,
+    work: _roofline.WorkOption = None,
+    bound_thresholds: Mapping[str, float] | None = None,
 ) -> Any:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -149,6 +151,18 @@ def kernel(
         updates about every 0.1 s), and every metric's sample is the window's: the durations are
         its runs' mean, the energy its counter's difference per run. Each run must open exactly
         one annotation. README "Energy" says what the energy includes and what is taken out.
+    work (kscope): what each region must do, for the roofline without counters: a function of
+        the config's values (as derive_metric gets them) returning a kscope.Work (bytes moved
+        between DRAM and the SMs, FLOPs, their kind) or None, called once per annotation and
+        config; or a dict of such functions per annotation. E.g.
+        ``work=lambda n: kscope.Work(bytes=8 * n)`` for a copy of n floats. Each duration row of
+        a region with declared work then gets AchievedGBps, DRAMRoofPct, AchievedTFLOPs,
+        ComputeRoofPct (with their 95% intervals), ArithmeticIntensity and Bound, against the
+        device's roofs at the clocks observed around each run (README "Why is it slow, without
+        counters"); ProfileResults.roofs() lists the roofs, plot_roofline() draws them.
+    bound_thresholds (kscope): {'memory_pct': 60, 'compute_pct': 60}: the percentages of the DRAM
+        and compute roofs from which a row's Bound is memory or compute (the larger one decides
+        when both are reached; latency when neither is). 60% each by default, as Speed of Light.
     """
     options = Options(
         runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
@@ -161,6 +175,7 @@ def kernel(
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
         info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
         energy_window=energy_window,
+        work=work, bound_thresholds=bound_thresholds,
     )
 
     def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:
@@ -182,6 +197,7 @@ class _ProfiledFunction:
         self.signature = Signature(func)
         self.options = options
         options.validate(self.signature.names)  # collector names against the parameters
+        self.work = _roofline.check_option(options.work, len(self.signature.names))
         # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
         self.configs = configs
         self.calls = 0  # successful calls: the {n} of the CSV names
@@ -231,6 +247,7 @@ class _ProfiledFunction:
         if placement.launcher == "torchrun":
             _shard.use_local_gpu(settings, placement.local_rank)
         derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))
+        work = _roofline.adapter(self.work, configs)
         returned: list[int] = []
 
         def body(config_index: int) -> None:
@@ -239,7 +256,7 @@ class _ProfiledFunction:
 
         progress = _notebook.progress_display(opts.verbosity >= VerbosityLevel.INFO)
         try:
-            core = self._measure(placement, configs, settings, body, derive, simulated, progress)
+            core = self._measure(placement, configs, settings, body, derive, work, simulated, progress)
         except BackendError as e:
             if backend == "counters" and chooser is not None and not isinstance(e, CudaError):
                 e.args = (f"{e}\n{tools.switch_back(chooser)}",)  # counters not permitted here: the way back
@@ -269,7 +286,7 @@ class _ProfiledFunction:
         return results
 
     def _measure(self, placement: _shard.Placement, configs: Any, settings: _core.Settings,
-                 body: Callable[[int], None], derive: Any, simulated: Any, progress: Any) -> _core.Results:
+                 body: Callable[[int], None], derive: Any, work: Any, simulated: Any, progress: Any) -> _core.Results:
         """The engine's sweep; a failure with partial results carries them as a ProfileResults, and
         under torchrun a failing rank still joins the other ranks' gather."""
         opts = self.options
@@ -277,7 +294,7 @@ class _ProfiledFunction:
             return _core.profile(
                 self.signature.names, engine_rows(configs, self.signature.names), settings, body, derive,
                 opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
-                simulated, progress,
+                simulated, progress, *work,
             )
         except BaseException as e:
             if isinstance(e, (SweepError, SweepInterrupted)) and e.partial_results is not None:
@@ -365,7 +382,7 @@ def plot(
     ylabel: str | None = None,
     annotate_points: bool = False,
     show_aggregate: Literal["avg", "geomean"] | None = None,
-    plot_type: Literal["line", "bar"] = "line",
+    plot_type: Literal["line", "bar", "roofline"] = "line",
     plot_width: float = 6,
     plot_height: float = 4,
     row_panels: Sequence[str] | None = None,
@@ -392,6 +409,10 @@ def plot(
     show_aggregate: 'avg' or 'geomean' adds that aggregate of each series as a last x entry.
     annotate_points writes the values; print_data prints the plotted rows; plot_callback(fig)
     may edit the figure before it is saved.
+    plot_type: 'line', 'bar', or 'roofline': the kernel's work= rows as points (arithmetic
+        intensity, achieved TFLOP/s; annotate_points labels them with their config and Bound) under
+        the DRAM roof and each FLOP kind's compute roof, at the rated and at the observed clocks,
+        log-log (ProfileResults.plot_roofline() draws the same from results).
     """
     if callable(filename):  # used bare, as @plot
         return plot()(filename)

@@ -290,7 +290,8 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
                             const kscope::Settings& base, const py::function& body,
                             const py::object& derive, const py::object& combine,
                             const std::vector<std::tuple<std::string, std::string, py::function>>& collectors,
-                            kscope::testing::SimulatedBackend* simulated, const py::object& progress) {
+                            kscope::testing::SimulatedBackend* simulated, const py::object& progress,
+                            const py::object& work, const std::vector<std::string>& work_annotations) {
   const kscope::Sweep sweep = make_sweep(names, rows);
   kscope::Settings settings = base;
   PyObject* body_fn = body.ptr();
@@ -336,6 +337,23 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
       const py::object config = c.config ? py::object(py::int_(c.config->index())) : py::none();
       return call_python([&] { return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation)); });
     }});
+  }
+  if (!work.is_none()) {
+    // work(annotation, config index) -> None or (bytes, flops, precision, tensor_cores), checked in Python.
+    PyObject* fn = work.ptr();
+    settings.work = kscope::DeclaredWork::of(
+        [fn](const std::string& annotation, const kscope::Config& config) -> std::optional<kscope::Work> {
+          py::gil_scoped_acquire gil;
+          return call_python([&]() -> std::optional<kscope::Work> {
+            const py::object out = py::reinterpret_borrow<py::function>(fn)(annotation, config.index());
+            if (out.is_none()) return std::nullopt;
+            const auto t = out.cast<py::tuple>();
+            const auto kind = kscope::parse_flop_kind(t[2].cast<std::string>() + (t[3].cast<bool>() ? " tensor" : ""));
+            if (!kind) throw kscope::InternalError("the Python side passed an unknown FLOP kind (kscope bug: please report it)");
+            return kscope::Work{t[0].cast<double>(), t[1].cast<double>(), *kind};
+          });
+        },
+        work_annotations);
   }
   if (!progress.is_none()) settings.progress_observer = progress_observer(progress.ptr());
   py::gil_scoped_release release;
@@ -427,6 +445,10 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("max_runs", &kscope::AdaptiveSampling::max_runs)
       .def_readwrite("config_budget_s", &kscope::AdaptiveSampling::config_budget_s)
       .def_readwrite("timeout_s", &kscope::AdaptiveSampling::timeout_s);
+  py::class_<kscope::BoundThresholds>(m, "BoundThresholds")
+      .def(py::init<>())
+      .def_readwrite("memory_pct", &kscope::BoundThresholds::memory_pct)
+      .def_readwrite("compute_pct", &kscope::BoundThresholds::compute_pct);
   py::enum_<kscope::InfoCollectorErrors>(m, "InfoCollectorErrors")
       .value("warn", kscope::InfoCollectorErrors::warn)
       .value("raise_", kscope::InfoCollectorErrors::raise);  // raise is a Python keyword
@@ -458,6 +480,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
       .def_readwrite("info_collector_errors", &kscope::Settings::info_collector_errors)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
+      .def_readwrite("bound_thresholds", &kscope::Settings::bound_thresholds)
       .def_readwrite("energy_window_s", &kscope::Settings::energy_window_s)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
       .def_readwrite("resume", &kscope::Settings::resume)
@@ -479,6 +502,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("summary_columns", [] { return column_specs(kscope::summary_columns()); });
   m.def("sample_columns", [] { return column_specs(kscope::sample_columns()); });
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
+  m.def("roofline_console_columns", &kscope::roofline_console_columns,
+        "[(column, short header)] the readable view adds for rows with declared work");
   m.def("default_metrics", &kscope::default_metrics, py::arg("backend"),
         "What the backend measures when metrics is empty");
   m.def("energy_metrics", [] {
@@ -538,6 +563,17 @@ PYBIND11_MODULE(_core, m) {
       .def("shard_count", [](const kscope::Results& r) { return r.shard_sessions().size(); },
            "How many shards were merged into these results (0: measured by one process)")
       .def("write_gbench_json", &kscope::Results::write_gbench_json, py::arg("path"))
+      .def("roofs", [](const kscope::Results& r, double sm_clock_mhz, double memory_clock_mhz) {
+        const kscope::Roofs roofs = kscope::session_roofs(r.session(), sm_clock_mhz, memory_clock_mhz);
+        py::dict tflops;
+        for (const auto& kind : kscope::flop_kinds()) tflops[py::str(kscope::to_string(kind))] = roofs.flops_per_s(kind) / 1e12;
+        return py::dict(py::arg("architecture") = kscope::architecture_name(roofs.compute_capability),
+                        py::arg("sm_count") = roofs.sm_count, py::arg("sm_clock_mhz") = roofs.sm_clock_mhz,
+                        py::arg("memory_clock_mhz") = roofs.memory_clock_mhz,
+                        py::arg("dram_gbps") = roofs.dram_bytes_per_s / 1e9, py::arg("tflops") = tflops);
+      }, py::arg("sm_clock_mhz"), py::arg("memory_clock_mhz"),
+           "The session's device's roofs at these clocks (NaN: the rated ones): {architecture, sm_count, "
+           "sm_clock_mhz, memory_clock_mhz, dram_gbps, tflops: {kind: TFLOP/s, NaN where it has none}}")
       .def("__len__", [](const kscope::Results& r) { return r.rows().size(); });
 
   m.def("write_file", [](const std::string& path, const std::string& text) { kscope::detail::write_whole(path, text); },
@@ -578,7 +614,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
         py::arg("derive"), py::arg("combine"), py::arg("collectors"), py::arg("simulated"),
-        py::arg("progress") = py::none(),
+        py::arg("progress") = py::none(), py::arg("work") = py::none(),
+        py::arg("work_annotations") = std::vector<std::string>{},
         "Runs body(config_index) over the configs rows (one value per name) and returns the Results; "
         "progress(event, state), if given, replaces the progress on stderr");
 
@@ -647,6 +684,15 @@ PYBIND11_MODULE(_core, m) {
            "Makes the next region's close fail with BackendError(message), as a backend failing there")
       .def("set_max_batch_runs", &SimulatedBackend::set_max_batch_runs, py::arg("runs"),
            "Runs per batch (as the cupti backend collects them)")
+      .def("set_device", [](SimulatedBackend& b, const std::string& name, std::size_t sm_count,
+                            std::size_t compute_capability, std::size_t memory_bus_width_bits,
+                            double rated_sm_clock_mhz, double rated_memory_clock_mhz) {
+        b.set_device({name, rated_sm_clock_mhz, rated_memory_clock_mhz, sm_count, compute_capability,
+                      memory_bus_width_bits});
+      }, py::arg("name") = kscope::testing::SimulatedDevice{}.name, py::arg("sm_count") = 132,
+           py::arg("compute_capability") = 90, py::arg("memory_bus_width_bits") = 6144,
+           py::arg("rated_sm_clock_mhz") = 1980.0, py::arg("rated_memory_clock_mhz") = 3201.0,
+           "The device later sessions describe (an H200 by default): its roofs follow from it")
       .def("set_passes", &SimulatedBackend::set_passes, py::arg("passes"),
            "Replay passes per batch (as the counters backend with a multi-pass metric set)")
       .def("set_power", [](SimulatedBackend& b, double idle_w, double kernel_w, double flush_w, double flush_s,

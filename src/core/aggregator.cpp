@@ -9,6 +9,7 @@
 #include "core/caller.hpp"
 #include "core/info_collection.hpp"
 #include "core/log.hpp"
+#include "core/roofline.hpp"
 #include "core/suggest.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
@@ -45,7 +46,24 @@ void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool
 }
 
 void Aggregator::add_samples(std::vector<SampleRow> samples) {
+  for (const auto& s : samples) declare_work(s.annotation, s.config_index);
   samples_.insert(samples_.end(), std::make_move_iterator(samples.begin()), std::make_move_iterator(samples.end()));
+}
+
+void Aggregator::add_work(const std::string& annotation, std::size_t config_index, const Work& work) {
+  works_[{annotation, config_index}] = work;
+}
+
+void Aggregator::declare_work(const std::string& annotation, std::size_t config_index) {
+  if (!settings_.work) return;
+  const auto [it, added] = works_.try_emplace({annotation, config_index});
+  if (!added) return;
+  try {
+    it->second = settings_.work(annotation, configs_[config_index]);
+  } catch (...) {
+    works_.erase(it);  // asked again if the sweep goes on
+    throw;
+  }
 }
 
 bool Aggregator::enters_statistics(const SampleRow& s) const {
@@ -86,6 +104,7 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
   std::vector<bool> measured_metric;
   for (std::size_t r = 0; r < regions.size(); ++r) {
     const RegionMeasurement& region = regions[r];
+    declare_work(region.annotation, run.config);
     const std::vector<Cell> info = run.info && r < run.info->size() ? (*run.info)[r] : std::vector<Cell>{};
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
@@ -158,6 +177,7 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   const auto& collectors = settings_.info_collectors;
   const InfoLayout info = info_layout(collectors, samples_);
   std::vector<SummaryRow> rows;
+  std::vector<std::vector<const SampleRow*>> runs_of_row;
   for (const auto& g : groups) {
     SummaryRow row;
     row.annotation = g.first->annotation;
@@ -176,7 +196,9 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
     row.thermal_pauses = outcomes_[row.config_index].thermal_pauses;
     row.info = summarize_info(collectors, info, g.runs, *g.first);
     rows.push_back(std::move(row));
+    runs_of_row.push_back(g.runs);
   }
+  add_roofline(rows, runs_of_row, session, normalize);  // while runs_of_row is in the rows' order
   // Nsight Python's order: every measured metric's rows before the derived ones, each part by
   // annotation (in order of first appearance), then config and metric as recorded.
   std::vector<std::string> annotations;
@@ -225,6 +247,49 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   SessionInfo measured = session;
   if (!metric_names_.empty()) measured.metrics = metric_names_;
   return Results(std::move(measured), configs_, std::move(rows), samples_, info.columns, settings_);
+}
+
+void Aggregator::add_roofline(std::vector<SummaryRow>& rows, const std::vector<std::vector<const SampleRow*>>& runs,
+                              const SessionInfo& session, bool final) const {
+  if (works_.empty()) return;
+  // The duration of an (annotation, config): its first metric in a unit of time, which is the
+  // measured one when one is (measured metrics come before derived ones).
+  std::set<std::pair<std::string, std::size_t>> timed;
+  std::set<std::string> annotations, kinds_warned;
+  bool any_point = false, any_work = false, dram_warned = false;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    SummaryRow& row = rows[i];
+    annotations.insert(row.annotation);
+    const auto found = works_.find({row.annotation, row.config_index});
+    if (found == works_.end() || !found->second) continue;
+    row.work = found->second;
+    any_work = true;
+    if (std::isnan(seconds_per(row.unit)) || !timed.insert({row.annotation, row.config_index}).second) continue;
+    row.roofline = roofline_point(*row.work, runs[i], session, settings_.bound_thresholds);
+    any_point = true;
+    if (final && row.work->bytes > 0 && std::isnan(row.roofline.dram_roof_gbps) && !dram_warned) {
+      dram_warned = true;
+      log_warning("the DRAM roof of " + (session.gpu.empty() ? std::string("this device") : session.gpu) +
+                  " is unknown (its memory clock or bus width could not be read): DRAMRoofPct and Bound stay empty");
+    }
+    if (!final || row.work->flops == 0) continue;
+    if (const std::string why = missing_compute_roof(session, row.work->kind);
+        !why.empty() && kinds_warned.insert(to_string(row.work->kind)).second)
+      log_warning("annotation '" + row.annotation + "' declares " + to_string(row.work->kind) + " FLOPs, but " + why +
+                  ": its compute roof, ComputeRoofPct and Bound stay empty");
+  }
+  if (!final) return;
+  if (any_work && !any_point)
+    log_warning(option("work") + " is declared, but these results hold no duration metric (a metric in a unit of "
+                "time), which the roofline divides the work by: no roofline columns. Measure a duration too (" +
+                spell("the default Backend::cupti", "the default backend") + ", or gpu__time_duration.sum with the "
+                "counters backend)");
+  std::vector<std::string> unknown;
+  for (const auto& name : settings_.work.annotations())
+    if (!annotations.count(name)) unknown.push_back(name);
+  if (!unknown.empty() && !annotations.empty())
+    log_warning(option("work") + " names " + quoted_list(unknown) + ", which no run recorded; recorded annotations: " +
+                quoted_list(std::vector<std::string>(annotations.begin(), annotations.end())));
 }
 
 }  // namespace kscope::detail

@@ -45,7 +45,10 @@ class Aggregator {
 
   // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
   // back from disk): kept as they are, so the results are those of one uninterrupted sweep.
+  // Settings::work is asked for their annotations and configs as for measured runs.
   void add_samples(std::vector<SampleRow> samples);
+  // Work declared elsewhere (a merged shard's rows carry theirs), for an annotation and config.
+  void add_work(const std::string& annotation, std::size_t config_index, const Work& work);
 
   // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
   struct ConfigOutcome {
@@ -72,6 +75,12 @@ class Aggregator {
   void add_to_series(const SampleRow& sample);
   // Warns once per (annotation, derived metric) whose unit changes between runs or configs.
   void check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config);
+  // Asks Settings::work once per annotation and config; throws what it throws.
+  void declare_work(const std::string& annotation, std::size_t config_index);
+  // The declared work and the roofline of every row; warns (once, for final results) about what the
+  // declared work could not give.
+  void add_roofline(std::vector<SummaryRow>& rows, const std::vector<std::vector<const SampleRow*>>& runs,
+                    const SessionInfo& session, bool final) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
@@ -90,6 +99,7 @@ class Aggregator {
   };
   std::map<std::pair<std::string, std::string>, DerivedUnit> derived_units_;  // (annotation, derived metric)
   std::vector<ConfigOutcome> outcomes_;
+  std::map<std::pair<std::string, std::size_t>, std::optional<Work>> works_;  // (annotation, config)
 };
 
 }  // namespace kscope::detail

@@ -196,9 +196,11 @@ Results merge_sources(const std::vector<Source>& given, std::vector<std::string>
   for (auto& samples : by_config) aggregator.add_samples(std::move(samples));
   for (const auto& s : shards) {
     std::set<std::size_t> seen;
-    for (const auto& row : s.results->rows())
+    for (const auto& row : s.results->rows()) {
       if (seen.insert(row.config_index).second)
         aggregator.set_config_outcome(row.config_index, row.converged, row.thermal_pauses);
+      if (row.work) aggregator.add_work(row.annotation, row.config_index, *row.work);
+    }
   }
 
   SessionInfo session = first.session();

@@ -6,6 +6,7 @@
 #include "core/caller.hpp"
 #include "core/info_collection.hpp"
 #include "core/metric_request.hpp"
+#include "core/roofline.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
@@ -99,6 +100,7 @@ void Settings::validate() const {
     throw ConfigError(option("shard") + " does not work with " + detail::backend_choice(Backend::ncu) +
                       ": Nsight Compute re-runs the whole program for the sweep. Shard with " +
                       detail::backend_choice(Backend::counters) + " (the same metrics, measured in this process)");
+  detail::check_bound_thresholds(bound_thresholds);
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together

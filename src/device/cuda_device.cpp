@@ -36,6 +36,7 @@ CudaDeviceFacts query_cuda_device(int ordinal) {
   for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(prop.uuid.bytes[i]);
   facts.uuid = format_gpu_uuid(uuid);
   facts.sm_count = prop.multiProcessorCount;
+  facts.compute_capability = prop.major * 10 + prop.minor;
   facts.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   facts.memory_bus_width_bits = prop.memoryBusWidth;
   facts.peak_memory_clock_mhz =
@@ -84,6 +85,9 @@ SessionInfo MeasuredDevice::describe(BackendId backend) const {
   info.rated_sm_clock_mhz = std::isnan(rated.sm_mhz) ? facts_.peak_sm_clock_mhz : rated.sm_mhz;
   info.rated_memory_clock_mhz =
       std::isnan(rated.memory_mhz) ? facts_.peak_memory_clock_mhz : rated.memory_mhz;
+  info.sm_count = static_cast<std::size_t>(facts_.sm_count);
+  info.compute_capability = static_cast<std::size_t>(facts_.compute_capability);
+  info.memory_bus_width_bits = static_cast<std::size_t>(facts_.memory_bus_width_bits);
   return info;
 }
 

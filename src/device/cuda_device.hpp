@@ -18,6 +18,7 @@ struct CudaDeviceFacts {
   std::string name;
   std::string uuid;                      // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   int sm_count = 0;
+  int compute_capability = 0;            // major * 10 + minor
   std::size_t l2_bytes = 0;
   int memory_bus_width_bits = 0;
   double peak_memory_clock_mhz = 0;      // cudaDevAttrMemoryClockRate
@@ -47,7 +48,8 @@ class MeasuredDevice {
   // Waits for everything launched on the device.
   void synchronize();
   DeviceControl& control() { return control_; }
-  // Backend, device, host and rated clocks; the session fills cache and clock control.
+  // Backend, device (with what its roofs come from), host and rated clocks; the session fills
+  // cache and clock control.
   SessionInfo describe(BackendId backend) const;
 
  private:

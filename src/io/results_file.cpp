@@ -294,6 +294,9 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       added_later(field<S>("energy_update_s", [](auto& s) -> auto& { return s.energy_update_s; })),
       added_later(field<S>("started_at", [](auto& s) -> auto& { return s.started_at; })),
       added_later(field<S>("load_avg", [](auto& s) -> auto& { return s.load_avg; })),
+      added_later(field<S>("sm_count", [](auto& s) -> auto& { return s.sm_count; })),
+      added_later(field<S>("compute_capability", [](auto& s) -> auto& { return s.compute_capability; })),
+      added_later(field<S>("memory_bus_width_bits", [](auto& s) -> auto& { return s.memory_bus_width_bits; })),
   };
   return fields;
 }
@@ -327,6 +330,12 @@ const std::vector<Field<Settings>>& settings_fields() {
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
       added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })),
+      added_later(nested<S, BoundThresholds>(
+          "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
+          {
+              field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
+              field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
+          })),
       {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
        [](S& s, const Read& value, const std::string& where) {
          if (value.is_null()) {
@@ -364,6 +373,17 @@ const std::vector<Field<Settings>>& settings_fields() {
        true},
   };
   return fields;
+}
+
+// A number of the row's declared work (null without one): the first of its fields read creates it.
+Field<SummaryRow> work_field(std::string key, double Work::*member) {
+  return {key, [member](const SummaryRow& r) { return r.work ? encode((*r.work).*member) : Written(); },
+          [member](SummaryRow& r, const Read& value, const std::string& where) {
+            if (value.is_null()) return;
+            if (!r.work) r.work.emplace();
+            decode(value, (*r.work).*member, where);
+          },
+          true};
 }
 
 // Summary and sample rows name their config by its index in "configs"; the keys are the table
@@ -407,6 +427,36 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
       field<R>("ThrottledRuns", [](auto& r) -> auto& { return r.throttled_runs; }),
       field<R>("Converged", [](auto& r) -> auto& { return r.converged; }),
       field<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
+      work_field("WorkBytes", &Work::bytes),
+      work_field("WorkFLOPs", &Work::flops),
+      {"WorkKind", [](const R& r) { return r.work ? Written(to_string(r.work->kind)) : Written(); },
+       [](R& r, const Read& value, const std::string& where) {
+         if (value.is_null()) return;
+         const auto kind = value.is_string() ? parse_flop_kind(value.get<std::string>()) : std::nullopt;
+         if (!kind) bad_value(where, "null or a kind such as \"fp32\" or \"fp16 tensor\"", value);
+         if (!r.work) r.work.emplace();
+         r.work->kind = *kind;
+       },
+       true},
+      added_later(field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; })),
+      added_later(field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; })),
+      added_later(field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; })),
+      added_later(field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; })),
+      added_later(field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; })),
+      added_later(field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; })),
+      added_later(field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; })),
+      added_later(field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; })),
+      added_later(field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; })),
+      added_later(field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; })),
+      added_later(field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; })),
+      {"Bound", [](const R& r) { return r.roofline.bound ? Written(to_string(*r.roofline.bound)) : Written(); },
+       [](R& r, const Read& value, const std::string& where) {
+         r.roofline.bound.reset();
+         for (Bound b : {Bound::memory, Bound::compute, Bound::latency})
+           if (value == to_string(b)) r.roofline.bound = b;
+         if (!value.is_null() && !r.roofline.bound) bad_value(where, "null, \"memory\", \"compute\" or \"latency\"", value);
+       },
+       true},
   };
   return fields;
 }

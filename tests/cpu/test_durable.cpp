@@ -215,6 +215,34 @@ TEST(Resume, AfterAFailureOnlyTheMissingConfigsRunAndTheTableIsTheUninterruptedO
   EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
 }
 
+TEST(Resume, DeclaredWorkIsAskedAgainForTheConfigsReadBack) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  Settings s = streamed(prefix);
+  std::vector<std::size_t> asked;
+  s.work = [&asked](const Config& c) {
+    asked.push_back(c.index());
+    return Work{1e3 * static_cast<double>(c.get<std::int64_t>("n")), 0, {}};
+  };
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [](const Config& c, int) {
+      if (c.index() == 2) throw std::runtime_error("out of memory");
+    };
+    EXPECT_THROW(profile_with_backend(sweep_of(4), s, w.body(), backend), SweepError);
+  }
+  EXPECT_EQ(asked, (std::vector<std::size_t>{0, 1}));
+  asked.clear();
+  SimulatedBackend backend;
+  Workload w(backend);
+  s.resume = true;
+  const Results r = profile_with_backend(sweep_of(4), s, w.body(), backend);
+  EXPECT_EQ(asked, (std::vector<std::size_t>{0, 1, 2, 3}));  // 0 and 1 from disk, 2 and 3 measured
+  expect_same_tables(r, uninterrupted(4, s));
+  for (const auto& row : r.rows()) EXPECT_TRUE(row.roofline.bound) << row.config_index;
+}
+
 TEST(Resume, AKilledChildLosesAtMostTheConfigInFlight) {
   TempDir dir;
   const std::string prefix = dir.prefix();

@@ -227,6 +227,30 @@ TEST(Merge, ShardsGiveTheSingleSessionsResult) {
                      measure(base_settings(), 2));
 }
 
+TEST(Merge, ShardsKeepTheirDeclaredWorkAndGiveTheSingleSessionsRoofline) {
+  Settings s = base_settings();
+  s.work = DeclaredWork::per_annotation(
+      {{"work", [](const Config& c) { return Work{4e3 * c.get<double>("n"), 1e3, {Precision::fp16, true}}; }}});
+  const Results whole = measure(s);
+  std::vector<Results> shards;
+  for (std::size_t i = 0; i < 3; ++i) shards.push_back(shard(i, 3, s));
+  const Results merged = merge(shards);
+  expect_same_tables(merged, whole);
+  std::size_t with_bound = 0;
+  for (const auto& row : merged.rows()) {
+    EXPECT_EQ(row.work.has_value(), row.annotation == "work");
+    with_bound += row.roofline.bound.has_value();
+  }
+  EXPECT_EQ(with_bound, 7u);  // one duration row per config
+  TempDir dir;  // from the shards' files: the work comes from their rows
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < 3; ++i) {
+    files.push_back(dir.prefix("shard" + std::to_string(i) + ".json"));
+    shards[i].write_json(files.back());
+  }
+  expect_same_tables(merge_files(files), whole);
+}
+
 // The measured metrics' rows before the derived ones, as one session orders them: the shards'
 // sessions say which metrics the backend measured.
 TEST(Merge, DerivedRowsComeAfterTheMeasuredOnesAsInOneSession) {

@@ -178,6 +178,9 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   info.host = report.host;
   info.rated_sm_clock_mhz = report.rated_sm_clock_mhz;
   info.rated_memory_clock_mhz = report.rated_memory_clock_mhz;
+  info.sm_count = report.sm_count;
+  info.compute_capability = report.compute_capability;
+  info.memory_bus_width_bits = report.memory_bus_width_bits;
   info.report_path = files.report;
   return results_from_report(sweep, settings, info, report.metrics, manifest, kernels);
 }

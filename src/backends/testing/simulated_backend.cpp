@@ -32,11 +32,14 @@ std::vector<MetricSpec> SimulatedBackend::metrics() const {
 SessionInfo SimulatedBackend::describe() const {
   SessionInfo info;
   info.backend = BackendId::simulated;
-  info.gpu = "simulated GPU (no measurement)";
+  info.gpu = simulated_device_.name;
   info.gpu_uuid = "GPU-00000000-0000-0000-0000-000000000000";
   info.host = "simulated";
-  info.rated_sm_clock_mhz = 1980;
-  info.rated_memory_clock_mhz = 3201;
+  info.rated_sm_clock_mhz = simulated_device_.rated_sm_clock_mhz;
+  info.rated_memory_clock_mhz = simulated_device_.rated_memory_clock_mhz;
+  info.sm_count = simulated_device_.sm_count;
+  info.compute_capability = simulated_device_.compute_capability;
+  info.memory_bus_width_bits = simulated_device_.memory_bus_width_bits;
   info.replay_passes = passes_;
   return info;
 }
