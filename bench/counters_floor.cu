@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "backends/counters/counter_errors.hpp"
+#include "backends/cupti_subscriber.hpp"
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
@@ -89,8 +90,9 @@ void driver(CUresult status, const char* call) {
 class RawProfiler {
  public:
   RawProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
-              const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass)
-      : metrics_(metrics), max_per_pass_(max_per_pass) {
+              const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass,
+              CUpti_ProfilerRange range = CUPTI_AutoRange)
+      : metrics_(metrics), max_per_pass_(max_per_pass), range_(range) {
     for (const auto& m : metrics_) names_.push_back(m.c_str());
     auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -149,7 +151,7 @@ class RawProfiler {
     set.pConfig = config_.data();
     set.counterDataImageSize = counter_data_.size();
     set.pCounterDataImage = counter_data_.data();
-    set.range = CUPTI_AutoRange;
+    set.range = range_;
     set.replayMode = CUPTI_UserReplay;
     set.maxRangesPerPass = max_per_pass_;
     set.numNestingLevels = 1;
@@ -168,6 +170,17 @@ class RawProfiler {
     p.pRangeProfilerObject = object_;
     cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
     return p.isAllPassSubmitted != 0;
+  }
+  void push(const char* name) {  // UserRange only
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
+    p.pRangeProfilerObject = object_;
+    p.pRangeName = name;
+    cupti(cuptiRangeProfilerPushRange(&p), "cuptiRangeProfilerPushRange");
+  }
+  void pop() {
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
+    p.pRangeProfilerObject = object_;
+    cupti(cuptiRangeProfilerPopRange(&p), "cuptiRangeProfilerPopRange");
   }
   std::size_t decode() {  // the ranges dropped
     auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
@@ -199,6 +212,7 @@ class RawProfiler {
   std::vector<std::string> metrics_;
   std::vector<const char*> names_;
   std::size_t max_per_pass_;
+  CUpti_ProfilerRange range_;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::uint8_t> config_, counter_data_;
@@ -209,7 +223,7 @@ class KscopeProfiler {
  public:
   KscopeProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
                  const std::vector<std::string>& metrics, std::size_t image_ranges)
-      : config_(chip, metrics, availability),
+      : config_(std::make_shared<const counters::MetricConfig>(chip, metrics, availability)),
         profiler_(context, config_, counters::RangeKind::per_kernel, image_ranges),
         image_ranges_(image_ranges) {}
   void begin_batch() { profiler_.begin_batch(image_ranges_); }
@@ -223,7 +237,7 @@ class KscopeProfiler {
   std::vector<std::vector<double>> evaluate() { return std::move(values_); }
 
  private:
-  counters::MetricConfig config_;
+  std::shared_ptr<const counters::MetricConfig> config_;
   counters::RangeProfiler profiler_;
   std::size_t image_ranges_;
   std::vector<std::vector<double>> values_;
@@ -500,84 +514,464 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
   std::fflush(stdout);
 }
 
+
+// VARIANT rows (issue 29): ways to keep the L2 flush out of the profiled ranges, against the flush
+// inside them. Each run of the batch: kscope's flush and a host sync (as CountersBackend::flush_cache
+// does), then the 16 MiB copy; kFlushRuns runs per pass. The copy's values: the median over the
+// runs of each run's last range.
+//   inside     AutoRange, the flush's memset and discard kernel launched one by one: they are ranges
+//              too (the counter backend before issue 29)
+//   graph      AutoRange, the flush as kscope's L2Flusher launches it: one CUDA graph
+//   gated      AutoRange, cuptiProfilerDisableProfiling before the flush and EnableProfiling after
+//              it (CUPTI's older profiler API, deprecated in 13.0, on the range profiler's context)
+//   user       UserRange: one range pushed right before the copy and popped after it
+//   user_wait  user, with a 20 us device-side spin queued before the push, so that the push and
+//              the copy reach a busy GPU back to back
+void set_profiling(CUcontext context, bool on) {
+  if (on) {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_EnableProfiling_Params);
+    p.ctx = context;
+    cupti(cuptiProfilerEnableProfiling(&p), "cuptiProfilerEnableProfiling");
+  } else {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_DisableProfiling_Params);
+    p.ctx = context;
+    cupti(cuptiProfilerDisableProfiling(&p), "cuptiProfilerDisableProfiling");
+  }
+}
+
+void variant_row(const std::string& variant, const char* set_name, const std::vector<std::string>& metrics,
+                 CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                 kscope::device::L2Flusher& l2, const float* in, float* out) {
+  const bool user = variant == "user" || variant == "user_wait";
+  RawProfiler raw(context, chip, availability, metrics, kFlushImageRanges, kFlushImageRanges,
+                  user ? CUPTI_UserRange : CUPTI_AutoRange);
+  const auto flush = [&] {
+    if (variant == "graph") l2.flush(cudaStreamLegacy);
+    else l2.enqueue(cudaStreamLegacy);
+    kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+  };
+  std::vector<std::string> names;  // one range name per run: CUPTI keys a user range by its name
+  for (std::size_t run = 0; run < kFlushRuns; ++run) names.push_back(std::to_string(run));
+  const Batch b = median_batch(raw, [&] {
+    for (std::size_t run = 0; run < kFlushRuns; ++run) {
+      if (variant == "gated") set_profiling(context, false);
+      flush();
+      if (variant == "gated") set_profiling(context, true);
+      if (variant == "user_wait") kscope_test::launch_spin(20'000);
+      if (user) raw.push(names[run].c_str());
+      kscope_test::launch_copy(in, out, kFloats);
+      if (user) raw.pop();
+    }
+  });
+  const std::size_t per_run = b.ranges.size() % kFlushRuns == 0 ? b.ranges.size() / kFlushRuns : 0;
+  std::printf("VARIANT %-7s %-10s passes=%zu ranges_per_run=%.2f dropped=%zu ms_per_run=%.4f |", set_name,
+              variant.c_str(), b.passes, double(b.ranges.size()) / kFlushRuns, b.dropped, b.total / kFlushRuns);
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    std::printf(" %s=%s", metrics[m].c_str(), run_median(b, per_run, per_run - 1, std::ptrdiff_t(m), 1.0).c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// FIRST rows (issue 29): one counter result with CUPTI called directly, step by step (ms), in a
+// fresh process whose CUDA context exists: what a process's first result costs CUPTI, which steps
+// a later call repeats (reuse: the same range profiler object; again: a new one, with each room),
+// and what the first start costs by the room (maxRangesPerPass and image ranges) it is given.
+class Steps {
+ public:
+  void begin() { mark_ = Clock::now(); }
+  void lap(const char* step) {
+    const auto now = Clock::now();
+    steps_.emplace_back(step, ms_between(mark_, now));
+    mark_ = now;
+  }
+  void print(const std::string& label) {
+    double total = 0;
+    std::printf("FIRST %s", label.c_str());
+    for (const auto& [step, ms] : steps_) {
+      std::printf(" %s=%.2f", step.c_str(), ms);
+      total += ms;
+    }
+    std::printf(" total=%.2f\n", total);
+    std::fflush(stdout);
+    steps_.clear();
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>> steps_;
+  Clock::time_point mark_;
+};
+
+CUpti_Profiler_Host_Object* host_object(const std::string& chip, const std::vector<std::uint8_t>* availability) {
+  auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host.pChipName = chip.c_str();
+  host.pCounterAvailabilityImage = availability ? availability->data() : nullptr;
+  cupti(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
+  return host.pHostObject;
+}
+
+void free_host_object(CUpti_Profiler_Host_Object* host) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  p.pHostObject = host;
+  cuptiProfilerHostDeinitialize(&p);
+}
+
+std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host, std::vector<const char*>& names,
+                                       Steps& steps) {
+  auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  add.pHostObject = host;
+  add.ppMetricNames = names.data();
+  add.numMetrics = names.size();
+  cupti(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+  steps.lap("add_metrics");
+  auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host;
+  cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  std::vector<std::uint8_t> image(size.configImageSize);
+  auto get = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = host;
+  get.configImageSize = image.size();
+  get.pConfigImage = image.data();
+  cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+  steps.lap("config_image");
+  auto passes = CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  passes.configImageSize = image.size();
+  passes.pConfigImage = image.data();
+  cupti(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  steps.lap("passes");
+  return image;
+}
+
+double evaluate_one(CUpti_Profiler_Host_Object* host, std::vector<std::uint8_t>& data, std::vector<const char*>& names) {
+  double value = 0;
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  p.pHostObject = host;
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  p.rangeIndex = 0;
+  p.ppMetricNames = names.data();
+  p.numMetrics = 1;
+  p.pMetricValues = &value;
+  cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+  return value;
+}
+
+// Enable (when `object` is null), image, SetConfig, one pass over one copy, decode, evaluate.
+CUpti_RangeProfiler_Object* one_result(CUcontext context, CUpti_RangeProfiler_Object* object, std::size_t room,
+                                       const std::vector<std::uint8_t>& config, std::vector<const char*>& names,
+                                       CUpti_Profiler_Host_Object* host, Steps& steps, const float* in, float* out,
+                                       double* value, CUpti_Profiler_Host_Object* bare_host = nullptr,
+                                       double* bare_value = nullptr) {
+  if (!object) {
+    auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    enable.ctx = context;
+    cupti(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+    object = enable.pRangeProfilerObject;
+    steps.lap("enable");
+  }
+  auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  size.pRangeProfilerObject = object;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = room;
+  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(room);
+  cupti(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+  std::vector<std::uint8_t> data(size.counterDataSize);
+  steps.lap("data_size");
+  auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  init.pRangeProfilerObject = object;
+  init.counterDataSize = data.size();
+  init.pCounterData = data.data();
+  cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+  steps.lap("image_init");
+  auto set = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  set.pRangeProfilerObject = object;
+  set.configSize = config.size();
+  set.pConfig = config.data();
+  set.counterDataImageSize = data.size();
+  set.pCounterDataImage = data.data();
+  set.range = CUPTI_AutoRange;
+  set.replayMode = CUPTI_UserReplay;
+  set.maxRangesPerPass = room;
+  set.numNestingLevels = 1;
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+  steps.lap("set_config");
+  for (bool more = true; more;) {
+    auto start = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    start.pRangeProfilerObject = object;
+    cupti(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    steps.lap("start");
+    kscope_test::launch_copy(in, out, kFloats);
+    steps.lap("launch");
+    auto stop = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+    stop.pRangeProfilerObject = object;
+    cupti(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+    more = !stop.isAllPassSubmitted;
+    steps.lap("stop");
+  }
+  auto decode = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  steps.lap("decode");
+  auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = data.data();
+  info.counterDataImageSize = data.size();
+  cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
+  auto range = CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
+  range.pCounterDataImage = data.data();
+  range.counterDataImageSize = data.size();
+  range.rangeIndex = 0;
+  range.rangeDelimiter = "/";
+  cupti(cuptiRangeProfilerCounterDataGetRangeInfo(&range), "cuptiRangeProfilerCounterDataGetRangeInfo");
+  steps.lap("range_info");
+  *value = evaluate_one(host, data, names);
+  steps.lap("evaluate");
+  if (bare_host) {  // a host object without the metrics added (the catalog's): can it evaluate?
+    *bare_value = evaluate_one(bare_host, data, names);
+    steps.lap("evaluate_bare");
+  }
+  return object;
+}
+
+void disable(CUpti_RangeProfiler_Object* object) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerDisable(&p), "cuptiRangeProfilerDisable");
+}
+
+void first_rows(std::size_t room, const float* in, float* out) {
+  const std::string metric = kOneMetric.front();
+  std::vector<const char*> names{metric.c_str()};
+  Steps steps;
+  steps.begin();
+  kscope::cupti::subscriber();
+  steps.lap("subscribe");
+  auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  steps.lap("initialize");
+  auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip_name.deviceIndex = 0;
+  cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
+  const std::string chip = chip_name.pChipName;
+  steps.lap("chip");
+  CUdevice device = 0;
+  driver(cuCtxGetDevice(&device), "cuCtxGetDevice");
+  auto supported = CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  supported.cuDevice = device;
+  supported.api = CUPTI_PROFILER_RANGE_PROFILING;
+  cupti(cuptiProfilerDeviceSupported(&supported), "cuptiProfilerDeviceSupported");
+  steps.lap("supported");
+  CUcontext context = nullptr;
+  driver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+  auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  available.ctx = context;
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
+  std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
+  available.pCounterAvailabilityImage = availability.data();
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
+  steps.lap("availability");
+  CUpti_Profiler_Host_Object* catalog = host_object(chip, nullptr);
+  steps.lap("catalog_host");
+  std::size_t bases = 0;
+  for (auto type : {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+    p.pHostObject = catalog;
+    p.metricType = type;
+    cupti(cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics");
+    bases += p.numMetrics;
+  }
+  steps.lap("catalog_bases");
+  auto properties = CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+  properties.pHostObject = catalog;
+  properties.pMetricName = metric.c_str();
+  cupti(cuptiProfilerHostGetMetricProperties(&properties), "cuptiProfilerHostGetMetricProperties");
+  steps.lap("properties");
+  CUpti_Profiler_Host_Object* host = host_object(chip, &availability);
+  steps.lap("config_host");
+  const std::vector<std::uint8_t> config = config_image(host, names, steps);
+  double value = 0, again = 0, bare = 0;
+  CUpti_RangeProfiler_Object* object = one_result(context, nullptr, room, config, names, host, steps, in, out, &value);
+  steps.print("fresh room=" + std::to_string(room) + " chip=" + chip + " bases=" + std::to_string(bases) +
+              " config_bytes=" + std::to_string(config.size()));
+  steps.begin();
+  object = one_result(context, object, room, config, names, host, steps, in, out, &again, catalog, &bare);
+  steps.print("reuse room=" + std::to_string(room) + " value=" + std::to_string(value) + " again=" +
+              std::to_string(again) + " bare_host=" + std::to_string(bare));
+  for (std::size_t r : {std::size_t(1), std::size_t(16), std::size_t(512)}) {
+    steps.begin();
+    disable(object);
+    steps.lap("disable");
+    object = one_result(context, nullptr, r, config, names, host, steps, in, out, &again);
+    steps.print("again room=" + std::to_string(r));
+  }
+  for (const auto& set : {kBenchSet, kscope::sol_metrics()}) {
+    std::vector<const char*> set_names;
+    for (const auto& m : set) set_names.push_back(m.c_str());
+    steps.begin();
+    CUpti_Profiler_Host_Object* set_host = host_object(chip, &availability);
+    steps.lap("config_host");
+    const auto image = config_image(set_host, set_names, steps);
+    steps.print("config metrics=" + std::to_string(set.size()) + " bytes=" + std::to_string(image.size()));
+    free_host_object(set_host);
+  }
+  disable(object);
+  free_host_object(host);
+  free_host_object(catalog);
+}
+
+// The process's context, chip and counter availability (CUPTI's profiler initialised).
+struct Target {
+  CUcontext context = nullptr;
+  std::string chip;
+  std::vector<std::uint8_t> availability;
+};
+
+Target target() {
+  Target t;
+  kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
+  driver(cuCtxGetCurrent(&t.context), "cuCtxGetCurrent");
+  auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip_name.deviceIndex = 0;
+  cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
+  t.chip = chip_name.pChipName;
+  auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  available.ctx = t.context;
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
+  t.availability.resize(available.counterAvailabilityImageSize);
+  available.pCounterAvailabilityImage = t.availability.data();
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
+  return t;
+}
+
+struct Set {
+  const char* name;
+  std::vector<std::string> metrics;
+};
+
+const std::vector<Set>& sets() {
+  static const std::vector<Set> all{
+      {"1", kOneMetric}, {"bench5", kBenchSet}, {"sol4", kscope::sol_metrics()}, {"3", kFlushMetrics}};
+  return all;
+}
+
+const Set& set_named(const std::string& name) {
+  for (const Set& s : sets())
+    if (name == s.name) return s;
+  throw std::runtime_error("unknown metric set '" + name + "' (1, bench5, sol4, 3)");
+}
+
+int everything(const float* in, float* out) {
+  const Target t = target();
+  const auto& [context, chip, availability] = t;
+  const Kernel copy{"copy", [&] { kscope_test::launch_copy(in, out, kFloats); }};
+  const Kernel empty{"empty", [] { kscope_test::launch_empty(); }};
+  const std::vector<Set> floor_sets{sets()[0], sets()[1], sets()[2]};
+
+  std::printf("BASE  kernel ms_per_launch   (no profiler)\n");
+  base_row(copy);
+  base_row(empty);
+  print_floor_header();
+  for (const Kernel* kernel : {&copy, &empty})
+    for (const Set& set : floor_sets) {
+      if (kernel == &empty && &set == &floor_sets[2]) continue;  // sol4 on the copy only: device time
+      RawProfiler raw(context, chip, availability, set.metrics, kManyKernels, kManyKernels);
+      floor_row("raw", raw, *kernel, set.name, kManyKernels);
+    }
+  // SetConfig's maxRangesPerPass as kscope's backend sets it: does a pass's limit change the cost?
+  {
+    RawProfiler raw(context, chip, availability, kBenchSet, kManyKernels, 512);
+    floor_row("raw", raw, copy, "bench5", 512);
+  }
+  for (const Set& set : {floor_sets[0], floor_sets[1]}) {
+    KscopeProfiler wrapped(context, chip, availability, set.metrics, kManyKernels);
+    floor_row("kscope", wrapped, copy, set.name, kManyKernels);
+  }
+
+  std::printf("METRIC passes range_pass per_kernel  name   (ms, raw api, the copy, the metric alone)\n");
+  std::vector<std::string> each = kBenchSet;
+  for (const auto& m : kscope::sol_metrics())
+    if (std::find(each.begin(), each.end(), m) == each.end()) each.push_back(m);
+  for (const auto& metric : each) metric_row(context, chip, availability, copy, metric);
+
+  Flushes flushes;
+  print_flush_header(flushes.l2_bytes());
+  struct FlushCase {
+    const Set& set;
+    std::vector<const char*> flushes;
+  };
+  const std::vector<FlushCase> cases{
+      {set_named("3"),
+       {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"}},
+      {set_named("bench5"), {"none", "kscope", "other_context", "other_context_events"}}};
+  for (const FlushCase& c : cases) {
+    RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
+    for (const char* flush : c.flushes) {
+      try {
+        flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in, out);
+      } catch (const std::exception& e) {
+        std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
+        return 1;  // the profiler's state is unknown now
+      }
+    }
+  }
+  return 0;
+}
+
+// FLOOR rows of the copy alone, raw API, for the given sets: CUPTI's floor per kernel.
+int floor_only(const std::vector<std::string>& set_names, const float* in, float* out) {
+  const Target t = target();
+  const Kernel copy{"copy", [&] { kscope_test::launch_copy(in, out, kFloats); }};
+  print_floor_header();
+  for (const auto& name : set_names) {
+    const Set& set = set_named(name);
+    RawProfiler raw(t.context, t.chip, t.availability, set.metrics, kManyKernels, kManyKernels);
+    floor_row("raw", raw, copy, set.name, kManyKernels);
+  }
+  return 0;
+}
+
+int variants(const std::string& set_name, const std::vector<std::string>& names, const float* in, float* out) {
+  const Target t = target();
+  kscope::device::L2Flusher l2(0);
+  const Set& set = set_named(set_name);
+  for (const auto& name : names) {
+    try {
+      variant_row(name, set.name, set.metrics, t.context, t.chip, t.availability, l2, in, out);
+    } catch (const std::exception& e) {
+      std::printf("VARIANT %-7s %-10s failed: %s\n", set.name, name.c_str(), e.what());
+      return 1;  // the profiler's state is unknown now
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string mode = args.empty() ? "" : args[0];
+  if (!(mode.empty() || (mode == "first" && args.size() == 2) || (mode == "floor" && args.size() >= 2) ||
+        (mode == "variant" && args.size() >= 3))) {
+    std::fprintf(stderr, "usage: %s [first ROOM | floor SET... | variant SET NAME...]\n", argv[0]);
+    return 64;
+  }
   if (kscope_test::report_no_gpu()) return 2;
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
-    kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
-    CUcontext context = nullptr;
-    driver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
-    auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-    cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
-    auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-    chip_name.deviceIndex = 0;
-    cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
-    const std::string chip = chip_name.pChipName;
-    auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
-    available.ctx = context;
-    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
-    std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
-    available.pCounterAvailabilityImage = availability.data();
-    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
-
-    const Kernel copy{"copy", [&] { kscope_test::launch_copy(in.get(), out.get(), kFloats); }};
-    const Kernel empty{"empty", [] { kscope_test::launch_empty(); }};
-    struct Set {
-      const char* name;
-      std::vector<std::string> metrics;
-    };
-    const std::vector<Set> sets{{"1", kOneMetric}, {"bench5", kBenchSet}, {"sol4", kscope::sol_metrics()}};
-
-    std::printf("BASE  kernel ms_per_launch   (no profiler)\n");
-    base_row(copy);
-    base_row(empty);
-    print_floor_header();
-    for (const Kernel* kernel : {&copy, &empty})
-      for (const Set& set : sets) {
-        if (kernel == &empty && &set == &sets[2]) continue;  // sol4 on the copy only: device time
-        RawProfiler raw(context, chip, availability, set.metrics, kManyKernels, kManyKernels);
-        floor_row("raw", raw, *kernel, set.name, kManyKernels);
-      }
-    // SetConfig's maxRangesPerPass as kscope's backend sets it: does a pass's limit change the cost?
-    {
-      RawProfiler raw(context, chip, availability, kBenchSet, kManyKernels, 512);
-      floor_row("raw", raw, copy, "bench5", 512);
+    if (mode == "first") {
+      kscope_test::launch_copy(in.get(), out.get(), kFloats);  // the context and the module are loaded
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      first_rows(std::stoul(args[1]), in.get(), out.get());
+      return 0;
     }
-    for (const Set& set : {sets[0], sets[1]}) {
-      KscopeProfiler wrapped(context, chip, availability, set.metrics, kManyKernels);
-      floor_row("kscope", wrapped, copy, set.name, kManyKernels);
-    }
-
-    std::printf("METRIC passes range_pass per_kernel  name   (ms, raw api, the copy, the metric alone)\n");
-    std::vector<std::string> each = kBenchSet;
-    for (const auto& m : kscope::sol_metrics())
-      if (std::find(each.begin(), each.end(), m) == each.end()) each.push_back(m);
-    for (const auto& metric : each) metric_row(context, chip, availability, copy, metric);
-
-    Flushes flushes;
-    print_flush_header(flushes.l2_bytes());
-    struct FlushCase {
-      const Set& set;
-      std::vector<const char*> flushes;
-    };
-    const Set three{"3", kFlushMetrics};
-    const std::vector<FlushCase> cases{
-        {three, {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"}},
-        {sets[1], {"none", "kscope", "other_context", "other_context_events"}}};
-    for (const FlushCase& c : cases) {
-      RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
-      for (const char* flush : c.flushes) {
-        try {
-          flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in.get(), out.get());
-        } catch (const std::exception& e) {
-          std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
-          return 1;  // the profiler's state is unknown now
-        }
-      }
-    }
-    return 0;
+    if (mode == "floor") return floor_only({args.begin() + 1, args.end()}, in.get(), out.get());
+    if (mode == "variant") return variants(args[1], {args.begin() + 2, args.end()}, in.get(), out.get());
+    return everything(in.get(), out.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "counters_floor: %s\n", e.what());
     return 1;

@@ -18,7 +18,7 @@ class BatchImage {
  public:
   static constexpr std::size_t kMaxRanges = 512;                       // per replay pass
   static constexpr std::size_t kMaxImageBytes = std::size_t(256) << 20;
-  static constexpr std::size_t kFirstRangesPerRun = 4;                 // a kernel, a flush, one more
+  static constexpr std::size_t kFirstRangesPerRun = 2;                 // a kernel and its flush
 
   // CUPTI's image size for this metric config: fixed_bytes + ranges * bytes_per_range.
   BatchImage(std::size_t fixed_bytes, std::size_t bytes_per_range);

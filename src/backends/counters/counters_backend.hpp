@@ -66,11 +66,11 @@ class CountersBackend final : public MeasurementBackend {
   // A run of the batch, as its first pass left it.
   struct BatchRun {
     std::size_t regions = 0;
-    std::size_t ranges = 0;  // kernels (flush memsets included) or regions, as the image counts them
+    std::size_t ranges = 0;  // launches (a flush counted as one) or regions: at least the ranges of the image
   };
-  // Enables one on the context with room for `ranges` per pass (the one before must be gone).
+  // Enables one on the context with room for `ranges` per pass, rounded up to a power of two (the
+  // one before must be gone).
   void make_profiler(std::size_t ranges);
-  static constexpr std::size_t kFirstProfilerRanges = 16;
   // A fresh image for `ranges` ranges, on a new profiler when there is none; the first pass next.
   void configure(std::size_t ranges);
   std::size_t first_pass_ranges() const;  // of runs_, in all
@@ -85,8 +85,10 @@ class CountersBackend final : public MeasurementBackend {
   std::size_t passes_ = 0;
 
   CUcontext context_ = nullptr;
-  std::unique_ptr<counters::MetricConfig> config_;     // with the device's counter availability
-  std::unique_ptr<counters::RangeProfiler> profiler_;  // re-created to grow and after an abandoned run
+  std::shared_ptr<const counters::MetricConfig> config_;  // with the device's counter availability
+  // Taken over from the previous call when it fits (kept_profiler.hpp), re-created to grow and
+  // after an abandoned run, and kept for the next call at the end.
+  std::unique_ptr<counters::RangeProfiler> profiler_;
   std::optional<counters::BatchImage> image_;          // CUPTI's image sizes for config_
   std::size_t capacity_ = 0;                           // ranges profiler_'s image holds
   counters::LaunchTracker tracker_;
