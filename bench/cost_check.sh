@@ -38,8 +38,7 @@ step() {  # name, command...: its output to $work/name.txt
   "$@" > "$work/$name.txt" 2> "$work/$name.err" || { echo "cost check: $* failed:"; cat "$work/$name.err"; failed=1; }
 }
 step first_cold "$bench/counters_overhead" --first  # no configuration image on disk yet
-step first_warm "$bench/counters_overhead" --first  # a later process: the image from disk
-step overhead "$bench/counters_overhead" --overhead
+step overhead "$bench/counters_overhead" --overhead  # its FIRST: a later process, the image from disk
 step floor_first "$bench/counters_floor" first 1
 step floor "$bench/counters_floor" floor 1 bench5
 step durations_gpu "$bench/kscope_overhead" --call-breakdown
@@ -77,7 +76,7 @@ def first_of(name):
     found = [float(line.split()[1]) for line in lines(name) if line.startswith("FIRST ")]
     return found[0] if found else nan
 
-first_cold, first_warm = first_of("first_cold.txt"), first_of("first_warm.txt")
+first_cold, first_warm = first_of("first_cold.txt"), first_of("overhead.txt")
 ours, grow = {}, {}
 for line in lines("overhead.txt"):
     f = line.split()

@@ -4,7 +4,7 @@ Prints one line per figure, for bench/cost_table.py:
   PY bare_events_loop_us X      a hand-written loop: event, add, event, synchronize (warm, no flush)
   PY body_host_us X             the body alone on the host (annotate outside a call, the add's launch)
   PY kernel_ns X                the add's median cupti__kernel_duration (cold L2)
-  PY <backend> <cache> per_run_us X fixed_ms X   wall time of whole calls: the slope from 1 to
+  PY <backend> <cache> per_run_us X fixed_ms X   (cupti all, cupti none, events all) wall time of whole calls: the slope from 1 to
                                 1000 runs is per run; the rest of a 1-run call (its warm-up and run
                                 taken off) is the fixed cost of a call
 Needs torch with CUDA and the kscope package on PYTHONPATH.
@@ -79,13 +79,12 @@ def main() -> None:
     print(f"PY body_host_us {body_host_us():.3f}")
     kernel = profiled("cupti", "all", 200)().to_dataframe()["Median"].iloc[0]
     print(f"PY kernel_ns {kernel:.1f}")
-    for backend in ("cupti", "events"):
-        for cache in ("all", "none"):
-            few = wall_ms(profiled(backend, cache, FEW), 30)
-            many = wall_ms(profiled(backend, cache, MANY), 5)
-            per_run_ms = (many - few) / (MANY - FEW)
-            fixed_ms = few - (FEW + 1) * per_run_ms  # one warm-up run per call
-            print(f"PY {backend} {cache} per_run_us {1e3 * per_run_ms:.3f} fixed_ms {fixed_ms:.3f}", flush=True)
+    for backend, cache in (("cupti", "all"), ("cupti", "none"), ("events", "all")):
+        few = wall_ms(profiled(backend, cache, FEW), 30)
+        many = wall_ms(profiled(backend, cache, MANY), 5)
+        per_run_ms = (many - few) / (MANY - FEW)
+        fixed_ms = few - (FEW + 1) * per_run_ms  # one warm-up run per call
+        print(f"PY {backend} {cache} per_run_us {1e3 * per_run_ms:.3f} fixed_ms {fixed_ms:.3f}", flush=True)
 
 
 if __name__ == "__main__":
