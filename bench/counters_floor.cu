@@ -85,8 +85,164 @@ void driver(CUresult status, const char* call) {
   if (status != CUDA_SUCCESS) throw std::runtime_error(std::string(call) + " failed: CUresult " + std::to_string(status));
 }
 
+// CUPTI's calls, one function each, as cupti_profiler_host.h and cupti_range_profiler.h document
+// them: what RawProfiler and the FIRST rows are made of.
+namespace raw {
+
+using Names = std::vector<const char*>;
+
+CUpti_Profiler_Host_Object* host_object(const std::string& chip, const std::vector<std::uint8_t>* availability) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.pChipName = chip.c_str();
+  p.pCounterAvailabilityImage = availability ? availability->data() : nullptr;
+  cupti(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
+  return p.pHostObject;
+}
+
+void free_host_object(CUpti_Profiler_Host_Object* host) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  p.pHostObject = host;
+  if (host) cuptiProfilerHostDeinitialize(&p);
+}
+
+void add_metrics(CUpti_Profiler_Host_Object* host, Names& names) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  p.pHostObject = host;
+  p.ppMetricNames = names.data();
+  p.numMetrics = names.size();
+  cupti(cuptiProfilerHostConfigAddMetrics(&p), "cuptiProfilerHostConfigAddMetrics");
+}
+
+std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host) {
+  auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host;
+  cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  std::vector<std::uint8_t> image(size.configImageSize);
+  auto get = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = host;
+  get.configImageSize = image.size();
+  get.pConfigImage = image.data();
+  cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+  return image;
+}
+
+std::size_t passes(const std::vector<std::uint8_t>& config) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  p.configImageSize = config.size();
+  p.pConfigImage = const_cast<std::uint8_t*>(config.data());
+  cupti(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses");
+  return p.numOfPasses;
+}
+
+CUpti_RangeProfiler_Object* enable(CUcontext context) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+  p.ctx = context;
+  cupti(cuptiRangeProfilerEnable(&p), "cuptiRangeProfilerEnable");
+  return p.pRangeProfilerObject;
+}
+
+void disable(CUpti_RangeProfiler_Object* object) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+  p.pRangeProfilerObject = object;
+  if (object) cuptiRangeProfilerDisable(&p);
+}
+
+std::size_t counter_data_size(CUpti_RangeProfiler_Object* object, Names& names, std::size_t ranges) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  p.pRangeProfilerObject = object;
+  p.pMetricNames = names.data();
+  p.numMetrics = names.size();
+  p.maxNumOfRanges = ranges;
+  p.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
+  cupti(cuptiRangeProfilerGetCounterDataSize(&p), "cuptiRangeProfilerGetCounterDataSize");
+  return p.counterDataSize;
+}
+
+void initialize_image(CUpti_RangeProfiler_Object* object, std::vector<std::uint8_t>& data) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  p.pRangeProfilerObject = object;
+  p.counterDataSize = data.size();
+  p.pCounterData = data.data();
+  cupti(cuptiRangeProfilerCounterDataImageInitialize(&p), "cuptiRangeProfilerCounterDataImageInitialize");
+}
+
+void set_config(CUpti_RangeProfiler_Object* object, const std::vector<std::uint8_t>& config,
+                std::vector<std::uint8_t>& data, CUpti_ProfilerRange range, std::size_t max_per_pass) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  p.pRangeProfilerObject = object;
+  p.configSize = config.size();
+  p.pConfig = config.data();
+  p.counterDataImageSize = data.size();
+  p.pCounterDataImage = data.data();
+  p.range = range;
+  p.replayMode = CUPTI_UserReplay;
+  p.maxRangesPerPass = max_per_pass;
+  p.numNestingLevels = 1;
+  p.minNestingLevel = 1;
+  p.passIndex = 0;
+  p.targetNestingLevel = 1;
+  cupti(cuptiRangeProfilerSetConfig(&p), "cuptiRangeProfilerSetConfig");
+}
+
+void start(CUpti_RangeProfiler_Object* object) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+}
+
+bool stop(CUpti_RangeProfiler_Object* object) {  // true once every pass was submitted
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
+  return p.isAllPassSubmitted != 0;
+}
+
+std::size_t decode(CUpti_RangeProfiler_Object* object) {  // the ranges dropped
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
+  return p.numOfRangeDropped;
+}
+
+std::size_t ranges(const std::vector<std::uint8_t>& data) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  cupti(cuptiRangeProfilerGetCounterDataInfo(&p), "cuptiRangeProfilerGetCounterDataInfo");
+  return p.numTotalRanges;
+}
+
+std::string range_name(const std::vector<std::uint8_t>& data, std::size_t range) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  p.rangeIndex = range;
+  p.rangeDelimiter = "/";
+  cupti(cuptiRangeProfilerCounterDataGetRangeInfo(&p), "cuptiRangeProfilerCounterDataGetRangeInfo");
+  return p.rangeName ? p.rangeName : "";
+}
+
+// One value per metric of `names` for `range` of the decoded image.
+std::vector<double> evaluate(CUpti_Profiler_Host_Object* host, std::vector<std::uint8_t>& data, std::size_t range,
+                             Names& names) {
+  std::vector<double> values(names.size());
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  p.pHostObject = host;
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  p.rangeIndex = range;
+  p.ppMetricNames = names.data();
+  p.numMetrics = names.size();
+  p.pMetricValues = values.data();
+  cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+  return values;
+}
+
+}  // namespace raw
+
 // CUPTI's range profiler called directly: a host object for the config image and the metric
-// evaluation, the target object for the passes. AutoRange, UserReplay.
+// evaluation, the target object for the passes. UserReplay; AutoRange unless asked otherwise.
 class RawProfiler {
  public:
   RawProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
@@ -94,83 +250,25 @@ class RawProfiler {
               CUpti_ProfilerRange range = CUPTI_AutoRange)
       : metrics_(metrics), max_per_pass_(max_per_pass), range_(range) {
     for (const auto& m : metrics_) names_.push_back(m.c_str());
-    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip.c_str();
-    host.pCounterAvailabilityImage = availability.data();
-    cupti(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
-    host_ = host.pHostObject;
-    auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
-    add.pHostObject = host_;
-    add.ppMetricNames = names_.data();
-    add.numMetrics = names_.size();
-    cupti(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-    auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-    size.pHostObject = host_;
-    cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-    config_.resize(size.configImageSize);
-    auto image = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-    image.pHostObject = host_;
-    image.configImageSize = config_.size();
-    image.pConfigImage = config_.data();
-    cupti(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
-
-    auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
-    enable.ctx = context;
-    cupti(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
-    object_ = enable.pRangeProfilerObject;
-    auto data = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
-    data.pRangeProfilerObject = object_;
-    data.pMetricNames = names_.data();
-    data.numMetrics = names_.size();
-    data.maxNumOfRanges = image_ranges;
-    data.maxNumRangeTreeNodes = static_cast<std::uint32_t>(image_ranges);
-    cupti(cuptiRangeProfilerGetCounterDataSize(&data), "cuptiRangeProfilerGetCounterDataSize");
-    counter_data_.resize(data.counterDataSize);
+    host_ = raw::host_object(chip, &availability);
+    raw::add_metrics(host_, names_);
+    config_ = raw::config_image(host_);
+    object_ = raw::enable(context);
+    counter_data_.resize(raw::counter_data_size(object_, names_, image_ranges));
   }
   ~RawProfiler() {
-    auto disable = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
-    disable.pRangeProfilerObject = object_;
-    if (object_) cuptiRangeProfilerDisable(&disable);
-    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
-    host.pHostObject = host_;
-    if (host_) cuptiProfilerHostDeinitialize(&host);
+    raw::disable(object_);
+    raw::free_host_object(host_);
   }
   RawProfiler(const RawProfiler&) = delete;
   RawProfiler& operator=(const RawProfiler&) = delete;
 
   void begin_batch() {
-    auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
-    init.pRangeProfilerObject = object_;
-    init.counterDataSize = counter_data_.size();
-    init.pCounterData = counter_data_.data();
-    cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
-    auto set = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
-    set.pRangeProfilerObject = object_;
-    set.configSize = config_.size();
-    set.pConfig = config_.data();
-    set.counterDataImageSize = counter_data_.size();
-    set.pCounterDataImage = counter_data_.data();
-    set.range = range_;
-    set.replayMode = CUPTI_UserReplay;
-    set.maxRangesPerPass = max_per_pass_;
-    set.numNestingLevels = 1;
-    set.minNestingLevel = 1;
-    set.passIndex = 0;
-    set.targetNestingLevel = 1;
-    cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    raw::initialize_image(object_, counter_data_);
+    raw::set_config(object_, config_, counter_data_, range_, max_per_pass_);
   }
-  void start() {
-    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
-    p.pRangeProfilerObject = object_;
-    cupti(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
-  }
-  bool stop() {  // true once every pass was submitted
-    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-    p.pRangeProfilerObject = object_;
-    cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
-    return p.isAllPassSubmitted != 0;
-  }
+  void start() { raw::start(object_); }
+  bool stop() { return raw::stop(object_); }
   void push(const char* name) {  // UserRange only
     auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
     p.pRangeProfilerObject = object_;
@@ -182,35 +280,17 @@ class RawProfiler {
     p.pRangeProfilerObject = object_;
     cupti(cuptiRangeProfilerPopRange(&p), "cuptiRangeProfilerPopRange");
   }
-  std::size_t decode() {  // the ranges dropped
-    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-    p.pRangeProfilerObject = object_;
-    cupti(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
-    return p.numOfRangeDropped;
-  }
+  std::size_t decode() { return raw::decode(object_); }
   std::vector<std::vector<double>> evaluate() {  // per range, per metric
-    auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-    info.pCounterDataImage = counter_data_.data();
-    info.counterDataImageSize = counter_data_.size();
-    cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-    std::vector<std::vector<double>> out(info.numTotalRanges, std::vector<double>(metrics_.size()));
-    for (std::size_t r = 0; r < out.size(); ++r) {
-      auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-      p.pHostObject = host_;
-      p.pCounterDataImage = counter_data_.data();
-      p.counterDataImageSize = counter_data_.size();
-      p.rangeIndex = r;
-      p.ppMetricNames = names_.data();
-      p.numMetrics = names_.size();
-      p.pMetricValues = out[r].data();
-      cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
-    }
+    std::vector<std::vector<double>> out;
+    for (std::size_t r = 0, n = raw::ranges(counter_data_); r < n; ++r)
+      out.push_back(raw::evaluate(host_, counter_data_, r, names_));
     return out;
   }
 
  private:
   std::vector<std::string> metrics_;
-  std::vector<const char*> names_;
+  raw::Names names_;
   std::size_t max_per_pass_;
   CUpti_ProfilerRange range_;
   CUpti_Profiler_Host_Object* host_ = nullptr;
@@ -601,150 +681,64 @@ class Steps {
   Clock::time_point mark_;
 };
 
-CUpti_Profiler_Host_Object* host_object(const std::string& chip, const std::vector<std::uint8_t>* availability) {
-  auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
-  host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-  host.pChipName = chip.c_str();
-  host.pCounterAvailabilityImage = availability ? availability->data() : nullptr;
-  cupti(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
-  return host.pHostObject;
-}
-
-void free_host_object(CUpti_Profiler_Host_Object* host) {
-  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
-  p.pHostObject = host;
-  cuptiProfilerHostDeinitialize(&p);
-}
-
-std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host, std::vector<const char*>& names,
-                                       Steps& steps) {
-  auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
-  add.pHostObject = host;
-  add.ppMetricNames = names.data();
-  add.numMetrics = names.size();
-  cupti(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+// The config image of `names` on `host`, step by step.
+std::vector<std::uint8_t> timed_config_image(CUpti_Profiler_Host_Object* host, raw::Names& names, Steps& steps) {
+  raw::add_metrics(host, names);
   steps.lap("add_metrics");
-  auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-  size.pHostObject = host;
-  cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-  std::vector<std::uint8_t> image(size.configImageSize);
-  auto get = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-  get.pHostObject = host;
-  get.configImageSize = image.size();
-  get.pConfigImage = image.data();
-  cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+  std::vector<std::uint8_t> image = raw::config_image(host);
   steps.lap("config_image");
-  auto passes = CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
-  passes.configImageSize = image.size();
-  passes.pConfigImage = image.data();
-  cupti(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
+  raw::passes(image);
   steps.lap("passes");
   return image;
 }
 
-double evaluate_one(CUpti_Profiler_Host_Object* host, std::vector<std::uint8_t>& data, std::vector<const char*>& names) {
-  double value = 0;
-  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-  p.pHostObject = host;
-  p.pCounterDataImage = data.data();
-  p.counterDataImageSize = data.size();
-  p.rangeIndex = 0;
-  p.ppMetricNames = names.data();
-  p.numMetrics = 1;
-  p.pMetricValues = &value;
-  cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
-  return value;
-}
-
-// Enable (when `object` is null), image, SetConfig, one pass over one copy, decode, evaluate.
+// Enable (when `object` is null), image, SetConfig, one pass per pass over one copy, decode,
+// evaluate (and with `bare_host`, a host object without the metrics added: can it evaluate?).
 CUpti_RangeProfiler_Object* one_result(CUcontext context, CUpti_RangeProfiler_Object* object, std::size_t room,
-                                       const std::vector<std::uint8_t>& config, std::vector<const char*>& names,
+                                       const std::vector<std::uint8_t>& config, raw::Names& names,
                                        CUpti_Profiler_Host_Object* host, Steps& steps, const float* in, float* out,
                                        double* value, CUpti_Profiler_Host_Object* bare_host = nullptr,
                                        double* bare_value = nullptr) {
   if (!object) {
-    auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
-    enable.ctx = context;
-    cupti(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
-    object = enable.pRangeProfilerObject;
+    object = raw::enable(context);
     steps.lap("enable");
   }
-  auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
-  size.pRangeProfilerObject = object;
-  size.pMetricNames = names.data();
-  size.numMetrics = names.size();
-  size.maxNumOfRanges = room;
-  size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(room);
-  cupti(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-  std::vector<std::uint8_t> data(size.counterDataSize);
+  std::vector<std::uint8_t> data(raw::counter_data_size(object, names, room));
   steps.lap("data_size");
-  auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
-  init.pRangeProfilerObject = object;
-  init.counterDataSize = data.size();
-  init.pCounterData = data.data();
-  cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
+  raw::initialize_image(object, data);
   steps.lap("image_init");
-  auto set = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
-  set.pRangeProfilerObject = object;
-  set.configSize = config.size();
-  set.pConfig = config.data();
-  set.counterDataImageSize = data.size();
-  set.pCounterDataImage = data.data();
-  set.range = CUPTI_AutoRange;
-  set.replayMode = CUPTI_UserReplay;
-  set.maxRangesPerPass = room;
-  set.numNestingLevels = 1;
-  set.minNestingLevel = 1;
-  set.passIndex = 0;
-  set.targetNestingLevel = 1;
-  cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+  raw::set_config(object, config, data, CUPTI_AutoRange, room);
   steps.lap("set_config");
   for (bool more = true; more;) {
-    auto start = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
-    start.pRangeProfilerObject = object;
-    cupti(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+    raw::start(object);
     steps.lap("start");
     kscope_test::launch_copy(in, out, kFloats);
     steps.lap("launch");
-    auto stop = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
-    stop.pRangeProfilerObject = object;
-    cupti(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-    more = !stop.isAllPassSubmitted;
+    more = !raw::stop(object);
     steps.lap("stop");
   }
-  auto decode = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-  decode.pRangeProfilerObject = object;
-  cupti(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+  raw::decode(object);
   steps.lap("decode");
-  auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-  info.pCounterDataImage = data.data();
-  info.counterDataImageSize = data.size();
-  cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-  auto range = CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
-  range.pCounterDataImage = data.data();
-  range.counterDataImageSize = data.size();
-  range.rangeIndex = 0;
-  range.rangeDelimiter = "/";
-  cupti(cuptiRangeProfilerCounterDataGetRangeInfo(&range), "cuptiRangeProfilerCounterDataGetRangeInfo");
+  raw::ranges(data);
+  raw::range_name(data, 0);
   steps.lap("range_info");
-  *value = evaluate_one(host, data, names);
+  *value = raw::evaluate(host, data, 0, names).at(0);
   steps.lap("evaluate");
-  if (bare_host) {  // a host object without the metrics added (the catalog's): can it evaluate?
-    *bare_value = evaluate_one(bare_host, data, names);
+  if (bare_host) {
+    try {
+      *bare_value = raw::evaluate(bare_host, data, 0, names).at(0);
+    } catch (const std::exception& e) {
+      std::printf("# evaluation with a host object without the metrics failed: %s\n", e.what());
+      *bare_value = -1;
+    }
     steps.lap("evaluate_bare");
   }
   return object;
 }
 
-void disable(CUpti_RangeProfiler_Object* object) {
-  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
-  p.pRangeProfilerObject = object;
-  cupti(cuptiRangeProfilerDisable(&p), "cuptiRangeProfilerDisable");
-}
-
 void first_rows(std::size_t room, const float* in, float* out) {
   const std::string metric = kOneMetric.front();
-  std::vector<const char*> names{metric.c_str()};
+  raw::Names names{metric.c_str()};
   Steps steps;
   steps.begin();
   kscope::cupti::subscriber();
@@ -773,7 +767,7 @@ void first_rows(std::size_t room, const float* in, float* out) {
   available.pCounterAvailabilityImage = availability.data();
   cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
   steps.lap("availability");
-  CUpti_Profiler_Host_Object* catalog = host_object(chip, nullptr);
+  CUpti_Profiler_Host_Object* catalog = raw::host_object(chip, nullptr);
   steps.lap("catalog_host");
   std::size_t bases = 0;
   for (auto type : {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
@@ -789,9 +783,9 @@ void first_rows(std::size_t room, const float* in, float* out) {
   properties.pMetricName = metric.c_str();
   cupti(cuptiProfilerHostGetMetricProperties(&properties), "cuptiProfilerHostGetMetricProperties");
   steps.lap("properties");
-  CUpti_Profiler_Host_Object* host = host_object(chip, &availability);
+  CUpti_Profiler_Host_Object* host = raw::host_object(chip, &availability);
   steps.lap("config_host");
-  const std::vector<std::uint8_t> config = config_image(host, names, steps);
+  const std::vector<std::uint8_t> config = timed_config_image(host, names, steps);
   double value = 0, again = 0, bare = 0;
   CUpti_RangeProfiler_Object* object = one_result(context, nullptr, room, config, names, host, steps, in, out, &value);
   steps.print("fresh room=" + std::to_string(room) + " chip=" + chip + " bases=" + std::to_string(bases) +
@@ -802,24 +796,24 @@ void first_rows(std::size_t room, const float* in, float* out) {
               std::to_string(again) + " bare_host=" + std::to_string(bare));
   for (std::size_t r : {std::size_t(1), std::size_t(16), std::size_t(512)}) {
     steps.begin();
-    disable(object);
+    raw::disable(object);
     steps.lap("disable");
     object = one_result(context, nullptr, r, config, names, host, steps, in, out, &again);
     steps.print("again room=" + std::to_string(r));
   }
   for (const auto& set : {kBenchSet, kscope::sol_metrics()}) {
-    std::vector<const char*> set_names;
+    raw::Names set_names;
     for (const auto& m : set) set_names.push_back(m.c_str());
     steps.begin();
-    CUpti_Profiler_Host_Object* set_host = host_object(chip, &availability);
+    CUpti_Profiler_Host_Object* set_host = raw::host_object(chip, &availability);
     steps.lap("config_host");
-    const auto image = config_image(set_host, set_names, steps);
+    const auto image = timed_config_image(set_host, set_names, steps);
     steps.print("config metrics=" + std::to_string(set.size()) + " bytes=" + std::to_string(image.size()));
-    free_host_object(set_host);
+    raw::free_host_object(set_host);
   }
-  disable(object);
-  free_host_object(host);
-  free_host_object(catalog);
+  raw::disable(object);
+  raw::free_host_object(host);
+  raw::free_host_object(catalog);
 }
 
 // The process's context, chip and counter availability (CUPTI's profiler initialised).

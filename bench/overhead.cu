@@ -45,23 +45,30 @@ double bare_loop_us(const std::function<void()>& launch) {
   return us_since(t0, kRegions);
 }
 
-// (b), (c): one config of kRegions runs, one region each; the whole profile() call is counted.
-double kscope_us(kscope::Backend backend, kscope::CacheControl cache,
-                 const std::function<void()>& launch) {
-  kscope::Settings settings;
-  settings.backend = backend;
-  settings.cache_control = cache;
-  settings.runs = kRegions;
-  settings.warmup_runs = 1;
-  settings.verbosity = kscope::Verbosity::quiet;
+kscope::Settings call_settings(kscope::Backend backend, kscope::CacheControl cache, std::size_t runs) {
+  kscope::Settings s;
+  s.backend = backend;
+  s.cache_control = cache;
+  s.runs = runs;
+  s.warmup_runs = 1;
+  s.verbosity = kscope::Verbosity::quiet;
+  return s;
+}
+
+double profile_ms(const kscope::Settings& settings, const std::function<void()>& launch) {
   kscope::Sweep sweep;
-  sweep.axis("case", {kscope::Value("overhead")});
+  sweep.axis("case", {kscope::Value("call")});
   const auto t0 = Clock::now();
   kscope::profile(sweep, settings, [&](const kscope::Config&) {
     kscope::Annotation region("region");
     launch();
   });
-  return us_since(t0, kRegions);
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// (b), (c): one config of kRegions runs, one region each; the whole profile() call is counted.
+double kscope_us(kscope::Backend backend, kscope::CacheControl cache, const std::function<void()>& launch) {
+  return 1e3 * profile_ms(call_settings(backend, cache, kRegions), launch) / static_cast<double>(kRegions);
 }
 
 // The engine alone: the same profile() on the simulated backend, which touches no GPU.
@@ -120,27 +127,6 @@ double median_ms(int reps, F&& f) {
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
   return median_of(ms);
-}
-
-kscope::Settings call_settings(kscope::Backend backend, kscope::CacheControl cache, std::size_t runs) {
-  kscope::Settings s;
-  s.backend = backend;
-  s.cache_control = cache;
-  s.runs = runs;
-  s.warmup_runs = 1;
-  s.verbosity = kscope::Verbosity::quiet;
-  return s;
-}
-
-double profile_ms(const kscope::Settings& settings, const std::function<void()>& launch) {
-  kscope::Sweep sweep;
-  sweep.axis("case", {kscope::Value("call")});
-  const auto t0 = Clock::now();
-  kscope::profile(sweep, settings, [&](const kscope::Config&) {
-    kscope::Annotation region("region");
-    launch();
-  });
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
 // GPU time per back-to-back repetition of `enqueue` (events around `reps` of them, no host sync).

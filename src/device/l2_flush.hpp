@@ -7,9 +7,10 @@
 //      kernels ran up to 20% slower than under ncu on the H200; a read of a second L2-sized buffer
 //      instead of the discard still left 23% of a 32 MiB read's bytes written back.
 // Both are captured once into a CUDA graph and launched as one: one call on the host instead of
-// two, and CUPTI's range profiler in AutoRange mode gives a graph launch no range of its own, so
-// the flush stays out of the counter backend's ranges (see CountersBackend). A persisting-L2 reset
-// goes first when persisting lines may exist.
+// two, and out of the counter backend's ranges, where the memset and the discard kernel launched
+// one by one were ranges of their own (CUPTI's AutoRange with user replay does not profile graph
+// kernel nodes; see CountersBackend). A persisting-L2 reset goes first when persisting lines may
+// exist.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

@@ -150,8 +150,8 @@ void CountersBackend::begin_run(const RunContext& run) {
 }
 
 void CountersBackend::flush_cache() {
-  // A graph launch (l2_flush.hpp): the range profiler gives it no range, so each run's pass holds
-  // only the ranges of the measured kernels.
+  // A graph launch (l2_flush.hpp), meant to make no range: each run's pass holds only the ranges of
+  // the measured kernels. The tracker records it as one flush, whatever its ranges.
   tracker_.begin_flush();
   try {
     device_.flush_l2(cudaStreamLegacy);

@@ -13,8 +13,12 @@
 // have been changed k times (once before batches). Re-create such inputs in the body, before the
 // annotation.
 // The counter data image holds the batch's ranges (BatchImage: at most 256 MiB, 512 ranges), sized
-// from the ranges per run the last batch found; a first pass with more ranges than the image holds
-// makes a larger profiler, and that pass is replayed once more, so no run loses data.
+// from the launches per run the last batch found (a flush counted as one); a first pass with more
+// than the image holds makes a larger profiler, and that pass is replayed once more, so no run
+// loses data. The L2 flush is one graph launch: CUPTI's documentation lists graph kernel nodes as
+// unsupported in AutoRange with user replay, so the flush is expected to make no range and a pass
+// to hold the measured kernels' ranges only; the count of ranges decides (range_attribution.hpp). The profiler and the metric config outlive the
+// call (kept_profiler.hpp, MetricConfig::for_device): the next call that fits takes them over.
 #include <cuda.h>
 
 #include <cstddef>
