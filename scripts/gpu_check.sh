@@ -43,6 +43,7 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "adaptive.txt:adaptive sampling" \
                  "energy.txt:energy per run from NVML's counter (scripts/energy_check.py)" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
+                 "cost_table.txt:kscope's own cost against CUPTI's floor, ncu and a bare events loop" \
                  "counter_stages.txt:counter backend run, call by call" \
                  "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
@@ -264,6 +265,20 @@ counters_rc=$?
 sed -n '/^kernel /,$p' "$WORK/counters.log" > "$WORK/counters_table.txt"
 [[ $counters_rc -eq 0 ]] && record "counters/ncu" PASS "$(tail -1 "$WORK/counters.log")" ||
   record "counters/ncu" FAIL "rc=$counters_rc: $(tail -1 "$WORK/counters.log")"
+
+# --- kscope's own cost: CUPTI's floor, ncu and a bare events loop beside it (issue 29's targets;
+# bench/cost_check.sh, about two minutes; its log joins bench.log) ---------------------------
+if ! skipping cost; then
+  PYTHONPATH=$PY_SITE timeout 600 bash "$ROOT/bench/cost_check.sh" "$BUILD" > "$WORK/cost.txt" 2>&1
+  cost_rc=$?
+  { echo "## bench/cost_check.sh (rc=$cost_rc)"; cat "$WORK/cost.txt"; } >> "$OUT/bench.log"
+  sed -n "/^kscope's own cost/,\$p" "$WORK/cost.txt" > "$WORK/cost_table.txt"
+  if [[ $cost_rc -eq 0 ]]; then
+    record cost PASS "targets: $(grep -c ': met$' "$WORK/cost_table.txt") met, $(grep -c ': MISSED$' "$WORK/cost_table.txt") missed (see the cost table)"
+  else
+    record cost FAIL "rc=$cost_rc: $(tail -1 "$WORK/cost.txt")"
+  fi
+fi
 
 # --- the counter backend's run, call by call (its log joins bench.log) ----------------------
 "$BUILD/bench/counters_stages" > "$WORK/counter_stages.txt" 2>&1

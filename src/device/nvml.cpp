@@ -114,9 +114,13 @@ ClockReading NvmlDeviceControl::clocks() {
 
 std::optional<double> NvmlDeviceControl::thermal_margin_c() {
   if (device_ == nullptr || api_.device_get_margin_temperature == nullptr) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  if (margin_read_at_ && now - *margin_read_at_ < kMarginReuse) return margin_c_;
   NvmlApi::MarginTemperature margin{NvmlApi::kMarginTemperatureV1, 0};
-  if (api_.device_get_margin_temperature(device_, &margin) != 0) return std::nullopt;
-  return margin.margin_c;
+  margin_read_at_ = now;
+  margin_c_ = api_.device_get_margin_temperature(device_, &margin) == 0 ? std::optional<double>(margin.margin_c)
+                                                                       : std::nullopt;
+  return margin_c_;
 }
 
 ClockReading NvmlDeviceControl::lock_base_clocks() {

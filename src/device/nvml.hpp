@@ -2,6 +2,7 @@
 // GPU telemetry and clock control from NVML, loaded at run time: libnvidia-ml.so.1 ships with the
 // driver, not the toolkit, so there is no nvml.h to compile against. A missing library, symbol or
 // device makes telemetry unavailable (NaN / nullopt readings plus a reason), never an error.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,8 +77,10 @@ class NvmlDeviceControl final : public DeviceControl {
   // SM and memory clocks and the clock-event reasons, right now.
   ClockReading clocks() override;
   // nvmlDeviceGetMarginTemperature costs ~570 us on an H200 (the clocks ~0.7 us): the thermal
-  // guard, its only caller, limits how often it reads.
+  // guard, its only caller, limits how often it reads, and a reading is reused for
+  // kMarginReuse, so that back-to-back profile() calls (each a new guard) do not pay it each.
   std::optional<double> thermal_margin_c() override;
+  static constexpr std::chrono::milliseconds kMarginReuse{100};
   // Locks the SM clock to the rated TDP ("base") clock, as ncu --clock-control base does. Memory
   // clocks are left alone (NVML has no base value for them). Needs root: the lock is device-wide.
   ClockReading lock_base_clocks() override;
@@ -96,6 +99,8 @@ class NvmlDeviceControl final : public DeviceControl {
   NvmlApi::Device device_ = nullptr;
   ClockReading rated_;
   std::string reason_;
+  std::optional<std::chrono::steady_clock::time_point> margin_read_at_;
+  std::optional<double> margin_c_;
   NvmlEnergyCounter energy_{api_, device_, reason_};
 };
 

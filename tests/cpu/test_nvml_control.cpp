@@ -3,7 +3,9 @@
 // profile session. No real NVML call is made, so no clock of any machine is changed.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
+#include <thread>
 
 #include "core/clock_lock.hpp"
 #include "device/nvml.hpp"
@@ -112,6 +114,19 @@ TEST(NvmlControl, FindsTheDeviceByUuidAndReadsTelemetry) {
   EXPECT_DOUBLE_EQ(c.memory_mhz, 3201.0);
   EXPECT_EQ(c.event_reasons, std::optional<std::uint64_t>(0x20));
   EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(42.0));
+}
+
+// A margin reading costs ~0.6 ms on an H200: one is reused for 100 ms, across thermal guards.
+TEST(NvmlControl, TheThermalMarginIsReadAtMostEvery100Ms) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(42.0));
+  gpu.margin_c = 10;
+  const auto again = control.thermal_margin_c();
+  if (std::chrono::steady_clock::now() - t0 < NvmlDeviceControl::kMarginReuse)
+    EXPECT_EQ(again, std::optional<double>(42.0)) << "read again within 100 ms";
+  std::this_thread::sleep_for(NvmlDeviceControl::kMarginReuse + std::chrono::milliseconds(5));
+  EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(10.0));
 }
 
 TEST(NvmlControl, LocksToTheRatedTdpClockAndResets) {
