@@ -148,8 +148,8 @@ def kernel(
     normalize_against: annotation whose AvgValue divides the others' at the same config.
     ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
-    clock_control: 'none' (boost allowed) or 'base' (SM and memory clocks locked to base through
-        NVML for the session, always restored; needs the right to set clocks).
+    clock_control: 'none' (boost allowed) or 'base' (the SM clock locked to base through NVML for
+        the session, always restored; needs the right to set clocks; the memory clock is left alone).
     replay_mode: 'kernel' (one value per kernel) or 'range' (one per annotation, its Kernel
         column 'range', covering its kernels and the gaps between them: one range for
         'counters' and 'ncu', the span from the first kernel's start to the last one's end for
