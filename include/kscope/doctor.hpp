@@ -1,7 +1,8 @@
 #pragma once
 // kscope doctor: what will and will not work on this machine, and why, in seconds and without
 // changing anything: no clock or mode is set (clock-lock permission is read, never tried), and
-// CUPTI is subscribed only for an instant to see whether another profiler owns it.
+// CUPTI is subscribed only for an instant to see whether another profiler owns it. NVML is only
+// read (clocks, restrictions, the energy counter).
 //
 // Side effects worth knowing in a long-lived process (Python): after recording whether CUDA was
 // already initialised, the doctor initialises it (cuInit) to list the devices, and the counter
@@ -57,6 +58,10 @@ struct DoctorDevice {
   std::string nvml_problem;             // empty when NVML found the device by UUID
   // nvmlDeviceGetAPIRestriction(SET_APPLICATION_CLOCKS): true = only root may change clocks.
   std::optional<bool> clocks_restricted_to_root;
+  // nvmlDeviceGetTotalEnergyConsumption, read once as the energy metrics read it: nullopt when NVML
+  // did not reach the device (nvml_problem says why); false with the error they would raise.
+  std::optional<bool> energy_counter_readable;
+  std::string energy_counter_problem;
 };
 
 struct DriverFacts {
@@ -111,7 +116,7 @@ std::string to_string(CheckStatus status);  // "ok", "warning", "error", "skippe
 
 struct DoctorCheck {
   std::string id;                    // "driver", "devices", "roofs", "cuda_init", "nvml", "clock_lock",
-                                     // "cupti", "cupti_owner", "counters", "ncu"
+                                     // "energy", "cupti", "cupti_owner", "counters", "ncu"
   CheckStatus status = CheckStatus::ok;
   std::string summary;               // one line
   std::vector<std::string> details;  // more lines (one per device, ...)

@@ -110,8 +110,9 @@ class DeviceControl {
   virtual ClockReading clocks() = 0;
   // T.Limit headroom in °C (how far the GPU is below its slowdown temperature); nullopt if unknown.
   virtual std::optional<double> thermal_margin_c() = 0;
-  // Locks SM and memory clocks to base until restore_clocks(); returns the locked clocks. Throws
-  // BackendError naming the fix when not permitted or not supported.
+  // Locks the SM clock to base until restore_clocks() (NVML has no base memory clock to lock to);
+  // returns the clocks read once locked. Throws BackendError naming the fix when not permitted or
+  // not supported.
   virtual ClockReading lock_base_clocks() = 0;
   virtual void restore_clocks() noexcept = 0;
   // The GPU's total-energy counter, for the energy metrics (kscope/energy.hpp); nullptr where

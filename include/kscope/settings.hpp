@@ -45,7 +45,7 @@ enum class ClockControl {
   base,  // lock the SM clock to base (rated TDP) through NVML for the session (needs root); always restored
 };
 
-// The measurement modes of the brief: each sets cache_control and clock_control.
+// The measurement modes (named by mode_name below): each sets cache_control and clock_control.
 enum class Preset {
   default_profiling,  // all / none: cold cache, boost allowed
   strict,             // all / base: no frequency jitter, for strict reproduction
@@ -139,8 +139,8 @@ struct Settings {
   CacheControl cache_control = CacheControl::all;
   ClockControl clock_control = ClockControl::none;
   Verbosity verbosity = Verbosity::info;
-  // If set, receives the progress (kscope/progress.hpp) that would otherwise go to stderr; debug
-  // messages still go to stderr. Not called with Verbosity::quiet.
+  // If set, receives the progress (kscope/progress.hpp) that would otherwise be printed; debug lines
+  // are still printed. Not called with Verbosity::quiet.
   ProgressObserver progress_observer;
   int device = -1;                // CUDA ordinal; -1 = the current device when profile() starts
 
@@ -174,7 +174,8 @@ struct Settings {
   double energy_window_s = 1.0;
   // If set: <prefix>summary.csv and <prefix>results.json at the end; <prefix>samples.csv (raw
   // samples), <prefix>manifest.json and <prefix>progress.jsonl written as the sweep goes, each
-  // config's samples on disk once it finishes (Backend::ncu: everything at the end). The directory
+  // config's samples on disk once it finishes (Backend::ncu: everything at the end); <prefix>lock
+  // while the sweep runs, so that a second process on the same prefix is refused. The directory
   // must exist and be writable.
   std::string output_prefix;
   // Continue the sweep streamed under output_prefix (after a kill or an interrupt): the configs
@@ -201,7 +202,7 @@ struct Settings {
 // Backend::from_metrics the one the metrics ask for: cupti when Settings::metrics is empty or holds
 // only cupti__kernel_duration, events when it holds only events__region_duration, otherwise
 // counters (Nsight Compute metric names, with ncu's meaning, measured in this process; where the
-// counters are not permitted the call fails naming the fix: other metrics are never substituted).
+// counters are not permitted the call fails naming the fix rather than measuring durations instead).
 // The energy metrics (kscope/energy.hpp) go with either duration backend and leave the choice to
 // the other names (cupti when there are none).
 // Throws ConfigError when the metrics mix a duration backend's metric with other names.

@@ -69,7 +69,6 @@ class FakeDevice final : public DeviceControl {
   void deny_clock_lock(std::string message) { deny_ = std::move(message); }
 
   bool clocks_locked() const { return locked_; }
-  std::size_t lock_count() const { return locks_; }
   std::size_t restore_count() const { return restores_; }
   static constexpr ClockReading kBaseClocks{1590, 3201, 0};
 
@@ -88,7 +87,7 @@ class FakeDevice final : public DeviceControl {
   std::size_t margin_cursor_ = 0;
   std::string deny_;
   bool locked_ = false;
-  std::size_t locks_ = 0, restores_ = 0;
+  std::size_t restores_ = 0;
 };
 
 // The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.

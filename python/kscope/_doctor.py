@@ -11,7 +11,8 @@ from . import _core
 
 def doctor(verbose: bool = True) -> dict[str, Any]:
     """Runs the environment checks (driver, devices, CUPTI and its owner, counter permission,
-    NVML and clock-lock permission, ncu, whether CUDA is initialised) without changing anything.
+    NVML, clock-lock permission, each GPU's energy counter, ncu, whether CUDA is initialised)
+    without changing anything.
     Prints the readable report when `verbose`, and returns it as a dict; its "exit_code" is
     0 (every backend works), 1 (some do not: the report says why) or 2 (nothing can measure)."""
     as_json, as_text = _core.doctor()

@@ -128,7 +128,7 @@ class Options:
                 "value that reduces the values of two kernels, e.g. combine_kernel_metrics=lambda a, b: a + b"
             )
         self.combine_kernel_metrics = combine_kernel_metrics
-        # 'base' locks SM and memory clocks to base through NVML for the session (needs the right
+        # 'base' locks the SM clock to base through NVML for the session (needs the right
         # to change clocks; the engine raises BackendError naming the fix where it is refused).
         self.clock_control = _choice("clock_control", clock_control, ("none", "base"))
         self.cache_control = _choice("cache_control", cache_control, ("all", "none"))

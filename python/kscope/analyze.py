@@ -8,8 +8,8 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
 
 from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
@@ -19,10 +19,73 @@ from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, Swee
                      SweepWarning, also_builtin)
 
 
+_Params = ParamSpec("_Params")  # the profiled function's parameters
+_Options = ParamSpec("_Options")  # a decorator's options, as its definition declares them
+
+
+class ProfiledFunction(Protocol[_Params]):
+    """What ``@kscope.analyze.kernel`` (and ``@kscope.analyze.plot`` above it) makes of a function,
+    ``ProfiledFunction[[int, str]]`` of ``def f(n: int, dtype: str)``: calling it sweeps configs and
+    returns a ProfileResults, never the function's own return value. ``f(*values)`` measures one config, ``f(configs=[...])`` the
+    configs given, ``f()`` those given to the decorator (or the defaults' one config)."""
+
+    __name__: str
+
+    @overload
+    def __call__(self, *, configs: Iterable[Any] | None = None) -> ProfileResults: ...
+    @overload
+    def __call__(self, *args: _Params.args, **kwargs: _Params.kwargs) -> ProfileResults: ...
+
+
+class KernelDecorator(Protocol):
+    """``@kscope.analyze.kernel(...)`` with options: applied to a function, profiles it."""
+
+    def __call__(self, func: Callable[_Params, object], /) -> ProfiledFunction[_Params]: ...
+
+
+class PlotDecorator(Protocol):
+    """``@kscope.analyze.plot(...)`` with options: applied to a profiled function, plots its results."""
+
+    def __call__(self, func: ProfiledFunction[_Params], /) -> ProfiledFunction[_Params]: ...
+
+
+class _KernelForms(Protocol[_Options]):
+    """kernel's call forms: ``kernel(func, **options)`` (bare ``@kernel`` included) profiles func;
+    ``kernel(**options)`` returns the decorator."""
+
+    @overload
+    def __call__(self, func: Callable[_Params, object], /, *args: _Options.args,
+                 **kwargs: _Options.kwargs) -> ProfiledFunction[_Params]: ...
+    @overload
+    def __call__(self, *args: _Options.args, **kwargs: _Options.kwargs) -> KernelDecorator: ...
+
+
+class _PlotForms(Protocol[_Options]):
+    """plot's call forms: bare ``@plot`` plots with the defaults; ``plot(filename, ...)`` returns the
+    decorator."""
+
+    @overload
+    def __call__(self, func: ProfiledFunction[_Params], /) -> ProfiledFunction[_Params]: ...
+    @overload
+    def __call__(self, *args: _Options.args, **kwargs: _Options.kwargs) -> PlotDecorator: ...
+
+
+def _kernel_forms(kernel: Callable[Concatenate[Any, _Options], object]) -> _KernelForms[_Options]:
+    """Types kernel by its call forms; at run time kernel itself, unchanged. The options are its
+    own parameters after the first, so they are declared once, in its definition."""
+    return cast("_KernelForms[_Options]", kernel)
+
+
+def _plot_forms(plot: Callable[_Options, object]) -> _PlotForms[_Options]:
+    """Types plot by its call forms; at run time plot itself, unchanged."""
+    return cast("_PlotForms[_Options]", plot)
+
+
+@_kernel_forms
 def kernel(
     _func: Callable[..., object] | None = None,
     *,
-    configs: Sequence[Any] | None = None,
+    configs: Iterable[Any] | None = None,
     runs: int = 1,
     derive_metric: Callable[..., Any] | None = None,
     normalize_against: str | None = None,
@@ -53,7 +116,7 @@ def kernel(
     energy_window: float = 1.0,
     work: _roofline.WorkOption = None,
     bound_thresholds: Mapping[str, float] | None = None,
-) -> Any:
+) -> ProfiledFunction[Any] | KernelDecorator:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
     Works as ``@kernel``, ``@kernel()`` and ``@kernel(**options)``. The function body marks the
@@ -85,8 +148,8 @@ def kernel(
     normalize_against: annotation whose AvgValue divides the others' at the same config.
     ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
-    clock_control: 'none' (boost allowed) or 'base' (SM and memory clocks locked to base through
-        NVML for the session, always restored; needs the right to set clocks).
+    clock_control: 'none' (boost allowed) or 'base' (the SM clock locked to base through NVML for
+        the session, always restored; needs the right to set clocks; the memory clock is left alone).
     replay_mode: 'kernel' (one value per kernel) or 'range' (one per annotation, its Kernel
         column 'range', covering its kernels and the gaps between them: one range for
         'counters' and 'ncu', the span from the first kernel's start to the last one's end for
@@ -178,12 +241,13 @@ def kernel(
         work=work, bound_thresholds=bound_thresholds,
     )
 
-    def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:
+    def decorate(func: Callable[_Params, object]) -> ProfiledFunction[_Params]:
         profiled = _ProfiledFunction(func, configs, options)
 
         @functools.wraps(func)
-        def wrapper(*args: Any, configs: Sequence[Any] | None = None, **kwargs: Any) -> ProfileResults:
-            return profiled(args, kwargs, configs)
+        def wrapper(*args: Any, **kwargs: Any) -> ProfileResults:
+            call_configs = kwargs.pop("configs", None)  # f(configs=[...]); any other keyword is a parameter's
+            return profiled(args, kwargs, call_configs)
 
         wrapper._kscope_profiled = profiled  # type: ignore[attr-defined]
         return wrapper
@@ -192,7 +256,7 @@ def kernel(
 
 
 class _ProfiledFunction:
-    def __init__(self, func: Callable[..., object], configs: Sequence[Any] | None, options: Options) -> None:
+    def __init__(self, func: Callable[..., object], configs: Iterable[Any] | None, options: Options) -> None:
         self.func = func
         self.signature = Signature(func)
         self.options = options
@@ -210,7 +274,7 @@ class _ProfiledFunction:
             self.configs = list(self.configs)
         return self.configs
 
-    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], configs: Sequence[Any] | None) -> ProfileResults:
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], configs: Iterable[Any] | None) -> ProfileResults:
         name = self.func.__name__
         decorated = self._decorated_configs()
         if args or kwargs:
@@ -374,8 +438,9 @@ def _note_once(note: str | None) -> None:
         warnings.warn(note, ProfilerWarning, stacklevel=5)  # the user's call of the profiled function
 
 
+@_plot_forms
 def plot(
-    filename: str | os.PathLike[str] | Callable[..., ProfileResults] = "plot.png",
+    filename: str | os.PathLike[str] | ProfiledFunction[...] = "plot.png",
     metric: str | None = None,
     *,
     title: str = "kscope results",
@@ -392,7 +457,7 @@ def plot(
     variant_fields: Sequence[str] | None = None,
     variant_annotations: Sequence[str] | None = None,
     plot_callback: Callable[[Any], None] | None = None,
-) -> Any:
+) -> ProfiledFunction[Any] | PlotDecorator:
     """Plots the results of a kscope.analyze.kernel function every time it is called.
 
     Put it above @kscope.analyze.kernel. It draws AvgValue of one metric (``metric``; needed
@@ -425,7 +490,7 @@ def plot(
         plot_callback=plot_callback,
     )
 
-    def decorate(func: Callable[..., ProfileResults]) -> Callable[..., ProfileResults]:
+    def decorate(func: ProfiledFunction[_Params]) -> ProfiledFunction[_Params]:
         if not hasattr(func, "_kscope_profiled"):
             raise TypeError(
                 f"@kscope.analyze.plot decorates a @kscope.analyze.kernel function; put it above "

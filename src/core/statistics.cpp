@@ -16,6 +16,10 @@ namespace {
 
 constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
+// Student's t quantile, kept here rather than taken from Boost.Math: Boost's students_t pulls in
+// ~2,000 headers (20 MB) that every build machine would need, and this one is exact to 1.4e-10
+// relative from p = 1e-300 to 1 - 1e-12 and dof = 0.1 to 1e12 (tests/cpu/test_statistics.cpp).
+
 // Continued fraction of the regularized incomplete beta function I_x(a, b), evaluated with the
 // modified Lentz method. It converges quickly for x < (a + 1) / (a + b + 2).
 double incomplete_beta_fraction(double a, double b, double x) {

@@ -149,7 +149,8 @@ DoctorCheck nvml_check(const DoctorFacts& f) {
   if (!f.nvml.problem.empty())
     return {"nvml", CheckStatus::warning, "NVML unavailable: " + f.nvml.problem, {},
             "NVML (libnvidia-ml.so.1) comes with the NVIDIA driver. Without it the clock columns read NaN, the "
-            "thermal guard cannot pause, and clock_control=base cannot lock the clocks"};
+            "thermal guard cannot pause, clock_control=base cannot lock the clocks, and the energy metrics cannot be "
+            "measured"};
   DoctorCheck c{"nvml", CheckStatus::ok, "NVML works (driver " + f.nvml.driver_version + ")", {}, ""};
   for (const auto& d : f.driver.devices) {
     if (d.nvml_problem.empty()) continue;
@@ -176,6 +177,32 @@ DoctorCheck clock_lock_check(const DoctorFacts& f) {
           "clock_control=base cannot lock the clocks: NVML's locked-clock calls need root" + restriction +
               " (checked without changing any clock)", {},
           "Run as root to use clock_control=base, or keep clock_control=none (the default: boost allowed)"};
+}
+
+DoctorCheck energy_check(const DoctorFacts& f) {
+  if (!f.nvml.problem.empty() || f.driver.devices.empty())
+    return {"energy", CheckStatus::skipped, "not checked: NVML or the devices are unavailable", {}, ""};
+  DoctorCheck c{"energy", CheckStatus::ok, "", {}, ""};
+  std::size_t readable = 0;
+  for (const auto& d : f.driver.devices) {
+    if (d.energy_counter_readable == true) {
+      ++readable;
+      continue;
+    }
+    c.details.push_back("device #" + std::to_string(d.ordinal) + ": " +
+                        (d.energy_counter_readable ? d.energy_counter_problem : "not read: NVML did not find it"));
+  }
+  const std::string counter = "the GPU's energy counter (nvmlDeviceGetTotalEnergyConsumption, read once)";
+  if (readable == f.driver.devices.size()) {
+    c.summary = counter + " is readable: the energy metrics (nvml__*) can be measured";
+    return c;
+  }
+  c.status = CheckStatus::warning;
+  c.summary = counter + " is readable on " + std::to_string(readable) + " of " +
+              std::to_string(f.driver.devices.size()) + " device(s)";
+  c.fix = "The energy metrics (nvml__energy_per_run, nvml__average_power, nvml__energy_above_idle) cannot be measured "
+          "on the devices listed; durations and counters are not affected";
+  return c;
 }
 
 DoctorCheck cupti_check(const DoctorFacts& f) {
@@ -323,7 +350,7 @@ int DoctorReport::exit_code() const {
 DoctorReport assess(DoctorFacts facts) {
   DoctorReport report;
   report.checks = {driver_check(facts),  devices_check(facts),     roofs_check(facts), cuda_init_check(facts),
-                   nvml_check(facts),    clock_lock_check(facts),  cupti_check(facts),
+                   nvml_check(facts),    clock_lock_check(facts),  energy_check(facts), cupti_check(facts),
                    cupti_owner_check(facts), counters_check(facts), ncu_check(facts)};
   report.backends = backends(facts);
   report.facts = std::move(facts);

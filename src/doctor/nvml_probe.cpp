@@ -2,6 +2,7 @@
 // permission is read from the API restriction, never tried.
 #include "device/nvml.hpp"
 #include "doctor/system_probes.hpp"
+#include "kscope/errors.hpp"
 
 namespace kscope::doctor {
 namespace {
@@ -12,11 +13,25 @@ using device::NvmlApi;
 constexpr int kRestrictedApplicationClocks = 0;    // NVML_RESTRICTED_API_SET_APPLICATION_CLOCKS
 constexpr int kFeatureEnabled = 1;                 // NVML_FEATURE_ENABLED: only root may call it
 
+// Reads the energy counter once through the energy metrics' own reader, so that a failure is
+// reported as they would report it.
+void read_energy_counter(const NvmlApi& api, NvmlApi::Device device, DoctorDevice& d) {
+  const std::string reachable;  // the device was found: no reason it is unreachable
+  try {
+    device::NvmlEnergyCounter(api, device, reachable).read();
+    d.energy_counter_readable = true;
+  } catch (const BackendError& e) {
+    d.energy_counter_readable = false;
+    d.energy_counter_problem = e.what();
+  }
+}
+
 }  // namespace
 
-NvmlFacts SystemProbes::nvml(std::vector<DoctorDevice>& devices) {
+NvmlFacts SystemProbes::nvml(std::vector<DoctorDevice>& devices) { return nvml_facts(device::nvml(), devices); }
+
+NvmlFacts nvml_facts(const NvmlApi& api, std::vector<DoctorDevice>& devices) {
   NvmlFacts f;
-  const NvmlApi& api = device::nvml();
   if (!api.unavailable_reason.empty()) {
     f.problem = api.unavailable_reason;
     return f;
@@ -41,6 +56,7 @@ NvmlFacts SystemProbes::nvml(std::vector<DoctorDevice>& devices) {
     if (api.device_get_api_restriction &&
         api.device_get_api_restriction(device, kRestrictedApplicationClocks, &state) == 0)
       d.clocks_restricted_to_root = state == kFeatureEnabled;
+    read_energy_counter(api, device, d);
   }
   return f;
 }

@@ -67,7 +67,9 @@ ordered_json facts_json(const DoctorFacts& f) {
                        {"roofs", roofs_json(d)},
                        {"primary_context_active", d.primary_context_active},
                        {"nvml_problem", d.nvml_problem},
-                       {"clocks_restricted_to_root", nullable(d.clocks_restricted_to_root)}});
+                       {"clocks_restricted_to_root", nullable(d.clocks_restricted_to_root)},
+                       {"energy_counter_readable", nullable(d.energy_counter_readable)},
+                       {"energy_counter_problem", d.energy_counter_problem}});
   }
   return {{"host", {{"name", f.host.name}, {"euid", f.host.euid}}},
           {"cuda_state", {{"state", to_string(f.cuda_state.state)}, {"context_current", f.cuda_state.context_current}}},

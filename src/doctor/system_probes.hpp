@@ -3,6 +3,10 @@
 // dlopen; nothing is changed (no Set* call of NVML, CUPTI subscribed and released at once).
 #include "doctor/probes.hpp"
 
+namespace kscope::device {
+struct NvmlApi;
+}
+
 namespace kscope::doctor {
 
 class SystemProbes final : public DoctorProbes {
@@ -16,5 +20,8 @@ class SystemProbes final : public DoctorProbes {
   CounterFacts counters(const std::string& skip_reason) override;  // cupti_probe.cpp
   NcuFacts ncu() override;
 };
+
+// SystemProbes::nvml with the NVML entry points in `api` (the process's library there; a fake in tests).
+NvmlFacts nvml_facts(const device::NvmlApi& api, std::vector<DoctorDevice>& devices);
 
 }  // namespace kscope::doctor

@@ -28,6 +28,7 @@ DoctorFacts healthy_h200() {
   d.rated_sm_clock_mhz = 1980;
   d.rated_memory_clock_mhz = 3201;
   d.clocks_restricted_to_root = true;
+  d.energy_counter_readable = true;
   f.driver = {"", false, 13000, {d}};
   f.nvml = {"", "580.159.04"};
   f.cupti = {"", "/usr/local/cuda/lib64/libcupti.so.13", 130001, "", ""};
@@ -103,6 +104,7 @@ TEST(Doctor, HealthyH200EverythingWorks) {
   // Not root: the clock lock is reported as not permitted, without trying it.
   EXPECT_EQ(check(r, "clock_lock").status, CheckStatus::warning);
   EXPECT_TRUE(has(check(r, "clock_lock").summary, "application clocks are restricted to root"));
+  EXPECT_EQ(check(r, "energy").status, CheckStatus::ok);
 }
 
 TEST(Doctor, ShowsTheRoofsOfEachDeviceAtItsRatedClocks) {
@@ -237,6 +239,7 @@ TEST(Doctor, NvmlMissingCostsTelemetryNotBackends) {
   EXPECT_EQ(check(r, "nvml").status, CheckStatus::warning);
   EXPECT_TRUE(has(check(r, "nvml").fix, "clock columns read NaN"));
   EXPECT_EQ(check(r, "clock_lock").status, CheckStatus::skipped);
+  EXPECT_EQ(check(r, "energy").status, CheckStatus::skipped);
   EXPECT_TRUE(has(check(r, "driver").summary, "version unknown"));
 }
 
@@ -326,7 +329,7 @@ TEST(Doctor, JsonReportCarriesVerdictsAndFacts) {
   const nlohmann::json doc = nlohmann::json::parse(to_json(diagnose(healthy_h200())));
   EXPECT_EQ(doc["exit_code"], 0);
   EXPECT_EQ(doc["verdict"], "every backend works here");
-  EXPECT_EQ(doc["checks"].size(), 10u);
+  EXPECT_EQ(doc["checks"].size(), 11u);
   EXPECT_EQ(doc["checks"][0]["id"], "driver");
   EXPECT_EQ(doc["checks"][0]["status"], "ok");
   EXPECT_EQ(doc["backends"].size(), 5u);

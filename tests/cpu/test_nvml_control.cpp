@@ -1,14 +1,21 @@
 // NvmlDeviceControl against a fake NVML (a table of C functions over a simulated GPU): clock
 // locking and its restoration, the permission errors, telemetry, and the lock held by a whole
-// profile session. No real NVML call is made, so no clock of any machine is changed.
+// profile session; and kscope doctor's energy row. No real NVML call is made, so no clock of any
+// machine is changed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <string>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "core/clock_lock.hpp"
 #include "device/nvml.hpp"
+#include "doctor/system_probes.hpp"
+#include "kscope/doctor.hpp"
 #include "kscope/errors.hpp"
 
 using kscope::BackendError;
@@ -222,4 +229,71 @@ TEST(NvmlControl, AMissingEnergyCounterSaysWhy) {
   EXPECT_EQ(energy_error(without_nvml),
             "the energy metrics read the GPU's energy counter through NVML, which is unavailable: "
             "libnvidia-ml.so.1 could not be loaded. Measure without the nvml__ energy metrics");
+}
+
+// kscope doctor's energy row, from the same fake NVML: GPU-0 counts energy, GPU-1 has no counter,
+// GPU-2 is not found by NVML. The counter is read once per device, and a failure is reported as
+// the energy metrics would raise it, in the check and in the JSON facts.
+TEST(DoctorEnergy, SaysWhichDevicesCountEnergy) {
+  NvmlApi api = fake_api();
+  api.device_get_handle_by_uuid = [](const char* uuid, NvmlApi::Device* d) {
+    if (std::string(uuid) == "GPU-2") return 6;  // NVML_ERROR_NOT_FOUND
+    *d = reinterpret_cast<NvmlApi::Device>(std::string(uuid) == "GPU-1" ? 0x2 : 0x1);
+    return 0;
+  };
+  api.device_get_total_energy_consumption = [](NvmlApi::Device d, unsigned long long* mj) {
+    if (d != kHandle) return 3;  // NVML_ERROR_NOT_SUPPORTED
+    *mj = gpu.energy_mj;
+    return 0;
+  };
+  kscope::DoctorFacts facts;
+  facts.driver.devices.resize(3);
+  for (int i = 0; i < 3; ++i) {
+    facts.driver.devices[i].ordinal = i;
+    facts.driver.devices[i].uuid = "GPU-" + std::to_string(i);
+  }
+  facts.nvml = kscope::doctor::nvml_facts(api, facts.driver.devices);
+  const kscope::DoctorReport report = kscope::assess(facts);
+
+  const auto energy = std::find_if(report.checks.begin(), report.checks.end(), [](auto& c) { return c.id == "energy"; });
+  ASSERT_NE(energy, report.checks.end());
+  EXPECT_EQ(energy->status, kscope::CheckStatus::warning);
+  EXPECT_NE(energy->summary.find("is readable on 1 of 3 device(s)"), std::string::npos) << energy->summary;
+  ASSERT_EQ(energy->details.size(), 2u);
+  EXPECT_EQ(energy->details[0],
+            "device #1: this GPU has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: Not Supported, "
+            "NVML error 3; NVIDIA's data-center GPUs have one from Volta on). Measure without the nvml__ energy metrics");
+  EXPECT_EQ(energy->details[1], "device #2: not read: NVML did not find it");
+  EXPECT_NE(energy->fix.find("nvml__energy_per_run"), std::string::npos);
+
+  const auto devices = nlohmann::json::parse(kscope::to_json(report))["facts"]["devices"];
+  EXPECT_EQ(devices[0]["energy_counter_readable"], true);
+  EXPECT_EQ(devices[0]["energy_counter_problem"], "");
+  EXPECT_EQ(devices[1]["energy_counter_readable"], false);
+  EXPECT_EQ(devices[1]["energy_counter_problem"], energy->details[0].substr(std::string("device #1: ").size()));
+  EXPECT_TRUE(devices[2]["energy_counter_readable"].is_null());
+  EXPECT_NE(kscope::to_text(report).find("[warn] energy"), std::string::npos);
+}
+
+TEST(DoctorEnergy, EveryCounterReadableIsOkAndNoNvmlSkipsTheCheck) {
+  kscope::DoctorFacts facts;
+  facts.driver.devices.resize(2);
+  facts.driver.devices[1].ordinal = 1;
+  facts.nvml = kscope::doctor::nvml_facts(fake_api(), facts.driver.devices);
+  kscope::DoctorReport report = kscope::assess(facts);
+  auto energy = [&] {
+    return *std::find_if(report.checks.begin(), report.checks.end(), [](auto& c) { return c.id == "energy"; });
+  };
+  EXPECT_EQ(energy().status, kscope::CheckStatus::ok);
+  EXPECT_EQ(energy().summary,
+            "the GPU's energy counter (nvmlDeviceGetTotalEnergyConsumption, read once) is readable: the energy "
+            "metrics (nvml__*) can be measured");
+
+  NvmlApi missing;
+  missing.unavailable_reason = "libnvidia-ml.so.1 could not be loaded";
+  facts.driver.devices.assign(1, {});
+  facts.nvml = kscope::doctor::nvml_facts(missing, facts.driver.devices);
+  report = kscope::assess(facts);
+  EXPECT_EQ(energy().status, kscope::CheckStatus::skipped);
+  EXPECT_FALSE(facts.driver.devices[0].energy_counter_readable.has_value());
 }

@@ -1,6 +1,6 @@
-"""The package is typed (py.typed, the kscope._core stub): mypy accepts the package and typed user
-code, reports the mistakes in typed_misuse.py on exactly their lines, and the stub names exactly
-what the built extension exports."""
+"""The package is typed (py.typed, the kscope._core stub): mypy accepts the package, `mypy --strict`
+accepts typed user code (every call form of the decorators included) and reports the mistakes in
+typed_misuse.py on exactly their lines, and the stub names exactly what the built extension exports."""
 
 import inspect
 import re
@@ -24,12 +24,13 @@ except ImportError:
 needs_mypy = pytest.mark.skipif(mypy is None, reason="mypy is not installed (Debian: apt install python3-mypy)")
 
 
-def run_mypy(tmp_path, *targets):
-    """mypy with python/mypy.ini on the source package (its stub beside it), as a user's checker sees
-    the installed one."""
+def run_mypy(tmp_path, *targets, user_code=False):
+    """mypy with python/mypy.ini on the source package (its stub beside it). User code is checked
+    with --strict, kscope's own modules silent, as a user's checker sees the installed package."""
+    strict = ["--strict", "--follow-imports=silent"] if user_code else []
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file", str(PACKAGE / "mypy.ini"), "--cache-dir", str(tmp_path),
-         "--no-error-summary", "--show-error-codes", *targets],
+         "--no-error-summary", "--show-error-codes", *strict, *targets],
         cwd=PACKAGE, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
     return result.returncode, result.stdout + result.stderr
 
@@ -41,8 +42,8 @@ def test_the_package_type_checks(tmp_path):
 
 
 @needs_mypy
-def test_typed_usage_type_checks(tmp_path):
-    rc, out = run_mypy(tmp_path, str(HERE / "typed_usage.py"))
+def test_typed_usage_type_checks_strictly(tmp_path):
+    rc, out = run_mypy(tmp_path, str(HERE / "typed_usage.py"), user_code=True)
     assert rc == 0, out
 
 
@@ -50,10 +51,19 @@ def test_typed_usage_type_checks(tmp_path):
 def test_misuse_is_reported_on_exactly_the_marked_lines(tmp_path):
     path = HERE / "typed_misuse.py"
     expected = {n for n, line in enumerate(path.read_text().splitlines(), 1) if line.endswith("# expect-error")}
-    rc, out = run_mypy(tmp_path, str(path))
+    rc, out = run_mypy(tmp_path, str(path), user_code=True)
     reported = {int(m.group(1)) for m in re.finditer(r"typed_misuse\.py:(\d+): error:", out)}
     assert rc == 1 and expected, out
     assert reported == expected, f"missed {sorted(expected - reported)}, unexpected {sorted(reported - expected)}:\n{out}"
+
+
+def test_the_decorators_keep_their_options_at_run_time():
+    """The typing of kernel's and plot's call forms is static only: at run time they are the plain
+    functions, whose signatures (help(), an IDE) list every option with its default."""
+    kernel = inspect.signature(kscope.analyze.kernel).parameters
+    plot = inspect.signature(kscope.analyze.plot).parameters
+    assert list(kernel)[:3] == ["_func", "configs", "runs"] and kernel["warmup_runs"].default == 1
+    assert list(plot)[:2] == ["filename", "metric"] and plot["plot_type"].default == "line"
 
 
 def stub_names(path):

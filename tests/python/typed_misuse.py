@@ -13,7 +13,30 @@ def gemm(n: int) -> None:
         pass
 
 
+@kscope.analyze.kernel(runs=3)
+def copy(n: int, *, dtype: str = "fp32") -> float:
+    return 0.0
+
+
+@kscope.analyze.plot  # expect-error
+def unprofiled(n: int) -> None:
+    pass
+
+
+def unprofiled_too(n: int) -> None:
+    pass
+
+
 def misuse() -> None:
+    kscope.analyze.kernel(kscope.analyze.plot("p.png")(unprofiled_too))  # expect-error
+    copy.to_dataframe()  # expect-error
+    copy(1, dtypes="fp16")  # expect-error
+    copy("1")  # expect-error
+    copy(configs=3)  # expect-error
+    seconds: float = copy(1)  # expect-error
+    copy(1).figure.savefig("p.png")  # expect-error
+    kscope.analyze.kernel(runs="3")  # expect-error
+    kscope.analyze.kernel(copy, configs=[1], bogus=True)  # expect-error
     kscope.analyze.kernel(gemm, backend="nsight")  # expect-error
     kscope.analyze.plot("p.png", plot_type="pie")  # expect-error
     results = kscope.load("results.json")
@@ -26,4 +49,4 @@ def misuse() -> None:
     kscope.count_passes("sm__cycles_elapsed.avg", chip=0)  # expect-error
     kscope.Work(bytes=1, kind="tf32")  # expect-error
     results.plot_roofline(title=3)  # expect-error
-    print(rows)
+    print(rows, seconds)

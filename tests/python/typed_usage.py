@@ -31,6 +31,21 @@ def copy(n: int) -> None:
         pass
 
 
+@kscope.analyze.plot
+@kscope.analyze.kernel
+def scale(n: int, factor: float = 2.0, *, dtype: str = "fp32") -> int:
+    return n
+
+
+@kscope.analyze.kernel()
+def add(n: int) -> None:
+    pass
+
+
+def wrap(n: int) -> None:
+    pass
+
+
 def gemm_work(n: int) -> kscope.Work | None:
     return kscope.Work(bytes=6 * n * n, flops=2 * n**3, kind="fp16", tensor_cores=True)
 
@@ -56,6 +71,15 @@ def report() -> None:
     roofs: pd.DataFrame = results.roofs()
     figure = results.plot_roofline("roofline.svg", annotate_points=True)
     kscope.analyze.kernel(gemm, work=gemm_work)
+    one: kscope.ProfileResults = scale(1024, 0.5, dtype="fp16")
+    swept: kscope.ProfileResults = scale(configs=((n, 1.0) for n in (1, 2)))
+    swept_frame: pd.DataFrame = add(configs=[1, 2]).to_dataframe()
+    plotted = kscope.analyze.plot("add.png", "cupti__kernel_duration", title="add")(add)(4096)
+    if plotted.figure is not None:
+        plotted.figure.savefig("add.svg")
+    wrapped: kscope.analyze.ProfiledFunction[[int]] = kscope.analyze.kernel(wrap, runs=3)
+    name: str = wrapped.__name__
+    print(one, swept, swept_frame, wrapped(1), name)
     try:
         kscope.analyze.kernel(gemm, runs=3)
     except (NCUNotAvailableError, ProfilerException) as e:

@@ -38,7 +38,6 @@ class BatchImage {
   std::size_t grown(std::size_t ranges, std::size_t current) const;
   // The ranges per run a batch's first pass found: the next batches are planned with it.
   void expect(std::size_t ranges_per_run);
-  std::size_t expected_ranges_per_run() const { return per_run_; }
 
  private:
   std::size_t max_ranges_;

@@ -165,7 +165,6 @@ std::optional<double> FakeDevice::thermal_margin_c() {
 ClockReading FakeDevice::lock_base_clocks() {
   if (!deny_.empty()) throw BackendError(deny_);
   locked_ = true;
-  ++locks_;
   return kBaseClocks;
 }
 
