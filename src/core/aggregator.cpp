@@ -188,9 +188,12 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
     rows = std::move(kept);
   }
 
+  // One geomean per (annotation, metric), over its configs: computed once, not once per row.
   std::map<std::pair<std::string, std::string>, std::vector<double>> by_series;
   for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
-  for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
+  std::map<std::pair<std::string, std::string>, double> geomeans;
+  for (const auto& [series, values] : by_series) geomeans[series] = geometric_mean(values);
+  for (auto& r : rows) r.geomean = geomeans[{r.annotation, r.metric}];
 
   SessionInfo measured = session;
   if (!metric_names_.empty()) measured.metrics = metric_names_;
