@@ -17,6 +17,7 @@
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/sample_store.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
@@ -208,10 +209,15 @@ py::tuple columns(const kscope::Table& table, std::vector<std::size_t> config_in
   return py::make_tuple(out, config_indices);
 }
 
-template <typename Row>
-std::vector<std::size_t> config_indices(const std::vector<Row>& rows) {
+std::vector<std::size_t> config_indices(const std::vector<kscope::SummaryRow>& rows) {
   std::vector<std::size_t> out;
   for (const auto& r : rows) out.push_back(r.config_index);
+  return out;
+}
+
+std::vector<std::size_t> config_indices(const kscope::Samples& samples) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < samples.size(); ++i) out.push_back(samples.store().config(i));
   return out;
 }
 

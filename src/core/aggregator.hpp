@@ -2,16 +2,21 @@
 // Turns measurements into Results, whatever measured them (a backend in this process, the kernels
 // of an Nsight Compute report): attribution of kernels to regions, derived metrics per run,
 // statistics per (annotation, config, metric), normalization and geomeans.
+#include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/sample_store.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
+
+struct InfoLayout;
 
 // One recorded run, as measured.
 struct RecordedRun {
@@ -36,8 +41,10 @@ class Aggregator {
   void check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const;
 
   // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
-  // back from disk): kept as they are, so the results are those of one uninterrupted sweep.
-  void add_samples(std::vector<SampleRow> samples);
+  // back from disk; the shards of a sweep): kept as they are, so the results are those of one
+  // uninterrupted sweep.
+  void add_samples(const std::vector<SampleRow>& samples);
+  void add_samples(const Samples& from, std::span<const std::uint32_t> which);
 
   // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
   struct ConfigOutcome {
@@ -48,7 +55,7 @@ class Aggregator {
   const ConfigOutcome& config_outcome(std::size_t config_index) const { return outcomes_[config_index]; }
 
   // Every sample so far, in the order recorded.
-  const std::vector<SampleRow>& samples() const { return samples_; }
+  const SampleStore& samples() const { return *store_; }
 
   // The values so far of each measured (not derived) metric of each annotation of the config
   // recorded last, as they enter the statistics (throttled runs left out when Settings exclude
@@ -60,17 +67,21 @@ class Aggregator {
   Results results(const SessionInfo& session, bool normalize) const;
 
  private:
-  bool enters_statistics(const SampleRow& s) const;
-  void add_to_series(const SampleRow& sample);
+  bool enters_statistics(bool throttled) const;
+  void add_to_series(SampleStore::Id label, bool throttled, double value);
+  // The summary rows in Nsight Python's order (measured metrics before derived ones, by annotation,
+  // then as first recorded); without normalization and geomeans.
+  std::vector<SummaryRow> summarize_samples(const InfoLayout& info) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> metric_names_;
   const Settings& settings_;
 
-  std::vector<SampleRow> samples_;
+  std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();
+  std::vector<SampleStore::Id> metric_ids_, unit_ids_;  // of metrics_, in the store
   std::size_t series_config_ = static_cast<std::size_t>(-1);
-  std::vector<std::pair<std::string, std::string>> series_keys_;  // (annotation, metric)
+  std::vector<SampleStore::Id> series_keys_;  // the store's series ids: (annotation, metric)
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
   std::vector<ConfigOutcome> outcomes_;

@@ -64,10 +64,11 @@ class File {
   int fd_;
 };
 
-void append_durably(const std::string& path, const std::string& text) {
+// `durably`: on the disk when it returns.
+void append(const std::string& path, const std::string& text, bool durably) {
   File file(path, O_WRONLY | O_APPEND | O_CREAT);
   file.write(text);
-  file.sync();
+  if (durably) file.sync();
 }
 
 // The file is replaced whole: written beside it, synced, renamed over it, the rename synced.
@@ -309,7 +310,12 @@ void check_output_prefix(const Settings& settings) {
 
 SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
                            const std::vector<MetricSpec>& metrics, Aggregator& aggregator)
-    : prefix_(settings.output_prefix), configs_(configs), session_(session), finished_(configs.size(), false) {
+    : prefix_(settings.output_prefix),
+      configs_(configs),
+      session_(session),
+      finished_(configs.size(), false),
+      rows_(samples_csv_text(configs, settings.info_collectors.size())),
+      fsync_interval_s_(settings.fsync_interval_s) {
   for (const auto& c : settings.info_collectors) info_columns_.push_back(c.name);
   Json manifest;
   manifest["kscope_version"] = KSCOPE_VERSION;
@@ -422,29 +428,47 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
            std::to_string(configs_.size() - done));
 }
 
+SampleStream::~SampleStream() {
+  try {
+    sync();
+  } catch (const Error&) {
+  }
+}
+
 void SampleStream::config_finished(std::size_t config_index, const Aggregator& aggregator) {
-  const auto& all = aggregator.samples();
-  const std::vector<SampleRow> rows(all.begin() + static_cast<std::ptrdiff_t>(written_samples_), all.end());
-  std::ostringstream text;
-  write_csv_rows(samples_table(rows, configs_, session_, info_columns_), text);
-  append_durably(prefix_ + "samples.csv", text.str());
-  written_samples_ = all.size();
+  const SampleStore& samples = aggregator.samples();
+  text_.clear();
+  for (std::size_t i = written_samples_; i < samples.size(); ++i) rows_.append(samples, i, session_, text_);
 
   const auto& outcome = aggregator.config_outcome(config_index);
   Json line{{"config", config_index},
-            {"samples", rows.size()},
+            {"samples", samples.size() - written_samples_},
             {"converged", outcome.converged ? Json(*outcome.converged) : Json(nullptr)},
             {"thermal_pauses", outcome.thermal_pauses}};
   if (!info_columns_.empty()) {
     Json info = Json::array();
-    for (const auto& row : rows) {
+    for (std::size_t i = written_samples_; i < samples.size(); ++i) {
       Json cells = Json::array();
-      for (const auto& cell : row.info) cells.push_back(cell_json(cell));
+      for (const auto& cell : samples.info(samples.info_of(i))) cells.push_back(cell_json(cell));
       info.push_back(std::move(cells));
     }
     line["info"] = std::move(info);
   }
-  append_durably(prefix_ + "progress.jsonl", line.dump() + "\n");
+  // The samples before the line that says they are there; at a flush, on the disk before it is written.
+  const bool flush =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - last_sync_).count() >= fsync_interval_s_;
+  append(prefix_ + "samples.csv", text_, flush);
+  append(prefix_ + "progress.jsonl", line.dump() + "\n", flush);
+  written_samples_ = samples.size();
+  unsynced_ = !flush;
+  if (flush) last_sync_ = std::chrono::steady_clock::now();
+}
+
+void SampleStream::sync() {
+  if (!unsynced_) return;
+  for (const char* name : {"samples.csv", "progress.jsonl"}) File(prefix_ + name, O_WRONLY).sync();
+  unsynced_ = false;
+  last_sync_ = std::chrono::steady_clock::now();
 }
 
 }  // namespace kscope::detail

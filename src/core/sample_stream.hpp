@@ -4,17 +4,22 @@
 //   manifest.json   written when the session opens: the kscope version, the session facts and
 //                   settings that decide what is measured, the sweep's configs
 //   samples.csv     the raw samples of every finished config (the columns of write_samples_csv),
-//                   appended and flushed to disk (fdatasync) as each config finishes
-//   progress.jsonl  one line per finished config, appended once its samples are on disk: how many
-//                   samples it has, whether it converged, its thermal pauses, and the info
-//                   collectors' values of its samples with their types (CSV text loses them)
-// A config counts as finished only once its progress line is complete. Resuming keeps the finished
-// configs and cuts what follows them (a line half-written when the process died included).
+//                   appended as each config finishes
+//   progress.jsonl  one line per finished config, appended after its samples: how many samples it
+//                   has, whether it converged, its thermal pauses, and the info collectors' values
+//                   of its samples with their types (CSV text loses them)
+// Each config's lines are written (to the operating system, which keeps them when the process dies)
+// before the next config starts, and flushed to the disk (fdatasync) at most every
+// Settings::fsync_interval_s, samples before progress. A config counts as finished only once its
+// progress line is complete and its samples are in samples.csv. Resuming keeps the finished configs
+// and cuts what follows them (a line half-written when the process died included).
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "core/aggregator.hpp"
+#include "io/sample_text.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
@@ -34,9 +39,16 @@ class SampleStream {
   // Read back from disk: not to be measured again.
   bool finished(std::size_t config_index) const { return finished_[config_index]; }
 
-  // Appends the config's samples (the aggregator's, since the previous call) and its outcome; both
-  // are on disk when it returns.
+  // Flushes what is written and not yet on the disk (the destructor does too, ignoring errors).
+  ~SampleStream();
+  SampleStream(const SampleStream&) = delete;
+  SampleStream& operator=(const SampleStream&) = delete;
+
+  // Appends the config's samples (the aggregator's, since the previous call) and its outcome: both
+  // are written when it returns, and on the disk once fsync_interval_s has passed since the last flush.
   void config_finished(std::size_t config_index, const Aggregator& aggregator);
+  // Flushes to the disk what is written and not yet there.
+  void sync();
 
  private:
   void start(const std::string& manifest);
@@ -48,6 +60,12 @@ class SampleStream {
   const SessionInfo& session_;
   std::vector<bool> finished_;
   std::size_t written_samples_ = 0;  // of the aggregator's samples
+
+  SampleText rows_;
+  std::string text_;  // the config's rows, reused
+  double fsync_interval_s_;
+  std::chrono::steady_clock::time_point last_sync_ = std::chrono::steady_clock::now();
+  bool unsynced_ = false;
 };
 
 }  // namespace kscope::detail

@@ -290,7 +290,15 @@ Results Session::finish() {
                            "the code to measure with " + spell("kscope::Annotation", "kscope.annotate(...)") +
                            " inside the profiled function");
   progress_->finished();
-  return final_results(aggregator_, info_, settings_, configs_.size());
+  bool samples_on_disk = false;
+  if (stream_) {
+    try {
+      stream_->sync();
+      samples_on_disk = true;
+    } catch (const Error&) {  // then samples.csv is written whole again, and a failure of that is reported
+    }
+  }
+  return final_results(aggregator_, info_, settings_, configs_.size(), samples_on_disk);
 }
 
 RunContext Session::context_of(const Config& config, std::size_t run, std::size_t batch_index) const {

@@ -11,6 +11,9 @@
 
 namespace kscope::detail {
 
+// Text written a piece at a time is handed to the stream in chunks of about this many bytes.
+inline constexpr std::size_t kWriteChunk = std::size_t(1) << 20;
+
 // The file at `path`, opened for writing; throws Error naming the path when it cannot be.
 std::ofstream open_for_writing(const std::string& path);
 // Writes the file whole or not at all: beside it first, then renamed over it, so that a kill while
@@ -21,6 +24,8 @@ void write_whole(const std::string& path, const std::function<void(std::ostream&
 // Throws Error unless every row has one cell per column and no column name repeats: a writer
 // must never drop or misplace a value silently.
 void check_table_shape(const Table& table);
+// The same for one row of a table written row by row.
+void check_row_shape(std::size_t row, std::size_t cells, std::size_t columns);
 
 // Visitor built from lambdas, one per Cell alternative.
 template <class... Handlers>

@@ -21,6 +21,7 @@
 #include "core/caller.hpp"
 #include "io/io_detail.hpp"
 #include "io/results_file.hpp"
+#include "io/sample_text.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 
@@ -211,6 +212,7 @@ struct Field {
   std::function<Written(const Row&)> write;
   std::function<void(Row&, const Read&, const std::string& where)> read;  // empty: written only
   bool optional = false;  // added after the format's first files: absent keeps the default
+  detail::SamplePart part = detail::SamplePart::row;  // sample fields: the part of the row written
 };
 
 // A field stored as it is: `access` is a generic lambda returning a reference to it.
@@ -391,19 +393,25 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
   return fields;
 }
 
+Field<SampleRow> showing(detail::SamplePart part, Field<SampleRow> field) {
+  field.part = part;
+  return field;
+}
+
 const std::vector<Field<SampleRow>>& sample_fields() {
   using R = SampleRow;
+  using P = detail::SamplePart;
   static const std::vector<Field<R>> fields{
-      field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; }),
-      field<R>("Config", [](auto& r) -> auto& { return r.config_index; }),
-      field<R>("Run", [](auto& r) -> auto& { return r.run; }),
-      field<R>("Metric", [](auto& r) -> auto& { return r.metric; }),
-      field<R>("Unit", [](auto& r) -> auto& { return r.unit; }),
-      field<R>("Value", [](auto& r) -> auto& { return r.value; }),
-      field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),
-      field<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; }),
-      field<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; }),
-      field<R>("Throttled", [](auto& r) -> auto& { return r.throttled; }),
+      showing(P::label, field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; })),
+      showing(P::config, field<R>("Config", [](auto& r) -> auto& { return r.config_index; })),
+      showing(P::run, field<R>("Run", [](auto& r) -> auto& { return r.run; })),
+      showing(P::label, field<R>("Metric", [](auto& r) -> auto& { return r.metric; })),
+      showing(P::label, field<R>("Unit", [](auto& r) -> auto& { return r.unit; })),
+      showing(P::value, field<R>("Value", [](auto& r) -> auto& { return r.value; })),
+      showing(P::label, field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; })),
+      showing(P::conditions, field<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; })),
+      showing(P::conditions, field<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; })),
+      showing(P::conditions, field<R>("Throttled", [](auto& r) -> auto& { return r.throttled; })),
   };
   return fields;
 }
@@ -550,37 +558,108 @@ std::vector<std::string> measurement_differences(const Settings& a, const Settin
 
 }  // namespace detail
 
+namespace {
+
+// ---- Writing, piece by piece ---------------------------------------------------------------
+// The document is written as Written::dump(1) prints it whole, one piece at a time, so that its
+// size in memory does not grow with the sweep's: the objects of its first and middle members, then
+// each element of its long lists.
+
+// Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
+std::string dumped(const Written& j) { return j.dump(1, ' ', false, Written::error_handler_t::replace); }
+
+// `text`, as dump prints it nested `depth` levels deep: dump breaks lines only between tokens.
+void append_nested(std::string& out, const std::string& text, std::size_t depth) {
+  for (char ch : text) {
+    out += ch;
+    if (ch == '\n') out.append(depth, ' ');
+  }
+}
+
+// An object's members, as they are printed inside the document: "\n \"key\": value" each, commas
+// between.
+std::string members(const Written& object) {
+  const std::string text = dumped(object);  // "{" members "\n}"
+  return text.substr(1, text.size() - 3);
+}
+
+// ",\n \"key\": [...]" with `count` elements, each the text `element` appends (one level deeper
+// than the list).
+void write_list(std::ostream& out, const std::string& key, std::size_t count,
+                const std::function<void(std::size_t, std::string&)>& element) {
+  std::string text = ",\n " + dumped(key) + ": ";
+  if (count == 0) {
+    out << text << "[]";
+    return;
+  }
+  text += "[\n";
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) text += ",\n";
+    element(i, text);
+    if (text.size() >= detail::kWriteChunk) {
+      out << text;
+      text.clear();
+    }
+  }
+  out << text << "\n ]";
+}
+
+// The sample objects of "samples", made from the store.
+detail::SampleText sample_objects(const std::vector<std::string>& info_columns) {
+  std::vector<detail::SampleText::Column> columns;
+  bool first = true;
+  for (const auto& f : sample_fields()) {
+    columns.push_back({f.part, [&f, separator = first ? "" : ",", key = dumped(f.key)](
+                                   const SampleRow& row, const SessionInfo&, std::string& out) {
+                         out += separator;
+                         out += "\n   " + key + ": ";
+                         out += dumped(f.write(row));
+                       }});
+    first = false;
+  }
+  columns.push_back({detail::SamplePart::info, [&info_columns](const SampleRow& row, const SessionInfo&, std::string& out) {
+                       out += ",\n   \"Info\": ";
+                       append_nested(out, dumped(encode_info(row.info, info_columns)), 3);
+                     }});
+  return detail::SampleText(std::move(columns), "  {", "\n  }");
+}
+
+}  // namespace
+
 void Results::write_json(std::ostream& out) const {
-  Written doc;
-  doc["format"] = kFormat;
-  doc["version"] = kVersion;
-  doc["kscope_version"] = KSCOPE_VERSION;
-  doc["session"] = write_object(session_, session_fields());
-  doc["settings"] = write_object(settings_, settings_fields());
-  doc["axes"] = Written::array();
+  Written head;
+  head["format"] = kFormat;
+  head["version"] = kVersion;
+  head["kscope_version"] = KSCOPE_VERSION;
+  head["session"] = write_object(session_, session_fields());
+  head["settings"] = write_object(settings_, settings_fields());
+  head["axes"] = Written::array();
   for (const auto& name : axis_names())
-    doc["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
-  doc["configs"] = Written::array();
-  for (const Config& c : configs_) {
+    head["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
+  out << "{" << members(head);
+  write_list(out, "configs", configs_.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
-    for (const Value& v : c.values()) values.push_back(encode(v));
-    doc["configs"].push_back(std::move(values));
-  }
-  doc["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
-  doc["shard_sessions"] = Written::array();
-  for (const auto& s : shard_sessions_) doc["shard_sessions"].push_back(write_object(s, session_fields()));
-  doc["summary"] = Written::array();
-  for (const auto& r : rows_) {
-    doc["summary"].push_back(write_object(r, summary_fields()));
-    doc["summary"].back()["Info"] = encode_info(r.info, info_columns_.summary);
-  }
-  doc["samples"] = Written::array();
-  for (const auto& s : samples_) {
-    doc["samples"].push_back(write_object(s, sample_fields()));
-    doc["samples"].back()["Info"] = encode_info(s.info, info_columns_.samples);
-  }
-  // Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
-  out << doc.dump(1, ' ', false, Written::error_handler_t::replace) << "\n";
+    for (const Value& v : configs_[c].values()) values.push_back(encode(v));
+    text += "  ";
+    append_nested(text, dumped(values), 2);
+  });
+  Written middle;
+  middle["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
+  middle["shard_sessions"] = Written::array();
+  for (const auto& s : shard_sessions_) middle["shard_sessions"].push_back(write_object(s, session_fields()));
+  out << "," << members(middle);
+  write_list(out, "summary", rows_.size(), [&](std::size_t r, std::string& text) {
+    Written row = write_object(rows_[r], summary_fields());
+    row["Info"] = encode_info(rows_[r].info, info_columns_.summary);
+    text += "  ";
+    append_nested(text, dumped(row), 2);
+  });
+  detail::SampleText samples = sample_objects(info_columns_.samples);
+  const detail::SampleStore& store = samples_.store();
+  write_list(out, "samples", samples_.size(), [&](std::size_t i, std::string& text) {
+    samples.append(store, i, session_of(store.config(i)), text);
+  });
+  out << "\n}\n";
 }
 
 void Results::write_json(const std::string& path) const {
