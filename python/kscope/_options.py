@@ -106,7 +106,8 @@ class Options:
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn"):
+                 ncu_sections=None, info_collectors=None, resume=False, fsync_interval_s=1.0, shard=None,
+                 info_collector_errors="warn"):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -140,6 +141,7 @@ class Options:
         self.output_prefix = output_prefix
         self.output_csv = bool(output_csv)
         self.resume = _flag("resume", resume)
+        self.fsync_interval_s = _number("fsync_interval_s", fsync_interval_s)
         self.shard = _shard.check_option(shard)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
@@ -243,6 +245,7 @@ class Options:
         s.metrics = (self.metrics if metrics is None else metrics) or []
         s.output_prefix = output_prefix
         s.resume = self.resume
+        s.fsync_interval_s = self.fsync_interval_s
         if isinstance(self.shard, tuple):
             s.shard = self.shard
         s.cache_control = getattr(_core.CacheControl, self.cache_control)

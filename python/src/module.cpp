@@ -436,6 +436,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
       .def_readwrite("resume", &kscope::Settings::resume)
+      .def_readwrite("fsync_interval_s", &kscope::Settings::fsync_interval_s)
       .def_readwrite("device", &kscope::Settings::device)
       .def_property(
           "shard",

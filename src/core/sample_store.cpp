@@ -72,9 +72,11 @@ void SampleStore::append(double value, std::size_t config, std::size_t run, Id l
 }
 
 void SampleStore::append(const SampleRow& row) {
-  const Id label = label_id(text_id(row.annotation), text_id(row.metric), text_id(row.unit), text_id(row.kernel));
-  append(row.value, row.config_index, row.run, label,
-         conditions_id(row.sm_clock_mhz, row.memory_clock_mhz, row.throttled), info_id(row.info));
+  // Every field of a SampleRow is stored: one added to it fails to compile here until it is.
+  const auto& [annotation, config, run, metric, unit, value, kernel, sm_clock_mhz, memory_clock_mhz, throttled, info] =
+      row;
+  const Id label = label_id(text_id(annotation), text_id(metric), text_id(unit), text_id(kernel));
+  append(value, config, run, label, conditions_id(sm_clock_mhz, memory_clock_mhz, throttled), info_id(info));
 }
 
 SampleRow SampleStore::row(std::size_t i) const {

@@ -17,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "io/csv.hpp"
+#include "io/io_detail.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 
@@ -390,14 +391,13 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
                       python_list(records.front().fields) + "); was it written by another kscope version? Start " +
                       "the sweep over without " + option("resume") + ", or give another " + option("output_prefix"));
 
-  std::vector<SampleRow> kept;
   std::size_t record = 1, samples_end = records.empty() ? 0 : records.front().end, progress_end = 0, done = 0;
   for (std::size_t line_end; (line_end = progress.find('\n', progress_end)) != std::string::npos; ++done) {
     const auto line = parse_progress(progress.substr(progress_end, line_end - progress_end), configs_.size());
     if (!line || finished_[line->config] || records.empty() || record + line->samples > records.size()) break;
     auto rows = read_samples(records, record, line->samples, configs_[line->config], line->info, info_columns_.size());
     if (!rows) break;
-    kept.insert(kept.end(), std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
+    aggregator.add_samples(*rows);
     aggregator.set_config_outcome(line->config, line->converged, line->thermal_pauses);
     finished_[line->config] = true;
     record += line->samples;
@@ -421,8 +421,7 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   else
     cut_durably(progress_path, progress_end);
 
-  written_samples_ = kept.size();
-  aggregator.add_samples(std::move(kept));
+  written_samples_ = aggregator.samples().size();
   log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(done) + " of " +
            std::to_string(configs_.size()) + " configs were measured before; measuring the other " +
            std::to_string(configs_.size() - done));
@@ -437,8 +436,7 @@ SampleStream::~SampleStream() {
 
 void SampleStream::config_finished(std::size_t config_index, const Aggregator& aggregator) {
   const SampleStore& samples = aggregator.samples();
-  text_.clear();
-  for (std::size_t i = written_samples_; i < samples.size(); ++i) rows_.append(samples, i, session_, text_);
+  for (std::size_t i = written_samples_; i < samples.size(); ++i) rows_.append(samples, i, session_, pending_samples_);
 
   const auto& outcome = aggregator.config_outcome(config_index);
   Json line{{"config", config_index},
@@ -454,21 +452,38 @@ void SampleStream::config_finished(std::size_t config_index, const Aggregator& a
     }
     line["info"] = std::move(info);
   }
-  // The samples before the line that says they are there; at a flush, on the disk before it is written.
-  const bool flush =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - last_sync_).count() >= fsync_interval_s_;
-  append(prefix_ + "samples.csv", text_, flush);
-  append(prefix_ + "progress.jsonl", line.dump() + "\n", flush);
+  pending_progress_ += line.dump() + "\n";
   written_samples_ = samples.size();
-  unsynced_ = !flush;
-  if (flush) last_sync_ = std::chrono::steady_clock::now();
+
+  if (fsync_interval_s_ == 0) {
+    sync();
+    return;
+  }
+  const auto now = Clock::now();
+  if (now - last_write_ >= kWriteWindow || pending_samples_.size() >= kWriteChunk) write_pending(false);
+  if (unsynced_ && now - last_sync_ >= std::chrono::duration<double>(fsync_interval_s_)) sync();
+}
+
+void SampleStream::write_pending(bool durably) {
+  // The samples before the lines that say they are there; with `durably`, on the disk before.
+  append(prefix_ + "samples.csv", pending_samples_, durably);
+  append(prefix_ + "progress.jsonl", pending_progress_, durably);
+  pending_samples_.clear();
+  pending_progress_.clear();
+  last_write_ = Clock::now();
+  unsynced_ = !durably;
+  if (durably) last_sync_ = last_write_;
 }
 
 void SampleStream::sync() {
+  if (!pending_progress_.empty()) {
+    write_pending(true);
+    return;
+  }
   if (!unsynced_) return;
   for (const char* name : {"samples.csv", "progress.jsonl"}) File(prefix_ + name, O_WRONLY).sync();
   unsynced_ = false;
-  last_sync_ = std::chrono::steady_clock::now();
+  last_sync_ = Clock::now();
 }
 
 }  // namespace kscope::detail

@@ -301,6 +301,14 @@ Results Session::finish() {
   return final_results(aggregator_, info_, settings_, configs_.size(), samples_on_disk);
 }
 
+void Session::settle_stream() noexcept {
+  if (!stream_) return;
+  try {
+    stream_->sync();
+  } catch (const Error&) {  // the files written whole next hold them
+  }
+}
+
 RunContext Session::context_of(const Config& config, std::size_t run, std::size_t batch_index) const {
   RunContext c;
   c.config = config.index();
@@ -318,6 +326,7 @@ std::string Session::run_label(std::size_t run) const {
 
 void Session::fail(const Config& config, const std::string& what, std::exception_ptr cause,
                    const std::string& aftermath) {
+  settle_stream();
   if (interrupt_requested())
     throw sweep_interrupted(aggregator_, info_, settings_, &config,
                             "in " + config_label(config, configs_.size()) + " during " + what + ", which is dropped (" +
@@ -327,6 +336,7 @@ void Session::fail(const Config& config, const std::string& what, std::exception
 
 void Session::stop_if_interrupted(const Config* config) {
   if (!interrupt_requested()) return;
+  settle_stream();
   if (!config) throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "after the last config");
   if (next_run_ == 0)
     throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "before " + config_label(*config, configs_.size()));

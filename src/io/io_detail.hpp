@@ -12,7 +12,7 @@
 namespace kscope::detail {
 
 // Text written a piece at a time is handed to the stream in chunks of about this many bytes.
-inline constexpr std::size_t kWriteChunk = std::size_t(1) << 20;
+inline constexpr std::size_t kWriteChunk = std::size_t(1) << 18;
 
 // The file at `path`, opened for writing; throws Error naming the path when it cannot be.
 std::ofstream open_for_writing(const std::string& path);

@@ -2,7 +2,9 @@
 // fields are listed once here, each with how it is written and read back, so that what is saved
 // is exactly what loads. Its fields are its own contract: a new table column does not change the
 // file until it is added here, with a new format version.
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -568,14 +570,6 @@ namespace {
 // Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
 std::string dumped(const Written& j) { return j.dump(1, ' ', false, Written::error_handler_t::replace); }
 
-// `text`, as dump prints it nested `depth` levels deep: dump breaks lines only between tokens.
-void append_nested(std::string& out, const std::string& text, std::size_t depth) {
-  for (char ch : text) {
-    out += ch;
-    if (ch == '\n') out.append(depth, ' ');
-  }
-}
-
 // An object's members, as they are printed inside the document: "\n \"key\": value" each, commas
 // between.
 std::string members(const Written& object) {
@@ -583,8 +577,78 @@ std::string members(const Written& object) {
   return text.substr(1, text.size() - 3);
 }
 
-// ",\n \"key\": [...]" with `count` elements, each the text `element` appends (one level deeper
-// than the list).
+void indent(std::string& out, std::size_t depth) {
+  out += '\n';
+  out.append(depth, ' ');
+}
+
+}  // namespace
+
+namespace detail {
+
+void append_json(std::string& out, const Written& j, std::size_t depth) {
+  char digits[64];
+  switch (j.type()) {
+    case Written::value_t::null: out += "null"; return;
+    case Written::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
+    case Written::value_t::number_integer:
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<std::int64_t>()).ptr);
+      return;
+    case Written::value_t::number_unsigned:
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<std::uint64_t>()).ptr);
+      return;
+    case Written::value_t::number_float: {
+      // dump's own shortest round-trip digits (Grisu2, not always std::to_chars'), without the
+      // serializer that dump builds for every call.
+      const double v = j.get<double>();
+      if (!std::isfinite(v)) out += "null";
+      else out.append(digits, nlohmann::detail::to_chars(digits, digits + sizeof digits, v));
+      return;
+    }
+    case Written::value_t::string: {
+      // Printable ASCII without quotes or backslashes is printed as it is; anything else is
+      // escaped by dump.
+      const auto& text = j.get_ref<const std::string&>();
+      if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+        out += '"';
+        out += text;
+        out += '"';
+      } else {
+        out += dumped(j);
+      }
+      return;
+    }
+    case Written::value_t::array:
+    case Written::value_t::object: {
+      const bool object = j.is_object();
+      if (j.empty()) {
+        out += object ? "{}" : "[]";
+        return;
+      }
+      out += object ? '{' : '[';
+      bool first = true;
+      for (auto it = j.begin(); it != j.end(); ++it, first = false) {
+        if (!first) out += ',';
+        indent(out, depth + 1);
+        if (object) {
+          append_json(out, Written(it.key()), depth + 1);
+          out += ": ";
+        }
+        append_json(out, *it, depth + 1);
+      }
+      indent(out, depth);
+      out += object ? '}' : ']';
+      return;
+    }
+    default: out += dumped(j); return;  // binary: never written by kscope
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+// ",\n \"key\": [...]" with `count` elements, each the text `element` appends (at depth 2).
 void write_list(std::ostream& out, const std::string& key, std::size_t count,
                 const std::function<void(std::size_t, std::string&)>& element) {
   std::string text = ",\n " + dumped(key) + ": ";
@@ -592,9 +656,10 @@ void write_list(std::ostream& out, const std::string& key, std::size_t count,
     out << text << "[]";
     return;
   }
-  text += "[\n";
+  text += "[";
   for (std::size_t i = 0; i < count; ++i) {
-    if (i) text += ",\n";
+    if (i) text += ",";
+    indent(text, 2);
     element(i, text);
     if (text.size() >= detail::kWriteChunk) {
       out << text;
@@ -604,24 +669,30 @@ void write_list(std::ostream& out, const std::string& key, std::size_t count,
   out << text << "\n ]";
 }
 
+// A member of an object at `depth`: its separator from the member before, its key and its value.
+void append_member(std::string& out, bool first, const std::string& key, const Written& value, std::size_t depth) {
+  if (!first) out += ',';
+  indent(out, depth + 1);
+  out += key;
+  out += ": ";
+  detail::append_json(out, value, depth + 1);
+}
+
 // The sample objects of "samples", made from the store.
 detail::SampleText sample_objects(const std::vector<std::string>& info_columns) {
   std::vector<detail::SampleText::Column> columns;
   bool first = true;
   for (const auto& f : sample_fields()) {
-    columns.push_back({f.part, [&f, separator = first ? "" : ",", key = dumped(f.key)](
-                                   const SampleRow& row, const SessionInfo&, std::string& out) {
-                         out += separator;
-                         out += "\n   " + key + ": ";
-                         out += dumped(f.write(row));
+    columns.push_back({f.part, [&f, first, key = dumped(f.key)](const SampleRow& row, const SessionInfo&,
+                                                                 std::string& out) {
+                         append_member(out, first, key, f.write(row), 2);
                        }});
     first = false;
   }
   columns.push_back({detail::SamplePart::info, [&info_columns](const SampleRow& row, const SessionInfo&, std::string& out) {
-                       out += ",\n   \"Info\": ";
-                       append_nested(out, dumped(encode_info(row.info, info_columns)), 3);
+                       append_member(out, false, "\"Info\"", encode_info(row.info, info_columns), 2);
                      }});
-  return detail::SampleText(std::move(columns), "  {", "\n  }");
+  return detail::SampleText(std::move(columns), "{", "\n  }");
 }
 
 }  // namespace
@@ -640,19 +711,20 @@ void Results::write_json(std::ostream& out) const {
   write_list(out, "configs", configs_.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
     for (const Value& v : configs_[c].values()) values.push_back(encode(v));
-    text += "  ";
-    append_nested(text, dumped(values), 2);
+    detail::append_json(text, values, 2);
   });
   Written middle;
   middle["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
   middle["shard_sessions"] = Written::array();
   for (const auto& s : shard_sessions_) middle["shard_sessions"].push_back(write_object(s, session_fields()));
   out << "," << members(middle);
+  std::vector<std::string> keys;
+  for (const auto& f : summary_fields()) keys.push_back(dumped(f.key));
   write_list(out, "summary", rows_.size(), [&](std::size_t r, std::string& text) {
-    Written row = write_object(rows_[r], summary_fields());
-    row["Info"] = encode_info(rows_[r].info, info_columns_.summary);
-    text += "  ";
-    append_nested(text, dumped(row), 2);
+    text += "{";
+    for (std::size_t k = 0; k < keys.size(); ++k) append_member(text, k == 0, keys[k], summary_fields()[k].write(rows_[r]), 2);
+    append_member(text, keys.empty(), "\"Info\"", encode_info(rows_[r].info, info_columns_.summary), 2);
+    text += "\n  }";
   });
   detail::SampleText samples = sample_objects(info_columns_.samples);
   const detail::SampleStore& store = samples_.store();

@@ -10,10 +10,12 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
 
+#include "core/sample_stream.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
@@ -115,7 +117,9 @@ TEST(Streaming, EachConfigsSamplesAreOnDiskWhenTheNextConfigStarts) {
     rows_seen.push_back(lines(prefix + "samples.csv").size() - 1);
     progress_seen.push_back(lines(prefix + "progress.jsonl").size());
   };
-  const Results r = profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+  Settings s = streamed(prefix);
+  s.fsync_interval_s = 0;  // each config written and flushed as it finishes
+  const Results r = profile_with_backend(sweep_of(3), s, w.body(), backend);
   EXPECT_EQ(rows_seen, (std::vector<std::size_t>{0, kRowsPerConfig, 2 * kRowsPerConfig}));
   EXPECT_EQ(progress_seen, (std::vector<std::size_t>{0, 1, 2}));
   // At the end the streamed file is what Results writes, and the summary files are there.
@@ -166,6 +170,35 @@ TEST(Streaming, WritingTheSummaryFilesFailsAfterTheSweepAndTheResultsAreKept) {
   }
 }
 
+// By default, configs that finish within SampleStream::kWriteWindow of the last write wait for
+// the next one: a config that takes longer is written as it finishes, and the others at the latest
+// when the sweep ends.
+TEST(Streaming, ConfigsAreWrittenTogetherWithinTheWriteWindow) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  const auto window = kscope::detail::SampleStream::kWriteWindow;
+  SimulatedBackend backend;
+  Workload w(backend);
+  std::vector<std::size_t> progress_seen;
+  w.hook = [&](const Config& c, int) {
+    if (w.calls_per_config[c.index()] != 1) return;
+    progress_seen.push_back(lines(prefix + "progress.jsonl").size());
+    if (c.index() < 2) std::this_thread::sleep_for(window + std::chrono::milliseconds(2));  // configs 1 and 2 are slow
+  };
+  constexpr std::size_t kConfigs = 200;
+  const Results r = profile_with_backend(sweep_of(kConfigs), streamed(prefix), w.body(), backend);
+  ASSERT_EQ(progress_seen.size(), kConfigs);
+  EXPECT_EQ(progress_seen[1], 1u);  // config 1 took longer than the window: written as it finished
+  EXPECT_EQ(progress_seen[2], 2u);
+  std::size_t waiting = 0;  // fast configs finished but not yet written when the next one started
+  for (std::size_t c = 3; c < kConfigs; ++c) waiting += progress_seen[c] < c;
+  EXPECT_GT(waiting, 0u);
+  EXPECT_EQ(lines(prefix + "progress.jsonl").size(), kConfigs);  // the end of the sweep writes them
+  std::ostringstream expected;
+  write_csv(r.samples_table(), expected);
+  EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
+}
+
 TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasured) {
   TempDir dir;
   const std::string prefix = dir.prefix();
@@ -177,8 +210,10 @@ TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasur
       fs::create_directory(prefix + "samples.csv");
     }
   };
+  Settings s = streamed(prefix);
+  s.fsync_interval_s = 0;  // each config written as it finishes
   try {
-    profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+    profile_with_backend(sweep_of(3), s, w.body(), backend);
     FAIL() << "expected SweepError";
   } catch (const SweepError& e) {
     EXPECT_NE(std::string(e.what()).find("config 2/3 (n=2, dtype=f32) failed in writing its samples under"),
@@ -432,6 +467,18 @@ TEST(Resume, NeedsAnOutputPrefixAndAnInProcessBackend) {
   s.output_prefix = "/tmp/x_";
   s.backend = Backend::ncu;
   EXPECT_THROW(s.validate(), ConfigError);
+}
+
+TEST(Streaming, TheFsyncIntervalIsZeroOrSeconds) {
+  Settings s;
+  for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    s.fsync_interval_s = bad;
+    EXPECT_EQ(kscope_test::error_of([&] { s.validate(); }),
+              "Settings::fsync_interval_s must be 0 (flush after every config) or a number of seconds (the default "
+              "is 1.0)");
+  }
+  s.fsync_interval_s = 0;
+  EXPECT_NO_THROW(s.validate());
 }
 
 TEST(Interrupt, SigintStopsTheSweepAtTheEndOfTheRunKeepingEverythingAndRestoringClocks) {

@@ -101,6 +101,7 @@ class Settings:
     stable_rsd_pct: float
     output_prefix: str
     resume: bool
+    fsync_interval_s: float
     device: int
     shard: tuple[int, int] | None
     def __init__(self) -> None: ...
