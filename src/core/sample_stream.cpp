@@ -436,7 +436,16 @@ SampleStream::~SampleStream() {
 
 void SampleStream::config_finished(std::size_t config_index, const Aggregator& aggregator) {
   const SampleStore& samples = aggregator.samples();
-  for (std::size_t i = written_samples_; i < samples.size(); ++i) rows_.append(samples, i, session_, pending_samples_);
+  for (std::size_t i = written_samples_; i < samples.size(); ++i) {
+    rows_.append(samples, i, session_, pending_samples_);
+    // A long config's rows go out as they are made, not held as text: without their progress line
+    // they do not count, as a config's in flight.
+    if (pending_samples_.size() >= kWriteChunk) {
+      append(prefix_ + "samples.csv", pending_samples_, false);
+      pending_samples_.clear();
+      unsynced_ = true;
+    }
+  }
 
   const auto& outcome = aggregator.config_outcome(config_index);
   Json line{{"config", config_index},

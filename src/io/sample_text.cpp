@@ -6,8 +6,9 @@ namespace kscope::detail {
 namespace {
 
 // Past this many distinct values of a part, its texts are not kept (a store of run conditions
-// that all differ, say): they are made for each sample instead.
-constexpr std::size_t kMostKept = std::size_t(1) << 20;
+// that all differ, say): they are made for each sample instead. Runs: their texts are short to
+// make, and a config's runs can be millions.
+constexpr std::size_t kMostKept = std::size_t(1) << 16, kMostRunsKept = std::size_t(1) << 10;
 
 }  // namespace
 
@@ -67,7 +68,7 @@ void SampleText::append(const SampleStore& store, std::size_t i, const SessionIn
         write(segment, session, out);
         continue;
     }
-    if (dense && key < kMostKept) {
+    if (dense && key < (segment.part == SamplePart::run ? kMostRunsKept : kMostKept)) {
       if (key >= segment.made.size()) {
         segment.made.resize(key + 1, false);
         segment.texts.resize(key + 1);
