@@ -105,7 +105,7 @@ class Samples {
   };
 
   Samples() = default;
-  Samples(const std::vector<SampleRow>& rows);  // NOLINT: implicit, as Results are built from rows
+  Samples(const std::vector<SampleRow>& rows);  // implicit: Results are built from rows
   // kscope's own: the first `count` samples of a store.
   Samples(std::shared_ptr<const detail::SampleStore> store, std::size_t count);
 
