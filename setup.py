@@ -43,9 +43,11 @@ class CMakeBuild(build_ext):
             f"-DPython_EXECUTABLE={sys.executable}",
             f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
         ]
-        nlohmann = ROOT / ".carry" / "include"  # scripts/prepare_carry.sh puts it there for the GPU machine
-        if (nlohmann / "nlohmann" / "json.hpp").is_file():
-            args.append(f"-DKSCOPE_NLOHMANN_INCLUDE_DIR={nlohmann}")
+        carried = ROOT / ".carry" / "include"  # scripts/prepare_carry.sh puts headers there for the GPU machine
+        if (carried / "nlohmann" / "json.hpp").is_file():
+            args.append(f"-DKSCOPE_NLOHMANN_INCLUDE_DIR={carried}")
+        if (carried / "CLI" / "CLI.hpp").is_file():
+            args.append(f"-DKSCOPE_CLI11_INCLUDE_DIR={carried}")
         args += shlex.split(os.environ.get("KSCOPE_CMAKE_ARGS", ""))
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), *args], check=True, env=env)
         targets = ["_core", "kscope_cli", "kscope-metrics"]

@@ -184,7 +184,7 @@ int main() {
     }
     // Then the profiler's passes with a restore before each later pass, where CUPTI allows both.
     const std::string chip = counters::chip_of_device(0);
-    const counters::MetricConfig config(chip, kMetrics, counters::counter_availability(context));
+    const auto config = std::make_shared<const counters::MetricConfig>(chip, kMetrics, counters::counter_availability(context));
     counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, 16);
     replay(profiler, in.get(), out.get(), nullptr);  // the range profiler's first start, once
     const Replay plain = replay(profiler, in.get(), out.get(), nullptr);

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "backends/counters/counter_errors.hpp"
+#include "backends/cupti_subscriber.hpp"
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
@@ -84,121 +85,214 @@ void driver(CUresult status, const char* call) {
   if (status != CUDA_SUCCESS) throw std::runtime_error(std::string(call) + " failed: CUresult " + std::to_string(status));
 }
 
+// CUPTI's calls, one function each, as cupti_profiler_host.h and cupti_range_profiler.h document
+// them: what RawProfiler and the FIRST rows are made of.
+namespace raw {
+
+using Names = std::vector<const char*>;
+
+CUpti_Profiler_Host_Object* host_object(const std::string& chip, const std::vector<std::uint8_t>* availability) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+  p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  p.pChipName = chip.c_str();
+  p.pCounterAvailabilityImage = availability ? availability->data() : nullptr;
+  cupti(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
+  return p.pHostObject;
+}
+
+void free_host_object(CUpti_Profiler_Host_Object* host) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+  p.pHostObject = host;
+  if (host) cuptiProfilerHostDeinitialize(&p);
+}
+
+void add_metrics(CUpti_Profiler_Host_Object* host, Names& names) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+  p.pHostObject = host;
+  p.ppMetricNames = names.data();
+  p.numMetrics = names.size();
+  cupti(cuptiProfilerHostConfigAddMetrics(&p), "cuptiProfilerHostConfigAddMetrics");
+}
+
+std::vector<std::uint8_t> config_image(CUpti_Profiler_Host_Object* host) {
+  auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+  size.pHostObject = host;
+  cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+  std::vector<std::uint8_t> image(size.configImageSize);
+  auto get = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+  get.pHostObject = host;
+  get.configImageSize = image.size();
+  get.pConfigImage = image.data();
+  cupti(cuptiProfilerHostGetConfigImage(&get), "cuptiProfilerHostGetConfigImage");
+  return image;
+}
+
+std::size_t passes(const std::vector<std::uint8_t>& config) {
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  p.configImageSize = config.size();
+  p.pConfigImage = const_cast<std::uint8_t*>(config.data());
+  cupti(cuptiProfilerHostGetNumOfPasses(&p), "cuptiProfilerHostGetNumOfPasses");
+  return p.numOfPasses;
+}
+
+CUpti_RangeProfiler_Object* enable(CUcontext context) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+  p.ctx = context;
+  cupti(cuptiRangeProfilerEnable(&p), "cuptiRangeProfilerEnable");
+  return p.pRangeProfilerObject;
+}
+
+void disable(CUpti_RangeProfiler_Object* object) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+  p.pRangeProfilerObject = object;
+  if (object) cuptiRangeProfilerDisable(&p);
+}
+
+std::size_t counter_data_size(CUpti_RangeProfiler_Object* object, Names& names, std::size_t ranges) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  p.pRangeProfilerObject = object;
+  p.pMetricNames = names.data();
+  p.numMetrics = names.size();
+  p.maxNumOfRanges = ranges;
+  p.maxNumRangeTreeNodes = static_cast<std::uint32_t>(ranges);
+  cupti(cuptiRangeProfilerGetCounterDataSize(&p), "cuptiRangeProfilerGetCounterDataSize");
+  return p.counterDataSize;
+}
+
+void initialize_image(CUpti_RangeProfiler_Object* object, std::vector<std::uint8_t>& data) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  p.pRangeProfilerObject = object;
+  p.counterDataSize = data.size();
+  p.pCounterData = data.data();
+  cupti(cuptiRangeProfilerCounterDataImageInitialize(&p), "cuptiRangeProfilerCounterDataImageInitialize");
+}
+
+void set_config(CUpti_RangeProfiler_Object* object, const std::vector<std::uint8_t>& config,
+                std::vector<std::uint8_t>& data, CUpti_ProfilerRange range, std::size_t max_per_pass) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  p.pRangeProfilerObject = object;
+  p.configSize = config.size();
+  p.pConfig = config.data();
+  p.counterDataImageSize = data.size();
+  p.pCounterDataImage = data.data();
+  p.range = range;
+  p.replayMode = CUPTI_UserReplay;
+  p.maxRangesPerPass = max_per_pass;
+  p.numNestingLevels = 1;
+  p.minNestingLevel = 1;
+  p.passIndex = 0;
+  p.targetNestingLevel = 1;
+  cupti(cuptiRangeProfilerSetConfig(&p), "cuptiRangeProfilerSetConfig");
+}
+
+void start(CUpti_RangeProfiler_Object* object) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+}
+
+bool stop(CUpti_RangeProfiler_Object* object) {  // true once every pass was submitted
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
+  return p.isAllPassSubmitted != 0;
+}
+
+std::size_t decode(CUpti_RangeProfiler_Object* object) {  // the ranges dropped
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  p.pRangeProfilerObject = object;
+  cupti(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
+  return p.numOfRangeDropped;
+}
+
+std::size_t ranges(const std::vector<std::uint8_t>& data) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  cupti(cuptiRangeProfilerGetCounterDataInfo(&p), "cuptiRangeProfilerGetCounterDataInfo");
+  return p.numTotalRanges;
+}
+
+std::string range_name(const std::vector<std::uint8_t>& data, std::size_t range) {
+  auto p = CUPTI_PARAMS(CUpti_RangeProfiler_CounterData_GetRangeInfo_Params);
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  p.rangeIndex = range;
+  p.rangeDelimiter = "/";
+  cupti(cuptiRangeProfilerCounterDataGetRangeInfo(&p), "cuptiRangeProfilerCounterDataGetRangeInfo");
+  return p.rangeName ? p.rangeName : "";
+}
+
+// One value per metric of `names` for `range` of the decoded image.
+std::vector<double> evaluate(CUpti_Profiler_Host_Object* host, std::vector<std::uint8_t>& data, std::size_t range,
+                             Names& names) {
+  std::vector<double> values(names.size());
+  auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+  p.pHostObject = host;
+  p.pCounterDataImage = data.data();
+  p.counterDataImageSize = data.size();
+  p.rangeIndex = range;
+  p.ppMetricNames = names.data();
+  p.numMetrics = names.size();
+  p.pMetricValues = values.data();
+  cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+  return values;
+}
+
+}  // namespace raw
+
 // CUPTI's range profiler called directly: a host object for the config image and the metric
-// evaluation, the target object for the passes. AutoRange, UserReplay.
+// evaluation, the target object for the passes. UserReplay; AutoRange unless asked otherwise.
 class RawProfiler {
  public:
   RawProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
-              const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass)
-      : metrics_(metrics), max_per_pass_(max_per_pass) {
+              const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass,
+              CUpti_ProfilerRange range = CUPTI_AutoRange)
+      : metrics_(metrics), max_per_pass_(max_per_pass), range_(range) {
     for (const auto& m : metrics_) names_.push_back(m.c_str());
-    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip.c_str();
-    host.pCounterAvailabilityImage = availability.data();
-    cupti(cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
-    host_ = host.pHostObject;
-    auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
-    add.pHostObject = host_;
-    add.ppMetricNames = names_.data();
-    add.numMetrics = names_.size();
-    cupti(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-    auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
-    size.pHostObject = host_;
-    cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-    config_.resize(size.configImageSize);
-    auto image = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
-    image.pHostObject = host_;
-    image.configImageSize = config_.size();
-    image.pConfigImage = config_.data();
-    cupti(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
-
-    auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
-    enable.ctx = context;
-    cupti(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
-    object_ = enable.pRangeProfilerObject;
-    auto data = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
-    data.pRangeProfilerObject = object_;
-    data.pMetricNames = names_.data();
-    data.numMetrics = names_.size();
-    data.maxNumOfRanges = image_ranges;
-    data.maxNumRangeTreeNodes = static_cast<std::uint32_t>(image_ranges);
-    cupti(cuptiRangeProfilerGetCounterDataSize(&data), "cuptiRangeProfilerGetCounterDataSize");
-    counter_data_.resize(data.counterDataSize);
+    host_ = raw::host_object(chip, &availability);
+    raw::add_metrics(host_, names_);
+    config_ = raw::config_image(host_);
+    object_ = raw::enable(context);
+    counter_data_.resize(raw::counter_data_size(object_, names_, image_ranges));
   }
   ~RawProfiler() {
-    auto disable = CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
-    disable.pRangeProfilerObject = object_;
-    if (object_) cuptiRangeProfilerDisable(&disable);
-    auto host = CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
-    host.pHostObject = host_;
-    if (host_) cuptiProfilerHostDeinitialize(&host);
+    raw::disable(object_);
+    raw::free_host_object(host_);
   }
   RawProfiler(const RawProfiler&) = delete;
   RawProfiler& operator=(const RawProfiler&) = delete;
 
   void begin_batch() {
-    auto init = CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
-    init.pRangeProfilerObject = object_;
-    init.counterDataSize = counter_data_.size();
-    init.pCounterData = counter_data_.data();
-    cupti(cuptiRangeProfilerCounterDataImageInitialize(&init), "cuptiRangeProfilerCounterDataImageInitialize");
-    auto set = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
-    set.pRangeProfilerObject = object_;
-    set.configSize = config_.size();
-    set.pConfig = config_.data();
-    set.counterDataImageSize = counter_data_.size();
-    set.pCounterDataImage = counter_data_.data();
-    set.range = CUPTI_AutoRange;
-    set.replayMode = CUPTI_UserReplay;
-    set.maxRangesPerPass = max_per_pass_;
-    set.numNestingLevels = 1;
-    set.minNestingLevel = 1;
-    set.passIndex = 0;
-    set.targetNestingLevel = 1;
-    cupti(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    raw::initialize_image(object_, counter_data_);
+    raw::set_config(object_, config_, counter_data_, range_, max_per_pass_);
   }
-  void start() {
-    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+  void start() { raw::start(object_); }
+  bool stop() { return raw::stop(object_); }
+  void push(const char* name) {  // UserRange only
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
     p.pRangeProfilerObject = object_;
-    cupti(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+    p.pRangeName = name;
+    cupti(cuptiRangeProfilerPushRange(&p), "cuptiRangeProfilerPushRange");
   }
-  bool stop() {  // true once every pass was submitted
-    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  void pop() {
+    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
     p.pRangeProfilerObject = object_;
-    cupti(cuptiRangeProfilerStop(&p), "cuptiRangeProfilerStop");
-    return p.isAllPassSubmitted != 0;
+    cupti(cuptiRangeProfilerPopRange(&p), "cuptiRangeProfilerPopRange");
   }
-  std::size_t decode() {  // the ranges dropped
-    auto p = CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
-    p.pRangeProfilerObject = object_;
-    cupti(cuptiRangeProfilerDecodeData(&p), "cuptiRangeProfilerDecodeData");
-    return p.numOfRangeDropped;
-  }
+  std::size_t decode() { return raw::decode(object_); }
   std::vector<std::vector<double>> evaluate() {  // per range, per metric
-    auto info = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-    info.pCounterDataImage = counter_data_.data();
-    info.counterDataImageSize = counter_data_.size();
-    cupti(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-    std::vector<std::vector<double>> out(info.numTotalRanges, std::vector<double>(metrics_.size()));
-    for (std::size_t r = 0; r < out.size(); ++r) {
-      auto p = CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
-      p.pHostObject = host_;
-      p.pCounterDataImage = counter_data_.data();
-      p.counterDataImageSize = counter_data_.size();
-      p.rangeIndex = r;
-      p.ppMetricNames = names_.data();
-      p.numMetrics = names_.size();
-      p.pMetricValues = out[r].data();
-      cupti(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
-    }
+    std::vector<std::vector<double>> out;
+    for (std::size_t r = 0, n = raw::ranges(counter_data_); r < n; ++r)
+      out.push_back(raw::evaluate(host_, counter_data_, r, names_));
     return out;
   }
 
  private:
   std::vector<std::string> metrics_;
-  std::vector<const char*> names_;
+  raw::Names names_;
   std::size_t max_per_pass_;
+  CUpti_ProfilerRange range_;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::uint8_t> config_, counter_data_;
@@ -209,7 +303,7 @@ class KscopeProfiler {
  public:
   KscopeProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
                  const std::vector<std::string>& metrics, std::size_t image_ranges)
-      : config_(chip, metrics, availability),
+      : config_(std::make_shared<const counters::MetricConfig>(chip, metrics, availability)),
         profiler_(context, config_, counters::RangeKind::per_kernel, image_ranges),
         image_ranges_(image_ranges) {}
   void begin_batch() { profiler_.begin_batch(image_ranges_); }
@@ -223,7 +317,7 @@ class KscopeProfiler {
   std::vector<std::vector<double>> evaluate() { return std::move(values_); }
 
  private:
-  counters::MetricConfig config_;
+  std::shared_ptr<const counters::MetricConfig> config_;
   counters::RangeProfiler profiler_;
   std::size_t image_ranges_;
   std::vector<std::vector<double>> values_;
@@ -500,84 +594,378 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
   std::fflush(stdout);
 }
 
+
+// VARIANT rows (issue 29): ways to keep the L2 flush out of the profiled ranges, against the flush
+// inside them. Each run of the batch: kscope's flush and a host sync (as CountersBackend::flush_cache
+// does), then the 16 MiB copy; kFlushRuns runs per pass. The copy's values: the median over the
+// runs of each run's last range.
+//   inside     AutoRange, the flush's memset and discard kernel launched one by one: they are ranges
+//              too (the counter backend before issue 29)
+//   graph      AutoRange, the flush as kscope's L2Flusher launches it: one CUDA graph
+//   gated      AutoRange, cuptiProfilerDisableProfiling before the flush and EnableProfiling after
+//              it (CUPTI's older profiler API, deprecated in 13.0, on the range profiler's context)
+//   user       UserRange: one range pushed right before the copy and popped after it
+//   user_wait  user, with a 20 us device-side spin queued before the push, so that the push and
+//              the copy reach a busy GPU back to back
+void set_profiling(CUcontext context, bool on) {
+  if (on) {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_EnableProfiling_Params);
+    p.ctx = context;
+    cupti(cuptiProfilerEnableProfiling(&p), "cuptiProfilerEnableProfiling");
+  } else {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_DisableProfiling_Params);
+    p.ctx = context;
+    cupti(cuptiProfilerDisableProfiling(&p), "cuptiProfilerDisableProfiling");
+  }
+}
+
+void variant_row(const std::string& variant, const char* set_name, const std::vector<std::string>& metrics,
+                 CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                 kscope::device::L2Flusher& l2, const float* in, float* out) {
+  const bool user = variant == "user" || variant == "user_wait";
+  RawProfiler raw(context, chip, availability, metrics, kFlushImageRanges, kFlushImageRanges,
+                  user ? CUPTI_UserRange : CUPTI_AutoRange);
+  const auto flush = [&] {
+    if (variant == "graph") l2.flush(cudaStreamLegacy);
+    else l2.enqueue(cudaStreamLegacy);
+    kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+  };
+  std::vector<std::string> names;  // one range name per run: CUPTI keys a user range by its name
+  for (std::size_t run = 0; run < kFlushRuns; ++run) names.push_back(std::to_string(run));
+  const Batch b = median_batch(raw, [&] {
+    for (std::size_t run = 0; run < kFlushRuns; ++run) {
+      if (variant == "gated") set_profiling(context, false);
+      flush();
+      if (variant == "gated") set_profiling(context, true);
+      if (variant == "user_wait") kscope_test::launch_spin(20'000);
+      if (user) raw.push(names[run].c_str());
+      kscope_test::launch_copy(in, out, kFloats);
+      if (user) raw.pop();
+    }
+  });
+  const std::size_t per_run = b.ranges.size() % kFlushRuns == 0 ? b.ranges.size() / kFlushRuns : 0;
+  std::printf("VARIANT %-7s %-10s passes=%zu ranges_per_run=%.2f dropped=%zu ms_per_run=%.4f |", set_name,
+              variant.c_str(), b.passes, double(b.ranges.size()) / kFlushRuns, b.dropped, b.total / kFlushRuns);
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    std::printf(" %s=%s", metrics[m].c_str(), run_median(b, per_run, per_run - 1, std::ptrdiff_t(m), 1.0).c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// FIRST rows (issue 29): one counter result with CUPTI called directly, step by step (ms), in a
+// fresh process whose CUDA context exists: what a process's first result costs CUPTI, which steps
+// a later call repeats (reuse: the same range profiler object; again: a new one, with each room),
+// and what the first start costs by the room (maxRangesPerPass and image ranges) it is given.
+class Steps {
+ public:
+  void begin() { mark_ = Clock::now(); }
+  void lap(const char* step) {
+    const auto now = Clock::now();
+    steps_.emplace_back(step, ms_between(mark_, now));
+    mark_ = now;
+  }
+  void print(const std::string& label) {
+    double total = 0;
+    std::printf("FIRST %s", label.c_str());
+    for (const auto& [step, ms] : steps_) {
+      std::printf(" %s=%.2f", step.c_str(), ms);
+      total += ms;
+    }
+    std::printf(" total=%.2f\n", total);
+    std::fflush(stdout);
+    steps_.clear();
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>> steps_;
+  Clock::time_point mark_;
+};
+
+// The config image of `names` on `host`, step by step.
+std::vector<std::uint8_t> timed_config_image(CUpti_Profiler_Host_Object* host, raw::Names& names, Steps& steps) {
+  raw::add_metrics(host, names);
+  steps.lap("add_metrics");
+  std::vector<std::uint8_t> image = raw::config_image(host);
+  steps.lap("config_image");
+  raw::passes(image);
+  steps.lap("passes");
+  return image;
+}
+
+// Enable (when `object` is null), image, SetConfig, one pass per pass over one copy, decode,
+// evaluate (and with `bare_host`, a host object without the metrics added: can it evaluate?).
+CUpti_RangeProfiler_Object* one_result(CUcontext context, CUpti_RangeProfiler_Object* object, std::size_t room,
+                                       const std::vector<std::uint8_t>& config, raw::Names& names,
+                                       CUpti_Profiler_Host_Object* host, Steps& steps, const float* in, float* out,
+                                       double* value, CUpti_Profiler_Host_Object* bare_host = nullptr,
+                                       double* bare_value = nullptr) {
+  if (!object) {
+    object = raw::enable(context);
+    steps.lap("enable");
+  }
+  std::vector<std::uint8_t> data(raw::counter_data_size(object, names, room));
+  steps.lap("data_size");
+  raw::initialize_image(object, data);
+  steps.lap("image_init");
+  raw::set_config(object, config, data, CUPTI_AutoRange, room);
+  steps.lap("set_config");
+  for (bool more = true; more;) {
+    raw::start(object);
+    steps.lap("start");
+    kscope_test::launch_copy(in, out, kFloats);
+    steps.lap("launch");
+    more = !raw::stop(object);
+    steps.lap("stop");
+  }
+  raw::decode(object);
+  steps.lap("decode");
+  raw::ranges(data);
+  raw::range_name(data, 0);
+  steps.lap("range_info");
+  *value = raw::evaluate(host, data, 0, names).at(0);
+  steps.lap("evaluate");
+  if (bare_host) {
+    try {
+      *bare_value = raw::evaluate(bare_host, data, 0, names).at(0);
+    } catch (const std::exception& e) {
+      std::printf("# evaluation with a host object without the metrics failed: %s\n", e.what());
+      *bare_value = -1;
+    }
+    steps.lap("evaluate_bare");
+  }
+  return object;
+}
+
+void first_rows(std::size_t room, const float* in, float* out) {
+  const std::string metric = kOneMetric.front();
+  raw::Names names{metric.c_str()};
+  Steps steps;
+  steps.begin();
+  kscope::cupti::subscriber();
+  steps.lap("subscribe");
+  auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  steps.lap("initialize");
+  auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip_name.deviceIndex = 0;
+  cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
+  const std::string chip = chip_name.pChipName;
+  steps.lap("chip");
+  CUdevice device = 0;
+  driver(cuCtxGetDevice(&device), "cuCtxGetDevice");
+  auto supported = CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  supported.cuDevice = device;
+  supported.api = CUPTI_PROFILER_RANGE_PROFILING;
+  cupti(cuptiProfilerDeviceSupported(&supported), "cuptiProfilerDeviceSupported");
+  steps.lap("supported");
+  CUcontext context = nullptr;
+  driver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+  auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  available.ctx = context;
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
+  std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
+  available.pCounterAvailabilityImage = availability.data();
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
+  steps.lap("availability");
+  CUpti_Profiler_Host_Object* catalog = raw::host_object(chip, nullptr);
+  steps.lap("catalog_host");
+  std::size_t bases = 0;
+  for (auto type : {CUPTI_METRIC_TYPE_COUNTER, CUPTI_METRIC_TYPE_RATIO, CUPTI_METRIC_TYPE_THROUGHPUT}) {
+    auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetBaseMetrics_Params);
+    p.pHostObject = catalog;
+    p.metricType = type;
+    cupti(cuptiProfilerHostGetBaseMetrics(&p), "cuptiProfilerHostGetBaseMetrics");
+    bases += p.numMetrics;
+  }
+  steps.lap("catalog_bases");
+  auto properties = CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+  properties.pHostObject = catalog;
+  properties.pMetricName = metric.c_str();
+  cupti(cuptiProfilerHostGetMetricProperties(&properties), "cuptiProfilerHostGetMetricProperties");
+  steps.lap("properties");
+  CUpti_Profiler_Host_Object* host = raw::host_object(chip, &availability);
+  steps.lap("config_host");
+  const std::vector<std::uint8_t> config = timed_config_image(host, names, steps);
+  double value = 0, again = 0, bare = 0;
+  CUpti_RangeProfiler_Object* object = one_result(context, nullptr, room, config, names, host, steps, in, out, &value);
+  steps.print("fresh room=" + std::to_string(room) + " chip=" + chip + " bases=" + std::to_string(bases) +
+              " config_bytes=" + std::to_string(config.size()));
+  steps.begin();
+  object = one_result(context, object, room, config, names, host, steps, in, out, &again, catalog, &bare);
+  steps.print("reuse room=" + std::to_string(room) + " value=" + std::to_string(value) + " again=" +
+              std::to_string(again) + " bare_host=" + std::to_string(bare));
+  for (std::size_t r : {std::size_t(1), std::size_t(16), std::size_t(512)}) {
+    steps.begin();
+    raw::disable(object);
+    steps.lap("disable");
+    object = one_result(context, nullptr, r, config, names, host, steps, in, out, &again);
+    steps.print("again room=" + std::to_string(r));
+  }
+  for (const auto& set : {kBenchSet, kscope::sol_metrics()}) {
+    raw::Names set_names;
+    for (const auto& m : set) set_names.push_back(m.c_str());
+    steps.begin();
+    CUpti_Profiler_Host_Object* set_host = raw::host_object(chip, &availability);
+    steps.lap("config_host");
+    const auto image = timed_config_image(set_host, set_names, steps);
+    steps.print("config metrics=" + std::to_string(set.size()) + " bytes=" + std::to_string(image.size()));
+    raw::free_host_object(set_host);
+  }
+  raw::disable(object);
+  raw::free_host_object(host);
+  raw::free_host_object(catalog);
+}
+
+// The process's context, chip and counter availability (CUPTI's profiler initialised).
+struct Target {
+  CUcontext context = nullptr;
+  std::string chip;
+  std::vector<std::uint8_t> availability;
+};
+
+Target target() {
+  Target t;
+  kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
+  driver(cuCtxGetCurrent(&t.context), "cuCtxGetCurrent");
+  auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+  cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
+  auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  chip_name.deviceIndex = 0;
+  cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
+  t.chip = chip_name.pChipName;
+  auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  available.ctx = t.context;
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
+  t.availability.resize(available.counterAvailabilityImageSize);
+  available.pCounterAvailabilityImage = t.availability.data();
+  cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
+  return t;
+}
+
+struct Set {
+  const char* name;
+  std::vector<std::string> metrics;
+};
+
+const std::vector<Set>& sets() {
+  static const std::vector<Set> all{
+      {"1", kOneMetric}, {"bench5", kBenchSet}, {"sol4", kscope::sol_metrics()}, {"3", kFlushMetrics}};
+  return all;
+}
+
+const Set& set_named(const std::string& name) {
+  for (const Set& s : sets())
+    if (name == s.name) return s;
+  throw std::runtime_error("unknown metric set '" + name + "' (1, bench5, sol4, 3)");
+}
+
+int everything(const float* in, float* out) {
+  const Target t = target();
+  const auto& [context, chip, availability] = t;
+  const Kernel copy{"copy", [&] { kscope_test::launch_copy(in, out, kFloats); }};
+  const Kernel empty{"empty", [] { kscope_test::launch_empty(); }};
+  const std::vector<Set> floor_sets{sets()[0], sets()[1], sets()[2]};
+
+  std::printf("BASE  kernel ms_per_launch   (no profiler)\n");
+  base_row(copy);
+  base_row(empty);
+  print_floor_header();
+  for (const Kernel* kernel : {&copy, &empty})
+    for (const Set& set : floor_sets) {
+      if (kernel == &empty && &set == &floor_sets[2]) continue;  // sol4 on the copy only: device time
+      RawProfiler raw(context, chip, availability, set.metrics, kManyKernels, kManyKernels);
+      floor_row("raw", raw, *kernel, set.name, kManyKernels);
+    }
+  // SetConfig's maxRangesPerPass as kscope's backend sets it: does a pass's limit change the cost?
+  {
+    RawProfiler raw(context, chip, availability, kBenchSet, kManyKernels, 512);
+    floor_row("raw", raw, copy, "bench5", 512);
+  }
+  for (const Set& set : {floor_sets[0], floor_sets[1]}) {
+    KscopeProfiler wrapped(context, chip, availability, set.metrics, kManyKernels);
+    floor_row("kscope", wrapped, copy, set.name, kManyKernels);
+  }
+
+  std::printf("METRIC passes range_pass per_kernel  name   (ms, raw api, the copy, the metric alone)\n");
+  std::vector<std::string> each = kBenchSet;
+  for (const auto& m : kscope::sol_metrics())
+    if (std::find(each.begin(), each.end(), m) == each.end()) each.push_back(m);
+  for (const auto& metric : each) metric_row(context, chip, availability, copy, metric);
+
+  Flushes flushes;
+  print_flush_header(flushes.l2_bytes());
+  struct FlushCase {
+    const Set& set;
+    std::vector<const char*> flushes;
+  };
+  const std::vector<FlushCase> cases{
+      {set_named("3"),
+       {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"}},
+      {set_named("bench5"), {"none", "kscope", "other_context", "other_context_events"}}};
+  for (const FlushCase& c : cases) {
+    RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
+    for (const char* flush : c.flushes) {
+      try {
+        flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in, out);
+      } catch (const std::exception& e) {
+        std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
+        return 1;  // the profiler's state is unknown now
+      }
+    }
+  }
+  return 0;
+}
+
+// FLOOR rows of the copy alone, raw API, for the given sets: CUPTI's floor per kernel.
+int floor_only(const std::vector<std::string>& set_names, const float* in, float* out) {
+  const Target t = target();
+  const Kernel copy{"copy", [&] { kscope_test::launch_copy(in, out, kFloats); }};
+  print_floor_header();
+  for (const auto& name : set_names) {
+    const Set& set = set_named(name);
+    RawProfiler raw(t.context, t.chip, t.availability, set.metrics, kManyKernels, kManyKernels);
+    floor_row("raw", raw, copy, set.name, kManyKernels);
+  }
+  return 0;
+}
+
+int variants(const std::string& set_name, const std::vector<std::string>& names, const float* in, float* out) {
+  const Target t = target();
+  kscope::device::L2Flusher l2(0);
+  const Set& set = set_named(set_name);
+  for (const auto& name : names) {
+    try {
+      variant_row(name, set.name, set.metrics, t.context, t.chip, t.availability, l2, in, out);
+    } catch (const std::exception& e) {
+      std::printf("VARIANT %-7s %-10s failed: %s\n", set.name, name.c_str(), e.what());
+      return 1;  // the profiler's state is unknown now
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string mode = args.empty() ? "" : args[0];
+  if (!(mode.empty() || (mode == "first" && args.size() == 2) || (mode == "floor" && args.size() >= 2) ||
+        (mode == "variant" && args.size() >= 3))) {
+    std::fprintf(stderr, "usage: %s [first ROOM | floor SET... | variant SET NAME...]\n", argv[0]);
+    return 64;
+  }
   if (kscope_test::report_no_gpu()) return 2;
   try {
     kscope_test::DeviceFloats in(kFloats), out(kFloats);
-    kscope_test::check(cudaFree(nullptr), "cudaFree(0)");
-    CUcontext context = nullptr;
-    driver(cuCtxGetCurrent(&context), "cuCtxGetCurrent");
-    auto init = CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-    cupti(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize");
-    auto chip_name = CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
-    chip_name.deviceIndex = 0;
-    cupti(cuptiDeviceGetChipName(&chip_name), "cuptiDeviceGetChipName");
-    const std::string chip = chip_name.pChipName;
-    auto available = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
-    available.ctx = context;
-    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability(size)");
-    std::vector<std::uint8_t> availability(available.counterAvailabilityImageSize);
-    available.pCounterAvailabilityImage = availability.data();
-    cupti(cuptiProfilerGetCounterAvailability(&available), "cuptiProfilerGetCounterAvailability");
-
-    const Kernel copy{"copy", [&] { kscope_test::launch_copy(in.get(), out.get(), kFloats); }};
-    const Kernel empty{"empty", [] { kscope_test::launch_empty(); }};
-    struct Set {
-      const char* name;
-      std::vector<std::string> metrics;
-    };
-    const std::vector<Set> sets{{"1", kOneMetric}, {"bench5", kBenchSet}, {"sol4", kscope::sol_metrics()}};
-
-    std::printf("BASE  kernel ms_per_launch   (no profiler)\n");
-    base_row(copy);
-    base_row(empty);
-    print_floor_header();
-    for (const Kernel* kernel : {&copy, &empty})
-      for (const Set& set : sets) {
-        if (kernel == &empty && &set == &sets[2]) continue;  // sol4 on the copy only: device time
-        RawProfiler raw(context, chip, availability, set.metrics, kManyKernels, kManyKernels);
-        floor_row("raw", raw, *kernel, set.name, kManyKernels);
-      }
-    // SetConfig's maxRangesPerPass as kscope's backend sets it: does a pass's limit change the cost?
-    {
-      RawProfiler raw(context, chip, availability, kBenchSet, kManyKernels, 512);
-      floor_row("raw", raw, copy, "bench5", 512);
+    if (mode == "first") {
+      kscope_test::launch_copy(in.get(), out.get(), kFloats);  // the context and the module are loaded
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      first_rows(std::stoul(args[1]), in.get(), out.get());
+      return 0;
     }
-    for (const Set& set : {sets[0], sets[1]}) {
-      KscopeProfiler wrapped(context, chip, availability, set.metrics, kManyKernels);
-      floor_row("kscope", wrapped, copy, set.name, kManyKernels);
-    }
-
-    std::printf("METRIC passes range_pass per_kernel  name   (ms, raw api, the copy, the metric alone)\n");
-    std::vector<std::string> each = kBenchSet;
-    for (const auto& m : kscope::sol_metrics())
-      if (std::find(each.begin(), each.end(), m) == each.end()) each.push_back(m);
-    for (const auto& metric : each) metric_row(context, chip, availability, copy, metric);
-
-    Flushes flushes;
-    print_flush_header(flushes.l2_bytes());
-    struct FlushCase {
-      const Set& set;
-      std::vector<const char*> flushes;
-    };
-    const Set three{"3", kFlushMetrics};
-    const std::vector<FlushCase> cases{
-        {three, {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"}},
-        {sets[1], {"none", "kscope", "other_context", "other_context_events"}}};
-    for (const FlushCase& c : cases) {
-      RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
-      for (const char* flush : c.flushes) {
-        try {
-          flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in.get(), out.get());
-        } catch (const std::exception& e) {
-          std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
-          return 1;  // the profiler's state is unknown now
-        }
-      }
-    }
-    return 0;
+    if (mode == "floor") return floor_only({args.begin() + 1, args.end()}, in.get(), out.get());
+    if (mode == "variant") return variants(args[1], {args.begin() + 2, args.end()}, in.get(), out.get());
+    return everything(in.get(), out.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "counters_floor: %s\n", e.what());
     return 1;

@@ -360,7 +360,7 @@ void profiler_case(const std::vector<std::string>& metrics, std::size_t ranges, 
   if (print_header)
     std::printf("PROFILER metrics ranges flush image_bytes passes%s   (ms, median of %d runs)\n",
                 clock.header().c_str(), kRuns);
-  const counters::MetricConfig config(chip, metrics, availability);
+  const auto config = std::make_shared<const counters::MetricConfig>(chip, metrics, availability);
   counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, counters::BatchImage::kMaxRanges);
   std::size_t passes = 0;
   for (int run = 0; run < kWarmupBatches + kRuns; ++run) {
@@ -399,7 +399,7 @@ void batch_case(const std::vector<std::string>& metrics, counters::RangeKind kin
   constexpr std::size_t kBatchRuns = 50;
   const bool per_kernel = kind == counters::RangeKind::per_kernel;
   const std::size_t ranges = per_kernel ? 4 * kBatchRuns : kBatchRuns;
-  const counters::MetricConfig config(chip, metrics, availability);
+  const auto config = std::make_shared<const counters::MetricConfig>(chip, metrics, availability);
   counters::RangeProfiler profiler(context, config, kind, ranges);
   std::vector<double> ms;
   std::vector<std::vector<double>> values(metrics.size());

@@ -7,7 +7,13 @@
 #include <string>
 #include <vector>
 
+#include <cupti.h>
+
+#include <algorithm>
+
+#include "backends/cupti/cupti_backend.hpp"
 #include "device/cuda_device.hpp"
+#include "device/l2_flush.hpp"
 #include "device/nvml.hpp"
 #include "gpu_test_support.hpp"
 #include "kscope/kscope.hpp"
@@ -39,23 +45,30 @@ double bare_loop_us(const std::function<void()>& launch) {
   return us_since(t0, kRegions);
 }
 
-// (b), (c): one config of kRegions runs, one region each; the whole profile() call is counted.
-double kscope_us(kscope::Backend backend, kscope::CacheControl cache,
-                 const std::function<void()>& launch) {
-  kscope::Settings settings;
-  settings.backend = backend;
-  settings.cache_control = cache;
-  settings.runs = kRegions;
-  settings.warmup_runs = 1;
-  settings.verbosity = kscope::Verbosity::quiet;
+kscope::Settings call_settings(kscope::Backend backend, kscope::CacheControl cache, std::size_t runs) {
+  kscope::Settings s;
+  s.backend = backend;
+  s.cache_control = cache;
+  s.runs = runs;
+  s.warmup_runs = 1;
+  s.verbosity = kscope::Verbosity::quiet;
+  return s;
+}
+
+double profile_ms(const kscope::Settings& settings, const std::function<void()>& launch) {
   kscope::Sweep sweep;
-  sweep.axis("case", {kscope::Value("overhead")});
+  sweep.axis("case", {kscope::Value("call")});
   const auto t0 = Clock::now();
   kscope::profile(sweep, settings, [&](const kscope::Config&) {
     kscope::Annotation region("region");
     launch();
   });
-  return us_since(t0, kRegions);
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// (b), (c): one config of kRegions runs, one region each; the whole profile() call is counted.
+double kscope_us(kscope::Backend backend, kscope::CacheControl cache, const std::function<void()>& launch) {
+  return 1e3 * profile_ms(call_settings(backend, cache, kRegions), launch) / static_cast<double>(kRegions);
 }
 
 // The engine alone: the same profile() on the simulated backend, which touches no GPU.
@@ -96,11 +109,180 @@ void print_breakdown() {
               call_us([&] { control.thermal_margin_c(); }));
 }
 
+
+// --- issue 29: where a durations call's fixed cost goes, and a counters call's ----------------
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+template <typename F>
+double median_ms(int reps, F&& f) {
+  f();  // warm
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    f();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  return median_of(ms);
+}
+
+// GPU time per back-to-back repetition of `enqueue` (events around `reps` of them, no host sync).
+double gpu_us(const std::function<void()>& enqueue, int reps = 500) {
+  kscope_test::Event start, stop;
+  enqueue();
+  kscope_test::check(cudaEventRecord(start.get()), "cudaEventRecord");
+  for (int i = 0; i < reps; ++i) enqueue();
+  kscope_test::check(cudaEventRecord(stop.get()), "cudaEventRecord");
+  kscope_test::check(cudaEventSynchronize(stop.get()), "cudaEventSynchronize");
+  float ms = 0;
+  kscope_test::check(cudaEventElapsedTime(&ms, start.get(), stop.get()), "cudaEventElapsedTime");
+  return 1e3 * ms / reps;
+}
+
+int call_breakdown() {
+  constexpr int kReps = 15;
+  constexpr std::size_t kFloats = std::size_t(1) << 20;
+  kscope_test::DeviceFloats in(kFloats), out(kFloats);
+  const auto copy = [&] { kscope_test::launch_copy(in.get(), out.get(), kFloats); };
+  using kscope::Backend;
+  using kscope::CacheControl;
+  const auto row = [](const char* what, double ms) { std::printf("CALL %-34s %9.3f ms\n", what, ms); };
+  // The whole call, and its slope: fixed cost = wall(1 run) - 2 runs' worth (warm-up + run).
+  for (auto cache : {CacheControl::all, CacheControl::none}) {
+    const double one = median_ms(kReps, [&] { profile_ms(call_settings(Backend::cupti, cache, 1), copy); });
+    const double many = median_ms(5, [&] { profile_ms(call_settings(Backend::cupti, cache, 1000), copy); });
+    const double per_run = (many - one) / 999.0;
+    std::printf("CALL cupti cache=%-4s runs=1 %.3f ms, runs=1000 %.3f ms: per run %.2f us, fixed %.3f ms\n",
+                kscope::to_string(cache).c_str(), one, many, 1e3 * per_run, one - 2 * per_run);
+  }
+  row("profile events runs=1 cache=all",
+      median_ms(kReps, [&] { profile_ms(call_settings(Backend::events, CacheControl::all, 1), copy); }));
+  kscope::device::L2Flusher flusher(0);
+  std::printf("GPU flush_us %.3f copy_2^20_us %.3f flush+copy_us %.3f   (back to back, events)\n",
+              gpu_us([&] { flusher.flush(cudaStreamLegacy); }), gpu_us(copy), gpu_us([&] {
+                flusher.flush(cudaStreamLegacy);
+                copy();
+              }));
+  {  // host cost of enqueueing a flush: two calls (memset, discard kernel) or one graph launch
+    const auto host_us = [](const std::function<void()>& enqueue) {
+      constexpr int kEnqueues = 200;
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      const auto t0 = Clock::now();
+      for (int i = 0; i < kEnqueues; ++i) enqueue();
+      const double us = us_since(t0, kEnqueues);
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      return us;
+    };
+    std::printf("HOST flush enqueue: one by one %.2f us, graph %.2f us; GPU: one by one %.3f us, graph %.3f us\n",
+                host_us([&] { flusher.enqueue(cudaStreamLegacy); }), host_us([&] { flusher.flush(cudaStreamLegacy); }),
+                gpu_us([&] { flusher.enqueue(cudaStreamLegacy); }), gpu_us([&] { flusher.flush(cudaStreamLegacy); }));
+  }
+  row("query_cuda_device", median_ms(kReps, [] { kscope::device::query_cuda_device(0); }));
+  const std::string uuid = kscope::device::query_cuda_device(0).uuid;
+  row("NvmlDeviceControl(uuid)",
+      median_ms(kReps, [&] { kscope::device::NvmlDeviceControl control(kscope::device::nvml(), uuid); }));
+  row("driver_version", median_ms(kReps, [] { kscope::device::driver_version(kscope::device::nvml()); }));
+  row("host_name", median_ms(kReps, [] { kscope::device::host_name(); }));
+  row("L2Flusher make+free", median_ms(kReps, [] { kscope::device::L2Flusher l2(0); }));
+  row("cudaDeviceSynchronize idle", median_ms(kReps, [] { cudaDeviceSynchronize(); }));
+  row("cuptiActivityEnable+Disable", median_ms(kReps, [] {
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      }));
+  row("cuptiActivityFlushAll(0)", median_ms(kReps, [] { cuptiActivityFlushAll(0); }));
+  row("cuptiActivityFlushAll(FORCED)", median_ms(kReps, [] { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }));
+  {
+    kscope::device::NvmlDeviceControl control(kscope::device::nvml(), uuid);
+    row("NVML clocks()", median_ms(kReps, [&] { control.clocks(); }));
+    row("NVML thermal_margin_c()", median_ms(kReps, [&] { control.thermal_margin_c(); }));
+  }
+  const kscope::Settings settings = call_settings(Backend::cupti, CacheControl::all, 1);
+  row("CuptiBackend construct+destroy", median_ms(kReps, [] { kscope::CuptiBackend b(0); }));
+  row("CuptiBackend + session", median_ms(kReps, [&] {
+        kscope::CuptiBackend b(0);
+        b.begin_session(settings);
+        b.end_session();
+      }));
+  {
+    kscope::CuptiBackend b(0);
+    row("  begin_session+end_session", median_ms(kReps, [&] {
+          b.begin_session(settings);
+          b.end_session();
+        }));
+    row("  describe()", median_ms(kReps, [&] { b.describe(); }));
+    b.begin_session(settings);
+    const std::string name = "region";
+    const std::vector<kscope::RegionRecord> regions{{name, false, ""}};
+    row("  one run + collect", median_ms(kReps, [&] {
+          kscope::RunContext run;
+          b.begin_batch(1);
+          b.begin_run(run);
+          b.flush_cache();
+          b.region_begin({run, 0, name});
+          copy();
+          b.region_end({run, 0, name});
+          b.end_run(run, regions);
+          b.collect_batch();
+        }));
+    b.end_session();
+  }
+  return 0;
+}
+
+// What a range profiler kept between counters calls costs the program's own launches: an empty
+// kernel launched and synchronised, before any counters call, after one (the profiler kept), and
+// after a cupti call (which releases it).
+int kept_profiler_effect() {
+  const auto launch_us = [] {
+    constexpr int kLaunches = 2000;
+    kscope_test::launch_empty();
+    kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kLaunches; ++i) {
+      kscope_test::launch_empty();
+      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    }
+    return us_since(t0, kLaunches);
+  };
+  const double before = launch_us();
+  kscope::Settings counters = call_settings(kscope::Backend::counters, kscope::CacheControl::all, 1);
+  counters.metrics = {"gpu__time_duration.sum"};
+  profile_ms(counters, [] { kscope_test::launch_empty(); });
+  const double kept = launch_us();
+  profile_ms(call_settings(kscope::Backend::cupti, kscope::CacheControl::all, 1), [] { kscope_test::launch_empty(); });
+  const double released = launch_us();
+  std::printf("KEPT empty kernel launch + sync: %.2f us before any counters call, %.2f us with the profiler kept, "
+              "%.2f us after a cupti call released it\n", before, kept, released);
+  return 0;
+}
+
+// The first counters call of a process (one metric, one run, no warm-up), then later ones.
+int counters_calls() {
+  constexpr std::size_t kFloats = std::size_t(1) << 22;
+  kscope_test::DeviceFloats in(kFloats), out(kFloats);
+  const auto copy = [&] { kscope_test::launch_copy(in.get(), out.get(), kFloats); };
+  kscope::Settings s = call_settings(kscope::Backend::counters, kscope::CacheControl::all, 1);
+  s.warmup_runs = 0;
+  s.metrics = {"gpu__time_duration.sum"};
+  std::printf("COUNTERS first %.1f ms\n", profile_ms(s, copy));
+  std::printf("COUNTERS later");
+  for (int i = 0; i < 5; ++i) std::printf(" %.1f", profile_ms(s, copy));
+  std::printf(" ms\n");
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   if (kscope_test::report_no_gpu()) return 2;
+  const std::string mode = argc > 1 ? argv[1] : "";
   try {
+    if (mode == "--call-breakdown") return call_breakdown();
+    if (mode == "--counters-calls") return counters_calls();
+    if (mode == "--kept-effect") return kept_profiler_effect();
     const std::vector<std::pair<std::string, std::function<void()>>> kernels = {
         {"empty", [] { kscope_test::launch_empty(); }},
         {"spin 20us", [] { kscope_test::launch_spin(20'000); }},

@@ -3,7 +3,7 @@
 # tests, GPU tests, the saxpy example, the overhead benchmark, and kscope cupti against
 # ncu's gpu__time_duration.sum. Logs go to $OUT (8 files at most); a summary table is printed last.
 #
-# Needs .carry/ from scripts/prepare_carry.sh (GoogleTest sources, nlohmann headers).
+# Needs .carry/ from scripts/prepare_carry.sh (GoogleTest sources, nlohmann and CLI11 headers).
 # Locally (no GPU) it still builds and runs; GPU tests then skip and the GPU steps fail.
 # Never changes clocks, power or modes: ncu always runs with --clock-control none.
 set -uo pipefail
@@ -28,7 +28,8 @@ record() {  # step, PASS/FAIL/SKIP, detail; with the seconds since the previous 
   SUMMARY+=("$(printf '%-16s %-5s %4ss  %s' "$1" "$2" "$((SECONDS - STEP_START))" "$3")")
   STEP_START=$SECONDS
 }
-# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul" leaves those steps out (when device time is short).
+# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul roofline" leaves those steps out (when device time is short);
+# "energy" leaves out the energy check.
 skipping() {  # step: true, and recorded as SKIP, when the step is to be left out
   [[ " ${KSCOPE_GPU_CHECK_SKIP:-} " == *" $1 "* ]] || return 1
   record "$1" SKIP "left out (KSCOPE_GPU_CHECK_SKIP)"
@@ -40,10 +41,13 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "compare.txt:kscope compare: spin kernel again, and 10% slower" \
                  "shard.txt:sharded sweep: one process vs a two-process torchrun on the one GPU" \
                  "adaptive.txt:adaptive sampling" \
+                 "energy.txt:energy per run from NVML's counter (scripts/energy_check.py)" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
+                 "cost_table.txt:kscope's own cost against CUPTI's floor, ncu and a bare events loop" \
                  "counter_stages.txt:counter backend run, call by call" \
                  "checkpoint.txt:CUPTI checkpoint save/restore against a replay pass" \
                  "torch_matmul.txt:kscope counters vs ncu, torch matmul" \
+                 "roofline.txt:kscope roofline without counters (cupti + declared work) vs the counters" \
                  "torch_vs_triton.txt:python example torch vs Triton" \
                  "ncu_backend.txt:backend ncu vs counters, kscope doctor" \
                  "nsight_compat.txt:Nsight Python compatibility (issue 30)"; do
@@ -72,7 +76,7 @@ GTEST_PREFIX=$BUILD/googletest-install
     cmake --build "$BUILD/googletest-build" -j16 --target install &&
     cmake -S "$ROOT" -B "$BUILD" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$GTEST_PREFIX" \
-      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" \
+      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" -DKSCOPE_CLI11_INCLUDE_DIR="$ROOT/.carry/include" \
       -DKSCOPE_BUILD_PYTHON=OFF -DCMAKE_POLICY_VERSION_MINIMUM=3.5
 } > "$OUT/build.log" 2>&1
 configure_rc=$?
@@ -188,6 +192,23 @@ if ! skipping adaptive; then
     record adaptive FAIL "rc=$adaptive_rc: $(tail -1 "$WORK/adaptive.txt")"
 fi
 
+# --- the energy metrics: linearity, twice as long, a GEMM's power vs NVML, two sessions ------
+# scripts/energy_check.py (~70 s; its log and kscope's stderr join bench.log). Reads NVML only.
+if ! skipping energy; then
+  if [[ -d $PY_SITE/kscope ]]; then
+    PYTHONPATH=$PY_SITE timeout 240 python3 "$ROOT/scripts/energy_check.py" > "$WORK/energy.txt" 2> "$WORK/energy.err"
+    energy_rc=$?
+    { echo "## scripts/energy_check.py (rc=$energy_rc)"; cat "$WORK/energy.txt" "$WORK/energy.err"; } >> "$OUT/bench.log"
+    case $energy_rc in
+      0) record energy PASS "$(tail -1 "$WORK/energy.txt")" ;;
+      77) record energy SKIP "$(grep -m1 '^SKIP:' "$WORK/energy.txt")" ;;
+      *) record energy FAIL "rc=$energy_rc: $(tail -1 "$WORK/energy.txt") $(tail -1 "$WORK/energy.err")" ;;
+    esac
+  else
+    record energy FAIL "no pip-installed kscope (the python step failed)"
+  fi
+fi
+
 # --- kscope cupti against ncu -------------------------------------------------------------
 NCU_CMD=(ncu --clock-control none --cache-control all --metrics gpu__time_duration.sum --csv
          --print-units base "$BUILD/tests/gpu/ncu_compare" --plain "$NCU_REPS")
@@ -245,6 +266,20 @@ sed -n '/^kernel /,$p' "$WORK/counters.log" > "$WORK/counters_table.txt"
 [[ $counters_rc -eq 0 ]] && record "counters/ncu" PASS "$(tail -1 "$WORK/counters.log")" ||
   record "counters/ncu" FAIL "rc=$counters_rc: $(tail -1 "$WORK/counters.log")"
 
+# --- kscope's own cost: CUPTI's floor, ncu and a bare events loop beside it (issue 29's targets;
+# bench/cost_check.sh, about two minutes; its log joins bench.log) ---------------------------
+if ! skipping cost; then
+  PYTHONPATH=$PY_SITE timeout 600 bash "$ROOT/bench/cost_check.sh" "$BUILD" > "$WORK/cost.txt" 2>&1
+  cost_rc=$?
+  { echo "## bench/cost_check.sh (rc=$cost_rc)"; cat "$WORK/cost.txt"; } >> "$OUT/bench.log"
+  sed -n "/^kscope's own cost/,\$p" "$WORK/cost.txt" > "$WORK/cost_table.txt"
+  if [[ $cost_rc -eq 0 ]]; then
+    record cost PASS "targets: $(grep -c ': met$' "$WORK/cost_table.txt") met, $(grep -c ': MISSED$' "$WORK/cost_table.txt") missed (see the cost table)"
+  else
+    record cost FAIL "rc=$cost_rc: $(tail -1 "$WORK/cost.txt")"
+  fi
+fi
+
 # --- the counter backend's run, call by call (its log joins bench.log) ----------------------
 "$BUILD/bench/counters_stages" > "$WORK/counter_stages.txt" 2>&1
 stages_rc=$?
@@ -270,6 +305,21 @@ if ! skipping matmul; then
   { echo "## bench/torch_matmul_vs_ncu.py (rc=$matmul_rc)"; cat "$WORK/torch_matmul.txt"; } >> "$OUT/ncu.log"
   [[ $matmul_rc -eq 0 ]] && record "matmul/ncu" PASS "$(tail -1 "$WORK/torch_matmul.txt")" ||
     record "matmul/ncu" FAIL "rc=$matmul_rc: $(tail -1 "$WORK/torch_matmul.txt")"
+fi
+
+# --- kscope's roofline without counters against the counters (issue 27; its log joins ncu.log) ---
+# Copy, FMA loop, cuBLAS fp16 GEMM, flash attention: DRAMRoofPct / ComputeRoofPct / Bound from cupti
+# durations and declared work against dram__throughput, the FMA or tensor pipe and speed_of_light().
+# rc 1 is a measured disagreement (DIFF: the table and README say why), not a broken check.
+if ! skipping roofline; then
+  PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/roofline_vs_counters.py" > "$WORK/roofline.txt" 2>&1
+  roofline_rc=$?
+  { echo "## bench/roofline_vs_counters.py (rc=$roofline_rc)"; cat "$WORK/roofline.txt"; } >> "$OUT/ncu.log"
+  case $roofline_rc in
+    0) record roofline PASS "$(tail -1 "$WORK/roofline.txt")" ;;
+    1) record roofline DIFF "$(tail -1 "$WORK/roofline.txt")" ;;
+    *) record roofline FAIL "rc=$roofline_rc: $(tail -1 "$WORK/roofline.txt")" ;;
+  esac
 fi
 
 # --- backend ncu and kscope doctor (issue #6) ------------------------------------------------

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <optional>
 #include <ostream>
 
+#include "command_line.hpp"
 #include "core/caller.hpp"
 #include "io/io_detail.hpp"
 #include "io/json_table.hpp"
@@ -20,30 +20,21 @@ namespace {
 constexpr int kNothingSlower = 0;
 constexpr int kSlower = 1;
 constexpr int kCannotCompare = 2;
-constexpr int kUsageError = 64;  // EX_USAGE
 
 const char* const kUsage =
     "usage: kscope compare BASELINE.json CANDIDATE.json [--threshold PCT] [--alpha A] [--min-samples N]\n"
     "                      [--max-rsd PCT] [--direction METRIC=lower|higher|undefined]... [--json]\n";
 
-const char* const kHelp =
-    "usage: kscope compare BASELINE.json CANDIDATE.json [options]\n"
-    "\n"
+const char* const kDescription =
     "Compares two results saved by Results::write_json (C++) or ProfileResults.save (Python), row by row\n"
     "(annotation, config, metric), on the raw per-run samples of both. A row is slower or faster when a\n"
     "two-sided Mann-Whitney U test gives p < alpha AND the whole 95% bootstrap interval of the ratio of\n"
     "medians lies beyond the threshold; same otherwise; unstable when a side has fewer than min-samples\n"
     "valid runs or an RSD above max-rsd. Durations are lower-is-better, rates (GB/s, TFLOP/s, %)\n"
     "higher-is-better; a count of work (bytes, instructions) that moves is 'changed'. Rows measured on\n"
-    "one side only are listed as only_in_baseline / only_in_candidate.\n"
-    "\n"
-    "  --threshold PCT     smallest change that counts, in % of the baseline median (default 2)\n"
-    "  --alpha A           significance level of the U test (default 0.05)\n"
-    "  --min-samples N     fewest valid runs a side needs for a verdict (default 5)\n"
-    "  --max-rsd PCT       largest relative standard deviation (%) of a side still judged (default 10)\n"
-    "  --direction M=DIR   metric M is lower (lower is better), higher, or undefined; repeatable\n"
-    "  --json              print the comparison as JSON instead of a table\n"
-    "\n"
+    "one side only are listed as only_in_baseline / only_in_candidate.";
+
+const char* const kFooter =
     "Verdicts are coloured on a terminal (NO_COLOR turns that off). Results of different backends,\n"
     "cache control or clock control are refused; a different GPU model or driver, or observed SM clocks\n"
     "that differ by more than the threshold, give a warning and flag the rows.\n"
@@ -54,7 +45,8 @@ const char* const kHelp =
     "  2   the inputs cannot be compared: a file that cannot be read, is not a kscope results file or is\n"
     "      of another format version; different backends, cache control, clock control or config axes;\n"
     "      or a --direction naming a metric neither file holds\n"
-    "  64  bad command line\n";
+    "  64  bad command line\n"
+    "  74  the output could not be written\n";
 
 struct UsageError {
   std::string message;
@@ -87,55 +79,30 @@ kscope::MetricDirection direction(const std::string& text) {
   return found->second;
 }
 
-// Throws UsageError; returns nullopt for --help.
-std::optional<Request> parse(const std::vector<std::string>& args) {
-  Request request;
-  std::vector<std::string> files;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") return std::nullopt;
-    if (arg.size() < 2 || arg.rfind("-", 0) != 0) {
-      files.push_back(arg);
-      continue;
-    }
-    const auto equals = arg.find('=');
-    const std::string flag = arg.substr(0, equals);
-    if (flag == "--json" && equals == std::string::npos) {
-      request.json = true;
-      continue;
-    }
-    if (flag != "--threshold" && flag != "--alpha" && flag != "--min-samples" && flag != "--max-rsd" &&
-        flag != "--direction")
-      throw UsageError{"unknown option '" + arg + "'"};
-    std::string value;
-    if (equals != std::string::npos) {
-      value = arg.substr(equals + 1);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      throw UsageError{flag + " needs a value"};
-    }
-    kscope::CompareOptions& o = request.options;
-    if (flag == "--threshold") o.threshold_pct = number(flag, value);
-    if (flag == "--alpha") o.alpha = number(flag, value);
-    if (flag == "--max-rsd") o.max_rsd_pct = number(flag, value);
-    if (flag == "--min-samples") {
-      const double n = number(flag, value);
-      if (n < 0 || n != std::floor(n) || n > 1e9) throw UsageError{"--min-samples takes a whole number, not '" + value + "'"};
-      o.min_samples = static_cast<std::size_t>(n);
-    }
-    if (flag == "--direction") o.directions[value.substr(0, value.rfind('='))] = direction(value);
+// The options' text as CompareOptions; throws UsageError.
+struct Texts {
+  std::string threshold, alpha, min_samples, max_rsd;
+  std::vector<std::string> directions;
+};
+
+kscope::CompareOptions options_from(const Texts& t) {
+  kscope::CompareOptions o;
+  if (!t.threshold.empty()) o.threshold_pct = number("--threshold", t.threshold);
+  if (!t.alpha.empty()) o.alpha = number("--alpha", t.alpha);
+  if (!t.max_rsd.empty()) o.max_rsd_pct = number("--max-rsd", t.max_rsd);
+  if (!t.min_samples.empty()) {
+    const double n = number("--min-samples", t.min_samples);
+    if (n < 0 || n != std::floor(n) || n > 1e9)
+      throw UsageError{"--min-samples takes a whole number, not '" + t.min_samples + "'"};
+    o.min_samples = static_cast<std::size_t>(n);
   }
-  if (files.size() != 2)
-    throw UsageError{"expected two result files, BASELINE.json and CANDIDATE.json, not " + std::to_string(files.size())};
-  request.baseline = files[0];
-  request.candidate = files[1];
+  for (const auto& d : t.directions) o.directions[d.substr(0, d.rfind('='))] = direction(d);
   try {
-    request.options.validate();
+    o.validate();
   } catch (const kscope::ConfigError& e) {
     throw UsageError{e.what()};
   }
-  return request;
+  return o;
 }
 
 std::string format(const char* pattern, double value) {
@@ -258,23 +225,37 @@ bool colours_wanted(bool terminal) {
 int compare_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool terminal) {
   // The messages name the command's flags (kscope::detail::compare_option) while it runs.
   const kscope::detail::CallerScope caller(kscope::detail::Caller::command_line);
-  std::optional<Request> request;
+  CLI::App app{kDescription, "kscope compare"};
+  app.footer(kFooter);
+  Request request;
+  Texts texts;
+  app.add_option("BASELINE.json", request.baseline, "the baseline's results file")->required()->type_name("");
+  app.add_option("CANDIDATE.json", request.candidate, "the candidate's results file")->required()->type_name("");
+  const auto last_wins = CLI::MultiOptionPolicy::TakeLast;
+  app.add_option("--threshold", texts.threshold, "smallest change that counts, in % of the baseline median (default 2)")
+      ->type_name("PCT")->multi_option_policy(last_wins);
+  app.add_option("--alpha", texts.alpha, "significance level of the U test (default 0.05)")
+      ->type_name("A")->multi_option_policy(last_wins);
+  app.add_option("--min-samples", texts.min_samples, "fewest valid runs a side needs for a verdict (default 5)")
+      ->type_name("N")->multi_option_policy(last_wins);
+  app.add_option("--max-rsd", texts.max_rsd, "largest relative standard deviation (%) of a side still judged (default 10)")
+      ->type_name("PCT")->multi_option_policy(last_wins);
+  app.add_option("--direction", texts.directions, "metric M is lower (lower is better), higher, or undefined; repeatable")
+      ->type_name("M=DIR");
+  app.add_flag("--json", request.json, "print the comparison as JSON instead of a table");
+  if (const auto status = kscope::cli::parse(app, args, out, err, kUsage)) return *status;
   try {
-    request = parse(args);
+    request.options = options_from(texts);
   } catch (const UsageError& e) {
     err << "kscope compare: " << e.message << "\n" << kUsage;
-    return kUsageError;
-  }
-  if (!request) {
-    out << kHelp;
-    return 0;
+    return kscope::cli::kUsageError;
   }
   try {
-    const kscope::Results baseline = kscope::load_results(request->baseline);
-    const kscope::Results candidate = kscope::load_results(request->candidate);
-    const kscope::Comparison comparison = kscope::compare(baseline, candidate, request->options);
-    if (request->json) print_json(*request, comparison, out);
-    else print_text(*request, baseline, candidate, comparison, out, colours_wanted(terminal));
+    const kscope::Results baseline = kscope::load_results(request.baseline);
+    const kscope::Results candidate = kscope::load_results(request.candidate);
+    const kscope::Comparison comparison = kscope::compare(baseline, candidate, request.options);
+    if (request.json) print_json(request, comparison, out);
+    else print_text(request, baseline, candidate, comparison, out, colours_wanted(terminal));
     return comparison.count(kscope::Verdict::slower) ? kSlower : kNothingSlower;
   } catch (const kscope::Error& e) {
     err << "kscope compare: " << e.what() << "\n";

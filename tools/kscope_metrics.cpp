@@ -2,6 +2,9 @@
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "metrics_command.hpp"
 
-int main(int argc, char** argv) { return metrics_command("kscope-metrics", {argv + 1, argv + argc}); }
+int main(int argc, char** argv) {
+  return kscope::cli::flushed(metrics_command("kscope-metrics", {argv + 1, argv + argc}));
+}

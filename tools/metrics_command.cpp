@@ -1,4 +1,4 @@
-// `kscope metrics` and `kscope-metrics`: the hardware metrics Backend::counters can collect, from
+// `kscope metrics` and `kscope-metrics`: the hardware metrics the counters backend can collect, from
 // CUPTI's metric database. With --chip it runs offline (no GPU); without, it asks the current CUDA
 // device.
 //   [--chip GH100] [FILTER]          base metrics whose name contains FILTER
@@ -12,26 +12,38 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "command_line.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
 
 namespace {
 
-constexpr int kUsage = 64;
+constexpr int kRefused = 1;
 
-int usage(const std::string& program, std::FILE* to) {
-  const std::string text = "usage: " + program + " [--chip CHIP] [--full] [FILTER]\n" +
-                           "       " + program + " [--chip CHIP] --describe NAME\n" +
-                           "       " + program + " [--chip CHIP] --passes METRIC[,METRIC...]\n" +
-                           "       " + program + " --chips | --sol\n" +
-                           "CHIP is a CUPTI chip name such as GH100 (H100/H200); without --chip the current GPU's is used.\n";
-  std::fputs(text.c_str(), to);
-  return to == stdout ? 0 : kUsage;
+std::string usage(const std::string& program) {
+  return "usage: " + program + " [--chip CHIP] [--full] [FILTER]\n" +
+         "       " + program + " [--chip CHIP] --describe NAME\n" +
+         "       " + program + " [--chip CHIP] --passes METRIC[,METRIC...]\n" +
+         "       " + program + " --chips | --sol\n";
 }
+
+const char* const kDescription =
+    "The hardware metrics the counters backend can collect, from CUPTI's metric database (Nsight\n"
+    "Compute's names). With --chip it runs offline, without a GPU; without, it asks the current GPU.";
+
+const char* const kFooter =
+    "CHIP is a CUPTI chip name such as GH100 (H100/H200); --chips lists them.\n"
+    "\n"
+    "Exit status:\n"
+    "  0   listed\n"
+    "  1   the metric database refused (an unknown chip or metric, no GPU without --chip)\n"
+    "  64  bad command line\n"
+    "  74  the output could not be written\n";
 
 std::vector<std::string> split_commas(const std::string& list) {
   std::vector<std::string> out;
@@ -86,59 +98,49 @@ int describe(const std::string& chip, const std::string& name) {
 }
 
 int sol() {
-  std::printf("Speed-of-Light preset (kscope::sol_metrics()):\n");
+  std::printf("Speed-of-Light preset (C++ kscope::sol_metrics(), Python kscope.sol_metrics()):\n");
   for (const auto& m : kscope::sol_metrics()) std::printf("  %s\n", m.c_str());
   std::printf("Bottleneck rule: %s\n", kscope::bottleneck_rule().c_str());
   return 0;
 }
 
-int run(const std::string& program, const std::vector<std::string>& args) {
-  std::string chip, filter, describe_name, passes;
-  bool full = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const auto value = [&](std::string& into) {
-      if (i + 1 >= args.size()) return false;
-      into = args[++i];
-      return true;
-    };
-    if (arg == "--chip") {
-      if (!value(chip)) return usage(program, stderr);
-    } else if (arg == "--describe") {
-      if (!value(describe_name)) return usage(program, stderr);
-    } else if (arg == "--passes") {
-      if (!value(passes)) return usage(program, stderr);
-    } else if (arg == "--full") {
-      full = true;
-    } else if (arg == "--chips") {
-      for (const auto& c : kscope::supported_chips()) std::printf("%s\n", c.c_str());
-      return 0;
-    } else if (arg == "--sol") {
-      return sol();
-    } else if (arg == "-h" || arg == "--help") {
-      return usage(program, stdout);
-    } else if (arg.rfind("--", 0) == 0 || !filter.empty()) {
-      return usage(program, stderr);
-    } else {
-      filter = arg;
-    }
-  }
-  if (!describe_name.empty()) return describe(chip, describe_name);
-  if (!passes.empty()) {
-    const auto metrics = split_commas(passes);
-    std::printf("%zu\n", kscope::count_passes(metrics, chip));
+struct Request {
+  std::string chip, filter, describe, passes;
+  bool full = false, chips = false, sol = false;
+};
+
+int run(const Request& r) {
+  if (r.chips) {
+    for (const auto& c : kscope::supported_chips()) std::printf("%s\n", c.c_str());
     return 0;
   }
-  return list(chip, filter, full);
+  if (r.sol) return sol();
+  if (!r.describe.empty()) return describe(r.chip, r.describe);
+  if (!r.passes.empty()) {
+    std::printf("%zu\n", kscope::count_passes(split_commas(r.passes), r.chip));
+    return 0;
+  }
+  return list(r.chip, r.filter, r.full);
 }
 
 }  // namespace
 
 int metrics_command(const std::string& program, const std::vector<std::string>& args) {
+  CLI::App app{kDescription, program};
+  app.footer(kFooter);
+  Request r;
+  app.add_option("FILTER", r.filter, "list only the base metrics whose name contains it")->type_name("");
+  app.add_option("--chip", r.chip, "a CUPTI chip name, e.g. GH100; without it the current GPU's")->type_name("CHIP");
+  app.add_flag("--full", r.full, "one line per full name (base and suffix), with its unit");
+  app.add_option("--describe", r.describe, "type, unit, description and suffixes of one metric")->type_name("NAME");
+  app.add_option("--passes", r.passes, "the replay passes these metrics need together")->type_name("METRIC[,METRIC...]");
+  app.add_flag("--chips", r.chips, "the chips CUPTI knows");
+  app.add_flag("--sol", r.sol, "the Speed-of-Light preset and the bottleneck rule");
+  if (const auto status = kscope::cli::parse(app, args, std::cout, std::cerr, usage(program))) return *status;
   try {
-    return run(program, args);
+    return run(r);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(), e.what());
-    return 1;
+    return kRefused;
   }
 }

@@ -14,7 +14,10 @@ import workloads
 
 
 def make(prefix):
-    @kscope.analyze.kernel(configs=[(1 << 16,), (1 << 20,)], runs=5, output_prefix=prefix, output_csv=True)
+    # overwrite=True: running the example again replaces its files; without it kscope refuses to
+    # replace an earlier sweep's data (resume=True would continue it instead).
+    @kscope.analyze.kernel(configs=[(1 << 16,), (1 << 20,)], runs=5, output_prefix=prefix, output_csv=True,
+                           overwrite=True)
     def vector_add(n):
         x, y = workloads.vectors(n)
         with kscope.annotate("add"):

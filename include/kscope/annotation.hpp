@@ -7,6 +7,10 @@
 
 namespace kscope {
 
+namespace detail {
+class AnnotationAccess;
+}
+
 class Annotation {
  public:
   // Opens the region. Throws AnnotationUseError if another region is open (no nesting) or the name
@@ -21,6 +25,7 @@ class Annotation {
   void mark_failed(const std::string& reason = "");
 
  private:
+  friend class detail::AnnotationAccess;
   std::size_t region_ = 0;
   std::size_t run_ = 0;  // the body call it was opened in: a region that outlives it closes nothing later
   bool active_ = false;

@@ -28,5 +28,7 @@ const std::vector<ColumnSpec>& summary_columns();
 const std::vector<ColumnSpec>& sample_columns();
 // The summary columns a readable view shows (after Annotation and the axes), with short headers.
 const std::vector<std::pair<std::string, std::string>>& console_columns();
+// The roofline's columns a readable view adds after those when a row has declared work.
+const std::vector<std::pair<std::string, std::string>>& roofline_console_columns();
 
 }  // namespace kscope

@@ -50,6 +50,7 @@ struct DoctorDevice {
   int sm_count = 0;
   std::size_t l2_bytes = 0;
   std::size_t memory_bytes = 0;
+  int memory_bus_width_bits = 0;
   double rated_sm_clock_mhz = NAN;      // NVML's maximum clock, else CUDA's attribute
   double rated_memory_clock_mhz = NAN;
   bool primary_context_active = false;  // before the doctor ran (known when CUDA was initialised)
@@ -109,8 +110,8 @@ enum class CheckStatus { ok, warning, error, skipped };
 std::string to_string(CheckStatus status);  // "ok", "warning", "error", "skipped"
 
 struct DoctorCheck {
-  std::string id;                    // "driver", "devices", "cuda_init", "nvml", "clock_lock", "cupti",
-                                     // "cupti_owner", "counters", "ncu"
+  std::string id;                    // "driver", "devices", "roofs", "cuda_init", "nvml", "clock_lock",
+                                     // "cupti", "cupti_owner", "counters", "ncu"
   CheckStatus status = CheckStatus::ok;
   std::string summary;               // one line
   std::vector<std::string> details;  // more lines (one per device, ...)

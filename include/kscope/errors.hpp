@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace kscope {
 
@@ -28,7 +29,8 @@ class AnnotationError : public Error {
 };
 
 // An annotation used against the rules: opened while another is open (no nesting), its name
-// repeated in one run, left open when the body returns, or other regions opened in a replay pass.
+// repeated in one run, left open when the body returns, other regions opened in a replay pass, or
+// with the energy metrics other than exactly one annotation in a run.
 // Thrown where the annotation opens, so the body may catch it and go on (Python: also a ValueError).
 class AnnotationUseError : public AnnotationError {
  public:
@@ -59,6 +61,20 @@ class CudaError : public BackendError {
 class InternalError : public Error {
  public:
   using Error::Error;
+};
+
+// A file could not be read or written: it does not exist, is a directory, is not permitted, or is
+// something other than a regular file (a device, a FIFO) that kscope will not replace. path() is
+// the file named; code() the operating system's reason (std::errc), empty when there is none.
+class FileError : public Error {
+ public:
+  FileError(const std::string& message, std::string path, std::error_code code = {});
+  const std::string& path() const { return path_; }
+  std::error_code code() const { return code_; }
+
+ private:
+  std::string path_;
+  std::error_code code_;
 };
 
 // The GPU did not cool down to the resume threshold within thermal_timeout_s.

@@ -86,6 +86,23 @@ struct ClockReading {
   std::optional<std::uint64_t> event_reasons;  // NVML clock-event reason bits, when known
 };
 
+// One reading of a GPU's total-energy counter.
+struct EnergyReading {
+  std::uint64_t millijoules = 0;  // since the driver loaded; wraps around at 2^64
+  double time_s = 0;              // when it was read, on the counter's now_s() clock
+};
+
+// A GPU's total-energy counter (NVML's on the real backends, a simulated GPU's in tests) and the
+// clock its readings are timed on. The counter changes only at its own updates (every ~100 ms on
+// an H200), each bringing the energy used since the one before.
+class EnergyCounter {
+ public:
+  virtual ~EnergyCounter() = default;
+  // Throws BackendError naming why the counter cannot be read (no NVML, no counter on this GPU).
+  virtual EnergyReading read() = 0;
+  virtual double now_s() = 0;
+};
+
 // Telemetry and clock control of the measured GPU: NVML on the real backends, fakes in tests.
 class DeviceControl {
  public:
@@ -97,6 +114,9 @@ class DeviceControl {
   // BackendError naming the fix when not permitted or not supported.
   virtual ClockReading lock_base_clocks() = 0;
   virtual void restore_clocks() noexcept = 0;
+  // The GPU's total-energy counter, for the energy metrics (kscope/energy.hpp); nullptr where
+  // there is none to ask. Its read() says why, where it cannot be read.
+  virtual EnergyCounter* energy_counter() { return nullptr; }
 };
 
 class MeasurementBackend {
@@ -120,6 +140,8 @@ class MeasurementBackend {
   virtual void begin_batch(std::size_t /*runs*/) {}
   virtual void begin_run(const RunContext& /*run*/) {}
   virtual void flush_cache() = 0;
+  // Waits until the GPU has finished the work launched so far (energy windows end on it).
+  virtual void synchronize() {}
   virtual void region_begin(const RegionContext& region) = 0;
   virtual void region_end(const RegionContext& region) = 0;
   // `regions`: what the run opened, in order.

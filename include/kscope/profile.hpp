@@ -19,7 +19,8 @@ using Body = std::function<void(const Config&)>;
 // backend cannot work here, and SweepError (with the partial results) when a config fails.
 Results profile(const Sweep& sweep, const Settings& settings, const Body& body);
 
-// The same with a backend supplied by the caller (used by kscope's tests and extensions).
+// The same with a backend supplied by the caller: kscope::testing::SimulatedBackend (kscope/testing.hpp,
+// target kscope::testing) for tests of a sweep without a GPU, or an extension's backend.
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kscope/config.hpp"
+#include "kscope/roofline.hpp"
 #include "kscope/settings.hpp"
 #include "kscope/statistics.hpp"
 #include "kscope/table.hpp"
@@ -34,6 +35,10 @@ struct SessionInfo {
   std::string host;
   double rated_sm_clock_mhz = 0;      // NaN when unknown
   double rated_memory_clock_mhz = 0;  // NaN when unknown
+  // What the roofs come from (kscope/roofline.hpp); 0 when unknown.
+  std::size_t sm_count = 0;
+  std::size_t compute_capability = 0;     // major * 10 + minor: 90 for sm_90
+  std::size_t memory_bus_width_bits = 0;
   double locked_sm_clock_mhz = NAN;   // the clocks held by clock_control=base; NaN when not locked
   double locked_memory_clock_mhz = NAN;
   std::size_t thermal_pauses = 0;     // pauses of the thermal guard during the session
@@ -42,6 +47,16 @@ struct SessionInfo {
   // The metrics the backend measured, in its order; the rows' other metrics are derive_metric's.
   // Empty in results files written before kscope recorded it.
   std::vector<std::string> metrics;
+  // With the energy metrics (NaN without): the GPU's idle power measured in the session, the
+  // energy of one L2 flush (taken out of each run's), and how often its energy counter updates.
+  double idle_power_w = NAN;
+  double flush_energy_j = NAN;
+  double energy_update_s = NAN;
+  // When and under which load the session measured: local time with its UTC offset
+  // ("2025-01-31T17:02:11+01:00"), and the host's 1, 5 and 15 minute load averages as it opened;
+  // empty when unknown (results files of kscope 0.1.0 before these were saved).
+  std::string started_at;
+  std::vector<double> load_avg;
 
   // "default", "strict", "continuous" or "custom" (mode_name)
   std::string mode() const { return mode_name(cache_control, clock_control); }
@@ -143,6 +158,11 @@ struct SummaryRow {
   std::optional<bool> converged;     // adaptive sampling: the target was met; empty for fixed runs
   std::size_t thermal_pauses;        // thermal-guard pauses during this config
   std::vector<Cell> info = {};       // the info collectors' cells (InfoColumns::summary)
+  // Settings::work of the row's annotation at its config, on each of its rows (what a per-row
+  // figure such as energy divides by); nullopt when none was declared.
+  std::optional<Work> work = {};
+  // The annotation's duration row with declared work: where it stands under the roofs; NaN otherwise.
+  RooflinePoint roofline = {};
 };
 
 // The columns of Settings::info_collectors (kscope/info_collector.hpp), after the schema's in each

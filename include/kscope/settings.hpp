@@ -9,7 +9,9 @@
 #include "kscope/config.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/progress.hpp"
+#include "kscope/roofline.hpp"
 #include "kscope/shard.hpp"
+#include "kscope/work.hpp"
 
 namespace kscope {
 
@@ -146,6 +148,11 @@ struct Settings {
   std::vector<std::string> ignore_kernel_list;  // kernels dropped before attribution (exact name)
   DeriveMetric derive_metric;
   std::string normalize_against;              // annotation whose AvgValue divides the others'
+  // The bytes and FLOPs each annotation must move and do at each config (kscope/work.hpp), called
+  // once per annotation and config: its duration rows then carry the roofline columns
+  // (kscope/roofline.hpp; README "Why is it slow, without counters").
+  DeclaredWork work;
+  BoundThresholds bound_thresholds;           // when such a row is memory-, compute- or latency-bound
 
   Sampling sampling = Sampling::fixed;
   AdaptiveSampling adaptive;
@@ -162,6 +169,9 @@ struct Settings {
   InfoCollectorErrors info_collector_errors = InfoCollectorErrors::warn;  // as Nsight Python
 
   double stable_rsd_pct = 2.0;    // StableMeasurement = RelativeStdDevPct below this
+  // With the energy metrics (kscope/energy.hpp) in `metrics`: each recorded run is a window in which
+  // the body runs back to back for at least this long (the energy counter updates every ~0.1 s).
+  double energy_window_s = 1.0;
   // If set: <prefix>summary.csv and <prefix>results.json at the end; <prefix>samples.csv (raw
   // samples), <prefix>manifest.json and <prefix>progress.jsonl written as the sweep goes, each
   // config's samples on disk once it finishes (Backend::ncu: everything at the end). The directory
@@ -177,6 +187,10 @@ struct Settings {
   // crash loses at most the configs finished in the last fsync_interval_s seconds. 0: after every
   // config (each flush costs about a millisecond on a local disk: much more than a short config).
   double fsync_interval_s = 1.0;
+  // Replace the files of an earlier sweep under output_prefix. Without it (and without resume) a
+  // prefix that holds them is refused before anything runs: kscope never deletes measured data
+  // unasked.
+  bool overwrite = false;
   // Measure only this shard's configs (kscope/shard.hpp), its files under output_prefix +
   // "shard-<index>-of-<count>-"; kscope::merge joins the shards. Unset: the environment variable
   // KSCOPE_SHARD=index/count, if set; else the whole sweep.
@@ -194,6 +208,8 @@ struct Settings {
 // only cupti__kernel_duration, events when it holds only events__region_duration, otherwise
 // counters (Nsight Compute metric names, with ncu's meaning, measured in this process; where the
 // counters are not permitted the call fails naming the fix: other metrics are never substituted).
+// The energy metrics (kscope/energy.hpp) go with either duration backend and leave the choice to
+// the other names (cupti when there are none).
 // Throws ConfigError when the metrics mix a duration backend's metric with other names.
 Backend chosen_backend(const Settings& settings);
 

@@ -17,7 +17,7 @@ class Sweep {
   Sweep& zip(std::vector<std::string> names, std::vector<std::vector<Value>> rows);
 
   // Every configuration, first axis slowest. Throws ConfigError (arity, types, empty axes,
-  // duplicate names) before anything runs.
+  // duplicate names, a value or zipped row given twice) before anything runs.
   std::vector<Config> configs() const;
   std::vector<std::string> names() const;
   void validate() const;
@@ -27,6 +27,8 @@ class Sweep {
     std::vector<std::string> names;
     std::vector<std::vector<Value>> rows;
   };
+  static void check_unique(const Group& group, const std::string& label);
+
   std::vector<Group> groups_;
 };
 

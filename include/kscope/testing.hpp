@@ -1,18 +1,64 @@
 #pragma once
-// A simulated backend for testing the engine without a GPU. It lives in the separate library
-// kscope_testing, is never chosen through Settings::backend, and every row it produces says
-// "test (simulated)" in the Backend column.
+// A simulated backend for testing a sweep without a GPU (kscope's own CPU tests, a user's CI): give
+// it to profile_with_backend and launch() "kernels" of known durations from the body. It lives in
+// the separate library kscope_testing (CMake target kscope::testing, installed with the package),
+// is never chosen through Settings::backend, and every row it produces says "test (simulated)" in
+// the Backend column.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kscope/measurement_backend.hpp"
 
 namespace kscope::testing {
 
-// A scripted GPU for the clock, throttle and thermal logic.
+// How the simulated GPU draws power, and its total-energy counter.
+struct SimulatedPower {
+  double idle_w = 100;       // with nothing running
+  double kernel_w = 300;     // while a launched kernel runs
+  double flush_w = 200;      // while an L2 flush runs
+  double flush_s = 20e-6;    // one flush
+  double update_s = 0.01;    // the counter changes this often (an H200's: ~0.1 s)
+  double read_s = 0.001;     // one read of the counter (an H200's: ~3 ms)
+  std::uint64_t start_mj = 1'000'000'000;  // the counter at time 0
+};
+
+// The simulated GPU's total-energy counter. Simulated time passes only as the GPU works (run())
+// and as the counter is read; between updates the counter shows the energy as of the last one,
+// in whole millijoules, wrapping around at 2^64 as NVML's unsigned 64-bit value would.
+class SimulatedEnergy final : public EnergyCounter {
+ public:
+  // Before the session: the counter starts at power.start_mj.
+  void set_power(SimulatedPower power);
+  const SimulatedPower& power() const { return power_; }
+  // The GPU draws `watts` for `seconds`.
+  void run(double seconds, double watts);
+  // Makes read() throw BackendError(message), as a GPU without the counter.
+  void remove(std::string message) { missing_ = std::move(message); }
+  // The counter continues from `millijoules` at its next update (as after a driver reload).
+  void restart_at(std::uint64_t millijoules);
+  std::size_t reads() const { return reads_; }
+
+  // Each read takes read_s, half of it before the value is taken, at idle power.
+  EnergyReading read() override;
+  double now_s() override { return now_s_; }
+
+ private:
+  std::uint64_t counter_at(double energy_j) const;
+
+  SimulatedPower power_;
+  double now_s_ = 0;
+  double energy_j_ = 0;  // since time 0
+  std::uint64_t offset_mj_ = power_.start_mj;  // the counter is offset + the energy used, in mJ
+  std::uint64_t shown_mj_ = power_.start_mj;   // as of the last update
+  std::string missing_;
+  std::size_t reads_ = 0;
+};
+
+// A scripted GPU for the clock, throttle, thermal and energy logic.
 class FakeDevice final : public DeviceControl {
  public:
   // Readings returned in turn by clocks() (cycled); NaN when empty.
@@ -31,8 +77,11 @@ class FakeDevice final : public DeviceControl {
   std::optional<double> thermal_margin_c() override;
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
+  EnergyCounter* energy_counter() override { return &energy_; }
+  SimulatedEnergy& energy() { return energy_; }
 
  private:
+  SimulatedEnergy energy_;
   std::vector<ClockReading> clocks_;
   std::size_t clock_cursor_ = 0;
   std::vector<double> margins_;
@@ -42,12 +91,26 @@ class FakeDevice final : public DeviceControl {
   std::size_t locks_ = 0, restores_ = 0;
 };
 
+// The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.
+struct SimulatedDevice {
+  std::string name = "simulated GPU (no measurement)";
+  double rated_sm_clock_mhz = 1980;
+  double rated_memory_clock_mhz = 3201;
+  std::size_t sm_count = 132;
+  std::size_t compute_capability = 90;
+  std::size_t memory_bus_width_bits = 6144;
+};
+
 class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();
 
+  // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
+  void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
+
   // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
-  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them).
+  // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
+  // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
 
   FakeDevice& device() { return device_; }
@@ -80,7 +143,7 @@ class SimulatedBackend final : public MeasurementBackend {
   bool batch_has_room() const override;
   void begin_batch(std::size_t runs) override;
   void begin_run(const RunContext& run) override;
-  void flush_cache() override { ++flushes_; }
+  void flush_cache() override;
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
   void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
@@ -104,6 +167,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t current_run_ = 0;  // in the batch
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
+  SimulatedDevice simulated_device_;
   std::uint64_t gpu_clock_ns_ = 0;  // where the last simulated kernel ended
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;

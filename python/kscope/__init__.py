@@ -9,13 +9,16 @@ may come before or after torch/CUDA initialisation.
 """
 
 from . import analyze, exceptions, experimental, info_collector, testing, tools, utils
-from ._core import __version__, bottleneck_rule, count_passes, describe_metric, list_metrics, sol_metrics
+from ._core import __version__, bottleneck_rule, sol_metrics
+from ._metrics import count_passes, describe_metric, list_metrics
 from ._compare import CompareWarning, compare, load
 from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._shard import MergeWarning, merge
 from ._doctor import doctor
+from .energy import energy_efficiency, energy_metrics
 from ._results import speed_of_light
+from ._roofline import Work
 from .annotation import annotate
 from .info_collector import CollectionScope, InfoCollector
 from .errors import (
@@ -57,6 +60,7 @@ __all__ = [
     "ThermalError",
     "Tool",
     "VerbosityLevel",
+    "Work",
     "activate",
     "analyze",
     "annotate",
@@ -67,6 +71,8 @@ __all__ = [
     "deactivate",
     "describe_metric",
     "doctor",
+    "energy_efficiency",
+    "energy_metrics",
     "exceptions",
     "experimental",
     "get_active_tool",

@@ -3,6 +3,7 @@ kscope/bin/, the same ``kscope`` a CMake build makes (tools/kscope_cli.cpp), wit
 arguments and exit status."""
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -18,4 +19,8 @@ def main() -> int:
             f"kscope: this installation has no kscope program ({PROGRAM}): reinstall kscope from its "
             "source directory (pip install --no-build-isolation --no-deps .), which builds and bundles it\n")
         return NOTHING_CAN_MEASURE
+    # Python ignores SIGPIPE, and an ignored signal stays ignored across exec: give the program the
+    # default back, so that `kscope ... | head` ends it as it ends any Unix tool (and as the CMake
+    # build's kscope, started by a shell, is ended).
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.execv(PROGRAM, [str(PROGRAM), *sys.argv[1:]])

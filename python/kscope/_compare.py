@@ -14,7 +14,7 @@ import warnings
 
 import pandas as pd
 
-from . import _core
+from . import _core, _plot
 from ._results import ProfileResults, _config_column, _engine_column
 from .errors import ConfigError, ProfilerWarning
 
@@ -40,8 +40,9 @@ def load(path: str | os.PathLike[str]) -> ProfileResults:
     Its config columns hold the values the engine kept: ints, floats, strings and bools as they
     were; any other config value (a torch dtype, a tuple, a tensor) as the short repr() label it
     was saved as (e.g. 'torch.float16'), since the objects themselves cannot be saved.
-    Raises ConfigError for a file that is not a kscope results file or is of another format
-    version, and ProfilerException for a file that cannot be read.
+    Raises FileNotFoundError, IsADirectoryError or PermissionError (OSError) for a path that
+    cannot be read, as open() does, and ConfigError for a file that is not a kscope results file
+    or is of another format version.
     """
     core = _core.load_results(os.fspath(path))
     return ProfileResults(core, core.configs(), core.axis_names)
@@ -82,6 +83,8 @@ def compare(
     The config columns hold the baseline's config values (the candidate's for rows only in it):
     the original objects for a ProfileResults just measured, the saved labels for a loaded one.
     """
+    if plot is not None:
+        _plot.check_filename(os.fspath(plot), "kscope.compare(plot=...)")  # before the comparison is computed
     base = _as_results(baseline, "baseline")
     cand = _as_results(candidate, "candidate")
     options = _core.CompareOptions()
@@ -112,7 +115,14 @@ def compare(
     for message in messages:
         warnings.warn(message, CompareWarning, stacklevel=2)
     if plot is not None:
-        draw_comparison(frame, axes, os.fspath(plot), threshold_pct)
+        try:
+            draw_comparison(frame, axes, os.fspath(plot), threshold_pct)
+        except Exception as e:
+            e.comparison = frame  # type: ignore[attr-defined]
+            if hasattr(e, "add_note"):  # Python 3.11+
+                e.add_note("kscope: the comparison was computed before plotting failed; its DataFrame is in this "
+                           "exception's .comparison")
+            raise
     return frame
 
 

@@ -131,13 +131,46 @@ def _label(v):
     return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
 
 
-def engine_rows(configs, n_params):
+def _same(a, b):
+    """Whether two config values are one value: the same object, or of one type and equal (a
+    tensor's elementwise == is no answer: two tensors are one value only as one object)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    try:
+        equal = a == b
+    except Exception:
+        return False
+    return isinstance(equal, (bool, np.bool_)) and bool(equal)
+
+
+def engine_rows(configs, names):
     """The configs as the engine's sweep rows: native values where a whole parameter has one
-    engine type, repr() labels otherwise (see the module docstring)."""
-    columns = []
+    engine type, repr() labels otherwise (see the module docstring). A config given twice is a
+    ConfigError; configs of objects that only look alike (one label) get labels told apart by
+    their position, "#2", "#3", ... after the first."""
+    n_params = len(names)
+    columns, labelled = [], []
     for p in range(n_params):
         values = [c[p] for c in configs]
         types = {_engine_type(v) for v in values}
         kind = types.pop() if len(types) == 1 else None
         columns.append([kind(v) for v in values] if kind else [_label(v) for v in values])
-    return [list(row) for row in zip(*columns)] if n_params else [[] for _ in configs]
+        if not kind:
+            labelled.append(p)
+    rows = [list(row) for row in zip(*columns)] if n_params else [[] for _ in configs]
+    alike: dict[tuple, list[int]] = {}
+    for i, row in enumerate(rows):
+        earlier = alike.setdefault(tuple(row), [])
+        for j in earlier:
+            if all(_same(configs[i][p], configs[j][p]) for p in range(n_params)):
+                given = ", ".join(f"{name}={configs[i][p]!r}" for p, name in enumerate(names))
+                raise ConfigError(
+                    f"configs {j + 1} and {i + 1} are the same ({given}): each config is measured once; "
+                    f"remove the repeat"
+                )
+        earlier.append(i)
+        if len(earlier) > 1 and labelled:
+            rows[i][labelled[0]] += f" #{len(earlier)}"
+    return rows

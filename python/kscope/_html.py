@@ -61,9 +61,12 @@ def results_html(df, parameters):
     """The HTML of a summary DataFrame (ProfileResults.to_dataframe()); all text escaped."""
     if df.empty:
         return "<p>kscope: no results</p>"
+    declared = "WorkKind" in df and df["WorkKind"].notna().any()
+    roofline = [c for c, _ in _core.roofline_console_columns()] if declared else []
     shown = [c for c in ["Annotation", *parameters, "Metric", "Unit", "AvgValue", "RelativeStdDevPct",
-                         "NumRuns", "ObservedSMClockMHz"] if c in df.columns]
-    headers = dict(_core.console_columns())  # the engine's short names, as the text view shows them
+                         "NumRuns", "ObservedSMClockMHz", *roofline] if c in df.columns]
+    # the engine's short names, as the text view shows them
+    headers = dict(_core.console_columns() + _core.roofline_console_columns())
     flags_of = [_flags(row) for row in df.to_dict("records")]
     flagged_rows = sum(bool(f) for f in flags_of)
     body = []

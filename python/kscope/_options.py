@@ -106,8 +106,8 @@ class Options:
                  ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None, info_collectors=None, resume=False, fsync_interval_s=1.0, shard=None,
-                 info_collector_errors="warn"):
+                 ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn",
+                 energy_window=1.0, overwrite=False, work=None, bound_thresholds=None, fsync_interval_s=1.0):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -139,12 +139,14 @@ class Options:
         if output_prefix is not None and not isinstance(output_prefix, str):
             raise ConfigError(f"output_prefix must be a path prefix string, not {output_prefix!r}")
         self.output_prefix = output_prefix
-        self.output_csv = bool(output_csv)
+        self.output_csv = _flag("output_csv", output_csv)
         self.resume = _flag("resume", resume)
+        self.overwrite = _flag("overwrite", overwrite)
         self.fsync_interval_s = _number("fsync_interval_s", fsync_interval_s)
         self.shard = _shard.check_option(shard)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
+        self.energy_window = _number("energy_window", energy_window)
         self.ncu_sections = _names("ncu_sections", [ncu_sections] if isinstance(ncu_sections, str) else ncu_sections)
         if backend in ("test", "simulated", "testing"):
             raise ConfigError(
@@ -162,6 +164,9 @@ class Options:
             )
         self.info_collectors = info_collector.normalize(info_collectors)
         self.info_collector_errors = _choice("info_collector_errors", info_collector_errors, tuple(_COLLECTOR_ERRORS))
+        # Its functions' parameters are checked against the profiled function's (_ProfiledFunction).
+        self.work = work
+        self.bound_thresholds = self._bound_thresholds(bound_thresholds)
         # The engine's own checks, at decoration time (metrics against the backend: at the call,
         # whose backend a kscope.testing block may replace; the prefix's directory: at the call).
         self.validate()
@@ -199,6 +204,22 @@ class Options:
             if key in engine:
                 engine[key] = _number(f"adaptive['{key}']", engine[key])
         return engine
+
+    _THRESHOLD_KEYS = ("memory_pct", "compute_pct")
+
+    @classmethod
+    def _bound_thresholds(cls, thresholds):
+        """None: the engine's (60% each, as Speed of Light). A dict of memory_pct and/or compute_pct:
+        the percentages of the DRAM and compute roofs from which a row is memory- or compute-bound."""
+        if thresholds is None:
+            return {}
+        if not isinstance(thresholds, Mapping):
+            raise ConfigError(f"bound_thresholds must be a dict of {' and '.join(cls._THRESHOLD_KEYS)}, e.g. "
+                              f"{{'memory_pct': 70}}, not {thresholds!r}")
+        unknown = [k for k in thresholds if k not in cls._THRESHOLD_KEYS]
+        if unknown:
+            raise ConfigError(f"bound_thresholds has unknown keys {unknown}; valid keys: {', '.join(cls._THRESHOLD_KEYS)}")
+        return {key: _number(f"bound_thresholds['{key}']", value) for key, value in thresholds.items()}
 
     @staticmethod
     def _thermal(mode, wait, cont, timeout, device):
@@ -245,6 +266,7 @@ class Options:
         s.metrics = (self.metrics if metrics is None else metrics) or []
         s.output_prefix = output_prefix
         s.resume = self.resume
+        s.overwrite = self.overwrite
         s.fsync_interval_s = self.fsync_interval_s
         if isinstance(self.shard, tuple):
             s.shard = self.shard
@@ -258,7 +280,13 @@ class Options:
         s.normalize_against = self.normalize_against or ""
         s.throttled_runs = getattr(_core.ThrottledRuns, self.throttled_runs)
         s.info_collector_errors = getattr(_core.InfoCollectorErrors, _COLLECTOR_ERRORS[self.info_collector_errors])
+        s.energy_window_s = self.energy_window
         s.ncu_sections = self.ncu_sections
+        if self.bound_thresholds:
+            t = _core.BoundThresholds()
+            for key, value in self.bound_thresholds.items():
+                setattr(t, key, value)
+            s.bound_thresholds = t
         if self.adaptive is not None:
             s.sampling = _core.Sampling.adaptive
             a = _core.AdaptiveSampling()
@@ -271,10 +299,14 @@ class Options:
     def measured_metrics(settings, simulated=None):
         """The metrics a call with these engine settings measures, in the engine's order: those
         asked for, or what its backend measures by default (the simulated backend's one metric in
-        tests)."""
+        tests), then the energy metrics asked for, which a duration backend measures beside its own."""
+        energy = [m for m in dict.fromkeys(settings.metrics) if _core.is_energy_metric(m)]
+        asked = [m for m in settings.metrics if not _core.is_energy_metric(m)]
         if simulated is not None:
-            return list(settings.metrics) or [simulated.metric]
-        return list(settings.metrics) or list(_core.default_metrics(_core.chosen_backend(settings)))
+            return (asked or [simulated.metric]) + energy
+        if energy:  # a duration backend: its one metric, asked for or not
+            return list(_core.default_metrics(_core.chosen_backend(settings))) + energy
+        return asked or list(_core.default_metrics(_core.chosen_backend(settings)))
 
     def combine_adapter(self):
         """combine_kernel_metrics as the engine calls it: (a, b) -> float, its result checked."""

@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from . import _core, _html
+from . import _core, _html, _notebook, _roofline
 from ._configs import _engine_type
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # The engine's column schema: each column's type, and what the readable view shows (str()).
 _COLUMN_TYPES = dict(_core.summary_columns() + _core.sample_columns())
 _CONSOLE = _core.console_columns()
+_ROOFLINE_CONSOLE = _core.roofline_console_columns()
 
 
 class ProfileResults:
@@ -72,6 +73,33 @@ class ProfileResults:
         peak and the Bottleneck (kscope.bottleneck_rule() states the rule)."""
         return speed_of_light(self)
 
+    def roofs(self) -> pd.DataFrame:
+        """The roofs of the device these results were measured on: the DRAM bandwidth (GB/s) and the
+        peak FLOP/s (TFLOP/s) of each kind it has, at its rated clocks and at the mean of the clocks
+        observed during the samples (README: "Why is it slow, without counters")."""
+        return _roofline.roofs(self)
+
+    def plot_roofline(self, filename: str | os.PathLike[str] | None = None, *, title: str = "kscope roofline",
+                      annotate_points: bool = False, x_keys: Sequence[str] | None = None,
+                      plot_width: float = 8, plot_height: float = 6) -> Figure:
+        """Draws the rows with declared work (the work= option) on a roofline, log-log: one point
+        per annotation and config at (arithmetic intensity, achieved TFLOP/s) with its 95%
+        interval, under the DRAM roof and the compute roof of each declared FLOP kind, at the rated
+        clocks (solid) and the observed ones (dashed). Writes ``filename`` if given, shows the
+        figure inline in a Jupyter notebook, and returns it (also as ``self.figure``)."""
+        from ._plot import Style, check_filename
+
+        style = Style(filename=filename, metric=None, title=title, ylabel=None, annotate_points=annotate_points,
+                      show_aggregate=None, plot_type="roofline", plot_width=plot_width, plot_height=plot_height,
+                      row_panels=None, col_panels=None, x_keys=x_keys, print_data=False, variant_fields=None,
+                      variant_annotations=None, plot_callback=None)
+        if filename is not None:
+            check_filename(filename)
+        self.figure = _roofline.draw(self, style)
+        if _notebook.in_notebook():
+            _notebook.show_figure(self.figure)
+        return self.figure
+
     def __len__(self) -> int:
         return len(self._core)
 
@@ -85,8 +113,9 @@ class ProfileResults:
         head = (f"kscope: {s['GPU']} | backend {s['Backend']} | cache_control {s['CacheControl']} | "
                 f"clock_control {s['ClockControl']}")
         collected = [c for c in df.columns if c not in _COLUMN_TYPES and c != "Annotation" and c not in self.parameters]
-        view = df[["Annotation", *self.parameters, *(column for column, _ in _CONSOLE), *collected]]
-        return head + "\n" + view.rename(columns=dict(_CONSOLE)).to_string(index=False)
+        shown = list(_CONSOLE) + (list(_ROOFLINE_CONSOLE) if df["WorkKind"].notna().any() else [])
+        view = df[["Annotation", *self.parameters, *(column for column, _ in shown), *collected]]
+        return head + "\n" + view.rename(columns=dict(shown)).to_string(index=False)
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the session line and a compact table with a Flags column."""

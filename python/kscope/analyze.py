@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from . import _core, _notebook, _plot, _shard, info_collector, testing, tools
+from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel
 from ._results import ProfileResults
@@ -43,6 +43,7 @@ def kernel(
     info_collectors: Sequence[Any] | None = None,
     info_collector_errors: Literal["warn", "raise"] = "warn",
     resume: bool = False,
+    overwrite: bool = False,
     fsync_interval_s: float = 1.0,
     backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
     warmup_runs: int = 1,
@@ -50,6 +51,9 @@ def kernel(
     throttled_runs: Literal["keep", "exclude"] = "keep",
     ncu_sections: Sequence[str] | None = None,
     shard: Literal["auto"] | tuple[int, int] | None = None,
+    energy_window: float = 1.0,
+    work: _roofline.WorkOption = None,
+    bound_thresholds: Mapping[str, float] | None = None,
 ) -> Any:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -72,8 +76,13 @@ def kernel(
         events__region_duration). Without metrics and backend, kernel durations (cupti), unless
         a tool is active (kscope.activate, or KSCOPE_TOOL=ncu|cupti in the environment):
         Tool.NCU measures Nsight Python's default, gpu__time_duration.sum, with 'counters'.
+        kscope.energy_metrics() (nvml__energy_per_run in J, nvml__average_power in W,
+        nvml__energy_above_idle in J) are measured beside a duration backend's durations:
+        each recorded run is then a window of back-to-back runs (see energy_window).
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
-        value, (value, unit), or a dict of them.
+        value, (value, unit), or a dict of them. With the energy metrics it gets the duration,
+        then the energy metrics as asked, per window; kscope.energy_efficiency(joules, flop=...,
+        bytes=...) returns FLOP/J and bytes/J.
     normalize_against: annotation whose AvgValue divides the others' at the same config.
     ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
@@ -88,7 +97,9 @@ def kernel(
         is back to thermal_cont (as Nsight Python). thermal_device is checked but not applied:
         the guard watches the profiled GPU.
     verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
-    output_prefix: the engine writes {prefix}{func}-{n}-summary.csv, -samples.csv and
+    output_prefix: a directory ('out/'; an existing directory's name without the slash, 'out',
+        means the same) or a path prefix ('out/run_'). The engine writes
+        {prefix}{func}-{n}-summary.csv, -samples.csv and
         -results.json for the n-th successful call (and, with backend='ncu', its Nsight Compute
         report and logs; without a prefix those go to a temporary directory). The raw samples
         are streamed: -samples.csv gets each config's samples as it finishes (with
@@ -105,6 +116,10 @@ def kernel(
         measured, and the whole table returned. Refused (ConfigError naming what differs) if
         the GPU, backend, sweep or measurement options differ; with nothing on disk every config
         is measured.
+    overwrite (kscope): with output_prefix, replace the files of an earlier sweep there. Without
+        it (or resume), a call whose {prefix}{func}-{n}- already holds a sweep's files (or whose
+        output_csv files exist) raises ConfigError before measuring anything: kscope never deletes
+        measured data unasked. A second process on the same prefix is refused while the first runs.
     output_csv: also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
         {prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a
         temporary directory when no prefix is given).
@@ -137,6 +152,23 @@ def kernel(
         (SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT). None (the default) still honours KSCOPE_SHARD.
         A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
         `kscope merge` joins them. README "Scaling out" shows both launch styles.
+    energy_window (kscope): with the energy metrics, each recorded run is a window in which the
+        function runs back to back for at least this many seconds (1.0; the GPU's energy counter
+        updates about every 0.1 s), and every metric's sample is the window's: the durations are
+        its runs' mean, the energy its counter's difference per run. Each run must open exactly
+        one annotation. README "Energy" says what the energy includes and what is taken out.
+    work (kscope): what each region must do, for the roofline without counters: a function of
+        the config's values (as derive_metric gets them) returning a kscope.Work (bytes moved
+        between DRAM and the SMs, FLOPs, their kind) or None, called once per annotation and
+        config; or a dict of such functions per annotation. E.g.
+        ``work=lambda n: kscope.Work(bytes=8 * n)`` for a copy of n floats. Each duration row of
+        a region with declared work then gets AchievedGBps, DRAMRoofPct, AchievedTFLOPs,
+        ComputeRoofPct (with their 95% intervals), ArithmeticIntensity and Bound, against the
+        device's roofs at the clocks observed around each run (README "Why is it slow, without
+        counters"); ProfileResults.roofs() lists the roofs, plot_roofline() draws them.
+    bound_thresholds (kscope): {'memory_pct': 60, 'compute_pct': 60}: the percentages of the DRAM
+        and compute roofs from which a row's Bound is memory or compute (the larger one decides
+        when both are reached; latency when neither is). 60% each by default, as Speed of Light.
     """
     options = Options(
         runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
@@ -145,10 +177,12 @@ def kernel(
         clock_control=clock_control, cache_control=cache_control, replay_mode=replay_mode,
         thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
-        output_prefix=output_prefix, output_csv=output_csv, resume=resume, fsync_interval_s=fsync_interval_s,
-        backend=backend,
+        output_prefix=output_prefix, output_csv=output_csv, resume=resume, overwrite=overwrite,
+        fsync_interval_s=fsync_interval_s, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
         info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
+        energy_window=energy_window,
+        work=work, bound_thresholds=bound_thresholds,
     )
 
     def decorate(func: Callable[..., object]) -> Callable[..., ProfileResults]:
@@ -170,6 +204,7 @@ class _ProfiledFunction:
         self.signature = Signature(func)
         self.options = options
         options.validate(self.signature.names)  # collector names against the parameters
+        self.work = _roofline.check_option(options.work, len(self.signature.names))
         # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
         self.configs = configs
         self.calls = 0  # successful calls: the {n} of the CSV names
@@ -213,11 +248,13 @@ class _ProfiledFunction:
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
+        self._check_earlier_csv(placement.shard)
         if placement.launcher is not None:  # shard='auto' found one (a (index, count) option is in settings)
             settings.shard = placement.shard
         if placement.launcher == "torchrun":
             _shard.use_local_gpu(settings, placement.local_rank)
         derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))
+        work = _roofline.adapter(self.work, configs)
         returned: list[int] = []
 
         def body(config_index: int) -> None:
@@ -226,7 +263,7 @@ class _ProfiledFunction:
 
         progress = _notebook.progress_display(opts.verbosity >= VerbosityLevel.INFO)
         try:
-            core = self._measure(placement, configs, settings, body, derive, simulated, progress)
+            core = self._measure(placement, configs, settings, body, derive, work, simulated, progress)
         except BackendError as e:
             if backend == "counters" and chooser is not None and not isinstance(e, CudaError):
                 e.args = (f"{e}\n{tools.switch_back(chooser)}",)  # counters not permitted here: the way back
@@ -256,15 +293,15 @@ class _ProfiledFunction:
         return results
 
     def _measure(self, placement: _shard.Placement, configs: Any, settings: _core.Settings,
-                 body: Callable[[int], None], derive: Any, simulated: Any, progress: Any) -> _core.Results:
+                 body: Callable[[int], None], derive: Any, work: Any, simulated: Any, progress: Any) -> _core.Results:
         """The engine's sweep; a failure with partial results carries them as a ProfileResults, and
         under torchrun a failing rank still joins the other ranks' gather."""
         opts = self.options
         try:
             return _core.profile(
-                self.signature.names, engine_rows(configs, len(self.signature.names)), settings, body, derive,
+                self.signature.names, engine_rows(configs, self.signature.names), settings, body, derive,
                 opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
-                simulated, progress,
+                simulated, progress, *work,
             )
         except BaseException as e:
             if isinstance(e, (SweepError, SweepInterrupted)) and e.partial_results is not None:
@@ -278,7 +315,7 @@ class _ProfiledFunction:
         """Where the engine writes this call's files ({prefix}{function}-{n}-summary.csv, ...
         -samples.csv, -results.json, and the ncu report): only when output_prefix is given. Its
         directory is made now, so a bad path fails before anything is measured."""
-        prefix = self.options.output_prefix
+        prefix = self._prefix()
         if prefix is None:
             return ""
         directory = os.path.dirname(prefix)
@@ -292,8 +329,34 @@ class _ProfiledFunction:
                 ) from None
         return f"{prefix}{self.func.__name__}-{self.calls}-"
 
-    def _write_csv(self, results: ProfileResults, call: int) -> None:
+    def _prefix(self) -> str | None:
+        """output_prefix, an existing directory's name standing for that directory ('out' as 'out/')."""
         prefix = self.options.output_prefix
+        if prefix is not None and prefix and not prefix.endswith(os.sep) and os.path.isdir(prefix):
+            prefix += os.sep
+        return prefix
+
+    def _csv_paths(self, prefix: str, call: int, shard: tuple[int, int] | None) -> list[tuple[str, str]]:
+        """(kind, path) of the output_csv files of the call-th successful call."""
+        tag = f"{self.func.__name__}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
+        return [(kind, f"{prefix}{kind}_data-{tag}") for kind in ("profiled", "processed")]
+
+    def _check_earlier_csv(self, shard: tuple[int, int] | None) -> None:
+        """output_csv files of an earlier sweep under output_prefix are replaced only when asked
+        (the engine refuses its own files the same way)."""
+        opts = self.options
+        prefix = self._prefix()
+        if not opts.output_csv or prefix is None or opts.overwrite or opts.resume:
+            return
+        earlier = [path for _, path in self._csv_paths(prefix, self.calls, shard) if os.path.lexists(path)]
+        if earlier:
+            raise ConfigError(
+                f"output_csv: {', '.join(earlier)} of an earlier sweep exist, which kscope does not replace "
+                f"unasked: set overwrite=True to replace them, or give another output_prefix"
+            )
+
+    def _write_csv(self, results: ProfileResults, call: int) -> None:
+        prefix = self._prefix()
         if prefix is None:
             if self.csv_prefix is None:
                 self.csv_prefix = tempfile.mkdtemp(prefix="kscope_") + os.sep
@@ -301,10 +364,9 @@ class _ProfiledFunction:
         if os.path.dirname(prefix):
             os.makedirs(os.path.dirname(prefix), exist_ok=True)
         shard = results._core.shard()  # a shard's own part: beside the other shards', not over them
-        tag = f"{self.func.__name__}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
-        for kind, frame in (("profiled", results.raw_dataframe()), ("processed", results.to_dataframe())):
-            path = f"{prefix}{kind}_data-{tag}"
-            frame.to_csv(path, index=False)
+        frames = {"profiled": results.raw_dataframe, "processed": results.to_dataframe}
+        for kind, path in self._csv_paths(prefix, call, shard):
+            _core.write_file(path, frames[kind]().to_csv(index=False))  # whole, through links, never over a device
             if self.options.verbosity >= VerbosityLevel.INFO:
                 print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
 
@@ -327,7 +389,7 @@ def plot(
     ylabel: str | None = None,
     annotate_points: bool = False,
     show_aggregate: Literal["avg", "geomean"] | None = None,
-    plot_type: Literal["line", "bar"] = "line",
+    plot_type: Literal["line", "bar", "roofline"] = "line",
     plot_width: float = 6,
     plot_height: float = 4,
     row_panels: Sequence[str] | None = None,
@@ -354,6 +416,10 @@ def plot(
     show_aggregate: 'avg' or 'geomean' adds that aggregate of each series as a last x entry.
     annotate_points writes the values; print_data prints the plotted rows; plot_callback(fig)
     may edit the figure before it is saved.
+    plot_type: 'line', 'bar', or 'roofline': the kernel's work= rows as points (arithmetic
+        intensity, achieved TFLOP/s; annotate_points labels them with their config and Bound) under
+        the DRAM roof and each FLOP kind's compute roof, at the rated and at the observed clocks,
+        log-log (ProfileResults.plot_roofline() draws the same from results).
     """
     if callable(filename):  # used bare, as @plot
         return plot()(filename)

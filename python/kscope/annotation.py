@@ -9,6 +9,7 @@ from typing import ParamSpec, TypeVar
 import functools
 
 from . import _core
+from .errors import AnnotationUseError
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -46,6 +47,11 @@ class annotate:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> bool:
+        if not self._open:
+            raise AnnotationUseError(
+                f"annotate({self.name!r}).__exit__() was called without a matching __enter__(): this object has "
+                f"no open region to close. Use it as 'with kscope.annotate({self.name!r}):'"
+            )
         region = self._open.pop()
         swallow = exc is not None and self.ignore_failures and isinstance(exc, Exception)
         if swallow:

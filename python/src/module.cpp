@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/caller.hpp"
@@ -17,7 +18,9 @@
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "core/run_recorder.hpp"
 #include "core/sample_store.hpp"
+#include "io/files.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
@@ -43,6 +46,14 @@ py::object error_class(const std::exception& e) {
   if (dynamic_cast<const kscope::InternalError*>(&e)) return errors.attr("InternalError");
   if (dynamic_cast<const kscope::Error*>(&e)) return errors.attr("ProfilerException");
   return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
+}
+
+// A file that cannot be read or written is Python's OSError, of the subclass its errno selects
+// (FileNotFoundError, IsADirectoryError, PermissionError...), as open() raises it.
+py::object os_error(const kscope::FileError& e) {
+  const py::object os_error_class = py::reinterpret_borrow<py::object>(PyExc_OSError);
+  if (!e.code()) return os_error_class(e.what());
+  return os_error_class(e.code().value(), e.what());
 }
 
 // An exception raised by Python code the engine called (the body, derive_metric, the combine
@@ -86,6 +97,8 @@ py::object python_exception(std::exception_ptr cause) {
     const auto traceback = py::reinterpret_steal<py::object>(PyException_GetTraceback(value.ptr()));
     if (e.trace() && !traceback) PyException_SetTraceback(value.ptr(), e.trace().ptr());
     return value;
+  } catch (const kscope::FileError& e) {
+    return os_error(e);
   } catch (const std::exception& e) {
     return error_class(e)(e.what());
   } catch (...) {
@@ -112,6 +125,8 @@ void translate(std::exception_ptr p) {
     py::object error = sweep_error(e.what(), e.failed_config(), e.partial_results());
     PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
     raise(error);
+  } catch (const kscope::FileError& e) {
+    raise(os_error(e));
   } catch (const kscope::Error& e) {
     raise(error_class(e)(e.what()));
   }
@@ -281,7 +296,8 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
                             const kscope::Settings& base, const py::function& body,
                             const py::object& derive, const py::object& combine,
                             const std::vector<std::tuple<std::string, std::string, py::function>>& collectors,
-                            kscope::testing::SimulatedBackend* simulated, const py::object& progress) {
+                            kscope::testing::SimulatedBackend* simulated, const py::object& progress,
+                            const py::object& work, const std::vector<std::string>& work_annotations) {
   const kscope::Sweep sweep = make_sweep(names, rows);
   kscope::Settings settings = base;
   PyObject* body_fn = body.ptr();
@@ -328,22 +344,54 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
       return call_python([&] { return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation)); });
     }});
   }
+  if (!work.is_none()) {
+    // work(annotation, config index) -> None or (bytes, flops, precision, tensor_cores), checked in Python.
+    PyObject* fn = work.ptr();
+    settings.work = kscope::DeclaredWork::of(
+        [fn](const std::string& annotation, const kscope::Config& config) -> std::optional<kscope::Work> {
+          py::gil_scoped_acquire gil;
+          return call_python([&]() -> std::optional<kscope::Work> {
+            const py::object out = py::reinterpret_borrow<py::function>(fn)(annotation, config.index());
+            if (out.is_none()) return std::nullopt;
+            const auto t = out.cast<py::tuple>();
+            const auto kind = kscope::parse_flop_kind(t[2].cast<std::string>() + (t[3].cast<bool>() ? " tensor" : ""));
+            if (!kind) throw kscope::InternalError("the Python side passed an unknown FLOP kind (kscope bug: please report it)");
+            return kscope::Work{t[0].cast<double>(), t[1].cast<double>(), *kind};
+          });
+        },
+        work_annotations);
+  }
   if (!progress.is_none()) settings.progress_observer = progress_observer(progress.ptr());
   py::gil_scoped_release release;
   return simulated ? kscope::profile_with_backend(sweep, settings, call_body, *simulated)
                    : kscope::profile(sweep, settings, call_body);
 }
 
-// kscope.annotate's handle on one open region. close() ends it now, not when Python collects it.
+// kscope.annotate's handle on one open region. close() ends it now. Python collecting it while
+// open (an annotate object entered and dropped without __exit__) fails the run with an
+// AnnotationError: the region ended wherever the collector happened to run.
 class Region {
  public:
-  explicit Region(const std::string& name) : annotation_(std::make_unique<kscope::Annotation>(name)) {}
+  explicit Region(const std::string& name)
+      : name_(name), annotation_(std::make_unique<kscope::Annotation>(name)) {}
+  ~Region() {
+    if (!annotation_) return;
+    py::gil_scoped_release release;  // closing may wait for the backend; no Python object is touched
+    kscope::detail::AnnotationAccess::abandon(
+        *annotation_, "annotation '" + name_ + "' was entered but never exited: Python collected its "
+                      "kscope.annotate object while the region was open, so the region ended at an unknown "
+                      "point. Use it as 'with kscope.annotate(\"" + name_ + "\"):', or call __exit__ on the same "
+                      "object");
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
   void close() { annotation_.reset(); }
   void mark_failed(const std::string& reason) {
     if (annotation_) annotation_->mark_failed(reason);
   }
 
  private:
+  std::string name_;
   std::unique_ptr<kscope::Annotation> annotation_;
 };
 
@@ -403,6 +451,10 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("max_runs", &kscope::AdaptiveSampling::max_runs)
       .def_readwrite("config_budget_s", &kscope::AdaptiveSampling::config_budget_s)
       .def_readwrite("timeout_s", &kscope::AdaptiveSampling::timeout_s);
+  py::class_<kscope::BoundThresholds>(m, "BoundThresholds")
+      .def(py::init<>())
+      .def_readwrite("memory_pct", &kscope::BoundThresholds::memory_pct)
+      .def_readwrite("compute_pct", &kscope::BoundThresholds::compute_pct);
   py::enum_<kscope::InfoCollectorErrors>(m, "InfoCollectorErrors")
       .value("warn", kscope::InfoCollectorErrors::warn)
       .value("raise_", kscope::InfoCollectorErrors::raise);  // raise is a Python keyword
@@ -434,8 +486,11 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
       .def_readwrite("info_collector_errors", &kscope::Settings::info_collector_errors)
       .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
+      .def_readwrite("bound_thresholds", &kscope::Settings::bound_thresholds)
+      .def_readwrite("energy_window_s", &kscope::Settings::energy_window_s)
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
       .def_readwrite("resume", &kscope::Settings::resume)
+      .def_readwrite("overwrite", &kscope::Settings::overwrite)
       .def_readwrite("fsync_interval_s", &kscope::Settings::fsync_interval_s)
       .def_readwrite("device", &kscope::Settings::device)
       .def_property(
@@ -454,8 +509,21 @@ PYBIND11_MODULE(_core, m) {
   m.def("summary_columns", [] { return column_specs(kscope::summary_columns()); });
   m.def("sample_columns", [] { return column_specs(kscope::sample_columns()); });
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
+  m.def("roofline_console_columns", &kscope::roofline_console_columns,
+        "[(column, short header)] the readable view adds for rows with declared work");
   m.def("default_metrics", &kscope::default_metrics, py::arg("backend"),
         "What the backend measures when metrics is empty");
+  m.def("energy_metrics", [] {
+    std::vector<std::string> names;
+    for (const auto& m : kscope::energy_metrics()) names.push_back(m.name);
+    return names;
+  }, "The energy metrics' names: energy per run (J), average power (W), energy above idle (J)");
+  m.def("is_energy_metric", &kscope::is_energy_metric, py::arg("name"));
+  m.def("energy_efficiency", [](double energy_j, double flop, double bytes) {
+    std::vector<std::tuple<std::string, double, std::string>> out;
+    for (const auto& d : kscope::energy_efficiency(energy_j, flop, bytes)) out.emplace_back(d.name, d.value, d.unit);
+    return out;
+  }, py::arg("energy_j"), py::arg("flop"), py::arg("bytes"), "[(name, value, unit)] of FLOP/J and bytes/J");
   m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
         "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
   m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors,
@@ -502,8 +570,22 @@ PYBIND11_MODULE(_core, m) {
       .def("shard_count", [](const kscope::Results& r) { return r.shard_sessions().size(); },
            "How many shards were merged into these results (0: measured by one process)")
       .def("write_gbench_json", &kscope::Results::write_gbench_json, py::arg("path"))
+      .def("roofs", [](const kscope::Results& r, double sm_clock_mhz, double memory_clock_mhz) {
+        const kscope::Roofs roofs = kscope::session_roofs(r.session(), sm_clock_mhz, memory_clock_mhz);
+        py::dict tflops;
+        for (const auto& kind : kscope::flop_kinds()) tflops[py::str(kscope::to_string(kind))] = roofs.flops_per_s(kind) / 1e12;
+        return py::dict(py::arg("architecture") = kscope::architecture_name(roofs.compute_capability),
+                        py::arg("sm_count") = roofs.sm_count, py::arg("sm_clock_mhz") = roofs.sm_clock_mhz,
+                        py::arg("memory_clock_mhz") = roofs.memory_clock_mhz,
+                        py::arg("dram_gbps") = roofs.dram_bytes_per_s / 1e9, py::arg("tflops") = tflops);
+      }, py::arg("sm_clock_mhz"), py::arg("memory_clock_mhz"),
+           "The session's device's roofs at these clocks (NaN: the rated ones): {architecture, sm_count, "
+           "sm_clock_mhz, memory_clock_mhz, dram_gbps, tflops: {kind: TFLOP/s, NaN where it has none}}")
       .def("__len__", [](const kscope::Results& r) { return r.rows().size(); });
 
+  m.def("write_file", [](const std::string& path, const std::string& text) { kscope::detail::write_whole(path, text); },
+        py::arg("path"), py::arg("text"), py::call_guard<py::gil_scoped_release>(),
+        "Writes text to path as kscope writes its files: whole, through symbolic links, never over a device");
   m.def("load_results", py::overload_cast<const std::string&>(&kscope::load_results), py::arg("path"),
         "Reads a file written by Results.write_json");
   m.def("results_from_json", [](const std::string& text, const std::string& name) {
@@ -539,7 +621,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
         py::arg("derive"), py::arg("combine"), py::arg("collectors"), py::arg("simulated"),
-        py::arg("progress") = py::none(),
+        py::arg("progress") = py::none(), py::arg("work") = py::none(),
+        py::arg("work_annotations") = std::vector<std::string>{},
         "Runs body(config_index) over the configs rows (one value per name) and returns the Results; "
         "progress(event, state), if given, replaces the progress on stderr");
 
@@ -608,8 +691,34 @@ PYBIND11_MODULE(_core, m) {
            "Makes the next region's close fail with BackendError(message), as a backend failing there")
       .def("set_max_batch_runs", &SimulatedBackend::set_max_batch_runs, py::arg("runs"),
            "Runs per batch (as the cupti backend collects them)")
+      .def("set_device", [](SimulatedBackend& b, const std::string& name, std::size_t sm_count,
+                            std::size_t compute_capability, std::size_t memory_bus_width_bits,
+                            double rated_sm_clock_mhz, double rated_memory_clock_mhz) {
+        b.set_device({name, rated_sm_clock_mhz, rated_memory_clock_mhz, sm_count, compute_capability,
+                      memory_bus_width_bits});
+      }, py::arg("name") = kscope::testing::SimulatedDevice{}.name, py::arg("sm_count") = 132,
+           py::arg("compute_capability") = 90, py::arg("memory_bus_width_bits") = 6144,
+           py::arg("rated_sm_clock_mhz") = 1980.0, py::arg("rated_memory_clock_mhz") = 3201.0,
+           "The device later sessions describe (an H200 by default): its roofs follow from it")
       .def("set_passes", &SimulatedBackend::set_passes, py::arg("passes"),
            "Replay passes per batch (as the counters backend with a multi-pass metric set)")
+      .def("set_power", [](SimulatedBackend& b, double idle_w, double kernel_w, double flush_w, double flush_s,
+                           double update_s, double read_s, std::uint64_t start_mj) {
+        b.device().energy().set_power({idle_w, kernel_w, flush_w, flush_s, update_s, read_s, start_mj});
+      }, py::arg("idle_w") = kscope::testing::SimulatedPower{}.idle_w,
+         py::arg("kernel_w") = kscope::testing::SimulatedPower{}.kernel_w,
+         py::arg("flush_w") = kscope::testing::SimulatedPower{}.flush_w,
+         py::arg("flush_s") = kscope::testing::SimulatedPower{}.flush_s,
+         py::arg("update_s") = kscope::testing::SimulatedPower{}.update_s,
+         py::arg("read_s") = kscope::testing::SimulatedPower{}.read_s,
+         py::arg("start_mj") = kscope::testing::SimulatedPower{}.start_mj,
+           "The simulated GPU's power (W) and energy counter, for the energy metrics (before the profiled call)")
+      .def("remove_energy_counter", [](SimulatedBackend& b, std::string message) {
+        b.device().energy().remove(std::move(message));
+      }, py::arg("message"), "Makes reading the energy counter fail with BackendError(message), as on a GPU without one")
+      .def("restart_energy_counter", [](SimulatedBackend& b, std::uint64_t millijoules) {
+        b.device().energy().restart_at(millijoules);
+      }, py::arg("millijoules"), "The energy counter continues from this value at its next update (a driver reload)")
       .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
       .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
       .def_property_readonly("session_count", &SimulatedBackend::session_count);

@@ -18,6 +18,7 @@ struct Subscription {
   std::mutex mutex;
   CUpti_SubscriberHandle handle = nullptr;
   Route route;
+  ContextHook context_destroyed = nullptr;
 };
 
 Subscription& subscription() {
@@ -27,9 +28,16 @@ Subscription& subscription() {
 
 void CUPTIAPI dispatch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Route route;
+  ContextHook context_destroyed = nullptr;
   {
     std::lock_guard lock(subscription().mutex);
     route = subscription().route;
+    context_destroyed = subscription().context_destroyed;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && context_destroyed)
+      context_destroyed(static_cast<const CUpti_ResourceData*>(data)->context);
+    return;
   }
   // Called outside the lock: a callback may itself take locks that route_callbacks' callers hold.
   if (route.fn) route.fn(route.userdata, domain, cbid, data);
@@ -63,6 +71,18 @@ CUpti_SubscriberHandle subscriber() {
     device::check_cupti(status, "cuptiSubscribe_v2");
   }
   return s.handle;
+}
+
+void on_context_destroyed(ContextHook hook) {
+  CUpti_SubscriberHandle handle = subscriber();
+  {
+    std::lock_guard lock(subscription().mutex);
+    if (subscription().context_destroyed == hook) return;
+    subscription().context_destroyed = hook;
+  }
+  device::check_cupti(
+      cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+      "cuptiEnableCallback(context destroyed)");
 }
 
 CUpti_SubscriberHandle route_callbacks(CallbackFunction fn, void* userdata) {

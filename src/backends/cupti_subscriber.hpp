@@ -45,6 +45,11 @@ CUpti_SubscriberHandle subscriber();
 // call.
 CUpti_SubscriberHandle route_callbacks(CallbackFunction fn, void* userdata);
 
+// Calls `hook` when a CUDA context is about to be destroyed, whichever backend the callbacks are
+// routed to (registered once, kept for the process; a second hook replaces the first).
+using ContextHook = void (*)(CUcontext) noexcept;
+void on_context_destroyed(ContextHook hook);
+
 // The message for CUPTI owned by `other` (empty: unknown) when `call` failed because of it.
 std::string other_profiler_message(const std::string& call, const std::string& other);
 

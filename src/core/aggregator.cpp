@@ -10,7 +10,9 @@
 #include "core/caller.hpp"
 #include "core/info_collection.hpp"
 #include "core/log.hpp"
+#include "core/roofline.hpp"
 #include "core/suggest.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -31,6 +33,8 @@ Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metr
     metric_ids_.push_back(store_->text_id(m.name));
     unit_ids_.push_back(store_->text_id(m.unit));
   }
+  kernel_metrics_ = static_cast<std::size_t>(
+      std::count_if(metrics_.begin(), metrics_.end(), [](const MetricSpec& m) { return !is_energy_metric(m.name); }));
 }
 
 void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool> converged,
@@ -39,12 +43,31 @@ void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool
 }
 
 void Aggregator::add_samples(const std::vector<SampleRow>& samples) {
-  for (const SampleRow& s : samples) store_->append(s);
+  for (const SampleRow& s : samples) {
+    declare_work(s.annotation, s.config_index);
+    store_->append(s);
+  }
 }
 
 void Aggregator::add_samples(const Samples& from, std::span<const std::uint32_t> which) {
   SampleStore::Copier copier(from.store(), *store_);
   for (std::size_t i : which) copier.copy(i);
+}
+
+void Aggregator::add_work(const std::string& annotation, std::size_t config_index, const Work& work) {
+  works_[{annotation, config_index}] = work;
+}
+
+void Aggregator::declare_work(const std::string& annotation, std::size_t config_index) {
+  if (!settings_.work) return;
+  const auto [it, added] = works_.try_emplace({annotation, config_index});
+  if (!added) return;
+  try {
+    it->second = settings_.work(annotation, configs_[config_index]);
+  } catch (...) {
+    works_.erase(it);  // asked again if the sweep goes on
+    throw;
+  }
 }
 
 bool Aggregator::enters_statistics(bool throttled) const {
@@ -64,11 +87,14 @@ void Aggregator::add_to_series(SampleStore::Id label, bool throttled, double val
 }
 
 void Aggregator::check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const {
-  attribute_run(regions, measured, metrics_.size(), settings_);
+  attribute_run(regions, measured, kernel_metrics_, settings_);
 }
 
 void Aggregator::add_run(const RecordedRun& run) {
-  const std::vector<RegionMeasurement> regions = attribute_run(run.regions, run.measured, metrics_.size(), settings_);
+  add_regions(run, attribute_run(run.regions, run.measured, kernel_metrics_, settings_));
+}
+
+void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMeasurement>& regions) {
   const Config& config = configs_[run.config];
   const double sm = mean_ignoring_nan(run.before.sm_mhz, run.after.sm_mhz);
   const double mem = mean_ignoring_nan(run.before.memory_mhz, run.after.memory_mhz);
@@ -88,6 +114,7 @@ void Aggregator::add_run(const RecordedRun& run) {
   std::vector<Pending> pending;
   for (std::size_t r = 0; r < regions.size(); ++r) {
     const RegionMeasurement& region = regions[r];
+    declare_work(region.annotation, run.config);
     const SampleStore::Id info = run.info && r < run.info->size() ? store.info_id((*run.info)[r]) : 0;
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
@@ -99,12 +126,19 @@ void Aggregator::add_run(const RecordedRun& run) {
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
-      for (const auto& d : settings_.derive_metric(measured, config)) {
+      std::vector<DerivedValue> derived;
+      try {
+        derived = settings_.derive_metric(measured, config);
+      } catch (...) {
+        throw CallbackFailure(option("derive_metric"), std::current_exception());
+      }
+      for (const auto& d : derived) {
         if (std::find(metric_names_.begin(), metric_names_.end(), d.name) != metric_names_.end())
           throw ConfigError("derive_metric returned a value named '" + d.name + "', the name of a measured metric: "
                             "its values would be averaged into that metric's row. " +
                             spell("Give the DerivedValue another name",
                                   "Name the function differently, or return a dict with another key"));
+        check_unit(region.annotation, d, config);
         pending.push_back({region.failed ? NAN : d.value,
                            store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info,
                            false});
@@ -117,7 +151,18 @@ void Aggregator::add_run(const RecordedRun& run) {
   }
 }
 
-std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info) const {
+void Aggregator::check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config) {
+  auto [known, first] = derived_units_.try_emplace({annotation, derived.name}, DerivedUnit{derived.unit});
+  if (first || known->second.unit == derived.unit || known->second.warned) return;
+  known->second.warned = true;
+  log_warning(option("derive_metric") + " returned the unit '" + derived.unit + "' for '" + derived.name +
+              "' of annotation '" + annotation + "' at config (" + config.to_string() + "), '" + known->second.unit +
+              "' before: the rows of one metric are read, plotted and compared on one scale, so return one unit "
+              "for every config (convert the value instead); each row's Unit is that of its first run");
+}
+
+std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, const SessionInfo& session,
+                                                     bool final) const {
   const SampleStore& store = *store_;
   using Index = std::uint32_t;
   const ByConfig configs = by_config(store, store.size());
@@ -129,6 +174,8 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info) co
   std::vector<Index> member_start, members;
   std::vector<double> values;
   std::vector<const std::vector<Cell>*> infos;
+  std::vector<SampleStore::Id> timed;  // the config's annotations whose duration row has its roofline
+  std::vector<TimedRun> durations;
   const auto& collectors = settings_.info_collectors;
   for (const std::size_t c : configs.configs) {
     const Index* block = configs.samples.data() + configs.starts[c];
@@ -153,6 +200,7 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info) co
         members[next[static_cast<std::size_t>(group_of[store.label(store.label_of(block[k])).series])]++] = block[k];
     }
     for (const SampleStore::Id series : groups) group_of[series] = -1;
+    timed.clear();
 
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const std::size_t first = members[member_start[g]];
@@ -187,10 +235,31 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info) co
       row.converged = outcomes_[c].converged;
       row.thermal_pauses = outcomes_[c].thermal_pauses;
       row.info = summarize_info(collectors, info, infos, store.info(store.info_of(first)));
+      if (const auto work = works_.empty() ? works_.end() : works_.find({row.annotation, c});
+          work != works_.end() && work->second) {
+        row.work = work->second;
+        // The duration of an (annotation, config): its first metric in a unit of time, which is the
+        // measured one when one is (their samples come before the derived ones').
+        const double row_unit_seconds = seconds_per(row.unit);
+        if (!std::isnan(row_unit_seconds) && std::find(timed.begin(), timed.end(), label.annotation) == timed.end()) {
+          timed.push_back(label.annotation);
+          durations.clear();
+          for (Index k = member_start[g]; k < member_start[g + 1]; ++k) {
+            const std::size_t i = members[k];
+            const SampleStore::Conditions& run = store.conditions(store.conditions_of(i));
+            if (!enters_statistics(run.throttled)) continue;
+            const SampleStore::Id unit = store.label(store.label_of(i)).unit;
+            const double unit_seconds = unit == label.unit ? row_unit_seconds : seconds_per(store.text(unit));
+            durations.push_back({store.value(i) * unit_seconds, run.sm_clock_mhz, run.memory_clock_mhz});
+          }
+          row.roofline = roofline_point(*row.work, durations, session, settings_.bound_thresholds);
+        }
+      }
       rows.push_back(std::move(row));
       first_samples.push_back(first);
     }
   }
+  if (final) warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
   // Nsight Python's order: every measured metric's rows before the derived ones, each part by
   // annotation (in order of first appearance), then config and metric as recorded (the order of
   // their first samples). Sweeps with one annotation and no derived metric have it already.
@@ -219,7 +288,7 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info) co
 
 Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   const InfoLayout info = info_layout(settings_.info_collectors, *store_);
-  std::vector<SummaryRow> rows = summarize_samples(info);
+  std::vector<SummaryRow> rows = summarize_samples(info, session, normalize);
 
   const std::string& baseline = settings_.normalize_against;
   if (normalize && !baseline.empty() && store_->size() > 0) {  // a shard may hold no configs
@@ -245,6 +314,13 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
       kept.push_back(std::move(r));
     }
     rows = std::move(kept);
+    std::string zero;
+    for (const auto& [where, value] : base)
+      if (value == 0)
+        zero += (zero.empty() ? "" : "; ") + where.second + " at config (" + configs_[where.first].to_string() + ")";
+    if (!zero.empty())
+      log_warning(option("normalize_against") + " '" + baseline + "' has an AvgValue of 0 for " + zero + ", so the rows divided by it there are infinite or NaN: normalize against "
+                  "an annotation whose values are not 0 for those metrics");
   }
 
   // One geomean per (annotation, metric), over its configs: computed once, not once per row.
@@ -258,6 +334,40 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   if (!metric_names_.empty()) measured.metrics = metric_names_;
   return Results(std::move(measured), configs_, std::move(rows), Samples(store_, store_->size()), info.columns,
                  settings_);
+}
+
+void Aggregator::warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const {
+  if (works_.empty()) return;
+  std::set<std::string> annotations, kinds_warned;
+  bool any_point = false, any_work = false, dram_warned = false;
+  for (const SummaryRow& row : rows) {
+    annotations.insert(row.annotation);
+    if (!row.work) continue;
+    any_work = true;
+    if (std::isnan(row.roofline.arithmetic_intensity)) continue;  // not its (annotation, config)'s duration row
+    any_point = true;
+    if (row.work->bytes > 0 && std::isnan(row.roofline.dram_roof_gbps) && !dram_warned) {
+      dram_warned = true;
+      log_warning("the DRAM roof of " + (session.gpu.empty() ? std::string("this device") : session.gpu) +
+                  " is unknown (its memory clock or bus width could not be read): DRAMRoofPct and Bound stay empty");
+    }
+    if (row.work->flops == 0) continue;
+    if (const std::string why = missing_compute_roof(session, row.work->kind);
+        !why.empty() && kinds_warned.insert(to_string(row.work->kind)).second)
+      log_warning("annotation '" + row.annotation + "' declares " + to_string(row.work->kind) + " FLOPs, but " + why +
+                  ": its compute roof, ComputeRoofPct and Bound stay empty");
+  }
+  if (any_work && !any_point)
+    log_warning(option("work") + " is declared, but these results hold no duration metric (a metric in a unit of "
+                "time), which the roofline divides the work by: no roofline columns. Measure a duration too (" +
+                spell("the default Backend::cupti", "the default backend") + ", or gpu__time_duration.sum with the "
+                "counters backend)");
+  std::vector<std::string> unknown;
+  for (const auto& name : settings_.work.annotations())
+    if (!annotations.count(name)) unknown.push_back(name);
+  if (!unknown.empty() && !annotations.empty())
+    log_warning(option("work") + " names " + quoted_list(unknown) + ", which no run recorded; recorded annotations: " +
+                quoted_list(std::vector<std::string>(annotations.begin(), annotations.end())));
 }
 
 }  // namespace kscope::detail

@@ -2,6 +2,7 @@
 // Turns measurements into Results, whatever measured them (a backend in this process, the kernels
 // of an Nsight Compute report): attribution of kernels to regions, derived metrics per run,
 // statistics per (annotation, config, metric), normalization and geomeans.
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/attribution.hpp"
 #include "core/sample_store.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
@@ -37,14 +39,23 @@ class Aggregator {
   // Attributes the run's kernels to its regions (throws AnnotationError when a region breaks a
   // rule) and applies derive_metric to each region's values, before any aggregation.
   void add_run(const RecordedRun& run);
+  // The same for regions already attributed, with a value for every metric: an energy window's
+  // runs folded into one sample (core/repetition_window.hpp). run.measured is not read.
+  void add_regions(const RecordedRun& run, const std::vector<RegionMeasurement>& regions);
+  // How many values each kernel measurement holds: the metrics but the energy ones, which are
+  // measured per window.
+  std::size_t kernel_metrics() const { return kernel_metrics_; }
   // The same rules for a run that is not recorded (a warm-up): throws, adds nothing.
   void check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const;
 
   // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
   // back from disk; the shards of a sweep): kept as they are, so the results are those of one
-  // uninterrupted sweep.
+  // uninterrupted sweep. Settings::work is asked for the annotations and configs of those read back
+  // from disk as for measured runs (a shard's rows carry their work: add_work).
   void add_samples(const std::vector<SampleRow>& samples);
   void add_samples(const Samples& from, std::span<const std::uint32_t> which);
+  // Work declared elsewhere (a merged shard's rows carry theirs), for an annotation and config.
+  void add_work(const std::string& annotation, std::size_t config_index, const Work& work);
 
   // How a config's sampling ended (converged: empty for fixed runs) and its thermal pauses.
   struct ConfigOutcome {
@@ -69,13 +80,22 @@ class Aggregator {
  private:
   bool enters_statistics(bool throttled) const;
   void add_to_series(SampleStore::Id label, bool throttled, double value);
+  // Warns once per (annotation, derived metric) whose unit changes between runs or configs.
+  void check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config);
+  // Asks Settings::work once per annotation and config; throws what it throws.
+  void declare_work(const std::string& annotation, std::size_t config_index);
   // The summary rows in Nsight Python's order (measured metrics before derived ones, by annotation,
-  // then as first recorded); without normalization and geomeans.
-  std::vector<SummaryRow> summarize_samples(const InfoLayout& info) const;
+  // then as first recorded), with their declared work and roofline; without normalization and
+  // geomeans. `final`: warn about what the declared work could not give.
+  std::vector<SummaryRow> summarize_samples(const InfoLayout& info, const SessionInfo& session, bool final) const;
+  // Warns once about each thing the declared work of the rows could not give (no duration metric,
+  // an unknown roof, a work function naming no recorded annotation).
+  void warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> metric_names_;
+  std::size_t kernel_metrics_ = 0;
   const Settings& settings_;
 
   std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();
@@ -84,7 +104,13 @@ class Aggregator {
   std::vector<SampleStore::Id> series_keys_;  // the store's series ids: (annotation, metric)
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
+  struct DerivedUnit {
+    std::string unit;  // the first run's
+    bool warned = false;
+  };
+  std::map<std::pair<std::string, std::string>, DerivedUnit> derived_units_;  // (annotation, derived metric)
   std::vector<ConfigOutcome> outcomes_;
+  std::map<std::pair<std::string, std::size_t>, std::optional<Work>> works_;  // (annotation, config)
 };
 
 }  // namespace kscope::detail

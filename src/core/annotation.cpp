@@ -24,6 +24,16 @@ void Annotation::mark_failed(const std::string& reason) {
   if (auto* recorder = detail::active_recorder()) recorder->mark_failed(region_, run_, reason);
 }
 
+namespace detail {
+
+void AnnotationAccess::abandon(Annotation& annotation, const std::string& why) noexcept {
+  if (!annotation.active_) return;
+  annotation.active_ = false;
+  if (auto* recorder = active_recorder()) recorder->abandon(annotation.region_, annotation.run_, why);
+}
+
+}  // namespace detail
+
 void annotate(const std::string& name, const std::function<void()>& fn, AnnotateOptions options) {
   Annotation region(name);
   if (!options.ignore_failures) {

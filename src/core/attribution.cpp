@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/caller.hpp"
+#include "core/exception_message.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -52,6 +53,11 @@ std::optional<double> span_of(const std::vector<KernelMeasurement>& kernels) {
 }
 
 }  // namespace
+
+CallbackFailure::CallbackFailure(std::string callback, std::exception_ptr cause)
+    : std::runtime_error("in " + callback + ": " + exception_message(cause)),
+      callback_(std::move(callback)),
+      cause_(std::move(cause)) {}
 
 bool kernel_matches(const std::string& kernel, const std::string& pattern) {
   if (kernel == pattern) return true;
@@ -117,9 +123,13 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
     }
     if (!range) m.kernel = joined(kept);
     m.values = kept.front().values;
-    for (std::size_t k = 1; k < kept.size(); ++k)
-      for (std::size_t v = 0; v < metric_count; ++v)
-        m.values[v] = settings.combine_kernel_metrics(m.values[v], kept[k].values[v]);
+    try {
+      for (std::size_t k = 1; k < kept.size(); ++k)
+        for (std::size_t v = 0; v < metric_count; ++v)
+          m.values[v] = settings.combine_kernel_metrics(m.values[v], kept[k].values[v]);
+    } catch (...) {
+      throw CallbackFailure(option("combine_kernel_metrics"), std::current_exception());
+    }
     out.push_back(std::move(m));
   }
   return out;

@@ -4,6 +4,8 @@
 // combine rule, unless ReplayMode::range measures the region as one range (Kernel "range"; on a
 // backend that times each kernel, the span from the first kernel's start to the last one's end).
 // A broken rule is a KernelCountError.
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,19 @@
 #include "kscope/settings.hpp"
 
 namespace kscope::detail {
+
+// Thrown where a callable of the caller's (Settings::combine_kernel_metrics, derive_metric) threw:
+// `callback` names it for the message, `cause` is its exception, kept as the sweep's cause.
+class CallbackFailure : public std::runtime_error {
+ public:
+  CallbackFailure(std::string callback, std::exception_ptr cause);
+  const std::string& callback() const { return callback_; }
+  std::exception_ptr cause() const { return cause_; }
+
+ private:
+  std::string callback_;
+  std::exception_ptr cause_;
+};
 
 struct RegionMeasurement {
   std::string annotation;

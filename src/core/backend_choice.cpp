@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/caller.hpp"
+#include "core/metric_request.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -23,7 +24,7 @@ std::string backend_choice(Backend b) {
 
 Backend chosen_backend(const Settings& settings) {
   if (settings.backend != Backend::from_metrics) return settings.backend;
-  const auto& metrics = settings.metrics;
+  const std::vector<std::string> metrics = detail::backend_metrics(settings.metrics);
   if (metrics.empty()) return Backend::cupti;
   // A duration backend's own metric picks that backend; with anything else it cannot be measured.
   const std::pair<Backend, std::string> durations[] = {{Backend::cupti, kCuptiKernelDuration},

@@ -12,6 +12,11 @@ Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
 double real(const Cell& c) { return std::holds_alternative<double>(c) ? std::get<double>(c) : NAN; }
 Cell count(std::size_t n) { return static_cast<std::int64_t>(n); }
 Cell optional_bool(const std::optional<bool>& b) { return b ? Cell{*b} : Cell{}; }
+// A declared-work figure of the row; empty without declared work.
+template <typename Get>
+Cell of_work(const std::optional<Work>& work, Get get) {
+  return work ? get(*work) : Cell{};
+}
 
 // Session facts, the same on every row of both tables.
 template <typename Row>
@@ -30,6 +35,7 @@ std::vector<ColumnDefinition<Row>> session_columns() {
       {{"LockedSMClockMHz", T::real}, [](const Row&, const SessionInfo& s) { return number(s.locked_sm_clock_mhz); }},
       {{"LockedMemoryClockMHz", T::real},
        [](const Row&, const SessionInfo& s) { return number(s.locked_memory_clock_mhz); }},
+      {{"IdlePowerW", T::real}, [](const Row&, const SessionInfo& s) { return number(s.idle_power_w); }},
   };
 }
 
@@ -75,6 +81,35 @@ std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
                 {{"ThrottledRuns", T::integer}, [](const R& r, const S&) { return count(r.throttled_runs); }},
                 {{"Converged", T::optional_boolean}, [](const R& r, const S&) { return optional_bool(r.converged); }},
                 {{"ThermalPauses", T::integer}, [](const R& r, const S&) { return count(r.thermal_pauses); }},
+            });
+  // Settings::work and the roofline (kscope/roofline.hpp): the work on every row of its annotation
+  // and config, the rest on its duration row.
+  append(c, {
+                {{"WorkBytes", T::real},
+                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return number(w.bytes); }); }},
+                {{"WorkFLOPs", T::real},
+                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return number(w.flops); }); }},
+                {{"WorkKind", T::text},
+                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return Cell{to_string(w.kind)}; }); }},
+                {{"ArithmeticIntensity", T::real},
+                 [](const R& r, const S&) { return number(r.roofline.arithmetic_intensity); }},
+                {{"AchievedGBps", T::real}, [](const R& r, const S&) { return number(r.roofline.achieved_gbps); }},
+                {{"DRAMRoofGBps", T::real}, [](const R& r, const S&) { return number(r.roofline.dram_roof_gbps); }},
+                {{"DRAMRoofPct", T::real}, [](const R& r, const S&) { return number(r.roofline.dram_pct.mean); }},
+                {{"DRAMRoofPct_CI95_Lower", T::real},
+                 [](const R& r, const S&) { return number(r.roofline.dram_pct.ci95_lower); }},
+                {{"DRAMRoofPct_CI95_Upper", T::real},
+                 [](const R& r, const S&) { return number(r.roofline.dram_pct.ci95_upper); }},
+                {{"AchievedTFLOPs", T::real}, [](const R& r, const S&) { return number(r.roofline.achieved_tflops); }},
+                {{"ComputeRoofTFLOPs", T::real},
+                 [](const R& r, const S&) { return number(r.roofline.compute_roof_tflops); }},
+                {{"ComputeRoofPct", T::real}, [](const R& r, const S&) { return number(r.roofline.compute_pct.mean); }},
+                {{"ComputeRoofPct_CI95_Lower", T::real},
+                 [](const R& r, const S&) { return number(r.roofline.compute_pct.ci95_lower); }},
+                {{"ComputeRoofPct_CI95_Upper", T::real},
+                 [](const R& r, const S&) { return number(r.roofline.compute_pct.ci95_upper); }},
+                {{"Bound", T::text},
+                 [](const R& r, const S&) { return r.roofline.bound ? Cell{to_string(*r.roofline.bound)} : Cell{}; }},
             });
   return c;
 }
@@ -176,6 +211,15 @@ const std::vector<std::pair<std::string, std::string>>& console_columns() {
       {"ObservedSMClockMHz", "SMClockMHz"},
       {"ThrottledRuns", "Throttled"},
       {"Kernel", "Kernel"},
+  };
+  return columns;
+}
+
+const std::vector<std::pair<std::string, std::string>>& roofline_console_columns() {
+  static const std::vector<std::pair<std::string, std::string>> columns{
+      {"DRAMRoofPct", "DRAM%"},
+      {"ComputeRoofPct", "Compute%"},
+      {"Bound", "Bound"},
   };
   return columns;
 }

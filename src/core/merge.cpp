@@ -12,6 +12,7 @@
 #include "core/aggregator.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
+#include "io/files.hpp"
 #include "io/results_file.hpp"
 #include "kscope/errors.hpp"
 
@@ -203,9 +204,11 @@ Results merge_sources(const std::vector<Source>& given, std::vector<std::string>
     }
   for (const auto& s : shards) {
     std::set<std::size_t> seen;
-    for (const auto& row : s.results->rows())
+    for (const auto& row : s.results->rows()) {
       if (seen.insert(row.config_index).second)
         aggregator.set_config_outcome(row.config_index, row.converged, row.thermal_pauses);
+      if (row.work) aggregator.add_work(row.annotation, row.config_index, *row.work);
+    }
   }
 
   SessionInfo session = first.session();
@@ -232,31 +235,51 @@ std::string directory_of(const std::string& prefix) {
 
 // The shard files of an output prefix: results files, and the shards that have no results file.
 struct ShardFiles {
+  std::string prefix;  // the shards' own prefix: `prefix`, or the sweep's under it ("sweep/gemm-0-")
   std::vector<std::string> results;
   std::vector<std::string> unfinished;  // "shard i/n" of a manifest without results
 };
 
-ShardFiles shard_files(const std::string& prefix) {
+// The shards written under `prefix`: those named `prefix` + "shard-<i>-of-<n>-...", else those of
+// the one sweep whose prefix starts with it (Python adds "<function>-<call>-" to the output_prefix
+// a sweep is given, so the prefix given to the sweep finds its shards too).
+ShardFiles shard_files(const std::string& given) {
+  const std::string prefix = detail::directory_as_prefix(given);
+  const std::string directory = directory_of(prefix);
   const std::string base = std::filesystem::path(prefix).filename().string();
-  const std::regex pattern("shard-([0-9]+)-of-([0-9]+)-(results|manifest)\\.json");
-  std::map<std::string, std::set<std::string>> kinds;  // "i/n" -> {"results", "manifest"}
-  std::map<std::string, std::string> paths;
+  const std::regex pattern("(.*)shard-([0-9]+)-of-([0-9]+)-(results|manifest)\\.json");
+  struct Sweep {
+    std::map<std::string, std::string> results;  // "i/n" -> its results file
+    std::set<std::string> started;               // "i/n" with a manifest
+  };
+  std::map<std::string, Sweep> sweeps;  // by the part between `prefix` and "shard-"
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(directory_of(prefix), error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
     const std::string file = entry.path().filename().string();
     std::smatch m;
     if (file.compare(0, base.size(), base) != 0) continue;
     const std::string rest = file.substr(base.size());
     if (!std::regex_match(rest, m, pattern)) continue;
-    const std::string shard = m[1].str() + "/" + m[2].str();
-    kinds[shard].insert(m[3].str());
-    if (m[3] == "results") paths[shard] = (std::filesystem::path(directory_of(prefix)) / file).string();
+    Sweep& sweep = sweeps[m[1].str()];
+    const std::string shard = m[2].str() + "/" + m[3].str();
+    if (m[4] == "results") sweep.results[shard] = (std::filesystem::path(directory) / file).string();
+    else sweep.started.insert(shard);
   }
-  ShardFiles out;
-  for (const auto& [shard, found] : kinds) {
-    if (found.count("results")) out.results.push_back(paths[shard]);
-    else out.unfinished.push_back(shard);
+  if (sweeps.size() > 1 && !sweeps.count("")) {
+    std::vector<std::string> prefixes;
+    for (const auto& [part, sweep] : sweeps) prefixes.push_back("'" + prefix + part + "'");
+    throw ConfigError("'" + given + "' holds the shards of " + std::to_string(sweeps.size()) + " sweeps (under " +
+                      joined(prefixes) + "): give the prefix of the one to merge, e.g. " +
+                      detail::spell("kscope merge OUT_PREFIX " + prefix + sweeps.begin()->first,
+                                    "kscope.merge('" + prefix + sweeps.begin()->first + "')"));
   }
+  // The prefix's own shards first: the shards of a sweep given exactly its prefix.
+  const auto chosen = sweeps.count("") ? sweeps.find("") : sweeps.begin();
+  ShardFiles out{prefix + (chosen == sweeps.end() ? "" : chosen->first), {}, {}};
+  if (chosen == sweeps.end()) return out;
+  for (const auto& [shard, file] : chosen->second.results) out.results.push_back(file);
+  for (const auto& shard : chosen->second.started)
+    if (!chosen->second.results.count(shard)) out.unfinished.push_back(shard);
   return out;
 }
 
@@ -278,13 +301,13 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
     }
     const ShardFiles found = shard_files(input);
     if (!found.unfinished.empty())
-      throw ConfigError("shard " + found.unfinished.front() + " under '" + input +
+      throw ConfigError("shard " + found.unfinished.front() + " under '" + found.prefix +
                         "' has not finished: its manifest.json is there but no results.json (killed, interrupted or "
                         "still running); " + rerun_hint(parse_shard(found.unfinished.front(), "its file name")));
     if (found.results.empty())
-      throw ConfigError("nothing to merge under '" + input + "': no results file, and no files named '" + input +
-                        "shard-<index>-of-<count>-results.json' (what the shards of a sweep with this " +
-                        detail::option("output_prefix") + " write)");
+      throw ConfigError("nothing to merge under '" + input + "': no results file, and no files named '" +
+                        found.prefix + "[...]shard-<index>-of-<count>-results.json' (what the shards of a sweep "
+                        "with this " + detail::option("output_prefix") + " write)");
     files.insert(files.end(), found.results.begin(), found.results.end());
   }
   std::vector<Results> loaded;

@@ -1,6 +1,7 @@
 #pragma once
 // Settings::metrics against what a backend measures: the duration backends measure exactly one
-// metric of their own, so any other name is an error before anything runs.
+// metric of their own (and the energy metrics beside it), so any other name is an error before
+// anything runs.
 #include <string>
 #include <vector>
 
@@ -10,5 +11,11 @@ namespace kscope::detail {
 // `backend`). An empty request asks for the backend's own metrics.
 void check_requested_metrics(const std::vector<std::string>& requested, const std::vector<std::string>& measured,
                              const std::string& backend);
+
+// The requested metrics a backend measures: all but the energy metrics, which the session measures
+// beside a duration backend (kscope/energy.hpp).
+std::vector<std::string> backend_metrics(const std::vector<std::string>& requested);
+// The energy metrics requested, in the order asked for.
+std::vector<std::string> energy_metrics_requested(const std::vector<std::string>& requested);
 
 }  // namespace kscope::detail

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "core/attribution.hpp"
 #include "core/caller.hpp"
 #include "core/exception_message.hpp"
 
@@ -60,8 +61,16 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
 }
 
 SweepError sweep_failure(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
-                         std::size_t config_count, const Config* config, const std::string& what,
+                         std::size_t config_count, const Config* config, std::string what,
                          std::exception_ptr cause, const std::string& aftermath) {
+  // A callable of the caller's that threw: named in the message, its own exception the cause.
+  try {
+    std::rethrow_exception(cause);
+  } catch (const CallbackFailure& failure) {
+    what += ", in " + failure.callback();
+    cause = failure.cause();
+  } catch (...) {
+  }
   auto partial = std::make_shared<const Results>(aggregator.results(session, false));
   const std::string context = config ? config_label(*config, config_count) + " failed in " + what
                                      : "all configs ran, but the results could not be normalized";

@@ -17,9 +17,10 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
                       std::size_t config_count, bool samples_on_disk = false);
 
 // `config`: the failing config (nullptr when the sweep failed after its last run); `what`: the runs
-// that failed ("run 3", "warm-up run 1 to run 4"); `aftermath`: appended to the message.
+// that failed ("run 3", "warm-up run 1 to run 4"); `aftermath`: appended to the message. A
+// CallbackFailure cause is named in `what` and replaced by the callable's own exception.
 SweepError sweep_failure(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
-                         std::size_t config_count, const Config* config, const std::string& what,
+                         std::size_t config_count, const Config* config, std::string what,
                          std::exception_ptr cause, const std::string& aftermath = "");
 
 // `where`: "in config 3/10 (n=4) after run 5", "before config 3/10 (n=4)"...; `cut_short`: the

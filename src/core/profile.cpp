@@ -19,7 +19,8 @@ Results profile(const Sweep& sweep, const Settings& requested, const Body& body)
   detail::check_request(sweep, settings, body);
   // The duration backends measure one metric of their own: anything else is refused before the GPU is touched.
   if (const Backend backend = chosen_backend(settings); backend == Backend::cupti || backend == Backend::events)
-    detail::check_requested_metrics(settings.metrics, default_metrics(backend), to_string(backend));
+    detail::check_requested_metrics(detail::backend_metrics(settings.metrics), default_metrics(backend),
+                                    to_string(backend));
   detail::LogScope log(settings.verbosity);
   detail::SessionGuard guard;
   static std::atomic<std::size_t> calls{0};

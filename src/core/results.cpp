@@ -1,11 +1,14 @@
 #include "kscope/results.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
 #include "core/columns.hpp"
 #include "core/sample_store.hpp"
+#include "core/suggest.hpp"
 #include "io/csv.hpp"
+#include "io/files.hpp"
 #include "io/io_detail.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
@@ -121,6 +124,7 @@ Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<S
   settings_.derive_metric = nullptr;
   settings_.combine_kernel_metrics = nullptr;
   settings_.progress_observer = nullptr;
+  settings_.work = {};
   for (auto& c : settings_.info_collectors) c.collect = nullptr;  // name and scope still say how it was summarized
 }
 
@@ -199,8 +203,23 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
       << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
   if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
   if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
+  if (!std::isnan(s.idle_power_w)) out << " | idle power " << s.idle_power_w << " W";
   if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
   if (!s.report_path.empty()) out << " | report " << s.report_path;
+  std::vector<FlopKind> kinds;
+  bool work = false;
+  for (const auto& r : results.rows()) {
+    if (!r.work) continue;
+    work = true;
+    if (r.work->flops > 0 && std::find(kinds.begin(), kinds.end(), r.work->kind) == kinds.end())
+      kinds.push_back(r.work->kind);
+  }
+  if (work) {
+    const Roofs rated = session_roofs(s);
+    out << " | roofs at rated clocks: DRAM " << detail::fixed(rated.dram_bytes_per_s / 1e9, 0) << " GB/s";
+    for (const FlopKind& k : kinds)
+      out << ", " << to_string(k) << " " << detail::fixed(rated.flops_per_s(k) / 1e12, 1) << " TFLOP/s";
+  }
   out << "\n";
   // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
   const Table full = results.summary_table();
@@ -210,6 +229,12 @@ std::ostream& operator<<(std::ostream& out, const Results& results) {
   for (const auto& [column, label] : console_columns()) {
     shown.push_back(column);
     labels.push_back(label);
+  }
+  if (work) {
+    for (const auto& [column, label] : roofline_console_columns()) {
+      shown.push_back(column);
+      labels.push_back(label);
+    }
   }
   for (const auto& column : results.info_columns().summary) {
     shown.push_back(column);

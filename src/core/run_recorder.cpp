@@ -22,6 +22,7 @@ void RunRecorder::begin_run(const RunContext& run) {
   regions_.clear();
   open_ = -1;
   close_error_ = {};
+  abandoned_.clear();
 }
 
 std::size_t RunRecorder::open(const std::string& name) {
@@ -73,6 +74,15 @@ void RunRecorder::close(std::size_t region, std::size_t run_serial) noexcept {
   }
 }
 
+void RunRecorder::abandon(std::size_t region, std::size_t run_serial, const std::string& why) noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (run_serial != serial_ || open_ != static_cast<std::ptrdiff_t>(region)) return;
+    if (abandoned_.empty()) abandoned_ = why;
+  }
+  close(region, run_serial);
+}
+
 void RunRecorder::mark_failed(std::size_t region, std::size_t run_serial, const std::string& reason) {
   std::lock_guard lock(mutex_);
   if (run_serial != serial_) return;
@@ -82,6 +92,7 @@ void RunRecorder::mark_failed(std::size_t region, std::size_t run_serial, const 
 
 void RunRecorder::end_run() {
   std::lock_guard lock(mutex_);
+  if (!abandoned_.empty()) throw AnnotationUseError(std::exchange(abandoned_, {}));
   if (close_error_.cause) throw std::exchange(close_error_, {});
   if (open_ >= 0) {
     const std::string name = regions_[static_cast<std::size_t>(open_)].name;

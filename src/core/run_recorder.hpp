@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kscope/annotation.hpp"
 #include "kscope/measurement_backend.hpp"
 
 namespace kscope::detail {
@@ -39,8 +40,11 @@ class RunRecorder {
   std::size_t run_serial() const { return serial_; }
   void close(std::size_t region, std::size_t run_serial) noexcept;
   void mark_failed(std::size_t region, std::size_t run_serial, const std::string& reason);
-  // After the body returned: throws RegionCloseError for a region that failed to close, or
-  // AnnotationUseError for a region still open.
+  // Closes a region whose owner was destroyed without closing it (Python collected an annotate
+  // object entered and never exited): end_run() then fails the run with AnnotationUseError(why).
+  void abandon(std::size_t region, std::size_t run_serial, const std::string& why) noexcept;
+  // After the body returned: throws AnnotationUseError for a region abandoned or still open, or
+  // RegionCloseError for a region that failed to close.
   void end_run();
 
   // The run in progress (read between runs or after the body returned).
@@ -55,7 +59,16 @@ class RunRecorder {
   std::ptrdiff_t open_ = -1;
   std::size_t serial_ = 0;
   RegionCloseError close_error_;
+  std::string abandoned_;  // why a region was abandoned in this run; empty if none was
   std::function<void(std::size_t, const std::string&)> on_open_;
+};
+
+// What the language bindings need of an Annotation beyond its public interface.
+class AnnotationAccess {
+ public:
+  // The annotation's region, if open in the run in progress, is closed as abandoned (see
+  // RunRecorder::abandon); the annotation is inactive afterwards.
+  static void abandon(Annotation& annotation, const std::string& why) noexcept;
 };
 
 // The recorder of the session in progress, or nullptr outside profiling.

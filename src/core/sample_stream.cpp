@@ -15,9 +15,13 @@
 #include "core/caller.hpp"
 #include "core/columns.hpp"
 #include "core/log.hpp"
+#include "core/output_claim.hpp"
 #include "core/suggest.hpp"
 #include "io/csv.hpp"
+#include "io/files.hpp"
 #include "io/io_detail.hpp"
+#include "io/json_error.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 
@@ -70,23 +74,6 @@ void append(const std::string& path, const std::string& text, bool durably) {
   File file(path, O_WRONLY | O_APPEND | O_CREAT);
   file.write(text);
   if (durably) file.sync();
-}
-
-// The file is replaced whole: written beside it, synced, renamed over it, the rename synced.
-void replace_durably(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".tmp";
-  {
-    File file(temporary, O_WRONLY | O_CREAT | O_TRUNC);
-    file.write(text);
-    file.sync();
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw Error("cannot replace '" + path + "': " + std::strerror(errno));
-  // The rename on disk too; best effort: some file systems cannot sync a directory.
-  if (const int directory = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); directory >= 0) {
-    ::fsync(directory);
-    ::close(directory);
-  }
 }
 
 void cut_durably(const std::string& path, std::size_t size) {
@@ -164,6 +151,8 @@ Json measured_with(const Settings& s, const SessionInfo& session, const std::vec
                      {"timeout_s", a.timeout_s}};
   }
   j["throttled_runs"] = s.throttled_runs == ThrottledRuns::keep ? "keep" : "exclude";
+  if (std::any_of(metrics.begin(), metrics.end(), [](const MetricSpec& m) { return is_energy_metric(m.name); }))
+    j["energy_window_s"] = s.energy_window_s;
   j["ignore_kernel_list"] = s.ignore_kernel_list;
   j["combine_kernel_metrics"] = static_cast<bool>(s.combine_kernel_metrics);
   j["derive_metric"] = static_cast<bool>(s.derive_metric);
@@ -336,25 +325,22 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
     start(manifest.dump(1) + "\n");
 }
 
+// Only an empty prefix, or one whose earlier sweep the caller asked to replace (OutputClaim
+// refused the others).
 void SampleStream::start(const std::string& manifest) {
-  const auto old_manifest = read_file(prefix_ + "manifest.json");
-  if (old_manifest) {
-    try {
-      const std::size_t total = Json::parse(*old_manifest).value("configs", Json::array()).size();
-      const std::size_t done = count_lines(read_file(prefix_ + "progress.jsonl"));
-      if (done < total)
-        log_warning("replacing the unfinished sweep under '" + prefix_ + "' (" + std::to_string(done) + " of " +
-                    std::to_string(total) + " configs measured); to continue such a sweep instead, set " +
-                    option("resume"));
-    } catch (const Json::exception&) {
-    }
-  }
+  if (const auto earlier = sweep_files(prefix_); !earlier.empty())
+    log_info("replacing the earlier sweep under '" + prefix_ + "' (" + option("overwrite") + ")");
+  for (const char* file : {"progress.jsonl", "samples.csv", "manifest.json"}) write_target(prefix_ + file);  // no device
   std::ostringstream header;
   write_csv(samples_table({}, configs_, session_, info_columns_), header);
-  // Progress first: files of an older sweep never pass for this one's.
-  replace_durably(prefix_ + "progress.jsonl", "");
-  replace_durably(prefix_ + "samples.csv", header.str());
-  replace_durably(prefix_ + "manifest.json", manifest);
+  // Progress first: files of an older sweep never pass for this one's. Its results go: until this
+  // sweep writes its own, they would pass for them.
+  write_whole(prefix_ + "progress.jsonl", "");
+  for (const char* finished : {"summary.csv", "results.json"})
+    if (::unlink((prefix_ + finished).c_str()) != 0 && errno != ENOENT)
+      throw Error("cannot remove '" + prefix_ + finished + "' of the sweep being replaced: " + std::strerror(errno));
+  write_whole(prefix_ + "samples.csv", header.str());
+  write_whole(prefix_ + "manifest.json", manifest);
 }
 
 void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
@@ -369,15 +355,17 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   try {
     stored = Json::parse(*stored_text);
   } catch (const Json::exception& e) {
-    throw ConfigError("cannot resume from '" + manifest_path + "': it is not a kscope manifest (" + e.what() +
-                      "); remove it, or start the sweep over without " + option("resume"));
+    throw ConfigError("cannot resume from '" + manifest_path + "': it is not a kscope manifest (" + json_error_text(e) +
+                      "); remove it, or start the sweep over with " + option("overwrite") + spell(" = true", "=True") +
+                      " instead of " + option("resume"));
   }
   if (const auto different = differences(stored, Json::parse(manifest), configs_); !different.empty()) {
     std::string list;
     for (const auto& d : different) list += (list.empty() ? "" : "; ") + d;
     throw ConfigError("cannot resume the sweep under '" + prefix_ + "': it was measured differently (" + list +
-                      "). Resume it with the same GPU, settings and sweep; or start it over without " +
-                      option("resume") + " (its files are replaced), or give another " + option("output_prefix"));
+                      "). Resume it with the same GPU, settings and sweep; or start it over with " + option("overwrite") +
+                      spell(" = true", "=True") + " instead of " + option("resume") + " (its files are replaced), or "
+                      "give another " + option("output_prefix"));
   }
 
   const std::string samples_path = prefix_ + "samples.csv";
@@ -389,7 +377,8 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   if (!records.empty() && records.front().fields != header)
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
                       python_list(records.front().fields) + "); was it written by another kscope version? Start " +
-                      "the sweep over without " + option("resume") + ", or give another " + option("output_prefix"));
+                      "the sweep over with " + option("overwrite") + spell(" = true", "=True") + " instead of " +
+                      option("resume") + ", or give another " + option("output_prefix"));
 
   std::size_t record = 1, samples_end = records.empty() ? 0 : records.front().end, progress_end = 0, done = 0;
   for (std::size_t line_end; (line_end = progress.find('\n', progress_end)) != std::string::npos; ++done) {
@@ -412,12 +401,12 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   if (records.empty()) {
     std::ostringstream text;
     write_csv(Table{header, {}}, text);
-    replace_durably(samples_path, text.str());
+    write_whole(samples_path, text.str());
   } else {
     cut_durably(samples_path, samples_end);
   }
   if (progress.empty() && progress_end == 0)
-    replace_durably(progress_path, "");
+    write_whole(progress_path, "");
   else
     cut_durably(progress_path, progress_end);
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -12,7 +16,9 @@
 #include "core/outcome.hpp"
 #include "core/session_guard.hpp"
 #include "core/sharding.hpp"
+#include "core/suggest.hpp"
 #include "core/throttle.hpp"
+#include "kscope/energy.hpp"
 
 namespace kscope::detail {
 namespace {
@@ -22,6 +28,15 @@ double now_s() {
 }
 
 ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
+
+// The backend's metrics, then the energy metrics asked for, in the order asked.
+std::vector<MetricSpec> session_metrics(const MeasurementBackend& backend, const Settings& settings) {
+  std::vector<MetricSpec> metrics = backend.metrics();
+  for (const auto& name : energy_metrics_requested(settings.metrics))
+    for (const auto& spec : energy_metrics())
+      if (spec.name == name) metrics.push_back(spec);
+  return metrics;
+}
 
 std::string names_of(const std::vector<RegionRecord>& regions) {
   std::string out;
@@ -37,6 +52,7 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
       body_(body),
       backend_(backend),
       device_(backend.device_control()),
+      metrics_(session_metrics(backend, settings)),
       recorder_(backend, settings.cache_control == CacheControl::all),
       recorder_scope_(recorder_),
       plan_(settings, now_s()),
@@ -48,12 +64,12 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
             std::this_thread::sleep_for(std::chrono::duration<double>(s));
           },
           now_s),
-      aggregator_(configs_, backend.metrics(), settings),
+      aggregator_(configs_, metrics_, settings),
       collection_(settings.info_collectors, settings.info_collector_errors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
                                      settings.progress_observer)) {
   std::vector<std::string> measured;
-  for (const auto& m : backend.metrics()) measured.push_back(m.name);
+  for (const auto& m : metrics_) measured.push_back(m.name);
   check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
   if (!collection_.empty())
     recorder_.on_open([this](std::size_t region, const std::string& name) { collection_.annotation_opened(region, name); });
@@ -72,6 +88,7 @@ Results Session::run() {
     if (settings_.shard && !settings_.shard->measures(config.index())) continue;
     if (stream_ && stream_->finished(config.index())) continue;
     measure_config(config);
+    if (!first_config_checked_) check_first_config(config);
     finish_config(config);
   }
   stop_if_interrupted(nullptr);
@@ -79,9 +96,11 @@ Results Session::run() {
 }
 
 void Session::open() {
+  if (!settings_.output_prefix.empty()) claim_.emplace(settings_);  // before the GPU is touched
   backend_.begin_session(settings_);
   backend_open_ = true;
   info_ = backend_.describe();
+  stamp_start(info_);
   info_.cache_control = settings_.cache_control;
   info_.clock_control = settings_.clock_control;
   if (settings_.clock_control == ClockControl::base) {
@@ -100,14 +119,36 @@ void Session::open() {
   }
   expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
   batches_.emplace(settings_, info_.replay_passes);
-  if (!settings_.output_prefix.empty()) stream_.emplace(settings_, configs_, info_, backend_.metrics(), aggregator_);
+  if (metrics_.size() > aggregator_.kernel_metrics()) open_energy();
+  if (!settings_.output_prefix.empty()) stream_.emplace(settings_, configs_, info_, metrics_, aggregator_);
   interrupt_.emplace();
+}
+
+void Session::open_energy() {
+  EnergyCounter* counter = device_ ? device_->energy_counter() : nullptr;
+  if (!counter)
+    throw BackendError("the energy metrics read the GPU's energy counter through NVML, which the " +
+                       to_string(info_.backend) + " backend does not reach. Measure without the nvml__ energy metrics");
+  energy_.emplace(*counter, settings_.energy_window_s);
+  const bool flushes = settings_.cache_control == CacheControl::all;
+  energy_->calibrate([this] { backend_.flush_cache(); }, [this] { backend_.synchronize(); }, flushes);
+  const EnergyCalibration& c = energy_->calibration();
+  info_.idle_power_w = c.idle_power_w;
+  info_.flush_energy_j = flushes ? c.flush_energy_j : NAN;
+  info_.energy_update_s = c.update_period_s;
+  log_info("energy: idle power " + fixed(c.idle_power_w, 1) + " W, energy counter updated every " +
+           fixed(c.update_period_s * 1e3, 0) + " ms" +
+           (flushes ? ", one L2 flush " + fixed(c.flush_energy_j * 1e3, 2) + " mJ in " +
+                          fixed(c.flush_time_s * 1e6, 1) + " us (taken out of each run)"
+                    : ""));
 }
 
 void Session::measure_config(const Config& config) {
   progress_->config_started(config.index(), config.to_string());
   plan_.start_config(now_s());
   next_run_ = 0;
+  windows_ = 0;
+  window_.reset();
   converged_.reset();
   pauses_before_config_ = thermal_.pauses();
   collect_before_runs(config, [&] { collection_.start_config(config); });
@@ -125,7 +166,11 @@ void Session::collect_before_runs(const Config& config, const std::function<void
 
 bool Session::run_batch(const Config& config) {
   stop_if_interrupted(&config);
-  const std::size_t run_limit = settings_.warmup_runs + plan_.max_runs();
+  // With the energy metrics the recorded runs are the runs of windows, as many as fill a window.
+  const bool in_window = energy_ && next_run_ >= settings_.warmup_runs;
+  if (in_window && !window_) open_window(config);
+  const std::size_t run_limit =
+      in_window ? std::numeric_limits<std::size_t>::max() : settings_.warmup_runs + plan_.max_runs();
   const BatchPlanner::Batch planned = batches_->next(next_run_, run_limit, backend_.max_batch_runs());
   if (planned.runs == 0)
     throw InternalError("the sampling plan asked for more than its " + std::to_string(run_limit) +
@@ -137,15 +182,15 @@ bool Session::run_batch(const Config& config) {
     const std::size_t run = next_run_ + k;
     RunContext context = context_of(config, run, k);
     try {
-      if (const double paused = thermal_.before_run(); paused > 0) {
-        info_.thermal_pauses = thermal_.pauses();
-        info_.thermal_pause_s = thermal_.paused_seconds();
-        log_debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
-      }
-      collection_.start_run(config, context);
+      if (!in_window) pause_if_hot(run);  // a window pauses before it opens, never between its runs
+      RunContext collected = context;
+      collected.recorded = context.recorded && (!in_window || run == window_first_run_);  // a window's first run
+      collection_.start_run(config, collected);
       const ClockReading before = read_clocks(device_);
       const double started_s = now_s();
       call_body(config, context);
+      if (!first_config_checked_)
+        for (const RegionRecord& r : recorder_.regions()) first_config_annotations_.insert(r.name);
       batch.push_back({context, recorder_.regions(), before, started_s, collection_.end_run(recorder_.regions().size())});
     } catch (...) {
       const std::exception_ptr cause = std::current_exception();
@@ -164,13 +209,16 @@ bool Session::run_batch(const Config& config) {
       }
       fail(config, run_label(run) + (collector.empty() ? "" : ", in " + collector), cause, aftermath);
     }
-    if (interrupt_requested() || now_s() - batch.front().started_s >= planned.max_age_s || !backend_.batch_has_room())
+    if (interrupt_requested() || now_s() - batch.front().started_s >= planned.max_age_s || !backend_.batch_has_room() ||
+        (energy_ && run + 1 == settings_.warmup_runs) || (in_window && energy_->window_full()))
       break;
   }
   try {
     run_remaining_passes(config, batch);
     next_run_ += batch.size();
-    return record_batch(config, batch);
+    if (record_batch(config, batch)) return true;
+    // Closed here, not in record_batch: after a failed run a window is incomplete, never closed.
+    return window_ && energy_->window_full() && close_window(config, read_clocks(device_));
   } catch (const RunsFailed& failed) {
     fail(config, failed.runs, failed.cause);
   }
@@ -202,6 +250,14 @@ void Session::run_remaining_passes(const Config& config, std::vector<BatchRun>& 
                          : "";
     throw RunsFailed{"replay pass " + std::to_string(pass) + " of " + run_label(current->context.run) + dropped,
                      std::current_exception()};
+  }
+}
+
+void Session::pause_if_hot(std::size_t run) {
+  if (const double paused = thermal_.before_run(); paused > 0) {
+    info_.thermal_pauses = thermal_.pauses();
+    info_.thermal_pause_s = thermal_.paused_seconds();
+    log_debug("thermal guard paused " + std::to_string(paused) + " s before " + run_label(run));
   }
 }
 
@@ -241,8 +297,15 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
   const ClockReading collected = read_clocks(device_);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
-    ran_ = true;
-    annotated_ = annotated_ || !b.regions.empty();
+    if (b.context.recorded && window_) {
+      try {
+        window_->add(b.regions, measured[i]);
+      } catch (...) {
+        throw RunsFailed{run_label(b.context.run), std::current_exception()};
+      }
+      if (b.context.run == window_first_run_) window_info_ = b.info;
+      continue;
+    }
     // A batched run's closing reading is the next run's opening one.
     const ClockReading after = i + 1 < batch.size() ? batch[i + 1].before : collected;
     if (b.context.recorded) {
@@ -271,6 +334,73 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
   return false;
 }
 
+void Session::open_window(const Config& config) {
+  try {
+    pause_if_hot(next_run_);
+  } catch (...) {
+    fail(config, run_label(next_run_), std::current_exception());
+  }
+  window_.emplace(aggregator_.kernel_metrics(), settings_);
+  window_first_run_ = next_run_;
+  window_info_.clear();
+  window_before_ = read_clocks(device_);
+  energy_->open_window();
+}
+
+bool Session::close_window(const Config& config, const ClockReading& after) {
+  const std::size_t runs = window_->runs();
+  const bool flushed = settings_.cache_control == CacheControl::all;  // before its one region, every run
+  const EnergyPerRun e = energy_->close_window(runs, flushed ? runs : 0);
+  std::vector<double> energy;
+  for (std::size_t m = aggregator_.kernel_metrics(); m < metrics_.size(); ++m)
+    energy.push_back(metrics_[m].name == kEnergyPerRun   ? e.energy_j
+                     : metrics_[m].name == kAveragePower ? e.average_power_w
+                                                         : e.above_idle_j);
+  const std::string window = "window " + std::to_string(windows_ + 1) + " (" + std::to_string(runs) + " runs)";
+  try {
+    const RunMeasurement folded;  // the window's sample comes attributed
+    aggregator_.add_regions({config.index(), windows_, window_->regions(), folded, window_before_, after,
+                             is_throttled(window_before_, after, expected_sm_mhz_), &window_info_},
+                            window_->sample(energy));
+  } catch (...) {
+    throw RunsFailed{window, std::current_exception()};
+  }
+  log_debug("energy " + window + ": " + fixed(e.energy_j * 1e3, 3) + " mJ per run, " + fixed(e.average_power_w, 1) +
+            " W, " + fixed(e.run_time_s * 1e6, 2) + " us per run");
+  window_.reset();
+  progress_->run_finished();
+  using Verdict = SamplingPlan::Verdict;
+  const Verdict v = plan_.after_run(++windows_, aggregator_.current_config_series(), now_s());
+  if (v == Verdict::more) return false;
+  if (v != Verdict::done) converged_ = v == Verdict::converged;
+  return true;
+}
+
+void Session::check_first_config(const Config& config) {
+  first_config_checked_ = true;
+  const std::string runs = "its " + std::to_string(next_run_) + (next_run_ == 1 ? " run" : " runs");
+  if (first_config_annotations_.empty())
+    fail(config, runs,
+         std::make_exception_ptr(KernelCountError(
+             "No kernels were profiled: the body opened no annotation in any of them, so nothing was measured. "
+             "Mark the code to measure with " +
+             spell("kscope::Annotation a(\"name\"); at the top of the scope that launches its kernels (or "
+                   "kscope::annotate(\"name\", fn))",
+                   "'with kscope.annotate(\"name\"):' around its kernel launches (or @kscope.annotate(\"name\") on a "
+                   "function the body calls)"))));
+  const std::string& baseline = settings_.normalize_against;
+  if (!baseline.empty() && !first_config_annotations_.count(baseline)) {
+    const std::vector<std::string> recorded(first_config_annotations_.begin(), first_config_annotations_.end());
+    const auto closest = closest_names(baseline, recorded, 1);
+    fail(config, runs,
+         std::make_exception_ptr(ConfigError(
+             option("normalize_against") + " names annotation '" + baseline + "', which the body did not open (it " +
+             "opened " + quoted_list(recorded) + "): each row is divided by that annotation's AvgValue at its config, "
+             "so a config without it has no rows. Name one of the annotations the body opens" +
+             (closest.empty() ? std::string() : " (did you mean '" + closest.front() + "'?)"))));
+  }
+}
+
 void Session::finish_config(const Config& config) {
   aggregator_.set_config_outcome(config.index(), converged_, thermal_.pauses() - pauses_before_config_);
   if (stream_) {
@@ -284,11 +414,7 @@ void Session::finish_config(const Config& config) {
 }
 
 Results Session::finish() {
-  // Nothing was measured, and an empty table would hide it (Nsight Python 1.1.1 raises too).
-  if (ran_ && !annotated_)
-    throw KernelCountError("No kernels were profiled: no run opened an annotation, so nothing was measured. Mark "
-                           "the code to measure with " + spell("kscope::Annotation", "kscope.annotate(...)") +
-                           " inside the profiled function");
+  if (energy_) check_idle_drift();
   progress_->finished();
   bool samples_on_disk = false;
   if (stream_) {
@@ -309,19 +435,35 @@ void Session::settle_stream() noexcept {
   }
 }
 
+void Session::check_idle_drift() {
+  constexpr double kDriftPct = 5;
+  const double start_w = info_.idle_power_w, end_w = energy_->measure_idle_power_w();
+  const double drift_pct = 100 * (end_w - start_w) / start_w;
+  const std::string text = "the GPU's idle power was " + fixed(start_w, 1) + " W when the session opened and " +
+                           fixed(end_w, 1) + " W at its end";
+  if (std::abs(drift_pct) > kDriftPct)
+    log_warning(text + " (" + fixed(drift_pct, 1) + "%): " + kEnergyAboveIdle + " used the first, and is uncertain "
+                "by the difference times each run's time (a GPU warming up idles higher)");
+  else
+    log_debug(text);
+}
+
 RunContext Session::context_of(const Config& config, std::size_t run, std::size_t batch_index) const {
   RunContext c;
   c.config = config.index();
   c.run = run;
   c.batch_index = batch_index;
   c.recorded = run >= settings_.warmup_runs;
-  c.recorded_run = c.recorded ? run - settings_.warmup_runs : 0;
+  // With the energy metrics a recorded run belongs to a window, the sample it is recorded in.
+  c.recorded_run = !c.recorded ? 0 : energy_ ? windows_ : run - settings_.warmup_runs;
   return c;
 }
 
 std::string Session::run_label(std::size_t run) const {
-  return run < settings_.warmup_runs ? "warm-up run " + std::to_string(run + 1)
-                                     : "run " + std::to_string(run - settings_.warmup_runs + 1);
+  if (run < settings_.warmup_runs) return "warm-up run " + std::to_string(run + 1);
+  if (energy_)
+    return "run " + std::to_string(run - window_first_run_ + 1) + " of energy window " + std::to_string(windows_ + 1);
+  return "run " + std::to_string(run - settings_.warmup_runs + 1);
 }
 
 void Session::fail(const Config& config, const std::string& what, std::exception_ptr cause,
@@ -342,6 +484,18 @@ void Session::stop_if_interrupted(const Config* config) {
     throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "before " + config_label(*config, configs_.size()));
   throw sweep_interrupted(aggregator_, info_, settings_, config,
                           "in " + config_label(*config, configs_.size()) + " after " + run_label(next_run_ - 1));
+}
+
+void stamp_start(SessionInfo& info) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char text[40];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
+  const std::string date = text;
+  info.started_at = date.substr(0, date.size() - 2) + ":" + date.substr(date.size() - 2);  // +0100 -> +01:00
+  double load[3] = {};
+  if (getloadavg(load, 3) == 3) info.load_avg.assign(load, load + 3);
 }
 
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body) {

@@ -1,11 +1,14 @@
 #pragma once
 // One profiling session over a sweep, on one backend in this process. Each phase is a method:
-//   open            backend session, clock lock, session facts
+//   open            the output prefix's claim, backend session, clock lock, session facts; with
+//                   the energy metrics the idle power and the L2 flush's energy (core/energy_meter.hpp)
 //   measure_config  per config: batches of runs until the sampling plan stops
 //     run_batch       the batch planner's runs, pass after pass (thermal guard and clocks before
 //                     each run of pass 1)
 //     call_body       one call of the body for one run and pass
 //     record_batch    collect, attribute, aggregate; the plan decides after each recorded run
+//   With the energy metrics the recorded runs go back to back in windows (open_window,
+//   close_window), and each window, folded into one sample, is what the plan counts.
 //   finish          statistics, normalization, files
 // A failure stops the sweep with a SweepError carrying everything recorded before it; Ctrl-C stops
 // it at the end of the run in progress with a SweepInterrupted carrying the same. With an output
@@ -14,14 +17,18 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/aggregator.hpp"
 #include "core/batch_planner.hpp"
 #include "core/clock_lock.hpp"
+#include "core/energy_meter.hpp"
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
+#include "core/output_claim.hpp"
+#include "core/repetition_window.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sample_stream.hpp"
 #include "core/sampling_plan.hpp"
@@ -35,6 +42,10 @@ namespace kscope::detail {
 
 // ConfigError for a bad sweep, settings or body, before anything touches the GPU.
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body);
+
+// Records in `info` when the session starts and the host's load then (SessionInfo::started_at,
+// load_avg).
+void stamp_start(SessionInfo& info);
 
 class Session {
  public:
@@ -62,6 +73,7 @@ class Session {
   };
 
   void open();
+  void open_energy();
   void measure_config(const Config& config);
   // Calls the info collectors of a scope that runs before any run (`start`); a failure names them.
   void collect_before_runs(const Config& config, const std::function<void()>& start);
@@ -69,9 +81,19 @@ class Session {
   bool run_batch(const Config& config);
   void run_remaining_passes(const Config& config, std::vector<BatchRun>& batch);
   void call_body(const Config& config, const RunContext& run);
+  // The thermal guard's pause before a run (or a window), if the GPU is too hot.
+  void pause_if_hot(std::size_t run);
   bool record_batch(const Config& config, const std::vector<BatchRun>& batch);
+  void open_window(const Config& config);
+  // The window's sample into the aggregator; true once the sampling plan says the config has enough.
+  bool close_window(const Config& config, const ClockReading& after);
+  // After the first config measured, before it counts as finished: fails the sweep when the body
+  // opened no annotation (nothing to measure) or not the normalize_against one, instead of
+  // after a whole sweep of nothing.
+  void check_first_config(const Config& config);
   void finish_config(const Config& config);
   Results finish();
+  void check_idle_drift();
 
   RunContext context_of(const Config& config, std::size_t run, std::size_t batch_index) const;
   std::string run_label(std::size_t run) const;
@@ -90,6 +112,7 @@ class Session {
   const Body& body_;
   MeasurementBackend& backend_;
   DeviceControl* device_;
+  std::vector<MetricSpec> metrics_;  // the backend's, then the energy metrics asked for
   RunRecorder recorder_;
   RecorderScope recorder_scope_;
   SamplingPlan plan_;
@@ -101,15 +124,25 @@ class Session {
   SessionInfo info_;
   std::optional<ClockLock> clock_lock_;
   std::optional<InterruptScope> interrupt_;  // after the clock lock: Ctrl-C reaches it first
+  std::optional<OutputClaim> claim_;         // the output prefix, until the last file is written
   std::optional<SampleStream> stream_;
+  std::optional<EnergyMeter> energy_;  // with the energy metrics
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
-  bool ran_ = false, annotated_ = false;  // a run was collected; one of them opened a region
+
+  bool first_config_checked_ = false;
+  std::set<std::string> first_config_annotations_;  // what the body opened in the first config
 
   // The config being measured.
   std::size_t next_run_ = 0;  // warm-ups included
   std::optional<bool> converged_;
   std::size_t pauses_before_config_ = 0;
+  // Its energy windows: those closed, and the one in progress (from run window_first_run_).
+  std::size_t windows_ = 0;
+  std::optional<RepetitionWindow> window_;
+  std::size_t window_first_run_ = 0;
+  ClockReading window_before_;
+  std::vector<std::vector<Cell>> window_info_;  // its first run's info collector values
 };
 
 }  // namespace kscope::detail

@@ -7,9 +7,11 @@
 #include "core/caller.hpp"
 #include "core/info_collection.hpp"
 #include "core/metric_request.hpp"
+#include "core/roofline.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
+#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -54,6 +56,20 @@ void check_requested_metrics(const std::vector<std::string>& requested, const st
   }
 }
 
+std::vector<std::string> backend_metrics(const std::vector<std::string>& requested) {
+  std::vector<std::string> out;
+  for (const auto& m : requested)
+    if (!is_energy_metric(m)) out.push_back(m);
+  return out;
+}
+
+std::vector<std::string> energy_metrics_requested(const std::vector<std::string>& requested) {
+  std::vector<std::string> out;
+  for (const auto& m : requested)
+    if (is_energy_metric(m) && std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+  return out;
+}
+
 }  // namespace detail
 
 void Settings::validate() const {
@@ -70,10 +86,14 @@ void Settings::validate() const {
   if (resume && output_prefix.empty())
     throw ConfigError(option("resume") + " continues the sweep streamed under " + option("output_prefix") +
                       ", which is not set: give the same " + option("output_prefix") + " as the sweep to continue");
+  if (resume && overwrite)
+    throw ConfigError(option("resume") + " continues the sweep under " + option("output_prefix") + " and " +
+                      option("overwrite") + " replaces it: set one of them");
   if (resume && backend == Backend::ncu)
     throw ConfigError(option("resume") + " does not work with " + detail::backend_choice(Backend::ncu) +
                       ": Nsight Compute measures the whole sweep in one re-run of the program, so there is nothing "
-                      "streamed to continue from; run it again without " + option("resume"));
+                      "streamed to continue from; run it again with " + option("overwrite") +
+                      detail::spell(" = true", "=True") + " instead of " + option("resume"));
   if (shard && (shard->count == 0 || shard->index >= shard->count))
     throw ConfigError(option("shard") + " is " + std::to_string(shard->index) + " of " + std::to_string(shard->count) +
                       ": give an index from 0 to count - 1 and a count of at least 1");
@@ -84,9 +104,21 @@ void Settings::validate() const {
   if (!(fsync_interval_s >= 0) || std::isinf(fsync_interval_s))
     throw ConfigError(option("fsync_interval_s") + " must be 0 (flush after every config) or a number of seconds "
                       "(the default is 1.0)");
+  detail::check_bound_thresholds(bound_thresholds);
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together
+  if (!detail::energy_metrics_requested(metrics).empty()) {
+    if (measuring != Backend::cupti && measuring != Backend::events)
+      throw ConfigError("Invalid value " + detail::python_list(metrics) + " for 'metrics': the energy metrics are "
+                        "measured beside kernel durations, over windows of runs repeated back to back, with " +
+                        detail::backend_choice(Backend::cupti) + " or " + detail::backend_choice(Backend::events) +
+                        ", not with " + detail::backend_choice(measuring) +
+                        " (whose replay passes and counters change what a run costs). Measure them in two calls");
+    if (!(energy_window_s > 0) || energy_window_s > 3600)
+      throw ConfigError(option("energy_window_s") + " must be a duration in seconds from 0 to 3600 (1 s by default: "
+                        "the GPU's energy counter updates about every 0.1 s)");
+  }
   if (!ncu_sections.empty() && measuring != Backend::ncu)
     throw ConfigError(option("ncu_sections") + " is set but the backend is " + to_string(measuring) +
                       ": sections are Nsight Compute's; use " + detail::backend_choice(Backend::ncu) + ", or " +

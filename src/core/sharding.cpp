@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "io/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/shard.hpp"
 
@@ -85,6 +86,7 @@ namespace detail {
 
 Settings resolve_shard(const Settings& settings) {
   Settings resolved = settings;
+  resolved.output_prefix = directory_as_prefix(resolved.output_prefix);
   if (!resolved.shard)
     if (const char* text = environment("KSCOPE_SHARD")) resolved.shard = parse_shard(text, "KSCOPE_SHARD");
   if (resolved.shard && resolved.shard->count > 1 && !resolved.output_prefix.empty())

@@ -4,8 +4,9 @@
 
 namespace kscope::detail {
 
-// `settings` with Settings::shard resolved (unset: KSCOPE_SHARD, if set) and, for a shard of more
-// than one, its output prefix extended by the shard's file prefix.
+// `settings` with Settings::shard resolved (unset: KSCOPE_SHARD, if set) and its output prefix
+// final: an existing directory's name as that directory ("out" -> "out/"), then, for a shard of more
+// than one, extended by the shard's file prefix.
 Settings resolve_shard(const Settings& settings);
 
 }  // namespace kscope::detail

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <numeric>
 
 namespace kscope::detail {
@@ -46,5 +47,11 @@ std::string quoted_list(const std::vector<std::string>& names) {
 }
 
 std::string python_list(const std::vector<std::string>& names) { return "[" + quoted_list(names) + "]"; }
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
 
 }  // namespace kscope::detail

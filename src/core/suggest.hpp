@@ -1,5 +1,5 @@
 #pragma once
-// "Did you mean" support: the known names closest to a misspelt one.
+// "Did you mean" support: the known names closest to a misspelt one; names and numbers in messages.
 #include <string>
 #include <vector>
 
@@ -14,5 +14,7 @@ std::vector<std::string> closest_names(const std::string& wanted,
 std::string quoted_list(const std::vector<std::string>& names);
 // "['a', 'b']": a list as Python writes it (and readable in any language).
 std::string python_list(const std::vector<std::string>& names);
+// A number with `decimals` digits after the point, for messages.
+std::string fixed(double value, int decimals);
 
 }  // namespace kscope::detail

@@ -1,10 +1,39 @@
 #include "kscope/sweep.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <set>
+#include <unordered_map>
 
+#include "core/caller.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
+namespace {
+
+// The exact value (a double by its bits), so that rows compare by a string key.
+std::string key_of(const Value& v) {
+  switch (v.type()) {
+    case ValueType::integer: return "i" + std::to_string(v.as_int());
+    case ValueType::real: {
+      const double d = v.as_double();
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &d, sizeof bits);
+      return "r" + std::to_string(bits);
+    }
+    case ValueType::text: return "t" + std::to_string(v.as_string().size()) + ":" + v.as_string();
+    case ValueType::boolean: return v.as_bool() ? "b1" : "b0";
+  }
+  return {};
+}
+
+std::string row_text(const std::vector<std::string>& names, const std::vector<Value>& row) {
+  std::string out;
+  for (std::size_t i = 0; i < row.size(); ++i) out += (i ? ", " : "") + names[i] + "=" + row[i].to_string();
+  return out;
+}
+
+}  // namespace
 
 Sweep& Sweep::axis(std::string name, std::vector<Value> values) {
   Group g;
@@ -53,6 +82,22 @@ void Sweep::validate() const {
         }
       }
     }
+    check_unique(g, label);
+  }
+}
+
+// A config given twice would be measured twice and then be two rows of one name in every table (and
+// a comparison could not match them): refused, naming both places.
+void Sweep::check_unique(const Group& group, const std::string& label) {
+  std::unordered_map<std::string, std::size_t> first;
+  for (std::size_t r = 0; r < group.rows.size(); ++r) {
+    std::string key;
+    for (const auto& v : group.rows[r]) key += key_of(v) + ";";
+    const auto [seen, inserted] = first.emplace(std::move(key), r);
+    if (!inserted)
+      throw ConfigError("config (" + row_text(group.names, group.rows[r]) + ") is given twice, as entries " +
+                        std::to_string(seen->second + 1) + " and " + std::to_string(r + 1) + " of the " +
+                        detail::spell(label, "configs") + ": each config is measured once; remove the repeat");
   }
 }
 

@@ -5,6 +5,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <mutex>
 
 #include "core/log.hpp"
 #include "device/cuda_check.hpp"
@@ -36,6 +38,7 @@ CudaDeviceFacts query_cuda_device(int ordinal) {
   for (int i = 0; i < 16; ++i) uuid[i] = static_cast<unsigned char>(prop.uuid.bytes[i]);
   facts.uuid = format_gpu_uuid(uuid);
   facts.sm_count = prop.multiProcessorCount;
+  facts.compute_capability = prop.major * 10 + prop.minor;
   facts.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   facts.memory_bus_width_bits = prop.memoryBusWidth;
   facts.peak_memory_clock_mhz =
@@ -52,36 +55,68 @@ std::string host_name() {
   return name;
 }
 
+namespace {
+
+// What a device is and its NVML telemetry, looked up once per process (never destroyed: NVML and
+// the CUDA runtime may be gone before static destructors run).
+struct KnownDevice {
+  CudaDeviceFacts facts;
+  NvmlDeviceControl control;
+};
+
+KnownDevice& known_device(int ordinal) {
+  static std::mutex mutex;
+  static auto* devices = new std::map<int, KnownDevice*>;
+  if (ordinal < 0) check_cuda(cudaGetDevice(&ordinal), "cudaGetDevice");
+  std::lock_guard lock(mutex);
+  KnownDevice*& device = (*devices)[ordinal];
+  if (!device) {
+    CudaDeviceFacts facts = query_cuda_device(ordinal);
+    const std::string uuid = facts.uuid;
+    device = new KnownDevice{std::move(facts), NvmlDeviceControl(nvml(), uuid)};
+  }
+  return *device;
+}
+
+}  // namespace
+
 MeasuredDevice::MeasuredDevice(int ordinal)
-    : facts_(query_cuda_device(ordinal)),
-      control_(nvml(), facts_.uuid) {
+    : facts_(known_device(ordinal).facts), control_(known_device(facts_.ordinal).control) {
   check_cuda(cudaSetDevice(facts_.ordinal), "cudaSetDevice");
 }
 
 void MeasuredDevice::begin_session(const Settings& settings) {
   check_cuda(cudaSetDevice(facts_.ordinal), "cudaSetDevice");
-  if (settings.cache_control == CacheControl::all && !flusher_) flusher_.emplace(facts_.ordinal);
+  if (settings.cache_control == CacheControl::all && !flusher_) flusher_ = &L2Flusher::of(facts_.ordinal);
   if (!control_.unavailable_reason().empty())
     detail::log_debug("NVML telemetry unavailable on " + facts_.uuid + ": " + control_.unavailable_reason());
 }
 
 void MeasuredDevice::flush_l2(cudaStream_t stream) {
-  if (!flusher_) flusher_.emplace(facts_.ordinal);  // flush_cache without cache_control=all
+  if (!flusher_) flusher_ = &L2Flusher::of(facts_.ordinal);  // flush_cache without cache_control=all
   flusher_->flush(stream);
 }
+
+void MeasuredDevice::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 SessionInfo MeasuredDevice::describe(BackendId backend) const {
   SessionInfo info;
   info.backend = backend;
   info.gpu = facts_.name;
   info.gpu_uuid = facts_.uuid;
-  info.driver_version = driver_version(nvml());
-  info.host = host_name();
+  // Neither changes while the process runs.
+  static const std::string driver = driver_version(nvml());
+  static const std::string host = host_name();
+  info.driver_version = driver;
+  info.host = host;
   // Without NVML, CUDA's peak clocks are the same quantity (the H200 reports 1980 MHz in both).
   const ClockReading rated = control_.rated_clocks();
   info.rated_sm_clock_mhz = std::isnan(rated.sm_mhz) ? facts_.peak_sm_clock_mhz : rated.sm_mhz;
   info.rated_memory_clock_mhz =
       std::isnan(rated.memory_mhz) ? facts_.peak_memory_clock_mhz : rated.memory_mhz;
+  info.sm_count = static_cast<std::size_t>(facts_.sm_count);
+  info.compute_capability = static_cast<std::size_t>(facts_.compute_capability);
+  info.memory_bus_width_bits = static_cast<std::size_t>(facts_.memory_bus_width_bits);
   return info;
 }
 

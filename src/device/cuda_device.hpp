@@ -18,6 +18,7 @@ struct CudaDeviceFacts {
   std::string name;
   std::string uuid;                      // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   int sm_count = 0;
+  int compute_capability = 0;            // major * 10 + minor
   std::size_t l2_bytes = 0;
   int memory_bus_width_bits = 0;
   double peak_memory_clock_mhz = 0;      // cudaDevAttrMemoryClockRate
@@ -32,26 +33,32 @@ std::string format_gpu_uuid(const unsigned char (&bytes)[16]);
 
 std::string host_name();
 
+// The facts, NVML telemetry and L2 flusher of a device are the process's: looked up on the first
+// MeasuredDevice of that device and kept, so that a profile() call does not pay for
+// cudaGetDeviceProperties, the NVML handle or the flush buffer's cudaMalloc and cudaFree again.
 class MeasuredDevice {
  public:
   // Makes the device current on the calling thread and opens its NVML telemetry.
   explicit MeasuredDevice(int ordinal);
 
   const CudaDeviceFacts& facts() const { return facts_; }
-  // Makes the device current on the calling thread, allocates the L2 flush buffer when the
+  // Makes the device current on the calling thread, makes the device's L2 flusher when the
   // session flushes (so no allocation happens between runs), and says at Verbosity::debug why
   // NVML telemetry is unavailable, if it is.
   void begin_session(const Settings& settings);
   // Evicts the L2 on `stream`.
   void flush_l2(cudaStream_t stream);
+  // Waits for everything launched on the device.
+  void synchronize();
   DeviceControl& control() { return control_; }
-  // Backend, device, host and rated clocks; the session fills cache and clock control.
+  // Backend, device (with what its roofs come from), host and rated clocks; the session fills
+  // cache and clock control.
   SessionInfo describe(BackendId backend) const;
 
  private:
-  CudaDeviceFacts facts_;
-  NvmlDeviceControl control_;
-  std::optional<L2Flusher> flusher_;
+  const CudaDeviceFacts& facts_;
+  NvmlDeviceControl& control_;
+  L2Flusher* flusher_ = nullptr;
 };
 
 }  // namespace kscope::device

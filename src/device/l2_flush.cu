@@ -1,5 +1,9 @@
 #include "device/l2_flush.hpp"
 
+#include <exception>
+#include <map>
+#include <mutex>
+
 #include "device/cuda_check.hpp"
 
 namespace kscope::device {
@@ -21,6 +25,19 @@ __global__ void discard_lines(char* data, std::size_t lines) {
 
 constexpr int kDiscardThreads = 256;
 
+// A stream of its own for capturing the flush's graph, whatever other streams are doing.
+class CaptureStream {
+ public:
+  CaptureStream() { check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"); }
+  ~CaptureStream() { cudaStreamDestroy(stream_); }
+  CaptureStream(const CaptureStream&) = delete;
+  CaptureStream& operator=(const CaptureStream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
 }  // namespace
 
 void L2Flusher::DeviceFree::operator()(void* p) const noexcept { cudaFree(p); }
@@ -40,6 +57,36 @@ L2Flusher::L2Flusher(int device) {
   void* p = nullptr;
   check_cuda(cudaMalloc(&p, bytes_), "cudaMalloc(L2 flush buffer)");  // 256-byte aligned: whole lines
   buffer_.reset(p);
+  CaptureStream capture;
+  check_cuda(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal),
+             "cudaStreamBeginCapture(L2 flush)");
+  cudaGraph_t graph = nullptr;
+  std::exception_ptr failed;
+  try {
+    enqueue(capture.get());
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  const cudaError_t ended = cudaStreamEndCapture(capture.get(), &graph);  // ends the capture even after a failure
+  if (failed) std::rethrow_exception(failed);
+  check_cuda(ended, "cudaStreamEndCapture(L2 flush)");
+  const cudaError_t instantiated = cudaGraphInstantiate(&graph_, graph, 0);
+  cudaGraphDestroy(graph);
+  check_cuda(instantiated, "cudaGraphInstantiate(L2 flush)");
+}
+
+L2Flusher::~L2Flusher() {
+  if (graph_) cudaGraphExecDestroy(graph_);
+}
+
+L2Flusher& L2Flusher::of(int device) {
+  static std::mutex mutex;
+  // Never destroyed: the CUDA runtime may be gone before static destructors run.
+  static auto* flushers = new std::map<int, L2Flusher*>;
+  std::lock_guard lock(mutex);
+  L2Flusher*& flusher = (*flushers)[device];
+  if (!flusher) flusher = new L2Flusher(device);
+  return *flusher;
 }
 
 void L2Flusher::flush(cudaStream_t stream) {
@@ -52,6 +99,10 @@ void L2Flusher::flush(cudaStream_t stream) {
                "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
     if (limit > 0) check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
   }
+  check_cuda(cudaGraphLaunch(graph_, stream), "cudaGraphLaunch(L2 flush)");
+}
+
+void L2Flusher::enqueue(cudaStream_t stream) {
   check_cuda(cudaMemsetAsync(buffer_.get(), 0, bytes_, stream), "cudaMemsetAsync(L2 flush)");
   discard_lines<<<discard_blocks_, kDiscardThreads, 0, stream>>>(static_cast<char*>(buffer_.get()),
                                                                  bytes_ / kLineBytes);

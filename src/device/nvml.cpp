@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
+
 #include "kscope/errors.hpp"
 
 namespace kscope::device {
@@ -54,6 +56,7 @@ class NvmlLibrary {
     resolve(library, api.device_get_margin_temperature, "nvmlDeviceGetMarginTemperature");
     resolve(library, api.device_set_gpu_locked_clocks, "nvmlDeviceSetGpuLockedClocks");
     resolve(library, api.device_reset_gpu_locked_clocks, "nvmlDeviceResetGpuLockedClocks");
+    resolve(library, api.device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
     resolve(library, api.system_get_driver_version, "nvmlSystemGetDriverVersion");
     resolve(library, api.device_get_api_restriction, "nvmlDeviceGetAPIRestriction");
   }
@@ -111,9 +114,13 @@ ClockReading NvmlDeviceControl::clocks() {
 
 std::optional<double> NvmlDeviceControl::thermal_margin_c() {
   if (device_ == nullptr || api_.device_get_margin_temperature == nullptr) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  if (margin_read_at_ && now - *margin_read_at_ < kMarginReuse) return margin_c_;
   NvmlApi::MarginTemperature margin{NvmlApi::kMarginTemperatureV1, 0};
-  if (api_.device_get_margin_temperature(device_, &margin) != 0) return std::nullopt;
-  return margin.margin_c;
+  margin_read_at_ = now;
+  margin_c_ = api_.device_get_margin_temperature(device_, &margin) == 0 ? std::optional<double>(margin.margin_c)
+                                                                       : std::nullopt;
+  return margin_c_;
 }
 
 ClockReading NvmlDeviceControl::lock_base_clocks() {
@@ -154,6 +161,29 @@ ClockReading NvmlDeviceControl::read(int (*clock_info)(NvmlApi::Device, int, uns
   if (clock_info(device_, NvmlApi::kClockSm, &mhz) == 0) reading.sm_mhz = mhz;
   if (clock_info(device_, NvmlApi::kClockMemory, &mhz) == 0) reading.memory_mhz = mhz;
   return reading;
+}
+
+double NvmlEnergyCounter::now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+EnergyReading NvmlEnergyCounter::read() {
+  const std::string fix = ". Measure without the nvml__ energy metrics";
+  if (device_ == nullptr)
+    throw BackendError("the energy metrics read the GPU's energy counter through NVML, which is unavailable: " +
+                       reason_ + fix);
+  if (api_.device_get_total_energy_consumption == nullptr)
+    throw BackendError("the energy metrics need nvmlDeviceGetTotalEnergyConsumption, which this driver's NVML lacks "
+                       "(driver too old)" + fix);
+  unsigned long long millijoules = 0;
+  const double before = now_s();
+  const int rc = api_.device_get_total_energy_consumption(device_, &millijoules);
+  const double after = now_s();
+  if (rc == kNotSupported)
+    throw BackendError("this GPU has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: " + api_.error(rc) +
+                       "; NVIDIA's data-center GPUs have one from Volta on)" + fix);
+  if (rc != 0) throw BackendError("nvmlDeviceGetTotalEnergyConsumption failed: " + api_.error(rc) + fix);
+  return {millijoules, 0.5 * (before + after)};
 }
 
 std::string NvmlApi::error(int result) const {

@@ -2,6 +2,7 @@
 // GPU telemetry and clock control from NVML, loaded at run time: libnvidia-ml.so.1 ships with the
 // driver, not the toolkit, so there is no nvml.h to compile against. A missing library, symbol or
 // device makes telemetry unavailable (NaN / nullopt readings plus a reason), never an error.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@ struct NvmlApi {
   int (*device_get_margin_temperature)(Device device, MarginTemperature* margin) = nullptr;
   int (*device_set_gpu_locked_clocks)(Device device, unsigned min_mhz, unsigned max_mhz) = nullptr;
   int (*device_reset_gpu_locked_clocks)(Device device) = nullptr;
+  int (*device_get_total_energy_consumption)(Device device, unsigned long long* millijoules) = nullptr;
   // Read-only facts for `kscope doctor`.
   int (*system_get_driver_version)(char* text, unsigned length) = nullptr;
   int (*device_get_api_restriction)(Device device, int api, int* state) = nullptr;
@@ -46,21 +48,44 @@ const NvmlApi& nvml();
 // The NVIDIA driver's version ("580.65.06"); empty when NVML cannot tell.
 std::string driver_version(const NvmlApi& api);
 
+// nvmlDeviceGetTotalEnergyConsumption (mJ since the driver loaded; Volta and newer), timed on the
+// steady clock at the middle of the call: on an H200 one call takes ~3 ms (up to 18 ms seen) and
+// the value changes every ~100 ms.
+class NvmlEnergyCounter final : public EnergyCounter {
+ public:
+  // The device and reason of the NvmlDeviceControl it belongs to: a null device means NVML cannot
+  // reach the GPU, for that reason.
+  NvmlEnergyCounter(const NvmlApi& api, const NvmlApi::Device& device, const std::string& unavailable_reason)
+      : api_(api), device_(device), reason_(unavailable_reason) {}
+  EnergyReading read() override;
+  double now_s() override;
+
+ private:
+  const NvmlApi& api_;
+  const NvmlApi::Device& device_;
+  const std::string& reason_;
+};
+
 // The NVML device with this UUID ("GPU-..."). Found by UUID, never by index: NVML enumerates every
 // GPU and ignores CUDA_VISIBLE_DEVICES, and its order is not CUDA's.
 class NvmlDeviceControl final : public DeviceControl {
  public:
   NvmlDeviceControl(NvmlApi api, const std::string& uuid);
+  NvmlDeviceControl(const NvmlDeviceControl&) = delete;  // its energy counter refers to its members
+  NvmlDeviceControl& operator=(const NvmlDeviceControl&) = delete;
 
   // SM and memory clocks and the clock-event reasons, right now.
   ClockReading clocks() override;
   // nvmlDeviceGetMarginTemperature costs ~570 us on an H200 (the clocks ~0.7 us): the thermal
-  // guard, its only caller, limits how often it reads.
+  // guard, its only caller, limits how often it reads, and a reading is reused for
+  // kMarginReuse, so that back-to-back profile() calls (each a new guard) do not pay it each.
   std::optional<double> thermal_margin_c() override;
+  static constexpr std::chrono::milliseconds kMarginReuse{100};
   // Locks the SM clock to the rated TDP ("base") clock, as ncu --clock-control base does. Memory
   // clocks are left alone (NVML has no base value for them). Needs root: the lock is device-wide.
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
+  EnergyCounter* energy_counter() override { return &energy_; }
 
   // The maximum SM and memory clocks; NaN fields when unknown.
   ClockReading rated_clocks() const { return rated_; }
@@ -74,6 +99,9 @@ class NvmlDeviceControl final : public DeviceControl {
   NvmlApi::Device device_ = nullptr;
   ClockReading rated_;
   std::string reason_;
+  std::optional<std::chrono::steady_clock::time_point> margin_read_at_;
+  std::optional<double> margin_c_;
+  NvmlEnergyCounter energy_{api_, device_, reason_};
 };
 
 }  // namespace kscope::device

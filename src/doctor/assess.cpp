@@ -5,6 +5,7 @@
 #include "core/backend_choice.hpp"
 #include "doctor/rules.hpp"
 #include "kscope/doctor.hpp"
+#include "kscope/roofline.hpp"
 
 namespace kscope {
 namespace {
@@ -74,6 +75,48 @@ DoctorCheck devices_check(const DoctorFacts& f) {
             "(docker run --gpus all)"};
   DoctorCheck c{"devices", CheckStatus::ok, std::to_string(f.driver.devices.size()) + " CUDA device(s)", {}, ""};
   for (const auto& d : f.driver.devices) c.details.push_back(device_line(d));
+  return c;
+}
+
+Roofs rated_roofs(const DoctorDevice& d) {
+  return device_roofs(static_cast<std::size_t>(d.sm_count), static_cast<std::size_t>(d.cc_major * 10 + d.cc_minor),
+                      static_cast<std::size_t>(d.memory_bus_width_bits), d.rated_sm_clock_mhz, d.rated_memory_clock_mhz);
+}
+
+// "#0 DRAM 4917 GB/s (...); Hopper (GH100), 132 SMs at 1980 MHz: fp64 33.8, ... TFLOP/s"
+std::string roofs_line(const DoctorDevice& d) {
+  const Roofs r = rated_roofs(d);
+  std::string line = "#" + std::to_string(d.ordinal) + " DRAM " +
+                     (std::isnan(r.dram_bytes_per_s) ? std::string("unknown")
+                                                     : fixed(r.dram_bytes_per_s / 1e9, 0) + " GB/s (2 x " +
+                                                           mhz(d.rated_memory_clock_mhz) + " x " +
+                                                           std::to_string(d.memory_bus_width_bits) + "-bit bus)");
+  const std::string name = architecture_name(r.compute_capability);
+  if (name.empty())
+    return line + "; FLOP/s unknown: compute capability " + std::to_string(d.cc_major) + "." +
+           std::to_string(d.cc_minor) + " is not in kscope's table";
+  line += "; " + name + ", " + std::to_string(d.sm_count) + " SMs x " + mhz(d.rated_sm_clock_mhz) + ":";
+  std::string rates;
+  for (const FlopKind& k : flop_kinds())
+    if (const double v = r.flops_per_s(k); !std::isnan(v))
+      rates += (rates.empty() ? " " : ", ") + to_string(k) + " " + fixed(v / 1e12, v < 1e15 ? 1 : 0);
+  return line + rates + " TFLOP/s";
+}
+
+DoctorCheck roofs_check(const DoctorFacts& f) {
+  if (f.driver.devices.empty()) return {"roofs", CheckStatus::skipped, "not computed: no device", {}, ""};
+  DoctorCheck c{"roofs", CheckStatus::ok,
+                "peak DRAM bandwidth and FLOP/s at the rated clocks: the roofs of the work= columns (README \"Why is "
+                "it slow, without counters\")",
+                {}, ""};
+  for (const auto& d : f.driver.devices) {
+    c.details.push_back(roofs_line(d));
+    if (architecture_name(static_cast<std::size_t>(d.cc_major * 10 + d.cc_minor)).empty()) {
+      c.status = CheckStatus::warning;
+      c.fix = "Rows with declared work get their DRAM roof and percentage, but no compute roof or Bound, on an "
+              "architecture kscope's table lacks";
+    }
+  }
   return c;
 }
 
@@ -279,7 +322,7 @@ int DoctorReport::exit_code() const {
 
 DoctorReport assess(DoctorFacts facts) {
   DoctorReport report;
-  report.checks = {driver_check(facts),  devices_check(facts),     cuda_init_check(facts),
+  report.checks = {driver_check(facts),  devices_check(facts),     roofs_check(facts), cuda_init_check(facts),
                    nvml_check(facts),    clock_lock_check(facts),  cupti_check(facts),
                    cupti_owner_check(facts), counters_check(facts), ncu_check(facts)};
   report.backends = backends(facts);

@@ -5,6 +5,7 @@
 
 #include "backends/counters/counter_errors.hpp"
 #include "backends/counters/driver_api.hpp"
+#include "backends/counters/kept_profiler.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
 #include "doctor/shared_library.hpp"
@@ -91,7 +92,9 @@ CounterFacts SystemProbes::counters(const std::string& skip_reason) {
     const std::string chip = counters::chip_of_device(0);
     const CUcontext context = counters::current_context();
     counters::require_profiling_support(counters::device_handle(0), "device #0");
-    const counters::MetricConfig config(chip, {"gpu__time_duration.sum"}, counters::counter_availability(context));
+    counters::release_kept_profiler();  // one range profiler per context: a counters call may have left one
+    const auto config = std::make_shared<const counters::MetricConfig>(chip, std::vector<std::string>{"gpu__time_duration.sum"},
+                                                                       counters::counter_availability(context));
     const counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, 1);
   } catch (const std::exception& e) {
     f.problem = e.what();

@@ -90,6 +90,7 @@ DoctorDevice describe_device(const DriverApi& api, int ordinal, std::string& pro
   d.cc_minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   d.sm_count = attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
   d.l2_bytes = static_cast<std::size_t>(attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+  d.memory_bus_width_bits = attribute(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
   // CUDA's peak clocks in kHz; NVML's maximum clocks replace them where available.
   if (const int khz = attribute(CU_DEVICE_ATTRIBUTE_CLOCK_RATE)) d.rated_sm_clock_mhz = khz / 1000.0;
   if (const int khz = attribute(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)) d.rated_memory_clock_mhz = khz / 1000.0;

@@ -3,6 +3,7 @@
 
 #include "doctor/rules.hpp"
 #include "kscope/doctor.hpp"
+#include "kscope/roofline.hpp"
 
 namespace kscope {
 namespace {
@@ -39,6 +40,17 @@ ordered_json nullable(const std::optional<T>& v) {
   return v ? ordered_json(*v) : ordered_json();
 }
 
+// The device's roofs at its rated clocks: the architecture, DRAM GB/s and TFLOP/s per kind it has.
+ordered_json roofs_json(const DoctorDevice& d) {
+  const std::size_t cc = static_cast<std::size_t>(d.cc_major * 10 + d.cc_minor);
+  const Roofs r = device_roofs(static_cast<std::size_t>(d.sm_count), cc, static_cast<std::size_t>(d.memory_bus_width_bits),
+                               d.rated_sm_clock_mhz, d.rated_memory_clock_mhz);
+  ordered_json tflops = ordered_json::object();
+  for (const FlopKind& k : flop_kinds())
+    if (const double v = r.flops_per_s(k); !std::isnan(v)) tflops[to_string(k)] = v / 1e12;
+  return {{"architecture", architecture_name(cc)}, {"dram_gbps", nullable(r.dram_bytes_per_s / 1e9)}, {"tflops", tflops}};
+}
+
 ordered_json facts_json(const DoctorFacts& f) {
   ordered_json devices = ordered_json::array();
   for (const auto& d : f.driver.devices) {
@@ -51,6 +63,8 @@ ordered_json facts_json(const DoctorFacts& f) {
                        {"memory_bytes", d.memory_bytes},
                        {"rated_sm_clock_mhz", nullable(d.rated_sm_clock_mhz)},
                        {"rated_memory_clock_mhz", nullable(d.rated_memory_clock_mhz)},
+                       {"memory_bus_width_bits", d.memory_bus_width_bits},
+                       {"roofs", roofs_json(d)},
                        {"primary_context_active", d.primary_context_active},
                        {"nvml_problem", d.nvml_problem},
                        {"clocks_restricted_to_root", nullable(d.clocks_restricted_to_root)}});

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,7 +15,7 @@
 #include <thread>
 
 #include "core/log.hpp"
-#include "io/io_detail.hpp"
+#include "io/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 #include "kscope/statistics.hpp"
@@ -55,17 +54,6 @@ std::string benchmark_name(const std::string& annotation, const Config& config) 
   return name;
 }
 
-// Google Benchmark's "date": local time with its UTC offset, e.g. 2025-01-31T17:02:11+01:00.
-std::string local_date() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[40];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
-  const std::string date = text;
-  return date.substr(0, date.size() - 2) + ":" + date.substr(date.size() - 2);  // +0100 -> +01:00
-}
-
 double cpu_mhz() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);) {
@@ -75,17 +63,26 @@ double cpu_mhz() {
   return 0;
 }
 
+std::string this_host() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
+// Google Benchmark's context describes the run that measured: its date and load come from the
+// session; the machine's CPU facts and the program only when the file is written on the measuring
+// host (else 0 and empty: unknown), never those of wherever loaded results are written later.
 Json context(const SessionInfo& s) {
   Json c;
-  c["date"] = local_date();
+  c["date"] = s.started_at;
   c["host_name"] = s.host;
+  const bool here = !s.host.empty() && s.host == this_host();
   std::error_code error;
-  c["executable"] = std::filesystem::read_symlink("/proc/self/exe", error).string();
-  c["num_cpus"] = std::thread::hardware_concurrency();
-  c["mhz_per_cpu"] = std::lround(cpu_mhz());
+  c["executable"] = here ? std::filesystem::read_symlink("/proc/self/exe", error).string() : "";
+  c["num_cpus"] = here ? std::thread::hardware_concurrency() : 0;
+  c["mhz_per_cpu"] = here ? std::lround(cpu_mhz()) : 0;
   c["caches"] = Json::array();
-  double load[3] = {};
-  c["load_avg"] = getloadavg(load, 3) == 3 ? Json{load[0], load[1], load[2]} : Json::array();
+  c["load_avg"] = Json::array();
+  for (double load : s.load_avg) c["load_avg"].push_back(number(load));
   c["library_version"] = KSCOPE_VERSION;
 #ifdef NDEBUG
   c["library_build_type"] = "release";
@@ -230,9 +227,7 @@ void Results::write_gbench_json(const std::string& path) const {
       doc["benchmarks"].push_back(std::move(e));
     }
   }
-  auto out = detail::open_for_writing(path);
-  out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
-  if (!out) throw Error("writing '" + path + "' failed (disk full?)");
+  detail::write_whole(path, doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 }  // namespace kscope

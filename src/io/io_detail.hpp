@@ -1,9 +1,6 @@
 #pragma once
 // Internal helpers shared by the table writers and the progress reporter.
 #include <cstddef>
-#include <fstream>
-#include <functional>
-#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -13,13 +10,6 @@ namespace kscope::detail {
 
 // Text written a piece at a time is handed to the stream in chunks of about this many bytes.
 inline constexpr std::size_t kWriteChunk = std::size_t(1) << 18;
-
-// The file at `path`, opened for writing; throws Error naming the path when it cannot be.
-std::ofstream open_for_writing(const std::string& path);
-// Writes the file whole or not at all: beside it first, then renamed over it, so that a kill while
-// writing leaves the previous file (a streamed sweep's samples.csv) as it was. Throws Error naming
-// the path.
-void write_whole(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // Throws Error unless every row has one cell per column and no column name repeats: a writer
 // must never drop or misplace a value silently.

@@ -3,11 +3,9 @@
 // is exactly what loads. Its fields are its own contract: a new table column does not change the
 // file until it is added here, with a new format version.
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -21,7 +19,9 @@
 #include <vector>
 
 #include "core/caller.hpp"
+#include "io/files.hpp"
 #include "io/io_detail.hpp"
+#include "io/json_error.hpp"
 #include "io/results_file.hpp"
 #include "io/sample_text.hpp"
 #include "kscope/errors.hpp"
@@ -36,7 +36,11 @@ using Read = nlohmann::json;
 constexpr const char* kFormat = "kscope-results";
 constexpr int kVersion = 1;
 
-std::string saved_by() { return detail::spell("Results::write_json", "ProfileResults.save"); }
+// The command line serves both languages: it names both.
+std::string saved_by() {
+  if (detail::caller() == detail::Caller::command_line) return "Results::write_json (C++) or ProfileResults.save (Python)";
+  return detail::spell("Results::write_json", "ProfileResults.save");
+}
 std::string loaded_by() { return detail::spell("load_results", "kscope.load"); }
 
 [[noreturn]] void bad_value(const std::string& where, const char* expected, const Read& got) {
@@ -56,6 +60,11 @@ Written encode(std::size_t v) { return v; }
 Written encode(bool v) { return v; }
 Written encode(const std::optional<bool>& v) { return v ? Written(*v) : Written(); }
 Written encode(const std::vector<std::string>& v) { return v; }
+Written encode(const std::vector<double>& v) {
+  Written out = Written::array();
+  for (double x : v) out.push_back(encode(x));
+  return out;
+}
 
 void decode(const Read& j, double& out, const std::string& where) {
   if (j.is_number()) out = j.get<double>();
@@ -87,6 +96,12 @@ void decode(const Read& j, std::vector<std::string>& out, const std::string& whe
     if (!item.is_string()) bad_value(where, "a list of strings", j);
     out.push_back(item.get<std::string>());
   }
+}
+
+void decode(const Read& j, std::vector<double>& out, const std::string& where) {
+  if (!j.is_array()) bad_value(where, "a list of numbers", j);
+  out.assign(j.size(), 0.0);
+  for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], out[i], where);
 }
 
 // An info collector's cell keeps its type: null, an integer, a real (a non-finite one as
@@ -279,6 +294,14 @@ const std::vector<Field<SessionInfo>>& session_fields() {
       field<S>("rated_memory_clock_mhz", [](auto& s) -> auto& { return s.rated_memory_clock_mhz; }),
       field<S>("report_path", [](auto& s) -> auto& { return s.report_path; }),
       added_later(field<S>("metrics", [](auto& s) -> auto& { return s.metrics; })),
+      added_later(field<S>("idle_power_w", [](auto& s) -> auto& { return s.idle_power_w; })),
+      added_later(field<S>("flush_energy_j", [](auto& s) -> auto& { return s.flush_energy_j; })),
+      added_later(field<S>("energy_update_s", [](auto& s) -> auto& { return s.energy_update_s; })),
+      added_later(field<S>("started_at", [](auto& s) -> auto& { return s.started_at; })),
+      added_later(field<S>("load_avg", [](auto& s) -> auto& { return s.load_avg; })),
+      added_later(field<S>("sm_count", [](auto& s) -> auto& { return s.sm_count; })),
+      added_later(field<S>("compute_capability", [](auto& s) -> auto& { return s.compute_capability; })),
+      added_later(field<S>("memory_bus_width_bits", [](auto& s) -> auto& { return s.memory_bus_width_bits; })),
   };
   return fields;
 }
@@ -311,6 +334,13 @@ const std::vector<Field<Settings>>& settings_fields() {
                    }),
       field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
       field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
+      added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })),
+      added_later(nested<S, BoundThresholds>(
+          "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
+          {
+              field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
+              field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
+          })),
       {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
        [](S& s, const Read& value, const std::string& where) {
          if (value.is_null()) {
@@ -348,6 +378,17 @@ const std::vector<Field<Settings>>& settings_fields() {
        true},
   };
   return fields;
+}
+
+// A number of the row's declared work (null without one): the first of its fields read creates it.
+Field<SummaryRow> work_field(std::string key, double Work::*member) {
+  return {key, [member](const SummaryRow& r) { return r.work ? encode((*r.work).*member) : Written(); },
+          [member](SummaryRow& r, const Read& value, const std::string& where) {
+            if (value.is_null()) return;
+            if (!r.work) r.work.emplace();
+            decode(value, (*r.work).*member, where);
+          },
+          true};
 }
 
 // Summary and sample rows name their config by its index in "configs"; the keys are the table
@@ -391,6 +432,36 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
       field<R>("ThrottledRuns", [](auto& r) -> auto& { return r.throttled_runs; }),
       field<R>("Converged", [](auto& r) -> auto& { return r.converged; }),
       field<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
+      work_field("WorkBytes", &Work::bytes),
+      work_field("WorkFLOPs", &Work::flops),
+      {"WorkKind", [](const R& r) { return r.work ? Written(to_string(r.work->kind)) : Written(); },
+       [](R& r, const Read& value, const std::string& where) {
+         if (value.is_null()) return;
+         const auto kind = value.is_string() ? parse_flop_kind(value.get<std::string>()) : std::nullopt;
+         if (!kind) bad_value(where, "null or a kind such as \"fp32\" or \"fp16 tensor\"", value);
+         if (!r.work) r.work.emplace();
+         r.work->kind = *kind;
+       },
+       true},
+      added_later(field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; })),
+      added_later(field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; })),
+      added_later(field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; })),
+      added_later(field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; })),
+      added_later(field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; })),
+      added_later(field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; })),
+      added_later(field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; })),
+      added_later(field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; })),
+      added_later(field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; })),
+      added_later(field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; })),
+      added_later(field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; })),
+      {"Bound", [](const R& r) { return r.roofline.bound ? Written(to_string(*r.roofline.bound)) : Written(); },
+       [](R& r, const Read& value, const std::string& where) {
+         r.roofline.bound.reset();
+         for (Bound b : {Bound::memory, Bound::compute, Bound::latency})
+           if (value == to_string(b)) r.roofline.bound = b;
+         if (!value.is_null() && !r.roofline.bound) bad_value(where, "null, \"memory\", \"compute\" or \"latency\"", value);
+       },
+       true},
   };
   return fields;
 }
@@ -739,8 +810,7 @@ void Results::write_json(const std::string& path) const {
 }
 
 Results load_results(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
+  std::ifstream in = detail::open_for_reading(path, "a file written by " + saved_by());
   return load_results(in, "'" + path + "'");
 }
 
@@ -749,7 +819,9 @@ Results load_results(std::istream& in, const std::string& file) {
   try {
     doc = Read::parse(in);
   } catch (const Read::parse_error& e) {
-    throw ConfigError(file + " is not JSON (" + e.what() + "); give a file written by " + saved_by());
+    throw ConfigError(file + " is not JSON (" + detail::json_error_text(e) + "); give a file written by " + saved_by());
+  } catch (const std::ios_base::failure& e) {  // the file could be opened, not read
+    throw FileError("cannot read " + file + ": " + e.code().message(), file, e.code());
   }
   check_format(doc, file);
   try {
@@ -774,7 +846,8 @@ Results load_results(std::istream& in, const std::string& file) {
     return Results(std::move(session), std::move(configs), std::move(rows), std::move(samples), std::move(info),
                    std::move(settings), std::move(shard_sessions));
   } catch (const Read::out_of_range& e) {  // doc.at(key) of a missing top-level key
-    throw ConfigError(file + " is incomplete (" + e.what() + "); give a file written by " + saved_by());
+    throw ConfigError(file + " is incomplete (" + detail::json_error_text(e) + "); give a file written by " +
+                      saved_by());
   }
 }
 

@@ -1,7 +1,6 @@
 #include "kscope/table.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
 
 #include "io/io_detail.hpp"
@@ -30,26 +29,6 @@ std::size_t Table::column(const std::string& name) const {
 }
 
 namespace detail {
-
-std::ofstream open_for_writing(const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
-  return out;
-}
-
-void write_whole(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    if (!out) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
-    write(out);
-    out.flush();
-    if (!out) throw Error("writing '" + path + "' failed (disk full?)");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) throw Error("cannot write '" + path + "': " + error.message());
-}
 
 void check_table_shape(const Table& table) {
   std::set<std::string> seen;

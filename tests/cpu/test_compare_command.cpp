@@ -2,9 +2,12 @@
 // where the build has the kscope program (ctest's kscope_compare_program), through the program.
 #include "compare_command.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -105,7 +108,12 @@ TEST_F(CompareCommand, InputsThatCannotBeComparedExitTwo) {
        "kscope compare: compare() refuses to compare results taken with different cache_control ('all' vs 'none'): "
        "their numbers measure different things. Measure both with the same cache_control\n"},
       {{"base.json", "missing.json"},
-       "kscope compare: cannot read '" + path("missing.json") + "': No such file or directory\n"},
+       "kscope compare: cannot read '" + path("missing.json") +
+           "': no such file; give a file written by Results::write_json (C++) or ProfileResults.save (Python)\n"},
+      // Issue 25: a directory was an uncaught C++ stream error (std::__ios_failure, exit 134).
+      {{"base.json", path("")},
+       "kscope compare: cannot read '" + path("") +
+           "': it is a directory; give a file written by Results::write_json (C++) or ProfileResults.save (Python)\n"},
       {{"v2.json", "base.json"}, "kscope compare: '" + path("v2.json") +
                                      "' is in kscope results format version 2 (written by kscope 9.0); this kscope "
                                      "(" KSCOPE_VERSION ") reads version 1: update kscope to load it\n"},
@@ -127,11 +135,11 @@ TEST_F(CompareCommand, BadUsageExitsSixtyFour) {
     std::string message;
   };
   const Case cases[] = {
-      {{}, "expected two result files, BASELINE.json and CANDIDATE.json, not 0"},
-      {{"base.json"}, "expected two result files, BASELINE.json and CANDIDATE.json, not 1"},
-      {{"base.json", "slow.json", "extra.json"}, "expected two result files, BASELINE.json and CANDIDATE.json, not 3"},
+      {{}, "BASELINE.json is required"},
+      {{"base.json"}, "CANDIDATE.json is required"},
+      {{"base.json", "slow.json", "extra.json"}, "unexpected argument '" + path("extra.json") + "'"},
       {{"base.json", "slow.json", "--treshold", "5"}, "unknown option '--treshold'"},
-      {{"base.json", "slow.json", "--threshold"}, "--threshold needs a value"},
+      {{"base.json", "slow.json", "--threshold"}, "--threshold: 1 required PCT missing"},
       {{"base.json", "slow.json", "--threshold", "5%"}, "--threshold takes a number, not '5%'"},
       {{"base.json", "slow.json", "--threshold", "150"},
        "--threshold must be a percentage from 0 up to (not including) 100, got 150 (the default is 2)"},
@@ -142,7 +150,7 @@ TEST_F(CompareCommand, BadUsageExitsSixtyFour) {
        "--max-rsd must be a positive percentage, got -1 (the default is 10; infinity turns the check off)"},
       {{"base.json", "slow.json", "--direction", "t=sideways"},
        "--direction takes METRIC=lower, METRIC=higher or METRIC=undefined, not 't=sideways'"},
-      {{"base.json", "slow.json", "--json=yes"}, "unknown option '--json=yes'"},
+      {{"base.json", "slow.json", "--json=maybe"}, "Could not convert: --json = maybe"},
   };
   for (const Case& k : cases) {
     const Outcome r = run(k.args);
@@ -196,4 +204,89 @@ TEST_F(CompareCommand, ProgramExitCodes) {
   EXPECT_EQ(status(path("base.json") + " " + path("slow.json")), 1);
   EXPECT_EQ(status(path("base.json") + " " + path("warm.json")), 2);
   EXPECT_EQ(status(path("base.json")), 64);
+}
+
+namespace {
+
+// The kscope program run with `args`, its stdout on `out_fd` (a pipe, /dev/full...) and its stderr
+// in a file; SIGPIPE ignored first when `ignore_sigpipe` (as a Python parent leaves it). Returns
+// the raw wait status and the stderr text.
+std::pair<int, std::string> run_program(const std::vector<std::string>& args, int out_fd, bool ignore_sigpipe,
+                                        const std::string& err_path) {
+  const pid_t child = fork();
+  if (child == 0) {
+    dup2(out_fd, STDOUT_FILENO);
+    const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(err, STDERR_FILENO);
+    signal(SIGPIPE, ignore_sigpipe ? SIG_IGN : SIG_DFL);
+    std::vector<char*> argv{const_cast<char*>(std::getenv("KSCOPE_CLI"))};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::ifstream in(err_path);
+  return {status, std::string(std::istreambuf_iterator<char>(in), {})};
+}
+
+}  // namespace
+
+// Issue 25: the kscope program behaves as Unix tools do: --version, `--` ending the options, a
+// non-zero exit when its output cannot be written, and SIGPIPE on a closed pipe.
+TEST_F(CompareCommand, ProgramIsAWellBehavedUnixTool) {
+  if (std::getenv("KSCOPE_CLI") == nullptr)
+    GTEST_SKIP() << "KSCOPE_CLI is not set: ctest's kscope_compare_program runs this test";
+  const std::string out_path = path("out.txt"), err_path = path("err.txt");
+  const auto to_file = [&](const std::vector<std::string>& args) {
+    const int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    auto [status, err] = run_program(args, fd, false, err_path);
+    close(fd);
+    std::ifstream in(out_path);
+    return std::tuple{status, std::string(std::istreambuf_iterator<char>(in), {}), err};
+  };
+  const auto exit_code = [](int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; };
+
+  auto [version_status, version, version_err] = to_file({"--version"});
+  EXPECT_EQ(exit_code(version_status), 0);
+  EXPECT_EQ(version, "kscope " KSCOPE_VERSION "\n");
+
+  std::filesystem::copy_file(path("base.json"), path("-base.json"));
+  auto [dashed_status, dashed, dashed_err] = to_file({"compare", "--json", "--", path("-base.json"), path("same.json")});
+  EXPECT_EQ(exit_code(dashed_status), 0) << dashed_err;
+  EXPECT_EQ(nlohmann::json::parse(dashed)["baseline"], path("-base.json"));
+
+  auto [help_status, help, help_err] = to_file({"--help"});
+  EXPECT_EQ(exit_code(help_status), 0);
+  for (const char* command : {"compare", "doctor", "merge", "metrics", "--version"})
+    EXPECT_TRUE(has(help, command)) << help;
+  EXPECT_FALSE(has(help, "Backend::") || has(help, "Settings::")) << help;  // it said Backend::counters
+
+  auto [unknown_status, unknown, unknown_err] = to_file({"comapre"});
+  EXPECT_EQ(exit_code(unknown_status), 64);
+  EXPECT_TRUE(has(unknown_err, "kscope: unknown command 'comapre'")) << unknown_err;
+
+  // A full disk: the output is lost, so the exit status says so (it was 0).
+  const int full = open("/dev/full", O_WRONLY);
+  ASSERT_GE(full, 0);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"compare", path("base.json"), path("same.json")},
+                                               std::vector<std::string>{"--help"}}) {
+    const auto [status, err] = run_program(args, full, false, err_path);
+    EXPECT_EQ(exit_code(status), 74) << args[0];
+    EXPECT_EQ(err, "kscope: cannot write the output: No space left on device\n");
+  }
+  close(full);
+
+  // A reader that is gone: SIGPIPE ends the program (141 in a shell), as it ends cat or grep; where
+  // the parent ignores SIGPIPE, the write error is the exit status.
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  close(fds[0]);
+  const auto [killed, killed_err] = run_program({"compare", "--help"}, fds[1], false, err_path);
+  EXPECT_TRUE(WIFSIGNALED(killed) && WTERMSIG(killed) == SIGPIPE) << killed << killed_err;
+  const auto [ignored, ignored_err] = run_program({"compare", "--help"}, fds[1], true, err_path);
+  EXPECT_EQ(exit_code(ignored), 74);
+  EXPECT_EQ(ignored_err, "kscope: cannot write the output: Broken pipe\n");
+  close(fds[1]);
 }

@@ -86,33 +86,35 @@ TEST(CounterAttribution, AutoRangesMustMatchTheLaunches) {
 }
 
 // A pass spanning a batch of three runs, each flushing before its one region, with a setup kernel
-// before the region in run 1 only: the ranges are numbered across the whole pass.
+// before the region in run 1 only: the ranges are numbered across the whole pass. A flush is one
+// record, whatever number of ranges CUPTI gave it (none for the graph launch kscope makes, two when
+// its memset and discard kernel were launched directly): the count tells.
 TEST(CounterAttribution, AutoRangesOfABatchGoToTheRunThatLaunchedThem) {
   std::vector<Launch> launches;
   for (std::size_t run = 0; run < 3; ++run) {
     launches.push_back(flush_of(run));
-    launches.push_back(in_region(-1, "discard", run));
     if (run == 1) launches.push_back(in_region(-1, "setup", run));
     launches.push_back(in_region(0, "k", run));
   }
-  // CUPTI measured the flushes' memsets too: 10 ranges, numbered from 1 as on the H200.
-  std::vector<RangeResult> ranges;
-  for (std::size_t i = 0; i < launches.size(); ++i) ranges.push_back({std::to_string(i + 1), {100.0 * i}});
-  const auto runs = counters::attribute_kernel_ranges(launches, ranges, {1, 1, 1});
-  ASSERT_EQ(runs.size(), 3u);
-  const std::vector<double> expected{200, 600, 900};  // the kernel is the 3rd, 7th and 10th launch
-  for (std::size_t run = 0; run < 3; ++run) {
-    ASSERT_EQ(runs[run].size(), 1u);
-    ASSERT_EQ(runs[run][0].size(), 1u) << "run " << run;
-    EXPECT_EQ(runs[run][0][0].name, "k");
-    EXPECT_EQ(runs[run][0][0].values, std::vector<double>{expected[run]}) << "run " << run;
+  // ranges per flush -> the kernel's range in each run (numbered from 1, as on the H200)
+  const std::vector<std::pair<std::size_t, std::vector<double>>> cases{
+      {0, {0, 200, 300}}, {1, {100, 400, 600}}, {2, {200, 600, 900}}};
+  for (const auto& [per_flush, expected] : cases) {
+    std::vector<RangeResult> ranges;
+    for (std::size_t i = 0; i < 4 + 3 * per_flush; ++i) ranges.push_back({std::to_string(i + 1), {100.0 * i}});
+    const auto runs = counters::attribute_kernel_ranges(launches, ranges, {1, 1, 1});
+    ASSERT_EQ(runs.size(), 3u);
+    for (std::size_t run = 0; run < 3; ++run) {
+      ASSERT_EQ(runs[run].size(), 1u);
+      ASSERT_EQ(runs[run][0].size(), 1u) << "run " << run;
+      EXPECT_EQ(runs[run][0][0].name, "k");
+      EXPECT_EQ(runs[run][0][0].values, std::vector<double>{expected[run]}) << per_flush << " per flush, run " << run;
+    }
   }
-  // Without ranges for the memsets: 7 ranges.
-  ranges.resize(7);
-  const auto measured = counters::attribute_kernel_ranges(launches, ranges, {1, 1, 1});
-  EXPECT_EQ(measured[0][0][0].values, std::vector<double>{100});
-  EXPECT_EQ(measured[1][0][0].values, std::vector<double>{400});
-  EXPECT_EQ(measured[2][0][0].values, std::vector<double>{600});
+  // A count that no number of ranges per flush explains: the kernels cannot be matched.
+  std::vector<RangeResult> five;
+  for (std::size_t i = 0; i < 5; ++i) five.push_back({std::to_string(i + 1), {1.0}});
+  EXPECT_THROW(counters::attribute_kernel_ranges(launches, five, {1, 1, 1}), BackendError);
 }
 
 TEST(CounterAttribution, RunsOfABatchMayOpenDifferentRegions) {
@@ -214,11 +216,11 @@ TEST(CounterBatchImage, TheMemoryBoundLimitsTheRangesOfAPass) {
 
 TEST(CounterBatchImage, RunsPerBatchFollowTheRangesTheLastBatchFound) {
   BatchImage sol(kSolFixed, kSolPerRange);
-  // Before any batch: four ranges per run (a kernel, a flush's memset and discard, one more).
-  EXPECT_EQ(sol.max_runs(), 406u / 4);
-  EXPECT_EQ(sol.ranges_for(51), 204u);
+  // Before any batch: two ranges per run (a kernel and its flush).
+  EXPECT_EQ(sol.max_runs(), 406u / 2);
+  EXPECT_EQ(sol.ranges_for(51), 102u);
   EXPECT_EQ(sol.ranges_for(1000), 406u);
-  sol.expect(3);  // one kernel per run, with the flush
+  sol.expect(3);  // a flush and two kernels per run
   EXPECT_EQ(sol.max_runs(), 135u);
   EXPECT_EQ(sol.ranges_for(51), 153u);
   sol.expect(300);  // more than half the bound: one run per batch

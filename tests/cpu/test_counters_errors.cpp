@@ -38,6 +38,9 @@ TEST(CounterErrors, PermissionDeniedNamesTheDriverOptionTheCapabilityAndRoot) {
   EXPECT_TRUE(has(m, "--cap-add=SYS_ADMIN")) << m;
   EXPECT_TRUE(has(m, "run as root")) << m;
   EXPECT_TRUE(has(m, "Backend::automatic falls back")) << m;
+  // Without counters, the roofline from durations and declared work still says what limits a kernel.
+  EXPECT_TRUE(has(m, "(Settings::work), their rows say how close it comes to the memory and compute roofs")) << m;
+  EXPECT_TRUE(has(m, "Why is it slow, without counters")) << m;
 
   const std::string container = counters::counter_error_message(CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "x",
                                                                 AccessFacts{false, true});

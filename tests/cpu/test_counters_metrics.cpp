@@ -77,6 +77,8 @@ TEST_F(HostApi, ChipNamesAreCaseInsensitiveAndChecked) {
     FAIL() << "an unknown chip was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("'GH100'"), std::string::npos) << e.what();
+    // Issue 25: the one name of the command in every hint (pip installs no kscope-metrics).
+    EXPECT_NE(std::string(e.what()).find("`kscope metrics --chips` lists them"), std::string::npos) << e.what();
   }
 }
 
@@ -122,6 +124,9 @@ TEST_F(HostApi, MisspeltNamesAreRejectedWithTheClosestValidNames) {
             std::string::npos)
       << m;
   EXPECT_NE(m.find("'dram__bytes_read.sum'"), std::string::npos) << m;
+  EXPECT_NE(m.find("(`kscope metrics --chip GH100` lists every metric; kscope::list_metrics() returns them)"),
+            std::string::npos)
+      << m;
   m = rejection("sm__throughput.avg.pct_of_peak_sustained_elapsd");
   EXPECT_NE(m.find("'sm__throughput.avg.pct_of_peak_sustained_elapsed'"), std::string::npos) << m;
   m = rejection("sm__throughput.avg");  // a throughput needs rollup and submetric

@@ -22,6 +22,7 @@ DoctorFacts healthy_h200() {
   d.uuid = "GPU-5ed87336-0000-1111-2222-333344445555";
   d.cc_major = 9;
   d.sm_count = 132;
+  d.memory_bus_width_bits = 6144;
   d.l2_bytes = 62914560;
   d.memory_bytes = 150754820096;
   d.rated_sm_clock_mhz = 1980;
@@ -102,6 +103,29 @@ TEST(Doctor, HealthyH200EverythingWorks) {
   // Not root: the clock lock is reported as not permitted, without trying it.
   EXPECT_EQ(check(r, "clock_lock").status, CheckStatus::warning);
   EXPECT_TRUE(has(check(r, "clock_lock").summary, "application clocks are restricted to root"));
+}
+
+TEST(Doctor, ShowsTheRoofsOfEachDeviceAtItsRatedClocks) {
+  const DoctorReport r = diagnose(healthy_h200());
+  const DoctorCheck& roofs = check(r, "roofs");
+  EXPECT_EQ(roofs.status, CheckStatus::ok);
+  ASSERT_EQ(roofs.details.size(), 1u);
+  const std::string& line = roofs.details[0];
+  // 2 x 3201 MHz x 6144 bits / 8; 132 SMs x 1980 MHz x 4096 FLOP per cycle for fp16 on tensor cores.
+  EXPECT_TRUE(has(line, "#0 DRAM 4917 GB/s (2 x 3201 MHz x 6144-bit bus)")) << line;
+  EXPECT_TRUE(has(line, "Hopper (GH100), 132 SMs x 1980 MHz:")) << line;
+  EXPECT_TRUE(has(line, "fp32 66.9, fp32 tensor 535.3, fp16 133.8, fp16 tensor 1071")) << line;
+  EXPECT_TRUE(has(line, "fp8 tensor 2141 TFLOP/s")) << line;
+  EXPECT_TRUE(has(to_text(r), "roofs")) << to_text(r);
+
+  DoctorFacts orin = healthy_h200();
+  orin.driver.devices[0].cc_major = 8;
+  orin.driver.devices[0].cc_minor = 7;
+  const DoctorReport orin_report = diagnose(orin);
+  const DoctorCheck& unknown = check(orin_report, "roofs");
+  EXPECT_EQ(unknown.status, CheckStatus::warning);
+  EXPECT_TRUE(has(unknown.details[0], "FLOP/s unknown: compute capability 8.7 is not in kscope's table")) << unknown.details[0];
+  EXPECT_TRUE(has(unknown.details[0], "DRAM 4917 GB/s")) << unknown.details[0];
 }
 
 TEST(Doctor, AsksForTheCudaStateBeforeAnythingElse) {
@@ -302,7 +326,7 @@ TEST(Doctor, JsonReportCarriesVerdictsAndFacts) {
   const nlohmann::json doc = nlohmann::json::parse(to_json(diagnose(healthy_h200())));
   EXPECT_EQ(doc["exit_code"], 0);
   EXPECT_EQ(doc["verdict"], "every backend works here");
-  EXPECT_EQ(doc["checks"].size(), 9u);
+  EXPECT_EQ(doc["checks"].size(), 10u);
   EXPECT_EQ(doc["checks"][0]["id"], "driver");
   EXPECT_EQ(doc["checks"][0]["status"], "ok");
   EXPECT_EQ(doc["backends"].size(), 5u);
@@ -310,6 +334,11 @@ TEST(Doctor, JsonReportCarriesVerdictsAndFacts) {
   EXPECT_EQ(doc["backends"][4]["available"], true);
   EXPECT_EQ(doc["facts"]["devices"][0]["sm_count"], 132);
   EXPECT_EQ(doc["facts"]["devices"][0]["compute_capability"], "9.0");
+  EXPECT_EQ(doc["facts"]["devices"][0]["memory_bus_width_bits"], 6144);
+  EXPECT_EQ(doc["facts"]["devices"][0]["roofs"]["architecture"], "Hopper (GH100)");
+  EXPECT_NEAR(doc["facts"]["devices"][0]["roofs"]["dram_gbps"].get<double>(), 4916.7, 0.1);
+  EXPECT_NEAR(doc["facts"]["devices"][0]["roofs"]["tflops"]["fp16 tensor"].get<double>(), 1070.5, 0.1);
+  EXPECT_FALSE(doc["facts"]["devices"][0]["roofs"]["tflops"].contains("fp8"));
   EXPECT_EQ(doc["facts"]["driver"]["cuda_version"], "13.0");
   EXPECT_EQ(doc["facts"]["driver"]["version"], "580.159.04");
   EXPECT_EQ(doc["facts"]["cupti"]["version"], 130001);

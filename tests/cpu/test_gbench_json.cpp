@@ -82,6 +82,33 @@ TEST(GbenchJson, ContextHasGoogleBenchmarksKeys) {
   EXPECT_EQ(std::string(c["date"]).size(), std::string("2025-01-31T17:02:11+01:00").size()) << c["date"];
 }
 
+// Issue 25: the context described the process writing the file (its date, load, CPUs), not the
+// measurement: results loaded elsewhere, later, kept none of it.
+TEST(GbenchJson, ContextTellsWhenAndWhereTheMeasurementRan) {
+  const Results measured = copy_results();
+  const json now = written(measured)["context"];
+  EXPECT_EQ(now["date"], measured.session().started_at);
+  ASSERT_EQ(measured.session().load_avg.size(), 3u);
+  EXPECT_EQ(now["load_avg"][0].get<double>(), measured.session().load_avg[0]);
+
+  const auto path = std::filesystem::temp_directory_path() / "kscope_gbench_context.json";
+  measured.write_json(path.string());
+  json file = json::parse(std::ifstream(path));
+  file["session"]["started_at"] = "2020-01-02T03:04:05+01:00";
+  file["session"]["load_avg"] = {1.5, 2.5, 3.5};
+  file["session"]["host"] = "gpu-host-17";
+  std::ofstream(path) << file.dump();
+  const json c = written(load_results(path.string()))["context"];
+  std::filesystem::remove(path);
+  EXPECT_EQ(c["date"], "2020-01-02T03:04:05+01:00");
+  EXPECT_EQ(c["load_avg"], json({1.5, 2.5, 3.5}));
+  EXPECT_EQ(c["host_name"], "gpu-host-17");
+  // This machine's CPUs and program are not the measuring host's: unknown, not someone else's.
+  EXPECT_EQ(c["num_cpus"], 0);
+  EXPECT_EQ(c["mhz_per_cpu"], 0);
+  EXPECT_EQ(c["executable"], "");
+}
+
 TEST(GbenchJson, EveryEntryHasTheSchemasKeysAndTypes) {
   const json benchmarks = written(copy_results())["benchmarks"];
   ASSERT_EQ(benchmarks.size(), 4u + 4u + 3u + 4u);  // runs and aggregates of each config

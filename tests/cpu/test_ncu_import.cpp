@@ -53,7 +53,7 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(NcuCsv, ReadsHeaderUnitsRowAndQuotedFieldsWithCommas) {
   const NcuCsv csv = recorded("saxpy_raw.csv");
-  ASSERT_EQ(csv.columns.size(), 15u);
+  ASSERT_EQ(csv.columns.size(), 17u);
   EXPECT_EQ(csv.columns[0], "ID");
   EXPECT_EQ(csv.columns.back(), "gpu__time_duration.sum");
   EXPECT_EQ(csv.units[*csv.find("gpu__time_duration.sum")], "ns");
@@ -112,6 +112,9 @@ TEST(NcuReport, JoinsBothExportsByIdWithBaseUnitsAndDeviceFacts) {
   EXPECT_EQ(r.host, "gpu-h200-01");
   EXPECT_DOUBLE_EQ(r.rated_sm_clock_mhz, 1980.0);
   EXPECT_DOUBLE_EQ(r.rated_memory_clock_mhz, 3201.0);
+  EXPECT_EQ(r.sm_count, 132u);  // what the roofs come from
+  EXPECT_EQ(r.compute_capability, 90u);
+  EXPECT_EQ(r.memory_bus_width_bits, 6144u);
 }
 
 TEST(NcuReport, UnknownMetricReadingNaIsAnErrorNamingItAndTheReport) {
@@ -140,6 +143,8 @@ TEST(NcuReport, DurationsInOtherUnitsBecomeNanoseconds) {
   EXPECT_DOUBLE_EQ(r.kernels[0].values[0], 449888.0);
   EXPECT_EQ(r.metrics[0].unit, "ns");
   EXPECT_TRUE(std::isnan(r.rated_sm_clock_mhz));
+  EXPECT_EQ(r.sm_count, 0u);
+  EXPECT_EQ(r.compute_capability, 0u);
 }
 
 TEST(NcuReport, KernelNamesAreDemangledAsTheOtherBackendsReportThem) {

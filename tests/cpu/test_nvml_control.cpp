@@ -3,7 +3,9 @@
 // profile session. No real NVML call is made, so no clock of any machine is changed.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <csignal>
+#include <thread>
 
 #include "core/clock_lock.hpp"
 #include "device/nvml.hpp"
@@ -25,6 +27,8 @@ struct FakeGpu {
   unsigned long long reasons = 0;
   int margin_c = 42;
   std::string seen_uuid;
+  unsigned long long energy_mj = 5000;
+  int energy_result = 0;  // what nvmlDeviceGetTotalEnergyConsumption returns
 } gpu;
 
 NvmlApi::Device const kHandle = reinterpret_cast<NvmlApi::Device>(0x1);
@@ -67,8 +71,22 @@ NvmlApi fake_api() {
     ++gpu.resets;
     return 0;
   };
+  api.device_get_total_energy_consumption = [](NvmlApi::Device, unsigned long long* mj) {
+    if (gpu.energy_result != 0) return gpu.energy_result;
+    *mj = gpu.energy_mj;
+    return 0;
+  };
   api.error_string = [](int rc) { return rc == 4 ? "Insufficient Permissions" : rc == 3 ? "Not Supported" : "Unknown Error"; };
   return api;
+}
+
+std::string energy_error(NvmlDeviceControl& control) {
+  try {
+    control.energy_counter()->read();
+  } catch (const BackendError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 std::string lock_error(int nvml_result) {
@@ -96,6 +114,19 @@ TEST(NvmlControl, FindsTheDeviceByUuidAndReadsTelemetry) {
   EXPECT_DOUBLE_EQ(c.memory_mhz, 3201.0);
   EXPECT_EQ(c.event_reasons, std::optional<std::uint64_t>(0x20));
   EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(42.0));
+}
+
+// A margin reading costs ~0.6 ms on an H200: one is reused for 100 ms, across thermal guards.
+TEST(NvmlControl, TheThermalMarginIsReadAtMostEvery100Ms) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(42.0));
+  gpu.margin_c = 10;
+  const auto again = control.thermal_margin_c();
+  if (std::chrono::steady_clock::now() - t0 < NvmlDeviceControl::kMarginReuse)
+    EXPECT_EQ(again, std::optional<double>(42.0)) << "read again within 100 ms";
+  std::this_thread::sleep_for(NvmlDeviceControl::kMarginReuse + std::chrono::milliseconds(5));
+  EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(10.0));
 }
 
 TEST(NvmlControl, LocksToTheRatedTdpClockAndResets) {
@@ -154,4 +185,41 @@ TEST(NvmlControl, ClockLockRestoresOnScopeExitAndOnSignal) {
   }
   std::signal(SIGTERM, previous);
   EXPECT_EQ(gpu.resets, 2);  // and not reset a second time at scope exit
+}
+
+TEST(NvmlControl, ReadsTheEnergyCounterTimedAtTheMiddleOfTheCall) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  kscope::EnergyCounter* counter = control.energy_counter();
+  ASSERT_NE(counter, nullptr);
+  gpu.energy_mj = 0xfffffffffffffff0ull;  // NVML's unsigned 64-bit value, whole
+  const double before = counter->now_s();
+  const kscope::EnergyReading reading = counter->read();
+  EXPECT_EQ(reading.millijoules, 0xfffffffffffffff0ull);
+  EXPECT_GE(reading.time_s, before);
+  EXPECT_LE(reading.time_s, counter->now_s());
+}
+
+TEST(NvmlControl, AMissingEnergyCounterSaysWhy) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.energy_result = 3;
+  EXPECT_EQ(energy_error(control),
+            "this GPU has no total-energy counter (nvmlDeviceGetTotalEnergyConsumption: Not Supported, NVML error 3; "
+            "NVIDIA's data-center GPUs have one from Volta on). Measure without the nvml__ energy metrics");
+  gpu.energy_result = 999;
+  EXPECT_NE(energy_error(control).find("nvmlDeviceGetTotalEnergyConsumption failed: Unknown Error, NVML error 999"),
+            std::string::npos);
+
+  NvmlApi old_driver = fake_api();
+  old_driver.device_get_total_energy_consumption = nullptr;
+  NvmlDeviceControl without_symbol(old_driver, "GPU-1");
+  EXPECT_NE(energy_error(without_symbol).find("need nvmlDeviceGetTotalEnergyConsumption, which this driver's NVML "
+                                              "lacks (driver too old)"),
+            std::string::npos);
+
+  NvmlApi missing;
+  missing.unavailable_reason = "libnvidia-ml.so.1 could not be loaded";
+  NvmlDeviceControl without_nvml(missing, "GPU-1");
+  EXPECT_EQ(energy_error(without_nvml),
+            "the energy metrics read the GPU's energy counter through NVML, which is unavailable: "
+            "libnvidia-ml.so.1 could not be loaded. Measure without the nvml__ energy metrics");
 }

@@ -83,8 +83,11 @@ TEST(Results, SummaryColumnsInDocumentedOrder) {
       "Annotation", "n", "dtype", "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median",
       "Q1", "Q3", "IQR", "P20", "P80", "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
       "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "ReplayPasses", "CacheControl", "ClockControl", "Mode",
-      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "ObservedSMClockMHz",
-      "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses"};
+      "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "IdlePowerW", "ObservedSMClockMHz",
+      "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses", "WorkBytes", "WorkFLOPs", "WorkKind",
+      "ArithmeticIntensity", "AchievedGBps", "DRAMRoofGBps", "DRAMRoofPct", "DRAMRoofPct_CI95_Lower",
+      "DRAMRoofPct_CI95_Upper", "AchievedTFLOPs", "ComputeRoofTFLOPs", "ComputeRoofPct", "ComputeRoofPct_CI95_Lower",
+      "ComputeRoofPct_CI95_Upper", "Bound"};
   EXPECT_EQ(t.columns, expected);
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(std::get<std::int64_t>(t.rows[1][t.column("n")]), 32);
@@ -126,7 +129,10 @@ TEST(Results, WritesCsvAndStrictJson) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "Annotation,n,dtype,Metric,Unit,AvgValue,StdDev,MinValue,MaxValue,Median,Q1,Q3,IQR,P20,P80,Outliers,NumRuns,"
             "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
             "GPU,Host,Backend,ReplayPasses,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
-            "LockedMemoryClockMHz,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses");
+            "LockedMemoryClockMHz,IdlePowerW,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses,"
+            "WorkBytes,WorkFLOPs,WorkKind,ArithmeticIntensity,AchievedGBps,DRAMRoofGBps,DRAMRoofPct,"
+            "DRAMRoofPct_CI95_Lower,DRAMRoofPct_CI95_Upper,AchievedTFLOPs,ComputeRoofTFLOPs,ComputeRoofPct,"
+            "ComputeRoofPct_CI95_Lower,ComputeRoofPct_CI95_Upper,Bound");
   EXPECT_NE(csv.find("\"void saxpy<float>(int, float*)\""), std::string::npos);  // quoted: has a comma
   const auto doc = nlohmann::json::parse(slurp(dir / "x_results.json"));  // throws on bare NaN
   EXPECT_EQ(doc["session"]["backend"], "test (simulated)");

@@ -16,6 +16,7 @@
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 
@@ -68,6 +69,9 @@ Results handmade_results() {
   session.thermal_pause_s = 1.25;
   session.report_path = "/tmp/x.ncu-rep";
   session.metrics = {"sm__cycles_elapsed.max", "dram__bytes_read.sum"};
+  session.sm_count = 132;
+  session.compute_capability = 90;
+  session.memory_bus_width_bits = 6144;
 
   auto names = std::make_shared<const std::vector<std::string>>(
       std::vector<std::string>{"n", "scale", "dtype", "fused"});
@@ -97,6 +101,9 @@ Results handmade_results() {
   SummaryRow normalized{"gemm", 0, "sm__cycles_elapsed.max", "cycle", stats, 0.5, "reference", 2469.1357802469134,
                         0.7, "void gemm<float>(int)|void epilogue()", 1979.5, 3201, 1, true, 2,
                         {Cell{std::int64_t{7}}, Cell{2.0}}};
+  normalized.work = Work{1e9, 2.5e12, {Precision::bf16, true}};
+  normalized.roofline = {2500, 812.25, 4917.1, {16.5, 15.25, nan}, 2030.5, 1070.5, {73.5, 70.25, 76.75},
+                         Bound::compute};
   SampleStatistics undefined = stats;
   undefined.count = 1;
   undefined.stddev = nan;
@@ -107,6 +114,8 @@ Results handmade_results() {
   undefined.max = inf;
   SummaryRow plain{"gemm", 1, "bandwidth", "GB/s", undefined, 1234.5678901234567, "", nan, nan, "", nan, nan, 0,
                    std::nullopt, 0, {Cell{}, Cell{nan}}};
+  plain.work = Work{0, 1e6, {Precision::fp64, false}};
+  plain.roofline.arithmetic_intensity = inf;
   // Info collectors' cells of every type: an integer, reals (2.0 stays a real; NaN and the
   // infinities stay reals), text that reads like a number, a boolean, none.
   const std::vector<SampleRow> samples{
@@ -134,6 +143,8 @@ Results handmade_results() {
   settings.adaptive = {StopCriterion::rsd, 0.5, 12, 500, 2.5, 60};
   settings.throttled_runs = ThrottledRuns::exclude;
   settings.stable_rsd_pct = 1.5;
+  settings.bound_thresholds = {70, 55.5};
+  settings.work = [](const Config&) { return Work{1, 2, {}}; };
   settings.shard = Shard{1, 4};
   settings.derive_metric = [](const MeasuredValues&, const Config&) { return std::vector<DerivedValue>{}; };
   settings.info_collectors.push_back({"launches", CollectionScope::run, [](const CollectionContext&) { return Cell{}; }});
@@ -192,6 +203,14 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_FALSE(plain.converged.has_value());
   EXPECT_EQ(plain.stats.max, inf);
   EXPECT_TRUE(std::isnan(plain.stats.stddev));
+  EXPECT_EQ(normalized.work, (std::optional<Work>{Work{1e9, 2.5e12, {Precision::bf16, true}}}));
+  EXPECT_EQ(normalized.roofline.bound, std::optional<Bound>(Bound::compute));
+  EXPECT_EQ(normalized.roofline.dram_pct.ci95_lower, 15.25);
+  EXPECT_TRUE(std::isnan(normalized.roofline.dram_pct.ci95_upper));
+  EXPECT_EQ(normalized.roofline.compute_roof_tflops, 1070.5);
+  EXPECT_EQ(plain.work, (std::optional<Work>{Work{0, 1e6, {Precision::fp64, false}}}));
+  EXPECT_EQ(plain.roofline.arithmetic_intensity, inf);
+  EXPECT_FALSE(plain.roofline.bound);
   ASSERT_EQ(loaded.samples().size(), 4u);
   EXPECT_TRUE(std::isnan(loaded.samples()[1].value));
   EXPECT_TRUE(loaded.samples()[1].throttled);
@@ -211,6 +230,9 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(s.thermal_pause_s, 1.25);
   EXPECT_EQ(s.report_path, "/tmp/x.ncu-rep");
   EXPECT_EQ(s.metrics, (std::vector<std::string>{"sm__cycles_elapsed.max", "dram__bytes_read.sum"}));
+  EXPECT_EQ(s.sm_count, 132u);
+  EXPECT_EQ(s.compute_capability, 90u);
+  EXPECT_EQ(s.memory_bus_width_bits, 6144u);
 
   const Settings& t = loaded.settings();
   EXPECT_EQ(t.runs, 4u);
@@ -230,7 +252,10 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(t.adaptive.timeout_s, 60);
   EXPECT_EQ(t.throttled_runs, ThrottledRuns::exclude);
   EXPECT_EQ(t.stable_rsd_pct, 1.5);
+  EXPECT_EQ(t.bound_thresholds.memory_pct, 70);
+  EXPECT_EQ(t.bound_thresholds.compute_pct, 55.5);
   EXPECT_FALSE(original.settings().derive_metric);  // callables are never kept
+  EXPECT_FALSE(original.settings().work);
   // Of the info collectors, their names and scopes stay (how the columns were summarized); their functions go.
   ASSERT_FALSE(original.settings().info_collectors.empty());
   EXPECT_FALSE(original.settings().info_collectors.front().collect);
@@ -267,6 +292,41 @@ TEST_F(ResultsFile, FilesWrittenBeforeShardsAndCollectorScopesStillLoad) {
   EXPECT_TRUE(loaded.shard_sessions().empty());
   EXPECT_TRUE(loaded.session().metrics.empty());
   EXPECT_EQ(loaded.rows().size(), 2u);
+}
+
+TEST_F(ResultsFile, FilesWrittenBeforeTheRooflineStillLoad) {
+  handmade_results().write_json(path("a.json"));
+  nlohmann::json doc = nlohmann::json::parse(slurp(path("a.json")));
+  for (const char* key : {"sm_count", "compute_capability", "memory_bus_width_bits"}) doc["session"].erase(key);
+  doc["settings"].erase("bound_thresholds");
+  for (auto& row : doc["summary"])
+    for (const char* key : {"WorkBytes", "WorkFLOPs", "WorkKind", "ArithmeticIntensity", "AchievedGBps", "DRAMRoofGBps",
+                            "DRAMRoofPct", "DRAMRoofPct_CI95_Lower", "DRAMRoofPct_CI95_Upper", "AchievedTFLOPs",
+                            "ComputeRoofTFLOPs", "ComputeRoofPct", "ComputeRoofPct_CI95_Lower",
+                            "ComputeRoofPct_CI95_Upper", "Bound"})
+      row.erase(key);
+  std::ofstream(path("old.json")) << doc.dump();
+  const Results loaded = load_results(path("old.json"));
+  EXPECT_EQ(loaded.session().sm_count, 0u);
+  EXPECT_EQ(loaded.settings().bound_thresholds.memory_pct, 60);
+  ASSERT_EQ(loaded.rows().size(), 2u);
+  EXPECT_FALSE(loaded.rows()[0].work);
+  EXPECT_TRUE(std::isnan(loaded.rows()[0].roofline.dram_pct.mean));
+  EXPECT_FALSE(loaded.rows()[0].roofline.bound);
+}
+
+TEST_F(ResultsFile, AnUnknownWorkKindOrBoundIsRefusedNamingTheField) {
+  handmade_results().write_json(path("a.json"));
+  nlohmann::json doc = nlohmann::json::parse(slurp(path("a.json")));
+  doc["summary"][0]["WorkKind"] = "fp4 tensor";
+  std::ofstream(path("kind.json")) << doc.dump();
+  EXPECT_NE(kscope_test::error_of([&] { load_results(path("kind.json")); }).find("summary row 0 \"WorkKind\" must be null or a kind such as"),
+            std::string::npos);
+  doc["summary"][0]["WorkKind"] = "fp32";
+  doc["summary"][0]["Bound"] = "memory-bound";
+  std::ofstream(path("bound.json")) << doc.dump();
+  EXPECT_NE(kscope_test::error_of([&] { load_results(path("bound.json")); }).find("\"Bound\" must be null, \"memory\", \"compute\" or \"latency\""),
+            std::string::npos);
 }
 
 TEST_F(ResultsFile, RoundTripOfAProfiledSweep) {
@@ -342,8 +402,7 @@ TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
       {"[1, 2]", file + " is not a kscope results file (it has no \"format\": \"kscope-results\"); give a file "
                         "written by Results::write_json"},
       {"{\"format\": \"kscope-results\", \"version\": 1}",
-       file + " is incomplete ([json.exception.out_of_range.403] key 'session' not found); give a file written by "
-              "Results::write_json"},
+       file + " is incomplete (key 'session' not found); give a file written by Results::write_json"},
   };
   for (const Case& k : cases) {
     write_text("x.json", k.text);
@@ -361,13 +420,30 @@ TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(file + " is not JSON (", 0), 0u) << e.what();
   }
-  try {
-    load_results(path("missing.json"));
-    ADD_FAILURE() << "loaded a missing file";
-  } catch (const ConfigError&) {
-    ADD_FAILURE() << "a missing file is not a bad file";
-  } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot read '" + path("missing.json") + "': No such file or directory");
+}
+
+// Issue 25: a path that is not a readable file is a FileError naming it and the operating system's
+// reason (Python's FileNotFoundError, IsADirectoryError), never a C++ stream's exception.
+TEST_F(ResultsFile, APathThatIsNoFileIsAFileErrorWithItsReason) {
+  const struct {
+    std::string path;
+    std::errc code;
+    std::string message;
+  } cases[] = {
+      {path("missing.json"), std::errc::no_such_file_or_directory,
+       "cannot read '" + path("missing.json") + "': no such file; give a file written by Results::write_json"},
+      {path(""), std::errc::is_a_directory,
+       "cannot read '" + path("") + "': it is a directory; give a file written by Results::write_json"},
+  };
+  for (const auto& k : cases) {
+    try {
+      load_results(k.path);
+      ADD_FAILURE() << "loaded " << k.path;
+    } catch (const FileError& e) {
+      EXPECT_EQ(std::string(e.what()), k.message);
+      EXPECT_EQ(e.code(), std::make_error_code(k.code)) << e.code().message();
+      EXPECT_EQ(e.path(), k.path);
+    }
   }
 }
 

@@ -16,9 +16,11 @@
 #include "kscope/profile.hpp"
 #include "kscope/statistics.hpp"
 #include "kscope/testing.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
+using kscope_test::error_of;
 
 namespace {
 
@@ -397,19 +399,71 @@ TEST(Runner, NormalizeAgainstDividesAvgValueOnly) {
   EXPECT_DOUBLE_EQ(other.geomean, 0.5);
 }
 
-TEST(Runner, NormalizeAgainstAnUnknownAnnotationKeepsTheUnnormalizedResults) {
+// Issue 25: a misspelt baseline fails after the first config (it failed after the whole sweep),
+// keeping that config's rows.
+TEST(Runner, NormalizeAgainstAnUnknownAnnotationFailsAfterTheFirstConfigKeepingIt) {
   SimulatedBackend backend;
   Settings s = quiet(2);
   s.normalize_against = "torhc";
+  int calls = 0;
   try {
-    profile_with_backend(Sweep(), s, [&](const Config&) { Annotation a("torch"); backend.launch("k", 1); }, backend);
+    profile_with_backend(Sweep().axis("n", {1, 2, 3}), s, [&](const Config&) {
+      ++calls;
+      Annotation a("torch");
+      backend.launch("k", 1);
+    }, backend);
     FAIL();
   } catch (const SweepError& e) {
-    EXPECT_NE(cause_message<ConfigError>(e).find(
-                  "normalize_against names annotation 'torhc', which no run recorded; recorded annotations: 'torch'"),
-              std::string::npos);
+    EXPECT_EQ(cause_message<ConfigError>(e),
+              "Settings::normalize_against names annotation 'torhc', which the body did not open (it opened 'torch'): "
+              "each row is divided by that annotation's AvgValue at its config, so a config without it has no rows. "
+              "Name one of the annotations the body opens (did you mean 'torch'?)");
+    EXPECT_EQ(std::string(e.what()).rfind("config 1/3 (n=1) failed in its 3 runs: ", 0), 0u) << e.what();
     EXPECT_EQ(e.partial_results().rows().size(), 1u);
   }
+  EXPECT_EQ(calls, 3);  // one warm-up and two runs of the first config
+}
+
+// Issue 25: a body that opens no annotation measures nothing; that is said after the first config
+// (it returned an empty table and no word after the whole sweep).
+TEST(Runner, ABodyWithoutAnnotationFailsAfterTheFirstConfigNamingTheFix) {
+  SimulatedBackend backend;
+  int calls = 0;
+  try {
+    profile_with_backend(Sweep().axis("n", {1, 2, 3}), quiet(2), [&](const Config&) {
+      ++calls;
+      backend.launch("k", 1);  // measured by nobody: outside any region
+    }, backend);
+    FAIL();
+  } catch (const SweepError& e) {
+    EXPECT_EQ(cause_message<KernelCountError>(e),
+              "No kernels were profiled: the body opened no annotation in any of them, so nothing was measured. "
+              "Mark the code to measure with kscope::Annotation a(\"name\"); at the top of the scope that launches "
+              "its kernels (or kscope::annotate(\"name\", fn))");
+    EXPECT_EQ(std::string(e.what()).rfind("config 1/3 (n=1) failed in its 3 runs: No kernels were profiled: the body "
+                                          "opened no annotation", 0),
+              0u)
+        << e.what();
+  }
+  EXPECT_EQ(calls, 3);
+}
+
+// Issue 25: a config given twice was measured twice and then broke compare (two rows of one name).
+TEST(Runner, ARepeatedConfigIsRefusedNamingIt) {
+  SimulatedBackend backend;
+  const auto refused = [&](const Sweep& sweep) {
+    return error_of([&] { profile_with_backend(sweep, quiet(1), [](const Config&) {}, backend); });
+  };
+  EXPECT_EQ(refused(Sweep().axis("n", {1, 2, 1})),
+            "config (n=1) is given twice, as entries 1 and 3 of the axis 'n': each config is measured once; remove "
+            "the repeat");
+  EXPECT_EQ(refused(Sweep().zip({"m", "n"}, {{1, 2}, {2, 1}, {2, 1}})),
+            "config (m=2, n=1) is given twice, as entries 2 and 3 of the zipped axes: each config is measured once; "
+            "remove the repeat");
+  EXPECT_EQ(refused(Sweep().axis("x", {0.5, 0.25}).axis("x2", {1.0, 1.0})),
+            "config (x2=1) is given twice, as entries 1 and 2 of the axis 'x2': each config is measured once; remove "
+            "the repeat");
+  EXPECT_EQ(backend.session_count(), 0u);  // refused before anything ran
 }
 
 TEST(Runner, GeomeanOverConfigs) {
@@ -869,4 +923,59 @@ TEST(Runner, ASecondThreadsProfileCallIsRefusedWhileOneRuns) {
   });
   later.join();
   EXPECT_EQ(second.session_count(), 1u);
+}
+
+// Issue 25: a callable of the caller's that throws is named in the error; its own exception stays
+// the cause.
+TEST(Runner, AThrowingDeriveMetricOrCombineRuleIsNamed) {
+  SimulatedBackend backend;
+  Settings derive = quiet(2);
+  derive.derive_metric = [](const MeasuredValues&, const Config&) -> std::vector<DerivedValue> {
+    throw std::domain_error("division by zero");
+  };
+  Settings combine = quiet(2);
+  combine.combine_kernel_metrics = [](double, double) -> double { throw std::domain_error("no rule"); };
+  for (const auto& [settings, expected] :
+       {std::pair{derive, "config 1/1 ((no axes)) failed in run 1, in Settings::derive_metric: division by zero\n"},
+        std::pair{combine,
+                  "config 1/1 ((no axes)) failed in warm-up run 1, in Settings::combine_kernel_metrics: no rule\n"}}) {
+    try {
+      profile_with_backend(Sweep(), settings, [&](const Config&) {
+        Annotation a("k");
+        backend.launch("a", 1);
+        if (settings.combine_kernel_metrics) backend.launch("b", 2);
+      }, backend);
+      FAIL();
+    } catch (const SweepError& e) {
+      EXPECT_EQ(std::string(e.what()).substr(0, std::string(e.what()).find('\n') + 1), expected);
+      EXPECT_EQ(cause_message<std::domain_error>(e), settings.derive_metric ? "division by zero" : "no rule");
+    }
+  }
+}
+
+// Issue 25: a derived unit that changes between configs, and a baseline of 0, are said.
+TEST(Runner, AChangingDerivedUnitAndAZeroBaselineAreWarned) {
+  SimulatedBackend backend;
+  Settings s = quiet(2);
+  s.verbosity = Verbosity::info;
+  s.normalize_against = "base";
+  s.derive_metric = [](const MeasuredValues& m, const Config& c) {
+    const bool big = c.get<std::int64_t>("n") > 1;
+    return std::vector<DerivedValue>{{"bandwidth", big ? m.front() / 1000 : m.front(), big ? "GB/s" : "MB/s"}};
+  };
+  ::testing::internal::CaptureStderr();
+  const Results r = profile_with_backend(Sweep().axis("n", {1, 2}), s, [&](const Config& c) {
+    { Annotation a("base"); backend.launch("k", c.get<std::int64_t>("n") == 1 ? 0.0 : 5.0); }
+    { Annotation b("other"); backend.launch("k2", 10); }
+  }, backend);
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("Settings::derive_metric returned the unit 'GB/s' for 'bandwidth' of annotation 'base' at config "
+                     "(n=2), 'MB/s' before: the rows of one metric are read, plotted and compared on one scale"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("Settings::normalize_against 'base' has an AvgValue of 0 for bandwidth at config (n=1); "
+                     "test__kernel_duration at config (n=1), so the rows divided by it there are infinite or NaN"),
+            std::string::npos)
+      << log;
+  EXPECT_TRUE(std::isinf(r.at("other", "test__kernel_duration", 0).avg_value));
 }

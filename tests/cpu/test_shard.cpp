@@ -227,6 +227,30 @@ TEST(Merge, ShardsGiveTheSingleSessionsResult) {
                      measure(base_settings(), 2));
 }
 
+TEST(Merge, ShardsKeepTheirDeclaredWorkAndGiveTheSingleSessionsRoofline) {
+  Settings s = base_settings();
+  s.work = DeclaredWork::per_annotation(
+      {{"work", [](const Config& c) { return Work{4e3 * c.get<double>("n"), 1e3, {Precision::fp16, true}}; }}});
+  const Results whole = measure(s);
+  std::vector<Results> shards;
+  for (std::size_t i = 0; i < 3; ++i) shards.push_back(shard(i, 3, s));
+  const Results merged = merge(shards);
+  expect_same_tables(merged, whole);
+  std::size_t with_bound = 0;
+  for (const auto& row : merged.rows()) {
+    EXPECT_EQ(row.work.has_value(), row.annotation == "work");
+    with_bound += row.roofline.bound.has_value();
+  }
+  EXPECT_EQ(with_bound, 7u);  // one duration row per config
+  TempDir dir;  // from the shards' files: the work comes from their rows
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < 3; ++i) {
+    files.push_back(dir.prefix("shard" + std::to_string(i) + ".json"));
+    shards[i].write_json(files.back());
+  }
+  expect_same_tables(merge_files(files), whole);
+}
+
 // The measured metrics' rows before the derived ones, as one session orders them: the shards'
 // sessions say which metrics the backend measured.
 TEST(Merge, DerivedRowsComeAfterTheMeasuredOnesAsInOneSession) {
@@ -367,7 +391,8 @@ TEST(Merge, FromTheShardsFilesAndTheCommand) {
   std::ostringstream out2, err2;
   EXPECT_EQ(merge_command({dir.prefix("merged_"), prefix}, out2, err2), 2);
   EXPECT_NE(err2.str().find("shard 2/3 under '" + prefix + "' has not finished"), std::string::npos) << err2.str();
-  EXPECT_NE(err2.str().find("Settings::resume = true"), std::string::npos) << err2.str();
+  // The command serves Python and C++ users alike: the plain names of the results files, no C++ spelling.
+  EXPECT_NE(err2.str().find("with the same output prefix and resume=True"), std::string::npos) << err2.str();
   // ... resumed, it finishes from its stream, and the merge goes through.
   s.resume = true;
   shard(2, 3, s);
@@ -379,4 +404,42 @@ TEST(Merge, FromTheShardsFilesAndTheCommand) {
   std::ostringstream out4, err4;
   EXPECT_EQ(merge_command({dir.prefix("merged_")}, out4, err4), 64);
   EXPECT_EQ(merge_command({"--verbose", "a", "b"}, out4, err4), 64);
+}
+
+// Issue 25: Python writes a sweep's shards under <output_prefix><function>-<call>-shard-..., and
+// merge found nothing under the output_prefix the sweep was given.
+TEST(Merge, ThePrefixGivenToTheSweepFindsItsShards) {
+  TempDir dir;
+  Settings s = base_settings();
+  s.output_prefix = dir.prefix("runs/gemm-0-");  // as Python extends output_prefix="runs/"
+  fs::create_directory(dir.prefix("runs"));
+  for (std::size_t i = 0; i < 3; ++i) shard(i, 3, s);
+  const Results whole = measure(base_settings());
+  expect_same_tables(merge_files({dir.prefix("runs/")}), whole);
+  expect_same_tables(merge_files({dir.prefix("runs")}), whole);  // a directory's name stands for it
+
+  std::ostringstream out, err;
+  fs::create_directory(dir.prefix("merged"));
+  ASSERT_EQ(merge_command({dir.prefix("merged"), dir.prefix("runs")}, out, err), 0) << err.str();
+  expect_same_tables(load_results(dir.prefix("merged/results.json")), whole);  // inside it, not beside it
+
+  // Issue 25: a directory where a results file is expected aborted the command (std::__ios_failure, 134).
+  fs::create_directory(dir.prefix("empty"));
+  fs::create_directory(dir.prefix("empty/shard-0-of-1-results.json"));
+  std::ostringstream out2, err2;
+  EXPECT_EQ(merge_command({dir.prefix("merged2_"), dir.prefix("empty/shard-0-of-1-results.json")}, out2, err2), 2);
+  EXPECT_NE(err2.str().find("nothing to merge under"), std::string::npos) << err2.str();
+  std::ostringstream out3, err3;
+  EXPECT_EQ(merge_command({dir.prefix("merged2_"), dir.prefix("empty")}, out3, err3), 2);
+  EXPECT_NE(err3.str().find("cannot read '" + dir.prefix("empty/shard-0-of-1-results.json") + "': it is a directory"),
+            std::string::npos)
+      << err3.str();
+
+  s.output_prefix = dir.prefix("runs/gemm-1-");  // a second sweep there: which one is meant?
+  shard(0, 3, s);
+  EXPECT_EQ(error_of([&] { merge_files({dir.prefix("runs/")}); }),
+            "'" + dir.prefix("runs/") + "' holds the shards of 2 sweeps (under '" + dir.prefix("runs/gemm-0-") + "', '" +
+                dir.prefix("runs/gemm-1-") + "'): give the prefix of the one to merge, e.g. kscope merge OUT_PREFIX " +
+                dir.prefix("runs/gemm-0-"));
+  expect_same_tables(merge_files({dir.prefix("runs/gemm-0-")}), whole);
 }

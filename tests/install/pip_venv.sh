@@ -2,7 +2,8 @@
 # The Python README's install, run as written in a scratch copy of this checkout: a venv that sees
 # the system's packages (Debian's pandas, numpy, pybind11), `pip install --no-build-isolation
 # --no-deps .` (nothing downloaded), then `import kscope` from another directory and the console
-# command `kscope`. Built without CUDA to save minutes: the command must then say so.
+# command `kscope` (--version, a closed pipe). Built without CUDA to save minutes: `kscope doctor`
+# must then say so.
 # usage: tests/install/pip_venv.sh [PYTHON]   (ctest: pip_venv_install, label install)
 set -euo pipefail
 python=${1:-/usr/bin/python3}
@@ -38,4 +39,17 @@ if [[ $rc -ne 2 || $out != *"built without CUDA"* ]]; then
   echo "FAIL: without CUDA, the console command must say so and exit with 2"
   exit 1
 fi
+version=$("$work/kscope/.venv/bin/kscope" --version)
+echo "kscope --version: $version"
+[[ $version == "kscope "* ]] || { echo "FAIL: kscope --version printed '$version'"; exit 1; }
+# A reader that is gone ends the command by SIGPIPE, as the CMake build's program and Unix tools:
+# the console script is Python, which ignores SIGPIPE, and must not pass that on to the program.
+closed_pipe=$("$work/kscope/.venv/bin/python" -c '
+import os, subprocess, sys
+read, write = os.pipe()
+os.close(read)
+print(subprocess.call([sys.argv[1], "compare", "--help"], stdout=write, stderr=subprocess.DEVNULL))
+' "$work/kscope/.venv/bin/kscope")
+echo "kscope compare --help into a closed pipe: $closed_pipe (-13: SIGPIPE)"
+[[ $closed_pipe == -13 ]] || { echo "FAIL: the console command did not end by SIGPIPE"; exit 1; }
 echo "PASS"

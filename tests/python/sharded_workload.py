@@ -54,3 +54,8 @@ if __name__ == "__main__":
     if "user-group" in sys.argv[2:] and not dist.is_initialized():
         sys.exit("kscope destroyed the program's own process group")
     results.save(out / f"rank-{rank}.json")
+    if "user-group" in sys.argv[2:]:
+        # As a program should: a gloo group left to the interpreter's exit can abort the process
+        # ("terminate called without an active exception") when its peers exit first.
+        dist.barrier()
+        dist.destroy_process_group()

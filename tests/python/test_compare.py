@@ -46,8 +46,13 @@ def test_save_and_load_give_back_every_table(sim, tmp_path):
 
 
 def test_load_names_the_problem(tmp_path):
-    with pytest.raises(kscope.ProfilerException, match="cannot read '.*missing.json': No such file or directory"):
+    # Issue 25: a path that is no file is the OSError open() raises (it was a RuntimeError of a C++ stream).
+    with pytest.raises(FileNotFoundError, match=r"^\[Errno 2\] cannot read '.*missing.json': no such file; give a "
+                                                r"file written by ProfileResults.save$"):
         kscope.load(tmp_path / "missing.json")
+    with pytest.raises(IsADirectoryError, match="cannot read '.*': it is a directory; give a file written by "
+                                                "ProfileResults.save"):
+        kscope.load(tmp_path)
     (tmp_path / "v2.json").write_text('{"format": "kscope-results", "version": 2, "kscope_version": "9.0"}')
     with pytest.raises(kscope.ConfigError, match=r"format version 2 \(written by kscope 9.0\); this kscope "
                                                  r"\(.*\) reads version 1: update kscope to load it"):
@@ -162,3 +167,33 @@ def test_google_benchmarks_compare_reads_the_gbench_json(sim, tmp_path):
     for d, p in zip(runs, ours["PValue"]):
         assert all(m["time"] == pytest.approx(0.1) for m in d["measurements"])
         assert d["utest"]["time_pvalue"] == pytest.approx(p, rel=1e-9)
+
+
+@pytest.mark.parametrize("runs, tied, same", [
+    (5, False, True),     # a side of at most 8 runs, no ties: both exact
+    (10, True, True),     # ties: both the tie-corrected normal approximation
+    (60, False, True),    # both sides over 8 runs and over 2500 pairs: both the normal approximation
+    (10, False, False),   # over 8 runs a side, no ties, at most 2500 pairs: kscope exact, scipy approximate
+])
+def test_google_benchmarks_u_test_p_value_is_kscopes_only_where_scipy_computes_it_the_same_way(sim, runs, tied, same):
+    """README, "Google Benchmark JSON": compare.py's U test is scipy.stats.mannwhitneyu(a, b,
+    alternative='two-sided') with scipy's default method; which of kscope's p-values it gives back."""
+    stats = pytest.importorskip("scipy.stats", reason="scipy is not installed")
+
+    def measured(offset):
+        calls = []
+
+        @kscope.analyze.kernel(configs=[(1,)], runs=runs, warmup_runs=0, verbosity=0)
+        def spin(n):
+            calls.append(n)
+            with kscope.annotate("spin"):
+                sim.launch("spin", 1000.0 + offset + (len(calls) % 3 if tied else len(calls) * 1.7))
+
+        return spin()
+
+    baseline, candidate = measured(0.0), measured(3.0)
+    ours = kscope.compare(baseline, candidate).iloc[0]
+    theirs = stats.mannwhitneyu(baseline.raw_dataframe()["Value"], candidate.raw_dataframe()["Value"],
+                                alternative="two-sided").pvalue
+    assert (ours["PValue"] == pytest.approx(theirs, rel=1e-9)) == same, (ours["UTestMethod"], ours["PValue"], theirs)
+    assert ours["UTestMethod"].startswith("exact") == (not tied and runs * runs <= 2500)

@@ -219,15 +219,37 @@ def test_config_columns_keep_python_objects_and_dtypes(sim):
     assert "dtype.f16" in str(r)
 
 
-def test_unhashable_and_identical_looking_configs_stay_apart(sim):
-    a, b = [1, 2], [1, 2]  # equal lists: two configs still
+class LooksAlike:
+    """Objects that print alike and are not equal (tensors whose repr() is cut short, say)."""
 
-    @kscope.analyze.kernel(configs=[(a,), (b,)], **QUIET)
-    def f(values):
+    def __repr__(self):
+        return "LooksAlike()"
+
+
+def test_unhashable_and_identical_looking_configs_stay_apart(sim):
+    a, b = LooksAlike(), LooksAlike()  # one label, two configs
+
+    @kscope.analyze.kernel(configs=[(a, [1]), (b, [1])], **QUIET)
+    def f(value, values):
         launcher(sim)()
 
-    df = f().to_dataframe()
-    assert len(df) == 2 and df["values"].iloc[0] is a and df["values"].iloc[1] is b
+    results = f()
+    df = results.to_dataframe()
+    assert len(df) == 2 and df["value"].iloc[0] is a and df["value"].iloc[1] is b
+    assert results._core.configs() == [("LooksAlike()", "[1]"), ("LooksAlike() #2", "[1]")]  # told apart when saved
+
+
+def test_a_config_given_twice_is_refused_naming_both(sim):
+    """Issue 25: measured twice, it broke kscope.compare (rows reported as added and removed)."""
+    @kscope.analyze.kernel(configs=[(1, [2]), (2, [2]), (1, [2])], **QUIET)
+    def f(n, sizes):
+        launcher(sim)()
+
+    with pytest.raises(kscope.ConfigError, match=r"^configs 1 and 3 are the same \(n=1, sizes=\[2\]\): each config is "
+                                                 r"measured once; remove the repeat$"):
+        f()
+    with pytest.raises(kscope.ConfigError, match=r"^configs 1 and 2 are the same \(n=4\)"):
+        kscope.analyze.kernel(configs=[4, 4], **QUIET)(lambda n: launcher(sim)())()
 
 
 def test_numpy_scalars_are_engine_values(sim):

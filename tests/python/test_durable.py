@@ -132,7 +132,8 @@ def test_resume_refuses_another_sweep_naming_the_difference_in_python_terms(sim,
     message = str(info.value)
     assert f"cannot resume the sweep under '{prefix}durable-0-': it was measured differently (" in message
     assert 'cache_control: "all" on disk, "none" now' in message and "warmup_runs: 1 on disk, 2 now" in message
-    assert "start it over without resume (its files are replaced), or give another output_prefix" in message
+    assert ("start it over with overwrite=True instead of resume (its files are replaced), or give another "
+            "output_prefix") in message
     assert "Settings::" not in message
     assert calls == []
 

@@ -104,7 +104,7 @@ def test_plot_errors(sim, tmp_path, options, message):
 @pytest.mark.parametrize(
     "options, message",
     [
-        (dict(plot_type="pie"), "plot_type must be 'line' or 'bar'"),
+        (dict(plot_type="pie"), "plot_type must be 'line', 'bar' or 'roofline'"),
         (dict(show_aggregate="median"), "show_aggregate must be None, 'avg' or 'geomean'"),
         (dict(row_panels="dtype"), r"row_panels must be a list of names, e.g. \['dtype'\]"),
     ],

@@ -24,4 +24,6 @@ def misuse() -> None:
     with kscope.testing.simulated_backend() as sim:
         sim.launch("k", duration_ns="100")  # expect-error
     kscope.count_passes("sm__cycles_elapsed.avg", chip=0)  # expect-error
+    kscope.Work(bytes=1, kind="tf32")  # expect-error
+    results.plot_roofline(title=3)  # expect-error
     print(rows)

@@ -23,6 +23,18 @@ def softmax(x: float) -> float:
     return x
 
 
+@kscope.analyze.plot("roofline.png", plot_type="roofline", annotate_points=True)
+@kscope.analyze.kernel(configs=[(1024,)], work={"copy": lambda n: kscope.Work(bytes=8 * n)},
+                       bound_thresholds={"memory_pct": 70})
+def copy(n: int) -> None:
+    with kscope.annotate("copy"):
+        pass
+
+
+def gemm_work(n: int) -> kscope.Work | None:
+    return kscope.Work(bytes=6 * n * n, flops=2 * n**3, kind="fp16", tensor_cores=True)
+
+
 def report() -> None:
     with kscope.testing.simulated_backend() as sim:
         sim.launch("my_kernel", 100.0)
@@ -41,7 +53,10 @@ def report() -> None:
     health = kscope.doctor(verbose=False)
     passes: int = kscope.count_passes(["sm__cycles_elapsed.avg"], chip="gh100")
     metrics: list[str] = kscope.sol_metrics()
+    roofs: pd.DataFrame = results.roofs()
+    figure = results.plot_roofline("roofline.svg", annotate_points=True)
+    kscope.analyze.kernel(gemm, work=gemm_work)
     try:
         kscope.analyze.kernel(gemm, runs=3)
     except (NCUNotAvailableError, ProfilerException) as e:
-        print(e, frame, rows, report_path, verdicts, loaded, value, tool, health, passes, metrics, count)
+        print(e, frame, rows, report_path, verdicts, loaded, value, tool, health, passes, metrics, count, roofs, figure)

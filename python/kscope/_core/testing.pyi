@@ -10,6 +10,27 @@ class SimulatedBackend:
     def fail_next_region_end(self, message: str) -> None: ...
     def set_max_batch_runs(self, runs: int) -> None: ...
     def set_passes(self, passes: int) -> None: ...
+    def set_device(
+        self,
+        name: str = ...,
+        sm_count: int = 132,
+        compute_capability: int = 90,
+        memory_bus_width_bits: int = 6144,
+        rated_sm_clock_mhz: float = 1980.0,
+        rated_memory_clock_mhz: float = 3201.0,
+    ) -> None: ...
+    def set_power(
+        self,
+        idle_w: float = ...,
+        kernel_w: float = ...,
+        flush_w: float = ...,
+        flush_s: float = ...,
+        update_s: float = ...,
+        read_s: float = ...,
+        start_mj: int = ...,
+    ) -> None: ...
+    def remove_energy_counter(self, message: str) -> None: ...
+    def restart_energy_counter(self, millijoules: int) -> None: ...
     @property
     def clocks_locked(self) -> bool: ...
     @property

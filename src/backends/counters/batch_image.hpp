@@ -6,10 +6,11 @@
 // image is host memory, linear in the ranges (fixed + per-range bytes: 660,012 per range for 5
 // metrics in 8 passes on the H200, 10.6 MB for 16 ranges, 338 MB for 512), and rewritten before
 // every batch at about 0.3 ms per MB (92-135 ms for 338 MB). The bound, kMaxImageBytes = 256 MiB,
-// holds ~400 ranges of that set: ~135 runs of one kernel (three ranges with the L2 flush's memset
-// and discard kernel), where CUPTI's start and stop (8 + 2.5 ms a pass) cost 0.6 ms per run, already
-// less than rewriting the run's share of the image; a larger image only costs memory. One run
-// always fits, up to kMaxRanges (as before batches: a run with more kernels fails).
+// holds ~400 ranges of that set: ~135 runs of one kernel even when the L2 flush's memset and
+// discard kernel were ranges too (three per run), where CUPTI's start and stop (8 + 2.5 ms a pass)
+// cost 0.6 ms per run, already less than rewriting the run's share of the image; a larger image
+// only costs memory. One run always fits, up to kMaxRanges (as before batches: a run with more
+// kernels fails).
 #include <cstddef>
 
 namespace kscope::counters {
@@ -18,7 +19,7 @@ class BatchImage {
  public:
   static constexpr std::size_t kMaxRanges = 512;                       // per replay pass
   static constexpr std::size_t kMaxImageBytes = std::size_t(256) << 20;
-  static constexpr std::size_t kFirstRangesPerRun = 4;                 // a kernel, a flush, one more
+  static constexpr std::size_t kFirstRangesPerRun = 2;                 // a kernel and its flush
 
   // CUPTI's image size for this metric config: fixed_bytes + ranges * bytes_per_range.
   BatchImage(std::size_t fixed_bytes, std::size_t bytes_per_range);

@@ -8,6 +8,7 @@
 
 #include "backends/cupti_subscriber.hpp"
 #include "core/backend_choice.hpp"
+#include "core/caller.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 
@@ -18,7 +19,9 @@ std::string timing_still_works() {
   using detail::backend_choice;
   return backend_choice(Backend::cupti) + " and " + backend_choice(Backend::events) +
          " measure kernel durations without counters, and " + backend_choice(Backend::automatic) +
-         " falls back to them";
+         " falls back to them; with the bytes and FLOPs each kernel must move and do (" + detail::option("work") +
+         "), their rows say how close it comes to the memory and compute roofs and whether it is memory-, compute- "
+         "or latency-bound (README: \"Why is it slow, without counters\")";
 }
 
 std::string failed(CUptiResult status, const std::string& call) {

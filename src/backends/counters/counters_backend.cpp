@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/counters/driver_api.hpp"
+#include "backends/counters/kept_profiler.hpp"
 #include "backends/counters/range_attribution.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
@@ -14,6 +15,18 @@
 
 namespace kscope {
 using counters::RangeKind;
+namespace {
+
+// The ranges of the session's first batch, as the batch planner will plan it (fixed sampling: the
+// config's runs; adaptive: its warm-ups and min_runs) at the ranges per run expected before any
+// batch: the room the session's profiler is made with, so that its first start (whose cost grows
+// with the room) pays for no more.
+std::size_t first_batch_ranges(const Settings& s) {
+  const std::size_t runs = s.warmup_runs + (s.sampling == Sampling::adaptive ? s.adaptive.min_runs : s.runs);
+  return std::clamp<std::size_t>(runs * counters::BatchImage::kFirstRangesPerRun, 1, counters::BatchImage::kMaxRanges);
+}
+
+}  // namespace
 
 CountersBackend::CountersBackend(const Settings& settings)
     : device_(settings.device),
@@ -39,7 +52,6 @@ CountersBackend::CountersBackend(const Settings& settings)
     const MetricInfo info = catalog.require(name);
     specs_.push_back({name, info.unit, info.description});
   }
-  passes_ = counters::MetricConfig(chip_, layout_.counter_names()).passes();
 }
 
 CountersBackend::~CountersBackend() { end_session(); }
@@ -58,11 +70,14 @@ void CountersBackend::begin_session(const Settings& settings) {
     context_ = counters::current_context();
     counters::require_profiling_support(counters::device_handle(device_.facts().ordinal), device_.facts().name);
     tracker_.enable();
-    // Availability must be read before the range profiler is enabled on the context.
-    config_ = std::make_unique<counters::MetricConfig>(chip_, layout_.counter_names(),
-                                                       counters::counter_availability(context_));
+    // Availability is read before any range profiler is enabled on the context (and kept).
+    config_ = counters::MetricConfig::for_device(chip_, layout_.counter_names(), counters::counter_availability(context_),
+                                                 counters::ConfigCache::for_user());
     passes_ = config_->passes();
-    make_profiler(kFirstProfilerRanges);
+    const std::size_t ranges = first_batch_ranges(settings);
+    profiler_ = counters::take_kept_profiler(context_, *config_, kind_, ranges);
+    if (profiler_) detail::log_debug("counters: the range profiler of the previous call is used again");
+    else make_profiler(ranges);
     one_range = profiler_->image_bytes(1);
     per_range = profiler_->image_bytes(2) - one_range;
     image_.emplace(one_range - per_range, per_range);
@@ -87,7 +102,7 @@ void CountersBackend::begin_session(const Settings& settings) {
 void CountersBackend::end_session() noexcept {
   if (!session_open_) return;
   tracker_.disable();
-  profiler_.reset();
+  counters::keep_profiler(std::move(profiler_));  // for the next call, unless it was left mid-pass
   config_.reset();
   image_.reset();
   runs_.clear();
@@ -110,13 +125,13 @@ void CountersBackend::begin_batch(std::size_t runs) {
 }
 
 void CountersBackend::make_profiler(std::size_t ranges) {
-  const std::size_t room = std::clamp(std::bit_ceil(ranges), kFirstProfilerRanges, counters::BatchImage::kMaxRanges);
-  profiler_ = std::make_unique<counters::RangeProfiler>(context_, *config_, kind_, room);
+  const std::size_t room = std::clamp<std::size_t>(std::bit_ceil(ranges), 1, counters::BatchImage::kMaxRanges);
+  profiler_ = std::make_unique<counters::RangeProfiler>(context_, config_, kind_, room);
 }
 
 void CountersBackend::configure(std::size_t ranges) {
-  // Room for what the batch needs, not always for the most: on the H200 the process's first start
-  // took ~630 ms with room for 512 ranges per pass, against ~150 ms measured with room for 16.
+  // Room for what the batch needs, not always for the most: on the H200 a profiler's first start
+  // took ~630 ms with room for 512 ranges per pass, against ~150 ms with room for 16.
   if (profiler_ && ranges > profiler_->max_ranges()) profiler_.reset();
   if (!profiler_) make_profiler(ranges);
   profiler_->begin_batch(ranges);
@@ -135,8 +150,16 @@ void CountersBackend::begin_run(const RunContext& run) {
 }
 
 void CountersBackend::flush_cache() {
-  tracker_.note_flush();
-  device_.flush_l2(cudaStreamLegacy);
+  // A graph launch (l2_flush.hpp), meant to make no range: each run's pass holds only the ranges of
+  // the measured kernels. The tracker records it as one flush, whatever its ranges.
+  tracker_.begin_flush();
+  try {
+    device_.flush_l2(cudaStreamLegacy);
+  } catch (...) {
+    tracker_.end_flush();
+    throw;
+  }
+  tracker_.end_flush();
   // Finished before the region's range starts, so no counter of the region sees the flush.
   device::check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after the L2 flush)");
 }

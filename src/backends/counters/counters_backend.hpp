@@ -13,8 +13,12 @@
 // have been changed k times (once before batches). Re-create such inputs in the body, before the
 // annotation.
 // The counter data image holds the batch's ranges (BatchImage: at most 256 MiB, 512 ranges), sized
-// from the ranges per run the last batch found; a first pass with more ranges than the image holds
-// makes a larger profiler, and that pass is replayed once more, so no run loses data.
+// from the launches per run the last batch found (a flush counted as one); a first pass with more
+// than the image holds makes a larger profiler, and that pass is replayed once more, so no run
+// loses data. The L2 flush is one graph launch: CUPTI's documentation lists graph kernel nodes as
+// unsupported in AutoRange with user replay, so the flush is expected to make no range and a pass
+// to hold the measured kernels' ranges only; the count of ranges decides (range_attribution.hpp). The profiler and the metric config outlive the
+// call (kept_profiler.hpp, MetricConfig::for_device): the next call that fits takes them over.
 #include <cuda.h>
 
 #include <cstddef>
@@ -66,11 +70,11 @@ class CountersBackend final : public MeasurementBackend {
   // A run of the batch, as its first pass left it.
   struct BatchRun {
     std::size_t regions = 0;
-    std::size_t ranges = 0;  // kernels (flush memsets included) or regions, as the image counts them
+    std::size_t ranges = 0;  // launches (a flush counted as one) or regions: at least the ranges of the image
   };
-  // Enables one on the context with room for `ranges` per pass (the one before must be gone).
+  // Enables one on the context with room for `ranges` per pass, rounded up to a power of two (the
+  // one before must be gone).
   void make_profiler(std::size_t ranges);
-  static constexpr std::size_t kFirstProfilerRanges = 16;
   // A fresh image for `ranges` ranges, on a new profiler when there is none; the first pass next.
   void configure(std::size_t ranges);
   std::size_t first_pass_ranges() const;  // of runs_, in all
@@ -85,8 +89,10 @@ class CountersBackend final : public MeasurementBackend {
   std::size_t passes_ = 0;
 
   CUcontext context_ = nullptr;
-  std::unique_ptr<counters::MetricConfig> config_;     // with the device's counter availability
-  std::unique_ptr<counters::RangeProfiler> profiler_;  // re-created to grow and after an abandoned run
+  std::shared_ptr<const counters::MetricConfig> config_;  // with the device's counter availability
+  // Taken over from the previous call when it fits (kept_profiler.hpp), re-created to grow and
+  // after an abandoned run, and kept for the next call at the end.
+  std::unique_ptr<counters::RangeProfiler> profiler_;
   std::optional<counters::BatchImage> image_;          // CUPTI's image sizes for config_
   std::size_t capacity_ = 0;                           // ranges profiler_'s image holds
   counters::LaunchTracker tracker_;

@@ -64,6 +64,7 @@ void LaunchTracker::disable() noexcept {
   subscriber_ = nullptr;
   std::lock_guard lock(mutex_);
   recording_ = false;
+  flushing_.reset();
   records_.clear();
 }
 
@@ -73,9 +74,15 @@ void LaunchTracker::start_pass() {
   recording_ = true;
 }
 
-void LaunchTracker::note_flush() {
+void LaunchTracker::begin_flush() {
   std::lock_guard lock(mutex_);
+  flushing_ = std::this_thread::get_id();
   if (recording_) records_.push_back({0, run_.load(std::memory_order_acquire), -1, "", false, true, {}});
+}
+
+void LaunchTracker::end_flush() {
+  std::lock_guard lock(mutex_);
+  flushing_.reset();
 }
 
 Launch LaunchTracker::launch_of(const Record& r) {
@@ -119,7 +126,7 @@ void CUPTIAPI LaunchTracker::on_callback(void* self, CUpti_CallbackDomain domain
   auto& tracker = *static_cast<LaunchTracker*>(self);
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   std::lock_guard lock(tracker.mutex_);
-  if (!tracker.recording_) return;
+  if (!tracker.recording_ || tracker.flushing_ == std::this_thread::get_id()) return;
   if (call->callbackSite == CUPTI_API_ENTER) {
     // One launch, one record, even if the driver reports it through nested entry points.
     const auto same = [&](const Record& r) { return !r.flush && r.correlation == call->correlationId; };

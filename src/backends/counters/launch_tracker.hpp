@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -31,7 +33,11 @@ class LaunchTracker {
   void disable() noexcept;
 
   void start_pass();             // forget earlier launches and record from now on
-  void note_flush();             // an L2 flush is being enqueued (recorded only inside a pass)
+  // The runner's L2 flush is enqueued from this thread until end_flush(): inside a pass one flush
+  // record stands for it, and the launches it makes (a graph launch) are not recorded; whether
+  // they have ranges is found by count (attribute_kernel_ranges).
+  void begin_flush();
+  void end_flush();
   std::vector<Launch> end_pass();  // stop recording; the pass's launches, demangled
   void set_run(std::size_t run) { run_.store(run, std::memory_order_release); }  // position in the batch
   void set_region(std::ptrdiff_t region) { region_.store(region, std::memory_order_release); }
@@ -55,8 +61,9 @@ class LaunchTracker {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<std::size_t> run_{0};
   std::atomic<std::ptrdiff_t> region_{-1};
-  std::mutex mutex_;  // recording_ and records_: written by launching threads
+  std::mutex mutex_;  // recording_, flushing_ and records_: written by launching threads
   bool recording_ = false;
+  std::optional<std::thread::id> flushing_;  // the thread enqueueing a flush
   std::vector<Record> records_;
   KernelNames kernel_names_;
 };

@@ -1,14 +1,20 @@
 #include "backends/counters/profiler_host.hpp"
 
+#include <cupti.h>
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cctype>
+#include <deque>
 #include <map>
 
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/metric_names.hpp"
 #include "core/caller.hpp"
+#include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "device/cuda_check.hpp"
+#include "device/nvml.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {
@@ -54,7 +60,7 @@ std::string canonical_chip(const std::string& chip) {
   if (std::find(chips.begin(), chips.end(), name) != chips.end()) return name;
   throw ConfigError("unknown chip '" + chip + "': this CUPTI knows " + detail::quoted_list(chips) +
                     ". Closest: " + detail::quoted_list(detail::closest_names(name, chips, 3)) +
-                    " (GH100 is the H100/H200; kscope-metrics --chips lists them)");
+                    " (GH100 is the H100/H200; `kscope metrics --chips` lists them)");
 }
 
 HostObject::HostObject(const std::string& chip, const std::vector<std::uint8_t>& counter_availability) {
@@ -140,12 +146,20 @@ MetricInfo MetricCatalog::require(const std::string& name) const {
                                             " for 'metrics' parameter for kscope.analyze.kernel(): ");
   throw ConfigError(invalid + problem +
                     (suggestions.empty() ? "" : ". Did you mean " + detail::quoted_list(suggestions) + "?") +
-                    " (kscope-metrics --chip " + chip_ + " lists every metric; kscope::list_metrics() returns them)");
+                    " (`kscope metrics --chip " + chip_ + "` lists every metric; " +
+                    detail::spell("kscope::list_metrics()", "kscope.list_metrics()") + " returns them)");
 }
 
-MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> metrics,
-                           const std::vector<std::uint8_t>& counter_availability)
-    : metrics_(std::move(metrics)), host_(chip, counter_availability) {
+std::string config_versions() {
+  std::uint32_t cupti = 0;
+  cuptiGetVersion(&cupti);
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  return "cupti " + std::to_string(cupti) + " (built with " + std::to_string(CUPTI_API_VERSION) + "), driver api " +
+         std::to_string(driver) + ", driver " + device::driver_version(device::nvml());
+}
+
+void MetricConfig::add_metrics(const std::string& chip) {
   for (const auto& m : metrics_) names_.push_back(m.c_str());
   auto add = CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
   add.pHostObject = host_.get();
@@ -161,7 +175,12 @@ MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> met
                       "others: remove metrics until the list is accepted");
   }
   check_cupti(added, "cuptiProfilerHostConfigAddMetrics");
+}
 
+MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> metrics,
+                           const std::vector<std::uint8_t>& counter_availability)
+    : metrics_(std::move(metrics)), host_(chip, counter_availability) {
+  add_metrics(chip);
   auto size = CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
   size.pHostObject = host_.get();
   check_cupti(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
@@ -177,6 +196,41 @@ MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> met
   passes.pConfigImage = image_.data();
   check_cupti(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
   passes_ = passes.numOfPasses;
+}
+
+MetricConfig::MetricConfig(const std::string& chip, std::vector<std::string> metrics,
+                           const std::vector<std::uint8_t>& counter_availability, CachedConfig cached)
+    : metrics_(std::move(metrics)), host_(chip, counter_availability), image_(std::move(cached.image)),
+      passes_(cached.passes) {
+  add_metrics(chip);
+}
+
+std::shared_ptr<const MetricConfig> MetricConfig::for_device(const std::string& chip,
+                                                             const std::vector<std::string>& metrics,
+                                                             const std::vector<std::uint8_t>& counter_availability,
+                                                             const ConfigCache& cache) {
+  // The last few configs of the process (a host object each), newest last.
+  static std::mutex mutex;
+  static auto* recent = new std::deque<std::pair<std::string, std::shared_ptr<const MetricConfig>>>;
+  constexpr std::size_t kRecent = 8;
+  const ConfigKey key{chip, metrics, counter_availability, config_versions()};
+  const std::string text = key.text();
+  std::lock_guard lock(mutex);
+  for (const auto& [known, config] : *recent)
+    if (known == text) return config;
+  std::shared_ptr<const MetricConfig> config;
+  if (auto cached = cache.load(key)) {
+    config = std::make_shared<const MetricConfig>(chip, metrics, counter_availability, std::move(*cached));
+    detail::log_debug("counters: configuration image read from " + cache.file_of(key).string());
+  } else {
+    config = std::make_shared<const MetricConfig>(chip, metrics, counter_availability);
+    const bool stored = cache.store(key, {config->passes(), config->image()});
+    detail::log_debug("counters: configuration image built" +
+                      (stored ? ", stored in " + cache.file_of(key).string() : std::string(" (not stored)")));
+  }
+  recent->emplace_back(text, config);
+  if (recent->size() > kRecent) recent->pop_front();
+  return config;
 }
 
 std::vector<double> MetricConfig::evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t range) const {

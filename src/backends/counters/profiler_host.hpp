@@ -6,12 +6,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "backends/counters/config_cache.hpp"
 #include "kscope/metrics.hpp"
 
 namespace kscope::counters {
@@ -64,12 +66,26 @@ class MetricCatalog {
   mutable std::mutex mutex_;  // CUPTI documents no thread safety for a host object
 };
 
+// CUPTI's and the driver's versions, for ConfigKey::versions.
+std::string config_versions();
+
 // The configuration image of one metric list, and the evaluation of counter data against it.
 class MetricConfig {
  public:
   // The names must have passed MetricCatalog::require for this chip.
   MetricConfig(const std::string& chip, std::vector<std::string> metrics,
                const std::vector<std::uint8_t>& counter_availability = {});
+  // The image and passes from `cached`; the metrics are still added to the host object, which
+  // evaluates the counter data.
+  MetricConfig(const std::string& chip, std::vector<std::string> metrics,
+               const std::vector<std::uint8_t>& counter_availability, CachedConfig cached);
+
+  // The config of `metrics` for a device: the process's earlier one for the same key, else one
+  // whose image `cache` holds (CUPTI's scheduling of the passes skipped), else a new one, stored
+  // there for the next process.
+  static std::shared_ptr<const MetricConfig> for_device(const std::string& chip, const std::vector<std::string>& metrics,
+                                                        const std::vector<std::uint8_t>& counter_availability,
+                                                        const ConfigCache& cache);
 
   const std::vector<std::string>& metrics() const { return metrics_; }
   const std::vector<std::uint8_t>& image() const { return image_; }
@@ -78,6 +94,8 @@ class MetricConfig {
   std::vector<double> evaluate(const std::vector<std::uint8_t>& counter_data, std::size_t range) const;
 
  private:
+  void add_metrics(const std::string& chip);
+
   std::vector<std::string> metrics_;
   std::vector<const char*> names_;  // into metrics_, as CUPTI takes them
   HostObject host_;

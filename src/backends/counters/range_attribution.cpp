@@ -36,6 +36,9 @@ std::string region_label(std::ptrdiff_t region) {
   return region < 0 ? "outside every region" : "in region " + std::to_string(region);
 }
 
+// A flush is a memset and a discard kernel, and a persisting-L2 reset before them at most.
+constexpr std::size_t kMaxFlushRanges = 3;
+
 std::string replay_range_fix() {
   return detail::spell("Settings::replay_mode = ReplayMode::range", "replay_mode='range'");
 }
@@ -81,13 +84,17 @@ std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& l
                          ", which measures the whole region, or launch the kernels without a graph");
     }
   }
-  std::vector<Launch> measured;  // what the ranges stand for, in order
-  for (const auto& l : launches)
-    if (!l.flush) measured.push_back(l);
-  if (ranges.size() != measured.size()) measured = launches;  // then the flushes have ranges too
-  if (ranges.size() != measured.size()) {
+  // Every flush made the same number of ranges (it is the same work each time): 0 to kMaxFlushRanges.
+  const auto flushes = static_cast<std::size_t>(std::count_if(launches.begin(), launches.end(), [](const Launch& l) {
+    return l.flush;
+  }));
+  const std::size_t kernels = launches.size() - flushes;
+  std::optional<std::size_t> per_flush;
+  for (std::size_t k = 0; k <= kMaxFlushRanges && !per_flush; ++k)
+    if (ranges.size() == kernels + k * flushes) per_flush = k;
+  if (!per_flush) {
     throw BackendError("the range profiler measured " + std::to_string(ranges.size()) + " kernels but " +
-                       std::to_string(measured.size()) +
+                       std::to_string(kernels) +
                        " kernel launches were seen between its start and stop; per-kernel values cannot be matched "
                        "to kernels. Kernels launched by CUDA libraries through other entry points, or in other "
                        "contexts, cause this: use " + replay_range_fix() + " for such regions");
@@ -100,9 +107,15 @@ std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& l
   for (std::size_t i = 1; i < by_number.size(); ++i)
     if (by_number[i].first == by_number[i - 1].first) unexpected_name(by_number[i].second->name, "unique numbers");
   std::vector<RunMeasurement> out = empty_runs(region_counts);
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    const Launch& l = measured[i];
-    if (auto* slot = slot_of(out, l, i)) slot->push_back({l.kernel, layout.values(by_number[i].second->values, l.shape)});
+  std::size_t range = 0;
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const Launch& l = launches[i];
+    if (l.flush) {
+      range += *per_flush;
+      continue;
+    }
+    if (auto* slot = slot_of(out, l, i)) slot->push_back({l.kernel, layout.values(by_number[range].second->values, l.shape)});
+    ++range;
   }
   return out;
 }

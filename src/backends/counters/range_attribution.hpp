@@ -5,9 +5,10 @@
 //
 // ReplayMode::kernel (AutoRange): CUPTI numbers the ranges in the order the kernels were launched
 // between Start and Stop ("1", "2", ... on the H200), so the i-th range is the i-th launch of the
-// pass, whichever run launched it (kernels outside every region are measured too and dropped here,
-// the L2 flush's discard kernel among them; so are the flushes' memsets: on the H200 each got a
-// range of its own).
+// pass, whichever run launched it (kernels outside every region are measured too and dropped here).
+// An L2 flush is one record however it is enqueued; how many ranges each flush made (none for a
+// graph launch; a memset and a discard kernel launched directly made two on the H200) follows from
+// the count of ranges, and those ranges are skipped.
 // ReplayMode::range (UserRange): kscope pushes one range per region, named by user_range_name(run,
 // region), so every range names its run and region, and its values cover all of the region's
 // kernels and the gaps between them.
@@ -25,9 +26,8 @@ struct Launch {
   std::ptrdiff_t region;  // -1 outside every region
   std::string kernel;     // demangled; for a graph launch, "CUDA graph"
   bool graph = false;
-  // The memset of the runner's L2 flush before a region: whether CUPTI gives it an auto range is
-  // undocumented, so the range count decides. (The flush's discard kernel that follows it is an
-  // ordinary launch outside every region.)
+  // The runner's L2 flush before a region (the launches it makes are not recorded): how many auto
+  // ranges CUPTI gives it is undocumented, so the range count decides.
   bool flush = false;
   LaunchShape shape{};  // for the launch__ metrics
 };

@@ -3,6 +3,7 @@
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
 
+#include <map>
 #include <mutex>
 
 #include "backends/counters/counter_errors.hpp"
@@ -50,18 +51,24 @@ void require_profiling_support(CUdevice device, const std::string& gpu) {
   if (std::string problem = device_support_problem(p, gpu); !problem.empty()) throw BackendError(problem);
 }
 
-std::vector<std::uint8_t> counter_availability(CUcontext context) {
+const std::vector<std::uint8_t>& counter_availability(CUcontext context) {
+  static std::mutex mutex;
+  // Never destroyed, as the catalogs; a context's availability does not change while it lives.
+  static auto* images = new std::map<CUcontext, std::vector<std::uint8_t>>;
+  std::lock_guard lock(mutex);
+  if (auto known = images->find(context); known != images->end()) return known->second;
   auto p = CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
   p.ctx = context;
   check_counters(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability(size)");
   std::vector<std::uint8_t> image(p.counterAvailabilityImageSize);
   p.pCounterAvailabilityImage = image.data();
   check_counters(cuptiProfilerGetCounterAvailability(&p), "cuptiProfilerGetCounterAvailability");
-  return image;
+  return (*images)[context] = std::move(image);
 }
 
-RangeProfiler::RangeProfiler(CUcontext context, const MetricConfig& config, RangeKind kind, std::size_t max_ranges)
-    : config_(config), kind_(kind), max_ranges_(max_ranges) {
+RangeProfiler::RangeProfiler(CUcontext context, std::shared_ptr<const MetricConfig> config, RangeKind kind,
+                             std::size_t max_ranges)
+    : context_(context), config_(std::move(config)), kind_(kind), max_ranges_(max_ranges) {
   auto enable = CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
   enable.ctx = context;
   check_counters(cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
@@ -71,7 +78,7 @@ RangeProfiler::RangeProfiler(CUcontext context, const MetricConfig& config, Rang
 
 std::size_t RangeProfiler::image_bytes(std::size_t ranges) {
   std::vector<const char*> names;
-  for (const auto& m : config_.metrics()) names.push_back(m.c_str());
+  for (const auto& m : config_->metrics()) names.push_back(m.c_str());
   auto size = CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
   size.pRangeProfilerObject = object_;
   size.pMetricNames = names.data();
@@ -83,6 +90,12 @@ std::size_t RangeProfiler::image_bytes(std::size_t ranges) {
 }
 
 RangeProfiler::~RangeProfiler() { disable(); }
+
+void RangeProfiler::forget() noexcept {
+  object_ = nullptr;
+  state_ = State::poisoned;
+  poison_ = "its CUDA context was destroyed";
+}
 
 void RangeProfiler::disable() noexcept {
   if (!object_) return;
@@ -135,8 +148,8 @@ void RangeProfiler::begin_batch(std::size_t ranges) {
 
   auto config = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
   config.pRangeProfilerObject = object_;
-  config.configSize = config_.image().size();
-  config.pConfig = config_.image().data();
+  config.configSize = config_->image().size();
+  config.pConfig = config_->image().data();
   config.counterDataImageSize = counter_data_.size();
   config.pCounterDataImage = counter_data_.data();
   config.range = kind_ == RangeKind::per_kernel ? CUPTI_AutoRange : CUPTI_UserRange;
@@ -214,7 +227,7 @@ std::vector<RangeResult> RangeProfiler::decode() {
     range.rangeIndex = r;
     range.rangeDelimiter = "/";
     check(cuptiRangeProfilerCounterDataGetRangeInfo(&range), "cuptiRangeProfilerCounterDataGetRangeInfo");
-    out.push_back({range.rangeName ? range.rangeName : "", config_.evaluate(counter_data_, r)});
+    out.push_back({range.rangeName ? range.rangeName : "", config_->evaluate(counter_data_, r)});
   }
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,9 @@ std::string chip_of_device(int ordinal);
 // Throws BackendError saying why, when the device cannot be profiled (vGPU, SLI, CMP, WSL, ...).
 void require_profiling_support(CUdevice device, const std::string& gpu);
 
-// The device's counter availability image, for MetricConfig. Must precede RangeProfiler's Enable.
-std::vector<std::uint8_t> counter_availability(CUcontext context);
+// The context's counter availability image, for MetricConfig: read on the context's first call,
+// before any range profiler is enabled on it (CUPTI may refuse it then), and kept.
+const std::vector<std::uint8_t>& counter_availability(CUcontext context);
 
 enum class RangeKind {
   per_kernel,  // CUPTI_AutoRange: one range per kernel, named "0", "1", ... in launch order
@@ -43,7 +45,8 @@ class RangeProfiler {
   // Enables the range profiler on `context` (the call that fails without counter permission);
   // a pass holds at most `max_ranges` ranges. Passes are driven by the caller
   // (CUPTI_UserReplay): start/stop once per pass until stop() reports all submitted.
-  RangeProfiler(CUcontext context, const MetricConfig& config, RangeKind kind, std::size_t max_ranges);
+  RangeProfiler(CUcontext context, std::shared_ptr<const MetricConfig> config, RangeKind kind,
+                std::size_t max_ranges);
   ~RangeProfiler();
   RangeProfiler(const RangeProfiler&) = delete;
   RangeProfiler& operator=(const RangeProfiler&) = delete;
@@ -61,6 +64,13 @@ class RangeProfiler {
 
   std::size_t counter_data_bytes() const { return counter_data_.size(); }
   std::size_t max_ranges() const { return max_ranges_; }  // per pass
+  CUcontext context() const { return context_; }
+  const MetricConfig& config() const { return *config_; }
+  RangeKind kind() const { return kind_; }
+  // Between batches and healthy: another call may take it over (kept_profiler.hpp).
+  bool idle() const { return state_ == State::enabled || state_ == State::configured || state_ == State::decoded; }
+  // Its context is being destroyed: CUPTI's object goes with it, so it is let go without a call.
+  void forget() noexcept;
 
  private:
   enum class State { enabled, configured, started, between_passes, submitted, decoded, poisoned };
@@ -68,7 +78,8 @@ class RangeProfiler {
   void check(CUptiResult status, const char* call);  // poisons on failure, then throws
   void disable() noexcept;
 
-  const MetricConfig& config_;
+  CUcontext context_;
+  std::shared_ptr<const MetricConfig> config_;
   RangeKind kind_;
   std::size_t max_ranges_;
   CUpti_RangeProfiler_Object* object_ = nullptr;

@@ -12,6 +12,7 @@
 #include <new>
 #include <utility>
 
+#include "backends/counters/kept_profiler.hpp"
 #include "backends/cupti_subscriber.hpp"
 #include "core/backend_choice.hpp"
 #include "device/cuda_check.hpp"
@@ -262,6 +263,8 @@ std::vector<MetricSpec> CuptiBackend::metrics() const {
 }
 
 void CuptiBackend::begin_session(const Settings& settings) {
+  // An enabled range profiler on the context can leave the activity records without timestamps.
+  counters::release_kept_profiler();
   device_.begin_session(settings);
   Tracer::instance().begin_session();
   session_open_ = true;

@@ -35,6 +35,7 @@ class CuptiBackend final : public MeasurementBackend {
   // A synchronize and an activity flush cost ~0.2 ms: shared by up to this many runs.
   std::size_t max_batch_runs() const override { return kMaxBatchRuns; }
   void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
+  void synchronize() override { device_.synchronize(); }
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
   void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;

@@ -22,6 +22,7 @@ class EventsBackend final : public MeasurementBackend {
   void end_session() noexcept override {}
 
   void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
+  void synchronize() override { device_.synchronize(); }
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
   void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;

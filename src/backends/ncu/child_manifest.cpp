@@ -1,10 +1,11 @@
 #include "backends/ncu/child_manifest.hpp"
 
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "io/files.hpp"
+#include "io/json_error.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {
@@ -28,14 +29,7 @@ void write_manifest(const ChildManifest& manifest, const std::string& path) {
     doc["error"] = {{"kind", e->kind}, {"message", e->message}, {"failed_config", e->failed_config},
                     {"cause_kind", e->cause_kind}};
   }
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << doc.dump(1);
-    if (!out) throw Error("could not write the ncu child manifest " + temporary);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw Error("could not rename " + temporary + " to " + path);
+  detail::write_whole(path, doc.dump(1));
 }
 
 std::optional<ChildManifest> read_manifest(const std::string& path) {
@@ -57,7 +51,7 @@ std::optional<ChildManifest> read_manifest(const std::string& path) {
     }
     return m;
   } catch (const std::exception& e) {
-    throw BackendError("the ncu child manifest " + path + " is unreadable (" + e.what() +
+    throw BackendError("the ncu child manifest " + path + " is unreadable (" + detail::json_error_text(e) +
                        "); it is written by kscope in the profiled child process: re-run the sweep");
   }
 }

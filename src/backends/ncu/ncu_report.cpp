@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "core/caller.hpp"
@@ -44,6 +45,18 @@ double clock_mhz(const NcuCsv& csv, const std::string& column) {
 std::string text_or_empty(const NcuCsv& csv, const std::string& column) {
   const auto index = csv.find(column);
   return index && !csv.rows.empty() ? csv.rows.front()[*index] : std::string();
+}
+
+// A whole-number device attribute; 0 when absent.
+std::size_t count_or_zero(const NcuCsv& csv, const std::string& column) {
+  const auto value = parse_ncu_number(text_or_empty(csv, column));
+  return value && *value > 0 ? static_cast<std::size_t>(*value) : 0;
+}
+
+// "9.0" -> 90; 0 when absent.
+std::size_t compute_capability(const NcuCsv& csv) {
+  const auto value = parse_ncu_number(text_or_empty(csv, "CC"));
+  return value && *value > 0 ? static_cast<std::size_t>(std::lround(*value * 10)) : 0;
 }
 
 }  // namespace
@@ -115,6 +128,9 @@ ReportContents read_report(const NcuCsv& plain, const NcuCsv& renamed, const std
   out.host = text_or_empty(plain, "Host Name");
   out.rated_sm_clock_mhz = clock_mhz(plain, "device__attribute_clock_rate");
   out.rated_memory_clock_mhz = clock_mhz(plain, "device__attribute_memory_clock_rate");
+  out.sm_count = count_or_zero(plain, "device__attribute_multiprocessor_count");
+  out.compute_capability = compute_capability(plain);
+  out.memory_bus_width_bits = count_or_zero(plain, "device__attribute_global_memory_bus_width");
   return out;
 }
 

@@ -27,6 +27,10 @@ struct ReportContents {
   std::string host;                 // "Host Name"
   double rated_sm_clock_mhz = NAN;  // device__attribute_clock_rate
   double rated_memory_clock_mhz = NAN;
+  // What the roofs come from (kscope/roofline.hpp); 0 when the export lacks them.
+  std::size_t sm_count = 0;               // device__attribute_multiprocessor_count
+  std::size_t compute_capability = 0;     // "CC" ("9.0" -> 90)
+  std::size_t memory_bus_width_bits = 0;  // device__attribute_global_memory_bus_width
 };
 
 // Throws BackendError naming the report for a metric ncu did not collect (no column, or "n/a":

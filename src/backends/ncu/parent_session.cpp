@@ -5,6 +5,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "backends/counters/counter_errors.hpp"
@@ -20,6 +21,8 @@
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
+#include "core/output_claim.hpp"
+#include "core/session.hpp"
 #include "device/nvml.hpp"
 #include "kscope/errors.hpp"
 
@@ -155,6 +158,10 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
                       ": adaptive sampling decides after each run from its measurements, and ncu's numbers exist "
                       "only once the profiled process has ended");
   const NcuProbe ncu = require_ncu();
+  std::optional<detail::OutputClaim> claim;  // the prefix, until the results are written
+  if (!settings.output_prefix.empty()) claim.emplace(settings);
+  SessionInfo info;
+  detail::stamp_start(info);
   const SessionFiles files(files_prefix(settings));
   ChildManifest manifest = run_under_ncu(sweep, settings, ordinal, ncu, files);
 
@@ -163,7 +170,6 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   const bool per_kernel = settings.replay_mode == ReplayMode::kernel;
   const std::vector<RunKernels> kernels = map_kernels(manifest, report, {files.report, files.log, per_kernel});
 
-  SessionInfo info;
   info.backend = BackendId::ncu;
   info.cache_control = settings.cache_control;
   info.clock_control = settings.clock_control;
@@ -172,6 +178,9 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   info.host = report.host;
   info.rated_sm_clock_mhz = report.rated_sm_clock_mhz;
   info.rated_memory_clock_mhz = report.rated_memory_clock_mhz;
+  info.sm_count = report.sm_count;
+  info.compute_capability = report.compute_capability;
+  info.memory_bus_width_bits = report.memory_bus_width_bits;
   info.report_path = files.report;
   return results_from_report(sweep, settings, info, report.metrics, manifest, kernels);
 }

@@ -15,6 +15,14 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
   const auto start = gpu_clock_ns_ + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
   gpu_clock_ns_ = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
   batch_[current_run_].launches.push_back(Launch{current_region_, kernel_name, duration_ns, {start, gpu_clock_ns_}});
+  SimulatedEnergy& energy = device_.energy();
+  energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
+  energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
+}
+
+void SimulatedBackend::flush_cache() {
+  ++flushes_;
+  device_.energy().run(device_.energy().power().flush_s, device_.energy().power().flush_w);
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
@@ -24,11 +32,14 @@ std::vector<MetricSpec> SimulatedBackend::metrics() const {
 SessionInfo SimulatedBackend::describe() const {
   SessionInfo info;
   info.backend = BackendId::simulated;
-  info.gpu = "simulated GPU (no measurement)";
+  info.gpu = simulated_device_.name;
   info.gpu_uuid = "GPU-00000000-0000-0000-0000-000000000000";
   info.host = "simulated";
-  info.rated_sm_clock_mhz = 1980;
-  info.rated_memory_clock_mhz = 3201;
+  info.rated_sm_clock_mhz = simulated_device_.rated_sm_clock_mhz;
+  info.rated_memory_clock_mhz = simulated_device_.rated_memory_clock_mhz;
+  info.sm_count = simulated_device_.sm_count;
+  info.compute_capability = simulated_device_.compute_capability;
+  info.memory_bus_width_bits = simulated_device_.memory_bus_width_bits;
   info.replay_passes = passes_;
   return info;
 }
@@ -104,6 +115,39 @@ void SimulatedBackend::abandon_run(const RunContext& run) noexcept {
     return;
   }
   batch_[run.batch_index] = {};
+}
+
+void SimulatedEnergy::set_power(SimulatedPower power) {
+  power_ = power;
+  offset_mj_ = power.start_mj - counter_at(energy_j_) + offset_mj_;
+  shown_mj_ = counter_at(energy_j_);
+}
+
+std::uint64_t SimulatedEnergy::counter_at(double energy_j) const {
+  return offset_mj_ + static_cast<std::uint64_t>(std::floor(energy_j * 1000.0));  // wraps at 2^64
+}
+
+void SimulatedEnergy::run(double seconds, double watts) {
+  const double start_s = now_s_, start_j = energy_j_;
+  // Every update the interval passes brings the energy used up to its moment.
+  for (double update = (std::floor(start_s / power_.update_s) + 1) * power_.update_s; update <= start_s + seconds;
+       update += power_.update_s)
+    shown_mj_ = counter_at(start_j + watts * (update - start_s));
+  now_s_ = start_s + seconds;
+  energy_j_ = start_j + watts * seconds;
+}
+
+void SimulatedEnergy::restart_at(std::uint64_t millijoules) {
+  offset_mj_ = millijoules - static_cast<std::uint64_t>(std::floor(energy_j_ * 1000.0));
+}
+
+EnergyReading SimulatedEnergy::read() {
+  if (!missing_.empty()) throw BackendError(missing_);
+  ++reads_;
+  run(power_.read_s / 2, power_.idle_w);
+  const EnergyReading reading{shown_mj_, now_s_};
+  run(power_.read_s / 2, power_.idle_w);
+  return reading;
 }
 
 ClockReading FakeDevice::clocks() {
