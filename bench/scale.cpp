@@ -4,11 +4,13 @@
 // annotation and "launches" one kernel per run (1 annotation x 1 metric: one sample per run).
 //
 // Each shape is measured without and with Settings::output_prefix (files in a scratch directory
-// under $TMPDIR, removed afterwards), each time in a fresh child process so that one measurement's
-// heap does not serve the next; times are the fastest of --repeat runs (memory the largest). Per
-// shape it prints:
+// under $TMPDIR, removed afterwards), then resumed from those files (Settings::resume: every config
+// is read back, none measured), each time in a fresh child process so that one measurement's heap
+// does not serve the next; times are the fastest of --repeat runs (memory the largest). Per shape
+// it prints:
 //   peak MB       the child's peak RSS during profile() less its RSS before (the Results are alive
-//                 at the end: what the sweep holds plus its transient peak); "+out": with the prefix
+//                 at the end: what the sweep holds plus its transient peak); "+out": with the
+//                 prefix; "resume": resuming the finished sweep from its files
 //   held MB       heap in use after profile() less before (mallinfo2): what the Results keep
 //   us/run        wall time of profile() per run (sample), and CPU time (user + system) per run
 //   stream us/run the same with output_prefix less without: formatting, files, fdatasync
@@ -17,7 +19,7 @@
 //   per sample    between C x 1 and C x R: (cost(C x R) - cost(C x 1)) / (C x (R - 1)), where
 //                 that is at least 50,000 samples
 //   per config    on the 1-run shapes: wall time / configs (all of a 1-run config's cost)
-// Targets (issue 29): <= 64 B per sample (peak, with and without the prefix), streaming <= 1 us
+// Targets (issue 29): <= 64 B per sample (peak, with and without the prefix, and resuming), streaming <= 1 us
 // per sample (CPU time: on a machine shared with other work, wall time also counts the waits for a
 // core; both are printed), <= 50 us per config.
 //
@@ -42,8 +44,12 @@
 #include "kscope/annotation.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
+#include "resident_memory.hpp"  // tests/cpu
 
 namespace {
+
+using kscope_test::reset_peak_rss;
+using kscope_test::status_bytes;
 
 struct Shape {
   std::size_t configs, runs;
@@ -59,20 +65,6 @@ struct Measured {
   char error[256] = {};
 };
 
-// A /proc/self/status field in bytes ("VmRSS", "VmHWM").
-double status_bytes(const char* field) {
-  std::ifstream in("/proc/self/status");
-  const std::string key = std::string(field) + ":";
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key, 0) == 0) return std::stod(line.substr(key.size())) * 1024.0;
-  return 0;
-}
-
-void reset_peak_rss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";  // resets VmHWM to the current RSS (Linux >= 4.0)
-}
-
 double heap_in_use() {
   const struct mallinfo2 m = mallinfo2();
   return static_cast<double>(m.uordblks + m.hblkhd);
@@ -85,7 +77,7 @@ double cpu_seconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-Measured measure(const Shape& shape, const std::string& prefix) {
+Measured measure(const Shape& shape, const std::string& prefix, bool resume) {
   Measured m;
   try {
     std::vector<kscope::Value> n;
@@ -97,6 +89,7 @@ Measured measure(const Shape& shape, const std::string& prefix) {
     settings.warmup_runs = 0;
     settings.verbosity = kscope::Verbosity::quiet;
     settings.output_prefix = prefix;
+    settings.resume = resume;
     std::size_t call = 0;
     const kscope::Body body = [&](const kscope::Config&) {
       kscope::Annotation a("kernel");
@@ -116,6 +109,7 @@ Measured measure(const Shape& shape, const std::string& prefix) {
     if (static_cast<double>(results.samples().size()) != shape.samples())
       throw std::runtime_error("expected " + std::to_string(shape.samples()) + " samples, got " +
                                std::to_string(results.samples().size()));
+    if (resume && call != 0) throw std::runtime_error("the resumed sweep measured " + std::to_string(call) + " runs again");
     m.ok = true;
   } catch (const std::exception& e) {
     std::snprintf(m.error, sizeof m.error, "%s", e.what());
@@ -124,25 +118,15 @@ Measured measure(const Shape& shape, const std::string& prefix) {
 }
 
 // The measurement in a child process: its own heap and peak RSS.
-Measured measure_in_child(const Shape& shape, bool stream) {
+Measured measure_in_child(const Shape& shape, const std::string& prefix, bool resume) {
   Measured failed;
-  std::string directory;
-  if (stream) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kscope_scale_XXXXXX";
-    if (!mkdtemp(pattern.data())) {
-      std::snprintf(failed.error, sizeof failed.error, "cannot make a scratch directory under %s", pattern.c_str());
-      return failed;
-    }
-    directory = pattern;
-  }
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return failed;
   std::fflush(nullptr);
   const pid_t child = fork();
   if (child == 0) {
     close(pipe_fds[0]);
-    const Measured m = measure(shape, stream ? directory + "/sweep_" : "");
+    const Measured m = measure(shape, prefix, resume);
     const ssize_t written = write(pipe_fds[1], &m, sizeof m);
     _exit(written == static_cast<ssize_t>(sizeof m) ? 0 : 1);
   }
@@ -152,7 +136,6 @@ Measured measure_in_child(const Shape& shape, bool stream) {
   close(pipe_fds[0]);
   int status = 0;
   waitpid(child, &status, 0);
-  if (!directory.empty()) std::filesystem::remove_all(directory);
   if (got != static_cast<ssize_t>(sizeof m)) {
     std::snprintf(failed.error, sizeof failed.error, "the child process died (status %d)", status);
     return failed;
@@ -160,20 +143,58 @@ Measured measure_in_child(const Shape& shape, bool stream) {
   return m;
 }
 
-// The fastest of `repeat` measurements, with the largest memory.
-Measured best_of(const Shape& shape, bool stream, int repeat) {
-  Measured best;
+// The sweep streamed to a scratch prefix, then resumed from its files.
+struct Streamed {
+  Measured written, resumed;
+};
+
+Streamed stream_in_children(const Shape& shape) {
+  Streamed s;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string directory = std::string(tmp && *tmp ? tmp : "/tmp") + "/kscope_scale_XXXXXX";
+  if (!mkdtemp(directory.data())) {
+    std::snprintf(s.written.error, sizeof s.written.error, "cannot make a scratch directory under %s",
+                  directory.c_str());
+    return s;
+  }
+  s.written = measure_in_child(shape, directory + "/sweep_", false);
+  if (s.written.ok) s.resumed = measure_in_child(shape, directory + "/sweep_", true);
+  std::filesystem::remove_all(directory);
+  return s;
+}
+
+// Keeps the fastest times and the largest memory; a failure, whatever came before.
+void keep_best(Measured& best, const Measured& m) {
+  if (!m.ok) {
+    best = m;
+    return;
+  }
+  best.wall_s = std::min(best.wall_s, m.wall_s);
+  best.cpu_s = std::min(best.cpu_s, m.cpu_s);
+  best.peak_bytes = std::max(best.peak_bytes, m.peak_bytes);
+  best.held_bytes = std::max(best.held_bytes, m.held_bytes);
+}
+
+// The best of `repeat` measurements of the shape: plain, streamed and resumed.
+struct Costs {
+  Measured plain, streamed, resumed;
+  bool ok() const { return plain.ok && streamed.ok && resumed.ok; }
+  const char* error() const { return !plain.ok ? plain.error : !streamed.ok ? streamed.error : resumed.error; }
+};
+
+Costs best_of(const Shape& shape, int repeat) {
+  Costs best;
   for (int r = 0; r < repeat; ++r) {
-    const Measured m = measure_in_child(shape, stream);
-    if (!m.ok) return m;
-    if (!best.ok) {
-      best = m;
-      continue;
+    const Measured plain = measure_in_child(shape, "", false);
+    const Streamed streamed = plain.ok ? stream_in_children(shape) : Streamed{plain, plain};
+    if (r == 0) {
+      best = {plain, streamed.written, streamed.resumed};
+    } else {
+      keep_best(best.plain, plain);
+      keep_best(best.streamed, streamed.written);
+      keep_best(best.resumed, streamed.resumed);
     }
-    best.wall_s = std::min(best.wall_s, m.wall_s);
-    best.cpu_s = std::min(best.cpu_s, m.cpu_s);
-    best.peak_bytes = std::max(best.peak_bytes, m.peak_bytes);
-    best.held_bytes = std::max(best.held_bytes, m.held_bytes);
+    if (!best.ok()) break;
   }
   return best;
 }
@@ -213,35 +234,37 @@ int main(int argc, char** argv) {
   std::printf("kscope scale: simulated backend, 1 annotation x 1 metric per run, no warm-up; best of %d; "
               "load average %.1f on %ld cores\n",
               repeat, load_average(), sysconf(_SC_NPROCESSORS_ONLN));
-  std::printf("targets: <= %.0f B per sample (peak RSS, with and without output_prefix), streaming <= %.0f us per "
-              "sample (CPU), <= %.0f us per config\n\n",
+  std::printf("targets: <= %.0f B per sample (peak RSS, with and without output_prefix, and resuming), streaming <= "
+              "%.0f us per sample (CPU), <= %.0f us per config\n\n",
               kBytesPerSample, kStreamUs, kConfigUs);
-  std::printf("%-14s %9s | %8s %8s %8s | %8s %8s | %9s %9s | %9s %9s | %s\n", "configs x runs", "samples", "peak MB",
-              "+out MB", "held MB", "us/run", "cpu", "stream us", "cpu", "us/config", "cpu", "per sample / per config");
-  std::map<std::size_t, std::pair<Measured, Measured>> one_run;  // by configs: the C x 1 measurements
+  std::printf("%-14s %9s | %8s %8s %8s %8s | %8s %8s | %9s %9s | %9s %9s | %s\n", "configs x runs", "samples",
+              "peak MB", "+out MB", "resume", "held MB", "us/run", "cpu", "stream us", "cpu", "us/config", "cpu",
+              "per sample / per config");
+  std::map<std::size_t, Costs> one_run;  // by configs: the C x 1 measurements
   bool all_met = true;
   for (const Shape& shape : shapes) {
     if (shape.samples() > max_samples) continue;
-    const Measured plain = best_of(shape, false, repeat);
-    const Measured streamed = plain.ok ? best_of(shape, true, repeat) : plain;
-    if (!plain.ok || !streamed.ok) {
-      std::printf("%-14s failed: %s\n", shape.name().c_str(), plain.ok ? streamed.error : plain.error);
+    const Costs costs = best_of(shape, repeat);
+    if (!costs.ok()) {
+      std::printf("%-14s failed: %s\n", shape.name().c_str(), costs.error());
       all_met = false;
       continue;
     }
+    const auto& [plain, streamed, resumed] = costs;
     const double n = shape.samples(), configs = static_cast<double>(shape.configs);
     constexpr double MB = 1 << 20;
-    std::printf("%-14s %9.0f | %8.1f %8.1f %8.1f | %8.3f %8.3f | %9.3f %9.3f | %9.2f %9.2f | ", shape.name().c_str(), n,
-                plain.peak_bytes / MB, streamed.peak_bytes / MB, plain.held_bytes / MB, plain.wall_s / n * 1e6,
-                plain.cpu_s / n * 1e6, (streamed.wall_s - plain.wall_s) / n * 1e6,
-                (streamed.cpu_s - plain.cpu_s) / n * 1e6, plain.wall_s / configs * 1e6, plain.cpu_s / configs * 1e6);
+    std::printf("%-14s %9.0f | %8.1f %8.1f %8.1f %8.1f | %8.3f %8.3f | %9.3f %9.3f | %9.2f %9.2f | ",
+                shape.name().c_str(), n, plain.peak_bytes / MB, streamed.peak_bytes / MB, resumed.peak_bytes / MB,
+                plain.held_bytes / MB, plain.wall_s / n * 1e6, plain.cpu_s / n * 1e6,
+                (streamed.wall_s - plain.wall_s) / n * 1e6, (streamed.cpu_s - plain.cpu_s) / n * 1e6,
+                plain.wall_s / configs * 1e6, plain.cpu_s / configs * 1e6);
     if (shape.runs == 1) {
-      one_run[shape.configs] = {plain, streamed};
+      one_run[shape.configs] = costs;
       const double per_config = plain.wall_s / configs * 1e6;
       const bool met = per_config <= kConfigUs;
       all_met = all_met && met;
-      std::printf("%.0f B/config (+out %.0f); %.2f us/config: %s\n", plain.peak_bytes / configs,
-                  streamed.peak_bytes / configs, per_config, verdict(met));
+      std::printf("%.0f B/config (+out %.0f, resume %.0f); %.2f us/config: %s\n", plain.peak_bytes / configs,
+                  streamed.peak_bytes / configs, resumed.peak_bytes / configs, per_config, verdict(met));
       continue;
     }
     const auto base = one_run.find(shape.configs);
@@ -254,15 +277,18 @@ int main(int argc, char** argv) {
       std::printf("n/a: %.0f samples more than %zux1 are too few to tell from the fixed costs\n", added, shape.configs);
       continue;
     }
-    const auto& [plain1, streamed1] = base->second;
-    const double bytes = (plain.peak_bytes - plain1.peak_bytes) / added;
-    const double out_bytes = (streamed.peak_bytes - streamed1.peak_bytes) / added;
-    const double stream_cpu = ((streamed.cpu_s - plain.cpu_s) - (streamed1.cpu_s - plain1.cpu_s)) / added * 1e6;
-    const double stream_wall = ((streamed.wall_s - plain.wall_s) - (streamed1.wall_s - plain1.wall_s)) / added * 1e6;
-    const bool memory_met = std::max(bytes, out_bytes) <= kBytesPerSample, stream_met = stream_cpu <= kStreamUs;
+    const Costs& one = base->second;
+    const double bytes = (plain.peak_bytes - one.plain.peak_bytes) / added;
+    const double out_bytes = (streamed.peak_bytes - one.streamed.peak_bytes) / added;
+    const double resume_bytes = (resumed.peak_bytes - one.resumed.peak_bytes) / added;
+    const double stream_cpu = ((streamed.cpu_s - plain.cpu_s) - (one.streamed.cpu_s - one.plain.cpu_s)) / added * 1e6;
+    const double stream_wall =
+        ((streamed.wall_s - plain.wall_s) - (one.streamed.wall_s - one.plain.wall_s)) / added * 1e6;
+    const bool memory_met = std::max({bytes, out_bytes, resume_bytes}) <= kBytesPerSample,
+               stream_met = stream_cpu <= kStreamUs;
     all_met = all_met && memory_met && stream_met;
-    std::printf("%.1f B (+out %.1f): %s; stream %.3f us (wall %.3f): %s\n", bytes, out_bytes, verdict(memory_met),
-                stream_cpu, stream_wall, verdict(stream_met));
+    std::printf("%.1f B (+out %.1f, resume %.1f): %s; stream %.3f us (wall %.3f): %s\n", bytes, out_bytes,
+                resume_bytes, verdict(memory_met), stream_cpu, stream_wall, verdict(stream_met));
     std::fflush(stdout);
   }
   std::printf("\n%s\n", all_met ? "all targets met" : "some targets MISSED");

@@ -42,11 +42,9 @@ void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool
   outcomes_[config_index] = ConfigOutcome{converged, thermal_pauses};
 }
 
-void Aggregator::add_samples(const std::vector<SampleRow>& samples) {
-  for (const SampleRow& s : samples) {
-    declare_work(s.annotation, s.config_index);
-    store_->append(s);
-  }
+void Aggregator::add_sample(const SampleRow& sample) {
+  declare_work(sample.annotation, sample.config_index);
+  store_->append(sample);
 }
 
 void Aggregator::add_samples(const Samples& from, std::span<const std::uint32_t> which) {

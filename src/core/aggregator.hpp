@@ -50,10 +50,13 @@ class Aggregator {
 
   // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
   // back from disk; the shards of a sweep): kept as they are, so the results are those of one
-  // uninterrupted sweep. Settings::work is asked for the annotations and configs of those read back
-  // from disk as for measured runs (a shard's rows carry their work: add_work).
-  void add_samples(const std::vector<SampleRow>& samples);
+  // uninterrupted sweep. Settings::work is asked for the annotation and config of a sample read
+  // back from disk as for measured runs (a shard's rows carry their work: add_work).
+  void add_sample(const SampleRow& sample);
   void add_samples(const Samples& from, std::span<const std::uint32_t> which);
+  // Keeps only the first `count` samples: those added since are dropped (a resumed config whose
+  // records turn out incomplete). Never after results() has shared them.
+  void keep_samples(std::size_t count) { store_->truncate(count); }
   // Work declared elsewhere (a merged shard's rows carry theirs), for an annotation and config.
   void add_work(const std::string& annotation, std::size_t config_index, const Work& work);
 

@@ -79,6 +79,11 @@ void SampleStore::append(const SampleRow& row) {
   append(value, config, run, label, conditions_id(sm_clock_mhz, memory_clock_mhz, throttled), info_id(info));
 }
 
+void SampleStore::truncate(std::size_t count) {
+  if (count < records_.size()) records_.resize(count);
+  if (count < infos_.size()) infos_.resize(count);
+}
+
 SampleRow SampleStore::row(std::size_t i) const {
   const Record& r = records_[i];
   const Label& l = labels_[r.label];

@@ -47,6 +47,9 @@ class SampleStore {
   // Throws Error when config or run does not fit the store (4 billion).
   void append(double value, std::size_t config, std::size_t run, Id label, Id conditions, Id info);
   void append(const SampleRow& row);
+  // Drops the samples from `count` on (a resumed config whose records turn out incomplete): only
+  // samples that no kscope::Samples view holds. What they interned stays.
+  void truncate(std::size_t count);
 
   std::size_t size() const { return records_.size(); }
   double value(std::size_t i) const { return records_[i].value; }
