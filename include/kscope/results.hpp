@@ -2,7 +2,11 @@
 // What a profile returns: one summary row per (annotation, config, metric), the raw per-run
 // samples behind them, and the session facts (device, backend, cache and clock state).
 #include <cmath>
+#include <compare>
+#include <cstddef>
 #include <iosfwd>
+#include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +76,71 @@ struct SampleRow {
   std::vector<Cell> info = {};  // the info collectors' values for this run (InfoColumns::samples)
 };
 
+namespace detail {
+class SampleStore;
+}
+
+// The raw samples of a Results, in the order they were recorded: a read-only sequence of SampleRow.
+// They are stored by column (about 24 bytes a sample, whatever its strings), so each SampleRow is
+// built when it is read: iterate, index, or take size() as with a vector.
+class Samples {
+ public:
+  class iterator {
+   public:
+    using iterator_concept = std::random_access_iterator_tag;
+    using iterator_category = std::input_iterator_tag;  // its rows are values, not references
+    using value_type = SampleRow;
+    using difference_type = std::ptrdiff_t;
+    using reference = SampleRow;
+    using pointer = void;
+
+    iterator() = default;
+    SampleRow operator*() const;
+    SampleRow operator[](difference_type n) const { return *(*this + n); }
+    iterator& operator++() { return *this += 1; }
+    iterator operator++(int) { iterator was = *this; ++*this; return was; }
+    iterator& operator--() { return *this -= 1; }
+    iterator operator--(int) { iterator was = *this; --*this; return was; }
+    iterator& operator+=(difference_type n) { index_ = static_cast<std::size_t>(static_cast<difference_type>(index_) + n); return *this; }
+    iterator& operator-=(difference_type n) { return *this += -n; }
+    friend iterator operator+(iterator it, difference_type n) { return it += n; }
+    friend iterator operator+(difference_type n, iterator it) { return it += n; }
+    friend iterator operator-(iterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const iterator& a, const iterator& b) {
+      return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+    }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.index_ == b.index_; }
+    friend auto operator<=>(const iterator& a, const iterator& b) { return a.index_ <=> b.index_; }
+
+   private:
+    friend class Samples;
+    iterator(const detail::SampleStore* store, std::size_t index) : store_(store), index_(index) {}
+    const detail::SampleStore* store_ = nullptr;
+    std::size_t index_ = 0;
+  };
+
+  Samples() = default;
+  Samples(const std::vector<SampleRow>& rows);  // implicit: Results are built from rows
+  // kscope's own: the first `count` samples of a store.
+  Samples(std::shared_ptr<const detail::SampleStore> store, std::size_t count);
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  SampleRow operator[](std::size_t i) const;  // i < size()
+  SampleRow at(std::size_t i) const;          // throws std::out_of_range past the end
+  SampleRow front() const { return (*this)[0]; }
+  SampleRow back() const { return (*this)[size_ - 1]; }
+  iterator begin() const { return {store_.get(), 0}; }
+  iterator end() const { return {store_.get(), size_}; }
+
+  // kscope's own: the columns behind the rows (its writers and statistics read them directly).
+  const detail::SampleStore& store() const;
+
+ private:
+  std::shared_ptr<const detail::SampleStore> store_;
+  std::size_t size_ = 0;
+};
+
 struct SummaryRow {
   std::string annotation;
   std::size_t config_index;
@@ -110,7 +179,7 @@ class Results {
   // the info collectors' functions) belong to the caller's code, which the results may outlive.
   // `shard_sessions`: for merged shards (kscope/merge.hpp), each shard's session, by shard index.
   Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-          std::vector<SampleRow> samples, InfoColumns info_columns = {}, Settings settings = {},
+          Samples samples, InfoColumns info_columns = {}, Settings settings = {},
           std::vector<SessionInfo> shard_sessions = {});
 
   const SessionInfo& session() const { return session_; }
@@ -123,7 +192,7 @@ class Results {
   const std::vector<Config>& configs() const { return configs_; }
   const std::vector<std::string>& axis_names() const;
   const std::vector<SummaryRow>& rows() const { return rows_; }
-  const std::vector<SampleRow>& samples() const { return samples_; }
+  const Samples& samples() const { return samples_; }
   const InfoColumns& info_columns() const { return info_columns_; }
   bool empty() const { return rows_.empty(); }
 
@@ -152,7 +221,7 @@ class Results {
   SessionInfo session_;
   std::vector<Config> configs_;
   std::vector<SummaryRow> rows_;
-  std::vector<SampleRow> samples_;
+  Samples samples_;
   InfoColumns info_columns_;
   Settings settings_;
   std::vector<SessionInfo> shard_sessions_;

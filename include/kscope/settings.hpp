@@ -182,6 +182,12 @@ struct Settings {
   // finished there are read back, not measured again. Refused (ConfigError) when the files hold
   // another GPU, backend, sweep or measurement settings; with nothing there, every config is measured.
   bool resume = false;
+  // With output_prefix, each config's samples reach the operating system as soon as the config
+  // finishes, so a killed process (SIGKILL, a crash, the OOM killer) loses at most the config in
+  // flight. They are flushed to the disk (fdatasync) at most this often, so a power loss or an OS
+  // crash loses at most the configs finished in the last fsync_interval_s seconds. 0: after every
+  // config (each flush costs about a millisecond on a local disk: much more than a short config).
+  double fsync_interval_s = 1.0;
   // Replace the files of an earlier sweep under output_prefix. Without it (and without resume) a
   // prefix that holds them is refused before anything runs: kscope never deletes measured data
   // unasked.

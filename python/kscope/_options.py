@@ -107,7 +107,7 @@ class Options:
                  replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
                  thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
                  ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn",
-                 energy_window=1.0, overwrite=False, work=None, bound_thresholds=None):
+                 energy_window=1.0, overwrite=False, work=None, bound_thresholds=None, fsync_interval_s=1.0):
         self.runs = _count("runs", runs, 1)
         self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
         self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
@@ -142,6 +142,7 @@ class Options:
         self.output_csv = _flag("output_csv", output_csv)
         self.resume = _flag("resume", resume)
         self.overwrite = _flag("overwrite", overwrite)
+        self.fsync_interval_s = _number("fsync_interval_s", fsync_interval_s)
         self.shard = _shard.check_option(shard)
         self.adaptive = self._adaptive(adaptive)
         self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
@@ -266,6 +267,7 @@ class Options:
         s.output_prefix = output_prefix
         s.resume = self.resume
         s.overwrite = self.overwrite
+        s.fsync_interval_s = self.fsync_interval_s
         if isinstance(self.shard, tuple):
             s.shard = self.shard
         s.cache_control = getattr(_core.CacheControl, self.cache_control)

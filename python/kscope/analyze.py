@@ -107,6 +107,7 @@ def kernel(
     info_collector_errors: Literal["warn", "raise"] = "warn",
     resume: bool = False,
     overwrite: bool = False,
+    fsync_interval_s: float = 1.0,
     backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
     warmup_runs: int = 1,
     adaptive: bool | Mapping[str, Any] | None = None,
@@ -164,9 +165,14 @@ def kernel(
         {prefix}{func}-{n}-summary.csv, -samples.csv and
         -results.json for the n-th successful call (and, with backend='ncu', its Nsight Compute
         report and logs; without a prefix those go to a temporary directory). The raw samples
-        are streamed: -samples.csv gets each config's samples, on disk, as soon as it finishes
-        (with -manifest.json and -progress.jsonl), so a crash or kill loses at most the config
-        in flight. The directory is created if needed.
+        are streamed: -samples.csv gets each config's samples as it finishes (with
+        -manifest.json and -progress.jsonl), so a crash or kill loses at most the config in
+        flight (configs shorter than 10 ms are written together, 10 ms apart at most). The
+        directory is created if needed.
+    fsync_interval_s (kscope): with output_prefix, how often the streamed files are flushed to
+        the disk (fdatasync): a power loss or OS crash loses at most the configs of the last
+        fsync_interval_s seconds. 0 writes and flushes each config as it finishes (a flush costs
+        about a millisecond: more than a short config).
     resume (kscope): with output_prefix, continue the sweep streamed there by a call that was
         killed or interrupted (the same {func}-{n}: the n-th call of a fresh process, or the
         next call after a SweepInterrupted): configs finished on disk are read back, the rest
@@ -234,7 +240,8 @@ def kernel(
         clock_control=clock_control, cache_control=cache_control, replay_mode=replay_mode,
         thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
         thermal_timeout=thermal_timeout, thermal_device=thermal_device,
-        output_prefix=output_prefix, output_csv=output_csv, resume=resume, overwrite=overwrite, backend=backend,
+        output_prefix=output_prefix, output_csv=output_csv, resume=resume, overwrite=overwrite,
+        fsync_interval_s=fsync_interval_s, backend=backend,
         adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
         info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
         energy_window=energy_window,

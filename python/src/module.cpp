@@ -19,6 +19,7 @@
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/run_recorder.hpp"
+#include "core/sample_store.hpp"
 #include "io/files.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
@@ -223,10 +224,15 @@ py::tuple columns(const kscope::Table& table, std::vector<std::size_t> config_in
   return py::make_tuple(out, config_indices);
 }
 
-template <typename Row>
-std::vector<std::size_t> config_indices(const std::vector<Row>& rows) {
+std::vector<std::size_t> config_indices(const std::vector<kscope::SummaryRow>& rows) {
   std::vector<std::size_t> out;
   for (const auto& r : rows) out.push_back(r.config_index);
+  return out;
+}
+
+std::vector<std::size_t> config_indices(const kscope::Samples& samples) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < samples.size(); ++i) out.push_back(samples.store().config(i));
   return out;
 }
 
@@ -485,6 +491,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
       .def_readwrite("resume", &kscope::Settings::resume)
       .def_readwrite("overwrite", &kscope::Settings::overwrite)
+      .def_readwrite("fsync_interval_s", &kscope::Settings::fsync_interval_s)
       .def_readwrite("device", &kscope::Settings::device)
       .def_property(
           "shard",

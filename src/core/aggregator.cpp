@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "core/attribution.hpp"
@@ -23,19 +24,15 @@ double mean_ignoring_nan(double a, double b) {
   return 0.5 * (a + b);
 }
 
-double mean_of_valid(const std::vector<double>& values) {
-  double sum = 0;
-  std::size_t n = 0;
-  for (double v : values)
-    if (!std::isnan(v)) sum += v, ++n;
-  return n ? sum / static_cast<double>(n) : NAN;
-}
-
 }  // namespace
 
 Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings)
     : configs_(std::move(configs)), metrics_(std::move(metrics)), settings_(settings), outcomes_(configs_.size()) {
-  for (const auto& m : metrics_) metric_names_.push_back(m.name);
+  for (const auto& m : metrics_) {
+    metric_names_.push_back(m.name);
+    metric_ids_.push_back(store_->text_id(m.name));
+    unit_ids_.push_back(store_->text_id(m.unit));
+  }
   kernel_metrics_ = static_cast<std::size_t>(
       std::count_if(metrics_.begin(), metrics_.end(), [](const MetricSpec& m) { return !is_energy_metric(m.name); }));
 }
@@ -45,9 +42,14 @@ void Aggregator::set_config_outcome(std::size_t config_index, std::optional<bool
   outcomes_[config_index] = ConfigOutcome{converged, thermal_pauses};
 }
 
-void Aggregator::add_samples(std::vector<SampleRow> samples) {
-  for (const auto& s : samples) declare_work(s.annotation, s.config_index);
-  samples_.insert(samples_.end(), std::make_move_iterator(samples.begin()), std::make_move_iterator(samples.end()));
+void Aggregator::add_sample(const SampleRow& sample) {
+  declare_work(sample.annotation, sample.config_index);
+  store_->append(sample);
+}
+
+void Aggregator::add_samples(const Samples& from, std::span<const std::uint32_t> which) {
+  SampleStore::Copier copier(from.store(), *store_);
+  for (std::size_t i : which) copier.copy(i);
 }
 
 void Aggregator::add_work(const std::string& annotation, std::size_t config_index, const Work& work) {
@@ -66,20 +68,20 @@ void Aggregator::declare_work(const std::string& annotation, std::size_t config_
   }
 }
 
-bool Aggregator::enters_statistics(const SampleRow& s) const {
-  return !(s.throttled && settings_.throttled_runs == ThrottledRuns::exclude);
+bool Aggregator::enters_statistics(bool throttled) const {
+  return !(throttled && settings_.throttled_runs == ThrottledRuns::exclude);
 }
 
-void Aggregator::add_to_series(const SampleRow& sample) {
-  if (!enters_statistics(sample)) return;
-  const std::pair<std::string, std::string> key{sample.annotation, sample.metric};
+void Aggregator::add_to_series(SampleStore::Id label, bool throttled, double value) {
+  if (!enters_statistics(throttled)) return;
+  const SampleStore::Id key = store_->label(label).series;
   auto it = std::find(series_keys_.begin(), series_keys_.end(), key);
   if (it == series_keys_.end()) {
     series_keys_.push_back(key);
     series_.emplace_back();
     it = series_keys_.end() - 1;
   }
-  series_[static_cast<std::size_t>(it - series_keys_.begin())].push_back(sample.value);
+  series_[static_cast<std::size_t>(it - series_keys_.begin())].push_back(value);
 }
 
 void Aggregator::check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const {
@@ -99,23 +101,26 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
     series_keys_.clear();
     series_.clear();
   }
+  SampleStore& store = *store_;
+  const SampleStore::Id conditions = store.conditions_id(sm, mem, run.throttled);
   // The run's samples enter together, once derive_metric has accepted all of them: a run is never half kept.
-  std::vector<SampleRow> rows;
-  std::vector<bool> measured_metric;
+  struct Pending {
+    double value;
+    SampleStore::Id label, info;
+    bool measured;
+  };
+  std::vector<Pending> pending;
   for (std::size_t r = 0; r < regions.size(); ++r) {
     const RegionMeasurement& region = regions[r];
     declare_work(region.annotation, run.config);
-    const std::vector<Cell> info = run.info && r < run.info->size() ? (*run.info)[r] : std::vector<Cell>{};
+    const SampleStore::Id info = run.info && r < run.info->size() ? store.info_id((*run.info)[r]) : 0;
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
                       ") and was recorded as NaN (ignore_failures): " + region.failure_reason,
                   WarningKind::run);
-    auto add = [&](const std::string& metric, const std::string& unit, double value, bool measured) {
-      rows.push_back(SampleRow{region.annotation, run.config, run.run, metric, unit, value, region.kernel, sm, mem,
-                               run.throttled, info});
-      measured_metric.push_back(measured);
-    };
-    for (std::size_t m = 0; m < metrics_.size(); ++m) add(metrics_[m].name, metrics_[m].unit, region.values[m], true);
+    const SampleStore::Id annotation = store.text_id(region.annotation), kernel = store.text_id(region.kernel);
+    for (std::size_t m = 0; m < metrics_.size(); ++m)
+      pending.push_back({region.values[m], store.label_id(annotation, metric_ids_[m], unit_ids_[m], kernel), info, true});
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
@@ -132,13 +137,15 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
                             spell("Give the DerivedValue another name",
                                   "Name the function differently, or return a dict with another key"));
         check_unit(region.annotation, d, config);
-        add(d.name, d.unit, region.failed ? NAN : d.value, false);
+        pending.push_back({region.failed ? NAN : d.value,
+                           store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info,
+                           false});
       }
     }
   }
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    samples_.push_back(std::move(rows[i]));
-    if (measured_metric[i]) add_to_series(samples_.back());
+  for (const Pending& p : pending) {
+    store.append(p.value, run.config, run.run, p.label, conditions, p.info);
+    if (p.measured) add_to_series(p.label, run.throttled, p.value);
   }
 }
 
@@ -152,67 +159,141 @@ void Aggregator::check_unit(const std::string& annotation, const DerivedValue& d
               "for every config (convert the value instead); each row's Unit is that of its first run");
 }
 
-Results Aggregator::results(const SessionInfo& session, bool normalize) const {
-  struct Group {
-    const SampleRow* first;
-    std::vector<double> values, sm, mem;
-    std::size_t throttled = 0;
-    std::vector<const SampleRow*> runs;  // those entering the statistics
-  };
-  using Key = std::tuple<std::string, std::size_t, std::string>;
-  std::map<Key, std::size_t> index;
-  std::vector<Group> groups;
-  for (const auto& s : samples_) {
-    auto [it, inserted] = index.try_emplace(Key{s.annotation, s.config_index, s.metric}, groups.size());
-    if (inserted) groups.push_back(Group{&s, {}, {}, {}, 0, {}});
-    Group& g = groups[it->second];
-    g.throttled += s.throttled;
-    if (!enters_statistics(s)) continue;
-    g.values.push_back(s.value);
-    g.runs.push_back(&s);
-    g.sm.push_back(s.sm_clock_mhz);
-    g.mem.push_back(s.memory_clock_mhz);
-  }
+std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, const SessionInfo& session,
+                                                     bool final) const {
+  const SampleStore& store = *store_;
+  using Index = std::uint32_t;
+  const ByConfig configs = by_config(store, store.size());
 
-  const auto& collectors = settings_.info_collectors;
-  const InfoLayout info = info_layout(collectors, samples_);
   std::vector<SummaryRow> rows;
-  std::vector<std::vector<const SampleRow*>> runs_of_row;
-  for (const auto& g : groups) {
-    SummaryRow row;
-    row.annotation = g.first->annotation;
-    row.config_index = g.first->config_index;
-    row.metric = g.first->metric;
-    row.unit = g.first->unit;
-    row.stats = summarize(g.values, settings_.stable_rsd_pct);
-    row.avg_value = row.stats.mean;
-    row.normalization_value = NAN;
-    row.geomean = NAN;
-    row.kernel = g.first->kernel;
-    row.observed_sm_clock_mhz = mean_of_valid(g.sm);
-    row.observed_memory_clock_mhz = mean_of_valid(g.mem);
-    row.throttled_runs = g.throttled;
-    row.converged = outcomes_[row.config_index].converged;
-    row.thermal_pauses = outcomes_[row.config_index].thermal_pauses;
-    row.info = summarize_info(collectors, info, g.runs, *g.first);
-    rows.push_back(std::move(row));
-    runs_of_row.push_back(g.runs);
+  std::vector<std::size_t> first_samples;  // per row
+  std::vector<std::ptrdiff_t> group_of(store.series_count(), -1);
+  std::vector<SampleStore::Id> groups;  // of the config: their series, first seen first
+  std::vector<Index> member_start, members;
+  std::vector<double> values;
+  std::vector<const std::vector<Cell>*> infos;
+  std::vector<SampleStore::Id> timed;  // the config's annotations whose duration row has its roofline
+  std::vector<TimedRun> durations;
+  const auto& collectors = settings_.info_collectors;
+  for (const std::size_t c : configs.configs) {
+    const Index* block = configs.samples.data() + configs.starts[c];
+    const std::size_t size = configs.starts[c + 1] - configs.starts[c];
+    // The config's samples by summary row (annotation, metric), each row's in the order recorded.
+    groups.clear();
+    member_start.assign(1, 0);
+    for (std::size_t k = 0; k < size; ++k) {
+      const SampleStore::Id series = store.label(store.label_of(block[k])).series;
+      if (group_of[series] < 0) {
+        group_of[series] = static_cast<std::ptrdiff_t>(groups.size());
+        groups.push_back(series);
+        member_start.push_back(0);
+      }
+      ++member_start[static_cast<std::size_t>(group_of[series]) + 1];
+    }
+    for (std::size_t g = 0; g < groups.size(); ++g) member_start[g + 1] += member_start[g];
+    members.resize(size);
+    {
+      std::vector<Index> next(member_start.begin(), member_start.end() - 1);
+      for (std::size_t k = 0; k < size; ++k)
+        members[next[static_cast<std::size_t>(group_of[store.label(store.label_of(block[k])).series])]++] = block[k];
+    }
+    for (const SampleStore::Id series : groups) group_of[series] = -1;
+    timed.clear();
+
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const std::size_t first = members[member_start[g]];
+      const SampleStore::Label& label = store.label(store.label_of(first));
+      values.clear();
+      infos.clear();
+      double sm_sum = 0, mem_sum = 0;
+      std::size_t sm_count = 0, mem_count = 0, throttled = 0;
+      for (Index k = member_start[g]; k < member_start[g + 1]; ++k) {
+        const std::size_t i = members[k];
+        const SampleStore::Conditions& run = store.conditions(store.conditions_of(i));
+        throttled += run.throttled;
+        if (!enters_statistics(run.throttled)) continue;
+        values.push_back(store.value(i));
+        infos.push_back(&store.info(store.info_of(i)));
+        if (!std::isnan(run.sm_clock_mhz)) sm_sum += run.sm_clock_mhz, ++sm_count;
+        if (!std::isnan(run.memory_clock_mhz)) mem_sum += run.memory_clock_mhz, ++mem_count;
+      }
+      SummaryRow row;
+      row.annotation = store.text(label.annotation);
+      row.config_index = c;
+      row.metric = store.text(label.metric);
+      row.unit = store.text(label.unit);
+      row.stats = summarize(values, settings_.stable_rsd_pct);
+      row.avg_value = row.stats.mean;
+      row.normalization_value = NAN;
+      row.geomean = NAN;
+      row.kernel = store.text(label.kernel);
+      row.observed_sm_clock_mhz = sm_count ? sm_sum / static_cast<double>(sm_count) : NAN;
+      row.observed_memory_clock_mhz = mem_count ? mem_sum / static_cast<double>(mem_count) : NAN;
+      row.throttled_runs = throttled;
+      row.converged = outcomes_[c].converged;
+      row.thermal_pauses = outcomes_[c].thermal_pauses;
+      row.info = summarize_info(collectors, info, infos, store.info(store.info_of(first)));
+      if (const auto work = works_.empty() ? works_.end() : works_.find({row.annotation, c});
+          work != works_.end() && work->second) {
+        row.work = work->second;
+        // The duration of an (annotation, config): its first metric in a unit of time, which is the
+        // measured one when one is (their samples come before the derived ones').
+        const double row_unit_seconds = seconds_per(row.unit);
+        if (!std::isnan(row_unit_seconds) && std::find(timed.begin(), timed.end(), label.annotation) == timed.end()) {
+          timed.push_back(label.annotation);
+          durations.clear();
+          for (Index k = member_start[g]; k < member_start[g + 1]; ++k) {
+            const std::size_t i = members[k];
+            const SampleStore::Conditions& run = store.conditions(store.conditions_of(i));
+            if (!enters_statistics(run.throttled)) continue;
+            const SampleStore::Id unit = store.label(store.label_of(i)).unit;
+            const double unit_seconds = unit == label.unit ? row_unit_seconds : seconds_per(store.text(unit));
+            durations.push_back({store.value(i) * unit_seconds, run.sm_clock_mhz, run.memory_clock_mhz});
+          }
+          row.roofline = roofline_point(*row.work, durations, session, settings_.bound_thresholds);
+        }
+      }
+      rows.push_back(std::move(row));
+      first_samples.push_back(first);
+    }
   }
-  add_roofline(rows, runs_of_row, session, normalize);  // while runs_of_row is in the rows' order
+  if (final) warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
   // Nsight Python's order: every measured metric's rows before the derived ones, each part by
-  // annotation (in order of first appearance), then config and metric as recorded.
+  // annotation (in order of first appearance), then config and metric as recorded (the order of
+  // their first samples). Sweeps with one annotation and no derived metric have it already.
+  std::vector<std::size_t> by_first(rows.size());
+  std::iota(by_first.begin(), by_first.end(), 0);
+  if (!std::is_sorted(first_samples.begin(), first_samples.end()))
+    std::sort(by_first.begin(), by_first.end(), [&](std::size_t a, std::size_t b) { return first_samples[a] < first_samples[b]; });
   std::vector<std::string> annotations;
-  for (const auto& r : rows)
-    if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
-      annotations.push_back(r.annotation);
-  const auto place = [&](const SummaryRow& r) {
+  std::vector<std::tuple<bool, std::size_t, std::size_t>> places(rows.size());  // (derived, annotation, position)
+  for (std::size_t position = 0; position < by_first.size(); ++position) {
+    const SummaryRow& r = rows[by_first[position]];
+    auto annotation = std::find(annotations.begin(), annotations.end(), r.annotation);
+    if (annotation == annotations.end()) annotation = annotations.insert(annotations.end(), r.annotation);
     const bool derived = std::find(metric_names_.begin(), metric_names_.end(), r.metric) == metric_names_.end();
-    return std::pair{derived, std::find(annotations.begin(), annotations.end(), r.annotation) - annotations.begin()};
-  };
-  std::stable_sort(rows.begin(), rows.end(), [&](const SummaryRow& a, const SummaryRow& b) { return place(a) < place(b); });
+    places[by_first[position]] = {derived, static_cast<std::size_t>(annotation - annotations.begin()), position};
+  }
+  if (std::is_sorted(places.begin(), places.end())) return rows;
+  std::vector<std::size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return places[a] < places[b]; });
+  std::vector<SummaryRow> sorted;
+  sorted.reserve(rows.size());
+  for (std::size_t r : order) sorted.push_back(std::move(rows[r]));
+  return sorted;
+}
+
+Results Aggregator::results(const SessionInfo& session, bool normalize) const {
+  const InfoLayout info = info_layout(settings_.info_collectors, *store_);
+  std::vector<SummaryRow> rows = summarize_samples(info, session, normalize);
 
   const std::string& baseline = settings_.normalize_against;
-  if (normalize && !baseline.empty() && !samples_.empty()) {  // a shard may hold no configs
+  if (normalize && !baseline.empty() && store_->size() > 0) {  // a shard may hold no configs
+    std::vector<std::string> annotations;
+    for (const auto& r : rows)
+      if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
+        annotations.push_back(r.annotation);
     if (std::find(annotations.begin(), annotations.end(), baseline) == annotations.end()) {
       throw ConfigError("normalize_against names annotation '" + baseline +
                         "', which no run recorded; recorded annotations: " + quoted_list(annotations));
@@ -240,45 +321,40 @@ Results Aggregator::results(const SessionInfo& session, bool normalize) const {
                   "an annotation whose values are not 0 for those metrics");
   }
 
+  // One geomean per (annotation, metric), over its configs: computed once, not once per row.
   std::map<std::pair<std::string, std::string>, std::vector<double>> by_series;
   for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
-  for (auto& r : rows) r.geomean = geometric_mean(by_series[{r.annotation, r.metric}]);
+  std::map<std::pair<std::string, std::string>, double> geomeans;
+  for (const auto& [series, values] : by_series) geomeans[series] = geometric_mean(values);
+  for (auto& r : rows) r.geomean = geomeans[{r.annotation, r.metric}];
 
   SessionInfo measured = session;
   if (!metric_names_.empty()) measured.metrics = metric_names_;
-  return Results(std::move(measured), configs_, std::move(rows), samples_, info.columns, settings_);
+  return Results(std::move(measured), configs_, std::move(rows), Samples(store_, store_->size()), info.columns,
+                 settings_);
 }
 
-void Aggregator::add_roofline(std::vector<SummaryRow>& rows, const std::vector<std::vector<const SampleRow*>>& runs,
-                              const SessionInfo& session, bool final) const {
+void Aggregator::warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const {
   if (works_.empty()) return;
-  // The duration of an (annotation, config): its first metric in a unit of time, which is the
-  // measured one when one is (measured metrics come before derived ones).
-  std::set<std::pair<std::string, std::size_t>> timed;
   std::set<std::string> annotations, kinds_warned;
   bool any_point = false, any_work = false, dram_warned = false;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    SummaryRow& row = rows[i];
+  for (const SummaryRow& row : rows) {
     annotations.insert(row.annotation);
-    const auto found = works_.find({row.annotation, row.config_index});
-    if (found == works_.end() || !found->second) continue;
-    row.work = found->second;
+    if (!row.work) continue;
     any_work = true;
-    if (std::isnan(seconds_per(row.unit)) || !timed.insert({row.annotation, row.config_index}).second) continue;
-    row.roofline = roofline_point(*row.work, runs[i], session, settings_.bound_thresholds);
+    if (std::isnan(row.roofline.arithmetic_intensity)) continue;  // not its (annotation, config)'s duration row
     any_point = true;
-    if (final && row.work->bytes > 0 && std::isnan(row.roofline.dram_roof_gbps) && !dram_warned) {
+    if (row.work->bytes > 0 && std::isnan(row.roofline.dram_roof_gbps) && !dram_warned) {
       dram_warned = true;
       log_warning("the DRAM roof of " + (session.gpu.empty() ? std::string("this device") : session.gpu) +
                   " is unknown (its memory clock or bus width could not be read): DRAMRoofPct and Bound stay empty");
     }
-    if (!final || row.work->flops == 0) continue;
+    if (row.work->flops == 0) continue;
     if (const std::string why = missing_compute_roof(session, row.work->kind);
         !why.empty() && kinds_warned.insert(to_string(row.work->kind)).second)
       log_warning("annotation '" + row.annotation + "' declares " + to_string(row.work->kind) + " FLOPs, but " + why +
                   ": its compute roof, ComputeRoofPct and Bound stay empty");
   }
-  if (!final) return;
   if (any_work && !any_point)
     log_warning(option("work") + " is declared, but these results hold no duration metric (a metric in a unit of "
                 "time), which the roofline divides the work by: no roofline columns. Measure a duration too (" +

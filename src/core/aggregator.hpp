@@ -3,17 +3,22 @@
 // of an Nsight Compute report): attribution of kernels to regions, derived metrics per run,
 // statistics per (annotation, config, metric), normalization and geomeans.
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/attribution.hpp"
+#include "core/sample_store.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
+
+struct InfoLayout;
 
 // One recorded run, as measured.
 struct RecordedRun {
@@ -44,9 +49,14 @@ class Aggregator {
   void check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const;
 
   // Samples already attributed and derived (those of the finished configs of a resumed sweep, read
-  // back from disk): kept as they are, so the results are those of one uninterrupted sweep.
-  // Settings::work is asked for their annotations and configs as for measured runs.
-  void add_samples(std::vector<SampleRow> samples);
+  // back from disk; the shards of a sweep): kept as they are, so the results are those of one
+  // uninterrupted sweep. Settings::work is asked for the annotation and config of a sample read
+  // back from disk as for measured runs (a shard's rows carry their work: add_work).
+  void add_sample(const SampleRow& sample);
+  void add_samples(const Samples& from, std::span<const std::uint32_t> which);
+  // Keeps only the first `count` samples: those added since are dropped (a resumed config whose
+  // records turn out incomplete). Never after results() has shared them.
+  void keep_samples(std::size_t count) { store_->truncate(count); }
   // Work declared elsewhere (a merged shard's rows carry theirs), for an annotation and config.
   void add_work(const std::string& annotation, std::size_t config_index, const Work& work);
 
@@ -59,7 +69,7 @@ class Aggregator {
   const ConfigOutcome& config_outcome(std::size_t config_index) const { return outcomes_[config_index]; }
 
   // Every sample so far, in the order recorded.
-  const std::vector<SampleRow>& samples() const { return samples_; }
+  const SampleStore& samples() const { return *store_; }
 
   // The values so far of each measured (not derived) metric of each annotation of the config
   // recorded last, as they enter the statistics (throttled runs left out when Settings exclude
@@ -71,16 +81,19 @@ class Aggregator {
   Results results(const SessionInfo& session, bool normalize) const;
 
  private:
-  bool enters_statistics(const SampleRow& s) const;
-  void add_to_series(const SampleRow& sample);
+  bool enters_statistics(bool throttled) const;
+  void add_to_series(SampleStore::Id label, bool throttled, double value);
   // Warns once per (annotation, derived metric) whose unit changes between runs or configs.
   void check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config);
   // Asks Settings::work once per annotation and config; throws what it throws.
   void declare_work(const std::string& annotation, std::size_t config_index);
-  // The declared work and the roofline of every row; warns (once, for final results) about what the
-  // declared work could not give.
-  void add_roofline(std::vector<SummaryRow>& rows, const std::vector<std::vector<const SampleRow*>>& runs,
-                    const SessionInfo& session, bool final) const;
+  // The summary rows in Nsight Python's order (measured metrics before derived ones, by annotation,
+  // then as first recorded), with their declared work and roofline; without normalization and
+  // geomeans. `final`: warn about what the declared work could not give.
+  std::vector<SummaryRow> summarize_samples(const InfoLayout& info, const SessionInfo& session, bool final) const;
+  // Warns once about each thing the declared work of the rows could not give (no duration metric,
+  // an unknown roof, a work function naming no recorded annotation).
+  void warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
@@ -88,9 +101,10 @@ class Aggregator {
   std::size_t kernel_metrics_ = 0;
   const Settings& settings_;
 
-  std::vector<SampleRow> samples_;
+  std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();
+  std::vector<SampleStore::Id> metric_ids_, unit_ids_;  // of metrics_, in the store
   std::size_t series_config_ = static_cast<std::size_t>(-1);
-  std::vector<std::pair<std::string, std::string>> series_keys_;  // (annotation, metric)
+  std::vector<SampleStore::Id> series_keys_;  // the store's series ids: (annotation, metric)
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
   struct DerivedUnit {

@@ -117,25 +117,28 @@ std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
 std::vector<ColumnDefinition<SampleRow>> make_sample_columns() {
   using R = SampleRow;
   using S = SessionInfo;
+  using P = SamplePart;
   std::vector<ColumnDefinition<R>> c{
       {{"Run", T::integer}, [](const R& r, const S&) { return count(r.run); },
-       [](R& r, const Cell& c) { r.run = static_cast<std::size_t>(std::get<std::int64_t>(c)); }},
+       [](R& r, const Cell& c) { r.run = static_cast<std::size_t>(std::get<std::int64_t>(c)); }, P::run},
       {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; },
-       [](R& r, const Cell& c) { r.metric = std::get<std::string>(c); }},
+       [](R& r, const Cell& c) { r.metric = std::get<std::string>(c); }, P::label},
       {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; },
-       [](R& r, const Cell& c) { r.unit = std::get<std::string>(c); }},
+       [](R& r, const Cell& c) { r.unit = std::get<std::string>(c); }, P::label},
       {{"Value", T::real}, [](const R& r, const S&) { return number(r.value); },
-       [](R& r, const Cell& c) { r.value = real(c); }},
+       [](R& r, const Cell& c) { r.value = real(c); }, P::value},
       {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; },
-       [](R& r, const Cell& c) { r.kernel = std::get<std::string>(c); }},
+       [](R& r, const Cell& c) { r.kernel = std::get<std::string>(c); }, P::label},
       {{"SMClockMHz", T::real}, [](const R& r, const S&) { return number(r.sm_clock_mhz); },
-       [](R& r, const Cell& c) { r.sm_clock_mhz = real(c); }},
+       [](R& r, const Cell& c) { r.sm_clock_mhz = real(c); }, P::conditions},
       {{"MemoryClockMHz", T::real}, [](const R& r, const S&) { return number(r.memory_clock_mhz); },
-       [](R& r, const Cell& c) { r.memory_clock_mhz = real(c); }},
+       [](R& r, const Cell& c) { r.memory_clock_mhz = real(c); }, P::conditions},
       {{"Throttled", T::boolean}, [](const R& r, const S&) { return Cell{r.throttled}; },
-       [](R& r, const Cell& c) { r.throttled = std::get<bool>(c); }},
+       [](R& r, const Cell& c) { r.throttled = std::get<bool>(c); }, P::conditions},
   };
-  append(c, session_columns<R>());
+  auto session = session_columns<R>();
+  for (auto& column : session) column.part = P::session;
+  append(c, std::move(session));
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include <functional>
 #include <vector>
 
+#include "io/sample_text.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/results.hpp"
 
@@ -15,6 +16,7 @@ struct ColumnDefinition {
   // The inverse of cell, for the sample columns a resumed sweep reads back from disk; empty for
   // the session facts (the same on every row, checked once) and the summary columns.
   std::function<void(Row&, const Cell&)> read = {};
+  SamplePart part = SamplePart::row;  // sample columns: the part of the row the cell shows
 };
 
 // A config value as a table cell.
@@ -24,8 +26,14 @@ const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 
 // Annotation, the config axes, sample_columns(), then the info collectors' columns:
-// Results::samples_table, and the rows a streamed sweep appends to its samples.csv.
-Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs, const SessionInfo& session,
+// Results::samples_table, and the header of a streamed sweep's samples.csv.
+Table samples_table(const Samples& rows, const std::vector<Config>& configs, const SessionInfo& session,
                     const std::vector<std::string>& info_columns);
+// The same rows as samples.csv text, made from the sample store: Results::write_samples_csv, and
+// the rows a streamed sweep appends to its samples.csv. `configs` must outlive it.
+SampleText samples_csv_text(const std::vector<Config>& configs, std::size_t info_columns);
+// Throws Error (as write_csv for a table row of the wrong width) unless every sample has one info
+// cell per info column.
+void check_info_cells(const Samples& samples, std::size_t table_columns, std::size_t info_columns);
 
 }  // namespace kscope::detail

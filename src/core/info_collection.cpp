@@ -174,16 +174,20 @@ std::string InfoCollection::failure() const {
   return failed_;
 }
 
-InfoLayout info_layout(const std::vector<InfoCollector>& collectors, const std::vector<SampleRow>& samples) {
+InfoLayout info_layout(const std::vector<InfoCollector>& collectors, const SampleStore& samples) {
+  // The info rows the samples hold (the store may hold rows of runs that were not kept).
+  std::vector<bool> held(samples.info_count(), false);
+  for (std::size_t i = 0; i < samples.size(); ++i) held[samples.info_of(i)] = true;
   InfoLayout layout;
   for (std::size_t c = 0; c < collectors.size(); ++c) {
     // Numeric as pandas decides for a column: every value present is a number, or every one a boolean.
     bool numbers = true, booleans = true, any = false;
-    for (const auto& s : samples) {
-      if (c >= s.info.size() || std::holds_alternative<std::monostate>(s.info[c])) continue;
+    for (std::size_t r = 0; r < held.size(); ++r) {
+      const std::vector<Cell>& info = samples.info(static_cast<SampleStore::Id>(r));
+      if (!held[r] || c >= info.size() || std::holds_alternative<std::monostate>(info[c])) continue;
       any = true;
-      numbers = numbers && is_number(s.info[c]);
-      booleans = booleans && std::holds_alternative<bool>(s.info[c]);
+      numbers = numbers && is_number(info[c]);
+      booleans = booleans && std::holds_alternative<bool>(info[c]);
     }
     const std::string& name = collectors[c].name;
     const bool spread = collectors[c].scope != CollectionScope::once && any && (numbers || booleans);
@@ -199,26 +203,26 @@ InfoLayout info_layout(const std::vector<InfoCollector>& collectors, const std::
 }
 
 std::vector<Cell> summarize_info(const std::vector<InfoCollector>& collectors, const InfoLayout& layout,
-                                 const std::vector<const SampleRow*>& runs, const SampleRow& first) {
+                                 const std::vector<const std::vector<Cell>*>& runs, const std::vector<Cell>& first) {
   std::vector<Cell> out;
   for (std::size_t c = 0; c < collectors.size(); ++c) {
     if (collectors[c].scope == CollectionScope::once) {
-      out.push_back(c < first.info.size() ? first.info[c] : Cell{});
+      out.push_back(c < first.size() ? first[c] : Cell{});
       continue;
     }
     if (!layout.spread[c]) {  // the first value present, as pandas' "first"
       Cell value;
-      for (const SampleRow* s : runs)
-        if (c < s->info.size() && !std::holds_alternative<std::monostate>(s->info[c])) {
-          value = s->info[c];
+      for (const std::vector<Cell>* info : runs)
+        if (c < info->size() && !std::holds_alternative<std::monostate>((*info)[c])) {
+          value = (*info)[c];
           break;
         }
       out.push_back(value);
       continue;
     }
     std::vector<double> values;
-    for (const SampleRow* s : runs)
-      if (c < s->info.size()) values.push_back(number_of(s->info[c]));
+    for (const std::vector<Cell>* info : runs)
+      if (c < info->size()) values.push_back(number_of((*info)[c]));
     const SampleStatistics stats = summarize(values, 1.0);
     const bool none = stats.count == 0;
     out.push_back(none ? Cell{} : number_cell(stats.mean));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sample_store.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
@@ -59,10 +60,10 @@ struct InfoLayout {
   InfoColumns columns;
   std::vector<bool> spread;  // per collector: <name>_Avg, _Std, _Min, _Max rather than one column
 };
-InfoLayout info_layout(const std::vector<InfoCollector>& collectors, const std::vector<SampleRow>& samples);
-// A summary row's collector cells, in the layout's column order: from `runs`, the samples that
-// enter its statistics, and `first`, its first sample (for the once scope's value).
+InfoLayout info_layout(const std::vector<InfoCollector>& collectors, const SampleStore& samples);
+// A summary row's collector cells, in the layout's column order: from `runs`, the info cells of the
+// samples that enter its statistics, and `first`, those of its first sample (for the once scope's value).
 std::vector<Cell> summarize_info(const std::vector<InfoCollector>& collectors, const InfoLayout& layout,
-                                 const std::vector<const SampleRow*>& runs, const SampleRow& first);
+                                 const std::vector<const std::vector<Cell>*>& runs, const std::vector<Cell>& first);
 
 }  // namespace kscope::detail

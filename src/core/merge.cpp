@@ -126,7 +126,8 @@ void check_finished(const std::vector<Source>& shards) {
   for (const auto& s : shards) {
     const Shard shard = *s.results->settings().shard;
     std::set<std::size_t> measured;
-    for (const auto& sample : s.results->samples()) measured.insert(sample.config_index);
+    const Samples& samples = s.results->samples();
+    for (std::size_t i = 0; i < samples.size(); ++i) measured.insert(samples.store().config(i));
     std::vector<std::string> unmeasured;
     std::size_t expected = 0;
     for (const Config& c : s.results->configs()) {
@@ -144,9 +145,10 @@ void check_finished(const std::vector<Source>& shards) {
 double mean_sm_clock(const Results& r) {
   double sum = 0;
   std::size_t n = 0;
-  for (const auto& s : r.samples())
-    if (std::isfinite(s.sm_clock_mhz)) {
-      sum += s.sm_clock_mhz;
+  const detail::SampleStore& samples = r.samples().store();
+  for (std::size_t i = 0; i < r.samples().size(); ++i)
+    if (const double mhz = samples.conditions(samples.conditions_of(i)).sm_clock_mhz; std::isfinite(mhz)) {
+      sum += mhz;
       ++n;
     }
   return n ? sum / static_cast<double>(n) : NAN;
@@ -187,13 +189,19 @@ Results merge_sources(const std::vector<Source>& given, std::vector<std::string>
   const Results& first = *shards.front().results;
   Settings settings = first.settings();
   settings.shard.reset();  // the merged result is the whole sweep's
-  std::vector<std::vector<SampleRow>> by_config(first.configs().size());
-  for (const auto& s : shards)
-    for (const auto& sample : s.results->samples()) by_config[sample.config_index].push_back(sample);
+  // Config after config, each one's samples shard after shard.
+  std::vector<detail::ByConfig> by_config;
+  for (const auto& s : shards) by_config.push_back(detail::by_config(s.results->samples().store(), s.results->samples().size()));
   std::vector<MetricSpec> measured;  // their names place the derived rows after the measured ones
   for (const auto& name : first.session().metrics) measured.push_back({name, "", ""});
   detail::Aggregator aggregator(first.configs(), std::move(measured), settings);
-  for (auto& samples : by_config) aggregator.add_samples(std::move(samples));
+  for (std::size_t c = 0; c < first.configs().size(); ++c)
+    for (std::size_t s = 0; s < shards.size(); ++s) {
+      const detail::ByConfig& b = by_config[s];
+      if (c + 1 >= b.starts.size()) continue;
+      aggregator.add_samples(shards[s].results->samples(),
+                             std::span(b.samples).subspan(b.starts[c], b.starts[c + 1] - b.starts[c]));
+    }
   for (const auto& s : shards) {
     std::set<std::size_t> seen;
     for (const auto& row : s.results->rows()) {

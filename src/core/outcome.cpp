@@ -32,7 +32,7 @@ std::string config_label(const Config& config, std::size_t config_count) {
 }
 
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
-                      std::size_t config_count) {
+                      std::size_t config_count, bool samples_on_disk) {
   Results results = [&] {
     try {
       return aggregator.results(session, true);
@@ -42,7 +42,12 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
   }();
   if (settings.output_prefix.empty()) return results;
   try {
-    results.write_all(settings.output_prefix);
+    if (samples_on_disk) {
+      results.write_csv(settings.output_prefix + "summary.csv");
+      results.write_json(settings.output_prefix + "results.json");
+    } else {
+      results.write_all(settings.output_prefix);
+    }
   } catch (const std::exception& e) {
     // Measured is measured: the results travel with the error instead of being lost with the file.
     auto complete = std::make_shared<const Results>(std::move(results));

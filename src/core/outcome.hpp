@@ -11,9 +11,10 @@
 namespace kscope::detail {
 
 // Throws SweepError when the results cannot be normalized, or written to the output prefix: then
-// the complete results are its partial_results.
+// the complete results are its partial_results. `samples_on_disk`: <prefix>samples.csv holds every
+// sample already (streamed by the session), so only summary.csv and results.json are written.
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
-                      std::size_t config_count);
+                      std::size_t config_count, bool samples_on_disk = false);
 
 // `config`: the failing config (nullptr when the sweep failed after its last run); `what`: the runs
 // that failed ("run 3", "warm-up run 1 to run 4"); `aftermath`: appended to the message. A

@@ -5,7 +5,9 @@
 #include <ostream>
 
 #include "core/columns.hpp"
+#include "core/sample_store.hpp"
 #include "core/suggest.hpp"
+#include "io/csv.hpp"
 #include "io/files.hpp"
 #include "io/io_detail.hpp"
 #include "kscope/columns.hpp"
@@ -17,36 +19,87 @@ namespace {
 const std::vector<std::string> kNoAxes;
 
 // Annotation and the config axes, then the schema's columns, then the info collectors'.
-// `session_of`: the session facts of a config's rows.
-template <typename Row, typename SessionOf>
-Table make_table(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
-                 const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
-  Table t;
-  t.columns.push_back("Annotation");
-  for (const auto& a : configs.empty() ? kNoAxes : configs.front().names()) t.columns.push_back(a);
-  for (const auto& d : definitions) t.columns.push_back(d.spec.name);
-  t.columns.insert(t.columns.end(), info.begin(), info.end());
+template <typename Row>
+std::vector<std::string> table_columns(const std::vector<Config>& configs,
+                                       const std::vector<detail::ColumnDefinition<Row>>& definitions,
+                                       const std::vector<std::string>& info) {
+  std::vector<std::string> columns{"Annotation"};
+  for (const auto& a : configs.empty() ? kNoAxes : configs.front().names()) columns.push_back(a);
+  for (const auto& d : definitions) columns.push_back(d.spec.name);
+  columns.insert(columns.end(), info.begin(), info.end());
+  return columns;
+}
+
+// Calls `take` with each row's cells, in the order of table_columns. `session_of`: the session
+// facts of a config's rows.
+template <typename Row, typename SessionOf, typename Take>
+void for_each_row(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
+                  const std::vector<detail::ColumnDefinition<Row>>& definitions, const Take& take) {
+  std::vector<Cell> cells;
   for (const Row& row : rows) {
-    std::vector<Cell> cells;
-    cells.reserve(t.columns.size());
+    cells.clear();
     cells.emplace_back(row.annotation);
     for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::to_cell(v));
     const SessionInfo& session = session_of(row.config_index);
     for (const auto& d : definitions) cells.push_back(d.cell(row, session));
     cells.insert(cells.end(), row.info.begin(), row.info.end());
-    t.rows.push_back(std::move(cells));
+    take(cells);
   }
+}
+
+template <typename Row, typename SessionOf>
+Table make_table(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
+                 const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
+  Table t{table_columns(configs, definitions, info), {}};
+  for_each_row(configs, session_of, rows, definitions, [&](const std::vector<Cell>& cells) { t.rows.push_back(cells); });
   return t;
 }
+
+// The samples as rows, built one by one from the store.
+std::vector<SampleRow> rows_of(const Samples& samples) { return {samples.begin(), samples.end()}; }
 
 }  // namespace
 
 namespace detail {
 
-Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config>& configs,
-                    const SessionInfo& session, const std::vector<std::string>& info_columns) {
+Table samples_table(const Samples& rows, const std::vector<Config>& configs, const SessionInfo& session,
+                    const std::vector<std::string>& info_columns) {
   return make_table(
-      configs, [&](std::size_t) -> const SessionInfo& { return session; }, rows, sample_column_definitions(), info_columns);
+      configs, [&](std::size_t) -> const SessionInfo& { return session; }, rows_of(rows), sample_column_definitions(),
+      info_columns);
+}
+
+SampleText samples_csv_text(const std::vector<Config>& configs, std::size_t info_columns) {
+  const auto& definitions = sample_column_definitions();
+  const std::size_t axes = configs.empty() ? 0 : configs.front().names().size();
+  const bool alone = 1 + axes + definitions.size() + info_columns == 1;
+  std::vector<SampleText::Column> columns;
+  columns.push_back({SamplePart::label, [alone](const SampleRow& row, const SessionInfo&, std::string& out) {
+                       append_csv_field(out, Cell{row.annotation}, alone);
+                     }});
+  for (std::size_t a = 0; a < axes; ++a)
+    columns.push_back({SamplePart::config, [&configs, a](const SampleRow& row, const SessionInfo&, std::string& out) {
+                         out += ',';
+                         append_csv_field(out, to_cell(configs[row.config_index].values()[a]), false);
+                       }});
+  for (const auto& d : definitions)
+    columns.push_back({d.part, [&d](const SampleRow& row, const SessionInfo& session, std::string& out) {
+                         out += ',';
+                         append_csv_field(out, d.cell(row, session), false);
+                       }});
+  for (std::size_t c = 0; c < info_columns; ++c)
+    columns.push_back({SamplePart::info, [c](const SampleRow& row, const SessionInfo&, std::string& out) {
+                         out += ',';
+                         append_csv_field(out, c < row.info.size() ? row.info[c] : Cell{}, false);
+                       }});
+  return SampleText(std::move(columns), "", "\n");
+}
+
+void check_info_cells(const Samples& samples, std::size_t table_columns, std::size_t info_columns) {
+  const SampleStore& store = samples.store();
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (const std::size_t cells = store.info(store.info_of(i)).size(); cells != info_columns)
+      check_row_shape(i, table_columns - info_columns + cells, table_columns);
 }
 
 }  // namespace detail
@@ -63,7 +116,7 @@ std::string to_string(BackendId backend) {
 }
 
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
-                 std::vector<SampleRow> samples, InfoColumns info_columns, Settings settings,
+                 Samples samples, InfoColumns info_columns, Settings settings,
                  std::vector<SessionInfo> shard_sessions)
     : session_(std::move(session)), configs_(std::move(configs)), rows_(std::move(rows)),
       samples_(std::move(samples)), info_columns_(std::move(info_columns)), settings_(std::move(settings)),
@@ -99,16 +152,42 @@ Table Results::summary_table() const {
 
 Table Results::samples_table() const {
   return make_table(
-      configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, samples_,
+      configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_of(samples_),
       detail::sample_column_definitions(), info_columns_.samples);
 }
 
 void Results::write_csv(const std::string& path) const {
-  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(summary_table(), out); });
+  const auto& definitions = detail::summary_column_definitions();
+  const Table header{table_columns(configs_, definitions, info_columns_.summary), {}};
+  detail::write_whole(path, [&](std::ostream& out) {
+    kscope::write_csv(header, out);
+    std::size_t r = 0;
+    for_each_row(
+        configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_, definitions,
+        [&](const std::vector<Cell>& cells) {
+          detail::check_row_shape(r++, cells.size(), header.columns.size());
+          detail::write_csv_row(cells, out);
+        });
+  });
 }
 
 void Results::write_samples_csv(const std::string& path) const {
-  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(samples_table(), out); });
+  const Table header{table_columns(configs_, detail::sample_column_definitions(), info_columns_.samples), {}};
+  detail::check_info_cells(samples_, header.columns.size(), info_columns_.samples.size());
+  detail::write_whole(path, [&](std::ostream& out) {
+    kscope::write_csv(header, out);
+    if (header.columns.empty()) return;
+    detail::SampleText text = detail::samples_csv_text(configs_, info_columns_.samples.size());
+    std::string buffer;
+    for (std::size_t i = 0; i < samples_.size(); ++i) {
+      text.append(samples_.store(), i, session_of(samples_.store().config(i)), buffer);
+      if (buffer.size() >= detail::kWriteChunk) {
+        out << buffer;
+        buffer.clear();
+      }
+    }
+    out << buffer;
+  });
 }
 
 void Results::write_all(const std::string& prefix) const {

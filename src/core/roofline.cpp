@@ -265,13 +265,13 @@ std::string missing_compute_roof(const SessionInfo& session, FlopKind kind) {
   return {};
 }
 
-RooflinePoint roofline_point(const Work& work, const std::vector<const SampleRow*>& runs, const SessionInfo& session,
+RooflinePoint roofline_point(const Work& work, const std::vector<TimedRun>& runs, const SessionInfo& session,
                              const BoundThresholds& thresholds) {
   std::vector<double> gbps, tflops, dram_pct, compute_pct, dram_roof, compute_roof;
-  for (const SampleRow* run : runs) {
-    const double seconds = run->value * seconds_per(run->unit);
+  for (const TimedRun& run : runs) {
+    const double seconds = run.seconds;
     if (!(seconds > 0)) continue;  // a failed run (NaN)
-    const Roofs roofs = session_roofs(session, run->sm_clock_mhz, run->memory_clock_mhz);
+    const Roofs roofs = session_roofs(session, run.sm_clock_mhz, run.memory_clock_mhz);
     const double bytes_per_s = work.bytes / seconds, flops_per_s = work.flops / seconds;
     const double compute_peak = roofs.flops_per_s(work.kind);
     gbps.push_back(bytes_per_s / 1e9);

@@ -19,6 +19,7 @@
 #include "core/suggest.hpp"
 #include "io/csv.hpp"
 #include "io/files.hpp"
+#include "io/io_detail.hpp"
 #include "io/json_error.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
@@ -68,10 +69,11 @@ class File {
   int fd_;
 };
 
-void append_durably(const std::string& path, const std::string& text) {
+// `durably`: on the disk when it returns.
+void append(const std::string& path, const std::string& text, bool durably) {
   File file(path, O_WRONLY | O_APPEND | O_CREAT);
   file.write(text);
-  file.sync();
+  if (durably) file.sync();
 }
 
 void cut_durably(const std::string& path, std::size_t size) {
@@ -213,49 +215,6 @@ std::vector<std::string> differences(const Json& stored, const Json& now, const 
   return out;
 }
 
-// The samples of one finished config, read back; nullopt when the records are not what this
-// session writes for that config.
-std::optional<std::vector<SampleRow>> read_samples(const std::vector<CsvRecord>& records, std::size_t first,
-                                                   std::size_t count, const Config& config, const Json& info,
-                                                   std::size_t info_columns) {
-  const auto& columns = sample_column_definitions();
-  const std::size_t axes = config.values().size();
-  if (info_columns && !(info.is_array() && info.size() == count)) return std::nullopt;
-  std::vector<SampleRow> rows;
-  for (std::size_t r = first; r < first + count; ++r) {
-    const auto& fields = records[r].fields;
-    if (fields.size() != 1 + axes + columns.size() + info_columns) return std::nullopt;
-    SampleRow row{};
-    row.annotation = fields[0];
-    row.config_index = config.index();
-    for (std::size_t a = 0; a < axes; ++a) {
-      const Cell wanted = to_cell(config.values()[a]);
-      const ColumnType type = std::holds_alternative<std::int64_t>(wanted) ? ColumnType::integer
-                              : std::holds_alternative<double>(wanted)     ? ColumnType::real
-                              : std::holds_alternative<bool>(wanted)       ? ColumnType::boolean
-                                                                           : ColumnType::text;
-      if (parse_cell(fields[1 + a], type) != wanted) return std::nullopt;
-    }
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      if (!columns[c].read) continue;
-      const auto cell = parse_cell(fields[1 + axes + c], columns[c].spec.type);
-      if (!cell) return std::nullopt;
-      columns[c].read(row, *cell);
-    }
-    if (info_columns) {
-      const Json& cells = info[r - first];
-      if (!cells.is_array() || cells.size() != info_columns) return std::nullopt;
-      for (const auto& j : cells) {
-        const auto cell = cell_from(j);
-        if (!cell) return std::nullopt;
-        row.info.push_back(*cell);
-      }
-    }
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 struct ProgressLine {
   std::size_t config;
   std::size_t samples;
@@ -277,8 +236,53 @@ std::optional<ProgressLine> parse_progress(const std::string& line, std::size_t 
   }
 }
 
-std::size_t count_lines(const std::optional<std::string>& text) {
-  return text ? static_cast<std::size_t>(std::count(text->begin(), text->end(), '\n')) : 0;
+// Reads the next `line.samples` records, the samples of a finished config, and gives them to the
+// aggregator; false (and none of them given) when they are not what this session writes for it.
+bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLine& line, const Config& config,
+                  std::size_t info_columns, Aggregator& aggregator) {
+  const auto& columns = sample_column_definitions();
+  const std::size_t axes = config.values().size();
+  if (info_columns && !(line.info.is_array() && line.info.size() == line.samples)) return false;
+  const std::size_t kept = aggregator.samples().size();
+  const auto read = [&] {
+    SampleRow row{};
+    row.config_index = config.index();
+    for (std::size_t r = 0; r < line.samples; ++r) {
+      if (!records.next(record)) return false;
+      const auto& fields = record.fields;
+      if (fields.size() != 1 + axes + columns.size() + info_columns) return false;
+      row.annotation = fields[0];
+      for (std::size_t a = 0; a < axes; ++a) {
+        const Cell wanted = to_cell(config.values()[a]);
+        const ColumnType type = std::holds_alternative<std::int64_t>(wanted) ? ColumnType::integer
+                                : std::holds_alternative<double>(wanted)     ? ColumnType::real
+                                : std::holds_alternative<bool>(wanted)       ? ColumnType::boolean
+                                                                             : ColumnType::text;
+        if (parse_cell(fields[1 + a], type) != wanted) return false;
+      }
+      for (std::size_t c = 0; c < columns.size(); ++c) {
+        if (!columns[c].read) continue;
+        const auto cell = parse_cell(fields[1 + axes + c], columns[c].spec.type);
+        if (!cell) return false;
+        columns[c].read(row, *cell);
+      }
+      row.info.clear();
+      if (info_columns) {
+        const Json& cells = line.info[r];
+        if (!cells.is_array() || cells.size() != info_columns) return false;
+        for (const auto& j : cells) {
+          const auto cell = cell_from(j);
+          if (!cell) return false;
+          row.info.push_back(*cell);
+        }
+      }
+      aggregator.add_sample(row);
+    }
+    return true;
+  };
+  if (read()) return true;
+  aggregator.keep_samples(kept);
+  return false;
 }
 
 }  // namespace
@@ -298,7 +302,12 @@ void check_output_prefix(const Settings& settings) {
 
 SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
                            const std::vector<MetricSpec>& metrics, Aggregator& aggregator)
-    : prefix_(settings.output_prefix), configs_(configs), session_(session), finished_(configs.size(), false) {
+    : prefix_(settings.output_prefix),
+      configs_(configs),
+      session_(session),
+      finished_(configs.size(), false),
+      rows_(samples_csv_text(configs, settings.info_collectors.size())),
+      fsync_interval_s_(settings.fsync_interval_s) {
   for (const auto& c : settings.info_collectors) info_columns_.push_back(c.name);
   Json manifest;
   manifest["kscope_version"] = KSCOPE_VERSION;
@@ -361,79 +370,126 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
                       "give another " + option("output_prefix"));
   }
 
+  // Both files are read a record at a time, and each finished config's samples go to the
+  // aggregator once they are checked: resuming a sweep holds what measuring it held.
   const std::string samples_path = prefix_ + "samples.csv";
   const std::string progress_path = prefix_ + "progress.jsonl";
-  const std::string progress = read_file(progress_path).value_or("");
-  const auto samples = read_file(samples_path);
-  const std::vector<CsvRecord> records = read_csv_records(samples.value_or(""));
   const std::vector<std::string> header = samples_table({}, configs_, session_, info_columns_).columns;
-  if (!records.empty() && records.front().fields != header)
+  std::ifstream samples_file(samples_path, std::ios::binary);
+  CsvRecordReader records(samples_file);
+  CsvRecord record;
+  const bool has_header = records.next(record);
+  if (has_header && record.fields != header)
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
-                      python_list(records.front().fields) + "); was it written by another kscope version? Start " +
+                      python_list(record.fields) + "); was it written by another kscope version? Start " +
                       "the sweep over with " + option("overwrite") + spell(" = true", "=True") + " instead of " +
                       option("resume") + ", or give another " + option("output_prefix"));
 
-  std::vector<SampleRow> kept;
-  std::size_t record = 1, samples_end = records.empty() ? 0 : records.front().end, progress_end = 0, done = 0;
-  for (std::size_t line_end; (line_end = progress.find('\n', progress_end)) != std::string::npos; ++done) {
-    const auto line = parse_progress(progress.substr(progress_end, line_end - progress_end), configs_.size());
-    if (!line || finished_[line->config] || records.empty() || record + line->samples > records.size()) break;
-    auto rows = read_samples(records, record, line->samples, configs_[line->config], line->info, info_columns_.size());
-    if (!rows) break;
-    kept.insert(kept.end(), std::make_move_iterator(rows->begin()), std::make_move_iterator(rows->end()));
+  std::ifstream progress_file(progress_path, std::ios::binary);
+  std::size_t samples_end = has_header ? record.end : 0, progress_end = 0, done = 0, lines = 0;
+  bool intact = has_header;  // every line so far has its config's samples
+  // A last line without its line break was cut off while being written: it does not count.
+  for (std::string text; std::getline(progress_file, text) && !progress_file.eof(); ++lines) {
+    if (!intact) continue;
+    const auto line = parse_progress(text, configs_.size());
+    intact = line && !finished_[line->config] &&
+             read_samples(records, record, *line, configs_[line->config], info_columns_.size(), aggregator);
+    if (!intact) continue;
     aggregator.set_config_outcome(line->config, line->converged, line->thermal_pauses);
     finished_[line->config] = true;
-    record += line->samples;
-    if (line->samples) samples_end = records[record - 1].end;
-    progress_end = line_end + 1;
+    if (line->samples) samples_end = record.end;
+    progress_end += text.size() + 1;
+    ++done;
   }
-  if (done < count_lines(progress))
+  if (done < lines)
     log_warning("'" + samples_path + "' does not hold the samples '" + progress_path + "' lists after the first " +
                 std::to_string(done) + " finished configs: the configs from there on are measured again");
 
   // The files end with the last finished config, as if the sweep had stopped right after it.
-  if (records.empty()) {
+  if (!has_header) {
     std::ostringstream text;
     write_csv(Table{header, {}}, text);
     write_whole(samples_path, text.str());
   } else {
     cut_durably(samples_path, samples_end);
   }
-  if (progress.empty() && progress_end == 0)
+  if (!progress_file.is_open())
     write_whole(progress_path, "");
   else
     cut_durably(progress_path, progress_end);
 
-  written_samples_ = kept.size();
-  aggregator.add_samples(std::move(kept));
+  written_samples_ = aggregator.samples().size();
   log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(done) + " of " +
            std::to_string(configs_.size()) + " configs were measured before; measuring the other " +
            std::to_string(configs_.size() - done));
 }
 
+SampleStream::~SampleStream() {
+  try {
+    sync();
+  } catch (const Error&) {
+  }
+}
+
 void SampleStream::config_finished(std::size_t config_index, const Aggregator& aggregator) {
-  const auto& all = aggregator.samples();
-  const std::vector<SampleRow> rows(all.begin() + static_cast<std::ptrdiff_t>(written_samples_), all.end());
-  std::ostringstream text;
-  write_csv_rows(samples_table(rows, configs_, session_, info_columns_), text);
-  append_durably(prefix_ + "samples.csv", text.str());
-  written_samples_ = all.size();
+  const SampleStore& samples = aggregator.samples();
+  for (std::size_t i = written_samples_; i < samples.size(); ++i) {
+    rows_.append(samples, i, session_, pending_samples_);
+    // A long config's rows go out as they are made, not held as text: without their progress line
+    // they do not count, as a config's in flight.
+    if (pending_samples_.size() >= kWriteChunk) {
+      append(prefix_ + "samples.csv", pending_samples_, false);
+      pending_samples_.clear();
+      unsynced_ = true;
+    }
+  }
 
   const auto& outcome = aggregator.config_outcome(config_index);
   Json line{{"config", config_index},
-            {"samples", rows.size()},
+            {"samples", samples.size() - written_samples_},
             {"converged", outcome.converged ? Json(*outcome.converged) : Json(nullptr)},
             {"thermal_pauses", outcome.thermal_pauses}};
   if (!info_columns_.empty()) {
     Json info = Json::array();
-    for (const auto& row : rows) {
+    for (std::size_t i = written_samples_; i < samples.size(); ++i) {
       Json cells = Json::array();
-      for (const auto& cell : row.info) cells.push_back(cell_json(cell));
+      for (const auto& cell : samples.info(samples.info_of(i))) cells.push_back(cell_json(cell));
       info.push_back(std::move(cells));
     }
     line["info"] = std::move(info);
   }
-  append_durably(prefix_ + "progress.jsonl", line.dump() + "\n");
+  pending_progress_ += line.dump() + "\n";
+  written_samples_ = samples.size();
+
+  if (fsync_interval_s_ == 0) {
+    sync();
+    return;
+  }
+  const auto now = Clock::now();
+  if (now - last_write_ >= kWriteWindow || pending_samples_.size() >= kWriteChunk) write_pending(false);
+  if (unsynced_ && now - last_sync_ >= std::chrono::duration<double>(fsync_interval_s_)) sync();
+}
+
+void SampleStream::write_pending(bool durably) {
+  // The samples before the lines that say they are there; with `durably`, on the disk before.
+  append(prefix_ + "samples.csv", pending_samples_, durably);
+  append(prefix_ + "progress.jsonl", pending_progress_, durably);
+  pending_samples_.clear();
+  pending_progress_.clear();
+  last_write_ = Clock::now();
+  unsynced_ = !durably;
+  if (durably) last_sync_ = last_write_;
+}
+
+void SampleStream::sync() {
+  if (!pending_progress_.empty()) {
+    write_pending(true);
+    return;
+  }
+  if (!unsynced_) return;
+  for (const char* name : {"samples.csv", "progress.jsonl"}) File(prefix_ + name, O_WRONLY).sync();
+  unsynced_ = false;
+  last_sync_ = Clock::now();
 }
 
 }  // namespace kscope::detail

@@ -4,17 +4,23 @@
 //   manifest.json   written when the session opens: the kscope version, the session facts and
 //                   settings that decide what is measured, the sweep's configs
 //   samples.csv     the raw samples of every finished config (the columns of write_samples_csv),
-//                   appended and flushed to disk (fdatasync) as each config finishes
-//   progress.jsonl  one line per finished config, appended once its samples are on disk: how many
-//                   samples it has, whether it converged, its thermal pauses, and the info
-//                   collectors' values of its samples with their types (CSV text loses them)
-// A config counts as finished only once its progress line is complete. Resuming keeps the finished
-// configs and cuts what follows them (a line half-written when the process died included).
+//                   appended as each config finishes
+//   progress.jsonl  one line per finished config, appended after its samples: how many samples it
+//                   has, whether it converged, its thermal pauses, and the info collectors' values
+//                   of its samples with their types (CSV text loses them)
+// With Settings::fsync_interval_s 0, each config's lines are written and flushed to the disk
+// (fdatasync), samples first, as the config finishes. Otherwise finished configs are written
+// together (to the operating system, which keeps them when the process dies) at most kWriteWindow
+// apart, and flushed to the disk at most every fsync_interval_s. A config counts as finished only
+// once its progress line is complete and its samples are in samples.csv. Resuming keeps the
+// finished configs and cuts what follows them (a line half-written when the process died included).
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 #include "core/aggregator.hpp"
+#include "io/sample_text.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
@@ -34,9 +40,22 @@ class SampleStream {
   // Read back from disk: not to be measured again.
   bool finished(std::size_t config_index) const { return finished_[config_index]; }
 
-  // Appends the config's samples (the aggregator's, since the previous call) and its outcome; both
-  // are on disk when it returns.
+  // How long finished configs may wait to be written, unless fsync_interval_s is 0: a killed
+  // process loses at most the configs of its last kWriteWindow, and the config in flight. It saves
+  // the system calls of each config (about 10 us) where configs take microseconds.
+  static constexpr std::chrono::milliseconds kWriteWindow{10};
+
+  // Writes the configs still waiting, and flushes (the destructor does too, ignoring errors).
+  ~SampleStream();
+  SampleStream(const SampleStream&) = delete;
+  SampleStream& operator=(const SampleStream&) = delete;
+
+  // Appends the config's samples (the aggregator's, since the previous call) and its outcome, now or
+  // with the configs that finish within kWriteWindow.
   void config_finished(std::size_t config_index, const Aggregator& aggregator);
+  // Writes the configs still waiting, and flushes the files to the disk: before the files are
+  // written whole at the end of a sweep, or replaced after a failure.
+  void sync();
 
  private:
   void start(const std::string& manifest);
@@ -48,6 +67,15 @@ class SampleStream {
   const SessionInfo& session_;
   std::vector<bool> finished_;
   std::size_t written_samples_ = 0;  // of the aggregator's samples
+
+  using Clock = std::chrono::steady_clock;
+  void write_pending(bool durably);
+
+  SampleText rows_;
+  std::string pending_samples_, pending_progress_;  // finished configs not yet written
+  double fsync_interval_s_;
+  Clock::time_point last_write_ = Clock::now(), last_sync_ = Clock::now();
+  bool unsynced_ = false;  // written, not flushed
 };
 
 }  // namespace kscope::detail

@@ -416,7 +416,23 @@ void Session::finish_config(const Config& config) {
 Results Session::finish() {
   if (energy_) check_idle_drift();
   progress_->finished();
-  return final_results(aggregator_, info_, settings_, configs_.size());
+  bool samples_on_disk = false;
+  if (stream_) {
+    try {
+      stream_->sync();
+      samples_on_disk = true;
+    } catch (const Error&) {  // then samples.csv is written whole again, and a failure of that is reported
+    }
+  }
+  return final_results(aggregator_, info_, settings_, configs_.size(), samples_on_disk);
+}
+
+void Session::settle_stream() noexcept {
+  if (!stream_) return;
+  try {
+    stream_->sync();
+  } catch (const Error&) {  // the files written whole next hold them
+  }
 }
 
 void Session::check_idle_drift() {
@@ -452,6 +468,7 @@ std::string Session::run_label(std::size_t run) const {
 
 void Session::fail(const Config& config, const std::string& what, std::exception_ptr cause,
                    const std::string& aftermath) {
+  settle_stream();
   if (interrupt_requested())
     throw sweep_interrupted(aggregator_, info_, settings_, &config,
                             "in " + config_label(config, configs_.size()) + " during " + what + ", which is dropped (" +
@@ -461,6 +478,7 @@ void Session::fail(const Config& config, const std::string& what, std::exception
 
 void Session::stop_if_interrupted(const Config* config) {
   if (!interrupt_requested()) return;
+  settle_stream();
   if (!config) throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "after the last config");
   if (next_run_ == 0)
     throw sweep_interrupted(aggregator_, info_, settings_, nullptr, "before " + config_label(*config, configs_.size()));

@@ -103,6 +103,9 @@ class Session {
                          const std::string& aftermath = "");
   // Throws SweepInterrupted when Ctrl-C asked the sweep to stop.
   void stop_if_interrupted(const Config* config);
+  // Writes the finished configs the stream holds back, before a stopped sweep's files replace its
+  // samples.csv.
+  void settle_stream() noexcept;
 
   std::vector<Config> configs_;
   const Settings& settings_;

@@ -1,6 +1,7 @@
 #include "kscope/settings.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/backend_choice.hpp"
 #include "core/caller.hpp"
@@ -100,6 +101,9 @@ void Settings::validate() const {
     throw ConfigError(option("shard") + " does not work with " + detail::backend_choice(Backend::ncu) +
                       ": Nsight Compute re-runs the whole program for the sweep. Shard with " +
                       detail::backend_choice(Backend::counters) + " (the same metrics, measured in this process)");
+  if (!(fsync_interval_s >= 0) || std::isinf(fsync_interval_s))
+    throw ConfigError(option("fsync_interval_s") + " must be 0 (flush after every config) or a number of seconds "
+                      "(the default is 1.0)");
   detail::check_bound_thresholds(bound_thresholds);
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");

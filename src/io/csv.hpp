@@ -15,15 +15,29 @@ namespace kscope::detail {
 
 // The table's rows as write_csv writes them, without the header line.
 void write_csv_rows(const Table& table, std::ostream& out);
+// One row (of a table write_csv writes: one cell per column, checked by the caller), one field.
+void write_csv_row(const std::vector<Cell>& cells, std::ostream& out);
+void append_csv_field(std::string& out, const Cell& cell, bool alone_on_line);
 
 struct CsvRecord {
   std::vector<std::string> fields;
   std::size_t end = 0;  // offset just past the record's line break
 };
 
-// The complete records of RFC 4180 text, the header included. A last record without its line
-// break (a file cut off while being written) is left out.
-std::vector<CsvRecord> read_csv_records(std::string_view text);
+// Reads the records of RFC 4180 text one at a time, the header included, so that a file of any
+// size is read in the memory of one record.
+class CsvRecordReader {
+ public:
+  // `in`: read from its current position; a stream that is not open has no records.
+  explicit CsvRecordReader(std::istream& in) : in_(in) {}
+  // The next complete record, its end counted from where reading began; false at the end. A last
+  // record without its line break (a file cut off while being written) is not returned.
+  bool next(CsvRecord& record);
+
+ private:
+  std::istream& in_;
+  std::size_t offset_ = 0;
+};
 
 // A field as write_csv wrote a cell of this type: empty is a missing value (NaN for numbers);
 // nullopt when the text is not such a cell.

@@ -1,43 +1,52 @@
 #include <charconv>
 #include <cmath>
+#include <istream>
+#include <string>
 
 #include "io/csv.hpp"
 
 namespace kscope::detail {
 
-std::vector<CsvRecord> read_csv_records(std::string_view text) {
-  std::vector<CsvRecord> records;
-  CsvRecord record;
-  std::string field;
+bool CsvRecordReader::next(CsvRecord& record) {
+  std::streambuf& in = *in_.rdbuf();
+  std::size_t fields = 0, offset = offset_;
+  // The fields' strings are reused from record to record: reading allocates only for longer ones.
+  const auto start_field = [&]() -> std::string& {
+    if (fields == record.fields.size()) record.fields.emplace_back();
+    std::string& field = record.fields[fields++];
+    field.clear();
+    return field;
+  };
+  std::string* field = &start_field();
   bool quoted = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char ch = text[i];
+  for (int c; (c = in.sbumpc()) != std::char_traits<char>::eof();) {
+    ++offset;
+    const char ch = static_cast<char>(c);
     if (quoted) {
       if (ch != '"') {
-        field += ch;
-      } else if (i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
+        *field += ch;
+      } else if (in.sgetc() == '"') {
+        *field += '"';
+        in.sbumpc();
+        ++offset;
       } else {
         quoted = false;
       }
     } else if (ch == '"') {
       quoted = true;
     } else if (ch == ',') {
-      record.fields.push_back(std::move(field));
-      field.clear();
+      field = &start_field();
     } else if (ch == '\n') {
-      if (!field.empty() && field.back() == '\r') field.pop_back();
-      record.fields.push_back(std::move(field));
-      field.clear();
-      record.end = i + 1;
-      records.push_back(std::move(record));
-      record = {};
+      if (!field->empty() && field->back() == '\r') field->pop_back();
+      record.fields.resize(fields);
+      record.end = offset_ = offset;
+      return true;
     } else {
-      field += ch;
+      *field += ch;
     }
   }
-  return records;  // what follows the last line break is an unfinished record
+  offset_ = offset;
+  return false;  // what follows the last line break is an unfinished record
 }
 
 std::optional<Cell> parse_cell(const std::string& text, ColumnType type) {

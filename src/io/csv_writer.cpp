@@ -33,28 +33,30 @@ std::string cell_text(const Cell& cell) {
 
 // RFC 4180: a field holding a separator, a quote or a line break is quoted, quotes doubled.
 // A lone empty field is quoted too: unquoted it would be a blank line, which readers skip.
-void write_field(std::ostream& out, std::string_view field, bool alone_on_line) {
+void append_field(std::string& out, std::string_view field, bool alone_on_line) {
   const bool quote = field.find_first_of(",\"\r\n") != std::string_view::npos ||
                      (alone_on_line && field.empty());
   if (!quote) {
-    out << field;
+    out += field;
     return;
   }
-  out << '"';
+  out += '"';
   for (char ch : field) {
-    if (ch == '"') out << '"';
-    out << ch;
+    if (ch == '"') out += '"';
+    out += ch;
   }
-  out << '"';
+  out += '"';
 }
 
 template <class Fields, class ToText>
 void write_line(std::ostream& out, const Fields& fields, ToText to_text) {
+  std::string line;
   for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) out << ',';
-    write_field(out, to_text(fields[i]), fields.size() == 1);
+    if (i > 0) line += ',';
+    append_field(line, to_text(fields[i]), fields.size() == 1);
   }
-  out << '\n';
+  line += '\n';
+  out << line;
 }
 
 }  // namespace
@@ -67,6 +69,12 @@ void write_csv(const Table& table, std::ostream& out) {
 }
 
 namespace detail {
+
+void append_csv_field(std::string& out, const Cell& cell, bool alone_on_line) {
+  append_field(out, cell_text(cell), alone_on_line);
+}
+
+void write_csv_row(const std::vector<Cell>& cells, std::ostream& out) { write_line(out, cells, cell_text); }
 
 void write_csv_rows(const Table& table, std::ostream& out) {
   check_table_shape(table);

@@ -2,6 +2,8 @@
 // fields are listed once here, each with how it is written and read back, so that what is saved
 // is exactly what loads. Its fields are its own contract: a new table column does not change the
 // file until it is added here, with a new format version.
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -18,8 +20,10 @@
 
 #include "core/caller.hpp"
 #include "io/files.hpp"
+#include "io/io_detail.hpp"
 #include "io/json_error.hpp"
 #include "io/results_file.hpp"
+#include "io/sample_text.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 
@@ -225,6 +229,7 @@ struct Field {
   std::function<Written(const Row&)> write;
   std::function<void(Row&, const Read&, const std::string& where)> read;  // empty: written only
   bool optional = false;  // added after the format's first files: absent keeps the default
+  detail::SamplePart part = detail::SamplePart::row;  // sample fields: the part of the row written
 };
 
 // A field stored as it is: `access` is a generic lambda returning a reference to it.
@@ -461,19 +466,25 @@ const std::vector<Field<SummaryRow>>& summary_fields() {
   return fields;
 }
 
+Field<SampleRow> showing(detail::SamplePart part, Field<SampleRow> field) {
+  field.part = part;
+  return field;
+}
+
 const std::vector<Field<SampleRow>>& sample_fields() {
   using R = SampleRow;
+  using P = detail::SamplePart;
   static const std::vector<Field<R>> fields{
-      field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; }),
-      field<R>("Config", [](auto& r) -> auto& { return r.config_index; }),
-      field<R>("Run", [](auto& r) -> auto& { return r.run; }),
-      field<R>("Metric", [](auto& r) -> auto& { return r.metric; }),
-      field<R>("Unit", [](auto& r) -> auto& { return r.unit; }),
-      field<R>("Value", [](auto& r) -> auto& { return r.value; }),
-      field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),
-      field<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; }),
-      field<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; }),
-      field<R>("Throttled", [](auto& r) -> auto& { return r.throttled; }),
+      showing(P::label, field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; })),
+      showing(P::config, field<R>("Config", [](auto& r) -> auto& { return r.config_index; })),
+      showing(P::run, field<R>("Run", [](auto& r) -> auto& { return r.run; })),
+      showing(P::label, field<R>("Metric", [](auto& r) -> auto& { return r.metric; })),
+      showing(P::label, field<R>("Unit", [](auto& r) -> auto& { return r.unit; })),
+      showing(P::value, field<R>("Value", [](auto& r) -> auto& { return r.value; })),
+      showing(P::label, field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; })),
+      showing(P::conditions, field<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; })),
+      showing(P::conditions, field<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; })),
+      showing(P::conditions, field<R>("Throttled", [](auto& r) -> auto& { return r.throttled; })),
   };
   return fields;
 }
@@ -620,37 +631,178 @@ std::vector<std::string> measurement_differences(const Settings& a, const Settin
 
 }  // namespace detail
 
+namespace {
+
+// ---- Writing, piece by piece ---------------------------------------------------------------
+// The document is written as Written::dump(1) prints it whole, one piece at a time, so that its
+// size in memory does not grow with the sweep's: the objects of its first and middle members, then
+// each element of its long lists.
+
+// Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
+std::string dumped(const Written& j) { return j.dump(1, ' ', false, Written::error_handler_t::replace); }
+
+// An object's members, as they are printed inside the document: "\n \"key\": value" each, commas
+// between.
+std::string members(const Written& object) {
+  const std::string text = dumped(object);  // "{" members "\n}"
+  return text.substr(1, text.size() - 3);
+}
+
+void indent(std::string& out, std::size_t depth) {
+  out += '\n';
+  out.append(depth, ' ');
+}
+
+}  // namespace
+
+namespace detail {
+
+void append_json(std::string& out, const Written& j, std::size_t depth) {
+  char digits[64];
+  switch (j.type()) {
+    case Written::value_t::null: out += "null"; return;
+    case Written::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
+    case Written::value_t::number_integer:
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<std::int64_t>()).ptr);
+      return;
+    case Written::value_t::number_unsigned:
+      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<std::uint64_t>()).ptr);
+      return;
+    case Written::value_t::number_float: {
+      // dump's own shortest round-trip digits (Grisu2, not always std::to_chars'), without the
+      // serializer that dump builds for every call.
+      const double v = j.get<double>();
+      if (!std::isfinite(v)) out += "null";
+      else out.append(digits, nlohmann::detail::to_chars(digits, digits + sizeof digits, v));
+      return;
+    }
+    case Written::value_t::string: {
+      // Printable ASCII without quotes or backslashes is printed as it is; anything else is
+      // escaped by dump.
+      const auto& text = j.get_ref<const std::string&>();
+      if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+        out += '"';
+        out += text;
+        out += '"';
+      } else {
+        out += dumped(j);
+      }
+      return;
+    }
+    case Written::value_t::array:
+    case Written::value_t::object: {
+      const bool object = j.is_object();
+      if (j.empty()) {
+        out += object ? "{}" : "[]";
+        return;
+      }
+      out += object ? '{' : '[';
+      bool first = true;
+      for (auto it = j.begin(); it != j.end(); ++it, first = false) {
+        if (!first) out += ',';
+        indent(out, depth + 1);
+        if (object) {
+          append_json(out, Written(it.key()), depth + 1);
+          out += ": ";
+        }
+        append_json(out, *it, depth + 1);
+      }
+      indent(out, depth);
+      out += object ? '}' : ']';
+      return;
+    }
+    default: out += dumped(j); return;  // binary: never written by kscope
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+// ",\n \"key\": [...]" with `count` elements, each the text `element` appends (at depth 2).
+void write_list(std::ostream& out, const std::string& key, std::size_t count,
+                const std::function<void(std::size_t, std::string&)>& element) {
+  std::string text = ",\n " + dumped(key) + ": ";
+  if (count == 0) {
+    out << text << "[]";
+    return;
+  }
+  text += "[";
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) text += ",";
+    indent(text, 2);
+    element(i, text);
+    if (text.size() >= detail::kWriteChunk) {
+      out << text;
+      text.clear();
+    }
+  }
+  out << text << "\n ]";
+}
+
+// A member of an object at `depth`: its separator from the member before, its key and its value.
+void append_member(std::string& out, bool first, const std::string& key, const Written& value, std::size_t depth) {
+  if (!first) out += ',';
+  indent(out, depth + 1);
+  out += key;
+  out += ": ";
+  detail::append_json(out, value, depth + 1);
+}
+
+// The sample objects of "samples", made from the store.
+detail::SampleText sample_objects(const std::vector<std::string>& info_columns) {
+  std::vector<detail::SampleText::Column> columns;
+  bool first = true;
+  for (const auto& f : sample_fields()) {
+    columns.push_back({f.part, [&f, first, key = dumped(f.key)](const SampleRow& row, const SessionInfo&,
+                                                                 std::string& out) {
+                         append_member(out, first, key, f.write(row), 2);
+                       }});
+    first = false;
+  }
+  columns.push_back({detail::SamplePart::info, [&info_columns](const SampleRow& row, const SessionInfo&, std::string& out) {
+                       append_member(out, false, "\"Info\"", encode_info(row.info, info_columns), 2);
+                     }});
+  return detail::SampleText(std::move(columns), "{", "\n  }");
+}
+
+}  // namespace
+
 void Results::write_json(std::ostream& out) const {
-  Written doc;
-  doc["format"] = kFormat;
-  doc["version"] = kVersion;
-  doc["kscope_version"] = KSCOPE_VERSION;
-  doc["session"] = write_object(session_, session_fields());
-  doc["settings"] = write_object(settings_, settings_fields());
-  doc["axes"] = Written::array();
+  Written head;
+  head["format"] = kFormat;
+  head["version"] = kVersion;
+  head["kscope_version"] = KSCOPE_VERSION;
+  head["session"] = write_object(session_, session_fields());
+  head["settings"] = write_object(settings_, settings_fields());
+  head["axes"] = Written::array();
   for (const auto& name : axis_names())
-    doc["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
-  doc["configs"] = Written::array();
-  for (const Config& c : configs_) {
+    head["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
+  out << "{" << members(head);
+  write_list(out, "configs", configs_.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
-    for (const Value& v : c.values()) values.push_back(encode(v));
-    doc["configs"].push_back(std::move(values));
-  }
-  doc["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
-  doc["shard_sessions"] = Written::array();
-  for (const auto& s : shard_sessions_) doc["shard_sessions"].push_back(write_object(s, session_fields()));
-  doc["summary"] = Written::array();
-  for (const auto& r : rows_) {
-    doc["summary"].push_back(write_object(r, summary_fields()));
-    doc["summary"].back()["Info"] = encode_info(r.info, info_columns_.summary);
-  }
-  doc["samples"] = Written::array();
-  for (const auto& s : samples_) {
-    doc["samples"].push_back(write_object(s, sample_fields()));
-    doc["samples"].back()["Info"] = encode_info(s.info, info_columns_.samples);
-  }
-  // Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
-  out << doc.dump(1, ' ', false, Written::error_handler_t::replace) << "\n";
+    for (const Value& v : configs_[c].values()) values.push_back(encode(v));
+    detail::append_json(text, values, 2);
+  });
+  Written middle;
+  middle["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
+  middle["shard_sessions"] = Written::array();
+  for (const auto& s : shard_sessions_) middle["shard_sessions"].push_back(write_object(s, session_fields()));
+  out << "," << members(middle);
+  std::vector<std::string> keys;
+  for (const auto& f : summary_fields()) keys.push_back(dumped(f.key));
+  write_list(out, "summary", rows_.size(), [&](std::size_t r, std::string& text) {
+    text += "{";
+    for (std::size_t k = 0; k < keys.size(); ++k) append_member(text, k == 0, keys[k], summary_fields()[k].write(rows_[r]), 2);
+    append_member(text, keys.empty(), "\"Info\"", encode_info(rows_[r].info, info_columns_.summary), 2);
+    text += "\n  }";
+  });
+  detail::SampleText samples = sample_objects(info_columns_.samples);
+  const detail::SampleStore& store = samples_.store();
+  write_list(out, "samples", samples_.size(), [&](std::size_t i, std::string& text) {
+    samples.append(store, i, session_of(store.config(i)), text);
+  });
+  out << "\n}\n";
 }
 
 void Results::write_json(const std::string& path) const {

@@ -37,13 +37,13 @@ void check_table_shape(const Table& table) {
       throw Error("table column '" + name + "' appears twice; column names must be unique");
     }
   }
-  for (std::size_t r = 0; r < table.rows.size(); ++r) {
-    if (table.rows[r].size() != table.columns.size()) {
-      throw Error("table row " + std::to_string(r) + " has " +
-                  std::to_string(table.rows[r].size()) + " cells but the table has " +
-                  std::to_string(table.columns.size()) + " columns");
-    }
-  }
+  for (std::size_t r = 0; r < table.rows.size(); ++r) check_row_shape(r, table.rows[r].size(), table.columns.size());
+}
+
+void check_row_shape(std::size_t row, std::size_t cells, std::size_t columns) {
+  if (cells != columns)
+    throw Error("table row " + std::to_string(row) + " has " + std::to_string(cells) + " cells but the table has " +
+                std::to_string(columns) + " columns");
 }
 
 }  // namespace detail

@@ -2,28 +2,36 @@
 // (SIGKILL, in a child process) or interrupted (SIGINT) and resumed, write failures that keep the
 // results, and the output prefix checked before anything runs.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <thread>
 
+#include "core/sample_stream.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
+#include "resident_memory.hpp"
 #include "test_support.hpp"
 
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
 namespace fs = std::filesystem;
+using kscope_test::reset_peak_rss;
+using kscope_test::status_bytes;
 using kscope_test::TempDir;
 
 namespace {
@@ -102,6 +110,33 @@ Results uninterrupted(int configs, Settings s = streamed("")) {
 
 constexpr std::size_t kRowsPerConfig = kRuns;  // one annotation, one metric
 
+// How much `work` raises the peak resident memory (VmHWM after it, less VmRSS before), run in a
+// child process so that neither the test's heap nor another measurement's serves it; NaN when
+// `work` returns false or throws.
+double peak_growth_in_child(const std::function<bool()>& work) {
+  int fds[2];
+  if (pipe(fds) != 0) return NAN;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    double growth = NAN;
+    try {
+      malloc_trim(0);
+      const double before = status_bytes("VmRSS");
+      reset_peak_rss();
+      if (work()) growth = status_bytes("VmHWM") - before;
+    } catch (...) {
+    }
+    _exit(::write(fds[1], &growth, sizeof growth) == sizeof growth ? 0 : 1);
+  }
+  close(fds[1]);
+  double growth = NAN;
+  if (::read(fds[0], &growth, sizeof growth) != sizeof growth) growth = NAN;
+  close(fds[0]);
+  waitpid(child, nullptr, 0);
+  return growth;
+}
+
 }  // namespace
 
 TEST(Streaming, EachConfigsSamplesAreOnDiskWhenTheNextConfigStarts) {
@@ -115,7 +150,9 @@ TEST(Streaming, EachConfigsSamplesAreOnDiskWhenTheNextConfigStarts) {
     rows_seen.push_back(lines(prefix + "samples.csv").size() - 1);
     progress_seen.push_back(lines(prefix + "progress.jsonl").size());
   };
-  const Results r = profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+  Settings s = streamed(prefix);
+  s.fsync_interval_s = 0;  // each config written and flushed as it finishes
+  const Results r = profile_with_backend(sweep_of(3), s, w.body(), backend);
   EXPECT_EQ(rows_seen, (std::vector<std::size_t>{0, kRowsPerConfig, 2 * kRowsPerConfig}));
   EXPECT_EQ(progress_seen, (std::vector<std::size_t>{0, 1, 2}));
   // At the end the streamed file is what Results writes, and the summary files are there.
@@ -168,6 +205,35 @@ TEST(Streaming, WritingTheSummaryFilesFailsAfterTheSweepAndTheResultsAreKept) {
   }
 }
 
+// By default, configs that finish within SampleStream::kWriteWindow of the last write wait for
+// the next one: a config that takes longer is written as it finishes, and the others at the latest
+// when the sweep ends.
+TEST(Streaming, ConfigsAreWrittenTogetherWithinTheWriteWindow) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  const auto window = kscope::detail::SampleStream::kWriteWindow;
+  SimulatedBackend backend;
+  Workload w(backend);
+  std::vector<std::size_t> progress_seen;
+  w.hook = [&](const Config& c, int) {
+    if (w.calls_per_config[c.index()] != 1) return;
+    progress_seen.push_back(lines(prefix + "progress.jsonl").size());
+    if (c.index() < 2) std::this_thread::sleep_for(window + std::chrono::milliseconds(2));  // configs 1 and 2 are slow
+  };
+  constexpr std::size_t kConfigs = 200;
+  const Results r = profile_with_backend(sweep_of(kConfigs), streamed(prefix), w.body(), backend);
+  ASSERT_EQ(progress_seen.size(), kConfigs);
+  EXPECT_EQ(progress_seen[1], 1u);  // config 1 took longer than the window: written as it finished
+  EXPECT_EQ(progress_seen[2], 2u);
+  std::size_t waiting = 0;  // fast configs finished but not yet written when the next one started
+  for (std::size_t c = 3; c < kConfigs; ++c) waiting += progress_seen[c] < c;
+  EXPECT_GT(waiting, 0u);
+  EXPECT_EQ(lines(prefix + "progress.jsonl").size(), kConfigs);  // the end of the sweep writes them
+  std::ostringstream expected;
+  write_csv(r.samples_table(), expected);
+  EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
+}
+
 TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasured) {
   TempDir dir;
   const std::string prefix = dir.prefix();
@@ -179,8 +245,10 @@ TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasur
       fs::create_directory(prefix + "samples.csv");
     }
   };
+  Settings s = streamed(prefix);
+  s.fsync_interval_s = 0;  // each config written as it finishes
   try {
-    profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
+    profile_with_backend(sweep_of(3), s, w.body(), backend);
     FAIL() << "expected SweepError";
   } catch (const SweepError& e) {
     EXPECT_NE(std::string(e.what()).find("config 2/3 (n=2, dtype=f32) failed in writing its samples under"),
@@ -322,9 +390,10 @@ TEST(Resume, SamplesMissingFromTheFileAreMeasuredAgain) {
     Workload w(backend);
     profile_with_backend(sweep_of(3), streamed(prefix), w.body(), backend);
   }
-  // The last config's samples lost (e.g. the file restored from an older copy).
+  // All but the first of the last config's samples lost (e.g. the file restored from an older
+  // copy): the one left is not kept either.
   auto kept = lines(prefix + "samples.csv");
-  kept.resize(kept.size() - kRowsPerConfig);
+  kept.resize(kept.size() - kRowsPerConfig + 1);
   std::ofstream out(prefix + "samples.csv");
   for (const auto& l : kept) out << l << "\n";
   out.close();
@@ -356,6 +425,34 @@ TEST(Resume, AFinishedSweepMeasuresNothingAndNothingOnDiskMeasuresEverything) {
   const Results r = profile_with_backend(sweep_of(3), s, w2.body(), again);
   EXPECT_EQ(w2.calls, 0);
   expect_same_tables(r, uninterrupted(3));
+}
+
+TEST(Resume, ResumingASweepHoldsAboutWhatMeasuringItHeld) {
+  // 10^6 samples: read back whole before any was checked, they took 1.5 GB to resume (40 times
+  // what measuring them holds); read a record at a time, about as much as measuring.
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  constexpr int kConfigs = 1000;
+  constexpr std::size_t kManyRuns = 1000;
+  Settings s = streamed(prefix);
+  s.runs = kManyRuns;
+  s.warmup_runs = 0;
+  const auto sweep = [&](bool resume) {
+    return [&, resume] {
+      SimulatedBackend backend;
+      Workload w(backend);
+      Settings settings = s;
+      settings.resume = resume;
+      const Results r = profile_with_backend(sweep_of(kConfigs), settings, w.body(), backend);
+      return r.samples().size() == kConfigs * kManyRuns && (w.calls == 0) == resume;
+    };
+  };
+  const double measuring = peak_growth_in_child(sweep(false));
+  ASSERT_TRUE(std::isfinite(measuring)) << "the sweep failed";
+  const double resuming = peak_growth_in_child(sweep(true));
+  ASSERT_TRUE(std::isfinite(resuming)) << "the resumed sweep failed or measured again";
+  constexpr double MB = 1 << 20;
+  EXPECT_LT(resuming, 2 * measuring) << "resuming " << resuming / MB << " MB, measuring " << measuring / MB << " MB";
 }
 
 TEST(Resume, DerivedValuesAndAdaptiveOutcomesComeBackFromDisk) {
@@ -463,6 +560,18 @@ TEST(Resume, NeedsAnOutputPrefixAndAnInProcessBackend) {
   s.output_prefix = "/tmp/x_";
   s.backend = Backend::ncu;
   EXPECT_THROW(s.validate(), ConfigError);
+}
+
+TEST(Streaming, TheFsyncIntervalIsZeroOrSeconds) {
+  Settings s;
+  for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    s.fsync_interval_s = bad;
+    EXPECT_EQ(kscope_test::error_of([&] { s.validate(); }),
+              "Settings::fsync_interval_s must be 0 (flush after every config) or a number of seconds (the default "
+              "is 1.0)");
+  }
+  s.fsync_interval_s = 0;
+  EXPECT_NO_THROW(s.validate());
 }
 
 TEST(Interrupt, SigintStopsTheSweepAtTheEndOfTheRunKeepingEverythingAndRestoringClocks) {

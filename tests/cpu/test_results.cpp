@@ -38,6 +38,45 @@ std::string slurp(const std::filesystem::path& p) {
 
 }  // namespace
 
+// Results::samples() reads as a vector of SampleRow, each built from the columns it is stored in.
+TEST(Results, SamplesReadAsAVectorOfRows) {
+  const Results r = small_results();
+  const Samples& samples = r.samples();
+  ASSERT_EQ(samples.size(), 6u);
+  EXPECT_FALSE(samples.empty());
+  std::vector<SampleRow> rows(samples.begin(), samples.end());
+  ASSERT_EQ(rows.size(), 6u);
+  std::size_t i = 0;
+  for (const SampleRow& s : samples) {
+    EXPECT_EQ(s.annotation, "saxpy");
+    EXPECT_EQ(s.config_index, i / 3);
+    EXPECT_EQ(s.run, i % 3);
+    EXPECT_EQ(s.metric, "test__kernel_duration");
+    EXPECT_EQ(s.unit, "ns");
+    EXPECT_EQ(s.value, 120.0 + 10.0 * static_cast<double>(i % 3) + 40.0 * static_cast<double>(i / 3));  // after a warm-up
+    EXPECT_EQ(s.kernel, "void saxpy<float>(int, float*)");
+    EXPECT_EQ(s.sm_clock_mhz, 1980);
+    EXPECT_EQ(s.memory_clock_mhz, 3201);
+    EXPECT_FALSE(s.throttled);
+    EXPECT_TRUE(s.info.empty());
+    EXPECT_EQ(samples[i].value, s.value);
+    EXPECT_EQ(rows[i].value, s.value);
+    ++i;
+  }
+  EXPECT_EQ(samples.front().value, 120.0);
+  EXPECT_EQ(samples.back().value, 180.0);
+  EXPECT_EQ(samples.end() - samples.begin(), 6);
+  EXPECT_EQ(samples.begin()[4].run, 1u);
+  EXPECT_THROW(samples.at(6), std::out_of_range);
+
+  // Results built from rows, and copies, read the same.
+  const Results built(r.session(), r.configs(), r.rows(), rows, r.info_columns(), r.settings());
+  const Results copy = built;
+  ASSERT_EQ(copy.samples().size(), 6u);
+  for (std::size_t k = 0; k < rows.size(); ++k) EXPECT_EQ(copy.samples()[k].value, rows[k].value);
+  EXPECT_TRUE(Results().samples().empty());
+}
+
 TEST(Results, SummaryColumnsInDocumentedOrder) {
   const Table t = small_results().summary_table();
   const std::vector<std::string> expected{

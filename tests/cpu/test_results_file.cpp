@@ -2,13 +2,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
+#include "io/results_file.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
@@ -487,4 +490,36 @@ TEST_F(ResultsFile, LoadingNamesTheBadField) {
       EXPECT_EQ(std::string(e.what()), k.message);
     }
   }
+}
+
+// The results file's lists are printed piece by piece: each piece exactly as nlohmann's dump(1)
+// prints it inside the document, whatever the value (Grisu2's digits, escapes, invalid UTF-8).
+TEST(ResultsFileText, PiecesArePrintedAsTheWholeDocumentWouldBe) {
+  using Json = nlohmann::ordered_json;
+  std::vector<Json> values{nullptr, true, false, 0, -1, std::int64_t{-9223372036854775807} - 1,
+                           std::uint64_t{18446744073709551615u}, 0.0, -0.0, 1.0, 0.1, 1e-300, 5e-324, 1.7976931348623157e308,
+                           1e21, 123456789012345680.0, "", "plain text", "quote \" and \\ backslash", "tab\tnew\nline\x01",
+                           "\x7f del", "caf\u00e9 \u00b5s", std::string("bad \xff\xfe utf-8"), Json::array(), Json::object(),
+                           Json{{"a", 1}, {"b", Json::array({1, "x", Json::object()})}, {"c", {{"d", nullptr}}}},
+                           Json::array({Json::array(), Json::array({2.5})})};
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::uint64_t bits = random();
+    double v;
+    std::memcpy(&v, &bits, sizeof v);
+    if (std::isfinite(v)) values.push_back(v);
+    values.push_back(std::uniform_real_distribution<double>(-1e6, 1e6)(random));
+  }
+  for (const Json& value : values)
+    for (std::size_t depth : {0, 2, 3}) {
+      std::string nested = value.dump(1, ' ', false, Json::error_handler_t::replace);
+      std::string expected;
+      for (char c : nested) {
+        expected += c;
+        if (c == '\n') expected.append(depth, ' ');
+      }
+      std::string got;
+      kscope::detail::append_json(got, value, depth);
+      EXPECT_EQ(got, expected) << "depth " << depth;
+    }
 }

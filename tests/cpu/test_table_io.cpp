@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "io/csv.hpp"
 #include "io/json_table.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/table.hpp"
@@ -135,6 +137,36 @@ TEST(Csv, RaggedTableIsRejected) {
 
 TEST(Csv, DuplicateColumnIsRejected) {
   EXPECT_THROW(csv(Table{{"a", "a"}, {}}), kscope::Error);
+}
+
+TEST(Csv, RecordsAreReadBackOneAtATimeWithTheirEnds) {
+  const Table table{{"a,b", "plain"},
+                    {{std::string("say \"hi\""), std::string("two\nlines")},
+                     {std::string("cr\rhere"), std::monostate{}},
+                     {std::string(""), std::string("\"")}}};
+  const std::string text = csv(table) + "x,\r\n" + "cut,\"off";  // a CRLF line, then a record cut off
+  std::istringstream in(text);
+  kscope::detail::CsvRecordReader reader(in);
+  kscope::detail::CsvRecord record;
+  std::vector<std::vector<std::string>> fields;
+  std::vector<std::size_t> ends;
+  while (reader.next(record)) {
+    fields.push_back(record.fields);
+    ends.push_back(record.end);
+  }
+  const std::vector<std::vector<std::string>> expected{
+      {"a,b", "plain"}, {"say \"hi\"", "two\nlines"}, {"cr\rhere", ""}, {"", "\""}, {"x", ""}};
+  EXPECT_EQ(fields, expected);
+  ASSERT_EQ(ends.size(), expected.size());
+  const std::string lines = csv(table);
+  EXPECT_EQ(ends[3], lines.size());
+  EXPECT_EQ(ends[4], lines.size() + 4);
+  EXPECT_EQ(text.substr(0, ends[0]), "\"a,b\",plain\n");
+  EXPECT_FALSE(reader.next(record));  // the end stays the end
+
+  std::ifstream missing("/nonexistent/kscope.csv");
+  kscope::detail::CsvRecordReader none(missing);
+  EXPECT_FALSE(none.next(record));
 }
 
 TEST(Json, ParsesBackWithValuesAndNulls) {

@@ -57,7 +57,7 @@ def test_each_configs_samples_are_on_disk_when_the_next_one_starts(sim, tmp_path
     prefix = str(tmp_path / "out_")
     seen = []
 
-    @kscope.analyze.kernel(configs=[(1,), (2,), (3,)], runs=2, output_prefix=prefix, verbosity=0)
+    @kscope.analyze.kernel(configs=[(1,), (2,), (3,)], runs=2, output_prefix=prefix, verbosity=0, fsync_interval_s=0)
     def f(n):
         seen.append(len(lines(f"{prefix}f-0-samples.csv")) - 1)
         with kscope.annotate("k"):
@@ -70,10 +70,35 @@ def test_each_configs_samples_are_on_disk_when_the_next_one_starts(sim, tmp_path
     assert pd.read_csv(f"{prefix}f-0-samples.csv")["Value"].tolist() == results.raw_dataframe()["Value"].tolist()
 
 
+def test_short_configs_are_written_together_and_all_of_them_by_the_end(sim, tmp_path):
+    prefix = str(tmp_path / "out_")
+    seen = []
+
+    @kscope.analyze.kernel(configs=[(n,) for n in range(200)], runs=1, warmup_runs=0, output_prefix=prefix,
+                           verbosity=0)
+    def f(n):
+        seen.append(len(lines(f"{prefix}f-0-progress.jsonl")))
+        with kscope.annotate("k"):
+            sim.launch("kern", n)
+
+    results = f()
+    assert any(written < n for n, written in enumerate(seen))  # some waited for the next write (10 ms apart)
+    assert len(lines(f"{prefix}f-0-progress.jsonl")) == 200
+    assert pd.read_csv(f"{prefix}f-0-samples.csv")["Value"].tolist() == results.raw_dataframe()["Value"].tolist()
+
+
+def test_fsync_interval_is_a_number_of_seconds():
+    with pytest.raises(ConfigError, match=r"fsync_interval_s must be 0 \(flush after every config\) or a number of "
+                                          r"seconds \(the default is 1.0\)"):
+        kscope.analyze.kernel(fsync_interval_s=-1, output_prefix="x_")
+    with pytest.raises(ConfigError, match="fsync_interval_s must be a number, not 'often'"):
+        kscope.analyze.kernel(fsync_interval_s="often")
+
+
 def test_a_killed_sweep_is_resumed_measuring_only_what_is_missing(tmp_path):
     prefix = str(tmp_path / "out_")
     configs = 40
-    process = child(prefix, configs, 0.002)
+    process = child(prefix, configs, 0.003)  # configs of 12 ms: each written as it finishes
     progress = f"{prefix}durable-0-progress.jsonl"
     wait_for_progress(progress, 5, process)
     process.send_signal(signal.SIGKILL)

@@ -108,6 +108,7 @@ class Settings:
     energy_window_s: float
     output_prefix: str
     resume: bool
+    fsync_interval_s: float
     overwrite: bool
     device: int
     shard: tuple[int, int] | None
