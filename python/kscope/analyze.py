@@ -7,13 +7,14 @@ import functools
 import os
 import sys
 import tempfile
+import textwrap
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
-from ._options import Options, VerbosityLevel
+from ._options import BackendName, Options, VerbosityLevel, backend_choices
 from ._results import ProfileResults
 from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
                      SweepWarning, also_builtin)
@@ -44,7 +45,7 @@ def kernel(
     info_collector_errors: Literal["warn", "raise"] = "warn",
     resume: bool = False,
     overwrite: bool = False,
-    backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
+    backend: BackendName | None = None,
     warmup_runs: int = 1,
     adaptive: bool | Mapping[str, Any] | None = None,
     throttled_runs: Literal["keep", "exclude"] = "keep",
@@ -125,10 +126,8 @@ def kernel(
         stops the sweep with a SweepError naming it.
     backend (kscope): None (the default) chooses: the active tool's backend (kscope.activate),
         else from the metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of
-        'cupti' (per-kernel durations), 'events' (region durations), 'counters' (hardware
-        metrics named as in Nsight Compute, in process; `metrics` defaults to the Speed-of-Light
-        preset), 'auto' (counters where permitted, else a duration backend) or 'ncu' (re-runs
-        the script under Nsight Compute). The Backend column says which measured.
+        the engine's backends (the Backend column says which measured):
+        {backend choices}.
     adaptive (kscope): None for exactly `runs` runs; True, or a dict of criterion
         ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
         to sample each config until every measured series meets the target (the Converged
@@ -189,6 +188,11 @@ def kernel(
         return wrapper
 
     return decorate if _func is None else decorate(_func)
+
+
+# The backends come from the engine's registry, with what each measures.
+kernel.__doc__ = (kernel.__doc__ or "").replace(
+    "{backend choices}", textwrap.fill(backend_choices(), width=92, subsequent_indent=" " * 8))
 
 
 class _ProfiledFunction:

@@ -51,17 +51,6 @@ Table samples_table(const std::vector<SampleRow>& rows, const std::vector<Config
 
 }  // namespace detail
 
-std::string to_string(BackendId backend) {
-  switch (backend) {
-    case BackendId::cupti: return "cupti";
-    case BackendId::events: return "events";
-    case BackendId::counters: return "counters";
-    case BackendId::ncu: return "ncu";
-    case BackendId::simulated: return "test (simulated)";
-  }
-  return "?";
-}
-
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
                  std::vector<SampleRow> samples, InfoColumns info_columns, Settings settings,
                  std::vector<SessionInfo> shard_sessions)

@@ -20,6 +20,7 @@
 #include "io/files.hpp"
 #include "io/json_error.hpp"
 #include "io/results_file.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 
@@ -155,16 +156,6 @@ Names<E> named_by_to_string(std::initializer_list<E> values) {
   return names;
 }
 
-const Names<BackendId>& names(BackendId) {
-  static const auto n = named_by_to_string({BackendId::cupti, BackendId::events, BackendId::counters,
-                                            BackendId::ncu, BackendId::simulated});
-  return n;
-}
-const Names<Backend>& names(Backend) {
-  static const auto n = named_by_to_string({Backend::from_metrics, Backend::cupti, Backend::events,
-                                            Backend::counters, Backend::automatic, Backend::ncu});
-  return n;
-}
 const Names<CacheControl>& names(CacheControl) {
   static const auto n = named_by_to_string({CacheControl::all, CacheControl::none});
   return n;
@@ -213,6 +204,20 @@ void decode(const Read& j, E& out, const std::string& where) {
       return;
     }
     listed += (listed.empty() ? "\"" : " or \"") + name + "\"";
+  }
+  bad_value(where, listed.c_str(), j);
+}
+
+// A backend by its name in the backend registry (Settings::backend and what measured).
+Written encode(Backend b) { return to_string(b); }
+void decode(const Read& j, Backend& out, const std::string& where) {
+  std::string listed;
+  for (const Backend b : registered_backends()) {
+    if (j == to_string(b)) {
+      out = b;
+      return;
+    }
+    listed += (listed.empty() ? "\"" : " or \"") + to_string(b) + "\"";
   }
   bad_value(where, listed.c_str(), j);
 }
