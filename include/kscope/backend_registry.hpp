@@ -60,7 +60,7 @@ struct BackendDefinition {
 // before the calls that use it; a definition is never removed.
 Backend register_backend(BackendDefinition definition);
 
-// Every registered backend, in the order registered: kscope's own first.
+// Every registered backend, in the order registered (kscope's own in the order of their table).
 std::vector<Backend> registered_backends();
 
 // A registered backend's definition. Throws InternalError for one that was never registered (in a

@@ -192,7 +192,8 @@ def kernel(
 
 # The backends come from the engine's registry, with what each measures.
 kernel.__doc__ = (kernel.__doc__ or "").replace(
-    "{backend choices}", textwrap.fill(backend_choices(), width=92, subsequent_indent=" " * 8))
+    "{backend choices}",
+    textwrap.fill(backend_choices(), width=92, subsequent_indent=" " * 8, break_on_hyphens=False))
 
 
 class _ProfiledFunction:

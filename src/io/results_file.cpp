@@ -156,6 +156,12 @@ Names<E> named_by_to_string(std::initializer_list<E> values) {
   return names;
 }
 
+// Backends by their names in the backend registry, which a program may extend: read at each use.
+Names<Backend> names(Backend) {
+  Names<Backend> n;
+  for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
+  return n;
+}
 const Names<CacheControl>& names(CacheControl) {
   static const auto n = named_by_to_string({CacheControl::all, CacheControl::none});
   return n;
@@ -187,7 +193,7 @@ const Names<ThrottledRuns>& names(ThrottledRuns) {
 }
 
 template <typename E>
-  requires std::is_enum_v<E>
+  requires requires(E v) { names(v); }
 Written encode(E v) {
   for (const auto& [value, name] : names(v))
     if (value == v) return name;
@@ -195,7 +201,7 @@ Written encode(E v) {
 }
 
 template <typename E>
-  requires std::is_enum_v<E>
+  requires requires(E v) { names(v); }
 void decode(const Read& j, E& out, const std::string& where) {
   std::string listed;
   for (const auto& [value, name] : names(out)) {
@@ -204,20 +210,6 @@ void decode(const Read& j, E& out, const std::string& where) {
       return;
     }
     listed += (listed.empty() ? "\"" : " or \"") + name + "\"";
-  }
-  bad_value(where, listed.c_str(), j);
-}
-
-// A backend by its name in the backend registry (Settings::backend and what measured).
-Written encode(Backend b) { return to_string(b); }
-void decode(const Read& j, Backend& out, const std::string& where) {
-  std::string listed;
-  for (const Backend b : registered_backends()) {
-    if (j == to_string(b)) {
-      out = b;
-      return;
-    }
-    listed += (listed.empty() ? "\"" : " or \"") + to_string(b) + "\"";
   }
   bad_value(where, listed.c_str(), j);
 }
