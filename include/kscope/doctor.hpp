@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "kscope/settings.hpp"
+#include "kscope/backend.hpp"
 
 namespace kscope {
 
@@ -132,7 +132,7 @@ struct BackendAvailability {
 struct DoctorReport {
   DoctorFacts facts;
   std::vector<DoctorCheck> checks;
-  std::vector<BackendAvailability> backends;  // cupti, events, counters, automatic, ncu
+  std::vector<BackendAvailability> backends;  // those of the backend registry with a verdict, in its order
 
   int exit_code() const;  // 0, 1 or 2, as documented at the top of this file
 };

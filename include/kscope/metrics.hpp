@@ -17,14 +17,10 @@
 
 namespace kscope {
 
-// The one metric each duration backend measures.
+// The one metric each duration backend measures (default_metrics() in kscope/backend_registry.hpp
+// gives every backend's).
 inline constexpr const char* kCuptiKernelDuration = "cupti__kernel_duration";
 inline constexpr const char* kEventsRegionDuration = "events__region_duration";
-
-// What a backend measures when Settings::metrics is empty: its duration (cupti, events; and
-// from_metrics, which then chooses cupti), sol_metrics() (counters, automatic),
-// gpu__time_duration.sum (ncu, as Nsight Python).
-std::vector<std::string> default_metrics(Backend backend);
 
 // CUPTI's three kinds of metric, which decide the suffixes a full name needs:
 // counter    base + rollup (.sum .avg .min .max) [+ submetric]: dram__bytes_read.sum.per_second

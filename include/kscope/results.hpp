@@ -19,13 +19,8 @@
 
 namespace kscope {
 
-// What measured a session's numbers (the Backend column).
-enum class BackendId { cupti, events, counters, ncu, simulated };
-// "cupti", "events", "counters", "ncu", "test (simulated)"
-std::string to_string(BackendId backend);
-
 struct SessionInfo {
-  BackendId backend = BackendId::cupti;
+  Backend backend = Backend::cupti;  // what measured (the Backend column): never from_metrics or automatic
   std::size_t replay_passes = 1;  // body calls per run: >1 for counter metrics that need several passes
   CacheControl cache_control = CacheControl::all;
   ClockControl clock_control = ClockControl::none;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kscope/backend.hpp"
 #include "kscope/config.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/progress.hpp"
@@ -14,17 +15,6 @@
 #include "kscope/work.hpp"
 
 namespace kscope {
-
-// Real measurement backends a user may select. The simulated backend used by kscope's own CPU
-// tests is deliberately not listed: it is reachable only through kscope/testing.hpp.
-enum class Backend {
-  from_metrics,  // the default: chosen from Settings::metrics (chosen_backend() below)
-  cupti,     // CUPTI Activity API: per-kernel GPU start/end timestamps (metric cupti__kernel_duration)
-  events,    // CUDA events around each region (metric events__region_duration); no kernel names
-  counters,  // CUPTI range profiler: hardware metrics named as Nsight Compute names them
-  automatic, // counters where permitted, else cupti, with a warning; the row's Backend says which
-  ncu,       // Nsight Compute CLI: re-runs the program under ncu and imports its report (.ncu-rep)
-};
 
 // What one result measures: a kernel, or a whole annotated region (as Nsight Compute's replay modes).
 enum class ReplayMode {
@@ -91,7 +81,6 @@ struct AdaptiveSampling {
   double timeout_s = 600.0;       // wall time for the whole sweep
 };
 
-std::string to_string(Backend b);
 std::string to_string(CacheControl c);
 std::string to_string(ClockControl c);
 std::string to_string(ReplayMode r);

@@ -7,6 +7,7 @@ import math
 import numbers
 import warnings
 from collections.abc import Mapping
+from typing import Literal
 
 from . import _core, _shard, info_collector, tools
 from .errors import ConfigError, ProfilerWarning, also_builtin
@@ -26,10 +27,19 @@ _ENGINE_VERBOSITY = {
     VerbosityLevel.DEBUG: _core.Verbosity.debug,
 }
 
-# backend= names and the engine's Backend each stands for. The engine decides what each measures
-# (kscope._core.default_metrics) and which metrics it accepts (validate). backend=None, the default,
-# is Backend.from_metrics unless a tool is active (kscope.activate).
-BACKENDS = {"cupti": "cupti", "events": "events", "counters": "counters", "auto": "automatic", "ncu": "ncu"}
+# backend= names and the engine's Backend each stands for, from the engine's backend registry, which
+# also says what each measures (kscope._core.default_metrics) and which metrics it accepts (validate).
+# backend=None, the default, is Backend.from_metrics unless a tool is active (kscope.activate).
+BACKENDS = {d.python_name: d.backend for d in _core.backends() if d.python_name}
+# The same names for type checkers; tests/python/test_typing.py checks that they are BACKENDS'.
+BackendName = Literal["cupti", "events", "counters", "auto", "ncu"]
+
+
+def backend_choices():
+    """backend='s choices as analyze.kernel's help lists them: "'cupti' (what it measures), ... or 'ncu' (...)"."""
+    described = [f"{d.python_name!r} ({d.summary})" for d in _core.backends() if d.python_name]
+    return ", ".join(described[:-1]) + " or " + described[-1]
+
 
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
 # info_collector_errors= and the engine's value ('raise' is a Python keyword there).
@@ -262,7 +272,7 @@ class Options:
         s = _core.Settings()
         s.runs = self.runs
         s.warmup_runs = self.warmup_runs
-        s.backend = getattr(_core.Backend, BACKENDS[backend] if backend else "from_metrics")
+        s.backend = BACKENDS[backend] if backend else _core.Backend.from_metrics
         s.metrics = (self.metrics if metrics is None else metrics) or []
         s.output_prefix = output_prefix
         s.resume = self.resume

@@ -7,13 +7,14 @@ import functools
 import os
 import sys
 import tempfile
+import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
 
 from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
-from ._options import Options, VerbosityLevel
+from ._options import BackendName, Options, VerbosityLevel, backend_choices
 from ._results import ProfileResults
 from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
                      SweepWarning, also_builtin)
@@ -108,7 +109,7 @@ def kernel(
     resume: bool = False,
     overwrite: bool = False,
     fsync_interval_s: float = 1.0,
-    backend: Literal["cupti", "events", "counters", "auto", "ncu"] | None = None,
+    backend: BackendName | None = None,
     warmup_runs: int = 1,
     adaptive: bool | Mapping[str, Any] | None = None,
     throttled_runs: Literal["keep", "exclude"] = "keep",
@@ -194,10 +195,8 @@ def kernel(
         stops the sweep with a SweepError naming it.
     backend (kscope): None (the default) chooses: the active tool's backend (kscope.activate),
         else from the metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of
-        'cupti' (per-kernel durations), 'events' (region durations), 'counters' (hardware
-        metrics named as in Nsight Compute, in process; `metrics` defaults to the Speed-of-Light
-        preset), 'auto' (counters where permitted, else a duration backend) or 'ncu' (re-runs
-        the script under Nsight Compute). The Backend column says which measured.
+        the engine's backends (the Backend column says which measured):
+        {backend choices}.
     adaptive (kscope): None for exactly `runs` runs; True, or a dict of criterion
         ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
         to sample each config until every measured series meets the target (the Converged
@@ -260,6 +259,12 @@ def kernel(
         return wrapper
 
     return decorate if _func is None else decorate(_func)
+
+
+# The backends come from the engine's registry, with what each measures.
+kernel.__doc__ = (kernel.__doc__ or "").replace(
+    "{backend choices}",
+    textwrap.fill(backend_choices(), width=92, subsequent_indent=" " * 8, break_on_hyphens=False))
 
 
 class _ProfiledFunction:

@@ -21,6 +21,7 @@
 #include "core/run_recorder.hpp"
 #include "core/sample_store.hpp"
 #include "io/files.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/doctor.hpp"
@@ -403,6 +404,32 @@ py::list column_specs(const std::vector<kscope::ColumnSpec>& columns) {
   return out;
 }
 
+// Backends by name (kscope/backend.hpp), each registered one under its name as an attribute too
+// (Backend.cupti), and the registry's definitions, from which Python's backend= choices come.
+void bind_backends(py::module_& m) {
+  py::class_<kscope::Backend> backend(m, "Backend");
+  backend.def_property_readonly("name", [](kscope::Backend b) { return kscope::to_string(b); })
+      .def_static("named", [](const std::string& name) { return kscope::Backend::named(name); }, py::arg("name"),
+                  "The registered backend of this name; ConfigError naming the registered ones")
+      .def("__eq__", [](kscope::Backend a, kscope::Backend b) { return a == b; }, py::is_operator())
+      .def("__hash__", [](kscope::Backend b) { return py::hash(py::str(kscope::to_string(b))); })
+      .def("__repr__", [](kscope::Backend b) { return "Backend.named('" + kscope::to_string(b) + "')"; });
+  for (const kscope::Backend b : kscope::registered_backends())
+    if (const py::str name(kscope::to_string(b)); name.attr("isidentifier")().cast<bool>()) backend.attr(name) = b;
+  using kscope::BackendDefinition;
+  py::class_<BackendDefinition>(m, "BackendDefinition")
+      .def_property_readonly("backend", [](const BackendDefinition& d) { return kscope::Backend::named(d.name); })
+      .def_readonly("name", &BackendDefinition::name)
+      .def_readonly("python_name", &BackendDefinition::python_name, "backend= in Python; empty where it is not one")
+      .def_readonly("summary", &BackendDefinition::summary)
+      .def_readonly("default_metrics", &BackendDefinition::default_metrics);
+  m.def("backends", [] {
+    std::vector<const BackendDefinition*> out;
+    for (const kscope::Backend b : kscope::registered_backends()) out.push_back(&kscope::definition(b));
+    return out;
+  }, py::return_value_policy::reference, "The backend registry's definitions, in its order");
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The kscope engine (C++), as used by the kscope Python package";
   m.attr("__version__") = KSCOPE_VERSION;
@@ -414,13 +441,7 @@ PYBIND11_MODULE(_core, m) {
   kscope::detail::set_log_sink(std::shared_ptr<PythonConsole>(new PythonConsole));  // not make_shared: see progress_observer
   py::module_::import("atexit").attr("register")(py::cpp_function([] { kscope::detail::set_log_sink(nullptr); }));
 
-  py::enum_<kscope::Backend>(m, "Backend")
-      .value("from_metrics", kscope::Backend::from_metrics)
-      .value("cupti", kscope::Backend::cupti)
-      .value("events", kscope::Backend::events)
-      .value("counters", kscope::Backend::counters)
-      .value("automatic", kscope::Backend::automatic)
-      .value("ncu", kscope::Backend::ncu);
+  bind_backends(m);
   py::enum_<kscope::CacheControl>(m, "CacheControl")
       .value("all", kscope::CacheControl::all)
       .value("none", kscope::CacheControl::none);

@@ -7,8 +7,8 @@
 #include "core/caller.hpp"
 #include "core/exception_message.hpp"
 #include "core/log.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/metrics.hpp"
 
 namespace kscope {
 

@@ -1,23 +1,21 @@
 #include "core/backend_choice.hpp"
 
 #include <algorithm>
-#include <utility>
 
 #include "core/caller.hpp"
 #include "core/metric_request.hpp"
 #include "core/suggest.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/metrics.hpp"
 
 namespace kscope {
 
 namespace detail {
 
 std::string backend_choice(Backend b) {
-  const std::string python = b == Backend::from_metrics ? "None"
-                             : b == Backend::automatic  ? "'auto'"
-                                                        : "'" + to_string(b) + "'";
-  return spell("Backend::" + to_string(b), "backend=" + python);
+  const std::string& python = definition(b).python_name;
+  return spell("Backend::" + to_string(b),
+               "backend=" + (b == Backend::from_metrics ? "None" : "'" + (python.empty() ? to_string(b) : python) + "'"));
 }
 
 }  // namespace detail
@@ -27,9 +25,10 @@ Backend chosen_backend(const Settings& settings) {
   const std::vector<std::string> metrics = detail::backend_metrics(settings.metrics);
   if (metrics.empty()) return Backend::cupti;
   // A duration backend's own metric picks that backend; with anything else it cannot be measured.
-  const std::pair<Backend, std::string> durations[] = {{Backend::cupti, kCuptiKernelDuration},
-                                                       {Backend::events, kEventsRegionDuration}};
-  for (const auto& [duration, own] : durations) {
+  for (const Backend duration : registered_backends()) {
+    const BackendDefinition& d = definition(duration);
+    if (!d.capabilities.measures_duration) continue;
+    const std::string& own = d.default_metrics.front();
     const auto mine = std::count(metrics.begin(), metrics.end(), own);
     if (mine == 0) continue;
     if (static_cast<std::size_t>(mine) == metrics.size()) return duration;

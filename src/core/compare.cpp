@@ -13,6 +13,7 @@
 #include "core/columns.hpp"
 #include "core/significance.hpp"
 #include "core/suggest.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
@@ -34,9 +35,6 @@ std::string format(const char* pattern, double value) {
                     what);
 }
 
-// The backends whose numbers depend on replay_mode (events measure the region either way).
-bool replays(BackendId backend) { return backend != BackendId::events; }
-
 void check_comparable(const Results& baseline, const Results& candidate) {
   const SessionInfo& b = baseline.session();
   const SessionInfo& c = candidate.session();
@@ -46,7 +44,8 @@ void check_comparable(const Results& baseline, const Results& candidate) {
   if (b.clock_control != c.clock_control)
     refuse("clock_control", to_string(b.clock_control), to_string(c.clock_control));
   // Range replay measures a region with the gaps between its kernels; kernel replay each kernel.
-  if (replays(b.backend) && baseline.settings().replay_mode != candidate.settings().replay_mode)
+  if (definition(b.backend).capabilities.replay_modes &&
+      baseline.settings().replay_mode != candidate.settings().replay_mode)
     refuse("replay_mode", to_string(baseline.settings().replay_mode), to_string(candidate.settings().replay_mode));
   const auto& b_axes = baseline.axis_names();
   const auto& c_axes = candidate.axis_names();

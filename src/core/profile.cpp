@@ -1,32 +1,38 @@
-// profile(): checks the request, holds the process's one session, and carries the call out on the
-// route the backend factory gives (in this process unless, e.g., Nsight Compute must re-run it).
+// profile(): checks the request, holds the process's one session, and carries the call out as the
+// backend registry says: on a backend's route (e.g. Nsight Compute re-running the program), else
+// on the chosen backend in this process.
 #include "kscope/profile.hpp"
 
 #include <atomic>
 
-#include "core/backend_factory.hpp"
 #include "core/log.hpp"
 #include "core/metric_request.hpp"
 #include "core/session.hpp"
 #include "core/session_guard.hpp"
 #include "core/sharding.hpp"
-#include "kscope/metrics.hpp"
+#include "kscope/backend_registry.hpp"
+#include "kscope/errors.hpp"
 
 namespace kscope {
 
 Results profile(const Sweep& sweep, const Settings& requested, const Body& body) {
   const Settings settings = detail::resolve_shard(requested);
   detail::check_request(sweep, settings, body);
-  // The duration backends measure one metric of their own: anything else is refused before the GPU is touched.
-  if (const Backend backend = chosen_backend(settings); backend == Backend::cupti || backend == Backend::events)
-    detail::check_requested_metrics(detail::backend_metrics(settings.metrics), default_metrics(backend),
-                                    to_string(backend));
+  const BackendDefinition& chosen = definition(chosen_backend(settings));
+  // A duration backend measures one metric of its own: anything else is refused before the GPU is touched.
+  if (chosen.capabilities.measures_duration)
+    detail::check_requested_metrics(detail::backend_metrics(settings.metrics), chosen.default_metrics, chosen.name);
   detail::LogScope log(settings.verbosity);
   detail::SessionGuard guard;
   static std::atomic<std::size_t> calls{0};
-  detail::BackendFactory& factory = detail::backend_factory();
-  if (auto route = factory.route(sweep, settings, ++calls)) return route->profile(sweep, settings, body);
-  const auto backend = factory.make(settings);
+  const std::size_t call = ++calls;
+  for (const Backend b : registered_backends())
+    if (const auto& route = definition(b).route)
+      if (std::optional<Results> routed = route(sweep, settings, body, call)) return std::move(*routed);
+  if (!chosen.make)
+    throw InternalError("backend '" + chosen.name + "' has no factory and its route left a call naming it to this " +
+                        "process (a bug of its definition in the backend registry)");
+  const auto backend = chosen.make(settings);
   return detail::Session(sweep.configs(), settings, body, *backend).run();
 }
 

@@ -104,17 +104,6 @@ void check_info_cells(const Samples& samples, std::size_t table_columns, std::si
 
 }  // namespace detail
 
-std::string to_string(BackendId backend) {
-  switch (backend) {
-    case BackendId::cupti: return "cupti";
-    case BackendId::events: return "events";
-    case BackendId::counters: return "counters";
-    case BackendId::ncu: return "ncu";
-    case BackendId::simulated: return "test (simulated)";
-  }
-  return "?";
-}
-
 Results::Results(SessionInfo session, std::vector<Config> configs, std::vector<SummaryRow> rows,
                  Samples samples, InfoColumns info_columns, Settings settings,
                  std::vector<SessionInfo> shard_sessions)

@@ -510,8 +510,7 @@ void check_request(const Sweep& sweep, const Settings& settings, const Body& bod
 
 namespace kscope {
 
-// In kscope_core, unlike profile(): a program that measures only on its own backend (kscope's CPU
-// tests) links no backend factory.
+// profile() without the backend registry's route and factory: the caller's backend measures.
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend) {
   const Settings sharded = detail::resolve_shard(settings);

@@ -11,22 +11,11 @@
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
-
-std::string to_string(Backend b) {
-  switch (b) {
-    case Backend::from_metrics: return "from_metrics";
-    case Backend::cupti: return "cupti";
-    case Backend::events: return "events";
-    case Backend::counters: return "counters";
-    case Backend::automatic: return "automatic";
-    case Backend::ncu: return "ncu";
-  }
-  return "?";
-}
 
 std::string to_string(CacheControl c) { return c == CacheControl::all ? "all" : "none"; }
 
@@ -89,18 +78,9 @@ void Settings::validate() const {
   if (resume && overwrite)
     throw ConfigError(option("resume") + " continues the sweep under " + option("output_prefix") + " and " +
                       option("overwrite") + " replaces it: set one of them");
-  if (resume && backend == Backend::ncu)
-    throw ConfigError(option("resume") + " does not work with " + detail::backend_choice(Backend::ncu) +
-                      ": Nsight Compute measures the whole sweep in one re-run of the program, so there is nothing "
-                      "streamed to continue from; run it again with " + option("overwrite") +
-                      detail::spell(" = true", "=True") + " instead of " + option("resume"));
   if (shard && (shard->count == 0 || shard->index >= shard->count))
     throw ConfigError(option("shard") + " is " + std::to_string(shard->index) + " of " + std::to_string(shard->count) +
                       ": give an index from 0 to count - 1 and a count of at least 1");
-  if (shard && shard->count > 1 && chosen_backend(*this) == Backend::ncu)
-    throw ConfigError(option("shard") + " does not work with " + detail::backend_choice(Backend::ncu) +
-                      ": Nsight Compute re-runs the whole program for the sweep. Shard with " +
-                      detail::backend_choice(Backend::counters) + " (the same metrics, measured in this process)");
   if (!(fsync_interval_s >= 0) || std::isinf(fsync_interval_s))
     throw ConfigError(option("fsync_interval_s") + " must be 0 (flush after every config) or a number of seconds "
                       "(the default is 1.0)");
@@ -108,13 +88,23 @@ void Settings::validate() const {
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together
+  const BackendDefinition& measured_by = definition(measuring);
+  if (!measured_by.make && !measured_by.route)
+    throw ConfigError(option("backend") + " is '" + to_string(measuring) + "', which profile() cannot measure with: " +
+                      "its definition in the backend registry has no factory (kscope's simulated backend is given to "
+                      "profile_with_backend instead)");
+  if (measured_by.check) measured_by.check(*this);
   if (!detail::energy_metrics_requested(metrics).empty()) {
-    if (measuring != Backend::cupti && measuring != Backend::events)
+    if (!measured_by.capabilities.energy) {
+      std::string energy_backends;
+      for (const Backend b : registered_backends())
+        if (definition(b).capabilities.energy)
+          energy_backends += (energy_backends.empty() ? "" : " or ") + detail::backend_choice(b);
       throw ConfigError("Invalid value " + detail::python_list(metrics) + " for 'metrics': the energy metrics are "
                         "measured beside kernel durations, over windows of runs repeated back to back, with " +
-                        detail::backend_choice(Backend::cupti) + " or " + detail::backend_choice(Backend::events) +
-                        ", not with " + detail::backend_choice(measuring) +
+                        energy_backends + ", not with " + detail::backend_choice(measuring) +
                         " (whose replay passes and counters change what a run costs). Measure them in two calls");
+    }
     if (!(energy_window_s > 0) || energy_window_s > 3600)
       throw ConfigError(option("energy_window_s") + " must be a duration in seconds from 0 to 3600 (1 s by default: "
                         "the GPU's energy counter updates about every 0.1 s)");
@@ -130,11 +120,6 @@ void Settings::validate() const {
   for (const auto& k : ignore_kernel_list)
     if (k.empty()) throw ConfigError(option("ignore_kernel_list") + " contains an empty kernel name");
   detail::check_info_collectors(info_collectors, {});
-  if (!info_collectors.empty() && measuring == Backend::ncu)
-    throw ConfigError(option("info_collectors") + " cannot be used with " + detail::backend_choice(Backend::ncu) +
-                      ": the body runs in a process that Nsight Compute starts, whose collector values do not come "
-                      "back. Use " + detail::backend_choice(Backend::counters) +
-                      " (the same metric names, measured in this process), or no collectors");
 
   // Their constructors check the thermal and adaptive-sampling fields.
   detail::SamplingPlan(*this, 0.0);

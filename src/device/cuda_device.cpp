@@ -99,7 +99,7 @@ void MeasuredDevice::flush_l2(cudaStream_t stream) {
 
 void MeasuredDevice::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
-SessionInfo MeasuredDevice::describe(BackendId backend) const {
+SessionInfo MeasuredDevice::describe(Backend backend) const {
   SessionInfo info;
   info.backend = backend;
   info.gpu = facts_.name;

@@ -53,7 +53,7 @@ class MeasuredDevice {
   DeviceControl& control() { return control_; }
   // Backend, device (with what its roofs come from), host and rated clocks; the session fills
   // cache and clock control.
-  SessionInfo describe(BackendId backend) const;
+  SessionInfo describe(Backend backend) const;
 
  private:
   const CudaDeviceFacts& facts_;

@@ -4,6 +4,7 @@
 
 #include "core/backend_choice.hpp"
 #include "doctor/rules.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"
 
@@ -271,14 +272,43 @@ std::string counter_problem(const DoctorFacts& f) {
   return "the counters were not probed: " + c.problem;
 }
 
-std::vector<BackendAvailability> backends(const DoctorFacts& f) {
+// Why CUPTI cannot serve a backend here, or empty.
+std::string cupti_problem(const DoctorFacts& f) {
+  if (const std::string gpu = gpu_problem(f); !gpu.empty()) return gpu;
+  if (!f.cupti.problem.empty()) return "CUPTI could not be loaded: " + f.cupti.problem;
+  if (const std::string other = other_cupti_owner(f.cupti); !other.empty())
+    return "another profiler (" + other + ") owns CUPTI in this process";
+  return {};
+}
+
+std::string counters_problem(const DoctorFacts& f) {
+  const std::string cupti = cupti_problem(f);
+  return cupti.empty() ? counter_problem(f) : cupti;
+}
+
+BackendAvailability verdict(const std::string& problem) { return {Backend(), problem.empty(), problem}; }
+
+}  // namespace
+
+namespace doctor {
+
+BackendAvailability cupti_availability(const DoctorFacts& f) { return verdict(cupti_problem(f)); }
+
+BackendAvailability events_availability(const DoctorFacts& f) { return verdict(gpu_problem(f)); }
+
+BackendAvailability counters_availability(const DoctorFacts& f) { return verdict(counters_problem(f)); }
+
+// Available wherever a GPU is: its note says what it falls back to (counters, else cupti, else events).
+BackendAvailability automatic_availability(const DoctorFacts& f) {
   const std::string gpu = gpu_problem(f);
-  std::string cupti = gpu;
-  if (cupti.empty() && !f.cupti.problem.empty()) cupti = "CUPTI could not be loaded: " + f.cupti.problem;
-  if (const std::string other = other_cupti_owner(f.cupti); cupti.empty() && !other.empty())
-    cupti = "another profiler (" + other + ") owns CUPTI in this process";
-  const std::string counters = cupti.empty() ? counter_problem(f) : cupti;
-  std::string ncu = gpu;
+  if (!gpu.empty()) return verdict(gpu);
+  if (counters_problem(f).empty()) return {Backend(), true, "uses counters"};
+  if (cupti_problem(f).empty()) return {Backend(), true, "uses cupti (counters unavailable)"};
+  return {Backend(), true, "uses events (CUPTI unavailable)"};
+}
+
+BackendAvailability ncu_availability(const DoctorFacts& f) {
+  std::string ncu = gpu_problem(f);
   if (ncu.empty() && !f.ncu.problem.empty()) ncu = f.ncu.problem;
   if (ncu.empty() && !f.ncu.rerun_problem.empty())
     ncu = "this process cannot be re-run under ncu: it is " + f.ncu.rerun_problem;
@@ -286,22 +316,8 @@ std::vector<BackendAvailability> backends(const DoctorFacts& f) {
     ncu = "this process already runs under another profiler (" + other + ")";
   if (ncu.empty() && (counters_restricted(f.counters) || (f.counters.probed && !f.counters.problem.empty())))
     ncu = "Nsight Compute needs the hardware counters, which cannot be read here";
-
-  // What Backend::automatic falls back to (counters, else cupti, else events), as its note.
-  std::string automatic = gpu;
-  if (counters.empty()) automatic = "uses counters";
-  else if (cupti.empty()) automatic = "uses cupti (counters unavailable)";
-  else if (gpu.empty()) automatic = "uses events (CUPTI unavailable)";
-  return {{Backend::cupti, cupti.empty(), cupti},
-          {Backend::events, gpu.empty(), gpu},
-          {Backend::counters, counters.empty(), counters},
-          {Backend::automatic, gpu.empty(), automatic},
-          {Backend::ncu, ncu.empty(), ncu}};
+  return verdict(ncu);
 }
-
-}  // namespace
-
-namespace doctor {
 
 std::string cuda_version_text(int version) {
   if (version <= 0) return "unknown";
@@ -352,7 +368,11 @@ DoctorReport assess(DoctorFacts facts) {
   report.checks = {driver_check(facts),  devices_check(facts),     roofs_check(facts), cuda_init_check(facts),
                    nvml_check(facts),    clock_lock_check(facts),  energy_check(facts), cupti_check(facts),
                    cupti_owner_check(facts), counters_check(facts), ncu_check(facts)};
-  report.backends = backends(facts);
+  for (const Backend b : registered_backends())
+    if (const auto& assess_backend = definition(b).assess) {
+      report.backends.push_back(assess_backend(facts));
+      report.backends.back().backend = b;
+    }
   report.facts = std::move(facts);
   return report;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// The conditions the doctor's verdicts rest on, shared by the probe order and the assessment.
+// The conditions the doctor's verdicts rest on, shared by the probe order, the assessment and the
+// backends' rows in the registry.
 #include <string>
 
 #include "kscope/doctor.hpp"
@@ -15,5 +16,13 @@ std::string gpu_problem(const DoctorFacts& facts);
 
 // The other tool that owns CUPTI in this process; empty when CUPTI is free or held by kscope itself.
 std::string other_cupti_owner(const CuptiFacts& cupti);
+
+// Whether each of kscope's backends can run here, and why not (its row in the backend registry
+// names it; the doctor fills in BackendAvailability::backend).
+BackendAvailability cupti_availability(const DoctorFacts& facts);
+BackendAvailability events_availability(const DoctorFacts& facts);
+BackendAvailability counters_availability(const DoctorFacts& facts);
+BackendAvailability automatic_availability(const DoctorFacts& facts);
+BackendAvailability ncu_availability(const DoctorFacts& facts);
 
 }  // namespace kscope::doctor

@@ -24,6 +24,7 @@
 #include "io/json_error.hpp"
 #include "io/results_file.hpp"
 #include "io/sample_text.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 
@@ -159,14 +160,10 @@ Names<E> named_by_to_string(std::initializer_list<E> values) {
   return names;
 }
 
-const Names<BackendId>& names(BackendId) {
-  static const auto n = named_by_to_string({BackendId::cupti, BackendId::events, BackendId::counters,
-                                            BackendId::ncu, BackendId::simulated});
-  return n;
-}
-const Names<Backend>& names(Backend) {
-  static const auto n = named_by_to_string({Backend::from_metrics, Backend::cupti, Backend::events,
-                                            Backend::counters, Backend::automatic, Backend::ncu});
+// Backends by their names in the backend registry, which a program may extend: read at each use.
+Names<Backend> names(Backend) {
+  Names<Backend> n;
+  for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
   return n;
 }
 const Names<CacheControl>& names(CacheControl) {
@@ -200,7 +197,7 @@ const Names<ThrottledRuns>& names(ThrottledRuns) {
 }
 
 template <typename E>
-  requires std::is_enum_v<E>
+  requires requires(E v) { names(v); }
 Written encode(E v) {
   for (const auto& [value, name] : names(v))
     if (value == v) return name;
@@ -208,7 +205,7 @@ Written encode(E v) {
 }
 
 template <typename E>
-  requires std::is_enum_v<E>
+  requires requires(E v) { names(v); }
 void decode(const Read& j, E& out, const std::string& where) {
   std::string listed;
   for (const auto& [value, name] : names(out)) {

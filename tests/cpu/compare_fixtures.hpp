@@ -23,7 +23,7 @@ struct Series {
 
 inline SessionInfo h200() {
   SessionInfo s;
-  s.backend = BackendId::cupti;
+  s.backend = Backend::cupti;
   s.gpu = "NVIDIA H200";
   s.driver_version = "580.65.06";
   return s;

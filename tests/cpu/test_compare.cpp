@@ -117,7 +117,7 @@ TEST(Compare, RowsOnOneSideAreListedWithTheirOwnVerdict) {
 TEST(Compare, RefusesResultsThatMeasureDifferentThings) {
   const Results base = make({"n"}, {{"k", {16}, "t", "ns", around(100)}});
   SessionInfo events = h200();
-  events.backend = BackendId::events;
+  events.backend = Backend::events;
   EXPECT_EQ(refusal(base, make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, events)),
             "compare() refuses to compare results taken with different backends ('cupti' vs 'events'): their "
             "numbers measure different things. Measure both with the same backends");
@@ -139,7 +139,7 @@ TEST(Compare, RefusesResultsThatMeasureDifferentThings) {
   // events always measure the region.
   Settings range;
   range.replay_mode = ReplayMode::range;
-  for (const BackendId backend : {BackendId::counters, BackendId::cupti}) {
+  for (const Backend backend : {Backend::counters, Backend::cupti}) {
     SessionInfo session = h200();
     session.backend = backend;
     const Results kernel_replay = make({"n"}, {{"k", {16}, "t", "ns", around(100)}}, session);

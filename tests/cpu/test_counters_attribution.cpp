@@ -286,7 +286,7 @@ Results sol_results(bool with_memory) {
     rows.push_back(row("copy", 1, memory, 30));
   }
   SessionInfo session;
-  session.backend = BackendId::counters;
+  session.backend = Backend::counters;
   return Results(session, configs, rows, {});
 }
 

@@ -132,14 +132,14 @@ TEST(NcuReport, AppliesTheEngineRulesToTheKernelsNcuMeasured) {
     kernels.push_back({{{"memset_kernel", {10.0}}, {"copy_kernel", {100.0 + r}}}, {{"gemm_kernel", {500.0}}}});
   }
   SessionInfo info;
-  info.backend = BackendId::ncu;
+  info.backend = Backend::ncu;
   info.clock_control = ClockControl::base;  // ncu held the clocks
   info.report_path = "/tmp/r.ncu-rep";
   Settings s = quiet();
   s.ignore_kernel_list = {"memset_kernel"};
   const Results r =
       results_from_report(Sweep().axis("n", {1}), s, info, {{"gpu__time_duration.sum", "ns", ""}}, m, kernels);
-  EXPECT_EQ(r.session().backend, BackendId::ncu);
+  EXPECT_EQ(r.session().backend, Backend::ncu);
   EXPECT_EQ(r.session().report_path, "/tmp/r.ncu-rep");
   EXPECT_EQ(r.session().clock_control, ClockControl::base);
   EXPECT_DOUBLE_EQ(r.at("copy", "gpu__time_duration.sum", 0).avg_value, 100.5);
@@ -164,7 +164,7 @@ TEST(NcuSession, ReRunsThisProgramUnderNcuAndReturnsTheReportAsResults) {
 
   const Results r = profile(saxpy_sweep(), ncu_settings(dir), saxpy_body);
   const std::string report = (dir.path / "e2e_ncu_report.ncu-rep").string();
-  EXPECT_EQ(r.session().backend, BackendId::ncu);
+  EXPECT_EQ(r.session().backend, Backend::ncu);
   EXPECT_EQ(r.session().report_path, report);
   EXPECT_TRUE(fs::exists(report));
   EXPECT_EQ(r.session().gpu, "NVIDIA H200");

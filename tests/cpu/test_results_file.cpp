@@ -53,7 +53,7 @@ std::string slurp(const std::string& p) {
 // axes of all four types (a double axis holding 2.0) and a config no row measured.
 Results handmade_results() {
   SessionInfo session;
-  session.backend = BackendId::counters;
+  session.backend = Backend::counters;
   session.replay_passes = 3;
   session.cache_control = CacheControl::none;
   session.clock_control = ClockControl::base;
@@ -218,7 +218,7 @@ TEST_F(ResultsFile, RoundTripKeepsEveryField) {
   EXPECT_EQ(loaded.samples()[3].value, -inf);
 
   const SessionInfo& s = loaded.session();
-  EXPECT_EQ(s.backend, BackendId::counters);
+  EXPECT_EQ(s.backend, Backend::counters);
   EXPECT_EQ(s.replay_passes, 3u);
   EXPECT_EQ(s.cache_control, CacheControl::none);
   EXPECT_EQ(s.clock_control, ClockControl::base);
@@ -356,7 +356,7 @@ TEST_F(ResultsFile, RoundTripOfAProfiledSweep) {
     EXPECT_EQ(loaded.rows()[i].config_index, original.rows()[i].config_index);
   }
   EXPECT_EQ(loaded.settings().runs, 5u);
-  EXPECT_EQ(loaded.session().backend, BackendId::simulated);
+  EXPECT_EQ(loaded.session().backend, Backend::simulated);
 }
 
 TEST_F(ResultsFile, IsStrictJsonWithItsFormatAndVersion) {
@@ -464,8 +464,8 @@ TEST_F(ResultsFile, LoadingNamesTheBadField) {
       {[](auto& d) { d["samples"][0]["Config"] = 3; },
        file + ": samples row 0 \"Config\" is 3, but the file lists 3 configs"},
       {[](auto& d) { d["session"]["backend"] = "cuda"; },
-       file + ": \"session\" \"backend\" must be \"cupti\" or \"events\" or \"counters\" or \"ncu\" or "
-              "\"test (simulated)\", not \"cuda\""},
+       file + ": \"session\" \"backend\" must be \"from_metrics\" or \"cupti\" or \"events\" or \"counters\" or "
+              "\"automatic\" or \"ncu\" or \"test (simulated)\", not \"cuda\""},
       {[](auto& d) { d["settings"]["adaptive"]["min_runs"] = -1; },
        file + ": \"settings\" \"adaptive\" \"min_runs\" must be a non-negative integer, not -1"},
       {[](auto& d) { d["configs"][1][0] = 1.5; }, file + ": config 1 \"n\" must be an integer, not 1.5"},

@@ -61,7 +61,7 @@ TEST(Runner, CallsBodyWarmupPlusRunsTimesPerConfigAndRecordsOnlyRuns) {
   EXPECT_EQ(r.at("k", "test__kernel_duration", 0).stats.count, 4u);
   EXPECT_DOUBLE_EQ(r.at("k", "test__kernel_duration", 1).avg_value, 200.0);
   EXPECT_EQ(r.rows()[0].kernel, "kernel");
-  EXPECT_EQ(r.session().backend, BackendId::simulated);
+  EXPECT_EQ(r.session().backend, Backend::simulated);
   EXPECT_FALSE(backend.session_open());
 }
 

@@ -62,7 +62,7 @@ void expect_cold_read(kscope::ReplayMode mode) {
     kscope_test::launch_read(in.get(), kFloats, sink.get());
   };
   const auto cold = kscope::profile(kOneConfig, settings, body);
-  EXPECT_EQ(cold.session().backend, kscope::BackendId::counters);
+  EXPECT_EQ(cold.session().backend, kscope::Backend::counters);
   EXPECT_EQ(cold.session().replay_passes, 8u);
   EXPECT_EQ(calls, (settings.warmup_runs + settings.runs) * 8);  // the body runs once per pass
   for (double bytes : samples(cold, "read", kDramRead)) {
@@ -185,7 +185,7 @@ TEST(Counters, LaunchMetricsComeFromEachLaunchWithTheDefaultBackend) {
     Annotation spin("spin");
     kscope_test::launch_spin(1000);  // <<<1, 32>>>
   });
-  EXPECT_EQ(r.session().backend, kscope::BackendId::counters);
+  EXPECT_EQ(r.session().backend, kscope::Backend::counters);
   const auto value = [&](const char* annotation, const char* metric) {
     const auto& row = r.at(annotation, metric, 0);
     EXPECT_EQ(row.stats.min, row.stats.max) << annotation << " " << metric;  // the same launch every run
@@ -314,7 +314,7 @@ TEST(Counters, SharesTheProcessWithTheCuptiBackend) {
     if (b == kscope::Backend::cupti) s.metrics.clear();  // cupti measures its own duration only
     const auto r = kscope::profile(kOneConfig, s, body);
     // automatic: counters are permitted here
-    const auto expected = b == kscope::Backend::cupti ? kscope::BackendId::cupti : kscope::BackendId::counters;
+    const auto expected = b == kscope::Backend::cupti ? kscope::Backend::cupti : kscope::Backend::counters;
     EXPECT_EQ(r.session().backend, expected);
     EXPECT_GT(r.rows().at(0).stats.median, 0.0) << to_string(r.session().backend);
   }

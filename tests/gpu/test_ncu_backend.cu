@@ -59,7 +59,7 @@ TEST(NcuBackend, ThreeConfigSweepMatchesTheCounterBackendAndTheReportOpens) {
   const kscope::Results ncu = kscope::profile(spin_sweep(), settings_for(kscope::Backend::ncu), spin_body);
   const kscope::Results counters = kscope::profile(spin_sweep(), settings_for(kscope::Backend::counters), spin_body);
 
-  EXPECT_EQ(ncu.session().backend, kscope::BackendId::ncu);
+  EXPECT_EQ(ncu.session().backend, kscope::Backend::ncu);
   EXPECT_EQ(ncu.session().clock_control, kscope::ClockControl::none);
   ASSERT_EQ(ncu.rows().size(), counters.rows().size());
   EXPECT_EQ(ncu.summary_table().columns, counters.summary_table().columns);

@@ -10,6 +10,7 @@
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "device/cuda_check.hpp"
+#include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
 
@@ -57,7 +58,7 @@ CountersBackend::CountersBackend(const Settings& settings)
 CountersBackend::~CountersBackend() { end_session(); }
 
 SessionInfo CountersBackend::describe() const {
-  SessionInfo info = device_.describe(BackendId::counters);
+  SessionInfo info = device_.describe(Backend::counters);
   info.replay_passes = passes_;
   return info;
 }

@@ -21,18 +21,6 @@ Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
 
 }  // namespace
 
-std::vector<std::string> default_metrics(Backend backend) {
-  switch (backend) {
-    case Backend::from_metrics:  // without metrics it chooses cupti
-    case Backend::cupti: return {kCuptiKernelDuration};
-    case Backend::events: return {kEventsRegionDuration};
-    case Backend::counters:
-    case Backend::automatic: return sol_metrics();
-    case Backend::ncu: return {"gpu__time_duration.sum"};
-  }
-  return {};
-}
-
 std::vector<std::string> sol_metrics() { return {kDuration, kCompute, kMemory, kDram}; }
 
 std::string to_string(MetricType t) {

@@ -26,7 +26,7 @@ class CuptiBackend final : public MeasurementBackend {
   ~CuptiBackend() override;
 
   std::vector<MetricSpec> metrics() const override;
-  SessionInfo describe() const override { return device_.describe(BackendId::cupti); }
+  SessionInfo describe() const override { return device_.describe(Backend::cupti); }
   DeviceControl* device_control() override { return &device_.control(); }
 
   void begin_session(const Settings& settings) override;

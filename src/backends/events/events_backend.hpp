@@ -15,7 +15,7 @@ class EventsBackend final : public MeasurementBackend {
   explicit EventsBackend(int device);
 
   std::vector<MetricSpec> metrics() const override;
-  SessionInfo describe() const override { return device_.describe(BackendId::events); }
+  SessionInfo describe() const override { return device_.describe(Backend::events); }
   DeviceControl* device_control() override { return &device_.control(); }
 
   void begin_session(const Settings& settings) override { device_.begin_session(settings); }

@@ -27,7 +27,7 @@ std::vector<MetricSpec> ChildBackend::metrics() const {
 
 SessionInfo ChildBackend::describe() const {
   SessionInfo info;
-  info.backend = BackendId::ncu;
+  info.backend = Backend::ncu;
   return info;
 }
 

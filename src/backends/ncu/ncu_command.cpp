@@ -1,7 +1,7 @@
 #include "backends/ncu/ncu_command.hpp"
 
 #include "backends/ncu/range_name.hpp"
-#include "kscope/metrics.hpp"
+#include "kscope/backend_registry.hpp"
 
 namespace kscope::ncu {
 

@@ -170,7 +170,7 @@ Results profile_under_ncu(const Sweep& sweep, const Settings& settings, std::siz
   const bool per_kernel = settings.replay_mode == ReplayMode::kernel;
   const std::vector<RunKernels> kernels = map_kernels(manifest, report, {files.report, files.log, per_kernel});
 
-  info.backend = BackendId::ncu;
+  info.backend = Backend::ncu;
   info.cache_control = settings.cache_control;
   info.clock_control = settings.clock_control;
   info.gpu = report.gpu;

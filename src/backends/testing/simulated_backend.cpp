@@ -31,7 +31,7 @@ std::vector<MetricSpec> SimulatedBackend::metrics() const {
 
 SessionInfo SimulatedBackend::describe() const {
   SessionInfo info;
-  info.backend = BackendId::simulated;
+  info.backend = Backend::simulated;
   info.gpu = simulated_device_.name;
   info.gpu_uuid = "GPU-00000000-0000-0000-0000-000000000000";
   info.host = "simulated";
