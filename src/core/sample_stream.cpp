@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "core/caller.hpp"
+#include "core/cell_json.hpp"
 #include "core/columns.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
@@ -90,40 +92,19 @@ std::optional<std::string> read_file(const std::string& path) {
   return text.str();
 }
 
-Json value_json(const Value& v) {
-  switch (v.type()) {
-    case ValueType::integer: return v.as_int();
-    case ValueType::real: return v.as_double();
-    case ValueType::text: return v.as_string();
-    case ValueType::boolean: return v.as_bool();
-  }
-  return nullptr;
-}
-
-Json cell_json(const Cell& cell) {
+// A config value read back from its cell (in the manifest, or in samples.csv); nullopt for none.
+std::optional<Value> value_of(const Cell& cell) {
   return std::visit(
-      [](const auto& v) -> Json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
-        else return v;
+      [](const auto& v) -> std::optional<Value> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return std::nullopt;
+        else return Value(v);
       },
       cell);
 }
 
-std::optional<Cell> cell_from(const Json& j) {
-  if (j.is_null()) return Cell{};
-  if (j.is_boolean()) return Cell{j.get<bool>()};
-  if (j.is_number_integer()) return Cell{j.get<std::int64_t>()};
-  if (j.is_number_float()) return Cell{j.get<double>()};
-  if (j.is_string()) return Cell{j.get<std::string>()};
-  return std::nullopt;
-}
-
 std::optional<Value> value_from(const Json& j) {
-  if (j.is_boolean()) return Value(j.get<bool>());
-  if (j.is_number_integer()) return Value(j.get<long long>());
-  if (j.is_number_float()) return Value(j.get<double>());
-  if (j.is_string()) return Value(j.get<std::string>());
-  return std::nullopt;
+  const auto cell = cell_from_json(j);
+  return cell ? value_of(*cell) : std::nullopt;
 }
 
 // What decides the numbers a sweep measures: a resumed sweep must have the same. Keys are Settings
@@ -215,6 +196,17 @@ std::vector<std::string> differences(const Json& stored, const Json& now, const 
   return out;
 }
 
+// Whether a samples.csv field is the config value write_csv wrote (a NaN real: an empty field).
+bool holds(const std::string& field, const Value& value) {
+  const ColumnType type = value.type() == ValueType::integer ? ColumnType::integer
+                          : value.type() == ValueType::real  ? ColumnType::real
+                          : value.type() == ValueType::boolean ? ColumnType::boolean
+                                                              : ColumnType::text;
+  const auto cell = parse_cell(field, type);
+  if (cell && std::holds_alternative<std::monostate>(*cell)) return type == ColumnType::real && std::isnan(value.as_double());
+  return cell && value_of(*cell) == value;
+}
+
 struct ProgressLine {
   std::size_t config;
   std::size_t samples;
@@ -253,12 +245,7 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
       if (fields.size() != 1 + axes + columns.size() + info_columns) return false;
       row.annotation = fields[0];
       for (std::size_t a = 0; a < axes; ++a) {
-        const Cell wanted = to_cell(config.values()[a]);
-        const ColumnType type = std::holds_alternative<std::int64_t>(wanted) ? ColumnType::integer
-                                : std::holds_alternative<double>(wanted)     ? ColumnType::real
-                                : std::holds_alternative<bool>(wanted)       ? ColumnType::boolean
-                                                                             : ColumnType::text;
-        if (parse_cell(fields[1 + a], type) != wanted) return false;
+        if (!holds(fields[1 + a], config.values()[a])) return false;
       }
       for (std::size_t c = 0; c < columns.size(); ++c) {
         if (!columns[c].read) continue;
@@ -271,7 +258,7 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
         const Json& cells = line.info[r];
         if (!cells.is_array() || cells.size() != info_columns) return false;
         for (const auto& j : cells) {
-          const auto cell = cell_from(j);
+          const auto cell = cell_from_json(j);
           if (!cell) return false;
           row.info.push_back(*cell);
         }
@@ -317,7 +304,7 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
   Json values = Json::array();
   for (const auto& c : configs) {
     Json row = Json::array();
-    for (const auto& v : c.values()) row.push_back(value_json(v));
+    for (const auto& v : c.values()) row.push_back(cell_json(to_cell(v)));
     values.push_back(std::move(row));
   }
   manifest["configs"] = std::move(values);

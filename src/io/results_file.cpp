@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/caller.hpp"
+#include "core/cell_json.hpp"
 #include "io/files.hpp"
 #include "io/io_detail.hpp"
 #include "io/json_error.hpp"
@@ -49,13 +50,9 @@ std::string loaded_by() { return detail::spell("load_results", "kscope.load"); }
 }
 
 // ---- Values -------------------------------------------------------------------------------------
-// Reals: null for NaN and "Infinity" / "-Infinity" for the infinities, which strict JSON lacks.
+// Reals and cells as every file kscope reads back writes them (core/cell_json.hpp).
 
-Written encode(double v) {
-  if (std::isnan(v)) return nullptr;
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return v;
-}
+Written encode(double v) { return detail::real_json(v); }
 Written encode(const std::string& v) { return v; }
 Written encode(std::size_t v) { return v; }
 Written encode(bool v) { return v; }
@@ -68,11 +65,9 @@ Written encode(const std::vector<double>& v) {
 }
 
 void decode(const Read& j, double& out, const std::string& where) {
-  if (j.is_number()) out = j.get<double>();
-  else if (j.is_null()) out = std::numeric_limits<double>::quiet_NaN();
-  else if (j == "Infinity") out = std::numeric_limits<double>::infinity();
-  else if (j == "-Infinity") out = -std::numeric_limits<double>::infinity();
-  else bad_value(where, "a number, null, \"Infinity\" or \"-Infinity\"", j);
+  const auto real = detail::real_from_json(j);
+  if (!real) bad_value(where, "a number, null, \"Infinity\" or \"-Infinity\"", j);
+  out = *real;
 }
 void decode(const Read& j, std::string& out, const std::string& where) {
   if (!j.is_string()) bad_value(where, "a string", j);
@@ -105,29 +100,12 @@ void decode(const Read& j, std::vector<double>& out, const std::string& where) {
   for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], out[i], where);
 }
 
-// An info collector's cell keeps its type: null, an integer, a real (a non-finite one as
-// {"real": "NaN" | "Infinity" | "-Infinity"}, unlike a text cell), a string or a boolean.
-Written encode(const Cell& cell) {
-  if (const double* v = std::get_if<double>(&cell); v && !std::isfinite(*v))
-    return Written{{"real", std::isnan(*v) ? "NaN" : *v > 0 ? "Infinity" : "-Infinity"}};
-  return std::visit(
-      [](const auto& v) -> Written {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
-        else return v;
-      },
-      cell);
-}
+// An info collector's cell keeps its type (a non-finite real included, unlike a text cell).
+Written encode(const Cell& cell) { return detail::cell_json(cell); }
 Cell decode_cell(const Read& c, const std::string& where) {
-  if (c.is_null()) return std::monostate{};
-  if (c.is_boolean()) return c.get<bool>();
-  if (c.is_number_unsigned() && c.get<std::uint64_t>() > INT64_MAX) bad_value(where, "a 64-bit integer", c);
-  if (c.is_number_integer()) return c.get<std::int64_t>();
-  if (c.is_number_float()) return c.get<double>();
-  if (c.is_string()) return c.get<std::string>();
-  if (c == Read{{"real", "NaN"}}) return std::numeric_limits<double>::quiet_NaN();
-  if (c == Read{{"real", "Infinity"}}) return std::numeric_limits<double>::infinity();
-  if (c == Read{{"real", "-Infinity"}}) return -std::numeric_limits<double>::infinity();
-  bad_value(where, "null, a number, a string, a boolean or {\"real\": \"NaN\"}", c);
+  const auto cell = detail::cell_from_json(c);
+  if (!cell) bad_value(where, "null, a number, a string, a boolean or {\"real\": \"NaN\"}", c);
+  return *cell;
 }
 
 // A row's info cells as {column: cell}, in the order of "info_columns".

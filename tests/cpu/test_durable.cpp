@@ -704,6 +704,46 @@ TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
   }
 }
 
+// NaN and the infinities, in an info collector's cells and on a config axis, come back from disk
+// as the reals they were, not as missing cells or as another sweep's configs.
+TEST(Resume, NonFiniteInfoAndConfigValuesComeBack) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const Sweep sweep = Sweep().axis("n", {1, 2}).axis("limit", {Value(inf), Value(-inf), Value(nan)});
+  Settings s = streamed(prefix);
+  for (const double v : {nan, inf, -inf})
+    s.info_collectors.push_back({"v" + std::to_string(s.info_collectors.size()), CollectionScope::run,
+                                 [v](const CollectionContext&) { return Cell{v}; }});
+  int calls_after_resume = 0;
+  const auto run = [&](bool resume, int fail_at) {
+    SimulatedBackend backend;
+    Workload w(backend);
+    w.hook = [&](const Config& c, int) {
+      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
+    };
+    Settings settings = s;
+    settings.resume = resume;
+    Results r = profile_with_backend(sweep, settings, w.body(), backend);
+    calls_after_resume = w.calls;
+    return r;
+  };
+  EXPECT_THROW(run(false, 4), SweepError);
+  const Results resumed = run(true, -1);
+  EXPECT_EQ(calls_after_resume, static_cast<int>(2 * (kWarmups + kRuns)));  // configs 5 and 6 only
+  ASSERT_EQ(resumed.samples().size(), 6 * kRuns);
+  for (std::size_t i = 0; i < resumed.samples().size(); ++i) {
+    const auto& info = resumed.samples()[i].info;
+    ASSERT_EQ(info.size(), 3u);
+    ASSERT_TRUE(std::holds_alternative<double>(info[0]) && std::holds_alternative<double>(info[1]) &&
+                std::holds_alternative<double>(info[2]))
+        << "sample " << i;
+    EXPECT_TRUE(std::isnan(std::get<double>(info[0])));
+    EXPECT_EQ(std::get<double>(info[1]), inf);
+    EXPECT_EQ(std::get<double>(info[2]), -inf);
+  }
+}
+
 TEST(Interrupt, ABatchStopsAfterTheRunInProgressAndKeepsTheRunsBeforeIt) {
   SimulatedBackend backend;
   backend.set_max_batch_runs(8);  // as the cupti backend batches runs
