@@ -20,6 +20,8 @@
 
 #include "core/caller.hpp"
 #include "core/cell_json.hpp"
+#include "core/json_fields.hpp"
+#include "core/settings_fields.hpp"
 #include "io/files.hpp"
 #include "io/io_detail.hpp"
 #include "io/json_error.hpp"
@@ -32,8 +34,7 @@
 namespace kscope {
 namespace {
 
-using Written = nlohmann::ordered_json;  // keeps the fields in their listed order
-using Read = nlohmann::json;
+using namespace detail::json_fields;
 
 constexpr const char* kFormat = "kscope-results";
 constexpr int kVersion = 1;
@@ -45,63 +46,7 @@ std::string saved_by() {
 }
 std::string loaded_by() { return detail::spell("load_results", "kscope.load"); }
 
-[[noreturn]] void bad_value(const std::string& where, const char* expected, const Read& got) {
-  throw ConfigError(where + " must be " + expected + ", not " + got.dump());
-}
-
-// ---- Values -------------------------------------------------------------------------------------
-// Reals and cells as every file kscope reads back writes them (core/cell_json.hpp).
-
-Written encode(double v) { return detail::real_json(v); }
-Written encode(const std::string& v) { return v; }
-Written encode(std::size_t v) { return v; }
-Written encode(bool v) { return v; }
-Written encode(const std::optional<bool>& v) { return v ? Written(*v) : Written(); }
-Written encode(const std::vector<std::string>& v) { return v; }
-Written encode(const std::vector<double>& v) {
-  Written out = Written::array();
-  for (double x : v) out.push_back(encode(x));
-  return out;
-}
-
-void decode(const Read& j, double& out, const std::string& where) {
-  const auto real = detail::real_from_json(j);
-  if (!real) bad_value(where, "a number, null, \"Infinity\" or \"-Infinity\"", j);
-  out = *real;
-}
-void decode(const Read& j, std::string& out, const std::string& where) {
-  if (!j.is_string()) bad_value(where, "a string", j);
-  out = j.get<std::string>();
-}
-void decode(const Read& j, std::size_t& out, const std::string& where) {
-  if (!j.is_number_unsigned()) bad_value(where, "a non-negative integer", j);
-  out = j.get<std::size_t>();
-}
-void decode(const Read& j, bool& out, const std::string& where) {
-  if (!j.is_boolean()) bad_value(where, "true or false", j);
-  out = j.get<bool>();
-}
-void decode(const Read& j, std::optional<bool>& out, const std::string& where) {
-  if (!j.is_boolean() && !j.is_null()) bad_value(where, "true, false or null", j);
-  out = j.is_null() ? std::nullopt : std::optional<bool>(j.get<bool>());
-}
-void decode(const Read& j, std::vector<std::string>& out, const std::string& where) {
-  if (!j.is_array()) bad_value(where, "a list of strings", j);
-  out.clear();
-  for (const Read& item : j) {
-    if (!item.is_string()) bad_value(where, "a list of strings", j);
-    out.push_back(item.get<std::string>());
-  }
-}
-
-void decode(const Read& j, std::vector<double>& out, const std::string& where) {
-  if (!j.is_array()) bad_value(where, "a list of numbers", j);
-  out.assign(j.size(), 0.0);
-  for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], out[i], where);
-}
-
 // An info collector's cell keeps its type (a non-finite real included, unlike a text cell).
-Written encode(const Cell& cell) { return detail::cell_json(cell); }
 Cell decode_cell(const Read& c, const std::string& where) {
   const auto cell = detail::cell_from_json(c);
   if (!cell) bad_value(where, "null, a number, a string, a boolean or {\"real\": \"NaN\"}", c);
@@ -111,7 +56,7 @@ Cell decode_cell(const Read& c, const std::string& where) {
 // A row's info cells as {column: cell}, in the order of "info_columns".
 Written encode_info(const std::vector<Cell>& cells, const std::vector<std::string>& columns) {
   Written out = Written::object();
-  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) out[columns[i]] = encode(cells[i]);
+  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) out[columns[i]] = detail::cell_json(cells[i]);
   return out;
 }
 
@@ -124,129 +69,6 @@ std::vector<Cell> decode_info(const Read& j, const std::vector<std::string>& col
     cells.push_back(decode_cell(*found, where + " \"" + column + "\""));
   }
   return cells;
-}
-
-// ---- Enumerations, by name ---------------------------------------------------------------------
-
-template <typename E>
-using Names = std::vector<std::pair<E, std::string>>;
-
-template <typename E>
-Names<E> named_by_to_string(std::initializer_list<E> values) {
-  Names<E> names;
-  for (E v : values) names.emplace_back(v, to_string(v));
-  return names;
-}
-
-// Backends by their names in the backend registry, which a program may extend: read at each use.
-Names<Backend> names(Backend) {
-  Names<Backend> n;
-  for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
-  return n;
-}
-const Names<CacheControl>& names(CacheControl) {
-  static const auto n = named_by_to_string({CacheControl::all, CacheControl::none});
-  return n;
-}
-const Names<ClockControl>& names(ClockControl) {
-  static const auto n = named_by_to_string({ClockControl::none, ClockControl::base});
-  return n;
-}
-const Names<ReplayMode>& names(ReplayMode) {
-  static const auto n = named_by_to_string({ReplayMode::kernel, ReplayMode::range});
-  return n;
-}
-const Names<Sampling>& names(Sampling) {
-  static const Names<Sampling> n{{Sampling::fixed, "fixed"}, {Sampling::adaptive, "adaptive"}};
-  return n;
-}
-const Names<StopCriterion>& names(StopCriterion) {
-  static const Names<StopCriterion> n{{StopCriterion::ci_halfwidth, "ci_halfwidth"}, {StopCriterion::rsd, "rsd"}};
-  return n;
-}
-const Names<CollectionScope>& names(CollectionScope) {
-  static const auto n = named_by_to_string({CollectionScope::once, CollectionScope::config, CollectionScope::run,
-                                            CollectionScope::annotation});
-  return n;
-}
-const Names<ThrottledRuns>& names(ThrottledRuns) {
-  static const Names<ThrottledRuns> n{{ThrottledRuns::keep, "keep"}, {ThrottledRuns::exclude, "exclude"}};
-  return n;
-}
-
-template <typename E>
-  requires requires(E v) { names(v); }
-Written encode(E v) {
-  for (const auto& [value, name] : names(v))
-    if (value == v) return name;
-  throw InternalError("an enumerator without a name in the results file (kscope bug: please report it)");
-}
-
-template <typename E>
-  requires requires(E v) { names(v); }
-void decode(const Read& j, E& out, const std::string& where) {
-  std::string listed;
-  for (const auto& [value, name] : names(out)) {
-    if (j == name) {
-      out = value;
-      return;
-    }
-    listed += (listed.empty() ? "\"" : " or \"") + name + "\"";
-  }
-  bad_value(where, listed.c_str(), j);
-}
-
-// ---- Fields -------------------------------------------------------------------------------------
-
-template <typename Row>
-struct Field {
-  std::string key;
-  std::function<Written(const Row&)> write;
-  std::function<void(Row&, const Read&, const std::string& where)> read;  // empty: written only
-  bool optional = false;  // added after the format's first files: absent keeps the default
-  detail::SamplePart part = detail::SamplePart::row;  // sample fields: the part of the row written
-};
-
-// A field stored as it is: `access` is a generic lambda returning a reference to it.
-template <typename Row, typename Access>
-Field<Row> field(std::string key, Access access) {
-  return {key, [access](const Row& row) { return encode(access(row)); },
-          [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
-}
-
-// A field added after the format's first files: a file without it loads with the default.
-template <typename Row>
-Field<Row> added_later(Field<Row> f) {
-  f.optional = true;
-  return f;
-}
-
-template <typename Row>
-Written write_object(const Row& row, const std::vector<Field<Row>>& fields) {
-  Written object = Written::object();
-  for (const auto& f : fields) object[f.key] = f.write(row);
-  return object;
-}
-
-template <typename Row>
-void read_object(const Read& object, Row& row, const std::vector<Field<Row>>& fields, const std::string& where) {
-  if (!object.is_object()) bad_value(where, "an object", object);
-  for (const auto& f : fields) {
-    if (!f.read) continue;
-    const auto found = object.find(f.key);
-    if (found == object.end() && f.optional) continue;
-    if (found == object.end()) throw ConfigError(where + " has no \"" + f.key + "\"");
-    f.read(row, *found, where + " \"" + f.key + "\"");
-  }
-}
-
-// A field holding an object of its own fields.
-template <typename Row, typename Inner, typename Access>
-Field<Row> nested(std::string key, Access access, std::vector<Field<Inner>> fields) {
-  return {key, [access, fields](const Row& row) { return write_object(access(row), fields); },
-          [access, fields](Row& row, const Read& value, const std::string& where) {
-            read_object(value, access(row), fields, where);
-          }};
 }
 
 const std::vector<Field<SessionInfo>>& session_fields() {
@@ -281,77 +103,14 @@ const std::vector<Field<SessionInfo>>& session_fields() {
   return fields;
 }
 
-// What decides what the numbers mean and how they were sampled; the callables cannot be saved, and
-// how the session printed, where it wrote and its thermal guard do not change the numbers.
-const std::vector<Field<Settings>>& settings_fields() {
-  using S = Settings;
-  using A = AdaptiveSampling;
-  static const std::vector<Field<S>> fields{
-      field<S>("runs", [](auto& s) -> auto& { return s.runs; }),
-      field<S>("warmup_runs", [](auto& s) -> auto& { return s.warmup_runs; }),
-      field<S>("backend", [](auto& s) -> auto& { return s.backend; }),
-      field<S>("metrics", [](auto& s) -> auto& { return s.metrics; }),
-      field<S>("replay_mode", [](auto& s) -> auto& { return s.replay_mode; }),
-      field<S>("ncu_sections", [](auto& s) -> auto& { return s.ncu_sections; }),
-      field<S>("cache_control", [](auto& s) -> auto& { return s.cache_control; }),
-      field<S>("clock_control", [](auto& s) -> auto& { return s.clock_control; }),
-      field<S>("ignore_kernel_list", [](auto& s) -> auto& { return s.ignore_kernel_list; }),
-      field<S>("normalize_against", [](auto& s) -> auto& { return s.normalize_against; }),
-      field<S>("sampling", [](auto& s) -> auto& { return s.sampling; }),
-      nested<S, A>("adaptive", [](auto& s) -> auto& { return s.adaptive; },
-                   {
-                       field<A>("criterion", [](auto& a) -> auto& { return a.criterion; }),
-                       field<A>("target_pct", [](auto& a) -> auto& { return a.target_pct; }),
-                       field<A>("min_runs", [](auto& a) -> auto& { return a.min_runs; }),
-                       field<A>("max_runs", [](auto& a) -> auto& { return a.max_runs; }),
-                       field<A>("config_budget_s", [](auto& a) -> auto& { return a.config_budget_s; }),
-                       field<A>("timeout_s", [](auto& a) -> auto& { return a.timeout_s; }),
-                   }),
-      field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
-      field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
-      added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })),
-      added_later(nested<S, BoundThresholds>(
-          "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
-          {
-              field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
-              field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
-          })),
-      {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
-       [](S& s, const Read& value, const std::string& where) {
-         if (value.is_null()) {
-           s.shard.reset();
-           return;
-         }
-         if (!value.is_object() || !value.contains("index") || !value.contains("count"))
-           bad_value(where, "null or {\"index\": i, \"count\": n}", value);
-         Shard shard;
-         decode(value["index"], shard.index, where + " \"index\"");
-         decode(value["count"], shard.count, where + " \"count\"");
-         if (shard.count == 0 || shard.index >= shard.count) bad_value(where, "a shard with index < count", value);
-         s.shard = shard;
-       },
-       true},
-      // Names and scopes: how the info columns were summarized, which merging shards repeats.
-      {"info_collectors",
-       [](const S& s) {
-         Written list = Written::array();
-         for (const auto& c : s.info_collectors) list.push_back({{"name", c.name}, {"scope", to_string(c.scope)}});
-         return list;
-       },
-       [](S& s, const Read& value, const std::string& where) {
-         if (!value.is_array()) bad_value(where, "a list of {\"name\", \"scope\"}", value);
-         s.info_collectors.clear();
-         for (const Read& item : value) {
-           if (!item.is_object() || !item.contains("name") || !item.contains("scope"))
-             bad_value(where, "a list of {\"name\", \"scope\"}", value);
-           InfoCollector c;
-           decode(item["name"], c.name, where + " \"name\"");
-           decode(item["scope"], c.scope, where + " \"scope\"");
-           s.info_collectors.push_back(std::move(c));
-         }
-       },
-       true},
-  };
+// The Settings fields the results file saves (core/settings_fields.cpp lists them with the others).
+const std::vector<Field<Settings>>& saved_settings_fields() {
+  static const auto fields = [] {
+    std::vector<Field<Settings>> saved;
+    for (const auto& f : detail::settings_fields())
+      if (f.saved) saved.push_back(f.json);
+    return saved;
+  }();
   return fields;
 }
 
@@ -468,7 +227,7 @@ const std::vector<Field<SampleRow>>& sample_fields() {
 // "axes": [{"name": "n", "type": "integer"}, ...] and "configs": [[1024, "f32"], ...], so that an
 // integer axis stays integer and a double axis double, whatever the JSON reader does with 2.0.
 
-Written encode(const Value& v) {
+Written encode_value(const Value& v) {
   switch (v.type()) {
     case ValueType::integer: return v.as_int();
     case ValueType::real: return encode(v.as_double());
@@ -591,20 +350,6 @@ void check_format(const Read& doc, const std::string& file) {
 }
 
 }  // namespace
-
-namespace detail {
-
-std::vector<std::string> measurement_differences(const Settings& a, const Settings& b) {
-  std::vector<std::string> out;
-  for (const auto& f : settings_fields()) {
-    if (f.key == "shard") continue;
-    const Written in_a = f.write(a), in_b = f.write(b);
-    if (in_a != in_b) out.push_back(option(f.key) + ": " + in_a.dump() + " and " + in_b.dump());
-  }
-  return out;
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -749,14 +494,14 @@ void Results::write_json(std::ostream& out) const {
   head["version"] = kVersion;
   head["kscope_version"] = KSCOPE_VERSION;
   head["session"] = write_object(session_, session_fields());
-  head["settings"] = write_object(settings_, settings_fields());
+  head["settings"] = write_object(settings_, saved_settings_fields());
   head["axes"] = Written::array();
   for (const auto& name : axis_names())
     head["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
   out << "{" << members(head);
   write_list(out, "configs", configs_.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
-    for (const Value& v : configs_[c].values()) values.push_back(encode(v));
+    for (const Value& v : configs_[c].values()) values.push_back(encode_value(v));
     detail::append_json(text, values, 2);
   });
   Written middle;
@@ -803,7 +548,7 @@ Results load_results(std::istream& in, const std::string& file) {
     SessionInfo session;
     read_object(doc.at("session"), session, session_fields(), file + ": \"session\"");
     Settings settings;
-    read_object(doc.at("settings"), settings, settings_fields(), file + ": \"settings\"");
+    read_object(doc.at("settings"), settings, saved_settings_fields(), file + ": \"settings\"");
     std::vector<Config> configs = read_configs(doc, file);
     InfoColumns info;
     const Read& info_columns = doc.at("info_columns");

@@ -545,6 +545,31 @@ TEST(Resume, ADifferentSessionIsRefusedNamingEveryDifference) {
   EXPECT_EQ(refusal(sweep_of(3), s), "accepted");
 }
 
+TEST(Resume, AManifestOfAnOlderLayoutIsRefusedNamingTheFix) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    Workload w(backend);
+    profile_with_backend(sweep_of(2), streamed(prefix), w.body(), backend);
+  }
+  std::string manifest = read(prefix + "manifest.json");
+  const auto version = manifest.find("\"manifest_version\"");
+  ASSERT_NE(version, std::string::npos);
+  manifest.erase(version, manifest.find('\n', version) - version + 1);
+  std::ofstream(prefix + "manifest.json") << manifest;
+  Settings s = streamed(prefix);
+  s.resume = true;
+  SimulatedBackend backend;
+  Workload w(backend);
+  const std::string message = kscope_test::error_of([&] { profile_with_backend(sweep_of(2), s, w.body(), backend); });
+  EXPECT_NE(message.find("cannot resume from '" + prefix + "manifest.json': it was written by kscope "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("finish the sweep with that kscope, or start the sweep over with Settings::overwrite = true"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Resume, NeedsAnOutputPrefixAndAnInProcessBackend) {
   Settings s;
   s.resume = true;
@@ -697,8 +722,8 @@ TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
     profile_with_backend(sweep_of(3), other, w.body(), backend);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("Settings::info_collectors: [\"cuda (once)\",\"temp (run)\",\"hot (annotation)\"] "
-                                         "on disk, [\"cuda (once)\",\"temp (run)\"] now"),
+    EXPECT_NE(std::string(e.what()).find(R"(Settings::info_collectors: [{"name":"cuda","scope":"once"},{"name":"temp","scope":"run"},{"name":"hot","scope":"annotation"}] )"
+                                         R"(on disk, [{"name":"cuda","scope":"once"},{"name":"temp","scope":"run"}] now)"),
               std::string::npos)
         << e.what();
   }
