@@ -230,8 +230,7 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
       for (std::size_t c = 0; c < columns.size(); ++c) {
         if (!columns[c].read) continue;
         const auto cell = parse_cell(fields[1 + axes + c], columns[c].spec.type);
-        if (!cell) return false;
-        columns[c].read(row, *cell);
+        if (!cell || !columns[c].read(row, *cell)) return false;
       }
       row.info.clear();
       if (info_columns) {

@@ -8,18 +8,17 @@
 #include <cstdint>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "core/caller.hpp"
 #include "core/cell_json.hpp"
+#include "core/columns.hpp"
 #include "core/json_fields.hpp"
 #include "core/settings_fields.hpp"
 #include "io/files.hpp"
@@ -114,112 +113,93 @@ const std::vector<Field<Settings>>& saved_settings_fields() {
   return fields;
 }
 
-// A number of the row's declared work (null without one): the first of its fields read creates it.
-Field<SummaryRow> work_field(std::string key, double Work::*member) {
-  return {key, [member](const SummaryRow& r) { return r.work ? encode((*r.work).*member) : Written(); },
-          [member](SummaryRow& r, const Read& value, const std::string& where) {
-            if (value.is_null()) return;
-            if (!r.work) r.work.emplace();
-            decode(value, (*r.work).*member, where);
-          },
-          true};
+// ---- Rows ---------------------------------------------------------------------------------------
+// Summary and sample rows name their config by its index in "configs"; their other keys are the
+// table columns (core/columns.cpp, each cell in its column's type) without the session facts,
+// which "session" holds once, plus Mean (the un-normalized mean behind a normalized AvgValue) and
+// Info (the info collectors' cells by column, as "info_columns" lists them).
+
+// The summary columns from this one on came after the format's first files: absent, they are empty.
+constexpr const char* kFirstAddedColumn = "WorkBytes";
+
+// What a cell of this type is in the file (a real as encode writes it: null for NaN and empty).
+const char* expected(ColumnType type) {
+  switch (type) {
+    case ColumnType::text: return "a string";
+    case ColumnType::integer: return "a non-negative integer";
+    case ColumnType::real: return "a number, null, \"Infinity\" or \"-Infinity\"";
+    case ColumnType::boolean: return "true or false";
+    case ColumnType::optional_boolean: return "true, false or null";
+    case ColumnType::baseline: return "false or the name of the baseline annotation";
+  }
+  return "?";
 }
 
-// Summary and sample rows name their config by its index in "configs"; the keys are the table
-// columns' names, plus Config, Mean (the un-normalized mean behind a normalized AvgValue) and Info
-// (the info collectors' cells by column, as "info_columns" lists them).
-const std::vector<Field<SummaryRow>>& summary_fields() {
-  using R = SummaryRow;
-  static const std::vector<Field<R>> fields{
-      field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; }),
-      field<R>("Config", [](auto& r) -> auto& { return r.config_index; }),
-      field<R>("Metric", [](auto& r) -> auto& { return r.metric; }),
-      field<R>("Unit", [](auto& r) -> auto& { return r.unit; }),
-      field<R>("AvgValue", [](auto& r) -> auto& { return r.avg_value; }),
-      field<R>("Mean", [](auto& r) -> auto& { return r.stats.mean; }),
-      field<R>("StdDev", [](auto& r) -> auto& { return r.stats.stddev; }),
-      field<R>("MinValue", [](auto& r) -> auto& { return r.stats.min; }),
-      field<R>("MaxValue", [](auto& r) -> auto& { return r.stats.max; }),
-      field<R>("Median", [](auto& r) -> auto& { return r.stats.median; }),
-      field<R>("Q1", [](auto& r) -> auto& { return r.stats.q1; }),
-      field<R>("Q3", [](auto& r) -> auto& { return r.stats.q3; }),
-      field<R>("IQR", [](auto& r) -> auto& { return r.stats.iqr; }),
-      field<R>("P20", [](auto& r) -> auto& { return r.stats.p20; }),
-      field<R>("P80", [](auto& r) -> auto& { return r.stats.p80; }),
-      field<R>("Outliers", [](auto& r) -> auto& { return r.stats.outliers; }),
-      field<R>("NumRuns", [](auto& r) -> auto& { return r.stats.count; }),
-      field<R>("CI95_Lower", [](auto& r) -> auto& { return r.stats.ci95_lower; }),
-      field<R>("CI95_Upper", [](auto& r) -> auto& { return r.stats.ci95_upper; }),
-      field<R>("RelativeStdDevPct", [](auto& r) -> auto& { return r.stats.rsd_pct; }),
-      field<R>("StableMeasurement", [](auto& r) -> auto& { return r.stats.stable; }),
-      {"Normalized", [](const R& r) { return r.normalized.empty() ? Written(false) : Written(r.normalized); },
-       [](R& r, const Read& value, const std::string& where) {  // as in the table: false, or the baseline
-         if (value == false) r.normalized.clear();
-         else if (value.is_string() && !value.get<std::string>().empty()) r.normalized = value.get<std::string>();
-         else bad_value(where, "false or the name of the baseline annotation", value);
-       }},
-      field<R>("NormalizationValue", [](auto& r) -> auto& { return r.normalization_value; }),
-      field<R>("Geomean", [](auto& r) -> auto& { return r.geomean; }),
-      field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),
-      field<R>("ObservedSMClockMHz", [](auto& r) -> auto& { return r.observed_sm_clock_mhz; }),
-      field<R>("ObservedMemoryClockMHz", [](auto& r) -> auto& { return r.observed_memory_clock_mhz; }),
-      field<R>("ThrottledRuns", [](auto& r) -> auto& { return r.throttled_runs; }),
-      field<R>("Converged", [](auto& r) -> auto& { return r.converged; }),
-      field<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
-      work_field("WorkBytes", &Work::bytes),
-      work_field("WorkFLOPs", &Work::flops),
-      {"WorkKind", [](const R& r) { return r.work ? Written(to_string(r.work->kind)) : Written(); },
-       [](R& r, const Read& value, const std::string& where) {
-         if (value.is_null()) return;
-         const auto kind = value.is_string() ? parse_flop_kind(value.get<std::string>()) : std::nullopt;
-         if (!kind) bad_value(where, "null or a kind such as \"fp32\" or \"fp16 tensor\"", value);
-         if (!r.work) r.work.emplace();
-         r.work->kind = *kind;
-       },
-       true},
-      added_later(field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; })),
-      added_later(field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; })),
-      added_later(field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; })),
-      added_later(field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; })),
-      added_later(field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; })),
-      added_later(field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; })),
-      added_later(field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; })),
-      added_later(field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; })),
-      added_later(field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; })),
-      added_later(field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; })),
-      added_later(field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; })),
-      {"Bound", [](const R& r) { return r.roofline.bound ? Written(to_string(*r.roofline.bound)) : Written(); },
-       [](R& r, const Read& value, const std::string& where) {
-         r.roofline.bound.reset();
-         for (Bound b : {Bound::memory, Bound::compute, Bound::latency})
-           if (value == to_string(b)) r.roofline.bound = b;
-         if (!value.is_null() && !r.roofline.bound) bad_value(where, "null, \"memory\", \"compute\" or \"latency\"", value);
-       },
-       true},
+Written column_json(const Cell& cell) {
+  if (const double* v = std::get_if<double>(&cell)) return encode(*v);
+  return detail::cell_json(cell);
+}
+
+// The cell of a column of this type the JSON holds (null: an empty one); nullopt for another.
+std::optional<Cell> column_cell(const Read& j, ColumnType type) {
+  if (j.is_null()) return Cell{};
+  switch (type) {
+    case ColumnType::real:
+      if (const auto v = detail::real_from_json(j)) return Cell{*v};
+      return std::nullopt;
+    case ColumnType::integer:
+      if (j.is_number_unsigned() && j.get<std::uint64_t>() <= INT64_MAX) return Cell{j.get<std::int64_t>()};
+      return std::nullopt;
+    default: {
+      const auto cell = detail::cell_from_json(j);
+      if (cell && (std::holds_alternative<std::string>(*cell) || std::holds_alternative<bool>(*cell))) return cell;
+      return std::nullopt;
+    }
+  }
+}
+
+template <typename Row>
+Field<Row> column_field(const detail::ColumnDefinition<Row>& column, bool added_later) {
+  return {column.spec.name,
+          [&column](const Row& row) { return column_json(column.cell(row, SessionInfo{})); },
+          [&column](Row& row, const Read& value, const std::string& where) {
+            const auto cell = column_cell(value, column.spec.type);
+            if (!cell || !column.read(row, *cell))
+              bad_value(where, column.expected.empty() ? expected(column.spec.type) : column.expected.c_str(), value);
+          },
+          added_later, column.part};
+}
+
+// Annotation and Config, then `more` and the columns that are not session facts.
+template <typename Row>
+std::vector<Field<Row>> row_fields(const std::vector<detail::ColumnDefinition<Row>>& columns,
+                                   std::vector<std::pair<std::string, Field<Row>>> after) {
+  using P = detail::SamplePart;
+  std::vector<Field<Row>> fields{
+      field<Row>("Annotation", [](auto& r) -> auto& { return r.annotation; }),
+      field<Row>("Config", [](auto& r) -> auto& { return r.config_index; }),
   };
+  fields[0].part = P::label;
+  fields[1].part = P::config;
+  bool added_later = false;
+  for (const auto& column : columns) {
+    if (column.part == P::session) continue;
+    added_later = added_later || column.spec.name == kFirstAddedColumn;
+    fields.push_back(column_field(column, added_later));
+    for (auto& [previous, field] : after)
+      if (previous == column.spec.name) fields.push_back(field);
+  }
   return fields;
 }
 
-Field<SampleRow> showing(detail::SamplePart part, Field<SampleRow> field) {
-  field.part = part;
-  return field;
+const std::vector<Field<SummaryRow>>& summary_fields() {
+  static const auto fields = row_fields(detail::summary_column_definitions(),
+                                        {{"AvgValue", field<SummaryRow>("Mean", [](auto& r) -> auto& { return r.stats.mean; })}});
+  return fields;
 }
 
 const std::vector<Field<SampleRow>>& sample_fields() {
-  using R = SampleRow;
-  using P = detail::SamplePart;
-  static const std::vector<Field<R>> fields{
-      showing(P::label, field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; })),
-      showing(P::config, field<R>("Config", [](auto& r) -> auto& { return r.config_index; })),
-      showing(P::run, field<R>("Run", [](auto& r) -> auto& { return r.run; })),
-      showing(P::label, field<R>("Metric", [](auto& r) -> auto& { return r.metric; })),
-      showing(P::label, field<R>("Unit", [](auto& r) -> auto& { return r.unit; })),
-      showing(P::value, field<R>("Value", [](auto& r) -> auto& { return r.value; })),
-      showing(P::label, field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; })),
-      showing(P::conditions, field<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; })),
-      showing(P::conditions, field<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; })),
-      showing(P::conditions, field<R>("Throttled", [](auto& r) -> auto& { return r.throttled; })),
-  };
+  static const auto fields = row_fields(detail::sample_column_definitions(), {});
   return fields;
 }
 
