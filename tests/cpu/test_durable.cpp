@@ -108,6 +108,20 @@ Results uninterrupted(int configs, Settings s = streamed("")) {
   return profile_with_backend(sweep_of(configs), s, w.body(), backend);
 }
 
+// The sweep measured with `s`, resumed or not, by a body that fails at config `fail_at` (-1: at
+// none); `calls`, if given, receives how often the body ran.
+Results measure_failing_at(const Sweep& sweep, Settings s, bool resume, int fail_at, int* calls = nullptr) {
+  SimulatedBackend backend;
+  Workload w(backend);
+  w.hook = [&](const Config& c, int) {
+    if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
+  };
+  s.resume = resume;
+  Results r = profile_with_backend(sweep, s, w.body(), backend);
+  if (calls) *calls = w.calls;
+  return r;
+}
+
 constexpr std::size_t kRowsPerConfig = kRuns;  // one annotation, one metric
 
 // How much `work` raises the peak resident memory (VmHWM after it, less VmRSS before), run in a
@@ -467,16 +481,7 @@ TEST(Resume, DerivedValuesAndAdaptiveOutcomesComeBackFromDisk) {
     ++derived_calls;
     return std::vector<DerivedValue>{{"bandwidth", 1e6 / v.front(), "B/s"}};
   };
-  const auto run = [&](bool resume, int fail_at) {
-    SimulatedBackend backend;
-    Workload w(backend);
-    w.hook = [&](const Config& c, int) {
-      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
-    };
-    Settings settings = s;
-    settings.resume = resume;
-    return profile_with_backend(sweep_of(4), settings, w.body(), backend);
-  };
+  const auto run = [&](bool resume, int fail_at) { return measure_failing_at(sweep_of(4), s, resume, fail_at); };
   EXPECT_THROW(run(false, 2), SweepError);
   derived_calls = 0;
   const Results resumed = run(true, -1);
@@ -698,16 +703,7 @@ TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
   s.info_collectors.push_back({"hot", CollectionScope::annotation, [](const CollectionContext& c) {
                                  return c.run % 2 ? Cell{true} : Cell{};
                                }});
-  const auto run = [&](bool resume, int fail_at) {
-    SimulatedBackend backend;
-    Workload w(backend);
-    w.hook = [&](const Config& c, int) {
-      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
-    };
-    Settings settings = s;
-    settings.resume = resume;
-    return profile_with_backend(sweep_of(3), settings, w.body(), backend);
-  };
+  const auto run = [&](bool resume, int fail_at) { return measure_failing_at(sweep_of(3), s, resume, fail_at); };
   EXPECT_THROW(run(false, 2), SweepError);
   const Results resumed = run(true, -1);
   expect_same_tables(resumed, uninterrupted(3, s));
@@ -740,21 +736,9 @@ TEST(Resume, NonFiniteInfoAndConfigValuesComeBack) {
   for (const double v : {nan, inf, -inf})
     s.info_collectors.push_back({"v" + std::to_string(s.info_collectors.size()), CollectionScope::run,
                                  [v](const CollectionContext&) { return Cell{v}; }});
+  EXPECT_THROW(measure_failing_at(sweep, s, false, 4), SweepError);
   int calls_after_resume = 0;
-  const auto run = [&](bool resume, int fail_at) {
-    SimulatedBackend backend;
-    Workload w(backend);
-    w.hook = [&](const Config& c, int) {
-      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
-    };
-    Settings settings = s;
-    settings.resume = resume;
-    Results r = profile_with_backend(sweep, settings, w.body(), backend);
-    calls_after_resume = w.calls;
-    return r;
-  };
-  EXPECT_THROW(run(false, 4), SweepError);
-  const Results resumed = run(true, -1);
+  const Results resumed = measure_failing_at(sweep, s, true, -1, &calls_after_resume);
   EXPECT_EQ(calls_after_resume, static_cast<int>(2 * (kWarmups + kRuns)));  // configs 5 and 6 only
   ASSERT_EQ(resumed.samples().size(), 6 * kRuns);
   for (std::size_t i = 0; i < resumed.samples().size(); ++i) {
