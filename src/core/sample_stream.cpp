@@ -113,7 +113,7 @@ constexpr int kManifestVersion = 2;
 // What a resumed sweep must share: the Settings fields of how it is measured
 // (core/settings_fields.cpp), with the backend and metrics as the session resolved them, the GPU,
 // and the shard it measures.
-Json measured_with(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
+Json identity(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
   Json j = settings_json(s, {SettingsRole::measurement});
   j["gpu"] = session.gpu + " (" + session.gpu_uuid + ")";
   j["backend"] = to_string(session.backend);
@@ -146,8 +146,8 @@ std::string config_text(const std::vector<std::string>& axes, const std::vector<
 // "runs: 10 on disk, 20 now" for every fact that differs, then the sweep's first difference.
 std::vector<std::string> differences(const Json& stored, const Json& now, const std::vector<Config>& configs) {
   std::vector<std::string> out;
-  const Json& was = stored.value("measured_with", Json::object());
-  const Json& is = now["measured_with"];
+  const Json& was = stored.value("identity", Json::object());
+  const Json& is = now["identity"];
   for (const auto& [key, value] : is.items())
     if (!was.contains(key) || was[key] != value)
       out.push_back(label(key) + ": " + (was.contains(key) ? shown(was[key]) : "nothing") + " on disk, " + shown(value) +
@@ -278,7 +278,7 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
   Json manifest;
   manifest["kscope_version"] = KSCOPE_VERSION;
   manifest["manifest_version"] = kManifestVersion;
-  manifest["measured_with"] = measured_with(settings, session, metrics);
+  manifest["identity"] = identity(settings, session, metrics);
   manifest["host"] = session.host;
   manifest["axes"] = configs.empty() ? std::vector<std::string>{} : configs.front().names();
   Json values = Json::array();
