@@ -33,6 +33,9 @@ Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metr
     metric_ids_.push_back(store_->text_id(m.name));
     unit_ids_.push_back(store_->text_id(m.unit));
   }
+  if (const auto energy = std::find(metric_names_.begin(), metric_names_.end(), kEnergyPerRun);
+      energy != metric_names_.end())
+    energy_per_run_ = static_cast<std::size_t>(energy - metric_names_.begin());
   kernel_metrics_ = static_cast<std::size_t>(
       std::count_if(metrics_.begin(), metrics_.end(), [](const MetricSpec& m) { return !is_energy_metric(m.name); }));
 }
@@ -119,6 +122,12 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
                       ") and was recorded as NaN (ignore_failures): " + region.failure_reason,
                   WarningKind::run);
     const SampleStore::Id annotation = store.text_id(region.annotation), kernel = store.text_id(region.kernel);
+    std::vector<std::string> derived_names;
+    const auto add_derived = [&](const DerivedValue& d) {
+      pending.push_back({region.failed ? NAN : d.value,
+                         store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info, false});
+      derived_names.push_back(d.name);
+    };
     for (std::size_t m = 0; m < metrics_.size(); ++m)
       pending.push_back({region.values[m], store.label_id(annotation, metric_ids_[m], unit_ids_[m], kernel), info, true});
     if (settings_.derive_metric) {
@@ -137,11 +146,14 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
                             spell("Give the DerivedValue another name",
                                   "Name the function differently, or return a dict with another key"));
         check_unit(region.annotation, d, config);
-        pending.push_back({region.failed ? NAN : d.value,
-                           store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info,
-                           false});
+        add_derived(d);
       }
     }
+    // With declared work the energy per run gives FLOP/J and bytes/J, unless derive_metric named them itself.
+    if (const auto work = works_.find({region.annotation, run.config});
+        energy_per_run_ && work != works_.end() && work->second)
+      for (const auto& d : energy_efficiency(region.values[*energy_per_run_], work->second->flops, work->second->bytes))
+        if (std::find(derived_names.begin(), derived_names.end(), d.name) == derived_names.end()) add_derived(d);
   }
   for (const Pending& p : pending) {
     store.append(p.value, run.config, run.run, p.label, conditions, p.info);

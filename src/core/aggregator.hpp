@@ -99,6 +99,7 @@ class Aggregator {
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> metric_names_;
   std::size_t kernel_metrics_ = 0;
+  std::optional<std::size_t> energy_per_run_;  // its index in metric_names_, when measured
   const Settings& settings_;
 
   std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();
