@@ -15,9 +15,13 @@
 
 namespace kscope::detail {
 
-// Throws ConfigError for a collector without a name or callback, a name used twice, a name of a
-// table column (or of another collector's _Avg/_Std/_Min/_Max columns), or of a config axis.
-void check_info_collectors(const std::vector<InfoCollector>& collectors, const std::vector<std::string>& axis_names);
+// Throws ConfigError for a collector without a name or callback, a name used twice, or a name of a
+// table column (or of another collector's _Avg/_Std/_Min/_Max columns). Settings::validate's check.
+void check_info_collectors(const std::vector<InfoCollector>& collectors);
+// Throws ConfigError for a collector named as a config axis (a Python function's parameter), whose
+// column it would shadow: the one check that needs the sweep, made where the sweep is known.
+void check_collector_names_against_axes(const std::vector<std::string>& collector_names,
+                                        const std::vector<std::string>& axis_names);
 
 class InfoCollection {
  public:
