@@ -7,9 +7,9 @@
 #include <map>
 #include <ostream>
 
+#include "base/text.hpp"
 #include "command_line.hpp"
 #include "core/caller.hpp"
-#include "io/io_detail.hpp"
 #include "io/json_table.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/errors.hpp"

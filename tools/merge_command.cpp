@@ -2,9 +2,9 @@
 
 #include <ostream>
 
+#include "base/files.hpp"
 #include "command_line.hpp"
 #include "core/caller.hpp"
-#include "io/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/merge.hpp"
 

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "base/files.hpp"
 #include "core/caller.hpp"
 #include "core/columns.hpp"
 #include "core/info_collection.hpp"
@@ -20,7 +21,6 @@
 #include "core/log.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sample_store.hpp"
-#include "io/files.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <ostream>
 
+#include "base/csv.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
 #include "core/columns.hpp"
 #include "core/sample_store.hpp"
 #include "core/suggest.hpp"
-#include "io/csv.hpp"
-#include "io/files.hpp"
-#include "io/io_detail.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "io/io_detail.hpp"
+#include "base/text.hpp"
 #include "kscope/table.hpp"
 
 namespace kscope {

@@ -14,8 +14,8 @@
 #include <set>
 #include <thread>
 
+#include "base/files.hpp"
 #include "core/log.hpp"
-#include "io/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 #include "kscope/statistics.hpp"

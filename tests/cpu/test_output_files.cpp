@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "io/files.hpp"
+#include "base/files.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
