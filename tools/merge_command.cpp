@@ -2,9 +2,9 @@
 
 #include <ostream>
 
-#include "base/files.hpp"
 #include "command_line.hpp"
-#include "core/caller.hpp"
+#include "kscope/detail/caller.hpp"
+#include "kscope/detail/output_prefix.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/merge.hpp"
 

@@ -3,6 +3,8 @@
 # it, so that a file's place says what it may depend on.
 #   base (files, CSV and text primitives): the public headers and base only;
 #   core (the engine): no io, and no CUDA: it is the library built and tested without a GPU;
+#   tools (the kscope program): the public headers (kscope/..., kscope/detail/... for front ends),
+#   its own headers and libraries, never src/.
 # Usage: check_rooms.sh <source root>. Prints each include out of place; fails if there is one.
 set -u
 root=${1:?usage: check_rooms.sh <source root>}
@@ -21,4 +23,5 @@ refuse() {
 refuse src/base '"(core|io|backends|device|doctor)/' "base includes only the public headers and base"
 refuse src/core '"(io|backends|device|doctor)/' "core includes no io (io depends on core, never the reverse), backends, device or doctor"
 refuse src/core '<(cuda|cupti|nvml|nvperf|cublas|cufft|curand|nvtx|driver_types)' "core has no CUDA"
+refuse tools '"(core|io|base|backends|device|doctor)/' "tools include the public headers (kscope/...) only"
 exit $status
