@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "base/files.hpp"
-#include "core/caller.hpp"
 #include "core/columns.hpp"
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
@@ -24,6 +23,7 @@
 #include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
+#include "kscope/detail/caller.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
