@@ -4,7 +4,7 @@
 
 #include "command_line.hpp"
 #include "kscope/detail/caller.hpp"
-#include "kscope/detail/output_prefix.hpp"
+#include "kscope/detail/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/merge.hpp"
 

@@ -13,17 +13,17 @@
 #include <tuple>
 #include <vector>
 
-#include "base/files.hpp"
 #include "core/columns.hpp"
-#include "core/info_collection.hpp"
-#include "core/interrupt.hpp"
-#include "core/log.hpp"
-#include "core/run_recorder.hpp"
 #include "core/sample_store.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
+#include "kscope/detail/annotation_access.hpp"
 #include "kscope/detail/caller.hpp"
+#include "kscope/detail/collector_names.hpp"
+#include "kscope/detail/files.hpp"
+#include "kscope/detail/interrupt.hpp"
+#include "kscope/detail/log_sink.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"

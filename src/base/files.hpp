@@ -14,7 +14,7 @@
 #include <ostream>
 #include <string>
 
-#include "kscope/detail/output_prefix.hpp"  // directory_as_prefix, for the writers of a prefix's files
+#include "kscope/detail/files.hpp"  // write_whole of a text, directory_as_prefix
 
 namespace kscope::detail {
 
@@ -23,7 +23,6 @@ namespace kscope::detail {
 std::string write_target(const std::string& path);
 
 void write_whole(const std::string& path, const std::function<void(std::ostream&)>& write);
-void write_whole(const std::string& path, const std::string& text);
 
 // `path` opened for reading. Throws FileError when it is missing, a directory or unreadable;
 // `expected` says what the caller should give instead ("a file written by ProfileResults.save").

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/sample_store.hpp"
+#include "kscope/detail/collector_names.hpp"  // check_collector_names_against_axes
 #include "kscope/info_collector.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
@@ -18,10 +19,6 @@ namespace kscope::detail {
 // Throws ConfigError for a collector without a name or callback, a name used twice, or a name of a
 // table column (or of another collector's _Avg/_Std/_Min/_Max columns). Settings::validate's check.
 void check_info_collectors(const std::vector<InfoCollector>& collectors);
-// Throws ConfigError for a collector named as a config axis (a Python function's parameter), whose
-// column it would shadow: the one check that needs the sweep, made where the sweep is known.
-void check_collector_names_against_axes(const std::vector<std::string>& collector_names,
-                                        const std::vector<std::string>& axis_names);
 
 class InfoCollection {
  public:
