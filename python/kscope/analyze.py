@@ -272,7 +272,7 @@ class _ProfiledFunction:
         self.func = func
         self.signature = Signature(func)
         self.options = options
-        options.validate(self.signature.names)  # collector names against the parameters
+        options.check_collector_names(self.signature.names)  # the rest: Options() checked them
         self.work = _roofline.check_option(options.work, len(self.signature.names))
         # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
         self.configs = configs

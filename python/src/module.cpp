@@ -13,17 +13,17 @@
 #include <tuple>
 #include <vector>
 
-#include "core/caller.hpp"
 #include "core/columns.hpp"
-#include "core/info_collection.hpp"
-#include "core/interrupt.hpp"
-#include "core/log.hpp"
-#include "core/run_recorder.hpp"
 #include "core/sample_store.hpp"
-#include "io/files.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
+#include "kscope/detail/annotation_access.hpp"
+#include "kscope/detail/caller.hpp"
+#include "kscope/detail/collector_names.hpp"
+#include "kscope/detail/files.hpp"
+#include "kscope/detail/interrupt.hpp"
+#include "kscope/detail/log_sink.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
@@ -547,16 +547,16 @@ PYBIND11_MODULE(_core, m) {
   }, py::arg("energy_j"), py::arg("flop"), py::arg("bytes"), "[(name, value, unit)] of FLOP/J and bytes/J");
   m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
         "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
-  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors,
-                       const std::vector<std::string>& parameters) {
+  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors) {
     // The collectors' callables are given at the call; their names and scopes are checked now.
     for (const auto& [name, scope] : collectors)
       settings.info_collectors.push_back(
           {name, scope_named(scope), [](const kscope::CollectionContext&) { return kscope::Cell{}; }});
     settings.validate();
-    kscope::detail::check_info_collectors(settings.info_collectors, parameters);
-  }, py::arg("settings"), py::arg("collectors"), py::arg("parameters"),
-        "Raises ConfigError naming a bad option (or collector name: used twice, a column's, a parameter's) and its fix");
+  }, py::arg("settings"), py::arg("collectors"),
+        "Raises ConfigError naming a bad option (or collector name: used twice, a column's) and its fix");
+  m.def("check_collector_names", &kscope::detail::check_collector_names_against_axes, py::arg("collectors"),
+        py::arg("parameters"), "Raises ConfigError for a collector named as one of the function's parameters");
 
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })

@@ -3,7 +3,7 @@
 #include <functional>
 #include <vector>
 
-#include "io/sample_text.hpp"
+#include "core/sample_text.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/results.hpp"
 

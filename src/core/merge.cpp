@@ -9,11 +9,11 @@
 #include <regex>
 #include <set>
 
+#include "base/files.hpp"
 #include "core/aggregator.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
-#include "io/files.hpp"
-#include "io/results_file.hpp"
+#include "core/settings_differences.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {

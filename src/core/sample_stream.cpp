@@ -12,15 +12,15 @@
 #include <optional>
 #include <sstream>
 
+#include "base/csv.hpp"
+#include "base/files.hpp"
+#include "base/json_error.hpp"
+#include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/columns.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
 #include "core/suggest.hpp"
-#include "io/csv.hpp"
-#include "io/files.hpp"
-#include "io/io_detail.hpp"
-#include "io/json_error.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"

@@ -1,7 +1,7 @@
 #include <cmath>
 #include <ostream>
 
-#include "io/io_detail.hpp"
+#include "base/text.hpp"
 #include "io/json_table.hpp"
 #include "kscope/table.hpp"
 

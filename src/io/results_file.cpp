@@ -18,12 +18,12 @@
 #include <variant>
 #include <vector>
 
+#include "base/files.hpp"
+#include "base/json_error.hpp"
+#include "base/text.hpp"
 #include "core/caller.hpp"
-#include "io/files.hpp"
-#include "io/io_detail.hpp"
-#include "io/json_error.hpp"
+#include "core/sample_text.hpp"
 #include "io/results_file.hpp"
-#include "io/sample_text.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"

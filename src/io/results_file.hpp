@@ -1,17 +1,13 @@
 #pragma once
-// What the results file knows about settings, for code that compares saved results; how it prints JSON.
+// What the results file knows about settings (measurement_differences, for the engine's merge) and
+// how it prints JSON.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
-#include "kscope/settings.hpp"
+#include "core/settings_differences.hpp"
 
 namespace kscope::detail {
-
-// "runs: 10 and 20", one entry per saved setting (those that decide the numbers) that differs
-// between `a` and `b`; the shard is not compared.
-std::vector<std::string> measurement_differences(const Settings& a, const Settings& b);
 
 // Appends `j` as j.dump(1) prints it `depth` levels deep into a document (invalid UTF-8 replaced),
 // without the serializer dump builds for every call: the results file's long lists, an element at
