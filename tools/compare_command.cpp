@@ -5,15 +5,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
 #include "command_line.hpp"
-#include "core/caller.hpp"
-#include "io/io_detail.hpp"
-#include "io/json_table.hpp"
 #include "kscope/compare.hpp"
+#include "kscope/detail/caller.hpp"
+#include "kscope/detail/text_width.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
+#include "kscope/table.hpp"
 
 namespace {
 
@@ -211,7 +213,9 @@ void print_json(const Request& request, const kscope::Comparison& c, std::ostrea
   doc["options"] = {{"threshold_pct", c.options.threshold_pct}, {"alpha", c.options.alpha},
                     {"min_samples", c.options.min_samples}, {"max_rsd_pct", c.options.max_rsd_pct}};
   doc["warnings"] = c.warnings;
-  doc["rows"] = kscope::detail::table_to_json(c.to_table());
+  std::ostringstream rows;  // the table as kscope writes tables in JSON, inside this document
+  kscope::write_json(c.to_table(), rows);
+  doc["rows"] = nlohmann::ordered_json::parse(rows.str());
   out << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 

@@ -3,8 +3,8 @@
 #include <ostream>
 
 #include "command_line.hpp"
-#include "core/caller.hpp"
-#include "io/files.hpp"
+#include "kscope/detail/caller.hpp"
+#include "kscope/detail/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/merge.hpp"
 

@@ -185,11 +185,14 @@ class Options:
         # whose backend a kscope.testing block may replace; the prefix's directory: at the call).
         self.validate()
 
-    def validate(self, parameters=()):
-        """The engine's checks of the options, and of the collectors' names against the columns
-        and the function's `parameters`."""
-        _core.validate(self.settings(self.output_prefix or ""), [(name, scope) for name, _, scope in self.info_collectors],
-                       list(parameters))
+    def validate(self):
+        """The engine's checks of the options, and of the collectors' names against the columns."""
+        _core.validate(self.settings(self.output_prefix or ""), [(name, scope) for name, _, scope in self.info_collectors])
+
+    def check_collector_names(self, parameters):
+        """The collectors' names against a decorated function's `parameters`: the one check that
+        needs the function, so that decorating checks the options once however many it decorates."""
+        _core.check_collector_names([name for name, _, _ in self.info_collectors], list(parameters))
 
     _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
 

@@ -146,7 +146,7 @@ def kernel(
     derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
         value, (value, unit), or a dict of them. With the energy metrics it gets the duration,
         then the energy metrics as asked, per window; kscope.energy_efficiency(joules, flop=...,
-        bytes=...) returns FLOP/J and bytes/J.
+        bytes=...) returns FLOP/J and bytes/J (with work= declared, kscope adds them itself).
     normalize_against: annotation whose AvgValue divides the others' at the same config.
     ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
     cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
@@ -272,7 +272,7 @@ class _ProfiledFunction:
         self.func = func
         self.signature = Signature(func)
         self.options = options
-        options.validate(self.signature.names)  # collector names against the parameters
+        options.check_collector_names(self.signature.names)  # the rest: Options() checked them
         self.work = _roofline.check_option(options.work, len(self.signature.names))
         # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
         self.configs = configs

@@ -13,18 +13,18 @@
 #include <tuple>
 #include <vector>
 
-#include "core/caller.hpp"
 #include "core/columns.hpp"
-#include "core/info_collection.hpp"
-#include "core/interrupt.hpp"
-#include "core/log.hpp"
-#include "core/run_recorder.hpp"
-#include "core/settings_fields.hpp"
 #include "core/sample_store.hpp"
-#include "io/files.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
+#include "kscope/detail/annotation_access.hpp"
+#include "kscope/detail/caller.hpp"
+#include "kscope/detail/collector_names.hpp"
+#include "kscope/detail/files.hpp"
+#include "kscope/detail/interrupt.hpp"
+#include "kscope/detail/log_sink.hpp"
+#include "kscope/detail/settings_fields.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
@@ -474,7 +474,6 @@ void bind_settings_parts(py::module_& m) {
       .value("quiet", kscope::Verbosity::quiet)
       .value("info", kscope::Verbosity::info)
       .value("debug", kscope::Verbosity::debug);
-
 }
 
 // Settings, the table of its fields, and its checks.
@@ -522,23 +521,23 @@ void bind_settings(py::module_& m) {
 
   m.def("settings_fields", [] {
     py::list out;
-    for (const auto& f : kscope::detail::settings_fields())
-      out.append(py::make_tuple(f.json.key, f.python_name, f.python_type, kscope::detail::to_string(f.role), f.doc));
+    for (const auto& f : kscope::detail::settings_field_infos())
+      out.append(py::make_tuple(f.name, f.python_name, f.python_type, f.role, f.doc));
     return out;
   }, "[(name, python_name, python_type, role, doc)] of every Settings field, from the engine's one table; role: "
      "measurement (a resume and a merge must agree), summary (a merge must agree) or session");
   m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
         "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
-  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors,
-                       const std::vector<std::string>& parameters) {
+  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors) {
     // The collectors' callables are given at the call; their names and scopes are checked now.
     for (const auto& [name, scope] : collectors)
       settings.info_collectors.push_back(
           {name, scope_named(scope), [](const kscope::CollectionContext&) { return kscope::Cell{}; }});
     settings.validate();
-    kscope::detail::check_info_collectors(settings.info_collectors, parameters);
-  }, py::arg("settings"), py::arg("collectors"), py::arg("parameters"),
-        "Raises ConfigError naming a bad option (or collector name: used twice, a column's, a parameter's) and its fix");
+  }, py::arg("settings"), py::arg("collectors"),
+        "Raises ConfigError naming a bad option (or collector name: used twice, a column's) and its fix");
+  m.def("check_collector_names", &kscope::detail::check_collector_names_against_axes, py::arg("collectors"),
+        py::arg("parameters"), "Raises ConfigError for a collector named as one of the function's parameters");
 }
 
 void bind_columns(py::module_& m) {

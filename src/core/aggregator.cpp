@@ -24,6 +24,26 @@ double mean_ignoring_nan(double a, double b) {
   return 0.5 * (a + b);
 }
 
+// Throws ConfigError unless a row holds the normalize_against annotation `baseline`.
+void check_recorded(const std::string& baseline, const std::vector<SummaryRow>& rows) {
+  std::vector<std::string> annotations;
+  for (const auto& r : rows)
+    if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
+      annotations.push_back(r.annotation);
+  if (std::find(annotations.begin(), annotations.end(), baseline) == annotations.end())
+    throw ConfigError("normalize_against names annotation '" + baseline +
+                      "', which no run recorded; recorded annotations: " + quoted_list(annotations));
+}
+
+// One geomean per (annotation, metric), over its configs: computed once, not once per row.
+void set_geomeans(std::vector<SummaryRow>& rows) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> by_series;
+  for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
+  std::map<std::pair<std::string, std::string>, double> geomeans;
+  for (const auto& [series, values] : by_series) geomeans[series] = geometric_mean(values);
+  for (auto& r : rows) r.geomean = geomeans[{r.annotation, r.metric}];
+}
+
 }  // namespace
 
 Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings)
@@ -33,6 +53,9 @@ Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metr
     metric_ids_.push_back(store_->text_id(m.name));
     unit_ids_.push_back(store_->text_id(m.unit));
   }
+  if (const auto energy = std::find(metric_names_.begin(), metric_names_.end(), kEnergyPerRun);
+      energy != metric_names_.end())
+    energy_per_run_ = static_cast<std::size_t>(energy - metric_names_.begin());
   kernel_metrics_ = static_cast<std::size_t>(
       std::count_if(metrics_.begin(), metrics_.end(), [](const MetricSpec& m) { return !is_energy_metric(m.name); }));
 }
@@ -119,6 +142,12 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
                       ") and was recorded as NaN (ignore_failures): " + region.failure_reason,
                   WarningKind::run);
     const SampleStore::Id annotation = store.text_id(region.annotation), kernel = store.text_id(region.kernel);
+    std::vector<std::string> derived_names;
+    const auto add_derived = [&](const DerivedValue& d) {
+      pending.push_back({region.failed ? NAN : d.value,
+                         store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info, false});
+      derived_names.push_back(d.name);
+    };
     for (std::size_t m = 0; m < metrics_.size(); ++m)
       pending.push_back({region.values[m], store.label_id(annotation, metric_ids_[m], unit_ids_[m], kernel), info, true});
     if (settings_.derive_metric) {
@@ -137,11 +166,14 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
                             spell("Give the DerivedValue another name",
                                   "Name the function differently, or return a dict with another key"));
         check_unit(region.annotation, d, config);
-        pending.push_back({region.failed ? NAN : d.value,
-                           store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info,
-                           false});
+        add_derived(d);
       }
     }
+    // With declared work the energy per run gives FLOP/J and bytes/J, unless derive_metric named them itself.
+    if (const auto work = works_.find({region.annotation, run.config});
+        energy_per_run_ && work != works_.end() && work->second)
+      for (const auto& d : energy_efficiency(region.values[*energy_per_run_], work->second->flops, work->second->bytes))
+        if (std::find(derived_names.begin(), derived_names.end(), d.name) == derived_names.end()) add_derived(d);
   }
   for (const Pending& p : pending) {
     store.append(p.value, run.config, run.run, p.label, conditions, p.info);
@@ -287,51 +319,39 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
 Results Aggregator::results(const SessionInfo& session, bool normalize) const {
   const InfoLayout info = info_layout(settings_.info_collectors, *store_);
   std::vector<SummaryRow> rows = summarize_samples(info, session, normalize);
-
-  const std::string& baseline = settings_.normalize_against;
-  if (normalize && !baseline.empty() && store_->size() > 0) {  // a shard may hold no configs
-    std::vector<std::string> annotations;
-    for (const auto& r : rows)
-      if (std::find(annotations.begin(), annotations.end(), r.annotation) == annotations.end())
-        annotations.push_back(r.annotation);
-    if (std::find(annotations.begin(), annotations.end(), baseline) == annotations.end()) {
-      throw ConfigError("normalize_against names annotation '" + baseline +
-                        "', which no run recorded; recorded annotations: " + quoted_list(annotations));
-    }
-    std::map<std::pair<std::size_t, std::string>, double> base;
-    for (const auto& r : rows)
-      if (r.annotation == baseline) base[{r.config_index, r.metric}] = r.stats.mean;
-    // As in Nsight Python: only AvgValue is divided, and rows without a baseline value are dropped.
-    std::vector<SummaryRow> kept;
-    for (auto& r : rows) {
-      auto it = base.find({r.config_index, r.metric});
-      if (it == base.end()) continue;
-      r.normalized = baseline;
-      r.normalization_value = it->second;
-      r.avg_value = r.stats.mean / it->second;
-      kept.push_back(std::move(r));
-    }
-    rows = std::move(kept);
-    std::string zero;
-    for (const auto& [where, value] : base)
-      if (value == 0)
-        zero += (zero.empty() ? "" : "; ") + where.second + " at config (" + configs_[where.first].to_string() + ")";
-    if (!zero.empty())
-      log_warning(option("normalize_against") + " '" + baseline + "' has an AvgValue of 0 for " + zero + ", so the rows divided by it there are infinite or NaN: normalize against "
-                  "an annotation whose values are not 0 for those metrics");
-  }
-
-  // One geomean per (annotation, metric), over its configs: computed once, not once per row.
-  std::map<std::pair<std::string, std::string>, std::vector<double>> by_series;
-  for (const auto& r : rows) by_series[{r.annotation, r.metric}].push_back(r.avg_value);
-  std::map<std::pair<std::string, std::string>, double> geomeans;
-  for (const auto& [series, values] : by_series) geomeans[series] = geometric_mean(values);
-  for (auto& r : rows) r.geomean = geomeans[{r.annotation, r.metric}];
-
+  if (normalize && !settings_.normalize_against.empty() && store_->size() > 0)  // a shard may hold no configs
+    rows = normalized(std::move(rows));
+  set_geomeans(rows);
   SessionInfo measured = session;
   if (!metric_names_.empty()) measured.metrics = metric_names_;
   return Results(std::move(measured), configs_, std::move(rows), Samples(store_, store_->size()), info.columns,
                  settings_);
+}
+
+std::vector<SummaryRow> Aggregator::normalized(std::vector<SummaryRow> rows) const {
+  const std::string& baseline = settings_.normalize_against;
+  check_recorded(baseline, rows);
+  std::map<std::pair<std::size_t, std::string>, double> base;  // (config, metric) -> the baseline's mean
+  for (const auto& r : rows)
+    if (r.annotation == baseline) base[{r.config_index, r.metric}] = r.stats.mean;
+  // As in Nsight Python: only AvgValue is divided, and rows without a baseline value are dropped.
+  std::vector<SummaryRow> kept;
+  for (auto& r : rows) {
+    auto it = base.find({r.config_index, r.metric});
+    if (it == base.end()) continue;
+    r.normalized = baseline;
+    r.normalization_value = it->second;
+    r.avg_value = r.stats.mean / it->second;
+    kept.push_back(std::move(r));
+  }
+  std::string zero;
+  for (const auto& [where, value] : base)
+    if (value == 0)
+      zero += (zero.empty() ? "" : "; ") + where.second + " at config (" + configs_[where.first].to_string() + ")";
+  if (!zero.empty())
+    log_warning(option("normalize_against") + " '" + baseline + "' has an AvgValue of 0 for " + zero + ", so the rows divided by it there are infinite or NaN: normalize against "
+                "an annotation whose values are not 0 for those metrics");
+  return kept;
 }
 
 void Aggregator::warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const {

@@ -91,6 +91,9 @@ class Aggregator {
   // then as first recorded), with their declared work and roofline; without normalization and
   // geomeans. `final`: warn about what the declared work could not give.
   std::vector<SummaryRow> summarize_samples(const InfoLayout& info, const SessionInfo& session, bool final) const;
+  // The rows divided by the normalize_against annotation's mean at the same config and metric (its
+  // AvgValue), those without one dropped; warns of a baseline of 0.
+  std::vector<SummaryRow> normalized(std::vector<SummaryRow> rows) const;
   // Warns once about each thing the declared work of the rows could not give (no duration metric,
   // an unknown roof, a work function naming no recorded annotation).
   void warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const;
@@ -99,6 +102,7 @@ class Aggregator {
   std::vector<MetricSpec> metrics_;
   std::vector<std::string> metric_names_;
   std::size_t kernel_metrics_ = 0;
+  std::optional<std::size_t> energy_per_run_;  // its index in metric_names_, when measured
   const Settings& settings_;
 
   std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();

@@ -5,24 +5,9 @@
 // names of the results files they read (`runs`, as Python spells them) for the rest.
 #include <string>
 
+#include "kscope/detail/caller.hpp"
+
 namespace kscope::detail {
-
-enum class Caller { cpp, python, command_line };
-
-void set_caller(Caller caller);
-Caller caller();
-
-// Sets the caller for as long as it lives (a command of the kscope program, while it runs).
-class CallerScope {
- public:
-  explicit CallerScope(Caller c) : previous_(caller()) { set_caller(c); }
-  ~CallerScope() { set_caller(previous_); }
-  CallerScope(const CallerScope&) = delete;
-  CallerScope& operator=(const CallerScope&) = delete;
-
- private:
-  Caller previous_;
-};
 
 // An option by its Settings field name: "Settings::thermal_wait_c" for C++, "thermal_wait" (the
 // keyword of kscope.analyze.kernel, whose names differ for a few fields) for Python and the command line.

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "io/sample_text.hpp"
+#include "core/sample_text.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/results.hpp"
 

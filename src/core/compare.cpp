@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -160,19 +161,82 @@ MetricDirection direction_of(const SummaryRow& row, const CompareOptions& option
                                                 : detail::infer_metric_direction(row.metric, row.unit);
 }
 
-ComparisonRow only_on_one_side(const SummaryRow& row, const Config& config, const std::vector<std::string>& axes,
-                               const std::vector<double>& samples, bool in_baseline, const CompareOptions& options) {
+// What names a row (annotation, config values in the baseline's axis order, metric, unit) and its direction.
+ComparisonRow row_for(const SummaryRow& row, const Config& config, const std::vector<std::string>& axes,
+                      const CompareOptions& options) {
   ComparisonRow out;
   out.annotation = row.annotation;
   for (const auto& name : axes) out.config.push_back(config.at(name));
   out.metric = row.metric;
   out.unit = row.unit;
   out.direction = direction_of(row, options);
+  return out;
+}
+
+ComparisonRow only_on_one_side(const SummaryRow& row, const Config& config, const std::vector<std::string>& axes,
+                               const std::vector<double>& samples, bool in_baseline, const CompareOptions& options) {
+  ComparisonRow out = row_for(row, config, axes, options);
   (in_baseline ? out.baseline : out.candidate) = side_of(row, samples);
   out.u_test_method = to_string(detail::UTestMethod::not_tested);
   out.verdict = in_baseline ? Verdict::only_in_baseline : Verdict::only_in_candidate;
   out.reason = in_baseline ? "measured in the baseline only" : "measured in the candidate only";
   return out;
+}
+
+// The candidate's rows by the baseline's config of the same values; a config measured by the
+// candidate alone has none of them.
+std::map<RowKey, const SummaryRow*> candidate_rows_by_baseline_config(const Results& baseline, const Results& candidate,
+                                                                      const std::vector<std::string>& axes) {
+  std::map<std::string, std::size_t> baseline_configs;
+  for (const Config& c : baseline.configs()) baseline_configs.emplace(config_key(c, axes), c.index());
+  std::vector<std::optional<std::size_t>> as_baseline_config;
+  for (const Config& c : candidate.configs()) {
+    const auto found = baseline_configs.find(config_key(c, axes));
+    as_baseline_config.push_back(found == baseline_configs.end() ? std::nullopt
+                                                                 : std::optional<std::size_t>(found->second));
+  }
+  std::map<RowKey, const SummaryRow*> rows;
+  for (const SummaryRow& r : candidate.rows())
+    if (const auto b = as_baseline_config[r.config_index]) rows[{r.annotation, *b, r.metric}] = &r;
+  return rows;
+}
+
+const std::vector<double>& samples_of(const std::map<RowKey, std::vector<double>>& by_row, const SummaryRow& r) {
+  static const std::vector<double> none;
+  const auto found = by_row.find(RowKey{r.annotation, r.config_index, r.metric});
+  return found == by_row.end() ? none : found->second;
+}
+
+// A row measured on both sides: both sides' statistics, and the verdict of their samples (none for
+// values in different units).
+void judge(ComparisonRow& row, const SummaryRow& b, const std::vector<double>& base_values, const SummaryRow& c,
+           const std::vector<double>& cand_values, const CompareOptions& options) {
+  row.baseline = side_of(b, base_values);
+  row.candidate = side_of(c, cand_values);
+  if (b.unit != c.unit) {
+    row.u_test_method = to_string(detail::UTestMethod::not_tested);
+    row.verdict = Verdict::unstable;
+    row.reason = "units differ (baseline '" + b.unit + "', candidate '" + c.unit + "'): the values cannot be compared";
+    return;
+  }
+  const detail::SampleComparison s = detail::compare_samples(base_values, cand_values, row.direction, options);
+  row.ratio = s.ratio;
+  row.ci_lower = s.ratio_ci.lower;
+  row.ci_upper = s.ratio_ci.upper;
+  row.u = s.u_test.u;
+  row.p_value = s.u_test.p_value;
+  row.u_test_method = to_string(s.u_test.method);
+  row.verdict = s.verdict;
+  row.reason = s.reason;
+}
+
+void warn_of_one_sided_rows(Comparison& out) {
+  const std::size_t only_base = out.count(Verdict::only_in_baseline);
+  const std::size_t only_cand = out.count(Verdict::only_in_candidate);
+  if (only_base || only_cand)
+    out.warnings.push_back(std::to_string(only_base) + " rows measured only in the baseline and " +
+                           std::to_string(only_cand) + " only in the candidate (verdicts only_in_baseline, "
+                           "only_in_candidate): an annotation, config or metric was added or removed");
 }
 
 Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
@@ -203,7 +267,7 @@ std::string to_string(Verdict v) {
 }
 
 Comparison compare(const Results& baseline, const Results& candidate, const CompareOptions& options) {
-  options.validate();
+  options.validate();  // once: the rows' comparisons trust them
   check_comparable(baseline, candidate);
   check_directions(options, baseline, candidate);
 
@@ -211,29 +275,11 @@ Comparison compare(const Results& baseline, const Results& candidate, const Comp
   out.options = options;
   out.axis_names = baseline.axis_names();
   const std::vector<std::string>& axes = out.axis_names;
-
-  // Candidate configs by the baseline config of the same values (absent: candidate only).
-  std::map<std::string, std::size_t> baseline_configs;
-  for (const Config& c : baseline.configs()) baseline_configs.emplace(config_key(c, axes), c.index());
-  std::vector<std::optional<std::size_t>> as_baseline_config;
-  for (const Config& c : candidate.configs()) {
-    const auto found = baseline_configs.find(config_key(c, axes));
-    as_baseline_config.push_back(found == baseline_configs.end() ? std::nullopt
-                                                                 : std::optional<std::size_t>(found->second));
-  }
-  std::map<RowKey, const SummaryRow*> candidate_rows;  // by the baseline's config index
-  for (const SummaryRow& r : candidate.rows())
-    if (const auto b = as_baseline_config[r.config_index]) candidate_rows[{r.annotation, *b, r.metric}] = &r;
-
+  const std::map<RowKey, const SummaryRow*> candidate_rows = candidate_rows_by_baseline_config(baseline, candidate, axes);
   const auto base_samples = samples_by_row(baseline);
   const auto cand_samples = samples_by_row(candidate);
-  const auto samples_of = [](const auto& by_row, const SummaryRow& r) -> const std::vector<double>& {
-    static const std::vector<double> none;
-    const auto found = by_row.find(RowKey{r.annotation, r.config_index, r.metric});
-    return found == by_row.end() ? none : found->second;
-  };
-
   const std::vector<std::string> session_wide = session_flags(baseline.session(), candidate.session(), out.warnings);
+
   std::set<const SummaryRow*> matched;
   for (const SummaryRow& b : baseline.rows()) {
     const Config& config = baseline.configs()[b.config_index];
@@ -244,33 +290,9 @@ Comparison compare(const Results& baseline, const Results& candidate, const Comp
     }
     const SummaryRow& c = *found->second;
     matched.insert(&c);
-    ComparisonRow row;
-    row.annotation = b.annotation;
-    for (const auto& name : axes) row.config.push_back(config.at(name));
-    row.metric = b.metric;
-    row.unit = b.unit;
-    row.direction = direction_of(b, options);
-    const std::vector<double>& base_values = samples_of(base_samples, b);
-    const std::vector<double>& cand_values = samples_of(cand_samples, c);
-    row.baseline = side_of(b, base_values);
-    row.candidate = side_of(c, cand_values);
+    ComparisonRow row = row_for(b, config, axes, options);
     row.flags = session_wide;
-    if (b.unit != c.unit) {
-      row.u_test_method = to_string(detail::UTestMethod::not_tested);
-      row.verdict = Verdict::unstable;
-      row.reason = "units differ (baseline '" + b.unit + "', candidate '" + c.unit + "'): the values cannot be compared";
-      out.rows.push_back(std::move(row));
-      continue;
-    }
-    const detail::SampleComparison s = detail::compare_samples(base_values, cand_values, row.direction, options);
-    row.ratio = s.ratio;
-    row.ci_lower = s.ratio_ci.lower;
-    row.ci_upper = s.ratio_ci.upper;
-    row.u = s.u_test.u;
-    row.p_value = s.u_test.p_value;
-    row.u_test_method = to_string(s.u_test.method);
-    row.verdict = s.verdict;
-    row.reason = s.reason;
+    judge(row, b, samples_of(base_samples, b), c, samples_of(cand_samples, c), options);
     out.rows.push_back(std::move(row));
   }
   flag_clocks(out.rows, options, out.warnings);
@@ -278,13 +300,7 @@ Comparison compare(const Results& baseline, const Results& candidate, const Comp
     if (matched.count(&c)) continue;
     out.rows.push_back(only_on_one_side(c, candidate.configs()[c.config_index], axes, samples_of(cand_samples, c), false, options));
   }
-
-  const std::size_t only_base = out.count(Verdict::only_in_baseline);
-  const std::size_t only_cand = out.count(Verdict::only_in_candidate);
-  if (only_base || only_cand)
-    out.warnings.push_back(std::to_string(only_base) + " rows measured only in the baseline and " +
-                           std::to_string(only_cand) + " only in the candidate (verdicts only_in_baseline, "
-                           "only_in_candidate): an annotation, config or metric was added or removed");
+  warn_of_one_sided_rows(out);
   return out;
 }
 

@@ -50,7 +50,7 @@ Cell number_cell(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
 
 }  // namespace
 
-void check_info_collectors(const std::vector<InfoCollector>& collectors, const std::vector<std::string>& axis_names) {
+void check_info_collectors(const std::vector<InfoCollector>& collectors) {
   const std::string option = detail::option("info_collectors");
   const std::vector<std::string> reserved = reserved_columns();
   std::set<std::string> seen;
@@ -64,16 +64,21 @@ void check_info_collectors(const std::vector<InfoCollector>& collectors, const s
     if (std::find(reserved.begin(), reserved.end(), c.name) != reserved.end())
       throw ConfigError("Info collector name '" + c.name + "' collides with a reserved profiler column. Reserved " +
                         "names: " + quoted_list(reserved) + ". Rename the collector");
-    if (std::find(axis_names.begin(), axis_names.end(), c.name) != axis_names.end())
-      throw ConfigError("Info collector name '" + c.name + "' collides with " +
-                        spell("the config axis '", "the parameter '") + c.name +
-                        "', whose column it would shadow: rename the collector");
   }
   for (const auto& c : collectors)
     for (const char* suffix : kSpreadSuffixes)
       if (seen.count(c.name + suffix))
         throw ConfigError("Info collector name '" + c.name + suffix + "' collides with a column of collector '" +
                           c.name + "' (a numeric one has " + c.name + "_Avg, _Std, _Min and _Max): rename one of them");
+}
+
+void check_collector_names_against_axes(const std::vector<std::string>& collector_names,
+                                        const std::vector<std::string>& axis_names) {
+  for (const auto& name : collector_names)
+    if (std::find(axis_names.begin(), axis_names.end(), name) != axis_names.end())
+      throw ConfigError("Info collector name '" + name + "' collides with " +
+                        spell("the config axis '", "the parameter '") + name +
+                        "', whose column it would shadow: rename the collector");
 }
 
 InfoCollection::InfoCollection(const std::vector<InfoCollector>& collectors, InfoCollectorErrors errors)

@@ -9,15 +9,16 @@
 #include <vector>
 
 #include "core/sample_store.hpp"
+#include "kscope/detail/collector_names.hpp"  // check_collector_names_against_axes
 #include "kscope/info_collector.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
 
-// Throws ConfigError for a collector without a name or callback, a name used twice, a name of a
-// table column (or of another collector's _Avg/_Std/_Min/_Max columns), or of a config axis.
-void check_info_collectors(const std::vector<InfoCollector>& collectors, const std::vector<std::string>& axis_names);
+// Throws ConfigError for a collector without a name or callback, a name used twice, or a name of a
+// table column (or of another collector's _Avg/_Std/_Min/_Max columns). Settings::validate's check.
+void check_info_collectors(const std::vector<InfoCollector>& collectors);
 
 class InfoCollection {
  public:

@@ -4,6 +4,8 @@
 // writes what was measured, and raises SweepInterrupted. The handler that was there before (the
 // clock lock's, a Python interpreter's, the default) is back as soon as that first SIGINT arrives,
 // so a second Ctrl-C acts as it would without kscope.
+#include "kscope/detail/interrupt.hpp"  // request_interrupt, for the front ends
+
 namespace kscope::detail {
 
 class InterruptScope {
@@ -14,9 +16,6 @@ class InterruptScope {
   InterruptScope& operator=(const InterruptScope&) = delete;
 };
 
-// Asks the session in progress to stop after its current run, as the first SIGINT does. For front
-// ends whose own signal handling saw the Ctrl-C (the Python module, on a KeyboardInterrupt).
-void request_interrupt() noexcept;
 bool interrupt_requested() noexcept;
 
 }  // namespace kscope::detail

@@ -9,17 +9,10 @@
 #include <memory>
 #include <string>
 
+#include "kscope/detail/log_sink.hpp"  // LogLevel, WarningKind, the front ends' LogSink
 #include "kscope/settings.hpp"
 
 namespace kscope::detail {
-
-enum class LogLevel { debug, info, warning };
-
-// What a warning is about, for front ends that sort warnings (Python's categories).
-enum class WarningKind {
-  setup,  // how a call is set up or what happens to its files and results (Python: a UserWarning)
-  run,    // something that happened while measuring: a failure recorded as missing (a RuntimeWarning)
-};
 
 // A sink may throw from warning() (Python's -W error turns a warning into an exception there):
 // the exception then leaves log_warning.
@@ -40,21 +33,6 @@ class LogScope {
  private:
   Verbosity previous_;
 };
-
-// Where a front end wants kscope's output. Called from whichever thread logs, without kscope's
-// locks held.
-class LogSink {
- public:
-  virtual ~LogSink() = default;
-  virtual void warning(WarningKind kind, const std::string& message) = 0;
-  // An info or debug line, "[kscope] " prefixed, without the newline.
-  virtual void line(LogLevel level, const std::string& text) = 0;
-  // Console text as is: the progress display's lines and in-place redraws.
-  virtual void write(const std::string& text) = 0;
-  virtual bool is_terminal() = 0;
-};
-// Installs `sink` for every message from now on; nullptr restores stderr.
-void set_log_sink(std::shared_ptr<LogSink> sink);
 
 // The console that progress is written to: the sink's, or std::cerr. One stream per thread, whose
 // text reaches the sink at each flush.

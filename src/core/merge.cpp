@@ -9,11 +9,11 @@
 #include <regex>
 #include <set>
 
+#include "base/files.hpp"
 #include "core/aggregator.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/settings_fields.hpp"
-#include "io/files.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {

@@ -33,6 +33,7 @@ Results profile(const Sweep& sweep, const Settings& requested, const Body& body)
     throw InternalError("backend '" + chosen.name + "' has no factory and its route left a call naming it to this " +
                         "process (a bug of its definition in the backend registry)");
   const auto backend = chosen.make(settings);
+  if (!chosen.capabilities.measures_duration) detail::check_backend_measures(settings, *backend);
   return detail::Session(sweep.configs(), settings, body, *backend).run();
 }
 

@@ -1,15 +1,12 @@
+// Results: the data of a sweep (summary rows, samples, configs, session facts) and its tables.
+// Its output formats are written in io/ (io/results_writers.hpp).
 #include "kscope/results.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <ostream>
-
+#include "base/csv.hpp"
+#include "base/text.hpp"
 #include "core/columns.hpp"
+#include "core/result_tables.hpp"
 #include "core/sample_store.hpp"
-#include "core/suggest.hpp"
-#include "io/csv.hpp"
-#include "io/files.hpp"
-#include "io/io_detail.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
 
@@ -18,40 +15,12 @@ namespace {
 
 const std::vector<std::string> kNoAxes;
 
-// Annotation and the config axes, then the schema's columns, then the info collectors'.
-template <typename Row>
-std::vector<std::string> table_columns(const std::vector<Config>& configs,
-                                       const std::vector<detail::ColumnDefinition<Row>>& definitions,
-                                       const std::vector<std::string>& info) {
-  std::vector<std::string> columns{"Annotation"};
-  for (const auto& a : configs.empty() ? kNoAxes : configs.front().names()) columns.push_back(a);
-  for (const auto& d : definitions) columns.push_back(d.spec.name);
-  columns.insert(columns.end(), info.begin(), info.end());
-  return columns;
-}
-
-// Calls `take` with each row's cells, in the order of table_columns. `session_of`: the session
-// facts of a config's rows.
-template <typename Row, typename SessionOf, typename Take>
-void for_each_row(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
-                  const std::vector<detail::ColumnDefinition<Row>>& definitions, const Take& take) {
-  std::vector<Cell> cells;
-  for (const Row& row : rows) {
-    cells.clear();
-    cells.emplace_back(row.annotation);
-    for (const auto& v : configs[row.config_index].values()) cells.push_back(detail::to_cell(v));
-    const SessionInfo& session = session_of(row.config_index);
-    for (const auto& d : definitions) cells.push_back(d.cell(row, session));
-    cells.insert(cells.end(), row.info.begin(), row.info.end());
-    take(cells);
-  }
-}
-
 template <typename Row, typename SessionOf>
 Table make_table(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
                  const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
-  Table t{table_columns(configs, definitions, info), {}};
-  for_each_row(configs, session_of, rows, definitions, [&](const std::vector<Cell>& cells) { t.rows.push_back(cells); });
+  Table t{detail::table_columns(configs, definitions, info), {}};
+  detail::for_each_row(configs, session_of, rows, definitions,
+                       [&](const std::vector<Cell>& cells) { t.rows.push_back(cells); });
   return t;
 }
 
@@ -143,103 +112,6 @@ Table Results::samples_table() const {
   return make_table(
       configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_of(samples_),
       detail::sample_column_definitions(), info_columns_.samples);
-}
-
-void Results::write_csv(const std::string& path) const {
-  const auto& definitions = detail::summary_column_definitions();
-  const Table header{table_columns(configs_, definitions, info_columns_.summary), {}};
-  detail::write_whole(path, [&](std::ostream& out) {
-    kscope::write_csv(header, out);
-    std::size_t r = 0;
-    for_each_row(
-        configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_, definitions,
-        [&](const std::vector<Cell>& cells) {
-          detail::check_row_shape(r++, cells.size(), header.columns.size());
-          detail::write_csv_row(cells, out);
-        });
-  });
-}
-
-void Results::write_samples_csv(const std::string& path) const {
-  const Table header{table_columns(configs_, detail::sample_column_definitions(), info_columns_.samples), {}};
-  detail::check_info_cells(samples_, header.columns.size(), info_columns_.samples.size());
-  detail::write_whole(path, [&](std::ostream& out) {
-    kscope::write_csv(header, out);
-    if (header.columns.empty()) return;
-    detail::SampleText text = detail::samples_csv_text(configs_, info_columns_.samples.size());
-    std::string buffer;
-    for (std::size_t i = 0; i < samples_.size(); ++i) {
-      text.append(samples_.store(), i, session_of(samples_.store().config(i)), buffer);
-      if (buffer.size() >= detail::kWriteChunk) {
-        out << buffer;
-        buffer.clear();
-      }
-    }
-    out << buffer;
-  });
-}
-
-void Results::write_all(const std::string& prefix) const {
-  write_csv(prefix + "summary.csv");
-  write_samples_csv(prefix + "samples.csv");
-  write_json(prefix + "results.json");
-}
-
-std::ostream& operator<<(std::ostream& out, const Results& results) {
-  const SessionInfo& s = results.session();
-  out << "kscope: " << s.gpu << " | backend " << to_string(s.backend) << " | mode " << s.mode() << " (cache_control "
-      << to_string(s.cache_control) << ", clock_control " << to_string(s.clock_control) << ") | rated SM " << s.rated_sm_clock_mhz
-      << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
-  if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
-  if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
-  if (!std::isnan(s.idle_power_w)) out << " | idle power " << s.idle_power_w << " W";
-  if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
-  if (!s.report_path.empty()) out << " | report " << s.report_path;
-  std::vector<FlopKind> kinds;
-  bool work = false;
-  for (const auto& r : results.rows()) {
-    if (!r.work) continue;
-    work = true;
-    if (r.work->flops > 0 && std::find(kinds.begin(), kinds.end(), r.work->kind) == kinds.end())
-      kinds.push_back(r.work->kind);
-  }
-  if (work) {
-    const Roofs rated = session_roofs(s);
-    out << " | roofs at rated clocks: DRAM " << detail::fixed(rated.dram_bytes_per_s / 1e9, 0) << " GB/s";
-    for (const FlopKind& k : kinds)
-      out << ", " << to_string(k) << " " << detail::fixed(rated.flops_per_s(k) / 1e12, 1) << " TFLOP/s";
-  }
-  out << "\n";
-  // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
-  const Table full = results.summary_table();
-  std::vector<std::string> shown{"Annotation"};
-  for (const auto& a : results.axis_names()) shown.push_back(a);
-  std::vector<std::string> labels = shown;
-  for (const auto& [column, label] : console_columns()) {
-    shown.push_back(column);
-    labels.push_back(label);
-  }
-  if (work) {
-    for (const auto& [column, label] : roofline_console_columns()) {
-      shown.push_back(column);
-      labels.push_back(label);
-    }
-  }
-  for (const auto& column : results.info_columns().summary) {
-    shown.push_back(column);
-    labels.push_back(column);
-  }
-  Table view;
-  view.columns = labels;
-  std::vector<std::size_t> picked;
-  for (const auto& c : shown) picked.push_back(full.column(c));
-  for (const auto& row : full.rows) {
-    std::vector<Cell> cells;
-    for (std::size_t i : picked) cells.push_back(row[i]);
-    view.rows.push_back(std::move(cells));
-  }
-  write_console(view, out);
-  return out;
 }
 
 }  // namespace kscope

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kscope/annotation.hpp"
+#include "kscope/detail/annotation_access.hpp"  // for the language bindings
 #include "kscope/measurement_backend.hpp"
 
 namespace kscope::detail {
@@ -61,14 +62,6 @@ class RunRecorder {
   RegionCloseError close_error_;
   std::string abandoned_;  // why a region was abandoned in this run; empty if none was
   std::function<void(std::size_t, const std::string&)> on_open_;
-};
-
-// What the language bindings need of an Annotation beyond its public interface.
-class AnnotationAccess {
- public:
-  // The annotation's region, if open in the run in progress, is closed as abandoned (see
-  // RunRecorder::abandon); the annotation is inactive afterwards.
-  static void abandon(Annotation& annotation, const std::string& why) noexcept;
 };
 
 // The recorder of the session in progress, or nullptr outside profiling.

@@ -13,6 +13,10 @@
 #include <optional>
 #include <sstream>
 
+#include "base/csv.hpp"
+#include "base/files.hpp"
+#include "base/json_error.hpp"
+#include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/cell_json.hpp"
 #include "core/columns.hpp"
@@ -20,10 +24,6 @@
 #include "core/output_claim.hpp"
 #include "core/settings_fields.hpp"
 #include "core/suggest.hpp"
-#include "io/csv.hpp"
-#include "io/files.hpp"
-#include "io/io_detail.hpp"
-#include "io/json_error.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "core/aggregator.hpp"
-#include "io/sample_text.hpp"
+#include "core/sample_text.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {

@@ -68,9 +68,6 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
       collection_(settings.info_collectors, settings.info_collector_errors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
                                      settings.progress_observer)) {
-  std::vector<std::string> measured;
-  for (const auto& m : metrics_) measured.push_back(m.name);
-  check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
   if (!collection_.empty())
     recorder_.on_open([this](std::size_t region, const std::string& name) { collection_.annotation_opened(region, name); });
 }
@@ -502,8 +499,16 @@ void check_request(const Sweep& sweep, const Settings& settings, const Body& bod
   sweep.validate();
   settings.validate();
   check_output_prefix(settings);
-  check_info_collectors(settings.info_collectors, sweep.names());
+  std::vector<std::string> collector_names;
+  for (const InfoCollector& c : settings.info_collectors) collector_names.push_back(c.name);
+  check_collector_names_against_axes(collector_names, sweep.names());  // the rest: settings.validate()
   if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
+}
+
+void check_backend_measures(const Settings& settings, const MeasurementBackend& backend) {
+  std::vector<std::string> measured;
+  for (const auto& m : session_metrics(backend, settings)) measured.push_back(m.name);
+  check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
 }
 
 }  // namespace kscope::detail
@@ -517,6 +522,7 @@ Results profile_with_backend(const Sweep& sweep, const Settings& settings, const
   detail::check_request(sweep, sharded, body);
   detail::LogScope log(sharded.verbosity);
   detail::SessionGuard guard;
+  detail::check_backend_measures(sharded, backend);
   return detail::Session(sweep.configs(), sharded, body, backend).run();
 }
 

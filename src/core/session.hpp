@@ -28,20 +28,24 @@
 #include "core/info_collection.hpp"
 #include "core/interrupt.hpp"
 #include "core/output_claim.hpp"
+#include "core/progress.hpp"
 #include "core/repetition_window.hpp"
 #include "core/run_recorder.hpp"
 #include "core/sample_stream.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/thermal_guard.hpp"
-#include "io/progress.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/profile.hpp"
 
 namespace kscope::detail {
 
-// ConfigError for a bad sweep, settings or body, before anything touches the GPU.
+// ConfigError for a bad sweep, settings or body, before anything touches the GPU. Each check runs
+// once per call: the Session trusts settings that passed it.
 void check_request(const Sweep& sweep, const Settings& settings, const Body& body);
+// ConfigError unless `backend` measures every metric the settings ask for; made once per call,
+// by whoever made or was given the backend (profile() checks a duration backend's before making it).
+void check_backend_measures(const Settings& settings, const MeasurementBackend& backend);
 
 // Records in `info` when the session starts and the host's load then (SessionInfo::started_at,
 // load_avg).
@@ -49,7 +53,8 @@ void stamp_start(SessionInfo& info);
 
 class Session {
  public:
-  // The settings must have passed validate(); the caller holds the SessionGuard.
+  // The settings must have passed check_request() and the backend check_backend_measures(); the
+  // caller holds the SessionGuard.
   Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend);
   ~Session();
   Session(const Session&) = delete;

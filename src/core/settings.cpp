@@ -119,7 +119,7 @@ void Settings::validate() const {
                         "'ncu --list-sections' (e.g. SpeedOfLight, MemoryWorkloadAnalysis)");
   for (const auto& k : ignore_kernel_list)
     if (k.empty()) throw ConfigError(option("ignore_kernel_list") + " contains an empty kernel name");
-  detail::check_info_collectors(info_collectors, {});
+  detail::check_info_collectors(info_collectors);
 
   // Their constructors check the thermal and adaptive-sampling fields.
   detail::SamplingPlan(*this, 0.0);

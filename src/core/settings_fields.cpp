@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/caller.hpp"
+#include "kscope/detail/settings_fields.hpp"
 
 namespace kscope::detail {
 namespace {
@@ -165,6 +166,13 @@ const SettingsField* find_settings_field(const std::string& name) {
   for (const auto& f : settings_fields())
     if (f.json.key == name) return &f;
   return nullptr;
+}
+
+std::vector<SettingsFieldInfo> settings_field_infos() {
+  std::vector<SettingsFieldInfo> out;
+  for (const auto& f : settings_fields())
+    out.push_back({f.json.key, f.python_name, f.python_type, to_string(f.role), f.doc});
+  return out;
 }
 
 nlohmann::ordered_json settings_json(const Settings& settings, std::initializer_list<SettingsRole> roles) {

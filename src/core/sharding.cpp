@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "io/files.hpp"
+#include "base/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/shard.hpp"
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/caller.hpp"
+#include "core/normal_tail.hpp"
 #include "core/valid_samples.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
@@ -67,8 +68,6 @@ double exact_two_sided_p(double u, std::size_t m, std::size_t n) {
   const double total = 2.0 * lower_half - (pairs % 2 == 0 ? counts[half] : 0.0);
   return std::min(1.0, 2.0 * lower_tail / total);
 }
-
-double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
 
 // Draws an index in [0, n) from the generator's raw 64-bit output, rejecting the values at and
 // above the largest multiple of n so that every index is equally likely.
@@ -285,7 +284,6 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 
 SampleComparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
                                  MetricDirection direction, const CompareOptions& options) {
-  options.validate();
   SampleComparison c;
   c.baseline = summary_of(baseline);
   c.candidate = summary_of(candidate);

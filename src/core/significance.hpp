@@ -109,7 +109,8 @@ struct SampleComparison {
   std::string reason;   // one line: why this verdict, with the numbers that decided it
 };
 
-// Throws ConfigError for invalid options; any samples (empty, all NaN) give a verdict.
+// Any samples (empty, all NaN) give a verdict. The options must have passed CompareOptions::validate,
+// which compare() calls once for all its rows.
 SampleComparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
                                  MetricDirection direction, const CompareOptions& options);
 

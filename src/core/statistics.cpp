@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/normal_tail.hpp"
 #include "core/valid_samples.hpp"
 #include "kscope/errors.hpp"
 
@@ -90,8 +91,6 @@ double t_density(double t, double dof) {
   return std::exp(log_density);
 }
 
-double normal_upper_tail(double z) { return 0.5 * std::erfc(z / std::numbers::sqrt2); }
-
 double normal_density(double z) {
   return std::exp(-0.5 * z * z) / std::sqrt(2 * std::numbers::pi);
 }
@@ -162,7 +161,7 @@ double student_t_quantile(double p, double dof) {
   const double tail = p < 0.5 ? p : 1.0 - p;
   const double sign = p < 0.5 ? -1.0 : 1.0;
   if (dof > large_dof) {
-    const double z = solve_upper_tail(tail, normal_upper_tail, normal_density);
+    const double z = solve_upper_tail(tail, detail::normal_upper_tail, normal_density);
     return sign * t_quantile_from_normal(z, dof);
   }
   const double t = solve_upper_tail(

@@ -5,7 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "io/io_detail.hpp"
+#include "base/text.hpp"
+#include "core/suggest.hpp"
+#include "kscope/columns.hpp"
+#include "kscope/results.hpp"
+#include "kscope/roofline.hpp"
 #include "kscope/table.hpp"
 
 namespace kscope {
@@ -107,6 +111,65 @@ void write_console(const Table& table, std::ostream& out) {
   write_line(out, header, layouts);
   write_line(out, rule, layouts);
   for (const auto& texts : body) write_line(out, texts, layouts);
+}
+
+// Results on the console: the session in one line, then the summary columns a person reads first
+// (CSV and JSON carry all of them).
+std::ostream& operator<<(std::ostream& out, const Results& results) {
+  const SessionInfo& s = results.session();
+  out << "kscope: " << s.gpu << " | backend " << to_string(s.backend) << " | mode " << s.mode() << " (cache_control "
+      << to_string(s.cache_control) << ", clock_control " << to_string(s.clock_control) << ") | rated SM " << s.rated_sm_clock_mhz
+      << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
+  if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
+  if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
+  if (!std::isnan(s.idle_power_w)) out << " | idle power " << s.idle_power_w << " W";
+  if (s.thermal_pauses) out << " | " << s.thermal_pauses << " thermal pauses (" << s.thermal_pause_s << " s)";
+  if (!s.report_path.empty()) out << " | report " << s.report_path;
+  std::vector<FlopKind> kinds;
+  bool work = false;
+  for (const auto& r : results.rows()) {
+    if (!r.work) continue;
+    work = true;
+    if (r.work->flops > 0 && std::find(kinds.begin(), kinds.end(), r.work->kind) == kinds.end())
+      kinds.push_back(r.work->kind);
+  }
+  if (work) {
+    const Roofs rated = session_roofs(s);
+    out << " | roofs at rated clocks: DRAM " << detail::fixed(rated.dram_bytes_per_s / 1e9, 0) << " GB/s";
+    for (const FlopKind& k : kinds)
+      out << ", " << to_string(k) << " " << detail::fixed(rated.flops_per_s(k) / 1e12, 1) << " TFLOP/s";
+  }
+  out << "\n";
+  // The console view keeps the columns a person reads first; CSV/JSON carry all of them.
+  const Table full = results.summary_table();
+  std::vector<std::string> shown{"Annotation"};
+  for (const auto& a : results.axis_names()) shown.push_back(a);
+  std::vector<std::string> labels = shown;
+  for (const auto& [column, label] : console_columns()) {
+    shown.push_back(column);
+    labels.push_back(label);
+  }
+  if (work) {
+    for (const auto& [column, label] : roofline_console_columns()) {
+      shown.push_back(column);
+      labels.push_back(label);
+    }
+  }
+  for (const auto& column : results.info_columns().summary) {
+    shown.push_back(column);
+    labels.push_back(column);
+  }
+  Table view;
+  view.columns = labels;
+  std::vector<std::size_t> picked;
+  for (const auto& c : shown) picked.push_back(full.column(c));
+  for (const auto& row : full.rows) {
+    std::vector<Cell> cells;
+    for (std::size_t i : picked) cells.push_back(row[i]);
+    view.rows.push_back(std::move(cells));
+  }
+  write_console(view, out);
+  return out;
 }
 
 }  // namespace kscope

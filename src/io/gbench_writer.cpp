@@ -14,8 +14,8 @@
 #include <set>
 #include <thread>
 
+#include "base/files.hpp"
 #include "core/log.hpp"
-#include "io/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
 #include "kscope/statistics.hpp"
@@ -126,35 +126,43 @@ Json entry(const std::string& name, const std::string& run_name, const char* run
   return e;
 }
 
-}  // namespace
-
-void Results::write_gbench_json(const std::string& path) const {
-  const bool exclude_throttled = settings_.throttled_runs == ThrottledRuns::exclude;
-  // The duration metric of each annotation: its first metric in a unit of time.
-  std::map<std::string, std::pair<std::string, std::string>> duration_of;  // annotation -> (metric, unit)
+// Each annotation's duration metric (its first metric in a unit of time) and Google Benchmark
+// time unit, and the annotations in the order their samples came.
+struct Durations {
   std::vector<std::string> annotations;
-  for (const SampleRow& s : samples_) {
-    if (std::find(annotations.begin(), annotations.end(), s.annotation) == annotations.end())
-      annotations.push_back(s.annotation);
-    if (!time_unit(s.unit).empty()) duration_of.try_emplace(s.annotation, s.metric, time_unit(s.unit));
+  std::map<std::string, std::pair<std::string, std::string>> of;  // annotation -> (metric, time unit)
+};
+
+// Throws ConfigError when no annotation has a duration metric; warns of each one left out for
+// having none.
+Durations duration_metrics(const Samples& samples) {
+  Durations d;
+  for (const SampleRow& s : samples) {
+    if (std::find(d.annotations.begin(), d.annotations.end(), s.annotation) == d.annotations.end())
+      d.annotations.push_back(s.annotation);
+    if (!time_unit(s.unit).empty()) d.of.try_emplace(s.annotation, s.metric, time_unit(s.unit));
   }
   std::vector<std::string> timeless;
-  for (const auto& a : annotations)
-    if (!duration_of.count(a)) timeless.push_back(a);
-  if (!annotations.empty() && timeless.size() == annotations.size())
+  for (const auto& a : d.annotations)
+    if (!d.of.count(a)) timeless.push_back(a);
+  if (!d.annotations.empty() && timeless.size() == d.annotations.size())
     throw ConfigError("these results hold no duration metric (no metric in ns, us, ms or s), and Google "
                       "Benchmark's JSON gives every benchmark a time; measure a duration too (e.g. "
                       "gpu__time_duration.sum with the counters or ncu backend)");
   for (const auto& a : timeless)
     detail::log_warning("write_gbench_json: annotation '" + a +
                         "' has no duration metric, and Google Benchmark's JSON needs one: it is left out");
+  return d;
+}
 
-  // Benchmarks in the order their samples came, runs by index; excluded and failed runs left out.
+// Benchmarks in the order their samples came, runs by index; excluded (throttled, with
+// ThrottledRuns::exclude) runs and annotations without a duration left out.
+std::vector<Benchmark> benchmarks_of(const Samples& samples, const Durations& durations, bool exclude_throttled) {
   std::vector<Benchmark> benchmarks;
   std::map<std::pair<std::string, std::size_t>, std::size_t> index;
-  for (const SampleRow& s : samples_) {
-    const auto duration = duration_of.find(s.annotation);
-    if (duration == duration_of.end() || (exclude_throttled && s.throttled)) continue;
+  for (const SampleRow& s : samples) {
+    const auto duration = durations.of.find(s.annotation);
+    if (duration == durations.of.end() || (exclude_throttled && s.throttled)) continue;
     if (s.metric != duration->second.first && entry_fields().count(s.metric))
       throw ConfigError("metric '" + s.metric + "' has the name of a field of Google Benchmark's JSON entries, "
                         "where kscope writes metrics as counters; rename it");
@@ -164,68 +172,88 @@ void Results::write_gbench_json(const std::string& path) const {
     if (s.metric == duration->second.first) run.duration = s.value;
     else run.counters.emplace_back(s.metric, s.value);
   }
+  return benchmarks;
+}
 
+// Where a benchmark's entries go: its name, family (annotation) and instance (config) indices.
+struct Instance {
+  std::string name;
+  std::size_t family = 0, instance = 0;
+};
+
+// One entry per run: a repetition of one iteration.
+void add_iterations(Json& entries, const Instance& at, const Benchmark& b, const std::vector<const Run*>& runs) {
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    Json e = entry(at.name, at.name, "iteration", at.family, at.instance, runs.size());
+    e["repetition_index"] = r;
+    e["threads"] = 1;
+    e["iterations"] = 1;
+    e["real_time"] = number(runs[r]->duration);
+    e["cpu_time"] = number(runs[r]->duration);
+    e["time_unit"] = b.unit;
+    for (const auto& [metric, value] : runs[r]->counters) e[metric] = number(value);
+    entries.push_back(std::move(e));
+  }
+}
+
+// The aggregates Google Benchmark computes by default (mean, median, stddev, cv), of the time and
+// of every counter.
+void add_aggregates(Json& entries, const Instance& at, const Benchmark& b, const std::vector<const Run*>& runs) {
+  std::vector<std::string> counter_names;
+  for (const Run* run : runs)
+    for (const auto& [metric, value] : run->counters)
+      if (std::find(counter_names.begin(), counter_names.end(), metric) == counter_names.end())
+        counter_names.push_back(metric);
+  const auto series = [&](const std::string& metric) {
+    std::vector<double> values;
+    for (const Run* run : runs) {
+      if (metric.empty()) values.push_back(run->duration);
+      for (const auto& [m, v] : run->counters)
+        if (m == metric) values.push_back(v);
+    }
+    return summarize(values, INFINITY);
+  };
+  const auto statistic = [](const SampleStatistics& s, const std::string& aggregate) {
+    if (aggregate == "mean") return s.mean;
+    if (aggregate == "median") return s.median;
+    if (aggregate == "stddev") return s.count < 2 ? 0.0 : s.stddev;  // Google Benchmark: 0 for one value
+    return s.count < 2 || s.mean == 0 ? 0.0 : s.stddev / s.mean;      // cv, as a fraction
+  };
+  const SampleStatistics time = series("");
+  for (const std::string aggregate : {"mean", "median", "stddev", "cv"}) {
+    Json e = entry(at.name + "_" + aggregate, at.name, "aggregate", at.family, at.instance, runs.size());
+    e["threads"] = 1;
+    e["aggregate_name"] = aggregate;
+    e["aggregate_unit"] = aggregate == "cv" ? "percentage" : "time";
+    e["iterations"] = runs.size();
+    e["real_time"] = number(statistic(time, aggregate));
+    e["cpu_time"] = number(statistic(time, aggregate));
+    e["time_unit"] = b.unit;
+    for (const auto& metric : counter_names) e[metric] = number(statistic(series(metric), aggregate));
+    entries.push_back(std::move(e));
+  }
+}
+
+}  // namespace
+
+void Results::write_gbench_json(const std::string& path) const {
+  const Durations durations = duration_metrics(samples_);
+  const std::vector<Benchmark> benchmarks =
+      benchmarks_of(samples_, durations, settings_.throttled_runs == ThrottledRuns::exclude);
   Json doc;
   doc["context"] = context(session_);
   doc["benchmarks"] = Json::array();
   std::map<std::string, std::size_t> instances;  // per annotation (family)
   for (const Benchmark& b : benchmarks) {
-    const std::size_t family = static_cast<std::size_t>(
-        std::find(annotations.begin(), annotations.end(), b.annotation) - annotations.begin());
-    const std::size_t instance = instances[b.annotation]++;
-    const std::string name = benchmark_name(b.annotation, configs_[b.config]);
+    const auto family = std::find(durations.annotations.begin(), durations.annotations.end(), b.annotation);
+    const Instance at{benchmark_name(b.annotation, configs_[b.config]),
+                      static_cast<std::size_t>(family - durations.annotations.begin()), instances[b.annotation]++};
     std::vector<const Run*> runs;
     for (const auto& [index_in_config, run] : b.runs)
       if (!std::isnan(run.duration)) runs.push_back(&run);  // a failed run (ignore_failures) did not run
     if (runs.empty()) continue;
-
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      Json e = entry(name, name, "iteration", family, instance, runs.size());
-      e["repetition_index"] = r;
-      e["threads"] = 1;
-      e["iterations"] = 1;
-      e["real_time"] = number(runs[r]->duration);
-      e["cpu_time"] = number(runs[r]->duration);
-      e["time_unit"] = b.unit;
-      for (const auto& [metric, value] : runs[r]->counters) e[metric] = number(value);
-      doc["benchmarks"].push_back(std::move(e));
-    }
-    if (runs.size() < 2) continue;  // as Google Benchmark: no statistics of one repetition
-
-    // The aggregates Google Benchmark computes by default, of the time and of every counter.
-    std::vector<std::string> counter_names;
-    for (const Run* run : runs)
-      for (const auto& [metric, value] : run->counters)
-        if (std::find(counter_names.begin(), counter_names.end(), metric) == counter_names.end())
-          counter_names.push_back(metric);
-    const auto series = [&](const std::string& metric) {
-      std::vector<double> values;
-      for (const Run* run : runs) {
-        if (metric.empty()) values.push_back(run->duration);
-        for (const auto& [m, v] : run->counters)
-          if (m == metric) values.push_back(v);
-      }
-      return summarize(values, INFINITY);
-    };
-    const auto statistic = [](const SampleStatistics& s, const std::string& aggregate) {
-      if (aggregate == "mean") return s.mean;
-      if (aggregate == "median") return s.median;
-      if (aggregate == "stddev") return s.count < 2 ? 0.0 : s.stddev;  // Google Benchmark: 0 for one value
-      return s.count < 2 || s.mean == 0 ? 0.0 : s.stddev / s.mean;      // cv, as a fraction
-    };
-    const SampleStatistics time = series("");
-    for (const std::string aggregate : {"mean", "median", "stddev", "cv"}) {
-      Json e = entry(name + "_" + aggregate, name, "aggregate", family, instance, runs.size());
-      e["threads"] = 1;
-      e["aggregate_name"] = aggregate;
-      e["aggregate_unit"] = aggregate == "cv" ? "percentage" : "time";
-      e["iterations"] = runs.size();
-      e["real_time"] = number(statistic(time, aggregate));
-      e["cpu_time"] = number(statistic(time, aggregate));
-      e["time_unit"] = b.unit;
-      for (const auto& metric : counter_names) e[metric] = number(statistic(series(metric), aggregate));
-      doc["benchmarks"].push_back(std::move(e));
-    }
+    add_iterations(doc["benchmarks"], at, b, runs);
+    if (runs.size() >= 2) add_aggregates(doc["benchmarks"], at, b, runs);  // as Google Benchmark: none of one repetition
   }
   detail::write_whole(path, doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
 }

@@ -1,7 +1,9 @@
 // kscope's results file: Results::write_json and load_results. A versioned JSON document whose
-// fields are listed once here, each with how it is written and read back, so that what is saved
-// is exactly what loads. Its fields are its own contract: a new table column does not change the
-// file until it is added here, with a new format version.
+// fields are listed once, each with how it is written and read back, so that what is saved is
+// exactly what loads: the session's here, the settings' in the settings table
+// (core/settings_fields.cpp), the rows' in the table columns (core/columns.cpp). A new column or
+// saved setting is in the files from then on, and files without it load with it empty (or its
+// default): no new format version.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -11,21 +13,22 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "base/files.hpp"
+#include "base/json_error.hpp"
+#include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/cell_json.hpp"
 #include "core/columns.hpp"
 #include "core/json_fields.hpp"
+#include "core/sample_text.hpp"
 #include "core/settings_fields.hpp"
-#include "io/files.hpp"
-#include "io/io_detail.hpp"
-#include "io/json_error.hpp"
 #include "io/results_file.hpp"
-#include "io/sample_text.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
@@ -119,8 +122,16 @@ const std::vector<Field<Settings>>& saved_settings_fields() {
 // which "session" holds once, plus Mean (the un-normalized mean behind a normalized AvgValue) and
 // Info (the info collectors' cells by column, as "info_columns" lists them).
 
-// The summary columns from this one on came after the format's first files: absent, they are empty.
-constexpr const char* kFirstAddedColumn = "WorkBytes";
+// The columns of the format's first files, which every file has; a file without another column (a
+// later kscope's) loads with it empty.
+bool in_first_files(const std::string& column) {
+  static const std::set<std::string> columns{
+      "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median", "Q1", "Q3", "IQR", "P20", "P80",
+      "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
+      "NormalizationValue", "Geomean", "Kernel", "ObservedSMClockMHz", "ObservedMemoryClockMHz", "ThrottledRuns",
+      "Converged", "ThermalPauses", "Run", "Value", "SMClockMHz", "MemoryClockMHz", "Throttled"};
+  return columns.count(column) > 0;
+}
 
 // What a cell of this type is in the file (a real as encode writes it: null for NaN and empty).
 const char* expected(ColumnType type) {
@@ -181,11 +192,9 @@ std::vector<Field<Row>> row_fields(const std::vector<detail::ColumnDefinition<Ro
   };
   fields[0].part = P::label;
   fields[1].part = P::config;
-  bool added_later = false;
   for (const auto& column : columns) {
     if (column.part == P::session) continue;
-    added_later = added_later || column.spec.name == kFirstAddedColumn;
-    fields.push_back(column_field(column, added_later));
+    fields.push_back(column_field(column, !in_first_files(column.spec.name)));
     for (auto& [previous, field] : after)
       if (previous == column.spec.name) fields.push_back(field);
   }

@@ -3,6 +3,7 @@
 // under its name, and has its row in kscope doctor; and the registry's own rules.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -52,6 +53,9 @@ class HostClockBackend final : public MeasurementBackend {
   std::vector<RunMeasurement> runs_;
 };
 
+// Calls of the toy's check: Settings::validate makes it, so they count the settings' validations.
+std::atomic<int> toy_checks{0};
+
 // Registered once per process, by the test that needs it.
 Backend toy() {
   static const Backend registered = register_backend({
@@ -60,6 +64,7 @@ Backend toy() {
       .summary = "region durations on the host's clock",
       .default_metrics = {kToyMetric},
       .capabilities = {.measures_duration = true, .replay_modes = false},
+      .check = [](const Settings&) { ++toy_checks; },
       .make = [](const Settings&) { return std::make_unique<HostClockBackend>(); },
       .assess = [](const DoctorFacts&) { return BackendAvailability{Backend(), true, "the host's clock is always there"}; },
   });
@@ -114,6 +119,19 @@ TEST(BackendRegistry, TheDefaultChoosesAToyDurationBackendForItsOwnMetric) {
   settings.metrics = {"dram__bytes_read.sum"};
   EXPECT_NE(error_of([&] { toy_sweep(settings); }).find("the toy backend measures only 'toy__host_duration'"),
             std::string::npos);
+}
+
+TEST(BackendRegistry, ProfileValidatesTheSettingsOncePerCall) {
+  Settings settings;
+  settings.backend = toy();
+  settings.info_collectors = {{"host", CollectionScope::once, [](const CollectionContext&) { return Cell{std::string("toy")}; }}};
+  const int before = toy_checks;
+  toy_sweep(settings);
+  EXPECT_EQ(toy_checks - before, 1);
+  settings.verbosity = Verbosity::quiet;
+  HostClockBackend given;
+  profile_with_backend(Sweep().axis("n", {1}), settings, [](const Config&) { Annotation region("r"); }, given);
+  EXPECT_EQ(toy_checks - before, 2);
 }
 
 TEST(BackendRegistry, KscopeDoctorListsAToyBackend) {

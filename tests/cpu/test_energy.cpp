@@ -4,6 +4,7 @@
 // an exact expectation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -224,6 +225,41 @@ TEST(EnergySession, DeriveMetricSeesTheWindowsEnergyForFlopPerJoule) {
   EXPECT_EQ(row(r, "flop_per_joule").unit, "FLOP/J");
   EXPECT_NEAR(row(r, "bytes_per_joule").avg_value, 3e9 / kKernelJ, 3e9 / kKernelJ * 0.01);
   EXPECT_EQ(row(r, "bytes_per_joule").unit, "B/J");
+}
+
+TEST(EnergySession, DeclaredWorkGivesFlopAndBytesPerJouleWithoutDeriveMetric) {
+  SimulatedBackend backend;
+  Settings s = energy_settings();
+  s.work = [](const Config&) { return Work{.bytes = 3e9, .flops = 1e12}; };
+  const Results r = profile_with_backend(Sweep(), s, kernels_of(backend), backend);
+  EXPECT_NEAR(row(r, "flop_per_joule").avg_value, 1e12 / kKernelJ, 1e12 / kKernelJ * 0.01);
+  EXPECT_EQ(row(r, "flop_per_joule").unit, "FLOP/J");
+  EXPECT_NEAR(row(r, "bytes_per_joule").avg_value, 3e9 / kKernelJ, 3e9 / kKernelJ * 0.01);
+  EXPECT_EQ(row(r, "bytes_per_joule").stats.count, 3u);  // one per window, as the energy
+}
+
+TEST(EnergySession, DeriveMetricsOwnFlopPerJouleWinsOverTheDeclaredWorks) {
+  SimulatedBackend backend;
+  Settings s = energy_settings();
+  s.work = [](const Config&) { return Work{.bytes = 3e9, .flops = 1e12}; };
+  s.derive_metric = [](const MeasuredValues& m, const Config&) { return energy_efficiency(m, 2e12, 0); };
+  const Results r = profile_with_backend(Sweep(), s, kernels_of(backend), backend);
+  EXPECT_NEAR(row(r, "flop_per_joule").avg_value, 2e12 / kKernelJ, 2e12 / kKernelJ * 0.01);
+  const auto& rows = r.rows();
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(), [](const SummaryRow& x) { return x.metric == "flop_per_joule"; }),
+            1);
+  EXPECT_NEAR(row(r, "bytes_per_joule").avg_value, 3e9 / kKernelJ, 3e9 / kKernelJ * 0.01);  // from the work
+}
+
+TEST(EnergySession, WorkWithoutTheEnergyMetricsAddsNoEnergyRows) {
+  SimulatedBackend backend;
+  Settings s = energy_settings();
+  s.metrics = {};
+  s.work = [](const Config&) { return Work{.bytes = 3e9, .flops = 1e12}; };
+  const Results r = profile_with_backend(Sweep(), s, kernels_of(backend), backend);
+  const auto& rows = r.rows();
+  EXPECT_FALSE(rows.empty());
+  EXPECT_TRUE(std::none_of(rows.begin(), rows.end(), [](const SummaryRow& x) { return x.unit == "FLOP/J"; }));
 }
 
 TEST(EnergySession, EfficiencyWithoutEnergyPerRunNamesTheMetricToAdd) {

@@ -15,7 +15,8 @@
 #include <sstream>
 #include <thread>
 
-#include "io/files.hpp"
+#include "base/files.hpp"
+#include "io/results_writers.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
@@ -163,6 +164,24 @@ TEST(OutputPrefix, ADirectorysNameStandsForTheDirectory) {
   EXPECT_TRUE(fs::exists(out + "/summary.csv"));
   EXPECT_TRUE(fs::exists(out + "/results.json"));
   EXPECT_FALSE(fs::exists(out + "summary.csv"));
+}
+
+TEST(OutputFiles, WriteAllWritesTheFormatsWithAPrefixFileAndEachFormatWritesItsFile) {
+  TempDir dir;
+  const Results r = sweep(to(""));
+  r.write_all(dir.prefix("all_"));
+  std::size_t prefix_files = 0;
+  for (const detail::ResultsWriter& writer : detail::results_writers()) {
+    const std::string alone = dir.prefix(std::string("alone_") + (writer.prefix_file ? writer.prefix_file : "other"));
+    writer.write(r, alone);
+    EXPECT_FALSE(read(alone).empty()) << writer.format;
+    if (!writer.prefix_file) continue;
+    ++prefix_files;
+    EXPECT_EQ(read(dir.prefix("all_") + writer.prefix_file), read(alone)) << writer.format;
+  }
+  EXPECT_EQ(prefix_files, 3u);  // summary.csv, samples.csv, results.json
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.prefix("")), fs::directory_iterator()),
+            static_cast<std::ptrdiff_t>(detail::results_writers().size() + prefix_files));
 }
 
 TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {

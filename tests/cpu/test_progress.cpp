@@ -1,4 +1,4 @@
-#include "io/progress.hpp"
+#include "core/progress.hpp"
 
 #include <gtest/gtest.h>
 

@@ -472,7 +472,7 @@ TEST(Verdict, BadOptionsAreRefusedByName) {
   };
   for (const Case& k : cases) {
     try {
-      compare(base_1000, plus_10pct, MetricDirection::lower_is_better, k.options);
+      k.options.validate();
       ADD_FAILURE() << "accepted: " << k.message;
     } catch (const ConfigError& e) {
       EXPECT_EQ(std::string(e.what()), k.message);

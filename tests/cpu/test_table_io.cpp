@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "io/csv.hpp"
+#include "base/csv.hpp"
 #include "io/json_table.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/table.hpp"

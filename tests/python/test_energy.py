@@ -56,6 +56,14 @@ def test_derive_metric_gets_the_energy_and_energy_efficiency_names_the_units(sim
     assert kscope.energy_efficiency(2.0, flop=4.0) == {"flop_per_joule": (2.0, "FLOP/J")}
 
 
+def test_declared_work_gives_flop_and_bytes_per_joule_without_derive_metric(sim):
+    df = one_kernel(sim, work=lambda n: kscope.Work(flops=2e12 * n, bytes=1e9 * n))().to_dataframe()
+    flop, per_byte = rows(df, "flop_per_joule"), rows(df, "bytes_per_joule")
+    assert flop.Unit.iloc[0] == "FLOP/J" and per_byte.Unit.iloc[0] == "B/J"
+    assert flop.AvgValue[1] == pytest.approx(2e12 / 0.6, rel=0.01)
+    assert per_byte.AvgValue[2] == pytest.approx(2e9 / 1.2, rel=0.01)
+
+
 def test_energy_plots_like_any_metric(sim, tmp_path):
     path = tmp_path / "energy.png"
     seen = []

@@ -358,6 +358,18 @@ def test_a_collector_named_like_a_parameter_is_refused_at_decoration():
     decorate(lambda m: None)  # fine for another function
 
 
+def test_decorating_checks_the_options_once(monkeypatch):
+    # The engine's checks, observed where Python calls them: once for the options, however many
+    # functions they decorate (each function's parameters are checked against the collectors' names).
+    checks = []
+    real_validate = kscope._core.validate
+    monkeypatch.setattr(kscope._core, "validate", lambda *args: (checks.append(args), real_validate(*args))[1])
+    decorate = kscope.analyze.kernel(runs=3, info_collectors=[("t", lambda: 1, "once")])
+    decorate(lambda n: None)
+    decorate(lambda m: None)
+    assert len(checks) == 1
+
+
 def test_collectors_are_refused_with_the_ncu_backend():
     with pytest.raises(ConfigError, match=r"info_collectors cannot be used with backend='ncu'.*Use backend='counters'"):
         kscope.analyze.kernel(backend="ncu", info_collectors=[("v", lambda: 1, "once")])

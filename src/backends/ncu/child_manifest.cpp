@@ -4,8 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "io/files.hpp"
-#include "io/json_error.hpp"
+#include "base/files.hpp"
+#include "base/json_error.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

@@ -46,6 +46,7 @@ void run_child_session(const Sweep& sweep, const Settings& settings, const Body&
     child.sampling = Sampling::fixed;
     child.thermal_mode = ThermalMode::off;
     child.output_prefix.clear();  // the parent writes the results
+    detail::check_backend_measures(child, backend);
     detail::Session(sweep.configs(), child, body, backend).run();
     manifest = backend.manifest();
   } catch (...) {

@@ -1,27 +1,10 @@
 #pragma once
-// Internal helpers shared by the table writers and the progress reporter.
+// The width of text on a terminal, for kscope's console tables and the kscope program's.
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-#include "kscope/table.hpp"
-
 namespace kscope::detail {
-
-// Text written a piece at a time is handed to the stream in chunks of about this many bytes.
-inline constexpr std::size_t kWriteChunk = std::size_t(1) << 18;
-
-// Throws Error unless every row has one cell per column and no column name repeats: a writer
-// must never drop or misplace a value silently.
-void check_table_shape(const Table& table);
-// The same for one row of a table written row by row.
-void check_row_shape(std::size_t row, std::size_t cells, std::size_t columns);
-
-// Visitor built from lambdas, one per Cell alternative.
-template <class... Handlers>
-struct Overloaded : Handlers... {
-  using Handlers::operator()...;
-};
 
 inline bool is_utf8_continuation(char byte) {
   return (static_cast<unsigned char>(byte) & 0xC0) == 0x80;

@@ -4,8 +4,8 @@
 #include <string>
 #include <string_view>
 
-#include "io/csv.hpp"
-#include "io/io_detail.hpp"
+#include "base/csv.hpp"
+#include "base/text.hpp"
 #include "kscope/table.hpp"
 
 namespace kscope {

@@ -1,12 +1,12 @@
-#include "io/progress.hpp"
+#include "core/progress.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <limits>
 
+#include "base/text.hpp"
 #include "core/log.hpp"
-#include "io/io_detail.hpp"
 
 namespace kscope::detail {
 namespace {

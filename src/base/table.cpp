@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "io/io_detail.hpp"
+#include "base/text.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {

@@ -3,7 +3,7 @@
 #include <istream>
 #include <string>
 
-#include "io/csv.hpp"
+#include "base/csv.hpp"
 
 namespace kscope::detail {
 

@@ -1,4 +1,4 @@
-#include "io/files.hpp"
+#include "base/files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

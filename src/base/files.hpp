@@ -14,6 +14,8 @@
 #include <ostream>
 #include <string>
 
+#include "kscope/detail/files.hpp"  // write_whole of a text, directory_as_prefix
+
 namespace kscope::detail {
 
 // The file a write to `path` replaces: `path` itself, or the final target of the symbolic link(s)
@@ -21,11 +23,6 @@ namespace kscope::detail {
 std::string write_target(const std::string& path);
 
 void write_whole(const std::string& path, const std::function<void(std::ostream&)>& write);
-void write_whole(const std::string& path, const std::string& text);
-
-// An output prefix that names an existing directory stands for that directory ("out" -> "out/"):
-// its files go inside it, not beside it as "outsummary.csv". Any other prefix is returned as it is.
-std::string directory_as_prefix(const std::string& prefix);
 
 // `path` opened for reading. Throws FileError when it is missing, a directory or unreadable;
 // `expected` says what the caller should give instead ("a file written by ProfileResults.save").

@@ -1,4 +1,4 @@
-#include "io/sample_text.hpp"
+#include "core/sample_text.hpp"
 
 #include <utility>
 

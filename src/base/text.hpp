@@ -1,0 +1,25 @@
+#pragma once
+// Helpers shared by the table writers and the progress reporter.
+#include <cstddef>
+
+#include "kscope/detail/text_width.hpp"  // display widths, for the console writers
+#include "kscope/table.hpp"
+
+namespace kscope::detail {
+
+// Text written a piece at a time is handed to the stream in chunks of about this many bytes.
+inline constexpr std::size_t kWriteChunk = std::size_t(1) << 18;
+
+// Throws Error unless every row has one cell per column and no column name repeats: a writer
+// must never drop or misplace a value silently.
+void check_table_shape(const Table& table);
+// The same for one row of a table written row by row.
+void check_row_shape(std::size_t row, std::size_t cells, std::size_t columns);
+
+// Visitor built from lambdas, one per Cell alternative.
+template <class... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+
+}  // namespace kscope::detail

@@ -1,0 +1,67 @@
+// The table of Results' output formats, and the two CSV formats (the summary, the raw samples),
+// written row by row from the schema's columns without building the table.
+#include "io/results_writers.hpp"
+
+#include <ostream>
+
+#include "base/csv.hpp"
+#include "base/files.hpp"
+#include "base/text.hpp"
+#include "core/result_tables.hpp"
+
+namespace kscope {
+namespace detail {
+
+std::span<const ResultsWriter> results_writers() {
+  static const ResultsWriter writers[] = {
+      {"summary CSV", "summary.csv", [](const Results& r, const std::string& path) { r.write_csv(path); }},
+      {"samples CSV", "samples.csv", [](const Results& r, const std::string& path) { r.write_samples_csv(path); }},
+      {"kscope results file (JSON)", "results.json",
+       [](const Results& r, const std::string& path) { r.write_json(path); }},
+      {"Google Benchmark JSON", nullptr, [](const Results& r, const std::string& path) { r.write_gbench_json(path); }},
+  };
+  return writers;
+}
+
+}  // namespace detail
+
+void Results::write_csv(const std::string& path) const {
+  const auto& definitions = detail::summary_column_definitions();
+  const Table header{detail::table_columns(configs_, definitions, info_columns_.summary), {}};
+  detail::write_whole(path, [&](std::ostream& out) {
+    kscope::write_csv(header, out);
+    std::size_t r = 0;
+    detail::for_each_row(
+        configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_, definitions,
+        [&](const std::vector<Cell>& cells) {
+          detail::check_row_shape(r++, cells.size(), header.columns.size());
+          detail::write_csv_row(cells, out);
+        });
+  });
+}
+
+void Results::write_samples_csv(const std::string& path) const {
+  const Table header{detail::table_columns(configs_, detail::sample_column_definitions(), info_columns_.samples), {}};
+  detail::check_info_cells(samples_, header.columns.size(), info_columns_.samples.size());
+  detail::write_whole(path, [&](std::ostream& out) {
+    kscope::write_csv(header, out);
+    if (header.columns.empty()) return;
+    detail::SampleText text = detail::samples_csv_text(configs_, info_columns_.samples.size());
+    std::string buffer;
+    for (std::size_t i = 0; i < samples_.size(); ++i) {
+      text.append(samples_.store(), i, session_of(samples_.store().config(i)), buffer);
+      if (buffer.size() >= detail::kWriteChunk) {
+        out << buffer;
+        buffer.clear();
+      }
+    }
+    out << buffer;
+  });
+}
+
+void Results::write_all(const std::string& prefix) const {
+  for (const detail::ResultsWriter& writer : detail::results_writers())
+    if (writer.prefix_file) writer.write(*this, prefix + writer.prefix_file);
+}
+
+}  // namespace kscope
