@@ -32,7 +32,8 @@ class Value {
   bool as_bool() const;
   std::string to_string() const;     // for messages and tables
 
-  bool operator==(const Value& other) const = default;
+  // Of one type and value; a NaN equals a NaN (the same config value).
+  bool operator==(const Value& other) const;
 
  private:
   std::variant<std::int64_t, double, std::string, bool> data_;

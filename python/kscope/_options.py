@@ -41,6 +41,10 @@ def backend_choices():
     return ", ".join(described[:-1]) + " or " + described[-1]
 
 
+# The engine's Settings fields by their C++ name: their option's name here (empty where there is
+# none); tests/python/test_typing.py checks the options, the bindings and the stub against them.
+PYTHON_NAMES = {name: python_name for name, python_name, *_ in _core.settings_fields()}
+
 _THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
 # info_collector_errors= and the engine's value ('raise' is a Python keyword there).
 _COLLECTOR_ERRORS = {"warn": "warn", "raise": "raise_"}
@@ -243,8 +247,8 @@ class Options:
         _choice("thermal_mode", mode, tuple(_THERMAL_MODES))
         engine = {"thermal_mode": getattr(_core.ThermalMode, _THERMAL_MODES[mode])}
         given = {"thermal_wait_c": wait, "thermal_cont_c": cont, "thermal_timeout_s": timeout}
-        for (field, value), option in zip(given.items(), ("thermal_wait", "thermal_cont", "thermal_timeout")):
-            if _optional_number(option, value) is not None:
+        for field, value in given.items():
+            if _optional_number(PYTHON_NAMES[field], value) is not None:
                 engine[field] = float(value)
         if device is not None:
             _count("thermal_device", device, 0, 2**31 - 1)

@@ -24,6 +24,7 @@
 #include "kscope/detail/files.hpp"
 #include "kscope/detail/interrupt.hpp"
 #include "kscope/detail/log_sink.hpp"
+#include "kscope/detail/settings_fields.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/metrics.hpp"
@@ -430,18 +431,8 @@ void bind_backends(py::module_& m) {
   }, py::return_value_policy::reference, "The backend registry's definitions, in its order");
 }
 
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "The kscope engine (C++), as used by the kscope Python package";
-  m.attr("__version__") = KSCOPE_VERSION;
-  m.attr("MAX_RUNS_PER_CONFIG") = kscope::kMaxRunsPerConfig;
-  py::register_exception_translator(translate);
-  // The engine's messages name Python options and fixes from now on, and reach Python's warnings
-  // and sys.stderr; the sink goes before the interpreter does.
-  kscope::detail::set_caller(kscope::detail::Caller::python);
-  kscope::detail::set_log_sink(std::shared_ptr<PythonConsole>(new PythonConsole));  // not make_shared: see progress_observer
-  py::module_::import("atexit").attr("register")(py::cpp_function([] { kscope::detail::set_log_sink(nullptr); }));
-
-  bind_backends(m);
+// The enumerations and parts of Settings.
+void bind_settings_parts(py::module_& m) {
   py::enum_<kscope::CacheControl>(m, "CacheControl")
       .value("all", kscope::CacheControl::all)
       .value("none", kscope::CacheControl::none);
@@ -483,7 +474,10 @@ PYBIND11_MODULE(_core, m) {
       .value("quiet", kscope::Verbosity::quiet)
       .value("info", kscope::Verbosity::info)
       .value("debug", kscope::Verbosity::debug);
+}
 
+// Settings, the table of its fields, and its checks.
+void bind_settings(py::module_& m) {
   // The plain-data part of kscope::Settings; callables are passed to profile() separately.
   py::class_<kscope::Settings>(m, "Settings")
       .def(py::init<>())
@@ -525,6 +519,28 @@ PYBIND11_MODULE(_core, m) {
           },
           "None, or (index, count)");
 
+  m.def("settings_fields", [] {
+    py::list out;
+    for (const auto& f : kscope::detail::settings_field_infos())
+      out.append(py::make_tuple(f.name, f.python_name, f.python_type, f.role, f.doc));
+    return out;
+  }, "[(name, python_name, python_type, role, doc)] of every Settings field, from the engine's one table; role: "
+     "measurement (a resume and a merge must agree), summary (a merge must agree) or session");
+  m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
+        "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
+  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors) {
+    // The collectors' callables are given at the call; their names and scopes are checked now.
+    for (const auto& [name, scope] : collectors)
+      settings.info_collectors.push_back(
+          {name, scope_named(scope), [](const kscope::CollectionContext&) { return kscope::Cell{}; }});
+    settings.validate();
+  }, py::arg("settings"), py::arg("collectors"),
+        "Raises ConfigError naming a bad option (or collector name: used twice, a column's) and its fix");
+  m.def("check_collector_names", &kscope::detail::check_collector_names_against_axes, py::arg("collectors"),
+        py::arg("parameters"), "Raises ConfigError for a collector named as one of the function's parameters");
+}
+
+void bind_columns(py::module_& m) {
   // The tables' columns after Annotation and the config axes: [(name, type)], type one of text,
   // integer, real, boolean, optional_boolean, baseline.
   m.def("summary_columns", [] { return column_specs(kscope::summary_columns()); });
@@ -532,6 +548,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
   m.def("roofline_console_columns", &kscope::roofline_console_columns,
         "[(column, short header)] the readable view adds for rows with declared work");
+}
+
+// What the backends measure: default and energy metrics, the counter backend's metric database.
+void bind_metrics(py::module_& m) {
   m.def("default_metrics", &kscope::default_metrics, py::arg("backend"),
         "What the backend measures when metrics is empty");
   m.def("energy_metrics", [] {
@@ -545,19 +565,29 @@ PYBIND11_MODULE(_core, m) {
     for (const auto& d : kscope::energy_efficiency(energy_j, flop, bytes)) out.emplace_back(d.name, d.value, d.unit);
     return out;
   }, py::arg("energy_j"), py::arg("flop"), py::arg("bytes"), "[(name, value, unit)] of FLOP/J and bytes/J");
-  m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
-        "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
-  m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors) {
-    // The collectors' callables are given at the call; their names and scopes are checked now.
-    for (const auto& [name, scope] : collectors)
-      settings.info_collectors.push_back(
-          {name, scope_named(scope), [](const kscope::CollectionContext&) { return kscope::Cell{}; }});
-    settings.validate();
-  }, py::arg("settings"), py::arg("collectors"),
-        "Raises ConfigError naming a bad option (or collector name: used twice, a column's) and its fix");
-  m.def("check_collector_names", &kscope::detail::check_collector_names_against_axes, py::arg("collectors"),
-        py::arg("parameters"), "Raises ConfigError for a collector named as one of the function's parameters");
+  // The counter backend's metric database (CUPTI's host API: works offline with a chip name).
+  m.def("list_metrics", [](const std::string& chip) {
+    py::list out;
+    for (const auto& m : kscope::list_metrics(chip))
+      out.append(py::dict(py::arg("name") = m.name, py::arg("type") = kscope::to_string(m.type),
+                          py::arg("unit") = m.unit, py::arg("hw_unit") = m.hw_unit,
+                          py::arg("description") = m.description, py::arg("suffixes") = m.suffixes));
+    return out;
+  }, py::arg("chip") = "");
+  m.def("describe_metric", [](const std::string& name, const std::string& chip) {
+    const auto m = kscope::describe_metric(name, chip);
+    return py::dict(py::arg("name") = m.name, py::arg("type") = kscope::to_string(m.type), py::arg("unit") = m.unit,
+                    py::arg("hw_unit") = m.hw_unit, py::arg("description") = m.description);
+  }, py::arg("name"), py::arg("chip") = "");
+  m.def("count_passes", &kscope::count_passes, py::arg("metrics"), py::arg("chip") = "");
+  m.def("sol_metrics", &kscope::sol_metrics);
+  m.def("bottleneck_rule", &kscope::bottleneck_rule);
+  m.def("speed_of_light", [](const kscope::Results& r) { return py::object(columns(kscope::speed_of_light(r), {})[0]); },
+        "{column: [cells]} of the Speed-of-Light table of counter results");
+}
 
+// Results, saved and loaded.
+void bind_results(py::module_& m) {
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
       .def("measured_metrics", [](const kscope::Results& r) { return r.session().metrics; },
@@ -613,6 +643,11 @@ PYBIND11_MODULE(_core, m) {
     std::istringstream in(text);
     return kscope::load_results(in, name);
   }, py::arg("text"), py::arg("name"), "Results.to_json's text back as Results");
+  m.def("geometric_mean", [](const std::vector<double>& v) { return kscope::geometric_mean(v); });
+}
+
+// Sharded sweeps: the shard of this process, and merging.
+void bind_shards(py::module_& m) {
   m.def("shard_from_environment", [] {
     const auto launched = kscope::shard_from_environment();
     return launched ? py::object(py::make_tuple(launched->shard.index, launched->shard.count, launched->launcher,
@@ -629,6 +664,9 @@ PYBIND11_MODULE(_core, m) {
     kscope::Results merged = kscope::merge_files(inputs, &warnings);
     return py::make_tuple(std::move(merged), warnings);
   }, py::arg("inputs"), "(merged Results, [warning]) of shard results files or output prefixes");
+}
+
+void bind_compare(py::module_& m) {
   py::class_<kscope::CompareOptions>(m, "CompareOptions")
       .def(py::init<>())
       .def_readwrite("threshold_pct", &kscope::CompareOptions::threshold_pct)
@@ -639,7 +677,10 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("resamples", &kscope::CompareOptions::resamples)
       .def_readwrite("seed", &kscope::CompareOptions::seed);
   m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"));
+}
 
+// A profiling session: profile() and the regions a body opens.
+void bind_sessions(py::module_& m) {
   m.def("profile", &run_profile, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("body"),
         py::arg("derive"), py::arg("combine"), py::arg("collectors"), py::arg("simulated"),
         py::arg("progress") = py::none(), py::arg("work") = py::none(),
@@ -651,27 +692,9 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<std::string>(), py::call_guard<py::gil_scoped_release>())
       .def("close", &Region::close, py::call_guard<py::gil_scoped_release>())
       .def("mark_failed", &Region::mark_failed);
+}
 
-  // The counter backend's metric database (CUPTI's host API: works offline with a chip name).
-  m.def("list_metrics", [](const std::string& chip) {
-    py::list out;
-    for (const auto& m : kscope::list_metrics(chip))
-      out.append(py::dict(py::arg("name") = m.name, py::arg("type") = kscope::to_string(m.type),
-                          py::arg("unit") = m.unit, py::arg("hw_unit") = m.hw_unit,
-                          py::arg("description") = m.description, py::arg("suffixes") = m.suffixes));
-    return out;
-  }, py::arg("chip") = "");
-  m.def("describe_metric", [](const std::string& name, const std::string& chip) {
-    const auto m = kscope::describe_metric(name, chip);
-    return py::dict(py::arg("name") = m.name, py::arg("type") = kscope::to_string(m.type), py::arg("unit") = m.unit,
-                    py::arg("hw_unit") = m.hw_unit, py::arg("description") = m.description);
-  }, py::arg("name"), py::arg("chip") = "");
-  m.def("count_passes", &kscope::count_passes, py::arg("metrics"), py::arg("chip") = "");
-  m.def("sol_metrics", &kscope::sol_metrics);
-  m.def("bottleneck_rule", &kscope::bottleneck_rule);
-  m.def("speed_of_light", [](const kscope::Results& r) { return py::object(columns(kscope::speed_of_light(r), {})[0]); },
-        "{column: [cells]} of the Speed-of-Light table of counter results");
-
+void bind_doctor(py::module_& m) {
   // The environment doctor: JSON text (parsed on the Python side) and the readable report.
   m.def("doctor", [] {
     std::string json, text;
@@ -683,9 +706,9 @@ PYBIND11_MODULE(_core, m) {
     }
     return py::make_tuple(json, text);
   });
+}
 
-  m.def("geometric_mean", [](const std::vector<double>& v) { return kscope::geometric_mean(v); });
-
+void bind_testing(py::module_& m) {
   auto testing = m.def_submodule("testing", "The simulated backend of kscope's own tests (no measurement)");
   using kscope::testing::SimulatedBackend;
   py::class_<SimulatedBackend>(testing, "SimulatedBackend")
@@ -743,4 +766,28 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
       .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
       .def_property_readonly("session_count", &SimulatedBackend::session_count);
+}
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "The kscope engine (C++), as used by the kscope Python package";
+  m.attr("__version__") = KSCOPE_VERSION;
+  m.attr("MAX_RUNS_PER_CONFIG") = kscope::kMaxRunsPerConfig;
+  py::register_exception_translator(translate);
+  // The engine's messages name Python options and fixes from now on, and reach Python's warnings
+  // and sys.stderr; the sink goes before the interpreter does.
+  kscope::detail::set_caller(kscope::detail::Caller::python);
+  kscope::detail::set_log_sink(std::shared_ptr<PythonConsole>(new PythonConsole));  // not make_shared: see progress_observer
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { kscope::detail::set_log_sink(nullptr); }));
+
+  bind_backends(m);
+  bind_settings_parts(m);
+  bind_settings(m);
+  bind_columns(m);
+  bind_metrics(m);
+  bind_results(m);
+  bind_shards(m);
+  bind_compare(m);
+  bind_sessions(m);
+  bind_doctor(m);
+  bind_testing(m);
 }

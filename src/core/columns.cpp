@@ -7,35 +7,99 @@ namespace detail {
 namespace {
 
 using T = ColumnType;
+using S = SessionInfo;
+using P = SamplePart;
 
 Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
-double real(const Cell& c) { return std::holds_alternative<double>(c) ? std::get<double>(c) : NAN; }
 Cell count(std::size_t n) { return static_cast<std::int64_t>(n); }
 Cell optional_bool(const std::optional<bool>& b) { return b ? Cell{*b} : Cell{}; }
-// A declared-work figure of the row; empty without declared work.
+
+// The inverses of the cells: false for a cell the column never holds.
+bool read_real(const Cell& c, double& out) {
+  if (std::holds_alternative<std::monostate>(c)) out = NAN;
+  else if (const double* v = std::get_if<double>(&c)) out = *v;
+  else return false;
+  return true;
+}
+bool read_count(const Cell& c, std::size_t& out) {
+  const std::int64_t* v = std::get_if<std::int64_t>(&c);
+  if (v && *v >= 0) out = static_cast<std::size_t>(*v);
+  return v && *v >= 0;
+}
+bool read_text(const Cell& c, std::string& out) {
+  const std::string* v = std::get_if<std::string>(&c);
+  if (v) out = *v;
+  return v;
+}
+bool read_bool(const Cell& c, bool& out) {
+  const bool* v = std::get_if<bool>(&c);
+  if (v) out = *v;
+  return v;
+}
+bool read_optional_bool(const Cell& c, std::optional<bool>& out) {
+  if (std::holds_alternative<std::monostate>(c)) out.reset();
+  else if (const bool* v = std::get_if<bool>(&c)) out = *v;
+  else return false;
+  return true;
+}
+
+// A column of one member of the row: `access` is a generic lambda returning a reference to it.
+template <typename Row, typename Access>
+ColumnDefinition<Row> real_column(std::string name, Access access, SamplePart part = P::row) {
+  return {{std::move(name), T::real}, [access](const Row& r, const S&) { return number(access(r)); },
+          [access](Row& r, const Cell& c) { return read_real(c, access(r)); }, part};
+}
+template <typename Row, typename Access>
+ColumnDefinition<Row> count_column(std::string name, Access access, SamplePart part = P::row) {
+  return {{std::move(name), T::integer}, [access](const Row& r, const S&) { return count(access(r)); },
+          [access](Row& r, const Cell& c) { return read_count(c, access(r)); }, part};
+}
+template <typename Row, typename Access>
+ColumnDefinition<Row> text_column(std::string name, Access access, SamplePart part = P::row) {
+  return {{std::move(name), T::text}, [access](const Row& r, const S&) { return Cell{access(r)}; },
+          [access](Row& r, const Cell& c) { return read_text(c, access(r)); }, part};
+}
+template <typename Row, typename Access>
+ColumnDefinition<Row> optional_bool_column(std::string name, Access access) {
+  return {{std::move(name), T::optional_boolean}, [access](const Row& r, const S&) { return optional_bool(access(r)); },
+          [access](Row& r, const Cell& c) { return read_optional_bool(c, access(r)); }};
+}
+
+// A declared-work figure of the row: empty without declared work; the first one read creates it.
 template <typename Get>
 Cell of_work(const std::optional<Work>& work, Get get) {
   return work ? get(*work) : Cell{};
 }
+ColumnDefinition<SummaryRow> work_column(std::string name, double Work::*member) {
+  return {{std::move(name), T::real},
+          [member](const SummaryRow& r, const S&) { return of_work(r.work, [member](const Work& w) { return number(w.*member); }); },
+          [member](SummaryRow& r, const Cell& c) {
+            if (std::holds_alternative<std::monostate>(c)) return true;
+            if (!r.work) r.work.emplace();
+            return read_real(c, (*r.work).*member);
+          }};
+}
 
-// Session facts, the same on every row of both tables.
+// Session facts, the same on every row of both tables: not read back (a results file keeps the
+// session once; a resumed sweep checks it once).
 template <typename Row>
 std::vector<ColumnDefinition<Row>> session_columns() {
+  const auto fact = [](std::string name, ColumnType type, std::function<Cell(const S&)> cell) {
+    return ColumnDefinition<Row>{{std::move(name), type}, [cell](const Row&, const S& s) { return cell(s); }, {}, P::session};
+  };
   return {
-      {{"GPU", T::text}, [](const Row&, const SessionInfo& s) { return Cell{s.gpu}; }},
-      {{"Host", T::text}, [](const Row&, const SessionInfo& s) { return Cell{s.host}; }},
-      {{"Backend", T::text}, [](const Row&, const SessionInfo& s) { return Cell{to_string(s.backend)}; }},
-      {{"ReplayPasses", T::integer}, [](const Row&, const SessionInfo& s) { return count(s.replay_passes); }},
-      {{"CacheControl", T::text}, [](const Row&, const SessionInfo& s) { return Cell{to_string(s.cache_control)}; }},
-      {{"ClockControl", T::text}, [](const Row&, const SessionInfo& s) { return Cell{to_string(s.clock_control)}; }},
-      {{"Mode", T::text}, [](const Row&, const SessionInfo& s) { return Cell{s.mode()}; }},
-      {{"RatedSMClockMHz", T::real}, [](const Row&, const SessionInfo& s) { return number(s.rated_sm_clock_mhz); }},
-      {{"RatedMemoryClockMHz", T::real},
-       [](const Row&, const SessionInfo& s) { return number(s.rated_memory_clock_mhz); }},
-      {{"LockedSMClockMHz", T::real}, [](const Row&, const SessionInfo& s) { return number(s.locked_sm_clock_mhz); }},
-      {{"LockedMemoryClockMHz", T::real},
-       [](const Row&, const SessionInfo& s) { return number(s.locked_memory_clock_mhz); }},
-      {{"IdlePowerW", T::real}, [](const Row&, const SessionInfo& s) { return number(s.idle_power_w); }},
+      fact("GPU", T::text, [](const S& s) { return Cell{s.gpu}; }),
+      fact("Host", T::text, [](const S& s) { return Cell{s.host}; }),
+      fact("Backend", T::text, [](const S& s) { return Cell{to_string(s.backend)}; }),
+      fact("ReplayPasses", T::integer, [](const S& s) { return count(s.replay_passes); }),
+      fact("CacheControl", T::text, [](const S& s) { return Cell{to_string(s.cache_control)}; }),
+      fact("ClockControl", T::text, [](const S& s) { return Cell{to_string(s.clock_control)}; }),
+      fact("Mode", T::text, [](const S& s) { return Cell{s.mode()}; }),
+      fact("RatedSMClockMHz", T::real, [](const S& s) { return number(s.rated_sm_clock_mhz); }),
+      fact("RatedMemoryClockMHz", T::real, [](const S& s) { return number(s.rated_memory_clock_mhz); }),
+      fact("LockedSMClockMHz", T::real, [](const S& s) { return number(s.locked_sm_clock_mhz); }),
+      fact("LockedMemoryClockMHz", T::real, [](const S& s) { return number(s.locked_memory_clock_mhz); }),
+      fact("IdlePowerW", T::real, [](const S& s) { return number(s.idle_power_w); }),
   };
 }
 
@@ -46,99 +110,100 @@ void append(std::vector<ColumnDefinition<Row>>& to, std::vector<ColumnDefinition
 
 std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
   using R = SummaryRow;
-  using S = SessionInfo;
   std::vector<ColumnDefinition<R>> c{
-      {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; }},
-      {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; }},
-      {{"AvgValue", T::real}, [](const R& r, const S&) { return number(r.avg_value); }},
-      {{"StdDev", T::real}, [](const R& r, const S&) { return number(r.stats.stddev); }},
-      {{"MinValue", T::real}, [](const R& r, const S&) { return number(r.stats.min); }},
-      {{"MaxValue", T::real}, [](const R& r, const S&) { return number(r.stats.max); }},
-      {{"Median", T::real}, [](const R& r, const S&) { return number(r.stats.median); }},
-      {{"Q1", T::real}, [](const R& r, const S&) { return number(r.stats.q1); }},
-      {{"Q3", T::real}, [](const R& r, const S&) { return number(r.stats.q3); }},
-      {{"IQR", T::real}, [](const R& r, const S&) { return number(r.stats.iqr); }},
-      {{"P20", T::real}, [](const R& r, const S&) { return number(r.stats.p20); }},
-      {{"P80", T::real}, [](const R& r, const S&) { return number(r.stats.p80); }},
-      {{"Outliers", T::integer}, [](const R& r, const S&) { return count(r.stats.outliers); }},
-      {{"NumRuns", T::integer}, [](const R& r, const S&) { return count(r.stats.count); }},
-      {{"CI95_Lower", T::real}, [](const R& r, const S&) { return number(r.stats.ci95_lower); }},
-      {{"CI95_Upper", T::real}, [](const R& r, const S&) { return number(r.stats.ci95_upper); }},
-      {{"RelativeStdDevPct", T::real}, [](const R& r, const S&) { return number(r.stats.rsd_pct); }},
-      {{"StableMeasurement", T::optional_boolean}, [](const R& r, const S&) { return optional_bool(r.stats.stable); }},
+      text_column<R>("Metric", [](auto& r) -> auto& { return r.metric; }),
+      text_column<R>("Unit", [](auto& r) -> auto& { return r.unit; }),
+      real_column<R>("AvgValue", [](auto& r) -> auto& { return r.avg_value; }),
+      real_column<R>("StdDev", [](auto& r) -> auto& { return r.stats.stddev; }),
+      real_column<R>("MinValue", [](auto& r) -> auto& { return r.stats.min; }),
+      real_column<R>("MaxValue", [](auto& r) -> auto& { return r.stats.max; }),
+      real_column<R>("Median", [](auto& r) -> auto& { return r.stats.median; }),
+      real_column<R>("Q1", [](auto& r) -> auto& { return r.stats.q1; }),
+      real_column<R>("Q3", [](auto& r) -> auto& { return r.stats.q3; }),
+      real_column<R>("IQR", [](auto& r) -> auto& { return r.stats.iqr; }),
+      real_column<R>("P20", [](auto& r) -> auto& { return r.stats.p20; }),
+      real_column<R>("P80", [](auto& r) -> auto& { return r.stats.p80; }),
+      count_column<R>("Outliers", [](auto& r) -> auto& { return r.stats.outliers; }),
+      count_column<R>("NumRuns", [](auto& r) -> auto& { return r.stats.count; }),
+      real_column<R>("CI95_Lower", [](auto& r) -> auto& { return r.stats.ci95_lower; }),
+      real_column<R>("CI95_Upper", [](auto& r) -> auto& { return r.stats.ci95_upper; }),
+      real_column<R>("RelativeStdDevPct", [](auto& r) -> auto& { return r.stats.rsd_pct; }),
+      optional_bool_column<R>("StableMeasurement", [](auto& r) -> auto& { return r.stats.stable; }),
       // As in Nsight Python: false, or the name of the baseline annotation.
-      {{"Normalized", T::baseline},
-       [](const R& r, const S&) { return r.normalized.empty() ? Cell{false} : Cell{r.normalized}; }},
-      {{"NormalizationValue", T::real}, [](const R& r, const S&) { return number(r.normalization_value); }},
-      {{"Geomean", T::real}, [](const R& r, const S&) { return number(r.geomean); }},
-      {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; }},
+      {{"Normalized", T::baseline}, [](const R& r, const S&) { return r.normalized.empty() ? Cell{false} : Cell{r.normalized}; },
+       [](R& r, const Cell& c) {
+         if (c == Cell{false}) r.normalized.clear();
+         else if (const auto* name = std::get_if<std::string>(&c); name && !name->empty()) r.normalized = *name;
+         else return false;
+         return true;
+       }},
+      real_column<R>("NormalizationValue", [](auto& r) -> auto& { return r.normalization_value; }),
+      real_column<R>("Geomean", [](auto& r) -> auto& { return r.geomean; }),
+      text_column<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),
   };
   append(c, session_columns<R>());
   append(c, {
-                {{"ObservedSMClockMHz", T::real}, [](const R& r, const S&) { return number(r.observed_sm_clock_mhz); }},
-                {{"ObservedMemoryClockMHz", T::real},
-                 [](const R& r, const S&) { return number(r.observed_memory_clock_mhz); }},
-                {{"ThrottledRuns", T::integer}, [](const R& r, const S&) { return count(r.throttled_runs); }},
-                {{"Converged", T::optional_boolean}, [](const R& r, const S&) { return optional_bool(r.converged); }},
-                {{"ThermalPauses", T::integer}, [](const R& r, const S&) { return count(r.thermal_pauses); }},
+                real_column<R>("ObservedSMClockMHz", [](auto& r) -> auto& { return r.observed_sm_clock_mhz; }),
+                real_column<R>("ObservedMemoryClockMHz", [](auto& r) -> auto& { return r.observed_memory_clock_mhz; }),
+                count_column<R>("ThrottledRuns", [](auto& r) -> auto& { return r.throttled_runs; }),
+                optional_bool_column<R>("Converged", [](auto& r) -> auto& { return r.converged; }),
+                count_column<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
             });
   // Settings::work and the roofline (kscope/roofline.hpp): the work on every row of its annotation
   // and config, the rest on its duration row.
   append(c, {
-                {{"WorkBytes", T::real},
-                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return number(w.bytes); }); }},
-                {{"WorkFLOPs", T::real},
-                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return number(w.flops); }); }},
+                work_column("WorkBytes", &Work::bytes),
+                work_column("WorkFLOPs", &Work::flops),
                 {{"WorkKind", T::text},
-                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return Cell{to_string(w.kind)}; }); }},
-                {{"ArithmeticIntensity", T::real},
-                 [](const R& r, const S&) { return number(r.roofline.arithmetic_intensity); }},
-                {{"AchievedGBps", T::real}, [](const R& r, const S&) { return number(r.roofline.achieved_gbps); }},
-                {{"DRAMRoofGBps", T::real}, [](const R& r, const S&) { return number(r.roofline.dram_roof_gbps); }},
-                {{"DRAMRoofPct", T::real}, [](const R& r, const S&) { return number(r.roofline.dram_pct.mean); }},
-                {{"DRAMRoofPct_CI95_Lower", T::real},
-                 [](const R& r, const S&) { return number(r.roofline.dram_pct.ci95_lower); }},
-                {{"DRAMRoofPct_CI95_Upper", T::real},
-                 [](const R& r, const S&) { return number(r.roofline.dram_pct.ci95_upper); }},
-                {{"AchievedTFLOPs", T::real}, [](const R& r, const S&) { return number(r.roofline.achieved_tflops); }},
-                {{"ComputeRoofTFLOPs", T::real},
-                 [](const R& r, const S&) { return number(r.roofline.compute_roof_tflops); }},
-                {{"ComputeRoofPct", T::real}, [](const R& r, const S&) { return number(r.roofline.compute_pct.mean); }},
-                {{"ComputeRoofPct_CI95_Lower", T::real},
-                 [](const R& r, const S&) { return number(r.roofline.compute_pct.ci95_lower); }},
-                {{"ComputeRoofPct_CI95_Upper", T::real},
-                 [](const R& r, const S&) { return number(r.roofline.compute_pct.ci95_upper); }},
+                 [](const R& r, const S&) { return of_work(r.work, [](const Work& w) { return Cell{to_string(w.kind)}; }); },
+                 [](R& r, const Cell& c) {
+                   if (std::holds_alternative<std::monostate>(c)) return true;
+                   const auto* text = std::get_if<std::string>(&c);
+                   const auto kind = text ? parse_flop_kind(*text) : std::nullopt;
+                   if (!kind) return false;
+                   if (!r.work) r.work.emplace();
+                   r.work->kind = *kind;
+                   return true;
+                 },
+                 P::row, "null or a kind such as \"fp32\" or \"fp16 tensor\""},
+                real_column<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; }),
+                real_column<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; }),
+                real_column<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; }),
+                real_column<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; }),
+                real_column<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; }),
+                real_column<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; }),
+                real_column<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; }),
+                real_column<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; }),
+                real_column<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; }),
+                real_column<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; }),
+                real_column<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; }),
                 {{"Bound", T::text},
-                 [](const R& r, const S&) { return r.roofline.bound ? Cell{to_string(*r.roofline.bound)} : Cell{}; }},
+                 [](const R& r, const S&) { return r.roofline.bound ? Cell{to_string(*r.roofline.bound)} : Cell{}; },
+                 [](R& r, const Cell& c) {
+                   r.roofline.bound.reset();
+                   for (Bound b : {Bound::memory, Bound::compute, Bound::latency})
+                     if (c == Cell{to_string(b)}) r.roofline.bound = b;
+                   return r.roofline.bound || std::holds_alternative<std::monostate>(c);
+                 },
+                 P::row, "null, \"memory\", \"compute\" or \"latency\""},
             });
   return c;
 }
 
 std::vector<ColumnDefinition<SampleRow>> make_sample_columns() {
   using R = SampleRow;
-  using S = SessionInfo;
-  using P = SamplePart;
   std::vector<ColumnDefinition<R>> c{
-      {{"Run", T::integer}, [](const R& r, const S&) { return count(r.run); },
-       [](R& r, const Cell& c) { r.run = static_cast<std::size_t>(std::get<std::int64_t>(c)); }, P::run},
-      {{"Metric", T::text}, [](const R& r, const S&) { return Cell{r.metric}; },
-       [](R& r, const Cell& c) { r.metric = std::get<std::string>(c); }, P::label},
-      {{"Unit", T::text}, [](const R& r, const S&) { return Cell{r.unit}; },
-       [](R& r, const Cell& c) { r.unit = std::get<std::string>(c); }, P::label},
-      {{"Value", T::real}, [](const R& r, const S&) { return number(r.value); },
-       [](R& r, const Cell& c) { r.value = real(c); }, P::value},
-      {{"Kernel", T::text}, [](const R& r, const S&) { return Cell{r.kernel}; },
-       [](R& r, const Cell& c) { r.kernel = std::get<std::string>(c); }, P::label},
-      {{"SMClockMHz", T::real}, [](const R& r, const S&) { return number(r.sm_clock_mhz); },
-       [](R& r, const Cell& c) { r.sm_clock_mhz = real(c); }, P::conditions},
-      {{"MemoryClockMHz", T::real}, [](const R& r, const S&) { return number(r.memory_clock_mhz); },
-       [](R& r, const Cell& c) { r.memory_clock_mhz = real(c); }, P::conditions},
+      count_column<R>("Run", [](auto& r) -> auto& { return r.run; }, P::run),
+      text_column<R>("Metric", [](auto& r) -> auto& { return r.metric; }, P::label),
+      text_column<R>("Unit", [](auto& r) -> auto& { return r.unit; }, P::label),
+      real_column<R>("Value", [](auto& r) -> auto& { return r.value; }, P::value),
+      text_column<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }, P::label),
+      real_column<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; }, P::conditions),
+      real_column<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; }, P::conditions),
       {{"Throttled", T::boolean}, [](const R& r, const S&) { return Cell{r.throttled}; },
-       [](R& r, const Cell& c) { r.throttled = std::get<bool>(c); }, P::conditions},
+       [](R& r, const Cell& c) { return read_bool(c, r.throttled); }, P::conditions},
   };
-  auto session = session_columns<R>();
-  for (auto& column : session) column.part = P::session;
-  append(c, std::move(session));
+  append(c, session_columns<R>());
   return c;
 }
 

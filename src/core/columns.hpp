@@ -1,6 +1,7 @@
 #pragma once
 // The cell of every column of kscope::summary_columns() and sample_columns(), in their order.
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/sample_text.hpp"
@@ -13,10 +14,12 @@ template <typename Row>
 struct ColumnDefinition {
   ColumnSpec spec;
   std::function<Cell(const Row&, const SessionInfo&)> cell;
-  // The inverse of cell, for the sample columns a resumed sweep reads back from disk; empty for
-  // the session facts (the same on every row, checked once) and the summary columns.
-  std::function<void(Row&, const Cell&)> read = {};
-  SamplePart part = SamplePart::row;  // sample columns: the part of the row the cell shows
+  // The inverse of cell, for the rows kscope reads back (results files, a resumed sweep's samples);
+  // false for a cell the column never holds. Empty for the session facts (the same on every row,
+  // kept or checked once).
+  std::function<bool(Row&, const Cell&)> read = {};
+  SamplePart part = SamplePart::row;  // the part of the row the cell shows (session: a session fact)
+  std::string expected = {};  // what a cell read back must be, where its type does not say it all
 };
 
 // A config value as a table cell.

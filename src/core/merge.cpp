@@ -13,7 +13,7 @@
 #include "core/aggregator.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
-#include "core/settings_differences.hpp"
+#include "core/settings_fields.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -101,7 +101,7 @@ void check_one_sweep(const std::vector<Source>& shards) {
     if (!same_configs)
       throw ConfigError(pair + " measured different sweeps (" + sweep_text(b) + " and " + sweep_text(a) +
                         "); merge the shards of one sweep");
-    if (const auto differences = detail::measurement_differences(b.settings(), a.settings()); !differences.empty())
+    if (const auto differences = detail::settings_differences(b.settings(), a.settings(), {detail::SettingsRole::measurement, detail::SettingsRole::summary}); !differences.empty())
       throw ConfigError(pair + " were measured with different settings (" + joined(differences) +
                         "); merge shards measured with the same settings");
     const SessionInfo &x = b.session(), &y = a.session();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,11 +18,12 @@
 #include "base/json_error.hpp"
 #include "base/text.hpp"
 #include "core/caller.hpp"
+#include "core/cell_json.hpp"
 #include "core/columns.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
+#include "core/settings_fields.hpp"
 #include "core/suggest.hpp"
-#include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 
@@ -90,75 +92,34 @@ std::optional<std::string> read_file(const std::string& path) {
   return text.str();
 }
 
-Json value_json(const Value& v) {
-  switch (v.type()) {
-    case ValueType::integer: return v.as_int();
-    case ValueType::real: return v.as_double();
-    case ValueType::text: return v.as_string();
-    case ValueType::boolean: return v.as_bool();
-  }
-  return nullptr;
-}
-
-Json cell_json(const Cell& cell) {
+// A config value read back from its cell (in the manifest, or in samples.csv); nullopt for none.
+std::optional<Value> value_of(const Cell& cell) {
   return std::visit(
-      [](const auto& v) -> Json {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
-        else return v;
+      [](const auto& v) -> std::optional<Value> {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return std::nullopt;
+        else return Value(v);
       },
       cell);
 }
 
-std::optional<Cell> cell_from(const Json& j) {
-  if (j.is_null()) return Cell{};
-  if (j.is_boolean()) return Cell{j.get<bool>()};
-  if (j.is_number_integer()) return Cell{j.get<std::int64_t>()};
-  if (j.is_number_float()) return Cell{j.get<double>()};
-  if (j.is_string()) return Cell{j.get<std::string>()};
-  return std::nullopt;
-}
-
 std::optional<Value> value_from(const Json& j) {
-  if (j.is_boolean()) return Value(j.get<bool>());
-  if (j.is_number_integer()) return Value(j.get<long long>());
-  if (j.is_number_float()) return Value(j.get<double>());
-  if (j.is_string()) return Value(j.get<std::string>());
-  return std::nullopt;
+  const auto cell = cell_from_json(j);
+  return cell ? value_of(*cell) : std::nullopt;
 }
 
-// What decides the numbers a sweep measures: a resumed sweep must have the same. Keys are Settings
-// fields, except gpu and backend (the session's).
-Json measured_with(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
-  Json j;
+// The manifest's layout; a manifest of another version was checked differently.
+constexpr int kManifestVersion = 2;
+
+// What a resumed sweep must share: the Settings fields of how it is measured
+// (core/settings_fields.cpp), with the backend and metrics as the session resolved them, the GPU,
+// and the shard it measures.
+Json identity(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
+  Json j = settings_json(s, {SettingsRole::measurement});
   j["gpu"] = session.gpu + " (" + session.gpu_uuid + ")";
   j["backend"] = to_string(session.backend);
-  j["cache_control"] = to_string(session.cache_control);
-  j["clock_control"] = to_string(session.clock_control);
   std::vector<std::string> names;
   for (const auto& m : metrics) names.push_back(m.name);
   j["metrics"] = names;
-  j["replay_mode"] = to_string(s.replay_mode);
-  j["warmup_runs"] = s.warmup_runs;
-  if (s.sampling == Sampling::fixed) {
-    j["runs"] = s.runs;
-  } else {
-    const AdaptiveSampling& a = s.adaptive;
-    j["adaptive"] = {{"criterion", a.criterion == StopCriterion::rsd ? "rsd" : "ci_halfwidth"},
-                     {"target_pct", a.target_pct},
-                     {"min_runs", a.min_runs},
-                     {"max_runs", a.max_runs},
-                     {"config_budget_s", a.config_budget_s},
-                     {"timeout_s", a.timeout_s}};
-  }
-  j["throttled_runs"] = s.throttled_runs == ThrottledRuns::keep ? "keep" : "exclude";
-  if (std::any_of(metrics.begin(), metrics.end(), [](const MetricSpec& m) { return is_energy_metric(m.name); }))
-    j["energy_window_s"] = s.energy_window_s;
-  j["ignore_kernel_list"] = s.ignore_kernel_list;
-  j["combine_kernel_metrics"] = static_cast<bool>(s.combine_kernel_metrics);
-  j["derive_metric"] = static_cast<bool>(s.derive_metric);
-  Json collectors = Json::array();
-  for (const auto& c : s.info_collectors) collectors.push_back(c.name + " (" + to_string(c.scope) + ")");
-  j["info_collectors"] = collectors;
   if (s.shard && s.shard->count > 1) j["shard"] = s.shard->to_string();
   return j;
 }
@@ -185,8 +146,8 @@ std::string config_text(const std::vector<std::string>& axes, const std::vector<
 // "runs: 10 on disk, 20 now" for every fact that differs, then the sweep's first difference.
 std::vector<std::string> differences(const Json& stored, const Json& now, const std::vector<Config>& configs) {
   std::vector<std::string> out;
-  const Json& was = stored.value("measured_with", Json::object());
-  const Json& is = now["measured_with"];
+  const Json& was = stored.value("identity", Json::object());
+  const Json& is = now["identity"];
   for (const auto& [key, value] : is.items())
     if (!was.contains(key) || was[key] != value)
       out.push_back(label(key) + ": " + (was.contains(key) ? shown(was[key]) : "nothing") + " on disk, " + shown(value) +
@@ -213,6 +174,17 @@ std::vector<std::string> differences(const Json& stored, const Json& now, const 
     }
   }
   return out;
+}
+
+// Whether a samples.csv field is the config value write_csv wrote (a NaN real: an empty field).
+bool holds(const std::string& field, const Value& value) {
+  const ColumnType type = value.type() == ValueType::integer ? ColumnType::integer
+                          : value.type() == ValueType::real  ? ColumnType::real
+                          : value.type() == ValueType::boolean ? ColumnType::boolean
+                                                              : ColumnType::text;
+  const auto cell = parse_cell(field, type);
+  if (cell && std::holds_alternative<std::monostate>(*cell)) return type == ColumnType::real && std::isnan(value.as_double());
+  return cell && value_of(*cell) == value;
 }
 
 struct ProgressLine {
@@ -253,25 +225,19 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
       if (fields.size() != 1 + axes + columns.size() + info_columns) return false;
       row.annotation = fields[0];
       for (std::size_t a = 0; a < axes; ++a) {
-        const Cell wanted = to_cell(config.values()[a]);
-        const ColumnType type = std::holds_alternative<std::int64_t>(wanted) ? ColumnType::integer
-                                : std::holds_alternative<double>(wanted)     ? ColumnType::real
-                                : std::holds_alternative<bool>(wanted)       ? ColumnType::boolean
-                                                                             : ColumnType::text;
-        if (parse_cell(fields[1 + a], type) != wanted) return false;
+        if (!holds(fields[1 + a], config.values()[a])) return false;
       }
       for (std::size_t c = 0; c < columns.size(); ++c) {
         if (!columns[c].read) continue;
         const auto cell = parse_cell(fields[1 + axes + c], columns[c].spec.type);
-        if (!cell) return false;
-        columns[c].read(row, *cell);
+        if (!cell || !columns[c].read(row, *cell)) return false;
       }
       row.info.clear();
       if (info_columns) {
         const Json& cells = line.info[r];
         if (!cells.is_array() || cells.size() != info_columns) return false;
         for (const auto& j : cells) {
-          const auto cell = cell_from(j);
+          const auto cell = cell_from_json(j);
           if (!cell) return false;
           row.info.push_back(*cell);
         }
@@ -311,13 +277,14 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
   for (const auto& c : settings.info_collectors) info_columns_.push_back(c.name);
   Json manifest;
   manifest["kscope_version"] = KSCOPE_VERSION;
-  manifest["measured_with"] = measured_with(settings, session, metrics);
+  manifest["manifest_version"] = kManifestVersion;
+  manifest["identity"] = identity(settings, session, metrics);
   manifest["host"] = session.host;
   manifest["axes"] = configs.empty() ? std::vector<std::string>{} : configs.front().names();
   Json values = Json::array();
   for (const auto& c : configs) {
     Json row = Json::array();
-    for (const auto& v : c.values()) row.push_back(value_json(v));
+    for (const auto& v : c.values()) row.push_back(cell_json(to_cell(v)));
     values.push_back(std::move(row));
   }
   manifest["configs"] = std::move(values);
@@ -346,22 +313,44 @@ void SampleStream::start(const std::string& manifest) {
 }
 
 void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
-  const std::string manifest_path = prefix_ + "manifest.json";
-  const auto stored_text = read_file(manifest_path);
-  if (!stored_text) {
+  const auto stored = read_manifest();
+  if (!stored) {
     log_info("nothing to resume under '" + prefix_ + "' (no manifest.json): measuring every config");
     start(manifest);
     return;
   }
+  check_same_sweep(*stored, Json::parse(manifest));
+  const ReadBack back = read_back(aggregator);
+  cut_after(back);
+  written_samples_ = aggregator.samples().size();
+  log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(back.configs) + " of " +
+           std::to_string(configs_.size()) + " configs were measured before; measuring the other " +
+           std::to_string(configs_.size() - back.configs));
+}
+
+std::optional<nlohmann::ordered_json> SampleStream::read_manifest() const {
+  const std::string path = prefix_ + "manifest.json";
+  const auto text = read_file(path);
+  if (!text) return std::nullopt;
+  const std::string start_over = "start the sweep over with " + option("overwrite") + spell(" = true", "=True") +
+                                 " instead of " + option("resume");
   Json stored;
   try {
-    stored = Json::parse(*stored_text);
+    stored = Json::parse(*text);
   } catch (const Json::exception& e) {
-    throw ConfigError("cannot resume from '" + manifest_path + "': it is not a kscope manifest (" + json_error_text(e) +
-                      "); remove it, or start the sweep over with " + option("overwrite") + spell(" = true", "=True") +
-                      " instead of " + option("resume"));
+    throw ConfigError("cannot resume from '" + path + "': it is not a kscope manifest (" + json_error_text(e) +
+                      "); remove it, or " + start_over);
   }
-  if (const auto different = differences(stored, Json::parse(manifest), configs_); !different.empty()) {
+  if (stored.value("manifest_version", 1) != kManifestVersion)
+    throw ConfigError("cannot resume from '" + path + "': it was written by kscope " +
+                      stored.value("kscope_version", std::string("(unknown version)")) +
+                      ", which recorded how the sweep is measured differently; finish the sweep with that kscope, "
+                      "or " + start_over);
+  return stored;
+}
+
+void SampleStream::check_same_sweep(const Json& stored, const Json& now) const {
+  if (const auto different = differences(stored, now, configs_); !different.empty()) {
     std::string list;
     for (const auto& d : different) list += (list.empty() ? "" : "; ") + d;
     throw ConfigError("cannot resume the sweep under '" + prefix_ + "': it was measured differently (" + list +
@@ -369,25 +358,30 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
                       spell(" = true", "=True") + " instead of " + option("resume") + " (its files are replaced), or "
                       "give another " + option("output_prefix"));
   }
+}
 
-  // Both files are read a record at a time, and each finished config's samples go to the
-  // aggregator once they are checked: resuming a sweep holds what measuring it held.
+// Both files are read a record at a time, and each finished config's samples go to the
+// aggregator once they are checked: resuming a sweep holds what measuring it held.
+SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
   const std::string samples_path = prefix_ + "samples.csv";
   const std::string progress_path = prefix_ + "progress.jsonl";
-  const std::vector<std::string> header = samples_table({}, configs_, session_, info_columns_).columns;
   std::ifstream samples_file(samples_path, std::ios::binary);
   CsvRecordReader records(samples_file);
   CsvRecord record;
-  const bool has_header = records.next(record);
-  if (has_header && record.fields != header)
+  ReadBack back;
+  back.header = samples_table({}, configs_, session_, info_columns_).columns;
+  back.has_header = records.next(record);
+  if (back.has_header && record.fields != back.header)
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
                       python_list(record.fields) + "); was it written by another kscope version? Start " +
                       "the sweep over with " + option("overwrite") + spell(" = true", "=True") + " instead of " +
                       option("resume") + ", or give another " + option("output_prefix"));
 
   std::ifstream progress_file(progress_path, std::ios::binary);
-  std::size_t samples_end = has_header ? record.end : 0, progress_end = 0, done = 0, lines = 0;
-  bool intact = has_header;  // every line so far has its config's samples
+  back.has_progress = progress_file.is_open();
+  back.samples_end = back.has_header ? record.end : 0;
+  std::size_t lines = 0;
+  bool intact = back.has_header;  // every line so far has its config's samples
   // A last line without its line break was cut off while being written: it does not count.
   for (std::string text; std::getline(progress_file, text) && !progress_file.eof(); ++lines) {
     if (!intact) continue;
@@ -397,31 +391,31 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
     if (!intact) continue;
     aggregator.set_config_outcome(line->config, line->converged, line->thermal_pauses);
     finished_[line->config] = true;
-    if (line->samples) samples_end = record.end;
-    progress_end += text.size() + 1;
-    ++done;
+    if (line->samples) back.samples_end = record.end;
+    back.progress_end += text.size() + 1;
+    ++back.configs;
   }
-  if (done < lines)
+  if (back.configs < lines)
     log_warning("'" + samples_path + "' does not hold the samples '" + progress_path + "' lists after the first " +
-                std::to_string(done) + " finished configs: the configs from there on are measured again");
+                std::to_string(back.configs) + " finished configs: the configs from there on are measured again");
+  return back;
+}
 
-  // The files end with the last finished config, as if the sweep had stopped right after it.
-  if (!has_header) {
+// The files end with the last finished config, as if the sweep had stopped right after it.
+void SampleStream::cut_after(const ReadBack& back) {
+  const std::string samples_path = prefix_ + "samples.csv";
+  const std::string progress_path = prefix_ + "progress.jsonl";
+  if (!back.has_header) {
     std::ostringstream text;
-    write_csv(Table{header, {}}, text);
+    write_csv(Table{back.header, {}}, text);
     write_whole(samples_path, text.str());
   } else {
-    cut_durably(samples_path, samples_end);
+    cut_durably(samples_path, back.samples_end);
   }
-  if (!progress_file.is_open())
+  if (!back.has_progress)
     write_whole(progress_path, "");
   else
-    cut_durably(progress_path, progress_end);
-
-  written_samples_ = aggregator.samples().size();
-  log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(done) + " of " +
-           std::to_string(configs_.size()) + " configs were measured before; measuring the other " +
-           std::to_string(configs_.size() - done));
+    cut_durably(progress_path, back.progress_end);
 }
 
 SampleStream::~SampleStream() {

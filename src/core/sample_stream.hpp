@@ -16,6 +16,8 @@
 // finished configs and cuts what follows them (a line half-written when the process died included).
 #include <chrono>
 #include <cstddef>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,7 +61,19 @@ class SampleStream {
 
  private:
   void start(const std::string& manifest);
+  // Resuming, phase by phase: the stored manifest (nullopt: none, a fresh start), the same sweep
+  // measured the same way, the finished configs given to the aggregator, the files cut after them.
   void resume(const std::string& manifest, Aggregator& aggregator);
+  std::optional<nlohmann::ordered_json> read_manifest() const;
+  void check_same_sweep(const nlohmann::ordered_json& stored, const nlohmann::ordered_json& now) const;
+  struct ReadBack {
+    std::vector<std::string> header;  // of samples.csv, as this session writes it
+    bool has_header = false, has_progress = false;
+    std::size_t samples_end = 0, progress_end = 0;  // just past the last finished config's records
+    std::size_t configs = 0;                        // finished
+  };
+  ReadBack read_back(Aggregator& aggregator);
+  void cut_after(const ReadBack& back);
 
   std::string prefix_;
   std::vector<std::string> info_columns_;  // the info collectors' names

@@ -1,6 +1,7 @@
 #include "kscope/value.hpp"
 
 #include <charconv>
+#include <cmath>
 
 #include "kscope/errors.hpp"
 
@@ -49,6 +50,13 @@ const std::string& Value::as_string() const {
 bool Value::as_bool() const {
   if (auto* v = std::get_if<bool>(&data_)) return *v;
   wrong_type(*this, ValueType::boolean);
+}
+
+bool Value::operator==(const Value& other) const {
+  const double* a = std::get_if<double>(&data_);
+  const double* b = std::get_if<double>(&other.data_);
+  if (a && b && std::isnan(*a) && std::isnan(*b)) return true;
+  return data_ == other.data_;
 }
 
 std::string Value::to_string() const {

@@ -1,19 +1,20 @@
 // kscope's results file: Results::write_json and load_results. A versioned JSON document whose
-// fields are listed once here, each with how it is written and read back, so that what is saved
-// is exactly what loads. Its fields are its own contract: a new table column does not change the
-// file until it is added here, with a new format version.
+// fields are listed once, each with how it is written and read back, so that what is saved is
+// exactly what loads: the session's here, the settings' in the settings table
+// (core/settings_fields.cpp), the rows' in the table columns (core/columns.cpp). A new column or
+// saved setting is in the files from then on, and files without it load with it empty (or its
+// default): no new format version.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <functional>
-#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -22,7 +23,11 @@
 #include "base/json_error.hpp"
 #include "base/text.hpp"
 #include "core/caller.hpp"
+#include "core/cell_json.hpp"
+#include "core/columns.hpp"
+#include "core/json_fields.hpp"
 #include "core/sample_text.hpp"
+#include "core/settings_fields.hpp"
 #include "io/results_file.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
@@ -31,8 +36,7 @@
 namespace kscope {
 namespace {
 
-using Written = nlohmann::ordered_json;  // keeps the fields in their listed order
-using Read = nlohmann::json;
+using namespace detail::json_fields;
 
 constexpr const char* kFormat = "kscope-results";
 constexpr int kVersion = 1;
@@ -44,96 +48,17 @@ std::string saved_by() {
 }
 std::string loaded_by() { return detail::spell("load_results", "kscope.load"); }
 
-[[noreturn]] void bad_value(const std::string& where, const char* expected, const Read& got) {
-  throw ConfigError(where + " must be " + expected + ", not " + got.dump());
-}
-
-// ---- Values -------------------------------------------------------------------------------------
-// Reals: null for NaN and "Infinity" / "-Infinity" for the infinities, which strict JSON lacks.
-
-Written encode(double v) {
-  if (std::isnan(v)) return nullptr;
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return v;
-}
-Written encode(const std::string& v) { return v; }
-Written encode(std::size_t v) { return v; }
-Written encode(bool v) { return v; }
-Written encode(const std::optional<bool>& v) { return v ? Written(*v) : Written(); }
-Written encode(const std::vector<std::string>& v) { return v; }
-Written encode(const std::vector<double>& v) {
-  Written out = Written::array();
-  for (double x : v) out.push_back(encode(x));
-  return out;
-}
-
-void decode(const Read& j, double& out, const std::string& where) {
-  if (j.is_number()) out = j.get<double>();
-  else if (j.is_null()) out = std::numeric_limits<double>::quiet_NaN();
-  else if (j == "Infinity") out = std::numeric_limits<double>::infinity();
-  else if (j == "-Infinity") out = -std::numeric_limits<double>::infinity();
-  else bad_value(where, "a number, null, \"Infinity\" or \"-Infinity\"", j);
-}
-void decode(const Read& j, std::string& out, const std::string& where) {
-  if (!j.is_string()) bad_value(where, "a string", j);
-  out = j.get<std::string>();
-}
-void decode(const Read& j, std::size_t& out, const std::string& where) {
-  if (!j.is_number_unsigned()) bad_value(where, "a non-negative integer", j);
-  out = j.get<std::size_t>();
-}
-void decode(const Read& j, bool& out, const std::string& where) {
-  if (!j.is_boolean()) bad_value(where, "true or false", j);
-  out = j.get<bool>();
-}
-void decode(const Read& j, std::optional<bool>& out, const std::string& where) {
-  if (!j.is_boolean() && !j.is_null()) bad_value(where, "true, false or null", j);
-  out = j.is_null() ? std::nullopt : std::optional<bool>(j.get<bool>());
-}
-void decode(const Read& j, std::vector<std::string>& out, const std::string& where) {
-  if (!j.is_array()) bad_value(where, "a list of strings", j);
-  out.clear();
-  for (const Read& item : j) {
-    if (!item.is_string()) bad_value(where, "a list of strings", j);
-    out.push_back(item.get<std::string>());
-  }
-}
-
-void decode(const Read& j, std::vector<double>& out, const std::string& where) {
-  if (!j.is_array()) bad_value(where, "a list of numbers", j);
-  out.assign(j.size(), 0.0);
-  for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], out[i], where);
-}
-
-// An info collector's cell keeps its type: null, an integer, a real (a non-finite one as
-// {"real": "NaN" | "Infinity" | "-Infinity"}, unlike a text cell), a string or a boolean.
-Written encode(const Cell& cell) {
-  if (const double* v = std::get_if<double>(&cell); v && !std::isfinite(*v))
-    return Written{{"real", std::isnan(*v) ? "NaN" : *v > 0 ? "Infinity" : "-Infinity"}};
-  return std::visit(
-      [](const auto& v) -> Written {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) return nullptr;
-        else return v;
-      },
-      cell);
-}
+// An info collector's cell keeps its type (a non-finite real included, unlike a text cell).
 Cell decode_cell(const Read& c, const std::string& where) {
-  if (c.is_null()) return std::monostate{};
-  if (c.is_boolean()) return c.get<bool>();
-  if (c.is_number_unsigned() && c.get<std::uint64_t>() > INT64_MAX) bad_value(where, "a 64-bit integer", c);
-  if (c.is_number_integer()) return c.get<std::int64_t>();
-  if (c.is_number_float()) return c.get<double>();
-  if (c.is_string()) return c.get<std::string>();
-  if (c == Read{{"real", "NaN"}}) return std::numeric_limits<double>::quiet_NaN();
-  if (c == Read{{"real", "Infinity"}}) return std::numeric_limits<double>::infinity();
-  if (c == Read{{"real", "-Infinity"}}) return -std::numeric_limits<double>::infinity();
-  bad_value(where, "null, a number, a string, a boolean or {\"real\": \"NaN\"}", c);
+  const auto cell = detail::cell_from_json(c);
+  if (!cell) bad_value(where, "null, a number, a string, a boolean or {\"real\": \"NaN\"}", c);
+  return *cell;
 }
 
 // A row's info cells as {column: cell}, in the order of "info_columns".
 Written encode_info(const std::vector<Cell>& cells, const std::vector<std::string>& columns) {
   Written out = Written::object();
-  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) out[columns[i]] = encode(cells[i]);
+  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) out[columns[i]] = detail::cell_json(cells[i]);
   return out;
 }
 
@@ -146,129 +71,6 @@ std::vector<Cell> decode_info(const Read& j, const std::vector<std::string>& col
     cells.push_back(decode_cell(*found, where + " \"" + column + "\""));
   }
   return cells;
-}
-
-// ---- Enumerations, by name ---------------------------------------------------------------------
-
-template <typename E>
-using Names = std::vector<std::pair<E, std::string>>;
-
-template <typename E>
-Names<E> named_by_to_string(std::initializer_list<E> values) {
-  Names<E> names;
-  for (E v : values) names.emplace_back(v, to_string(v));
-  return names;
-}
-
-// Backends by their names in the backend registry, which a program may extend: read at each use.
-Names<Backend> names(Backend) {
-  Names<Backend> n;
-  for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
-  return n;
-}
-const Names<CacheControl>& names(CacheControl) {
-  static const auto n = named_by_to_string({CacheControl::all, CacheControl::none});
-  return n;
-}
-const Names<ClockControl>& names(ClockControl) {
-  static const auto n = named_by_to_string({ClockControl::none, ClockControl::base});
-  return n;
-}
-const Names<ReplayMode>& names(ReplayMode) {
-  static const auto n = named_by_to_string({ReplayMode::kernel, ReplayMode::range});
-  return n;
-}
-const Names<Sampling>& names(Sampling) {
-  static const Names<Sampling> n{{Sampling::fixed, "fixed"}, {Sampling::adaptive, "adaptive"}};
-  return n;
-}
-const Names<StopCriterion>& names(StopCriterion) {
-  static const Names<StopCriterion> n{{StopCriterion::ci_halfwidth, "ci_halfwidth"}, {StopCriterion::rsd, "rsd"}};
-  return n;
-}
-const Names<CollectionScope>& names(CollectionScope) {
-  static const auto n = named_by_to_string({CollectionScope::once, CollectionScope::config, CollectionScope::run,
-                                            CollectionScope::annotation});
-  return n;
-}
-const Names<ThrottledRuns>& names(ThrottledRuns) {
-  static const Names<ThrottledRuns> n{{ThrottledRuns::keep, "keep"}, {ThrottledRuns::exclude, "exclude"}};
-  return n;
-}
-
-template <typename E>
-  requires requires(E v) { names(v); }
-Written encode(E v) {
-  for (const auto& [value, name] : names(v))
-    if (value == v) return name;
-  throw InternalError("an enumerator without a name in the results file (kscope bug: please report it)");
-}
-
-template <typename E>
-  requires requires(E v) { names(v); }
-void decode(const Read& j, E& out, const std::string& where) {
-  std::string listed;
-  for (const auto& [value, name] : names(out)) {
-    if (j == name) {
-      out = value;
-      return;
-    }
-    listed += (listed.empty() ? "\"" : " or \"") + name + "\"";
-  }
-  bad_value(where, listed.c_str(), j);
-}
-
-// ---- Fields -------------------------------------------------------------------------------------
-
-template <typename Row>
-struct Field {
-  std::string key;
-  std::function<Written(const Row&)> write;
-  std::function<void(Row&, const Read&, const std::string& where)> read;  // empty: written only
-  bool optional = false;  // added after the format's first files: absent keeps the default
-  detail::SamplePart part = detail::SamplePart::row;  // sample fields: the part of the row written
-};
-
-// A field stored as it is: `access` is a generic lambda returning a reference to it.
-template <typename Row, typename Access>
-Field<Row> field(std::string key, Access access) {
-  return {key, [access](const Row& row) { return encode(access(row)); },
-          [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
-}
-
-// A field added after the format's first files: a file without it loads with the default.
-template <typename Row>
-Field<Row> added_later(Field<Row> f) {
-  f.optional = true;
-  return f;
-}
-
-template <typename Row>
-Written write_object(const Row& row, const std::vector<Field<Row>>& fields) {
-  Written object = Written::object();
-  for (const auto& f : fields) object[f.key] = f.write(row);
-  return object;
-}
-
-template <typename Row>
-void read_object(const Read& object, Row& row, const std::vector<Field<Row>>& fields, const std::string& where) {
-  if (!object.is_object()) bad_value(where, "an object", object);
-  for (const auto& f : fields) {
-    if (!f.read) continue;
-    const auto found = object.find(f.key);
-    if (found == object.end() && f.optional) continue;
-    if (found == object.end()) throw ConfigError(where + " has no \"" + f.key + "\"");
-    f.read(row, *found, where + " \"" + f.key + "\"");
-  }
-}
-
-// A field holding an object of its own fields.
-template <typename Row, typename Inner, typename Access>
-Field<Row> nested(std::string key, Access access, std::vector<Field<Inner>> fields) {
-  return {key, [access, fields](const Row& row) { return write_object(access(row), fields); },
-          [access, fields](Row& row, const Read& value, const std::string& where) {
-            read_object(value, access(row), fields, where);
-          }};
 }
 
 const std::vector<Field<SessionInfo>>& session_fields() {
@@ -303,186 +105,110 @@ const std::vector<Field<SessionInfo>>& session_fields() {
   return fields;
 }
 
-// What decides what the numbers mean and how they were sampled; the callables cannot be saved, and
-// how the session printed, where it wrote and its thermal guard do not change the numbers.
-const std::vector<Field<Settings>>& settings_fields() {
-  using S = Settings;
-  using A = AdaptiveSampling;
-  static const std::vector<Field<S>> fields{
-      field<S>("runs", [](auto& s) -> auto& { return s.runs; }),
-      field<S>("warmup_runs", [](auto& s) -> auto& { return s.warmup_runs; }),
-      field<S>("backend", [](auto& s) -> auto& { return s.backend; }),
-      field<S>("metrics", [](auto& s) -> auto& { return s.metrics; }),
-      field<S>("replay_mode", [](auto& s) -> auto& { return s.replay_mode; }),
-      field<S>("ncu_sections", [](auto& s) -> auto& { return s.ncu_sections; }),
-      field<S>("cache_control", [](auto& s) -> auto& { return s.cache_control; }),
-      field<S>("clock_control", [](auto& s) -> auto& { return s.clock_control; }),
-      field<S>("ignore_kernel_list", [](auto& s) -> auto& { return s.ignore_kernel_list; }),
-      field<S>("normalize_against", [](auto& s) -> auto& { return s.normalize_against; }),
-      field<S>("sampling", [](auto& s) -> auto& { return s.sampling; }),
-      nested<S, A>("adaptive", [](auto& s) -> auto& { return s.adaptive; },
-                   {
-                       field<A>("criterion", [](auto& a) -> auto& { return a.criterion; }),
-                       field<A>("target_pct", [](auto& a) -> auto& { return a.target_pct; }),
-                       field<A>("min_runs", [](auto& a) -> auto& { return a.min_runs; }),
-                       field<A>("max_runs", [](auto& a) -> auto& { return a.max_runs; }),
-                       field<A>("config_budget_s", [](auto& a) -> auto& { return a.config_budget_s; }),
-                       field<A>("timeout_s", [](auto& a) -> auto& { return a.timeout_s; }),
-                   }),
-      field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }),
-      field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }),
-      added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })),
-      added_later(nested<S, BoundThresholds>(
-          "bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
-          {
-              field<BoundThresholds>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
-              field<BoundThresholds>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
-          })),
-      {"shard", [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
-       [](S& s, const Read& value, const std::string& where) {
-         if (value.is_null()) {
-           s.shard.reset();
-           return;
-         }
-         if (!value.is_object() || !value.contains("index") || !value.contains("count"))
-           bad_value(where, "null or {\"index\": i, \"count\": n}", value);
-         Shard shard;
-         decode(value["index"], shard.index, where + " \"index\"");
-         decode(value["count"], shard.count, where + " \"count\"");
-         if (shard.count == 0 || shard.index >= shard.count) bad_value(where, "a shard with index < count", value);
-         s.shard = shard;
-       },
-       true},
-      // Names and scopes: how the info columns were summarized, which merging shards repeats.
-      {"info_collectors",
-       [](const S& s) {
-         Written list = Written::array();
-         for (const auto& c : s.info_collectors) list.push_back({{"name", c.name}, {"scope", to_string(c.scope)}});
-         return list;
-       },
-       [](S& s, const Read& value, const std::string& where) {
-         if (!value.is_array()) bad_value(where, "a list of {\"name\", \"scope\"}", value);
-         s.info_collectors.clear();
-         for (const Read& item : value) {
-           if (!item.is_object() || !item.contains("name") || !item.contains("scope"))
-             bad_value(where, "a list of {\"name\", \"scope\"}", value);
-           InfoCollector c;
-           decode(item["name"], c.name, where + " \"name\"");
-           decode(item["scope"], c.scope, where + " \"scope\"");
-           s.info_collectors.push_back(std::move(c));
-         }
-       },
-       true},
-  };
+// The Settings fields the results file saves (core/settings_fields.cpp lists them with the others).
+const std::vector<Field<Settings>>& saved_settings_fields() {
+  static const auto fields = [] {
+    std::vector<Field<Settings>> saved;
+    for (const auto& f : detail::settings_fields())
+      if (f.saved) saved.push_back(f.json);
+    return saved;
+  }();
   return fields;
 }
 
-// A number of the row's declared work (null without one): the first of its fields read creates it.
-Field<SummaryRow> work_field(std::string key, double Work::*member) {
-  return {key, [member](const SummaryRow& r) { return r.work ? encode((*r.work).*member) : Written(); },
-          [member](SummaryRow& r, const Read& value, const std::string& where) {
-            if (value.is_null()) return;
-            if (!r.work) r.work.emplace();
-            decode(value, (*r.work).*member, where);
+// ---- Rows ---------------------------------------------------------------------------------------
+// Summary and sample rows name their config by its index in "configs"; their other keys are the
+// table columns (core/columns.cpp, each cell in its column's type) without the session facts,
+// which "session" holds once, plus Mean (the un-normalized mean behind a normalized AvgValue) and
+// Info (the info collectors' cells by column, as "info_columns" lists them).
+
+// The columns of the format's first files, which every file has; a file without another column (a
+// later kscope's) loads with it empty.
+bool in_first_files(const std::string& column) {
+  static const std::set<std::string> columns{
+      "Metric", "Unit", "AvgValue", "StdDev", "MinValue", "MaxValue", "Median", "Q1", "Q3", "IQR", "P20", "P80",
+      "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
+      "NormalizationValue", "Geomean", "Kernel", "ObservedSMClockMHz", "ObservedMemoryClockMHz", "ThrottledRuns",
+      "Converged", "ThermalPauses", "Run", "Value", "SMClockMHz", "MemoryClockMHz", "Throttled"};
+  return columns.count(column) > 0;
+}
+
+// What a cell of this type is in the file (a real as encode writes it: null for NaN and empty).
+const char* expected(ColumnType type) {
+  switch (type) {
+    case ColumnType::text: return "a string";
+    case ColumnType::integer: return "a non-negative integer";
+    case ColumnType::real: return "a number, null, \"Infinity\" or \"-Infinity\"";
+    case ColumnType::boolean: return "true or false";
+    case ColumnType::optional_boolean: return "true, false or null";
+    case ColumnType::baseline: return "false or the name of the baseline annotation";
+  }
+  return "?";
+}
+
+Written column_json(const Cell& cell) {
+  if (const double* v = std::get_if<double>(&cell)) return encode(*v);
+  return detail::cell_json(cell);
+}
+
+// The cell of a column of this type the JSON holds (null: an empty one); nullopt for another.
+std::optional<Cell> column_cell(const Read& j, ColumnType type) {
+  if (j.is_null()) return Cell{};
+  switch (type) {
+    case ColumnType::real:
+      if (const auto v = detail::real_from_json(j)) return Cell{*v};
+      return std::nullopt;
+    case ColumnType::integer:
+      if (j.is_number_unsigned() && j.get<std::uint64_t>() <= INT64_MAX) return Cell{j.get<std::int64_t>()};
+      return std::nullopt;
+    default: {
+      const auto cell = detail::cell_from_json(j);
+      if (cell && (std::holds_alternative<std::string>(*cell) || std::holds_alternative<bool>(*cell))) return cell;
+      return std::nullopt;
+    }
+  }
+}
+
+template <typename Row>
+Field<Row> column_field(const detail::ColumnDefinition<Row>& column, bool added_later) {
+  return {column.spec.name,
+          [&column](const Row& row) { return column_json(column.cell(row, SessionInfo{})); },
+          [&column](Row& row, const Read& value, const std::string& where) {
+            const auto cell = column_cell(value, column.spec.type);
+            if (!cell || !column.read(row, *cell))
+              bad_value(where, column.expected.empty() ? expected(column.spec.type) : column.expected.c_str(), value);
           },
-          true};
+          added_later, column.part};
 }
 
-// Summary and sample rows name their config by its index in "configs"; the keys are the table
-// columns' names, plus Config, Mean (the un-normalized mean behind a normalized AvgValue) and Info
-// (the info collectors' cells by column, as "info_columns" lists them).
-const std::vector<Field<SummaryRow>>& summary_fields() {
-  using R = SummaryRow;
-  static const std::vector<Field<R>> fields{
-      field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; }),
-      field<R>("Config", [](auto& r) -> auto& { return r.config_index; }),
-      field<R>("Metric", [](auto& r) -> auto& { return r.metric; }),
-      field<R>("Unit", [](auto& r) -> auto& { return r.unit; }),
-      field<R>("AvgValue", [](auto& r) -> auto& { return r.avg_value; }),
-      field<R>("Mean", [](auto& r) -> auto& { return r.stats.mean; }),
-      field<R>("StdDev", [](auto& r) -> auto& { return r.stats.stddev; }),
-      field<R>("MinValue", [](auto& r) -> auto& { return r.stats.min; }),
-      field<R>("MaxValue", [](auto& r) -> auto& { return r.stats.max; }),
-      field<R>("Median", [](auto& r) -> auto& { return r.stats.median; }),
-      field<R>("Q1", [](auto& r) -> auto& { return r.stats.q1; }),
-      field<R>("Q3", [](auto& r) -> auto& { return r.stats.q3; }),
-      field<R>("IQR", [](auto& r) -> auto& { return r.stats.iqr; }),
-      field<R>("P20", [](auto& r) -> auto& { return r.stats.p20; }),
-      field<R>("P80", [](auto& r) -> auto& { return r.stats.p80; }),
-      field<R>("Outliers", [](auto& r) -> auto& { return r.stats.outliers; }),
-      field<R>("NumRuns", [](auto& r) -> auto& { return r.stats.count; }),
-      field<R>("CI95_Lower", [](auto& r) -> auto& { return r.stats.ci95_lower; }),
-      field<R>("CI95_Upper", [](auto& r) -> auto& { return r.stats.ci95_upper; }),
-      field<R>("RelativeStdDevPct", [](auto& r) -> auto& { return r.stats.rsd_pct; }),
-      field<R>("StableMeasurement", [](auto& r) -> auto& { return r.stats.stable; }),
-      {"Normalized", [](const R& r) { return r.normalized.empty() ? Written(false) : Written(r.normalized); },
-       [](R& r, const Read& value, const std::string& where) {  // as in the table: false, or the baseline
-         if (value == false) r.normalized.clear();
-         else if (value.is_string() && !value.get<std::string>().empty()) r.normalized = value.get<std::string>();
-         else bad_value(where, "false or the name of the baseline annotation", value);
-       }},
-      field<R>("NormalizationValue", [](auto& r) -> auto& { return r.normalization_value; }),
-      field<R>("Geomean", [](auto& r) -> auto& { return r.geomean; }),
-      field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),
-      field<R>("ObservedSMClockMHz", [](auto& r) -> auto& { return r.observed_sm_clock_mhz; }),
-      field<R>("ObservedMemoryClockMHz", [](auto& r) -> auto& { return r.observed_memory_clock_mhz; }),
-      field<R>("ThrottledRuns", [](auto& r) -> auto& { return r.throttled_runs; }),
-      field<R>("Converged", [](auto& r) -> auto& { return r.converged; }),
-      field<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
-      work_field("WorkBytes", &Work::bytes),
-      work_field("WorkFLOPs", &Work::flops),
-      {"WorkKind", [](const R& r) { return r.work ? Written(to_string(r.work->kind)) : Written(); },
-       [](R& r, const Read& value, const std::string& where) {
-         if (value.is_null()) return;
-         const auto kind = value.is_string() ? parse_flop_kind(value.get<std::string>()) : std::nullopt;
-         if (!kind) bad_value(where, "null or a kind such as \"fp32\" or \"fp16 tensor\"", value);
-         if (!r.work) r.work.emplace();
-         r.work->kind = *kind;
-       },
-       true},
-      added_later(field<R>("ArithmeticIntensity", [](auto& r) -> auto& { return r.roofline.arithmetic_intensity; })),
-      added_later(field<R>("AchievedGBps", [](auto& r) -> auto& { return r.roofline.achieved_gbps; })),
-      added_later(field<R>("DRAMRoofGBps", [](auto& r) -> auto& { return r.roofline.dram_roof_gbps; })),
-      added_later(field<R>("DRAMRoofPct", [](auto& r) -> auto& { return r.roofline.dram_pct.mean; })),
-      added_later(field<R>("DRAMRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_lower; })),
-      added_later(field<R>("DRAMRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.dram_pct.ci95_upper; })),
-      added_later(field<R>("AchievedTFLOPs", [](auto& r) -> auto& { return r.roofline.achieved_tflops; })),
-      added_later(field<R>("ComputeRoofTFLOPs", [](auto& r) -> auto& { return r.roofline.compute_roof_tflops; })),
-      added_later(field<R>("ComputeRoofPct", [](auto& r) -> auto& { return r.roofline.compute_pct.mean; })),
-      added_later(field<R>("ComputeRoofPct_CI95_Lower", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_lower; })),
-      added_later(field<R>("ComputeRoofPct_CI95_Upper", [](auto& r) -> auto& { return r.roofline.compute_pct.ci95_upper; })),
-      {"Bound", [](const R& r) { return r.roofline.bound ? Written(to_string(*r.roofline.bound)) : Written(); },
-       [](R& r, const Read& value, const std::string& where) {
-         r.roofline.bound.reset();
-         for (Bound b : {Bound::memory, Bound::compute, Bound::latency})
-           if (value == to_string(b)) r.roofline.bound = b;
-         if (!value.is_null() && !r.roofline.bound) bad_value(where, "null, \"memory\", \"compute\" or \"latency\"", value);
-       },
-       true},
+// Annotation and Config, then `more` and the columns that are not session facts.
+template <typename Row>
+std::vector<Field<Row>> row_fields(const std::vector<detail::ColumnDefinition<Row>>& columns,
+                                   std::vector<std::pair<std::string, Field<Row>>> after) {
+  using P = detail::SamplePart;
+  std::vector<Field<Row>> fields{
+      field<Row>("Annotation", [](auto& r) -> auto& { return r.annotation; }),
+      field<Row>("Config", [](auto& r) -> auto& { return r.config_index; }),
   };
+  fields[0].part = P::label;
+  fields[1].part = P::config;
+  for (const auto& column : columns) {
+    if (column.part == P::session) continue;
+    fields.push_back(column_field(column, !in_first_files(column.spec.name)));
+    for (auto& [previous, field] : after)
+      if (previous == column.spec.name) fields.push_back(field);
+  }
   return fields;
 }
 
-Field<SampleRow> showing(detail::SamplePart part, Field<SampleRow> field) {
-  field.part = part;
-  return field;
+const std::vector<Field<SummaryRow>>& summary_fields() {
+  static const auto fields = row_fields(detail::summary_column_definitions(),
+                                        {{"AvgValue", field<SummaryRow>("Mean", [](auto& r) -> auto& { return r.stats.mean; })}});
+  return fields;
 }
 
 const std::vector<Field<SampleRow>>& sample_fields() {
-  using R = SampleRow;
-  using P = detail::SamplePart;
-  static const std::vector<Field<R>> fields{
-      showing(P::label, field<R>("Annotation", [](auto& r) -> auto& { return r.annotation; })),
-      showing(P::config, field<R>("Config", [](auto& r) -> auto& { return r.config_index; })),
-      showing(P::run, field<R>("Run", [](auto& r) -> auto& { return r.run; })),
-      showing(P::label, field<R>("Metric", [](auto& r) -> auto& { return r.metric; })),
-      showing(P::label, field<R>("Unit", [](auto& r) -> auto& { return r.unit; })),
-      showing(P::value, field<R>("Value", [](auto& r) -> auto& { return r.value; })),
-      showing(P::label, field<R>("Kernel", [](auto& r) -> auto& { return r.kernel; })),
-      showing(P::conditions, field<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; })),
-      showing(P::conditions, field<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; })),
-      showing(P::conditions, field<R>("Throttled", [](auto& r) -> auto& { return r.throttled; })),
-  };
+  static const auto fields = row_fields(detail::sample_column_definitions(), {});
   return fields;
 }
 
@@ -490,7 +216,7 @@ const std::vector<Field<SampleRow>>& sample_fields() {
 // "axes": [{"name": "n", "type": "integer"}, ...] and "configs": [[1024, "f32"], ...], so that an
 // integer axis stays integer and a double axis double, whatever the JSON reader does with 2.0.
 
-Written encode(const Value& v) {
+Written encode_value(const Value& v) {
   switch (v.type()) {
     case ValueType::integer: return v.as_int();
     case ValueType::real: return encode(v.as_double());
@@ -613,20 +339,6 @@ void check_format(const Read& doc, const std::string& file) {
 }
 
 }  // namespace
-
-namespace detail {
-
-std::vector<std::string> measurement_differences(const Settings& a, const Settings& b) {
-  std::vector<std::string> out;
-  for (const auto& f : settings_fields()) {
-    if (f.key == "shard") continue;
-    const Written in_a = f.write(a), in_b = f.write(b);
-    if (in_a != in_b) out.push_back(option(f.key) + ": " + in_a.dump() + " and " + in_b.dump());
-  }
-  return out;
-}
-
-}  // namespace detail
 
 namespace {
 
@@ -771,14 +483,14 @@ void Results::write_json(std::ostream& out) const {
   head["version"] = kVersion;
   head["kscope_version"] = KSCOPE_VERSION;
   head["session"] = write_object(session_, session_fields());
-  head["settings"] = write_object(settings_, settings_fields());
+  head["settings"] = write_object(settings_, saved_settings_fields());
   head["axes"] = Written::array();
   for (const auto& name : axis_names())
     head["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
   out << "{" << members(head);
   write_list(out, "configs", configs_.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
-    for (const Value& v : configs_[c].values()) values.push_back(encode(v));
+    for (const Value& v : configs_[c].values()) values.push_back(encode_value(v));
     detail::append_json(text, values, 2);
   });
   Written middle;
@@ -825,7 +537,7 @@ Results load_results(std::istream& in, const std::string& file) {
     SessionInfo session;
     read_object(doc.at("session"), session, session_fields(), file + ": \"session\"");
     Settings settings;
-    read_object(doc.at("settings"), settings, settings_fields(), file + ": \"settings\"");
+    read_object(doc.at("settings"), settings, saved_settings_fields(), file + ": \"settings\"");
     std::vector<Config> configs = read_configs(doc, file);
     InfoColumns info;
     const Read& info_columns = doc.at("info_columns");

@@ -1,11 +1,8 @@
 #pragma once
-// What the results file knows about settings (measurement_differences, for the engine's merge) and
-// how it prints JSON.
+// How the results file prints JSON.
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
-
-#include "core/settings_differences.hpp"
 
 namespace kscope::detail {
 

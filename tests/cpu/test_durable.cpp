@@ -108,6 +108,20 @@ Results uninterrupted(int configs, Settings s = streamed("")) {
   return profile_with_backend(sweep_of(configs), s, w.body(), backend);
 }
 
+// The sweep measured with `s`, resumed or not, by a body that fails at config `fail_at` (-1: at
+// none); `calls`, if given, receives how often the body ran.
+Results measure_failing_at(const Sweep& sweep, Settings s, bool resume, int fail_at, int* calls = nullptr) {
+  SimulatedBackend backend;
+  Workload w(backend);
+  w.hook = [&](const Config& c, int) {
+    if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
+  };
+  s.resume = resume;
+  Results r = profile_with_backend(sweep, s, w.body(), backend);
+  if (calls) *calls = w.calls;
+  return r;
+}
+
 constexpr std::size_t kRowsPerConfig = kRuns;  // one annotation, one metric
 
 // How much `work` raises the peak resident memory (VmHWM after it, less VmRSS before), run in a
@@ -467,16 +481,7 @@ TEST(Resume, DerivedValuesAndAdaptiveOutcomesComeBackFromDisk) {
     ++derived_calls;
     return std::vector<DerivedValue>{{"bandwidth", 1e6 / v.front(), "B/s"}};
   };
-  const auto run = [&](bool resume, int fail_at) {
-    SimulatedBackend backend;
-    Workload w(backend);
-    w.hook = [&](const Config& c, int) {
-      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
-    };
-    Settings settings = s;
-    settings.resume = resume;
-    return profile_with_backend(sweep_of(4), settings, w.body(), backend);
-  };
+  const auto run = [&](bool resume, int fail_at) { return measure_failing_at(sweep_of(4), s, resume, fail_at); };
   EXPECT_THROW(run(false, 2), SweepError);
   derived_calls = 0;
   const Results resumed = run(true, -1);
@@ -543,6 +548,27 @@ TEST(Resume, ADifferentSessionIsRefusedNamingEveryDifference) {
   s.normalize_against = "k";
   s.stable_rsd_pct = 5;
   EXPECT_EQ(refusal(sweep_of(3), s), "accepted");
+}
+
+TEST(Resume, AManifestOfAnOlderLayoutIsRefusedNamingTheFix) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  measure_failing_at(sweep_of(2), streamed(prefix), false, -1);
+  std::string manifest = read(prefix + "manifest.json");
+  const auto version = manifest.find("\"manifest_version\"");
+  ASSERT_NE(version, std::string::npos);
+  manifest.erase(version, manifest.find('\n', version) - version + 1);
+  std::ofstream(prefix + "manifest.json") << manifest;
+  Settings s = streamed(prefix);
+  s.resume = true;
+  SimulatedBackend backend;
+  Workload w(backend);
+  const std::string message = kscope_test::error_of([&] { profile_with_backend(sweep_of(2), s, w.body(), backend); });
+  EXPECT_NE(message.find("cannot resume from '" + prefix + "manifest.json': it was written by kscope "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("finish the sweep with that kscope, or start the sweep over with Settings::overwrite = true"),
+            std::string::npos)
+      << message;
 }
 
 TEST(Resume, NeedsAnOutputPrefixAndAnInProcessBackend) {
@@ -673,16 +699,7 @@ TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
   s.info_collectors.push_back({"hot", CollectionScope::annotation, [](const CollectionContext& c) {
                                  return c.run % 2 ? Cell{true} : Cell{};
                                }});
-  const auto run = [&](bool resume, int fail_at) {
-    SimulatedBackend backend;
-    Workload w(backend);
-    w.hook = [&](const Config& c, int) {
-      if (static_cast<int>(c.index()) == fail_at) throw std::runtime_error("stop");
-    };
-    Settings settings = s;
-    settings.resume = resume;
-    return profile_with_backend(sweep_of(3), settings, w.body(), backend);
-  };
+  const auto run = [&](bool resume, int fail_at) { return measure_failing_at(sweep_of(3), s, resume, fail_at); };
   EXPECT_THROW(run(false, 2), SweepError);
   const Results resumed = run(true, -1);
   expect_same_tables(resumed, uninterrupted(3, s));
@@ -697,10 +714,38 @@ TEST(Resume, InfoCollectorValuesComeBackWithTheirTypes) {
     profile_with_backend(sweep_of(3), other, w.body(), backend);
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("Settings::info_collectors: [\"cuda (once)\",\"temp (run)\",\"hot (annotation)\"] "
-                                         "on disk, [\"cuda (once)\",\"temp (run)\"] now"),
+    EXPECT_NE(std::string(e.what()).find(R"(Settings::info_collectors: [{"name":"cuda","scope":"once"},{"name":"temp","scope":"run"},{"name":"hot","scope":"annotation"}] )"
+                                         R"(on disk, [{"name":"cuda","scope":"once"},{"name":"temp","scope":"run"}] now)"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// NaN and the infinities, in an info collector's cells and on a config axis, come back from disk
+// as the reals they were, not as missing cells or as another sweep's configs.
+TEST(Resume, NonFiniteInfoAndConfigValuesComeBack) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const Sweep sweep = Sweep().axis("n", {1, 2}).axis("limit", {Value(inf), Value(-inf), Value(nan)});
+  Settings s = streamed(prefix);
+  for (const double v : {nan, inf, -inf})
+    s.info_collectors.push_back({"v" + std::to_string(s.info_collectors.size()), CollectionScope::run,
+                                 [v](const CollectionContext&) { return Cell{v}; }});
+  EXPECT_THROW(measure_failing_at(sweep, s, false, 4), SweepError);
+  int calls_after_resume = 0;
+  const Results resumed = measure_failing_at(sweep, s, true, -1, &calls_after_resume);
+  EXPECT_EQ(calls_after_resume, static_cast<int>(2 * (kWarmups + kRuns)));  // configs 5 and 6 only
+  ASSERT_EQ(resumed.samples().size(), 6 * kRuns);
+  for (std::size_t i = 0; i < resumed.samples().size(); ++i) {
+    const auto& info = resumed.samples()[i].info;
+    ASSERT_EQ(info.size(), 3u);
+    ASSERT_TRUE(std::holds_alternative<double>(info[0]) && std::holds_alternative<double>(info[1]) &&
+                std::holds_alternative<double>(info[2]))
+        << "sample " << i;
+    EXPECT_TRUE(std::isnan(std::get<double>(info[0])));
+    EXPECT_EQ(std::get<double>(info[1]), inf);
+    EXPECT_EQ(std::get<double>(info[2]), -inf);
   }
 }
 

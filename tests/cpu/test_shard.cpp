@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -225,6 +226,42 @@ TEST(Merge, ShardsGiveTheSingleSessionsResult) {
                             shard(3, 9, base_settings(), 2), shard(4, 9, base_settings(), 2), shard(5, 9, base_settings(), 2),
                             shard(6, 9, base_settings(), 2), shard(7, 9, base_settings(), 2), shard(8, 9, base_settings(), 2)}),
                      measure(base_settings(), 2));
+}
+
+// NaN and the infinities, in an info collector's cells and on a config axis, survive the shards'
+// results files and the merge.
+TEST(Merge, NonFiniteInfoAndConfigValuesSurviveTheShardsFiles) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Settings s = base_settings();
+  s.info_collectors = {{"nan", CollectionScope::run, [&](const CollectionContext&) { return Cell{nan}; }},
+                       {"inf", CollectionScope::config, [&](const CollectionContext&) { return Cell{inf}; }},
+                       {"minus_inf", CollectionScope::annotation, [&](const CollectionContext&) { return Cell{-inf}; }}};
+  const Sweep sweep = Sweep().axis("n", {1, 2}).axis("limit", {Value(inf), Value(-inf), Value(nan)});
+  TempDir dir;
+  std::vector<std::string> files;
+  for (std::size_t i = 0; i < 2; ++i) {
+    Settings settings = s;
+    settings.shard = Shard{i, 2};
+    SimulatedBackend backend;
+    const Body body = [&](const Config& c) {
+      Annotation a("base");
+      backend.launch("base_kernel", 50.0 * static_cast<double>(c.get<std::int64_t>("n")));
+    };
+    files.push_back(dir.prefix("shard" + std::to_string(i) + ".json"));
+    profile_with_backend(sweep, settings, body, backend).write_json(files.back());
+  }
+  const Results merged = merge_files(files);
+  ASSERT_EQ(merged.configs().size(), 6u);
+  EXPECT_EQ(merged.configs()[0].at("limit").as_double(), inf);
+  EXPECT_TRUE(std::isnan(merged.configs()[2].at("limit").as_double()));
+  ASSERT_FALSE(merged.samples().size() == 0);
+  for (std::size_t i = 0; i < merged.samples().size(); ++i) {
+    const auto& info = merged.samples()[i].info;
+    ASSERT_EQ(info.size(), 3u);
+    EXPECT_TRUE(std::holds_alternative<double>(info[0]) && std::isnan(std::get<double>(info[0]))) << "sample " << i;
+    EXPECT_EQ(info[1], Cell{inf}) << "sample " << i;
+    EXPECT_EQ(info[2], Cell{-inf}) << "sample " << i;
+  }
 }
 
 TEST(Merge, ShardsKeepTheirDeclaredWorkAndGiveTheSingleSessionsRoofline) {

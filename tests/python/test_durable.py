@@ -317,3 +317,37 @@ def test_a_failure_after_the_sweep_keeps_the_results_on_the_exception(sim, tmp_p
     with pytest.raises(OSError) as info:
         g()
     assert len(info.value.results.to_dataframe()) == 1
+
+
+def test_non_finite_info_values_survive_resume_save_and_merge(sim, tmp_path):
+    """An info collector's NaN and infinities come back as the floats they were: from a resumed
+    sweep's files, from a saved file, and merged from shards."""
+    import math
+
+    collectors = [("nan", lambda: math.nan, "run"), ("inf", lambda: math.inf, "config"),
+                  ("minus_inf", lambda annotation: -math.inf, "annotation")]
+
+    def measure(fail_at=None, **options):
+        @kscope.analyze.kernel(configs=[(n,) for n in range(1, 5)], runs=3, verbosity=0, info_collectors=collectors,
+                               **options)
+        def durable(n):
+            if n == fail_at:
+                raise RuntimeError("stop")
+            with kscope.annotate("k"):
+                sim.launch("kern", 100.0 * n)
+
+        return durable()
+
+    def assert_non_finite(results):
+        raw = results.raw_dataframe()
+        assert len(raw) and raw["nan"].isna().all()
+        assert (raw["inf"] == math.inf).all() and (raw["minus_inf"] == -math.inf).all()
+
+    prefix = str(tmp_path / "out_")
+    with pytest.raises(kscope.SweepError):
+        measure(fail_at=3, output_prefix=prefix)
+    resumed = measure(output_prefix=prefix, resume=True)
+    assert_non_finite(resumed)
+    resumed.save(tmp_path / "saved.json")
+    assert_non_finite(kscope.load(tmp_path / "saved.json"))
+    assert_non_finite(kscope.merge([measure(shard=(0, 2)), measure(shard=(1, 2))]))

@@ -122,3 +122,17 @@ def test_backend_names_come_from_the_engine():
     help_text = " ".join((kscope.analyze.kernel.__doc__ or "").split())
     for name, d in engine.items():
         assert f"'{name}' ({d.summary})" in help_text, name
+
+
+def test_settings_fields_come_from_the_engine():
+    """The engine's one table of Settings fields: the bindings and the stub's Settings hold each
+    field that has a Python type, as that type, and analyze.kernel takes each Python name."""
+    fields = kscope._core.settings_fields()
+    typed = {name: python_type for name, _, python_type, _, _ in fields if python_type}
+    text = (STUBS / "__init__.pyi").read_text()
+    body = re.search(r"^class Settings\b.*?:\n((?:    .*\n|\n)*)", text, re.M).group(1)
+    assert dict(re.findall(r"^    (\w+): (.+)$", body, re.M)) == typed
+    assert {m for m in vars(kscope._core.Settings) if not m.startswith("_")} == set(typed)
+    options = inspect.signature(_options.Options.__init__).parameters
+    assert {python_name for _, python_name, *_ in fields if python_name} <= set(options)
+    assert {role for *_, role, _ in fields} == {"measurement", "summary", "session"}

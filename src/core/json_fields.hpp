@@ -1,0 +1,203 @@
+#pragma once
+// kscope's own JSON files, field by field: each field of a record listed once with how it is
+// written and read back (the results file's records, the settings table of core/settings_fields).
+// Reals through core/cell_json.hpp; enumerations by name.
+#include <functional>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cell_json.hpp"
+#include "core/sample_store.hpp"
+#include "kscope/backend_registry.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/info_collector.hpp"
+#include "kscope/settings.hpp"
+
+namespace kscope::detail::json_fields {
+
+using Written = nlohmann::ordered_json;  // keeps the fields in their listed order
+using Read = nlohmann::json;
+
+[[noreturn]] inline void bad_value(const std::string& where, const char* expected, const Read& got) {
+  throw ConfigError(where + " must be " + expected + ", not " + got.dump());
+}
+
+// ---- Values -------------------------------------------------------------------------------------
+// Reals and cells as every file kscope reads back writes them (core/cell_json.hpp).
+
+inline Written encode(double v) { return real_json(v); }
+inline Written encode(const std::string& v) { return v; }
+inline Written encode(std::size_t v) { return v; }
+inline Written encode(bool v) { return v; }
+inline Written encode(const std::optional<bool>& v) { return v ? Written(*v) : Written(); }
+inline Written encode(const std::vector<std::string>& v) { return v; }
+inline Written encode(const std::vector<double>& v) {
+  Written out = Written::array();
+  for (double x : v) out.push_back(encode(x));
+  return out;
+}
+
+inline void decode(const Read& j, double& out, const std::string& where) {
+  const auto real = real_from_json(j);
+  if (!real) bad_value(where, "a number, null, \"Infinity\" or \"-Infinity\"", j);
+  out = *real;
+}
+inline void decode(const Read& j, std::string& out, const std::string& where) {
+  if (!j.is_string()) bad_value(where, "a string", j);
+  out = j.get<std::string>();
+}
+inline void decode(const Read& j, std::size_t& out, const std::string& where) {
+  if (!j.is_number_unsigned()) bad_value(where, "a non-negative integer", j);
+  out = j.get<std::size_t>();
+}
+inline void decode(const Read& j, bool& out, const std::string& where) {
+  if (!j.is_boolean()) bad_value(where, "true or false", j);
+  out = j.get<bool>();
+}
+inline void decode(const Read& j, std::optional<bool>& out, const std::string& where) {
+  if (!j.is_boolean() && !j.is_null()) bad_value(where, "true, false or null", j);
+  out = j.is_null() ? std::nullopt : std::optional<bool>(j.get<bool>());
+}
+inline void decode(const Read& j, std::vector<std::string>& out, const std::string& where) {
+  if (!j.is_array()) bad_value(where, "a list of strings", j);
+  out.clear();
+  for (const Read& item : j) {
+    if (!item.is_string()) bad_value(where, "a list of strings", j);
+    out.push_back(item.get<std::string>());
+  }
+}
+
+inline void decode(const Read& j, std::vector<double>& out, const std::string& where) {
+  if (!j.is_array()) bad_value(where, "a list of numbers", j);
+  out.assign(j.size(), 0.0);
+  for (std::size_t i = 0; i < j.size(); ++i) decode(j[i], out[i], where);
+}
+
+// ---- Enumerations, by name ---------------------------------------------------------------------
+
+template <typename E>
+using Names = std::vector<std::pair<E, std::string>>;
+
+template <typename E>
+Names<E> named_by_to_string(std::initializer_list<E> values) {
+  Names<E> names;
+  for (E v : values) names.emplace_back(v, to_string(v));
+  return names;
+}
+
+// Backends by their names in the backend registry, which a program may extend: read at each use.
+inline Names<Backend> names(Backend) {
+  Names<Backend> n;
+  for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
+  return n;
+}
+inline const Names<CacheControl>& names(CacheControl) {
+  static const auto n = named_by_to_string({CacheControl::all, CacheControl::none});
+  return n;
+}
+inline const Names<ClockControl>& names(ClockControl) {
+  static const auto n = named_by_to_string({ClockControl::none, ClockControl::base});
+  return n;
+}
+inline const Names<ReplayMode>& names(ReplayMode) {
+  static const auto n = named_by_to_string({ReplayMode::kernel, ReplayMode::range});
+  return n;
+}
+inline const Names<Sampling>& names(Sampling) {
+  static const Names<Sampling> n{{Sampling::fixed, "fixed"}, {Sampling::adaptive, "adaptive"}};
+  return n;
+}
+inline const Names<StopCriterion>& names(StopCriterion) {
+  static const Names<StopCriterion> n{{StopCriterion::ci_halfwidth, "ci_halfwidth"}, {StopCriterion::rsd, "rsd"}};
+  return n;
+}
+inline const Names<CollectionScope>& names(CollectionScope) {
+  static const auto n = named_by_to_string({CollectionScope::once, CollectionScope::config, CollectionScope::run,
+                                            CollectionScope::annotation});
+  return n;
+}
+inline const Names<ThrottledRuns>& names(ThrottledRuns) {
+  static const Names<ThrottledRuns> n{{ThrottledRuns::keep, "keep"}, {ThrottledRuns::exclude, "exclude"}};
+  return n;
+}
+
+template <typename E>
+  requires requires(E v) { names(v); }
+Written encode(E v) {
+  for (const auto& [value, name] : names(v))
+    if (value == v) return name;
+  throw InternalError("an enumerator without a name in the results file (kscope bug: please report it)");
+}
+
+template <typename E>
+  requires requires(E v) { names(v); }
+void decode(const Read& j, E& out, const std::string& where) {
+  std::string listed;
+  for (const auto& [value, name] : names(out)) {
+    if (j == name) {
+      out = value;
+      return;
+    }
+    listed += (listed.empty() ? "\"" : " or \"") + name + "\"";
+  }
+  bad_value(where, listed.c_str(), j);
+}
+
+// ---- Fields -------------------------------------------------------------------------------------
+
+template <typename Row>
+struct Field {
+  std::string key;
+  std::function<Written(const Row&)> write;
+  std::function<void(Row&, const Read&, const std::string& where)> read;  // empty: written only
+  bool optional = false;  // added after the format's first files: absent keeps the default
+  SamplePart part = SamplePart::row;  // sample fields: the part of the row written
+};
+
+// A field stored as it is: `access` is a generic lambda returning a reference to it.
+template <typename Row, typename Access>
+Field<Row> field(std::string key, Access access) {
+  return {key, [access](const Row& row) { return encode(access(row)); },
+          [access](Row& row, const Read& value, const std::string& where) { decode(value, access(row), where); }};
+}
+
+// A field added after the format's first files: a file without it loads with the default.
+template <typename Row>
+Field<Row> added_later(Field<Row> f) {
+  f.optional = true;
+  return f;
+}
+
+template <typename Row>
+Written write_object(const Row& row, const std::vector<Field<Row>>& fields) {
+  Written object = Written::object();
+  for (const auto& f : fields) object[f.key] = f.write(row);
+  return object;
+}
+
+template <typename Row>
+void read_object(const Read& object, Row& row, const std::vector<Field<Row>>& fields, const std::string& where) {
+  if (!object.is_object()) bad_value(where, "an object", object);
+  for (const auto& f : fields) {
+    if (!f.read) continue;
+    const auto found = object.find(f.key);
+    if (found == object.end() && f.optional) continue;
+    if (found == object.end()) throw ConfigError(where + " has no \"" + f.key + "\"");
+    f.read(row, *found, where + " \"" + f.key + "\"");
+  }
+}
+
+// A field holding an object of its own fields.
+template <typename Row, typename Inner, typename Access>
+Field<Row> nested(std::string key, Access access, std::vector<Field<Inner>> fields) {
+  return {key, [access, fields](const Row& row) { return write_object(access(row), fields); },
+          [access, fields](Row& row, const Read& value, const std::string& where) {
+            read_object(value, access(row), fields, where);
+          }};
+}
+
+}  // namespace kscope::detail::json_fields

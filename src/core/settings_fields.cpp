@@ -1,0 +1,196 @@
+#include "core/settings_fields.hpp"
+
+#include <algorithm>
+
+#include "core/caller.hpp"
+#include "kscope/detail/settings_fields.hpp"
+
+namespace kscope::detail {
+namespace {
+
+using namespace json_fields;
+using S = Settings;
+using Role = SettingsRole;
+
+// A callable: saved nowhere, compared by whether it is set.
+template <typename Access>
+Field<S> whether_set(std::string key, Access access) {
+  return {std::move(key), [access](const S& s) { return Written(static_cast<bool>(access(s))); }, {}};
+}
+
+// A field that is neither saved nor compared.
+Field<S> not_recorded(std::string key) { return {std::move(key), {}, {}}; }
+
+Field<S> shard_field() {
+  return {"shard",
+          [](const S& s) { return s.shard ? Written{{"index", s.shard->index}, {"count", s.shard->count}} : Written(); },
+          [](S& s, const Read& value, const std::string& where) {
+            if (value.is_null()) {
+              s.shard.reset();
+              return;
+            }
+            if (!value.is_object() || !value.contains("index") || !value.contains("count"))
+              bad_value(where, "null or {\"index\": i, \"count\": n}", value);
+            Shard shard;
+            decode(value["index"], shard.index, where + " \"index\"");
+            decode(value["count"], shard.count, where + " \"count\"");
+            if (shard.count == 0 || shard.index >= shard.count) bad_value(where, "a shard with index < count", value);
+            s.shard = shard;
+          },
+          true};
+}
+
+// Names and scopes: how the info columns were summarized, which merging shards repeats.
+Field<S> info_collectors_field() {
+  return {"info_collectors",
+          [](const S& s) {
+            Written list = Written::array();
+            for (const auto& c : s.info_collectors) list.push_back({{"name", c.name}, {"scope", to_string(c.scope)}});
+            return list;
+          },
+          [](S& s, const Read& value, const std::string& where) {
+            if (!value.is_array()) bad_value(where, "a list of {\"name\", \"scope\"}", value);
+            s.info_collectors.clear();
+            for (const Read& item : value) {
+              if (!item.is_object() || !item.contains("name") || !item.contains("scope"))
+                bad_value(where, "a list of {\"name\", \"scope\"}", value);
+              InfoCollector c;
+              decode(item["name"], c.name, where + " \"name\"");
+              decode(item["scope"], c.scope, where + " \"scope\"");
+              s.info_collectors.push_back(std::move(c));
+            }
+          },
+          true};
+}
+
+std::vector<SettingsField> make_settings_fields() {
+  using A = AdaptiveSampling;
+  using T = BoundThresholds;
+  constexpr bool saved = true, unsaved = false;
+  // The saved fields in the order results.json lists them.
+  return {
+      {field<S>("runs", [](auto& s) -> auto& { return s.runs; }), "runs", "int", Role::measurement, saved,
+       "recorded runs per config"},
+      {field<S>("warmup_runs", [](auto& s) -> auto& { return s.warmup_runs; }), "warmup_runs", "int",
+       Role::measurement, saved, "runs per config before recording"},
+      {field<S>("backend", [](auto& s) -> auto& { return s.backend; }), "backend", "Backend", Role::measurement, saved,
+       "what measures"},
+      {field<S>("metrics", [](auto& s) -> auto& { return s.metrics; }), "metrics", "list[str]", Role::measurement,
+       saved, "metric names; empty: the backend's default"},
+      {field<S>("replay_mode", [](auto& s) -> auto& { return s.replay_mode; }), "replay_mode", "ReplayMode",
+       Role::measurement, saved, "one result per kernel or per region"},
+      // For the kept report's GUI: the table holds `metrics`.
+      {field<S>("ncu_sections", [](auto& s) -> auto& { return s.ncu_sections; }), "ncu_sections", "list[str]",
+       Role::session, saved, "Nsight Compute sections of the kept .ncu-rep"},
+      {field<S>("cache_control", [](auto& s) -> auto& { return s.cache_control; }), "cache_control", "CacheControl",
+       Role::measurement, saved, "flush the L2 before each region, or not"},
+      {field<S>("clock_control", [](auto& s) -> auto& { return s.clock_control; }), "clock_control", "ClockControl",
+       Role::measurement, saved, "lock the SM clock to base, or not"},
+      {field<S>("ignore_kernel_list", [](auto& s) -> auto& { return s.ignore_kernel_list; }), "ignore_kernel_list",
+       "list[str]", Role::measurement, saved, "kernels dropped before attribution"},
+      {whether_set("combine_kernel_metrics", [](const S& s) -> auto& { return s.combine_kernel_metrics; }),
+       "combine_kernel_metrics", "", Role::measurement, unsaved, "reduces several kernels of one region"},
+      {whether_set("derive_metric", [](const S& s) -> auto& { return s.derive_metric; }), "derive_metric", "",
+       Role::measurement, unsaved, "values computed from each run's"},
+      {field<S>("normalize_against", [](auto& s) -> auto& { return s.normalize_against; }), "normalize_against",
+       "str", Role::summary, saved, "annotation whose AvgValue divides the others'"},
+      {field<S>("sampling", [](auto& s) -> auto& { return s.sampling; }), "adaptive", "Sampling", Role::measurement,
+       saved, "fixed runs, or adaptive"},
+      {nested<S, A>("adaptive", [](auto& s) -> auto& { return s.adaptive; },
+                    {
+                        field<A>("criterion", [](auto& a) -> auto& { return a.criterion; }),
+                        field<A>("target_pct", [](auto& a) -> auto& { return a.target_pct; }),
+                        field<A>("min_runs", [](auto& a) -> auto& { return a.min_runs; }),
+                        field<A>("max_runs", [](auto& a) -> auto& { return a.max_runs; }),
+                        field<A>("config_budget_s", [](auto& a) -> auto& { return a.config_budget_s; }),
+                        field<A>("timeout_s", [](auto& a) -> auto& { return a.timeout_s; }),
+                    }),
+       "adaptive", "AdaptiveSampling", Role::measurement, saved, "when adaptive sampling stops"},
+      {field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }), "throttled_runs",
+       "ThrottledRuns", Role::measurement, saved, "whether throttled runs enter the statistics"},
+      {field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }), "", "float", Role::summary,
+       saved, "StableMeasurement below this relative standard deviation"},
+      {added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })), "energy_window",
+       "float", Role::measurement, saved, "seconds of back-to-back runs per energy sample"},
+      {added_later(nested<S, T>("bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
+                                {
+                                    field<T>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
+                                    field<T>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
+                                })),
+       "bound_thresholds", "BoundThresholds", Role::summary, saved, "when a roofline row is memory- or compute-bound"},
+      {whether_set("work", [](const S& s) -> auto& { return s.work; }), "work", "", Role::summary, unsaved,
+       "the bytes and FLOPs each annotation must move and do"},
+      // Which part of the sweep, not how it was measured: resume and merge check it themselves.
+      {shard_field(), "shard", "tuple[int, int] | None", Role::session, saved, "measure only this shard's configs"},
+      {info_collectors_field(), "info_collectors", "", Role::measurement, saved,
+       "callbacks whose values become extra columns"},
+      {not_recorded("info_collector_errors"), "info_collector_errors", "InfoCollectorErrors", Role::session, unsaved,
+       "what a collector that throws does"},
+      {not_recorded("thermal_mode"), "thermal_mode", "ThermalMode", Role::session, unsaved,
+       "pausing while the GPU is near its thermal limit"},
+      {not_recorded("thermal_wait_c"), "thermal_wait", "float", Role::session, unsaved, "pause at this T.Limit margin"},
+      {not_recorded("thermal_cont_c"), "thermal_cont", "float", Role::session, unsaved, "resume at this margin"},
+      {not_recorded("thermal_timeout_s"), "thermal_timeout", "float", Role::session, unsaved, "longest pause"},
+      {not_recorded("verbosity"), "verbosity", "Verbosity", Role::session, unsaved, "how much is printed"},
+      {not_recorded("progress_observer"), "", "", Role::session, unsaved, "receives the progress instead of stderr"},
+      {not_recorded("device"), "", "int", Role::session, unsaved, "CUDA ordinal; -1: the current device"},
+      {not_recorded("output_prefix"), "output_prefix", "str", Role::session, unsaved, "where the files go"},
+      {not_recorded("resume"), "resume", "bool", Role::session, unsaved, "continue the sweep streamed there"},
+      {not_recorded("fsync_interval_s"), "fsync_interval_s", "float", Role::session, unsaved,
+       "longest time between flushes to the disk"},
+      {not_recorded("overwrite"), "overwrite", "bool", Role::session, unsaved, "replace an earlier sweep's files"},
+  };
+}
+
+bool in(SettingsRole role, std::initializer_list<SettingsRole> roles) {
+  return std::find(roles.begin(), roles.end(), role) != roles.end();
+}
+
+}  // namespace
+
+std::string to_string(SettingsRole role) {
+  switch (role) {
+    case SettingsRole::measurement: return "measurement";
+    case SettingsRole::summary: return "summary";
+    case SettingsRole::session: return "session";
+  }
+  return "?";
+}
+
+const std::vector<SettingsField>& settings_fields() {
+  static const auto fields = make_settings_fields();
+  return fields;
+}
+
+const SettingsField* find_settings_field(const std::string& name) {
+  for (const auto& f : settings_fields())
+    if (f.json.key == name) return &f;
+  return nullptr;
+}
+
+std::vector<SettingsFieldInfo> settings_field_infos() {
+  std::vector<SettingsFieldInfo> out;
+  for (const auto& f : settings_fields())
+    out.push_back({f.json.key, f.python_name, f.python_type, to_string(f.role), f.doc});
+  return out;
+}
+
+nlohmann::ordered_json settings_json(const Settings& settings, std::initializer_list<SettingsRole> roles) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& f : settings_fields())
+    if (in(f.role, roles) && f.json.write) out[f.json.key] = f.json.write(settings);
+  return out;
+}
+
+std::vector<std::string> settings_differences(const Settings& a, const Settings& b,
+                                              std::initializer_list<SettingsRole> roles) {
+  std::vector<std::string> out;
+  for (const auto& f : settings_fields()) {
+    if (!in(f.role, roles) || !f.json.write) continue;
+    const auto in_a = f.json.write(a), in_b = f.json.write(b);
+    if (in_a != in_b) out.push_back(option(f.json.key) + ": " + in_a.dump() + " and " + in_b.dump());
+  }
+  return out;
+}
+
+}  // namespace kscope::detail

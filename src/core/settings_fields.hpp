@@ -1,0 +1,53 @@
+#pragma once
+// The Settings fields, listed once (core/settings_fields.cpp): each one's name in C++ and in
+// Python, its Python type, what it is for and its role. Resume (core/sample_stream.cpp) and merge
+// (core/merge.cpp) compare the fields that decide how a sweep was measured; the results file
+// saves the fields that have a saved form; messages name a field as its caller spells it
+// (core/caller.hpp); Python reads the list (_core.settings_fields()) and its tests check the
+// options, the bindings and the type stub against it.
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/json_fields.hpp"
+#include "kscope/settings.hpp"
+
+namespace kscope::detail {
+
+enum class SettingsRole {
+  // How the samples were measured (the sweep's identity): a resumed sweep and the shards of a
+  // merge must agree on it.
+  measurement,
+  // How the samples are summarized: a resume summarizes every sample anew with the value given
+  // now, so it may change there; the shards of a merge, summarized once, must agree on it.
+  summary,
+  // How the session runs (what it prints, where it writes, its thermal guard): free to differ.
+  session,
+};
+
+std::string to_string(SettingsRole role);  // "measurement", "summary", "session"
+
+struct SettingsField {
+  // key: the C++ name, also the key in results.json and manifest.json; write: the value as saved
+  // and compared (a callable: whether it is set); read: empty where it cannot be read back.
+  json_fields::Field<Settings> json;
+  std::string python_name;  // analyze.kernel's keyword; empty where Python has none
+  std::string python_type;  // its type in the _core stub; empty where Python passes it to profile()
+  SettingsRole role;
+  bool saved;  // in results.json
+  std::string doc;
+};
+
+const std::vector<SettingsField>& settings_fields();
+// The field named so in C++; nullptr for another name.
+const SettingsField* find_settings_field(const std::string& name);
+
+// The fields of these roles, as an object {name: value}.
+nlohmann::ordered_json settings_json(const Settings& settings, std::initializer_list<SettingsRole> roles);
+// "runs: 10 and 20" (the field as its caller spells it) for every field of these roles that
+// differs between `a` and `b`.
+std::vector<std::string> settings_differences(const Settings& a, const Settings& b,
+                                              std::initializer_list<SettingsRole> roles);
+
+}  // namespace kscope::detail
