@@ -101,7 +101,10 @@ void check_one_sweep(const std::vector<Source>& shards) {
     if (!same_configs)
       throw ConfigError(pair + " measured different sweeps (" + sweep_text(b) + " and " + sweep_text(a) +
                         "); merge the shards of one sweep");
-    if (const auto differences = detail::settings_differences(b.settings(), a.settings(), {detail::SettingsRole::measurement, detail::SettingsRole::summary}); !differences.empty())
+    using detail::SettingsRole;
+    if (const auto differences =
+            detail::settings_differences(b.settings(), a.settings(), {SettingsRole::measurement, SettingsRole::summary});
+        !differences.empty())
       throw ConfigError(pair + " were measured with different settings (" + joined(differences) +
                         "); merge shards measured with the same settings");
     const SessionInfo &x = b.session(), &y = a.session();

@@ -186,7 +186,7 @@ std::vector<std::string> settings_differences(const Settings& a, const Settings&
                                               std::initializer_list<SettingsRole> roles) {
   std::vector<std::string> out;
   for (const auto& f : settings_fields()) {
-    if (!in(f.role, roles) || !f.json.write) continue;
+    if (!in(f.role, roles) || !f.saved) continue;
     const auto in_a = f.json.write(a), in_b = f.json.write(b);
     if (in_a != in_b) out.push_back(option(f.json.key) + ": " + in_a.dump() + " and " + in_b.dump());
   }

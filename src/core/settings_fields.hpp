@@ -45,8 +45,9 @@ const SettingsField* find_settings_field(const std::string& name);
 
 // The fields of these roles, as an object {name: value}.
 nlohmann::ordered_json settings_json(const Settings& settings, std::initializer_list<SettingsRole> roles);
-// "runs: 10 and 20" (the field as its caller spells it) for every field of these roles that
-// differs between `a` and `b`.
+// "runs: 10 and 20" (the field as its caller spells it) for every saved field of these roles that
+// differs between `a` and `b`: what the settings of two Results can tell, since Results keep no
+// callable (in memory as loaded from a file).
 std::vector<std::string> settings_differences(const Settings& a, const Settings& b,
                                               std::initializer_list<SettingsRole> roles);
 

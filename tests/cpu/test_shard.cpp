@@ -306,6 +306,21 @@ TEST(Merge, DerivedRowsComeAfterTheMeasuredOnesAsInOneSession) {
   EXPECT_EQ(merged.rows().back().metric, "per_call");
 }
 
+// A results file keeps no callable: a shard loaded from one merges with shards still in memory.
+TEST(Merge, AShardLoadedFromItsFileMergesWithOnesInMemoryThatHaveCallables) {
+  Settings s = base_settings();
+  s.derive_metric = [](const MeasuredValues& m, const Config&) {
+    return std::vector<DerivedValue>{{"per_call", m.front() / 2, "ns"}};
+  };
+  Settings first = s, second = s;
+  first.shard = Shard{0, 2};
+  second.shard = Shard{1, 2};
+  TempDir dir;
+  const std::string file = dir.prefix("shard1.json");
+  measure(second, 4).write_json(file);
+  expect_same_tables(merge({measure(first, 4), load_results(file)}), measure(s, 4));
+}
+
 TEST(Merge, EveryRowKeepsTheGpuAndHostOfItsShard) {
   std::vector<Results> shards;
   for (std::size_t i = 0; i < 3; ++i)
