@@ -57,16 +57,11 @@ CUpti_SubscriberHandle subscriber() {
   Subscription& s = subscription();
   std::lock_guard lock(s.mutex);
   if (!s.handle) {
-    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
-    CUpti_SubscriberParams params{};
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "kscope";
-    params.oldSubscriberName = other;
-    params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
-    const CUptiResult status = cuptiSubscribe_v2(&s.handle, &dispatch, nullptr, &params);
+    SubscriberParams request("kscope");
+    const CUptiResult status = cuptiSubscribe_v2(&s.handle, &dispatch, nullptr, &request.params);
     if (status == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || status == CUPTI_ERROR_DISABLED) {
       s.handle = nullptr;
-      throw OtherProfilerError(other_profiler_message("cuptiSubscribe_v2", other));
+      throw OtherProfilerError(other_profiler_message("cuptiSubscribe_v2", request.owner));
     }
     device::check_cupti(status, "cuptiSubscribe_v2");
   }

@@ -37,6 +37,22 @@ inline bool is_graph_launch(CUpti_CallbackId cbid) {
 using CallbackFunction = void (*)(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                   const void* data);
 
+// cuptiSubscribe_v2's parameters under `name`, with room for the name of the tool that owns CUPTI
+// when the call is refused.
+struct SubscriberParams {
+  explicit SubscriberParams(const char* name) {
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = name;
+    params.oldSubscriberName = owner;
+    params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
+  }
+  SubscriberParams(const SubscriberParams&) = delete;  // params point into owner
+  SubscriberParams& operator=(const SubscriberParams&) = delete;
+
+  char owner[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
+  CUpti_SubscriberParams params{};
+};
+
 // The process's subscriber, made on the first call. CUPTI wants it before any other CUPTI call.
 // Throws OtherProfilerError, naming the tool, when another tool owns CUPTI.
 CUpti_SubscriberHandle subscriber();

@@ -8,6 +8,7 @@
 #include "backends/counters/kept_profiler.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
+#include "backends/cupti_subscriber.hpp"
 #include "doctor/shared_library.hpp"
 #include "doctor/system_probes.hpp"
 
@@ -63,18 +64,13 @@ CuptiFacts SystemProbes::cupti() {
   }
   f.version = version;
 
-  char owner[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1] = {};
-  CUpti_SubscriberParams params{};
-  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-  params.subscriberName = "kscope doctor";
-  params.oldSubscriberName = owner;
-  params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
+  cupti::SubscriberParams request("kscope doctor");
   CUpti_SubscriberHandle handle = nullptr;
-  const CUptiResult rc = subscribe(&handle, &ignore_callback, nullptr, &params);
+  const CUptiResult rc = subscribe(&handle, &ignore_callback, nullptr, &request.params);
   if (rc == CUPTI_SUCCESS) {
     const Subscription release(unsubscribe, handle);
   } else if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED || rc == CUPTI_ERROR_DISABLED) {
-    f.owner = owner[0] != '\0' ? owner : "an unnamed tool";
+    f.owner = request.owner[0] != '\0' ? request.owner : "an unnamed tool";
   } else {
     f.subscribe_problem = "cuptiSubscribe_v2 failed: " + result_name(library, rc);
   }
