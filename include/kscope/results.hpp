@@ -128,6 +128,9 @@ class Samples {
   iterator begin() const { return {store_.get(), 0}; }
   iterator end() const { return {store_.get(), size_}; }
 
+  // samples[i].config_index, without making the row.
+  std::size_t config_index(std::size_t i) const;
+
   // kscope's own: the columns behind the rows (its writers and statistics read them directly).
   const detail::SampleStore& store() const;
 

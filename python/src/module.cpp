@@ -13,14 +13,13 @@
 #include <tuple>
 #include <vector>
 
-#include "core/columns.hpp"
-#include "core/sample_store.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/detail/annotation_access.hpp"
 #include "kscope/detail/caller.hpp"
 #include "kscope/detail/collector_names.hpp"
+#include "kscope/detail/config_cells.hpp"
 #include "kscope/detail/files.hpp"
 #include "kscope/detail/interrupt.hpp"
 #include "kscope/detail/log_sink.hpp"
@@ -234,7 +233,7 @@ std::vector<std::size_t> config_indices(const std::vector<kscope::SummaryRow>& r
 
 std::vector<std::size_t> config_indices(const kscope::Samples& samples) {
   std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < samples.size(); ++i) out.push_back(samples.store().config(i));
+  for (std::size_t i = 0; i < samples.size(); ++i) out.push_back(samples.config_index(i));
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/sample_text.hpp"
 #include "kscope/columns.hpp"
+#include "kscope/detail/config_cells.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
@@ -21,9 +22,6 @@ struct ColumnDefinition {
   SamplePart part = SamplePart::row;  // the part of the row the cell shows (session: a session fact)
   std::string expected = {};  // what a cell read back must be, where its type does not say it all
 };
-
-// A config value as a table cell.
-Cell to_cell(const Value& v);
 
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();

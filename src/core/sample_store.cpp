@@ -153,6 +153,8 @@ Samples::Samples(std::shared_ptr<const detail::SampleStore> store, std::size_t c
 
 SampleRow Samples::operator[](std::size_t i) const { return store_->row(i); }
 
+std::size_t Samples::config_index(std::size_t i) const { return store_->config(i); }
+
 SampleRow Samples::at(std::size_t i) const {
   if (i >= size_)
     throw std::out_of_range("sample " + std::to_string(i) + " of " + std::to_string(size_) + " samples");

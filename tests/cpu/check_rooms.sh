@@ -5,9 +5,7 @@
 #   core (the engine): no io, and no CUDA: it is the library built and tested without a GPU;
 #   tools (the kscope program): the public headers (kscope/..., kscope/detail/... for front ends),
 #   its own headers and libraries, never src/;
-#   python/src (the bindings): the same, but for the two private headers listed below, which the
-#   bindings still need (detail::to_cell of a config value; the samples' config indices, read from
-#   the sample store).
+#   python/src (the bindings): the same.
 # Usage: check_rooms.sh <source root>. Prints each include out of place; fails if there is one.
 set -u
 root=${1:?usage: check_rooms.sh <source root>}
@@ -27,6 +25,6 @@ refuse src/base '"(core|io|backends|device|doctor)/' "base includes only the pub
 refuse src/core '"(io|backends|device|doctor)/' "core includes no io (io depends on core, never the reverse), backends, device or doctor"
 refuse src/core '<(cuda|cupti|nvml|nvperf|cublas|cufft|curand|nvtx|driver_types)' "core has no CUDA"
 refuse tools '"(core|io|base|backends|device|doctor)/' "tools include the public headers (kscope/...) only"
-refuse python/src '"(io|base|backends|device|doctor)/|"core/(?!columns\.hpp"|sample_store\.hpp")' \
+refuse python/src '"(core|io|base|backends|device|doctor)/' \
   "the bindings include the public headers (kscope/...) only"
 exit $status

@@ -130,8 +130,9 @@ TEST(NvmlControl, TheThermalMarginIsReadAtMostEvery100Ms) {
   EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(42.0));
   gpu.margin_c = 10;
   const auto again = control.thermal_margin_c();
-  if (std::chrono::steady_clock::now() - t0 < NvmlDeviceControl::kMarginReuse)
+  if (std::chrono::steady_clock::now() - t0 < NvmlDeviceControl::kMarginReuse) {
     EXPECT_EQ(again, std::optional<double>(42.0)) << "read again within 100 ms";
+  }
   std::this_thread::sleep_for(NvmlDeviceControl::kMarginReuse + std::chrono::milliseconds(5));
   EXPECT_EQ(control.thermal_margin_c(), std::optional<double>(10.0));
 }
