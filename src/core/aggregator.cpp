@@ -170,8 +170,8 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
       }
     }
     // With declared work the energy per run gives FLOP/J and bytes/J, unless derive_metric named them itself.
-    if (const auto work = works_.find({region.annotation, run.config});
-        energy_per_run_ && work != works_.end() && work->second)
+    if (!energy_per_run_ || works_.empty()) continue;
+    if (const auto work = works_.find({region.annotation, run.config}); work != works_.end() && work->second)
       for (const auto& d : energy_efficiency(region.values[*energy_per_run_], work->second->flops, work->second->bytes))
         if (std::find(derived_names.begin(), derived_names.end(), d.name) == derived_names.end()) add_derived(d);
   }

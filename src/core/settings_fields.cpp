@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/caller.hpp"
+#include "core/metric_request.hpp"
 #include "kscope/detail/settings_fields.hpp"
 
 namespace kscope::detail {
@@ -63,6 +64,15 @@ Field<S> info_collectors_field() {
           true};
 }
 
+bool fixed_runs(const S& s) { return s.sampling == Sampling::fixed; }
+bool adaptive_runs(const S& s) { return s.sampling == Sampling::adaptive; }
+bool measures_energy(const S& s) { return !energy_metrics_requested(s.metrics).empty(); }
+
+// The value compared: null where the field changes nothing.
+nlohmann::ordered_json compared_value(const SettingsField& f, const S& s) {
+  return !f.in_use || f.in_use(s) ? f.json.write(s) : nlohmann::ordered_json();
+}
+
 std::vector<SettingsField> make_settings_fields() {
   using A = AdaptiveSampling;
   using T = BoundThresholds;
@@ -70,7 +80,7 @@ std::vector<SettingsField> make_settings_fields() {
   // The saved fields in the order results.json lists them.
   return {
       {field<S>("runs", [](auto& s) -> auto& { return s.runs; }), "runs", "int", Role::measurement, saved,
-       "recorded runs per config"},
+       "recorded runs per config", fixed_runs},
       {field<S>("warmup_runs", [](auto& s) -> auto& { return s.warmup_runs; }), "warmup_runs", "int",
        Role::measurement, saved, "runs per config before recording"},
       {field<S>("backend", [](auto& s) -> auto& { return s.backend; }), "backend", "Backend", Role::measurement, saved,
@@ -105,21 +115,23 @@ std::vector<SettingsField> make_settings_fields() {
                         field<A>("config_budget_s", [](auto& a) -> auto& { return a.config_budget_s; }),
                         field<A>("timeout_s", [](auto& a) -> auto& { return a.timeout_s; }),
                     }),
-       "adaptive", "AdaptiveSampling", Role::measurement, saved, "when adaptive sampling stops"},
+       "adaptive", "AdaptiveSampling", Role::measurement, saved, "when adaptive sampling stops", adaptive_runs},
       {field<S>("throttled_runs", [](auto& s) -> auto& { return s.throttled_runs; }), "throttled_runs",
        "ThrottledRuns", Role::measurement, saved, "whether throttled runs enter the statistics"},
       {field<S>("stable_rsd_pct", [](auto& s) -> auto& { return s.stable_rsd_pct; }), "", "float", Role::summary,
        saved, "StableMeasurement below this relative standard deviation"},
       {added_later(field<S>("energy_window_s", [](auto& s) -> auto& { return s.energy_window_s; })), "energy_window",
-       "float", Role::measurement, saved, "seconds of back-to-back runs per energy sample"},
+       "float", Role::measurement, saved, "seconds of back-to-back runs per energy sample", measures_energy},
       {added_later(nested<S, T>("bound_thresholds", [](auto& s) -> auto& { return s.bound_thresholds; },
                                 {
                                     field<T>("memory_pct", [](auto& t) -> auto& { return t.memory_pct; }),
                                     field<T>("compute_pct", [](auto& t) -> auto& { return t.compute_pct; }),
                                 })),
        "bound_thresholds", "BoundThresholds", Role::summary, saved, "when a roofline row is memory- or compute-bound"},
-      {whether_set("work", [](const S& s) -> auto& { return s.work; }), "work", "", Role::summary, unsaved,
-       "the bytes and FLOPs each annotation must move and do"},
+      // With the energy metrics the work gives each run FLOP/J and bytes/J; otherwise only the summary's
+      // roofline columns, which a resume computes anew.
+      {whether_set("work", [](const S& s) -> auto& { return s.work; }), "work", "", Role::measurement, unsaved,
+       "the bytes and FLOPs each annotation must move and do", measures_energy},
       // Which part of the sweep, not how it was measured: resume and merge check it themselves.
       {shard_field(), "shard", "tuple[int, int] | None", Role::session, saved, "measure only this shard's configs"},
       {info_collectors_field(), "info_collectors", "", Role::measurement, saved,
@@ -178,7 +190,7 @@ std::vector<SettingsFieldInfo> settings_field_infos() {
 nlohmann::ordered_json settings_json(const Settings& settings, std::initializer_list<SettingsRole> roles) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& f : settings_fields())
-    if (in(f.role, roles) && f.json.write) out[f.json.key] = f.json.write(settings);
+    if (in(f.role, roles) && f.json.write) out[f.json.key] = compared_value(f, settings);
   return out;
 }
 
@@ -187,7 +199,7 @@ std::vector<std::string> settings_differences(const Settings& a, const Settings&
   std::vector<std::string> out;
   for (const auto& f : settings_fields()) {
     if (!in(f.role, roles) || !f.saved) continue;
-    const auto in_a = f.json.write(a), in_b = f.json.write(b);
+    const auto in_a = compared_value(f, a), in_b = compared_value(f, b);
     if (in_a != in_b) out.push_back(option(f.json.key) + ": " + in_a.dump() + " and " + in_b.dump());
   }
   return out;

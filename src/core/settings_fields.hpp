@@ -37,13 +37,16 @@ struct SettingsField {
   SettingsRole role;
   bool saved;  // in results.json
   std::string doc;
+  // Whether the field shapes a sweep with these settings (empty: always). One that does not is
+  // compared as null, so a resume or merge never tells apart values that changed nothing.
+  bool (*in_use)(const Settings&) = nullptr;
 };
 
 const std::vector<SettingsField>& settings_fields();
 // The field named so in C++; nullptr for another name.
 const SettingsField* find_settings_field(const std::string& name);
 
-// The fields of these roles, as an object {name: value}.
+// The fields of these roles, as an object {name: value} (null where not in use).
 nlohmann::ordered_json settings_json(const Settings& settings, std::initializer_list<SettingsRole> roles);
 // "runs: 10 and 20" (the field as its caller spells it) for every saved field of these roles that
 // differs between `a` and `b`: what the settings of two Results can tell, since Results keep no

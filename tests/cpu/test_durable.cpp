@@ -548,6 +548,13 @@ TEST(Resume, ADifferentSessionIsRefusedNamingEveryDifference) {
   s.normalize_against = "k";
   s.stable_rsd_pct = 5;
   EXPECT_EQ(refusal(sweep_of(3), s), "accepted");
+  // And what this sweep does not use: adaptive sampling's settings, the energy window, and the
+  // declared work (without the energy metrics it feeds only the summary's roofline).
+  s = streamed(prefix);
+  s.adaptive.target_pct = 7;
+  s.energy_window_s = 2;
+  s.work = [](const Config&) { return Work{.bytes = 1e6}; };
+  EXPECT_EQ(refusal(sweep_of(3), s), "accepted");
 }
 
 TEST(Resume, AManifestOfAnOlderLayoutIsRefusedNamingTheFix) {

@@ -251,6 +251,23 @@ TEST(EnergySession, DeriveMetricsOwnFlopPerJouleWinsOverTheDeclaredWorks) {
   EXPECT_NEAR(row(r, "bytes_per_joule").avg_value, 3e9 / kKernelJ, 3e9 / kKernelJ * 0.01);  // from the work
 }
 
+// With the energy metrics the work gives each window FLOP/J and bytes/J: a resume adding it would
+// leave the configs read back without them.
+TEST(EnergySession, AResumeThatAddsWorkIsRefused) {
+  kscope_test::TempDir dir;
+  Settings s = energy_settings(2);
+  s.output_prefix = dir.prefix();
+  {
+    SimulatedBackend backend;
+    profile_with_backend(Sweep(), s, kernels_of(backend), backend);
+  }
+  s.resume = true;
+  s.work = [](const Config&) { return Work{.flops = 1e12}; };
+  SimulatedBackend backend;
+  const std::string message = error_of([&] { profile_with_backend(Sweep(), s, kernels_of(backend), backend); });
+  EXPECT_NE(message.find("Settings::work: not set on disk, set now"), std::string::npos) << message;
+}
+
 TEST(EnergySession, WorkWithoutTheEnergyMetricsAddsNoEnergyRows) {
   SimulatedBackend backend;
   Settings s = energy_settings();
