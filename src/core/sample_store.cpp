@@ -56,8 +56,14 @@ SampleStore::Id SampleStore::conditions_id(double sm_clock_mhz, double memory_cl
 SampleStore::Id SampleStore::info_id(const std::vector<Cell>& cells) {
   if (cells.empty()) return 0;
   if (cells == info_rows_.back()) return static_cast<Id>(info_rows_.size() - 1);
+  // Rows recur out of order (annotation-scope cells alternate with the regions): each is kept once.
+  std::size_t hash = cells.size();
+  for (const Cell& c : cells) hash = hash * 31 + std::hash<Cell>{}(c);
+  for (auto [it, end] = info_ids_.equal_range(hash); it != end; ++it)
+    if (info_rows_[it->second] == cells) return it->second;
   const Id id = next_id(info_rows_.size(), "info rows");
   info_rows_.push_back(cells);
+  info_ids_.emplace(hash, id);
   return id;
 }
 

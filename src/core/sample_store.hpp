@@ -106,6 +106,7 @@ class SampleStore {
   std::vector<Conditions> conditions_;
   std::unordered_map<Key, Id, KeyHash> conditions_ids_[2];  // by throttled, then the clocks' bits
   std::vector<std::vector<Cell>> info_rows_{{}};
+  std::unordered_multimap<std::size_t, Id> info_ids_;  // by the cells' hash
 };
 
 // The first `count` samples of a store by config: config c's are samples[starts[c]] to

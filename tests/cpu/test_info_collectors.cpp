@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "core/log.hpp"
+#include "core/sample_store.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
@@ -124,6 +125,19 @@ TEST(InfoCollectors, ReplayPassesAndBatchesCallEachRunOnce) {
   }
   EXPECT_EQ(run_values, (std::vector<double>{1, 2, 3, 4, 5}));  // each run its own value, in order
   EXPECT_EQ(annotation_values, (std::vector<double>{1, 3, 5, 7, 9}));
+}
+
+// Each region's cells recur run after run, alternating with the other region's: every distinct
+// row is held once, not once per run.
+TEST(InfoCollectors, RowsThatRecurAreHeldOnce) {
+  SimulatedBackend backend;
+  Settings s = quiet(50);
+  s.info_collectors = {{"a", CollectionScope::annotation,
+                        [](const CollectionContext& c) -> Cell { return c.annotation; }}};
+  const Results r = profile_with_backend(Sweep().axis("n", {1, 2}), s, two_annotations(backend), backend);
+  ASSERT_EQ(r.samples().size(), 2u * 2 * 50);
+  EXPECT_EQ(r.samples().store().info_count(), 1u + 2);  // the empty row, "add" and "mul"
+  EXPECT_EQ(r.samples()[3].info, std::vector<Cell>{Cell{std::string("mul")}});
 }
 
 TEST(InfoCollectors, SummaryColumnsAggregateAsNsightPython) {
