@@ -13,8 +13,6 @@
 
 namespace kscope::detail {
 
-// The table's rows as write_csv writes them, without the header line.
-void write_csv_rows(const Table& table, std::ostream& out);
 // One row (of a table write_csv writes: one cell per column, checked by the caller), one field.
 void write_csv_row(const std::vector<Cell>& cells, std::ostream& out);
 void append_csv_field(std::string& out, const Cell& cell, bool alone_on_line);

@@ -65,7 +65,7 @@ void write_csv(const Table& table, std::ostream& out) {
   detail::check_table_shape(table);
   if (table.columns.empty()) return;  // no header to write, and rows without cells
   write_line(out, table.columns, [](const std::string& name) { return name; });
-  detail::write_csv_rows(table, out);
+  for (const auto& row : table.rows) write_line(out, row, cell_text);
 }
 
 namespace detail {
@@ -75,12 +75,6 @@ void append_csv_field(std::string& out, const Cell& cell, bool alone_on_line) {
 }
 
 void write_csv_row(const std::vector<Cell>& cells, std::ostream& out) { write_line(out, cells, cell_text); }
-
-void write_csv_rows(const Table& table, std::ostream& out) {
-  check_table_shape(table);
-  if (table.columns.empty()) return;
-  for (const auto& row : table.rows) write_line(out, row, cell_text);
-}
 
 }  // namespace detail
 

@@ -26,10 +26,9 @@ struct ColumnDefinition {
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 
-// Annotation, the config axes, sample_columns(), then the info collectors' columns:
-// Results::samples_table, and the header of a streamed sweep's samples.csv.
-Table samples_table(const Samples& rows, const std::vector<Config>& configs, const SessionInfo& session,
-                    const std::vector<std::string>& info_columns);
+// Annotation, the config axes, sample_columns(), then the info collectors' columns: the header of
+// Results::samples_table and of a streamed sweep's samples.csv.
+std::vector<std::string> samples_header(const std::vector<Config>& configs, const std::vector<std::string>& info_columns);
 // The same rows as samples.csv text, made from the sample store: Results::write_samples_csv, and
 // the rows a streamed sweep appends to its samples.csv. `configs` must outlive it.
 SampleText samples_csv_text(const std::vector<Config>& configs, std::size_t info_columns);

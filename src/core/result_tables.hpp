@@ -25,8 +25,9 @@ std::vector<std::string> table_columns(const std::vector<Config>& configs,
 
 // Calls `take` with each row's cells, in the order of table_columns. `session_of`: the session
 // facts of a config's rows.
-template <typename Row, typename SessionOf, typename Take>
-void for_each_row(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
+// `rows`: SummaryRows, or Samples (each SampleRow made as it is read).
+template <typename Row, typename Rows, typename SessionOf, typename Take>
+void for_each_row(const std::vector<Config>& configs, const SessionOf& session_of, const Rows& rows,
                   const std::vector<ColumnDefinition<Row>>& definitions, const Take& take) {
   std::vector<Cell> cells;
   for (const Row& row : rows) {

@@ -15,8 +15,8 @@ namespace {
 
 const std::vector<std::string> kNoAxes;
 
-template <typename Row, typename SessionOf>
-Table make_table(const std::vector<Config>& configs, const SessionOf& session_of, const std::vector<Row>& rows,
+template <typename Row, typename Rows, typename SessionOf>
+Table make_table(const std::vector<Config>& configs, const SessionOf& session_of, const Rows& rows,
                  const std::vector<detail::ColumnDefinition<Row>>& definitions, const std::vector<std::string>& info) {
   Table t{detail::table_columns(configs, definitions, info), {}};
   detail::for_each_row(configs, session_of, rows, definitions,
@@ -24,18 +24,12 @@ Table make_table(const std::vector<Config>& configs, const SessionOf& session_of
   return t;
 }
 
-// The samples as rows, built one by one from the store.
-std::vector<SampleRow> rows_of(const Samples& samples) { return {samples.begin(), samples.end()}; }
-
 }  // namespace
 
 namespace detail {
 
-Table samples_table(const Samples& rows, const std::vector<Config>& configs, const SessionInfo& session,
-                    const std::vector<std::string>& info_columns) {
-  return make_table(
-      configs, [&](std::size_t) -> const SessionInfo& { return session; }, rows_of(rows), sample_column_definitions(),
-      info_columns);
+std::vector<std::string> samples_header(const std::vector<Config>& configs, const std::vector<std::string>& info_columns) {
+  return table_columns(configs, sample_column_definitions(), info_columns);
 }
 
 SampleText samples_csv_text(const std::vector<Config>& configs, std::size_t info_columns) {
@@ -110,7 +104,7 @@ Table Results::summary_table() const {
 
 Table Results::samples_table() const {
   return make_table(
-      configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, rows_of(samples_),
+      configs_, [this](std::size_t c) -> const SessionInfo& { return session_of(c); }, samples_,
       detail::sample_column_definitions(), info_columns_.samples);
 }
 

@@ -63,8 +63,6 @@ class SampleStore {
   const Label& label(Id id) const { return labels_[id]; }
   const Conditions& conditions(Id id) const { return conditions_[id]; }
   const std::vector<Cell>& info(Id id) const { return info_rows_[id]; }
-  std::size_t label_count() const { return labels_.size(); }
-  std::size_t conditions_count() const { return conditions_.size(); }
   std::size_t info_count() const { return info_rows_.size(); }
   std::size_t series_count() const { return series_.size(); }
 

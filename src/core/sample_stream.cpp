@@ -301,7 +301,7 @@ void SampleStream::start(const std::string& manifest) {
     log_info("replacing the earlier sweep under '" + prefix_ + "' (" + option("overwrite") + ")");
   for (const char* file : {"progress.jsonl", "samples.csv", "manifest.json"}) write_target(prefix_ + file);  // no device
   std::ostringstream header;
-  write_csv(samples_table({}, configs_, session_, info_columns_), header);
+  write_csv(Table{samples_header(configs_, info_columns_), {}}, header);
   // Progress first: files of an older sweep never pass for this one's. Its results go: until this
   // sweep writes its own, they would pass for them.
   write_whole(prefix_ + "progress.jsonl", "");
@@ -369,7 +369,7 @@ SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
   CsvRecordReader records(samples_file);
   CsvRecord record;
   ReadBack back;
-  back.header = samples_table({}, configs_, session_, info_columns_).columns;
+  back.header = samples_header(configs_, info_columns_);
   back.has_header = records.next(record);
   if (back.has_header && record.fields != back.header)
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
