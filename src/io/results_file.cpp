@@ -26,6 +26,7 @@
 #include "core/cell_json.hpp"
 #include "core/columns.hpp"
 #include "core/json_fields.hpp"
+#include "core/sample_store.hpp"
 #include "core/sample_text.hpp"
 #include "core/settings_fields.hpp"
 #include "io/results_file.hpp"
@@ -286,14 +287,12 @@ std::vector<Config> read_configs(const Read& doc, const std::string& file) {
   return out;
 }
 
-template <typename Row>
-std::vector<Row> read_rows(const Read& doc, const char* key, const std::vector<Field<Row>>& fields,
-                           std::size_t config_count, const std::vector<std::string>& info_columns,
-                           const std::string& file) {
+// Gives each row, checked, to `take`.
+template <typename Row, typename Take>
+void read_rows(const Read& doc, const char* key, const std::vector<Field<Row>>& fields, std::size_t config_count,
+               const std::vector<std::string>& info_columns, const std::string& file, const Take& take) {
   const Read& array = doc.at(key);
   if (!array.is_array()) bad_value(file + ": \"" + key + "\"", "a list", array);
-  std::vector<Row> rows;
-  rows.reserve(array.size());
   for (std::size_t i = 0; i < array.size(); ++i) {
     const std::string where = file + ": " + key + " row " + std::to_string(i);
     Row row{};
@@ -304,9 +303,8 @@ std::vector<Row> read_rows(const Read& doc, const char* key, const std::vector<F
     const auto info = array[i].find("Info");
     if (info == array[i].end()) throw ConfigError(where + " has no \"Info\"");
     row.info = decode_info(*info, info_columns, where + " \"Info\"");
-    rows.push_back(std::move(row));
+    take(std::move(row));
   }
-  return rows;
 }
 
 // Throws unless the document is kscope's results format in the version this kscope reads.
@@ -544,8 +542,14 @@ Results load_results(std::istream& in, const std::string& file) {
     if (!info_columns.is_object()) bad_value(file + ": \"info_columns\"", "an object", info_columns);
     decode(info_columns.at("summary"), info.summary, file + ": \"info_columns\" \"summary\"");
     decode(info_columns.at("samples"), info.samples, file + ": \"info_columns\" \"samples\"");
-    auto rows = read_rows(doc, "summary", summary_fields(), configs.size(), info.summary, file);
-    auto samples = read_rows(doc, "samples", sample_fields(), configs.size(), info.samples, file);
+    std::vector<SummaryRow> rows;
+    read_rows(doc, "summary", summary_fields(), configs.size(), info.summary, file,
+              [&](SummaryRow&& row) { rows.push_back(std::move(row)); });
+    // Straight into the store the Results share: no vector of every sample beside the document.
+    auto store = std::make_shared<detail::SampleStore>();
+    read_rows(doc, "samples", sample_fields(), configs.size(), info.samples, file,
+              [&](const SampleRow& row) { store->append(row); });
+    Samples samples(store, store->size());
     std::vector<SessionInfo> shard_sessions;
     const Read shards = doc.value("shard_sessions", Read::array());  // absent in files of unmerged results
     if (!shards.is_array()) bad_value(file + ": \"shard_sessions\"", "a list", shards);
