@@ -17,7 +17,7 @@ namespace kscope {
 
 Results profile(const Sweep& sweep, const Settings& requested, const Body& body) {
   const Settings settings = detail::resolve_shard(requested);
-  detail::check_request(sweep, settings, body);
+  std::vector<Config> configs = detail::check_request(sweep, settings, body);
   const BackendDefinition& chosen = definition(chosen_backend(settings));
   // A duration backend measures one metric of its own: anything else is refused before the GPU is touched.
   if (chosen.capabilities.measures_duration)
@@ -34,7 +34,7 @@ Results profile(const Sweep& sweep, const Settings& requested, const Body& body)
                         "process (a bug of its definition in the backend registry)");
   const auto backend = chosen.make(settings);
   if (!chosen.capabilities.measures_duration) detail::check_backend_measures(settings, *backend);
-  return detail::Session(sweep.configs(), settings, body, *backend).run();
+  return detail::Session(std::move(configs), settings, body, *backend).run();
 }
 
 }  // namespace kscope

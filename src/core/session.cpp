@@ -495,14 +495,15 @@ void stamp_start(SessionInfo& info) {
   if (getloadavg(load, 3) == 3) info.load_avg.assign(load, load + 3);
 }
 
-void check_request(const Sweep& sweep, const Settings& settings, const Body& body) {
-  sweep.validate();
+std::vector<Config> check_request(const Sweep& sweep, const Settings& settings, const Body& body) {
+  std::vector<Config> configs = sweep.configs();  // validates the sweep
   settings.validate();
   check_output_prefix(settings);
   std::vector<std::string> collector_names;
   for (const InfoCollector& c : settings.info_collectors) collector_names.push_back(c.name);
   check_collector_names_against_axes(collector_names, sweep.names());  // the rest: settings.validate()
   if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
+  return configs;
 }
 
 void check_backend_measures(const Settings& settings, const MeasurementBackend& backend) {
@@ -519,11 +520,11 @@ namespace kscope {
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend) {
   const Settings sharded = detail::resolve_shard(settings);
-  detail::check_request(sweep, sharded, body);
+  std::vector<Config> configs = detail::check_request(sweep, sharded, body);
   detail::LogScope log(sharded.verbosity);
   detail::SessionGuard guard;
   detail::check_backend_measures(sharded, backend);
-  return detail::Session(sweep.configs(), sharded, body, backend).run();
+  return detail::Session(std::move(configs), sharded, body, backend).run();
 }
 
 }  // namespace kscope

@@ -40,9 +40,9 @@
 
 namespace kscope::detail {
 
-// ConfigError for a bad sweep, settings or body, before anything touches the GPU. Each check runs
-// once per call: the Session trusts settings that passed it.
-void check_request(const Sweep& sweep, const Settings& settings, const Body& body);
+// ConfigError for a bad sweep, settings or body, before anything touches the GPU; the sweep's
+// configs otherwise. Each check runs once per call: the Session trusts what passed it.
+std::vector<Config> check_request(const Sweep& sweep, const Settings& settings, const Body& body);
 // ConfigError unless `backend` measures every metric the settings ask for; made once per call,
 // by whoever made or was given the backend (profile() checks a duration backend's before making it).
 void check_backend_measures(const Settings& settings, const MeasurementBackend& backend);
