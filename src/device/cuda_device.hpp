@@ -46,8 +46,13 @@ class MeasuredDevice {
   // session flushes (so no allocation happens between runs), and says at Verbosity::debug why
   // NVML telemetry is unavailable, if it is.
   void begin_session(const Settings& settings);
+  // How the flush is launched: one graph launch (the fewest host calls), or its memset and discard
+  // kernel one by one, as the counters backend needs: CUPTI does not support graph launches in an
+  // AutoRange pass with user replay (on the H200: cuptiRangeProfilerStop CUPTI_ERROR_UNKNOWN, NaN
+  // values, crashes).
+  enum class FlushLaunch { graph, kernels };
   // Evicts the L2 on `stream`.
-  void flush_l2(cudaStream_t stream);
+  void flush_l2(cudaStream_t stream, FlushLaunch launch = FlushLaunch::graph);
   // Waits for everything launched on the device.
   void synchronize();
   DeviceControl& control() { return control_; }

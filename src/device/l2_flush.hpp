@@ -7,10 +7,9 @@
 //      kernels ran up to 20% slower than under ncu on the H200; a read of a second L2-sized buffer
 //      instead of the discard still left 23% of a 32 MiB read's bytes written back.
 // Both are captured once into a CUDA graph and launched as one: one call on the host instead of
-// two, and out of the counter backend's ranges, where the memset and the discard kernel launched
-// one by one were ranges of their own (CUPTI's AutoRange with user replay does not profile graph
-// kernel nodes; see CountersBackend). A persisting-L2 reset goes first when persisting lines may
-// exist.
+// two. The counters backend launches them one by one instead (enqueue): CUPTI does not support a
+// graph launch in an AutoRange pass with user replay, and on the H200 it broke multi-pass sessions
+// (MeasuredDevice::FlushLaunch). A persisting-L2 reset goes first when persisting lines may exist.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>

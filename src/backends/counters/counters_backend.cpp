@@ -151,11 +151,12 @@ void CountersBackend::begin_run(const RunContext& run) {
 }
 
 void CountersBackend::flush_cache() {
-  // A graph launch (l2_flush.hpp), meant to make no range: each run's pass holds only the ranges of
-  // the measured kernels. The tracker records it as one flush, whatever its ranges.
+  // Its kernels launched one by one (a graph launch breaks CUPTI's AutoRange passes): on the H200
+  // the discard kernel is a range of its own, the memset none. The tracker records the flush as one,
+  // whatever its ranges, and attribution skips them.
   tracker_.begin_flush();
   try {
-    device_.flush_l2(cudaStreamLegacy);
+    device_.flush_l2(cudaStreamLegacy, device::MeasuredDevice::FlushLaunch::kernels);
   } catch (...) {
     tracker_.end_flush();
     throw;
