@@ -217,6 +217,8 @@ def test_without_a_driver_the_error_says_so_and_points_to_the_doctor():
         f()
     except BackendError as e:
         message = str(e)
+    except SweepError:  # a GPU ran the body, which launches nothing: "No kernels were profiled"
+        pytest.skip("a GPU is usable here")
     else:
         pytest.skip("a GPU is usable here")
     if "built without CUDA" in message:
