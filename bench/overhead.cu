@@ -150,35 +150,45 @@ int call_breakdown() {
   using kscope::Backend;
   using kscope::CacheControl;
   const auto row = [](const char* what, double ms) { std::printf("CALL %-34s %9.3f ms\n", what, ms); };
-  // The whole call, and its slope: fixed cost = wall(1 run) - 2 runs' worth (warm-up + run).
-  for (auto cache : {CacheControl::all, CacheControl::none}) {
-    const double one = median_ms(kReps, [&] { profile_ms(call_settings(Backend::cupti, cache, 1), copy); });
-    const double many = median_ms(5, [&] { profile_ms(call_settings(Backend::cupti, cache, 1000), copy); });
-    const double per_run = (many - one) / 999.0;
-    std::printf("CALL cupti cache=%-4s runs=1 %.3f ms, runs=1000 %.3f ms: per run %.2f us, fixed %.3f ms\n",
-                kscope::to_string(cache).c_str(), one, many, 1e3 * per_run, one - 2 * per_run);
+  // The whole call, and its slope: fixed cost = wall(1 run) - 2 runs' worth (warm-up + run). The
+  // events backend's slope is the engine's per-run cost without CUPTI.
+  for (auto backend : {Backend::cupti, Backend::events}) {
+    for (auto cache : {CacheControl::all, CacheControl::none}) {
+      const double one = median_ms(kReps, [&] { profile_ms(call_settings(backend, cache, 1), copy); });
+      const double many = median_ms(5, [&] { profile_ms(call_settings(backend, cache, 1000), copy); });
+      const double per_run = (many - one) / 999.0;
+      std::printf("CALL %-6s cache=%-4s runs=1 %.3f ms, runs=1000 %.3f ms: per run %.2f us, fixed %.3f ms\n",
+                  kscope::to_string(backend).c_str(), kscope::to_string(cache).c_str(), one, many, 1e3 * per_run,
+                  one - 2 * per_run);
+    }
   }
-  row("profile events runs=1 cache=all",
-      median_ms(kReps, [&] { profile_ms(call_settings(Backend::events, CacheControl::all, 1), copy); }));
   kscope::device::L2Flusher flusher(0);
   std::printf("GPU flush_us %.3f copy_2^20_us %.3f flush+copy_us %.3f   (back to back, events)\n",
               gpu_us([&] { flusher.flush(cudaStreamLegacy); }), gpu_us(copy), gpu_us([&] {
                 flusher.flush(cudaStreamLegacy);
                 copy();
               }));
+  const auto host_us = [](const std::function<void()>& enqueue) {
+    constexpr int kEnqueues = 200;
+    kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto t0 = Clock::now();
+    for (int i = 0; i < kEnqueues; ++i) enqueue();
+    const double us = us_since(t0, kEnqueues);
+    kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return us;
+  };
   {  // host cost of enqueueing a flush: two calls (memset, discard kernel) or one graph launch
-    const auto host_us = [](const std::function<void()>& enqueue) {
-      constexpr int kEnqueues = 200;
-      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      const auto t0 = Clock::now();
-      for (int i = 0; i < kEnqueues; ++i) enqueue();
-      const double us = us_since(t0, kEnqueues);
-      kscope_test::check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      return us;
-    };
     std::printf("HOST flush enqueue: one by one %.2f us, graph %.2f us; GPU: one by one %.3f us, graph %.3f us\n",
                 host_us([&] { flusher.enqueue(cudaStreamLegacy); }), host_us([&] { flusher.flush(cudaStreamLegacy); }),
                 gpu_us([&] { flusher.enqueue(cudaStreamLegacy); }), gpu_us([&] { flusher.flush(cudaStreamLegacy); }));
+  }
+  {  // host cost of a kernel launch, and what CUPTI's kernel records add to it
+    const double plain = host_us(copy);
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    const double traced = host_us(copy);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    std::printf("HOST copy launch: plain %.2f us, with CUPTI kernel activity %.2f us\n", plain, traced);
   }
   row("query_cuda_device", median_ms(kReps, [] { kscope::device::query_cuda_device(0); }));
   const std::string uuid = kscope::device::query_cuda_device(0).uuid;

@@ -31,8 +31,11 @@ COUNTER_RUNS = 3
 DRAM = "dram__throughput.avg.pct_of_peak_sustained_elapsed"
 FMA_PIPE = "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_elapsed"
 TENSOR_PIPE = "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed"
+# The SM clock the kernel ran at, from its own cycles (NVML's reading between runs cannot see a clock
+# that power limits lower mid-kernel).
+SM_CLOCK = "sm__cycles_elapsed.avg.per_second"
 COUNTED = ["dram__bytes_read.sum", "dram__bytes_write.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
-           "sm__ops_path_tensor_src_fp16.sum"]
+           "sm__ops_path_tensor_src_fp16.sum", SM_CLOCK]
 # speed_of_light() needs sm__throughput and gpu__compute_memory_throughput; gpu__time_duration.sum
 # is the counters' duration. 11 replay passes on GH100 in all.
 METRICS = ["gpu__time_duration.sum", DRAM, "sm__throughput.avg.pct_of_peak_sustained_elapsed",
@@ -206,7 +209,9 @@ def details(kernel: Kernel, ours: dict[str, Any], theirs: dict[str, Any]) -> str
     return (f"  {kernel.name}: {ours['Kernel']}\n"
             f"    duration: cupti median {ours['Median'] / 1e3:.1f} us, counters gpu__time_duration.sum median "
             f"{theirs['gpu__time_duration.sum'] / 1e3:.1f} us; SM clock observed {ours['ObservedSMClockMHz']:.0f} MHz "
-            f"(cupti runs), {theirs['ObservedSMClockMHz']:.0f} MHz (counter runs)\n"
+            f"(cupti runs), {theirs['ObservedSMClockMHz']:.0f} MHz (counter runs), counted in the kernel "
+            f"{theirs[SM_CLOCK] / 1e6:.0f} MHz: compute% at that clock "
+            f"{ours['ComputeRoofPct'] * ours['ObservedSMClockMHz'] * 1e6 / theirs[SM_CLOCK]:.1f}\n"
             f"    kscope: {ours['AchievedGBps']:.0f} GB/s of {ours['DRAMRoofGBps']:.0f}, {ours['AchievedTFLOPs']:.2f} "
             f"TFLOP/s of {ours['ComputeRoofTFLOPs']:.1f}; DRAM% 95% CI {ours['DRAMRoofPct_CI95_Lower']:.1f}.."
             f"{ours['DRAMRoofPct_CI95_Upper']:.1f}, compute% {ours['ComputeRoofPct_CI95_Lower']:.1f}.."

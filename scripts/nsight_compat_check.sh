@@ -14,6 +14,7 @@
 # PY_SITE: a directory holding the installed kscope package (pip --target), or "" for the python3
 # on PATH. SHORT: a file that gets the tables without the per-example details (for a summary).
 # About 4 minutes on an H200. Never changes clocks: ncu runs with --clock-control none.
+# KSCOPE_NSIGHT_PARTS="a b" runs only those parts (default: all four).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -33,12 +34,16 @@ DURATION_SLACK_NS=5000
 export PYTHONPATH=${PY_SITE}${PYTHONPATH:+:$PYTHONPATH}
 
 RESULTS=()
+PARTS=" ${KSCOPE_NSIGHT_PARTS:-a b c d} "
+wants() { [[ $PARTS == *" $1 "* ]]; }
 result() { RESULTS+=("$(printf '%-34s %-5s %s' "$1" "$2" "$3")"); }
 ncu_run() { HOME="$WORK" "$NCU" --clock-control none --cache-control all --log-file "$WORK/ncu.log" "$@"; }
 
 # --- a. range replay, counters vs ncu ------------------------------------------------------------
-echo "== a. replay_mode='range': counters vs ncu --replay-mode range, region 'pair' (512 MiB copy + 256 MiB read)"
-if [[ ! -x $NCU ]]; then
+wants a && echo "== a. replay_mode='range': counters vs ncu --replay-mode range, region 'pair' (512 MiB copy + 256 MiB read)"
+if ! wants a; then
+  :
+elif [[ ! -x $NCU ]]; then
   result "a. counters range vs ncu" SKIP "no ncu ($NCU)"
 elif [[ ! -x $BUILD/tests/gpu/range_compare ]]; then
   result "a. counters range vs ncu" FAIL "$BUILD/tests/gpu/range_compare was not built"
@@ -160,6 +165,7 @@ EOF
 fi
 
 # --- b. the cupti span against the kernels' own clocks -------------------------------------------
+if wants b; then
 echo
 echo "== b. replay_mode='range' on cupti: the span against the region's kernels' own %globaltimer readings"
 "$BUILD/tests/gpu/kscope_gpu_tests" --gtest_filter='CuptiTiming.RangeReplayIsTheSpanOfTheRegionsKernels' \
@@ -173,8 +179,10 @@ elif grep -q '\[  SKIPPED \] 1 test' "$WORK/span.txt"; then
 else
   result "b. cupti range span" FAIL "rc=$span_rc (see above)"
 fi
+fi
 
 # --- c. the Nsight-style tests, on the GPU -------------------------------------------------------
+if wants c; then
 echo
 echo "== c. tests/python/test_nsight_compat.py (GPU tests and the CPU ones, on the installed package)"
 (cd "$ROOT" && timeout 300 python3 -m pytest tests/python/test_nsight_compat.py -q -rs -p no:cacheprovider) \
@@ -191,9 +199,11 @@ else
   [[ $gpu_skipped -gt 0 ]] && skipped=" ($gpu_skipped GPU tests skipped: no GPU or torch)"
   result "c. pytest nsight compat" FAIL "rc=$pytest_rc: $line$skipped"
 fi
+fi
 
 # --- d. Nsight Python's examples, without and with KSCOPE_TOOL=ncu ------------------------------
 for tool in "" ncu; do
+  wants d || break
   label="d. examples 00-11${tool:+ KSCOPE_TOOL=$tool}"
   echo
   echo "== $label"

@@ -298,7 +298,8 @@ def test_the_h200_check_reads_both_sides_and_tabulates_them(sim):
     assert ours["Bound"] == "compute"
     counted = {bench.DRAM: 9.0, bench.TENSOR_PIPE: 80.0, bench.FMA_PIPE: 0.5, "gpu__time_duration.sum": 1.41e6,
                "dram__bytes_read.sum": 9e8, "dram__bytes_write.sum": 1.4e8,
-               "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 0.0, "sm__ops_path_tensor_src_fp16.sum": 1.1e12}
+               "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": 0.0, "sm__ops_path_tensor_src_fp16.sum": 1.1e12,
+               bench.SM_CLOCK: 1.5e9}
     summary = pd.DataFrame({"Metric": list(counted), "Median": list(counted.values()),
                             "ObservedSMClockMHz": [1755.0] * len(counted)})
     sol = pd.DataFrame({"ComputeThroughputPct": [81.0], "MemoryThroughputPct": [40.0], "Bottleneck": ["compute-bound"]})
@@ -310,6 +311,8 @@ def test_the_h200_check_reads_both_sides_and_tabulates_them(sim):
     notes = bench.details(gemm, ours, theirs)
     assert "declared bytes 4.027e+08, DRAM bytes counted 1.04e+09 (x2.58)" in notes
     assert "speed of light: compute 81.0%, memory 40.0% -> compute-bound" in notes
+    at_counted_clock = ours["ComputeRoofPct"] * ours["ObservedSMClockMHz"] / 1500
+    assert f"counted in the kernel 1500 MHz: compute% at that clock {at_counted_clock:.1f}" in notes
     copy = bench.compare("copy", bench.DRAM, dict(ours, DRAMRoofPct=88.0, Bound="memory"),
                          dict(theirs, **{bench.DRAM: 91.0, "Bottleneck": "memory-bound"}))
     assert copy["within"] and copy["agree"] and math.isnan(copy["compute_delta"])
