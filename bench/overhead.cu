@@ -183,12 +183,17 @@ int call_breakdown() {
                 gpu_us([&] { flusher.enqueue(cudaStreamLegacy); }), gpu_us([&] { flusher.flush(cudaStreamLegacy); }));
   }
   {  // host cost of a kernel launch, and what CUPTI's kernel records add to it
-    const double plain = host_us(copy);
+    const auto flush_copy = [&] {
+      flusher.flush(cudaStreamLegacy);
+      copy();
+    };
+    const double plain = host_us(copy), plain_gpu = gpu_us(flush_copy);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    const double traced = host_us(copy);
+    const double traced = host_us(copy), traced_gpu = gpu_us(flush_copy);
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    std::printf("HOST copy launch: plain %.2f us, with CUPTI kernel activity %.2f us\n", plain, traced);
+    std::printf("HOST copy launch: plain %.2f us, with CUPTI kernel activity %.2f us; GPU flush+copy: plain %.3f us, "
+                "traced %.3f us\n", plain, traced, plain_gpu, traced_gpu);
   }
   row("query_cuda_device", median_ms(kReps, [] { kscope::device::query_cuda_device(0); }));
   const std::string uuid = kscope::device::query_cuda_device(0).uuid;
