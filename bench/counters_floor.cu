@@ -607,6 +607,7 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
 //   user       UserRange: one range pushed right before the copy and popped after it
 //   user_wait  user, with a 20 us device-side spin queued before the push, so that the push and
 //              the copy reach a busy GPU back to back
+//   kscope     kscope's counters backend on the same runs (alone in its process)
 void set_profiling(CUcontext context, bool on) {
   if (on) {
     auto p = CUPTI_PARAMS(CUpti_Profiler_EnableProfiling_Params);
@@ -929,7 +930,34 @@ int floor_only(const std::vector<std::string>& set_names, const float* in, float
   return 0;
 }
 
+// The same runs measured by kscope's counters backend (cache_control all): its values beside the
+// variants', and its wall time per run with every fixed cost of the call in it.
+void kscope_row(const Set& set, const float* in, float* out) {
+  kscope::Settings settings;
+  settings.backend = kscope::Backend::counters;
+  settings.metrics = set.metrics;
+  settings.cache_control = kscope::CacheControl::all;
+  settings.runs = kFlushRuns;
+  settings.warmup_runs = 0;
+  settings.verbosity = kscope::Verbosity::quiet;
+  const auto t0 = std::chrono::steady_clock::now();
+  const kscope::Results results = kscope::profile(kscope::Sweep(), settings, [&](const kscope::Config&) {
+    kscope::Annotation copy("copy");
+    kscope_test::launch_copy(in, out, kFloats);
+  });
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("VARIANT %-7s %-10s passes=%zu ranges_per_run=- dropped=0 ms_per_run=%.4f |", set.name, "kscope",
+              results.session().replay_passes, ms / kFlushRuns);
+  for (const auto& metric : set.metrics) std::printf(" %s=%.3f", metric.c_str(), results.at("copy", metric, 0).stats.median);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 int variants(const std::string& set_name, const std::vector<std::string>& names, const float* in, float* out) {
+  if (names == std::vector<std::string>{"kscope"}) {
+    kscope_row(set_named(set_name), in, out);
+    return 0;
+  }
   const Target t = target();
   kscope::device::L2Flusher l2(0);
   const Set& set = set_named(set_name);

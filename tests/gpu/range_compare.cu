@@ -6,9 +6,13 @@
 //                               per metric;
 //   range_compare --plain REPS  runs the region REPS times inside the NVTX range "pair", to run
 //                               under ncu --nvtx --nvtx-include pair/ --replay-mode range.
+// RANGE_COMPARE_PAIRS=N in the environment makes the region N copies of the pair (default 1): the
+// difference between two sizes is the region's work without the range's fixed part.
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "gpu_test_support.hpp"
 #include "kscope/kscope.hpp"
@@ -20,9 +24,16 @@ namespace {
 constexpr std::size_t kFloats = std::size_t(1) << 26;
 constexpr const char* kMetrics[] = {"gpu__time_duration.sum", "dram__bytes_read.sum"};
 
+int pairs() {
+  const char* text = std::getenv("RANGE_COMPARE_PAIRS");
+  return text ? std::max(1, std::atoi(text)) : 1;
+}
+
 void region(const kscope_test::DeviceFloats& in, kscope_test::DeviceFloats& out, kscope_test::DeviceFloats& sink) {
-  kscope_test::launch_copy(in.get(), out.get(), kFloats);
-  kscope_test::launch_read(out.get(), kFloats, sink.get());
+  for (int p = pairs(); p > 0; --p) {
+    kscope_test::launch_copy(in.get(), out.get(), kFloats);
+    kscope_test::launch_read(out.get(), kFloats, sink.get());
+  }
 }
 
 int measure(const kscope_test::DeviceFloats& in, kscope_test::DeviceFloats& out, kscope_test::DeviceFloats& sink) {
