@@ -24,6 +24,7 @@
 //          none: warm L2. kscope: src/device/l2_flush.cu (memset + discard kernel). memset: a
 //          memset of L2 bytes at the start of a 2x L2 allocation; memset_whole: of a whole
 //          allocation of L2 bytes, as in kscope's flush (its range count may differ). memcpy_d2d: a device-to-device cudaMemcpyAsync of 2x L2 (copy engine).
+//          read_1x / read_2x: a read kernel over L2 / 2x L2 bytes (clean lines only, one launch).
 //          other_context: kscope's flush in a second CUDA context, host-synchronised on both sides
 //          (the range profiler is enabled on the measured context only); other_context_events: the
 //          same ordered by cross-context event waits instead of host synchronisation.
@@ -517,6 +518,9 @@ class Flushes {
       kscope_test::check(cudaMemsetAsync(from_, 0, l2_bytes_, cudaStreamLegacy), "cudaMemsetAsync");
     if (name == "memset_whole")  // as kscope's flush has it: one whole allocation of the L2's size
       kscope_test::check(cudaMemsetAsync(whole_, 0, l2_bytes_, cudaStreamLegacy), "cudaMemsetAsync");
+    if (name == "read_1x" || name == "read_2x")  // clean lines only: evicts without leaving anything dirty
+      kscope_test::launch_read(static_cast<const float*>(from_), (name == "read_1x" ? 1 : 2) * l2_bytes_ / sizeof(float),
+                               sink_.get(), cudaStreamLegacy);
     if (name == "memcpy_d2d")
       kscope_test::check(cudaMemcpyAsync(to_, from_, 2 * l2_bytes_, cudaMemcpyDeviceToDevice, cudaStreamLegacy),
                          "cudaMemcpyAsync");
@@ -540,6 +544,7 @@ class Flushes {
 
  private:
   kscope::device::L2Flusher kscope_;
+  kscope_test::DeviceFloats sink_{1};
   std::size_t l2_bytes_ = 0;
   void* from_ = nullptr;
   void* to_ = nullptr;
@@ -974,12 +979,30 @@ int variants(const std::string& set_name, const std::vector<std::string>& names,
 
 }  // namespace
 
+// FLUSH rows of the given flushes for one set.
+int flush_rows(const std::string& set_name, const std::vector<std::string>& names, const float* in, float* out) {
+  const Target t = target();
+  const Set& set = set_named(set_name);
+  Flushes flushes;
+  print_flush_header(flushes.l2_bytes());
+  RawProfiler raw(t.context, t.chip, t.availability, set.metrics, kFlushImageRanges, kFlushImageRanges);
+  for (const auto& name : names) {
+    try {
+      flush_row(set.name, set.metrics, name.c_str(), flushes, raw, in, out);
+    } catch (const std::exception& e) {
+      std::printf("FLUSH %-7s %-20s failed: %s\n", set.name, name.c_str(), e.what());
+      return 1;  // the profiler's state is unknown now
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const std::string mode = args.empty() ? "" : args[0];
   if (!(mode.empty() || (mode == "first" && args.size() == 2) || (mode == "floor" && args.size() >= 2) ||
-        (mode == "variant" && args.size() >= 3))) {
-    std::fprintf(stderr, "usage: %s [first ROOM | floor SET... | variant SET NAME...]\n", argv[0]);
+        ((mode == "variant" || mode == "flush") && args.size() >= 3))) {
+    std::fprintf(stderr, "usage: %s [first ROOM | floor SET... | variant SET NAME... | flush SET NAME...]\n", argv[0]);
     return 64;
   }
   if (kscope_test::report_no_gpu()) return 2;
@@ -993,6 +1016,7 @@ int main(int argc, char** argv) {
     }
     if (mode == "floor") return floor_only({args.begin() + 1, args.end()}, in.get(), out.get());
     if (mode == "variant") return variants(args[1], {args.begin() + 2, args.end()}, in.get(), out.get());
+    if (mode == "flush") return flush_rows(args[1], {args.begin() + 2, args.end()}, in.get(), out.get());
     return everything(in.get(), out.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "counters_floor: %s\n", e.what());
