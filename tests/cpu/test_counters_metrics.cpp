@@ -106,12 +106,22 @@ TEST(CounterUnits, CuptiUnitsBecomeNsightComputes) {
   EXPECT_EQ(counters::ncu_unit("percent"), "%");
   EXPECT_EQ(counters::ncu_unit("gpc_cycle/second"), "cycle/second");
   EXPECT_EQ(counters::ncu_unit("dram_cycle"), "cycle");
-  EXPECT_EQ(counters::ncu_unit("l2_sector/l1tex_request"), "sector/request");
+  EXPECT_EQ(counters::ncu_unit("l2_sector/l1tex_request"), "sector");  // as ncu prints a per-request ratio
   EXPECT_EQ(counters::ncu_unit("instruction/warp"), "inst/warp");
   EXPECT_EQ(counters::ncu_unit("byte/cta"), "byte/block");
   EXPECT_EQ(counters::ncu_unit("register/thread"), "register/thread");
   EXPECT_EQ(counters::ncu_unit("gpc_cyclewarp"), "cycle*warp");             // several factors keep their order
-  EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_request"), "request*sector/request");
+  EXPECT_EQ(counters::ncu_unit("gpc_cyclewarp/second"), "cycle*warp/second");
+  // What Nsight Compute 2025.3 printed otherwise on the H200 (nsight_compat_check.sh, part a)
+  EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_request"), "");
+  EXPECT_EQ(counters::ncu_unit("l1tex_request/second"), "request/s");
+  EXPECT_EQ(counters::ncu_unit("lrc_sector/second"), "sector/s");
+  EXPECT_EQ(counters::ncu_unit("thread/second"), "thread/s");
+  EXPECT_EQ(counters::ncu_unit("warp/second"), "warp/s");
+  EXPECT_EQ(counters::ncu_unit("l1tex_tag/second"), "1/s");
+  EXPECT_EQ(counters::ncu_unit("l1tex_wavefront/second"), "1/s");
+  EXPECT_EQ(counters::ncu_unit("l2_tag"), "");
+  EXPECT_EQ(counters::ncu_unit("l1tex_wavefront"), "");
   EXPECT_EQ(counters::ncu_unit(""), "");                                    // unitless stays unitless
   EXPECT_EQ(counters::ncu_unit("math_op"), "math_op");                      // not in the table: CUPTI's
   EXPECT_EQ(counters::ncu_unit("gpc_cyclemath_op"), "gpc_cyclemath_op");

@@ -90,6 +90,27 @@ std::optional<std::string> ncu_factors(std::string_view side) {
   return out;
 }
 
+// Whole units that Nsight Compute 2025.3 prints otherwise than factor by factor, as its
+// `--print-units base` export showed them on the H200 (scripts/nsight_compat_check.sh, part a):
+// "s" for a rate of counted things, no unit for tags and wavefronts, the sector of a per-request
+// ratio.
+struct UnitSpelling {
+  const char* factors;
+  const char* ncu;
+};
+constexpr UnitSpelling kNcuSpellings[] = {
+    {"request/second", "request/s"}, {"sector/second", "sector/s"}, {"thread/second", "thread/s"},
+    {"warp/second", "warp/s"},       {"tag/second", "1/s"},         {"wavefront/second", "1/s"},
+    {"tag", ""},                     {"wavefront", ""},             {"request*sector/request", ""},
+    {"sector/request", "sector"},
+};
+
+std::string ncu_spelling(std::string factors) {
+  for (const auto& u : kNcuSpellings)
+    if (factors == u.factors) return u.ncu;
+  return factors;
+}
+
 }  // namespace
 
 std::string ncu_unit(const std::string& cupti_unit) {
@@ -97,9 +118,9 @@ std::string ncu_unit(const std::string& cupti_unit) {
   const std::string_view unit = cupti_unit;
   const auto top = ncu_factors(unit.substr(0, slash));
   if (!top) return cupti_unit;
-  if (slash == std::string::npos) return *top;
+  if (slash == std::string::npos) return ncu_spelling(*top);
   const auto bottom = ncu_factors(unit.substr(slash + 1));
-  return bottom ? *top + "/" + *bottom : cupti_unit;
+  return bottom ? ncu_spelling(*top + "/" + *bottom) : cupti_unit;
 }
 
 std::vector<std::string> suggest_metric_names(
