@@ -1,7 +1,7 @@
 // Does the counter backend measure what the hardware does? Cold-cache DRAM bytes against the bytes
 // a kernel reads, a compute-bound and a memory-bound kernel through Speed of Light, replay passes
-// (pass-major against run-major, the image growing in a batch, a body failing mid-batch, one run
-// per batch with the flush before its passes), the L2 flush outside the profiled ranges, the range profiler kept between calls, and living beside the
+// (pass-major against run-major, the image growing in a batch, a body failing mid-batch), the L2
+// flush outside the profiled ranges, the range profiler kept between calls, and living beside the
 // cupti backend in one process.
 #include <gtest/gtest.h>
 
@@ -318,13 +318,11 @@ TEST(Counters, SharesTheProcessWithTheCuptiBackend) {
 
 // Runs whose first pass makes more ranges than the batch's counter data image was planned for
 // (two per run before any batch) lose nothing: the image grows and the batch's first pass is
-// replayed once. A two-pass set, so no 20 ms limit cuts batches and the count of calls is exact;
-// no flush, so the batches hold several runs (with the flush each run is a batch of its own).
+// replayed once. A two-pass set, so no 20 ms limit cuts batches and the count of calls is exact.
 TEST(Counters, RunsWithMoreRangesThanTheImageWasPlannedForKeepEveryOne) {
   KSCOPE_REQUIRE_GPU();
   constexpr std::uint64_t kSpinNs = 10000;
   auto settings = counter_settings({"gpu__time_duration.sum", "lts__t_sector_hit_rate.pct"});
-  settings.cache_control = kscope::CacheControl::none;
   settings.combine_kernel_metrics = std::plus<double>{};
   std::size_t calls = 0;
   const auto kernels_in_one_region = [&](const Config& c) {
@@ -337,8 +335,9 @@ TEST(Counters, RunsWithMoreRangesThanTheImageWasPlannedForKeepEveryOne) {
   const std::size_t passes = per_kernel.session().replay_passes;
   ASSERT_GE(passes, 2u);
   const std::size_t runs = settings.warmup_runs + settings.runs;
-  // Each config is one batch of 6 runs, whose launches (4 and 40 per run) exceed the image planned
-  // from the last batch (2, then 4 per run): the first pass is replayed once in each.
+  // Each config is one batch of 6 runs, whose launches (4 + 1 and 40 + 1 per run, a flush counted
+  // as one) exceed the image planned from the last batch (2, then 5 per run): the first pass is
+  // replayed once in each.
   EXPECT_EQ(calls, 2 * runs * (passes + 1));
   for (std::size_t c = 0; c < 2; ++c) {
     const auto& row = per_kernel.at("spins", "gpu__time_duration.sum", c);
@@ -407,15 +406,13 @@ class RunMajor final : public kscope::MeasurementBackend {
   kscope::MeasurementBackend& inner_;
 };
 
-// A 32 MiB read and (with_spin) a 20 us spin, measured with 8 passes: what each run reports must
-// not depend on the order of the replay. Cold (cache_control all) every run reads the buffer from
-// DRAM; warm (none) mostly from the L2, which holds it.
+// A cold 32 MiB read and (with_spin) a 20 us spin, measured with 8 passes: what each run reports
+// must not depend on the order of the replay.
 struct ReadAndSpin {
   static constexpr std::size_t kFloats = std::size_t(8) << 20;
   static constexpr double kBytes = 4.0 * kFloats;
   static constexpr std::uint64_t kSpinNs = 20000;
   bool with_spin = true;
-  bool cold = true;
   kscope_test::DeviceFloats in{kFloats}, sink{1};
   std::size_t calls = 0;
   void operator()(const Config&) {
@@ -428,13 +425,9 @@ struct ReadAndSpin {
     Annotation spin("spin");
     kscope_test::launch_spin(kSpinNs);
   }
-  // Cold, every run read each byte from DRAM once (2%, as ColdRead...); warm, less than half of
-  // them (as ColdRead's warm read); the spins took their length.
+  // Every run read each byte from DRAM once (2%, as ColdRead...), and the spins took their length.
   void expect_hardware_values(const kscope::Results& r, const char* replay) const {
-    for (double bytes : samples(r, "read", kDramRead)) {
-      if (cold) EXPECT_NEAR(bytes, kBytes, 0.02 * kBytes) << replay;
-      else EXPECT_LT(bytes, 0.5 * kBytes) << replay;
-    }
+    for (double bytes : samples(r, "read", kDramRead)) EXPECT_NEAR(bytes, kBytes, 0.02 * kBytes) << replay;
     if (!with_spin) return;
     const double spin = r.at("spin", "gpu__time_duration.sum", 0).stats.median;
     EXPECT_TRUE(kscope_test::spin_measured(spin, kSpinNs, kscope_test::kGpuTimeDuration)) << replay;
@@ -445,14 +438,11 @@ const std::vector<std::string> kEightPasses{"gpu__time_duration.sum", kDramRead,
                                             "dram__throughput.avg.pct_of_peak_sustained_elapsed",
                                             "lts__t_sector_hit_rate.pct"};
 
-// Pass-major batches are what the backend does without the flush (with it, a batch is one run).
 TEST(Counters, PassMajorReplayMeasuresWhatRunMajorReplayMeasured) {
   KSCOPE_REQUIRE_GPU();
   auto settings = counter_settings(kEightPasses);
   settings.runs = 20;
-  settings.cache_control = kscope::CacheControl::none;
   ReadAndSpin body;
-  body.cold = false;
   const auto pass_major = kscope::profile(kOneConfig, settings, std::ref(body));
   ASSERT_EQ(pass_major.session().replay_passes, 8u);
   kscope::CountersBackend counters(settings);
@@ -481,11 +471,9 @@ TEST(Counters, PassMajorReplayMeasuresWhatRunMajorReplayMeasured) {
 TEST(Counters, ABodyFailingMidBatchKeepsWhatItShouldAndLeavesNothingBehind) {
   KSCOPE_REQUIRE_GPU();
   auto settings = counter_settings(kEightPasses);
-  settings.runs = 6;  // one batch of 7 runs with the warm-up (no flush: with it a batch is one run)
-  settings.cache_control = kscope::CacheControl::none;
+  settings.runs = 6;  // one batch of 7 runs with the warm-up
   ReadAndSpin body;
-  body.cold = false;
-  body.with_spin = false;  // 1 launch per run fits the planned image
+  body.with_spin = false;  // 2 launches per run (a flush and the read) fit the planned image
   std::size_t fail_at = 5;  // pass 1, run 4
   const auto failing = [&](const Config& c) {
     if (body.calls + 1 == fail_at) {
@@ -519,22 +507,6 @@ TEST(Counters, ABodyFailingMidBatchKeepsWhatItShouldAndLeavesNothingBehind) {
   const auto after = kscope::profile(kOneConfig, settings, std::ref(body));
   body.expect_hardware_values(after, "after two failed sweeps");
   EXPECT_EQ(body.calls, 7u * 8u);
-}
-
-// With several passes and the flush, each run is a batch of its own whose passes open after its
-// first region's flush: that flush makes no range, and the values are those of a cold run. The
-// second region's flush is inside the pass (a range the attribution skips).
-TEST(Counters, WithTheFlushEachRunsPassesOpenAfterItsFirstFlush) {
-  KSCOPE_REQUIRE_GPU();
-  auto settings = counter_settings(kEightPasses);
-  ReadAndSpin body;
-  const auto results = kscope::profile(kOneConfig, settings, std::ref(body));
-  ASSERT_EQ(results.session().replay_passes, 8u);
-  body.expect_hardware_values(results, "one run per batch");
-  EXPECT_EQ(samples(results, "read", kDramRead).size(), settings.runs);
-  // 8 passes per run; the first run's first pass is replayed once, on an image grown from the 2
-  // ranges planned to its 3 launches (the read, the spin's flush, the spin).
-  EXPECT_EQ(body.calls, (settings.warmup_runs + settings.runs) * 8 + 1);
 }
 
 }  // namespace

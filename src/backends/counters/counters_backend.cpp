@@ -27,10 +27,6 @@ std::size_t first_batch_ranges(const Settings& s) {
   return std::clamp<std::size_t>(runs * counters::BatchImage::kFirstRangesPerRun, 1, counters::BatchImage::kMaxRanges);
 }
 
-// The room of a profiler whose batches are one run each: a run of up to 16 kernels fits without
-// a new profiler, whose first start costs ~150 ms on the H200 (170 ms with this room).
-constexpr std::size_t kOneRunRoom = 16;
-
 }  // namespace
 
 CountersBackend::CountersBackend(const Settings& settings)
@@ -79,8 +75,7 @@ void CountersBackend::begin_session(const Settings& settings) {
     config_ = counters::MetricConfig::for_device(chip_, layout_.counter_names(), counters::counter_availability(context_),
                                                  counters::ConfigCache::for_user());
     passes_ = config_->passes();
-    pass_per_run_ = passes_ > 1 && settings.cache_control == CacheControl::all;
-    const std::size_t ranges = pass_per_run_ ? kOneRunRoom : first_batch_ranges(settings);
+    const std::size_t ranges = first_batch_ranges(settings);
     profiler_ = counters::take_kept_profiler(context_, *config_, kind_, ranges);
     if (profiler_) detail::log_debug("counters: the range profiler of the previous call is used again");
     else make_profiler(ranges);
@@ -94,9 +89,7 @@ void CountersBackend::begin_session(const Settings& settings) {
   detail::log_info("counters: " + std::to_string(names_.size()) + " metric(s) on " + chip_ + " need " +
                    std::to_string(passes_) + " replay pass(es) per run (replay_mode=" +
                    to_string(settings.replay_mode) + "): the body runs " + std::to_string(passes_) +
-                   " time(s) per run" +
-                   (pass_per_run_ ? ", one run at a time, each pass starting after the L2 flush of its first region"
-                                  : ", all runs of a batch in pass 1, then in pass 2, ...") +
+                   " time(s) per run, all runs of a batch in pass 1, then in pass 2, ..." +
                    (settings.cache_control == CacheControl::all ? ", the L2 flushed before every region of every pass"
                                                                 : ""));
   detail::log_debug("counters: config image " + std::to_string(config_->image().size()) +
@@ -121,7 +114,7 @@ void CountersBackend::end_session() noexcept {
   session_open_ = false;
 }
 
-std::size_t CountersBackend::max_batch_runs() const { return image_ && !pass_per_run_ ? image_->max_runs() : 1; }
+std::size_t CountersBackend::max_batch_runs() const { return image_ ? image_->max_runs() : 1; }
 
 void CountersBackend::begin_batch(std::size_t runs) {
   runs_.clear();
@@ -146,17 +139,14 @@ void CountersBackend::configure(std::size_t ranges) {
   capacity_ = ranges;
 }
 
-void CountersBackend::open_pass() {
-  tracker_.start_pass();
-  profiler_->start();
-  in_pass_ = true;
-}
-
 void CountersBackend::begin_run(const RunContext& run) {
   // A pass opens with its first run, so every run of the batch, the first too, has its flushes and
-  // launches before the first region inside the pass: all runs make the same ranges. One run per
-  // pass opens it at its first region instead (region_begin).
-  if (!in_pass_ && !pass_per_run_) open_pass();
+  // launches before the first region inside the pass: all runs make the same ranges.
+  if (!in_pass_) {
+    tracker_.start_pass();
+    profiler_->start();
+    in_pass_ = true;
+  }
   tracker_.set_run(run.batch_index);
 }
 
@@ -177,7 +167,6 @@ void CountersBackend::flush_cache() {
 }
 
 void CountersBackend::region_begin(const RegionContext& region) {
-  if (!in_pass_) open_pass();  // one run per pass: after this region's flush, which stays out of it
   tracker_.set_region(static_cast<std::ptrdiff_t>(region.index));
   if (kind_ == RangeKind::per_region)
     profiler_->push_range(counters::user_range_name(region.run.batch_index, region.index));
@@ -227,7 +216,6 @@ bool CountersBackend::another_pass_needed() {
     configure(std::clamp<std::size_t>(first_pass_ranges(), 1, counters::BatchImage::kMaxRanges));
     return true;
   }
-  if (!in_pass_ && pass_per_run_) open_pass();  // a run without regions: an empty pass
   if (!in_pass_) throw InternalError("a replay pass ended that never started (kscope bug: please report it)");
   in_pass_ = false;
   std::vector<counters::Launch> launches = tracker_.end_pass();

@@ -77,7 +77,6 @@ class CountersBackend final : public MeasurementBackend {
   void make_profiler(std::size_t ranges);
   // A fresh image for `ranges` ranges, on a new profiler when there is none; the first pass next.
   void configure(std::size_t ranges);
-  void open_pass();                       // the tracker and the profiler start the pass
   std::size_t first_pass_ranges() const;  // of runs_, in all
   std::size_t largest_run() const;        // the most ranges one run of runs_ made
 
@@ -88,10 +87,6 @@ class CountersBackend final : public MeasurementBackend {
   counters::MetricLayout layout_;  // names_: which the range profiler counts, which come from the launches
   std::vector<MetricSpec> specs_;
   std::size_t passes_ = 0;
-  // Several passes and an L2 flush per region: each batch is one run, and each of its passes opens
-  // at its first region, after that region's flush. The flush then makes no range: CUPTI's cost
-  // grows with the ranges of a pass (~1 ms a range on the H200 for an 8-pass set).
-  bool pass_per_run_ = false;
 
   CUcontext context_ = nullptr;
   std::shared_ptr<const counters::MetricConfig> config_;  // with the device's counter availability
