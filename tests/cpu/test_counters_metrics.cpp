@@ -114,6 +114,8 @@ TEST(CounterUnits, CuptiUnitsBecomeNsightComputes) {
   EXPECT_EQ(counters::ncu_unit("gpc_cyclewarp/second"), "cycle*warp/second");
   // What Nsight Compute 2025.3 printed otherwise on the H200 (nsight_compat_check.sh, part a)
   EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_request"), "");
+  EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_requestsecond"), "");
+  EXPECT_EQ(counters::ncu_unit("nanosecond/second"), "ns/s");
   EXPECT_EQ(counters::ncu_unit("l1tex_request/second"), "request/s");
   EXPECT_EQ(counters::ncu_unit("lrc_sector/second"), "sector/s");
   EXPECT_EQ(counters::ncu_unit("thread/second"), "thread/s");

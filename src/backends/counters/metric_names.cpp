@@ -101,8 +101,8 @@ struct UnitSpelling {
 constexpr UnitSpelling kNcuSpellings[] = {
     {"request/second", "request/s"}, {"sector/second", "sector/s"}, {"thread/second", "thread/s"},
     {"warp/second", "warp/s"},       {"tag/second", "1/s"},         {"wavefront/second", "1/s"},
-    {"tag", ""},                     {"wavefront", ""},             {"request*sector/request", ""},
-    {"sector/request", "sector"},
+    {"ns/second", "ns/s"},           {"tag", ""},                   {"wavefront", ""},
+    {"request*sector/request", ""},  {"request*sector/request*second", ""}, {"sector/request", "sector"},
 };
 
 std::string ncu_spelling(std::string factors) {
