@@ -28,11 +28,12 @@ REPS=5
 # Range replay, counters vs ncu: the DRAM bytes of each region within 5% (the run-to-run variation
 # of a DRAM-bound region with a cold L2, as every kscope/ncu comparison here). The duration: both
 # ranges hold the region's two kernels (ncu's kernel replay times them), kscope's within 5% plus
-# 5 us for the gap between its own launches, ncu's at least; what ncu's holds beyond them (the GPU
-# waiting for ncu's replay of the captured calls: 199-267 us on the H200, not proportional to the
-# region) is printed, not compared.
+# 20 us: the range opens before the first launch call, so it holds one launch latency (6.3 us
+# measured on the H200, bench/kscope_overhead --call-breakdown) and the gap between the kernels;
+# ncu's range holds at least the kernels, and what more it holds (the GPU waiting on ncu's own
+# replay: 188-267 us on the H200, not proportional to the region) is printed, not compared.
 TOLERANCE_PCT=5
-DURATION_SLACK_NS=5000
+LAUNCH_NS=20000
 export PYTHONPATH=${PY_SITE}${PYTHONPATH:+:$PYTHONPATH}
 
 RESULTS=()
@@ -68,9 +69,9 @@ else
     > "$WORK/ncu_kernels.txt" 2>&1 || ncu_rc=$?
   "$NCU" -i "$WORK/kernels.ncu-rep" --csv --page raw --print-units base > "$WORK/kernels.csv" 2>> "$WORK/ncu_kernels.txt"
   echo "kscope rc=$measure_rc, ncu rc=$ncu_rc"
-  python3 - "$WORK" "$REPS" "$TOLERANCE_PCT" "$DURATION_SLACK_NS" <<'EOF' | tee "$WORK/range_table.txt"
+  python3 - "$WORK" "$REPS" "$TOLERANCE_PCT" "$LAUNCH_NS" <<'EOF' | tee "$WORK/range_table.txt"
 import csv, statistics, sys
-work, reps, tolerance, slack = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+work, reps, tolerance, launch = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 scale = {"ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
          "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
 DURATION, BYTES = "gpu__time_duration.sum", "dram__bytes_read.sum"
@@ -120,19 +121,21 @@ rows = list(csv.reader(line for line in open(f"{work}/kernels.csv") if line.star
 header, units, data = rows[0], rows[1], rows[2:]
 name_column, value_column = header.index("Kernel Name"), header.index(DURATION)
 per_kernel = {}
-for r in data:
-    per_kernel.setdefault(r[name_column], []).append(float(r[value_column].replace(",", "")) * scale[units[value_column]])
+for r in data:  # the region's kernels (the program also fills its buffers once, outside the range)
+    if r[name_column].startswith(("copy_kernel", "read_kernel", "kscope_test::copy_kernel", "kscope_test::read_kernel")):
+        per_kernel.setdefault(r[name_column], []).append(float(r[value_column].replace(",", "")) * scale[units[value_column]])
 kernels = sum(statistics.median(v) for v in per_kernel.values())
 print(f"the pair's kernels under ncu's kernel replay: {len(per_kernel)} kernels, "
       f"{', '.join(f'{k.split(chr(40))[0]} {statistics.median(v) / 1e3:.1f} us' for k, v in per_kernel.items())}: "
       f"{kernels / 1e3:.1f} us")
 k1, k2 = ours[1][DURATION][0], ours[2][DURATION][0]
 n1, n2 = theirs[1][0][DURATION], theirs[2][0][DURATION]
-# kscope's live range: the kernels and the gap between its own launches (a few us).
-ok = len(per_kernel) == 2 and (1 - tolerance / 100) * kernels <= k1 <= (1 + tolerance / 100) * kernels + slack
+# kscope's live range: the kernels, the first one's launch latency (the range opens before the
+# launch call) and the gap between the two.
+ok = len(per_kernel) == 2 and (1 - tolerance / 100) * kernels <= k1 <= (1 + tolerance / 100) * kernels + launch
 failed |= not ok
 print(f"kscope's range {k1 / 1e3:.1f} us against the kernels' {kernels / 1e3:.1f} us: {100 * (k1 / kernels - 1):+.2f}% "
-      f"(within -{tolerance:g}%..+{tolerance:g}% + {slack / 1e3:g} us) {'ok' if ok else 'FAIL'}")
+      f"(within -{tolerance:g}%..+{tolerance:g}% + {launch / 1e3:g} us) {'ok' if ok else 'FAIL'}")
 # ncu's replayed range: the kernels, and the GPU's waits for ncu's replay of the captured calls.
 ok = n1 >= (1 - tolerance / 100) * kernels
 failed |= not ok

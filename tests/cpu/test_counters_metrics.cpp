@@ -87,7 +87,7 @@ TEST_F(HostApi, ChipNamesAreCaseInsensitiveAndChecked) {
 TEST_F(HostApi, UnitsAreNsightComputesAndTypesComeFromTheMetricDatabase) {
   EXPECT_EQ(describe_metric("gpu__time_duration.sum", "GH100").unit, "ns");  // CUPTI: nanosecond
   EXPECT_EQ(describe_metric("dram__bytes_read.sum", "GH100").unit, "byte");
-  EXPECT_EQ(describe_metric("dram__bytes_read.sum.per_second", "GH100").unit, "byte/second");
+  EXPECT_EQ(describe_metric("dram__bytes_read.sum.per_second", "GH100").unit, "byte/s");  // as ncu prints it
   EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").unit, "%");  // CUPTI: percent
   EXPECT_EQ(describe_metric("lts__t_sector_hit_rate.pct", "GH100").type, MetricType::ratio);
   const MetricInfo sm = describe_metric("sm__throughput.avg.pct_of_peak_sustained_elapsed", "GH100");
@@ -104,29 +104,40 @@ TEST_F(HostApi, UnitsAreNsightComputesAndTypesComeFromTheMetricDatabase) {
 TEST(CounterUnits, CuptiUnitsBecomeNsightComputes) {
   EXPECT_EQ(counters::ncu_unit("nanosecond"), "ns");
   EXPECT_EQ(counters::ncu_unit("percent"), "%");
-  EXPECT_EQ(counters::ncu_unit("gpc_cycle/second"), "cycle/second");
   EXPECT_EQ(counters::ncu_unit("dram_cycle"), "cycle");
-  EXPECT_EQ(counters::ncu_unit("l2_sector/l1tex_request"), "sector");  // as ncu prints a per-request ratio
   EXPECT_EQ(counters::ncu_unit("instruction/warp"), "inst/warp");
   EXPECT_EQ(counters::ncu_unit("byte/cta"), "byte/block");
   EXPECT_EQ(counters::ncu_unit("register/thread"), "register/thread");
-  EXPECT_EQ(counters::ncu_unit("gpc_cyclewarp"), "cycle*warp");             // several factors keep their order
-  EXPECT_EQ(counters::ncu_unit("gpc_cyclewarp/second"), "cycle*warp/second");
-  // What Nsight Compute 2025.3 printed otherwise on the H200 (nsight_compat_check.sh, part a)
-  EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_request"), "");
-  EXPECT_EQ(counters::ncu_unit("l2_requestl2_sector/gcc_requestsecond"), "");
-  EXPECT_EQ(counters::ncu_unit("nanosecond/second"), "ns/s");
-  EXPECT_EQ(counters::ncu_unit("l1tex_request/second"), "request/s");
-  EXPECT_EQ(counters::ncu_unit("lrc_sector/second"), "sector/s");
-  EXPECT_EQ(counters::ncu_unit("thread/second"), "thread/s");
-  EXPECT_EQ(counters::ncu_unit("warp/second"), "warp/s");
-  EXPECT_EQ(counters::ncu_unit("l1tex_tag/second"), "1/s");
-  EXPECT_EQ(counters::ncu_unit("l1tex_wavefront/second"), "1/s");
-  EXPECT_EQ(counters::ncu_unit("l2_tag"), "");
-  EXPECT_EQ(counters::ncu_unit("l1tex_wavefront"), "");
-  EXPECT_EQ(counters::ncu_unit(""), "");                                    // unitless stays unitless
-  EXPECT_EQ(counters::ncu_unit("math_op"), "math_op");                      // not in the table: CUPTI's
-  EXPECT_EQ(counters::ncu_unit("gpc_cyclemath_op"), "gpc_cyclemath_op");
+  EXPECT_EQ(counters::ncu_unit("gpc_cycle/warp"), "cycle/warp");
+  EXPECT_EQ(counters::ncu_unit(""), "");                        // unitless stays unitless
+  EXPECT_EQ(counters::ncu_unit("gpc_cyclenew_thing"), "gpc_cyclenew_thing");  // not in the table: CUPTI's
+}
+
+// Every unit kind of the GH100's metrics as Nsight Compute 2025.3 printed it on the H200
+// (nsight_compat_check.sh part a, --print-units base: 53 metrics, each unit with its rate).
+TEST(CounterUnits, AsNsightComputePrintsThemOnTheH200) {
+  const std::pair<const char*, const char*> seen[] = {
+      {"instruction/gpc_cycle", "inst/cycle"},     {"byte/l2_sector", "byte/sector"},
+      {"byte/second", "byte/s"},                   {"instruction/second", "inst/s"},
+      {"nanosecond/second", "ns/s"},               {"gpc_cycle/second", "hz"},
+      {"l1tex_request/second", "request/s"},       {"lrc_sector/second", "sector/s"},
+      {"thread/second", "thread/s"},               {"warp/second", "warp/s"},
+      {"cta/second", "block/s"},                   {"ctagpc_cycle", "block"},
+      {"ctagpc_cycle/second", "block/s"},          {"gpc_cyclewarp", "warp"},
+      {"gpc_cyclewarp/second", "warp/s"},          {"gpc_cycleinstruction/warp", "inst/warp"},
+      {"branch_target", "branches"},               {"branch_target/second", "branches/s"},
+      {"fe_op", "ops"},                            {"fe_op/second", "ops/s"},
+      {"cga", ""},                                 {"cga/second", ""},
+      {"cgagpc_cycle", ""},                        {"cgagpc_cycle/second", ""},
+      {"math_op", ""},                             {"math_op/second", ""},
+      {"l1data_bank_access", ""},                  {"l1data_bank_access/second", "1/s"},
+      {"l1data_bank_conflict", ""},                {"l1data_bank_conflict/second", "1/s"},
+      {"l2_tag", ""},                              {"l1tex_tag/second", "1/s"},
+      {"l1tex_wavefront", ""},                     {"l1tex_wavefront/second", "1/s"},
+      {"byte/l1tex_wavefront", "byte"},            {"l2_sector/l1tex_request", "sector"},
+      {"l2_requestl2_sector/gcc_request", ""},     {"l2_requestl2_sector/gcc_requestsecond", ""},
+  };
+  for (const auto& [cupti, ncu] : seen) EXPECT_EQ(counters::ncu_unit(cupti), ncu) << cupti;
 }
 
 TEST_F(HostApi, MisspeltNamesAreRejectedWithTheClosestValidNames) {

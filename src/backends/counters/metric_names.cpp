@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "backends/counters/launch_metrics.hpp"
 #include "core/backend_choice.hpp"
@@ -61,21 +62,22 @@ constexpr UnitName kUnitNames[] = {
     {"l2_sector", "sector"},  {"L2_tag", "tag"},          {"l2_tag", "tag"},            {"lrc_req", "request"},
     {"lrc_request", "request"}, {"lrc_sector", "sector"}, {"gcc_request", "request"},   {"idc_request", "request"},
     {"pcie_request", "request"}, {"sysl2_request", "request"}, {"sysl2_sector", "sector"}, {"sysl2_tag", "tag"},
-    {"syslrc_request", "request"}, {"syslrc_sector", "sector"},
+    {"syslrc_request", "request"}, {"syslrc_sector", "sector"}, {"branch_target", "branches"}, {"fe_op", "ops"},
     // clock domains
     {"gpc_cycle", "cycle"},   {"sys_cycle", "cycle"},     {"fbp_cycle", "cycle"},       {"dram_cycle", "cycle"},
     {"ctc_cycle", "cycle"},   {"mcc_cycle", "cycle"},     {"nvlrx_cycle", "cycle"},     {"nvltx_cycle", "cycle"},
     {"pcie_cycle", "cycle"},  {"ofa_cycle", "cycle"},     {"vic_cycle", "cycle"},       {"nvdec_cycle", "cycle"},
     {"nvenc_cycle", "cycle"},
-    // the same in both
+    // the same in both (some then spelt otherwise as a whole: kNcuSpellings)
     {"byte", "byte"},         {"second", "second"},       {"warp", "warp"},             {"thread", "thread"},
-    {"register", "register"},
+    {"register", "register"}, {"math_op", "math_op"},     {"l1data_bank_access", "l1data_bank_access"},
+    {"l1data_bank_conflict", "l1data_bank_conflict"},
 };
 
 // One side of a unit ("gpc_cyclewarp") as Nsight Compute's factors; nullopt when a part is not in
 // the table.
-std::optional<std::string> ncu_factors(std::string_view side) {
-  std::string out;
+std::optional<std::vector<std::string>> ncu_factors(std::string_view side) {
+  std::vector<std::string> out;
   while (!side.empty()) {
     const UnitName* match = nullptr;  // the longest name the text starts with
     for (const auto& u : kUnitNames) {
@@ -84,43 +86,62 @@ std::optional<std::string> ncu_factors(std::string_view side) {
         match = &u;
     }
     if (!match) return std::nullopt;
-    out += (out.empty() ? "" : "*") + std::string(match->ncu);
+    out.emplace_back(match->ncu);
     side.remove_prefix(std::string_view(match->cupti).size());
   }
   return out;
 }
 
-// Whole units that Nsight Compute 2025.3 prints otherwise than factor by factor, as its
-// `--print-units base` export showed them on the H200 (scripts/nsight_compat_check.sh, part a):
-// "s" for a rate of counted things, no unit for tags and wavefronts, the sector of a per-request
-// ratio.
+std::string joined(const std::vector<std::string>& factors) {
+  std::string out;
+  for (const auto& f : factors) out += (out.empty() ? "" : "*") + f;
+  return out;
+}
+
+// Whole units that Nsight Compute 2025.3 prints otherwise, as its `--print-units base` export
+// showed them for every unit of the GH100's metrics (scripts/nsight_compat_check.sh, part a): no
+// unit for clusters, math ops and request products, dimensionless tags, wavefronts and L1 bank
+// accesses, the sector of a per-request ratio.
 struct UnitSpelling {
   const char* factors;
   const char* ncu;
 };
 constexpr UnitSpelling kNcuSpellings[] = {
-    {"request/second", "request/s"}, {"sector/second", "sector/s"}, {"thread/second", "thread/s"},
-    {"warp/second", "warp/s"},       {"tag/second", "1/s"},         {"wavefront/second", "1/s"},
-    {"ns/second", "ns/s"},           {"tag", ""},                   {"wavefront", ""},
-    {"request*sector/request", ""},  {"request*sector/request*second", ""}, {"sector/request", "sector"},
+    {"tag", ""},
+    {"tag/second", "1/s"},
+    {"wavefront", ""},
+    {"wavefront/second", "1/s"},
+    {"l1data_bank_access", ""},
+    {"l1data_bank_access/second", "1/s"},
+    {"l1data_bank_conflict", ""},
+    {"l1data_bank_conflict/second", "1/s"},
+    {"cluster", ""},
+    {"cluster/second", ""},
+    {"math_op", ""},
+    {"math_op/second", ""},
+    {"request*sector/request", ""},
+    {"request*sector/request*second", ""},
+    {"sector/request", "sector"},
+    {"byte/wavefront", "byte"},
 };
-
-std::string ncu_spelling(std::string factors) {
-  for (const auto& u : kNcuSpellings)
-    if (factors == u.factors) return u.ncu;
-  return factors;
-}
 
 }  // namespace
 
 std::string ncu_unit(const std::string& cupti_unit) {
   const std::size_t slash = cupti_unit.find('/');
   const std::string_view unit = cupti_unit;
-  const auto top = ncu_factors(unit.substr(0, slash));
+  auto top = ncu_factors(unit.substr(0, slash));
   if (!top) return cupti_unit;
-  if (slash == std::string::npos) return ncu_spelling(*top);
-  const auto bottom = ncu_factors(unit.substr(slash + 1));
-  return bottom ? ncu_spelling(*top + "/" + *bottom) : cupti_unit;
+  // A product with cycles (warps active per cycle, summed over cycles) is printed without them.
+  if (top->size() > 1) std::erase(*top, "cycle");
+  std::optional<std::vector<std::string>> bottom;
+  if (slash != std::string::npos && !(bottom = ncu_factors(unit.substr(slash + 1)))) return cupti_unit;
+  const std::string whole = joined(*top) + (bottom ? "/" + joined(*bottom) : "");
+  for (const auto& u : kNcuSpellings)
+    if (whole == u.factors) return u.ncu;
+  // A rate is per "s", and cycles per second are "hz".
+  if (bottom && *bottom == std::vector<std::string>{"second"}) return joined(*top) == "cycle" ? "hz" : joined(*top) + "/s";
+  return whole;
 }
 
 std::vector<std::string> suggest_metric_names(
