@@ -132,15 +132,16 @@ std::string ncu_unit(const std::string& cupti_unit) {
   const std::string_view unit = cupti_unit;
   auto top = ncu_factors(unit.substr(0, slash));
   if (!top) return cupti_unit;
-  // A product with cycles (warps active per cycle, summed over cycles) is printed without them.
+  // A product with cycles (warps active, summed over the cycles) is printed without them.
   if (top->size() > 1) std::erase(*top, "cycle");
   std::optional<std::vector<std::string>> bottom;
   if (slash != std::string::npos && !(bottom = ncu_factors(unit.substr(slash + 1)))) return cupti_unit;
-  const std::string whole = joined(*top) + (bottom ? "/" + joined(*bottom) : "");
+  const std::string numerator = joined(*top);
+  const std::string whole = numerator + (bottom ? "/" + joined(*bottom) : "");
   for (const auto& u : kNcuSpellings)
     if (whole == u.factors) return u.ncu;
   // A rate is per "s", and cycles per second are "hz".
-  if (bottom && *bottom == std::vector<std::string>{"second"}) return joined(*top) == "cycle" ? "hz" : joined(*top) + "/s";
+  if (bottom && *bottom == std::vector<std::string>{"second"}) return numerator == "cycle" ? "hz" : numerator + "/s";
   return whole;
 }
 
