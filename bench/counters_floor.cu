@@ -865,6 +865,22 @@ const Set& set_named(const std::string& name) {
   throw std::runtime_error("unknown metric set '" + name + "' (1, bench5, sol4, 3)");
 }
 
+// FLUSH rows of the given flushes for one set, on one raw profiler; false once one failed (the
+// profiler's state is unknown then, so the rest are not run).
+bool flush_rows(const Target& t, const Set& set, const std::vector<std::string>& names, Flushes& flushes,
+                const float* in, float* out) {
+  RawProfiler raw(t.context, t.chip, t.availability, set.metrics, kFlushImageRanges, kFlushImageRanges);
+  for (const auto& name : names) {
+    try {
+      flush_row(set.name, set.metrics, name.c_str(), flushes, raw, in, out);
+    } catch (const std::exception& e) {
+      std::printf("FLUSH %-7s %-20s failed: %s\n", set.name, name.c_str(), e.what());
+      return false;
+    }
+  }
+  return true;
+}
+
 int everything(const float* in, float* out) {
   const Target t = target();
   const auto& [context, chip, availability] = t;
@@ -900,26 +916,14 @@ int everything(const float* in, float* out) {
 
   Flushes flushes;
   print_flush_header(flushes.l2_bytes());
-  struct FlushCase {
-    const Set& set;
-    std::vector<const char*> flushes;
-  };
-  const std::vector<FlushCase> cases{
-      {set_named("3"),
-       {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"}},
-      {set_named("bench5"), {"none", "kscope", "other_context", "other_context_events"}}};
-  for (const FlushCase& c : cases) {
-    RawProfiler raw(context, chip, availability, c.set.metrics, kFlushImageRanges, kFlushImageRanges);
-    for (const char* flush : c.flushes) {
-      try {
-        flush_row(c.set.name, c.set.metrics, flush, flushes, raw, in, out);
-      } catch (const std::exception& e) {
-        std::printf("FLUSH %-7s %-20s failed: %s\n", c.set.name, flush, e.what());
-        return 1;  // the profiler's state is unknown now
-      }
-    }
-  }
-  return 0;
+  if (!flush_rows(t, set_named("3"),
+                  {"none", "kscope", "memset", "memset_whole", "memcpy_d2d", "other_context", "other_context_events"},
+                  flushes, in, out))
+    return 1;
+  return flush_rows(t, set_named("bench5"), {"none", "kscope", "other_context", "other_context_events"}, flushes, in,
+                    out)
+             ? 0
+             : 1;
 }
 
 // FLOOR rows of the copy alone, raw API, for the given sets: CUPTI's floor per kernel.
@@ -979,23 +983,6 @@ int variants(const std::string& set_name, const std::vector<std::string>& names,
 
 }  // namespace
 
-// FLUSH rows of the given flushes for one set.
-int flush_rows(const std::string& set_name, const std::vector<std::string>& names, const float* in, float* out) {
-  const Target t = target();
-  const Set& set = set_named(set_name);
-  Flushes flushes;
-  print_flush_header(flushes.l2_bytes());
-  RawProfiler raw(t.context, t.chip, t.availability, set.metrics, kFlushImageRanges, kFlushImageRanges);
-  for (const auto& name : names) {
-    try {
-      flush_row(set.name, set.metrics, name.c_str(), flushes, raw, in, out);
-    } catch (const std::exception& e) {
-      std::printf("FLUSH %-7s %-20s failed: %s\n", set.name, name.c_str(), e.what());
-      return 1;  // the profiler's state is unknown now
-    }
-  }
-  return 0;
-}
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
@@ -1016,7 +1003,11 @@ int main(int argc, char** argv) {
     }
     if (mode == "floor") return floor_only({args.begin() + 1, args.end()}, in.get(), out.get());
     if (mode == "variant") return variants(args[1], {args.begin() + 2, args.end()}, in.get(), out.get());
-    if (mode == "flush") return flush_rows(args[1], {args.begin() + 2, args.end()}, in.get(), out.get());
+    if (mode == "flush") {
+      Flushes flushes;
+      print_flush_header(flushes.l2_bytes());
+      return flush_rows(target(), set_named(args[1]), {args.begin() + 2, args.end()}, flushes, in.get(), out.get()) ? 0 : 1;
+    }
     return everything(in.get(), out.get());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "counters_floor: %s\n", e.what());
