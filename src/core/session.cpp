@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/elapsed.hpp"
 #include "core/caller.hpp"
 #include "core/exception_message.hpp"
 #include "core/log.hpp"
@@ -148,6 +149,7 @@ void Session::measure_config(const Config& config) {
   window_.reset();
   converged_.reset();
   pauses_before_config_ = thermal_.pauses();
+  time_ = {now_s()};
   collect_before_runs(config, [&] { collection_.start_config(config); });
   while (!run_batch(config)) {
   }
@@ -259,6 +261,7 @@ void Session::pause_if_hot(std::size_t run) {
 }
 
 void Session::call_body(const Config& config, const RunContext& run) {
+  const TimeInto timed(time_.bodies_s);
   recorder_.begin_run(run);
   try {
     backend_.begin_run(run);
@@ -280,6 +283,8 @@ void Session::call_body(const Config& config, const RunContext& run) {
 
 bool Session::record_batch(const Config& config, const std::vector<BatchRun>& batch) {
   std::vector<RunMeasurement> measured;
+  ++time_.batches;
+  std::optional<TimeInto> timed(time_.collect_s);
   const std::string runs = batch.size() == 1 ? run_label(batch.front().context.run)
                                              : run_label(batch.front().context.run) + " to " +
                                                    run_label(batch.back().context.run);
@@ -292,6 +297,7 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
     throw RunsFailed{runs, std::current_exception()};
   }
   const ClockReading collected = read_clocks(device_);
+  timed.emplace(time_.record_s);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
     if (b.context.recorded && window_) {
@@ -399,6 +405,14 @@ void Session::check_first_config(const Config& config) {
 }
 
 void Session::finish_config(const Config& config) {
+  if (log_enabled(LogLevel::debug)) {
+    const auto ms = [](double s) { return fixed(1e3 * s, 3) + " ms"; };
+    log_debug("config " + std::to_string(config.index() + 1) + "/" + std::to_string(configs_.size()) + ": " +
+              std::to_string(next_run_) + " runs in " +
+              std::to_string(time_.batches) + " batches, " + ms(now_s() - time_.started_s) + ": bodies " +
+              ms(time_.bodies_s) + " (the body's calls with kscope's per-run work), collecting " + ms(time_.collect_s) +
+              " (waiting for the GPU and the backend's records), recording " + ms(time_.record_s));
+  }
   aggregator_.set_config_outcome(config.index(), converged_, thermal_.pauses() - pauses_before_config_);
   if (stream_) {
     try {

@@ -135,6 +135,12 @@ class Session {
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
 
+  // Where a config's wall time went, for the debug log: kscope's own cost, seen per config.
+  struct ConfigTime {
+    double started_s = 0, bodies_s = 0, collect_s = 0, record_s = 0;
+    std::size_t batches = 0;
+  } time_;
+
   bool first_config_checked_ = false;
   std::set<std::string> first_config_annotations_;  // what the body opened in the first config
 

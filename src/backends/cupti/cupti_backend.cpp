@@ -10,11 +10,15 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <utility>
 
 #include "backends/counters/kept_profiler.hpp"
 #include "backends/cupti_subscriber.hpp"
+#include "base/elapsed.hpp"
 #include "core/backend_choice.hpp"
+#include "core/log.hpp"
+#include "core/suggest.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -272,6 +276,13 @@ void CuptiBackend::begin_session(const Settings& settings) {
 
 void CuptiBackend::end_session() noexcept {
   if (!session_open_) return;
+  if (time_.collections > 0 && detail::log_enabled(detail::LogLevel::debug)) {
+    const auto ms = [](double s) { return detail::fixed(1e3 * s, 3) + " ms"; };
+    detail::log_debug("cupti: " + std::to_string(time_.collections) + " collections: waiting for the GPU " +
+                      ms(time_.synchronize_s) + ", CUPTI's activity flush " + ms(time_.flush_s) +
+                      ", attributing the records " + ms(time_.attribute_s));
+  }
+  time_ = {};
   Tracer::instance().end_session();
   session_open_ = false;
 }
@@ -289,16 +300,20 @@ void CuptiBackend::end_run(const RunContext&, const std::vector<RegionRecord>& r
 
 std::vector<RunMeasurement> CuptiBackend::collect_batch() {
   const std::vector<std::size_t> region_counts = std::exchange(ended_region_counts_, {});
+  ++time_.collections;
+  std::optional<detail::TimeInto> timed(time_.synchronize_s);
   // FlushAll does not wait for the GPU: kernels still running would have no record yet. After the
   // sync every record is complete, so the plain flush normally delivers them all; the forced one
   // (which also hands back buffers that CUPTI still considers open) is the fallback.
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (end of run)");
+  timed.emplace(time_.flush_s);
   check_cupti(cuptiActivityFlushAll(0), "cuptiActivityFlushAll");
   if (!Tracer::instance().run_complete()) {
     check_cupti(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED),
                 "cuptiActivityFlushAll(FLUSH_FORCED)");
   }
   RunTrace trace = Tracer::instance().take_runs();
+  timed.emplace(time_.attribute_s);
 
   if (!trace.fatal_error.empty()) throw BackendError(Tracer::fatal_message(trace.fatal_error));
   if (trace.dropped_records > 0) {

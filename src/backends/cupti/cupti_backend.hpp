@@ -48,6 +48,10 @@ class CuptiBackend final : public MeasurementBackend {
   device::MeasuredDevice device_;
   std::vector<std::size_t> ended_region_counts_;  // per run ended since the last collection
   bool session_open_ = false;
+  struct CollectionTime {  // summed over a session, for the debug log
+    std::size_t collections = 0;
+    double synchronize_s = 0, flush_s = 0, attribute_s = 0;
+  } time_;
   KernelNames kernel_names_;
 };
 
