@@ -170,7 +170,8 @@ void initialize_image(CUpti_RangeProfiler_Object* object, std::vector<std::uint8
 }
 
 void set_config(CUpti_RangeProfiler_Object* object, const std::vector<std::uint8_t>& config,
-                std::vector<std::uint8_t>& data, CUpti_ProfilerRange range, std::size_t max_per_pass) {
+                std::vector<std::uint8_t>& data, CUpti_ProfilerRange range, std::size_t max_per_pass,
+                CUpti_ProfilerReplayMode replay = CUPTI_UserReplay) {
   auto p = CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
   p.pRangeProfilerObject = object;
   p.configSize = config.size();
@@ -178,7 +179,7 @@ void set_config(CUpti_RangeProfiler_Object* object, const std::vector<std::uint8
   p.counterDataImageSize = data.size();
   p.pCounterDataImage = data.data();
   p.range = range;
-  p.replayMode = CUPTI_UserReplay;
+  p.replayMode = replay;
   p.maxRangesPerPass = max_per_pass;
   p.numNestingLevels = 1;
   p.minNestingLevel = 1;
@@ -249,8 +250,8 @@ class RawProfiler {
  public:
   RawProfiler(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
               const std::vector<std::string>& metrics, std::size_t image_ranges, std::size_t max_per_pass,
-              CUpti_ProfilerRange range = CUPTI_AutoRange)
-      : metrics_(metrics), max_per_pass_(max_per_pass), range_(range) {
+              CUpti_ProfilerRange range = CUPTI_AutoRange, CUpti_ProfilerReplayMode replay = CUPTI_UserReplay)
+      : metrics_(metrics), max_per_pass_(max_per_pass), range_(range), replay_(replay) {
     for (const auto& m : metrics_) names_.push_back(m.c_str());
     host_ = raw::host_object(chip, &availability);
     raw::add_metrics(host_, names_);
@@ -267,7 +268,7 @@ class RawProfiler {
 
   void begin_batch() {
     raw::initialize_image(object_, counter_data_);
-    raw::set_config(object_, config_, counter_data_, range_, max_per_pass_);
+    raw::set_config(object_, config_, counter_data_, range_, max_per_pass_, replay_);
   }
   void start() { raw::start(object_); }
   bool stop() { return raw::stop(object_); }
@@ -295,6 +296,7 @@ class RawProfiler {
   raw::Names names_;
   std::size_t max_per_pass_;
   CUpti_ProfilerRange range_;
+  CUpti_ProfilerReplayMode replay_;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   CUpti_RangeProfiler_Object* object_ = nullptr;
   std::vector<std::uint8_t> config_, counter_data_;
@@ -613,6 +615,8 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
 //   user       UserRange: one range pushed right before the copy and popped after it
 //   user_wait  user, with a 20 us device-side spin queued before the push, so that the push and
 //              the copy reach a busy GPU back to back
+//   kernel     AutoRange + CUPTI_KernelReplay: each run is its own start/stop window, the flush before
+//              it, and CUPTI replays the copy for every pass itself (saving and restoring memory)
 //   kscope     kscope's counters backend on the same runs (alone in its process)
 void set_profiling(CUcontext context, bool on) {
   if (on) {
@@ -626,12 +630,48 @@ void set_profiling(CUcontext context, bool on) {
   }
 }
 
+void print_variant(const std::string& variant, const char* set_name, const std::vector<std::string>& metrics,
+                   const Batch& b) {
+  const std::size_t per_run = b.ranges.size() % kFlushRuns == 0 ? b.ranges.size() / kFlushRuns : 0;
+  std::printf("VARIANT %-7s %-10s passes=%zu ranges_per_run=%.2f dropped=%zu ms_per_run=%.4f |", set_name,
+              variant.c_str(), b.passes, double(b.ranges.size()) / kFlushRuns, b.dropped, b.total / kFlushRuns);
+  for (std::size_t m = 0; m < metrics.size(); ++m)
+    std::printf(" %s=%s", metrics[m].c_str(), run_median(b, per_run, per_run - 1, std::ptrdiff_t(m), 1.0).c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+// The kernel variant: kFlushRuns windows per batch, the median batch of kReps after a warm-up.
+Batch kernel_replay_batch(RawProfiler& raw, kscope::device::L2Flusher& l2, const float* in, float* out) {
+  std::vector<Batch> batches;
+  for (int rep = 0; rep <= kReps; ++rep) {
+    Batch b;
+    const auto start = Clock::now();
+    raw.begin_batch();
+    for (std::size_t run = 0; run < kFlushRuns; ++run) {
+      l2.enqueue(cudaStreamLegacy);
+      kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+      raw.start();
+      kscope_test::launch_copy(in, out, kFloats);
+      if (!raw.stop()) throw std::runtime_error("kernel replay: passes left after the window's stop");
+      b.passes = 1;
+    }
+    b.dropped = raw.decode();
+    b.ranges = raw.evaluate();
+    b.total = ms_between(start, Clock::now());
+    if (rep > 0) batches.push_back(std::move(b));
+  }
+  std::sort(batches.begin(), batches.end(), [](const Batch& x, const Batch& y) { return x.total < y.total; });
+  return batches[batches.size() / 2];
+}
+
 void variant_row(const std::string& variant, const char* set_name, const std::vector<std::string>& metrics,
                  CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
                  kscope::device::L2Flusher& l2, const float* in, float* out) {
   const bool user = variant == "user" || variant == "user_wait";
   RawProfiler raw(context, chip, availability, metrics, kFlushImageRanges, kFlushImageRanges,
-                  user ? CUPTI_UserRange : CUPTI_AutoRange);
+                  user ? CUPTI_UserRange : CUPTI_AutoRange, variant == "kernel" ? CUPTI_KernelReplay : CUPTI_UserReplay);
+  if (variant == "kernel") return print_variant(variant, set_name, metrics, kernel_replay_batch(raw, l2, in, out));
   const auto flush = [&] {
     if (variant == "graph") l2.flush(cudaStreamLegacy);
     else l2.enqueue(cudaStreamLegacy);
@@ -639,7 +679,7 @@ void variant_row(const std::string& variant, const char* set_name, const std::ve
   };
   std::vector<std::string> names;  // one range name per run: CUPTI keys a user range by its name
   for (std::size_t run = 0; run < kFlushRuns; ++run) names.push_back(std::to_string(run));
-  const Batch b = median_batch(raw, [&] {
+  print_variant(variant, set_name, metrics, median_batch(raw, [&] {
     for (std::size_t run = 0; run < kFlushRuns; ++run) {
       if (variant == "gated") set_profiling(context, false);
       flush();
@@ -649,14 +689,7 @@ void variant_row(const std::string& variant, const char* set_name, const std::ve
       kscope_test::launch_copy(in, out, kFloats);
       if (user) raw.pop();
     }
-  });
-  const std::size_t per_run = b.ranges.size() % kFlushRuns == 0 ? b.ranges.size() / kFlushRuns : 0;
-  std::printf("VARIANT %-7s %-10s passes=%zu ranges_per_run=%.2f dropped=%zu ms_per_run=%.4f |", set_name,
-              variant.c_str(), b.passes, double(b.ranges.size()) / kFlushRuns, b.dropped, b.total / kFlushRuns);
-  for (std::size_t m = 0; m < metrics.size(); ++m)
-    std::printf(" %s=%s", metrics[m].c_str(), run_median(b, per_run, per_run - 1, std::ptrdiff_t(m), 1.0).c_str());
-  std::printf("\n");
-  std::fflush(stdout);
+  }));
 }
 
 // FIRST rows (issue 29): one counter result with CUPTI called directly, step by step (ms), in a

@@ -3,8 +3,9 @@
 // Pure logic, decided before every batch (the sampling plan decides after every run).
 //   One pass per run (cupti, events, counters with a one-pass metric set): as many runs as the
 //     backend takes, and pass 1 takes no more once the batch's oldest run is 20 ms old: a batch
-//     then only shares a collection cost, and the age bounds how far the sweep runs past an
-//     adaptive stop or a time budget.
+//     then only shares a collection cost (the cupti backend's is ~0.3 ms), and the age bounds how
+//     far the sweep runs past a time budget. Adaptive sampling: 64 runs (or the warm-ups and
+//     min_runs, if more) first, then doubling, so at most about half the runs lie past the stop.
 //   Several passes per run (counters): each batch pays every pass's fixed cost (CUPTI's start and
 //     stop, ~10 ms a pass), so there is no age limit. Fixed sampling takes every run the config still
 //     needs, up to the backend's limit (its memory bound); adaptive sampling starts with the
@@ -29,9 +30,10 @@ class BatchPlanner {
   Batch next(std::size_t done, std::size_t limit, std::size_t backend_max) const;
 
   static constexpr double kMaxBatchSeconds = 0.02;
+  static constexpr std::size_t kOnePassFirstBatch = 64;
 
  private:
-  std::size_t first_batch_;  // adaptive, several passes: warm-ups and min_runs
+  std::size_t first_batch_;  // adaptive: the first batch, then the runs so far double each batch
   bool adaptive_;
   bool several_passes_;
 };

@@ -55,6 +55,17 @@ TEST(BatchPlanner, OnePassBackendsBatchAsTheCuptiBackendAlwaysDid) {
   EXPECT_DOUBLE_EQ(BatchPlanner(fixed(5), 0).next(0, 6, 64).max_age_s, 0.02);  // no counters at all
 }
 
+TEST(BatchPlanner, AdaptiveSamplingWithOnePassStartsAt64RunsThenDoubles) {
+  // At most about half the runs measured lie past an adaptive stop, however large the backend's batches.
+  const BatchPlanner planner(adaptive(10), 1);
+  EXPECT_EQ(batches(planner, 1 + 1000, 1024), (std::vector<std::size_t>{64, 64, 128, 256, 489}));
+  EXPECT_DOUBLE_EQ(planner.next(64, 1001, 1024).max_age_s, 0.02);
+  // More warm-ups and min_runs than 64: all of them first.
+  EXPECT_EQ(BatchPlanner(adaptive(100, 2), 1).next(0, 1000, 1024).runs, 102u);
+  // Fixed sampling: every run the config needs, up to the backend's limit.
+  EXPECT_EQ(batches(BatchPlanner(fixed(1000), 1), 1 + 1000, 1024), (std::vector<std::size_t>{1001}));
+}
+
 TEST(BatchPlanner, SeveralPassesTakeEveryRunTheConfigNeedsUpToTheBackendsLimit) {
   const BatchPlanner planner(fixed(50), 8);
   const auto batch = planner.next(0, 51, 135);
