@@ -1,8 +1,11 @@
 """Profiling through the engine on the simulated backend: the DataFrames, derive_metric,
 normalize_against, kernel rules, annotations, failures, options and files."""
 
+import contextlib
+import io
 import math
 import os
+import re
 
 import numpy as np
 import pandas as pd
@@ -352,6 +355,19 @@ def _has_gpu():
 def test_silent_prints_nothing(sim, capfd):
     kscope.analyze.kernel(configs=[(1,)], **QUIET)(durations(sim, [1, 1]))()
     assert capfd.readouterr() == ("", "")
+
+
+def test_debug_says_where_each_configs_time_went(sim):
+    # kscope's own cost, per config: its runs and batches, and a split of its wall time that adds up.
+    log = io.StringIO()
+    with contextlib.redirect_stderr(log):
+        kscope.analyze.kernel(configs=[(1,), (2,)], runs=50, verbosity="debug")(durations(sim, [5.0] * 200))()
+    lines = re.findall(r"config (\d)/2: (\d+) runs in (\d+) batches, ([\d.]+) ms: bodies ([\d.]+) ms .*"
+                       r"collecting ([\d.]+) ms .*recording ([\d.]+) ms", log.getvalue())
+    assert [line[:2] for line in lines] == [("1", "51"), ("2", "51")]
+    for _, _, batches, wall, *parts in lines:
+        assert int(batches) >= 1
+        assert 0 < sum(map(float, parts)) <= float(wall)
 
 
 def test_output_csv_files(sim, tmp_path):
