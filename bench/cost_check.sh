@@ -12,11 +12,12 @@
 #                                   process (counters_floor first 1: initialise, availability, config
 #                                   image, enable, one pass, decode, evaluate); ncu: its fixed cost
 #   counters, later call            the rest of a later call (the kept range profiler reused)
-#   counters, the flush's ranges    counters_floor variant bench5 inside graph: the 5-metric set on a
-#                                   16 MiB copy with the flush's memset and discard kernel launched one
-#                                   by one (inside the ranges, as before issue 29) and as kscope's one
-#                                   graph launch: ranges per run, ms per run, and each metric of the
-#                                   copy side by side (the values must agree within 1%)
+#   counters, the flush's ranges    counters_floor variant bench5 inside, then kscope: the 5-metric
+#                                   set on a 16 MiB copy after the flush, CUPTI called directly with
+#                                   the flush's memset and discard kernel launched one by one (inside
+#                                   the ranges), and kscope's counters backend on the same runs:
+#                                   ranges per run, ms per run, and each metric of the copy side by
+#                                   side (the values must agree within 1%)
 #   durations (Python, cupti)       bench/durations_cost.py on the add of 2^20 floats: the fixed cost
 #                                   of a call, and the wall time per cold run against the GPU's busy
 #                                   time per run (the add's duration + kscope's L2 flush back to back,
@@ -46,7 +47,8 @@ step first_cold "$bench/counters_overhead" --first  # no configuration image on 
 step overhead "$bench/counters_overhead" --overhead  # its FIRST: a later process, the image from disk
 step floor_first "$bench/counters_floor" first 1
 step floor "$bench/counters_floor" floor 1 bench5
-step variants "$bench/counters_floor" variant bench5 inside graph
+step variants "$bench/counters_floor" variant bench5 inside
+step variants_kscope "$bench/counters_floor" variant bench5 kscope  # alone in its process
 step durations_gpu "$bench/kscope_overhead" --call-breakdown
 if python3 -c "import kscope, torch; assert torch.cuda.is_available()" 2> /dev/null; then
   step durations python3 bench/durations_cost.py
@@ -108,11 +110,12 @@ for n, w in walls.items():
     if 5 in w and 25 in w:
         ncu[n] = 1e3 * (w[25] - w[5]) / 20
         ncu_fixed[n] = 1e3 * w[5] - 5 * ncu[n]
-py = {}
+py, splits = {}, []
 for line in lines("durations.txt"):
     f = line.split()
     if f[0] != "PY": continue
-    if len(f) == 3: py[f[1]] = float(f[2])
+    if f[1] == "split": splits.append(" ".join(f[2:]))
+    elif len(f) == 3: py[f[1]] = float(f[2])
     else: py[(f[1], f[2])] = (float(f[4]), float(f[6]))
 flush_us = nan
 for line in lines("durations_gpu.txt"):
@@ -168,23 +171,28 @@ print(header)
 for what, value, fl, theirs, events, target, met in rows:
     print(f"{what:<46} {fmt(value):>10} {fmt(fl):>10} {fmt(ratio(value, fl), 2):>7} {fmt(theirs):>10} "
           f"{fmt(ratio(theirs, value), 1):>7} {fmt(events, 2):>9} {fmt(ratio(value, events), 2):>8}  {target}: {met}")
+if splits:
+    print()
+    print("where a 1000-run durations call's time went, per run in us (kscope's debug log, bench/durations_cost.py):")
+    for split in splits:
+        print("  " + split)
 variants = {}
-for line in lines("variants.txt"):  # VARIANT <set> <name> passes=.. ranges_per_run=.. dropped=.. ms_per_run=.. | m=v ...
+for line in lines("variants.txt") + lines("variants_kscope.txt"):  # VARIANT <set> <name> passes=.. ranges_per_run=.. dropped=.. ms_per_run=.. | m=v ...
     if not line.startswith("VARIANT") or "|" not in line: continue
     head, values = line.split("|", 1)
     fields = dict(re.findall(r"(\S+)=(\S+)", head))
     variants[head.split()[2]] = (fields, dict(re.findall(r"(\S+)=(\S+)", values)))
-if "inside" in variants and "graph" in variants:
+if "inside" in variants and "kscope" in variants:
     print()
-    print("the L2 flush inside the ranges (memset and discard kernel launched one by one, as before issue 29) and")
-    print("as kscope's one graph launch, 5 metrics on a 16 MiB copy after the flush (median over 50 runs):")
-    for name in ("inside", "graph"):
+    print("5 metrics on a 16 MiB copy after the L2 flush (median over 50 runs): CUPTI called directly, the flush's")
+    print("memset and discard kernel launched one by one inside the ranges, and kscope's counters backend:")
+    for name in ("inside", "kscope"):
         f = variants[name][0]
         print(f"  {name:<7} ranges per run {f.get('ranges_per_run')}, ms per run {f.get('ms_per_run')}")
-    print(f"  {'metric':<52} {'inside':>12} {'graph':>12} {'diff':>8}")
+    print(f"  {'metric':<52} {'inside':>12} {'kscope':>12} {'diff':>8}")
     worst = 0.0
     for metric, before in variants["inside"][1].items():
-        after = variants["graph"][1].get(metric, "-")
+        after = variants["kscope"][1].get(metric, "-")
         try:
             diff = 100 * (float(after) - float(before)) / float(before)
             worst = max(worst, abs(diff))
