@@ -1,6 +1,8 @@
 #pragma once
 // Wall time summed into a total: for the debug log's account of where kscope's own time goes.
 #include <chrono>
+#include <cstdio>
+#include <string>
 
 namespace kscope::detail {
 
@@ -16,5 +18,12 @@ class TimeInto {
   double& total_;
   std::chrono::steady_clock::time_point started_;
 };
+
+// "12.345 ms", for seconds summed by TimeInto.
+inline std::string as_milliseconds(double seconds) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.3f ms", 1e3 * seconds);
+  return text;
+}
 
 }  // namespace kscope::detail

@@ -406,11 +406,11 @@ void Session::check_first_config(const Config& config) {
 
 void Session::finish_config(const Config& config) {
   if (log_enabled(LogLevel::debug)) {
-    const auto ms = [](double s) { return fixed(1e3 * s, 3) + " ms"; };
+    const auto ms = as_milliseconds;
     log_debug("config " + std::to_string(config.index() + 1) + "/" + std::to_string(configs_.size()) + ": " +
-              std::to_string(next_run_) + " runs in " +
-              std::to_string(time_.batches) + " batches, " + ms(now_s() - time_.started_s) + ": bodies " +
-              ms(time_.bodies_s) + " (the body's calls with kscope's per-run work), collecting " + ms(time_.collect_s) +
+              std::to_string(next_run_) + " runs in " + std::to_string(time_.batches) + " batches, " +
+              ms(now_s() - time_.started_s) + ": bodies " + ms(time_.bodies_s) +
+              " (the body's calls with kscope's per-run work), collecting " + ms(time_.collect_s) +
               " (waiting for the GPU and the backend's records), recording " + ms(time_.record_s));
   }
   aggregator_.set_config_outcome(config.index(), converged_, thermal_.pauses() - pauses_before_config_);

@@ -18,7 +18,6 @@
 #include "base/elapsed.hpp"
 #include "core/backend_choice.hpp"
 #include "core/log.hpp"
-#include "core/suggest.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -277,10 +276,11 @@ void CuptiBackend::begin_session(const Settings& settings) {
 void CuptiBackend::end_session() noexcept {
   if (!session_open_) return;
   if (time_.collections > 0 && detail::log_enabled(detail::LogLevel::debug)) {
-    const auto ms = [](double s) { return detail::fixed(1e3 * s, 3) + " ms"; };
+    using detail::as_milliseconds;
     detail::log_debug("cupti: " + std::to_string(time_.collections) + " collections: waiting for the GPU " +
-                      ms(time_.synchronize_s) + ", CUPTI's activity flush " + ms(time_.flush_s) +
-                      ", attributing the records " + ms(time_.attribute_s));
+                      as_milliseconds(time_.synchronize_s) + ", CUPTI's activity flush " +
+                      as_milliseconds(time_.flush_s) + ", attributing the records " +
+                      as_milliseconds(time_.attribute_s));
   }
   time_ = {};
   Tracer::instance().end_session();
