@@ -617,6 +617,11 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
 //              the copy reach a busy GPU back to back
 //   kernel     AutoRange + CUPTI_KernelReplay: each run is its own start/stop window, the flush before
 //              it, and CUPTI replays the copy for every pass itself (saving and restoring memory)
+//   legacy     CUPTI's older Profiler API (cupti_profiler_target.h, deprecated in CUDA 13.0) in a session
+//              of its own: AutoRange + UserReplay, profiling disabled during each flush and enabled
+//              around the copy, so only the copy is a range; its counter data image made by a range
+//              profiler object that is disabled again, the host API's config image (can the two
+//              API families share them? the row says)
 //   kscope     kscope's counters backend on the same runs (alone in its process)
 void set_profiling(CUcontext context, bool on) {
   if (on) {
@@ -641,6 +646,12 @@ void print_variant(const std::string& variant, const char* set_name, const std::
   std::fflush(stdout);
 }
 
+// The batch of median total time.
+Batch median_by_total(std::vector<Batch> batches) {
+  std::sort(batches.begin(), batches.end(), [](const Batch& x, const Batch& y) { return x.total < y.total; });
+  return batches[batches.size() / 2];
+}
+
 // The kernel variant: kFlushRuns windows per batch, the median batch of kReps after a warm-up.
 Batch kernel_replay_batch(RawProfiler& raw, kscope::device::L2Flusher& l2, const float* in, float* out) {
   std::vector<Batch> batches;
@@ -661,13 +672,105 @@ Batch kernel_replay_batch(RawProfiler& raw, kscope::device::L2Flusher& l2, const
     b.total = ms_between(start, Clock::now());
     if (rep > 0) batches.push_back(std::move(b));
   }
-  std::sort(batches.begin(), batches.end(), [](const Batch& x, const Batch& y) { return x.total < y.total; });
-  return batches[batches.size() / 2];
+  return median_by_total(std::move(batches));
+}
+
+// The legacy variant: kFlushRuns runs per pass, the median batch of kReps after a warm-up (the
+// counter data image is made before each batch's clock starts).
+Batch legacy_gated_batch(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
+                         const std::vector<std::string>& metrics, kscope::device::L2Flusher& l2, const float* in,
+                         float* out) {
+  raw::Names names;
+  for (const auto& m : metrics) names.push_back(m.c_str());
+  CUpti_Profiler_Host_Object* host = raw::host_object(chip, &availability);
+  raw::add_metrics(host, names);
+  const std::vector<std::uint8_t> config = raw::config_image(host);
+  std::vector<Batch> batches;
+  try {
+    for (int rep = 0; rep <= kReps; ++rep) {
+      std::vector<std::uint8_t> data;
+      CUpti_RangeProfiler_Object* object = raw::enable(context);
+      data.resize(raw::counter_data_size(object, names, kFlushImageRanges));
+      raw::initialize_image(object, data);
+      raw::disable(object);
+      auto scratch_size = CUPTI_PARAMS(CUpti_Profiler_CounterDataImage_CalculateScratchBufferSize_Params);
+      scratch_size.counterDataImageSize = data.size();
+      scratch_size.pCounterDataImage = data.data();
+      cupti(cuptiProfilerCounterDataImageCalculateScratchBufferSize(&scratch_size),
+            "cuptiProfilerCounterDataImageCalculateScratchBufferSize");
+      std::vector<std::uint8_t> scratch(scratch_size.counterDataScratchBufferSize);
+      auto scratch_init = CUPTI_PARAMS(CUpti_Profiler_CounterDataImage_InitializeScratchBuffer_Params);
+      scratch_init.counterDataImageSize = data.size();
+      scratch_init.pCounterDataImage = data.data();
+      scratch_init.counterDataScratchBufferSize = scratch.size();
+      scratch_init.pCounterDataScratchBuffer = scratch.data();
+      cupti(cuptiProfilerCounterDataImageInitializeScratchBuffer(&scratch_init),
+            "cuptiProfilerCounterDataImageInitializeScratchBuffer");
+
+      Batch b;
+      const auto start = Clock::now();
+      auto session = CUPTI_PARAMS(CUpti_Profiler_BeginSession_Params);
+      session.ctx = context;
+      session.counterDataImageSize = data.size();
+      session.pCounterDataImage = data.data();
+      session.counterDataScratchBufferSize = scratch.size();
+      session.pCounterDataScratchBuffer = scratch.data();
+      session.range = CUPTI_AutoRange;
+      session.replayMode = CUPTI_UserReplay;
+      session.maxRangesPerPass = kFlushImageRanges;
+      session.maxLaunchesPerPass = kFlushImageRanges;
+      cupti(cuptiProfilerBeginSession(&session), "cuptiProfilerBeginSession");
+      auto set = CUPTI_PARAMS(CUpti_Profiler_SetConfig_Params);
+      set.ctx = context;
+      set.pConfig = config.data();
+      set.configSize = config.size();
+      set.minNestingLevel = 1;
+      set.numNestingLevels = 1;
+      set.targetNestingLevel = 1;
+      cupti(cuptiProfilerSetConfig(&set), "cuptiProfilerSetConfig");
+      for (bool more = true; more; ++b.passes) {
+        auto begin = CUPTI_PARAMS(CUpti_Profiler_BeginPass_Params);
+        begin.ctx = context;
+        cupti(cuptiProfilerBeginPass(&begin), "cuptiProfilerBeginPass");
+        for (std::size_t run = 0; run < kFlushRuns; ++run) {
+          l2.enqueue(cudaStreamLegacy);
+          kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+          set_profiling(context, true);
+          kscope_test::launch_copy(in, out, kFloats);
+          set_profiling(context, false);
+        }
+        auto end = CUPTI_PARAMS(CUpti_Profiler_EndPass_Params);
+        end.ctx = context;
+        cupti(cuptiProfilerEndPass(&end), "cuptiProfilerEndPass");
+        more = !end.allPassesSubmitted;
+      }
+      auto flush = CUPTI_PARAMS(CUpti_Profiler_FlushCounterData_Params);
+      flush.ctx = context;
+      cupti(cuptiProfilerFlushCounterData(&flush), "cuptiProfilerFlushCounterData");
+      b.dropped = flush.numRangesDropped;
+      auto unset = CUPTI_PARAMS(CUpti_Profiler_UnsetConfig_Params);
+      unset.ctx = context;
+      cupti(cuptiProfilerUnsetConfig(&unset), "cuptiProfilerUnsetConfig");
+      auto end_session = CUPTI_PARAMS(CUpti_Profiler_EndSession_Params);
+      end_session.ctx = context;
+      cupti(cuptiProfilerEndSession(&end_session), "cuptiProfilerEndSession");
+      for (std::size_t r = 0, n = raw::ranges(data); r < n; ++r) b.ranges.push_back(raw::evaluate(host, data, r, names));
+      b.total = ms_between(start, Clock::now());
+      if (rep > 0) batches.push_back(std::move(b));
+    }
+  } catch (...) {
+    raw::free_host_object(host);
+    throw;
+  }
+  raw::free_host_object(host);
+  return median_by_total(std::move(batches));
 }
 
 void variant_row(const std::string& variant, const char* set_name, const std::vector<std::string>& metrics,
                  CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
                  kscope::device::L2Flusher& l2, const float* in, float* out) {
+  if (variant == "legacy")
+    return print_variant(variant, set_name, metrics, legacy_gated_batch(context, chip, availability, metrics, l2, in, out));
   const bool user = variant == "user" || variant == "user_wait";
   RawProfiler raw(context, chip, availability, metrics, kFlushImageRanges, kFlushImageRanges,
                   user ? CUPTI_UserRange : CUPTI_AutoRange, variant == "kernel" ? CUPTI_KernelReplay : CUPTI_UserReplay);
