@@ -646,6 +646,14 @@ void print_variant(const std::string& variant, const char* set_name, const std::
   std::fflush(stdout);
 }
 
+// kscope's flush (its memset and discard kernel one by one, or as one graph launch), then a host
+// sync, as CountersBackend::flush_cache does.
+void flush_and_wait(kscope::device::L2Flusher& l2, bool as_graph) {
+  if (as_graph) l2.flush(cudaStreamLegacy);
+  else l2.enqueue(cudaStreamLegacy);
+  kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+}
+
 // The batch of median total time.
 Batch median_by_total(std::vector<Batch> batches) {
   std::sort(batches.begin(), batches.end(), [](const Batch& x, const Batch& y) { return x.total < y.total; });
@@ -660,8 +668,7 @@ Batch kernel_replay_batch(RawProfiler& raw, kscope::device::L2Flusher& l2, const
     const auto start = Clock::now();
     raw.begin_batch();
     for (std::size_t run = 0; run < kFlushRuns; ++run) {
-      l2.enqueue(cudaStreamLegacy);
-      kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+      flush_and_wait(l2, false);
       raw.start();
       kscope_test::launch_copy(in, out, kFloats);
       if (!raw.stop()) throw std::runtime_error("kernel replay: passes left after the window's stop");
@@ -733,8 +740,7 @@ Batch legacy_gated_batch(CUcontext context, const std::string& chip, const std::
         begin.ctx = context;
         cupti(cuptiProfilerBeginPass(&begin), "cuptiProfilerBeginPass");
         for (std::size_t run = 0; run < kFlushRuns; ++run) {
-          l2.enqueue(cudaStreamLegacy);
-          kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+          flush_and_wait(l2, false);
           set_profiling(context, true);
           kscope_test::launch_copy(in, out, kFloats);
           set_profiling(context, false);
@@ -775,17 +781,12 @@ void variant_row(const std::string& variant, const char* set_name, const std::ve
   RawProfiler raw(context, chip, availability, metrics, kFlushImageRanges, kFlushImageRanges,
                   user ? CUPTI_UserRange : CUPTI_AutoRange, variant == "kernel" ? CUPTI_KernelReplay : CUPTI_UserReplay);
   if (variant == "kernel") return print_variant(variant, set_name, metrics, kernel_replay_batch(raw, l2, in, out));
-  const auto flush = [&] {
-    if (variant == "graph") l2.flush(cudaStreamLegacy);
-    else l2.enqueue(cudaStreamLegacy);
-    kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
-  };
   std::vector<std::string> names;  // one range name per run: CUPTI keys a user range by its name
   for (std::size_t run = 0; run < kFlushRuns; ++run) names.push_back(std::to_string(run));
   print_variant(variant, set_name, metrics, median_batch(raw, [&] {
     for (std::size_t run = 0; run < kFlushRuns; ++run) {
       if (variant == "gated") set_profiling(context, false);
-      flush();
+      flush_and_wait(l2, variant == "graph");
       if (variant == "gated") set_profiling(context, true);
       if (variant == "user_wait") kscope_test::launch_spin(20'000);
       if (user) raw.push(names[run].c_str());
