@@ -22,6 +22,7 @@ namespace fs = std::filesystem;
 using kscope::counters::CachedConfig;
 using kscope::counters::ConfigCache;
 using kscope::counters::ConfigKey;
+using kscope_test::ScopedEnv;
 
 ConfigKey key(std::vector<std::uint8_t> availability = {1, 2, 3}) {
   return {"GH100", {"gpu__time_duration.sum", "dram__bytes_read.sum"}, std::move(availability), "cupti 130001"};
@@ -46,20 +47,6 @@ std::string read(const fs::path& path) {
 void write(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
-
-// Sets an environment variable for the scope; restores it after.
-class Environment {
- public:
-  Environment(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~Environment() { old_ ? setenv(name_, old_->c_str(), 1) : unsetenv(name_); }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 }  // namespace
 
@@ -151,20 +138,20 @@ TEST(ConfigCache, TwoProcessesSharingTheCacheNeverReadATornFile) {
 
 TEST(ConfigCache, LivesUnderXdgCacheHomeElseHome) {
   {
-    Environment xdg("XDG_CACHE_HOME", "/somewhere/cache");
+    ScopedEnv xdg("XDG_CACHE_HOME", "/somewhere/cache");
     EXPECT_EQ(ConfigCache::for_user().directory(), fs::path("/somewhere/cache/kscope"));
   }
-  Environment home("HOME", "/home/someone");
+  ScopedEnv home("HOME", "/home/someone");
   {
-    Environment xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
     EXPECT_EQ(ConfigCache::for_user().directory(), fs::path("/home/someone/.cache/kscope"));
   }
   {
-    Environment relative("XDG_CACHE_HOME", "relative/cache");  // not absolute: ignored, as the XDG spec says
+    ScopedEnv relative("XDG_CACHE_HOME", "relative/cache");  // not absolute: ignored, as the XDG spec says
     EXPECT_EQ(ConfigCache::for_user().directory(), fs::path("/home/someone/.cache/kscope"));
   }
-  Environment no_home("HOME", nullptr);
-  Environment xdg("XDG_CACHE_HOME", nullptr);
+  ScopedEnv no_home("HOME", std::nullopt);
+  ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
   EXPECT_TRUE(ConfigCache::for_user().directory().empty());
 }
 

@@ -16,19 +16,13 @@
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
+using kscope_test::quiet;
 
 namespace {
-
-Settings quiet(std::size_t runs = 3) {
-  Settings s;
-  s.runs = runs;
-  s.warmup_runs = 1;
-  s.verbosity = Verbosity::quiet;
-  return s;
-}
 
 // Two annotations per run, as Nsight Python's collector tests.
 Body two_annotations(SimulatedBackend& backend) {

@@ -17,9 +17,12 @@
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 using namespace kscope::ncu;
+using kscope_test::quiet;
+using kscope_test::ScopedEnv;
 namespace fs = std::filesystem;
 
 namespace {
@@ -46,38 +49,8 @@ struct TempDir {
   }
 };
 
-// Sets (or, for nullopt, unsets) environment variables for one test, and restores them after.
-class ScopedEnv {
- public:
-  explicit ScopedEnv(std::vector<std::pair<std::string, std::optional<std::string>>> vars) {
-    for (auto& [name, value] : vars) {
-      const char* old = std::getenv(name.c_str());
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-      set(name, value);
-    }
-  }
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_) set(name, value);
-  }
-
- private:
-  static void set(const std::string& name, const std::optional<std::string>& value) {
-    if (value) setenv(name.c_str(), value->c_str(), 1);
-    else unsetenv(name.c_str());
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-Settings quiet(std::size_t runs = 2) {
-  Settings s;
-  s.runs = runs;
-  s.warmup_runs = 1;
-  s.verbosity = Verbosity::quiet;
-  return s;
-}
-
 Settings ncu_settings(const TempDir& dir) {
-  Settings s = quiet();
+  Settings s = quiet(2);
   s.backend = Backend::ncu;
   s.output_prefix = (dir.path / "e2e_").string();
   return s;
@@ -103,7 +76,7 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(NcuChildBackend, RecordsTheRegionsOfRecordedRunsOnly) {
   ChildBackend backend({"gpu__time_duration.sum"});
-  profile_with_backend(saxpy_sweep(), quiet(), [](const Config& c) {
+  profile_with_backend(saxpy_sweep(), quiet(2), [](const Config& c) {
     {
       Annotation a("first");
       if (c.index() == 1) a.mark_failed("skipped for n=2048");
@@ -135,7 +108,7 @@ TEST(NcuReport, AppliesTheEngineRulesToTheKernelsNcuMeasured) {
   info.backend = Backend::ncu;
   info.clock_control = ClockControl::base;  // ncu held the clocks
   info.report_path = "/tmp/r.ncu-rep";
-  Settings s = quiet();
+  Settings s = quiet(2);
   s.ignore_kernel_list = {"memset_kernel"};
   const Results r =
       results_from_report(Sweep().axis("n", {1}), s, info, {{"gpu__time_duration.sum", "ns", ""}}, m, kernels);
@@ -152,7 +125,7 @@ TEST(NcuSession, ReRunsThisProgramUnderNcuAndReturnsTheReportAsResults) {
   ScopedEnv env({{"KSCOPE_NCU", kFakeNcu}, {"FAKE_NCU_REPORT", "saxpy"}, {"FAKE_NCU_MODE", std::nullopt}});
   // An earlier profile() call: in the child it must return empty results without running.
   try {
-    Settings events = quiet();
+    Settings events = quiet(2);
     events.backend = Backend::events;
     const Results early = profile(Sweep().axis("m", {1}), events, [](const Config&) {
       if (in_ncu_child()) std::_Exit(42);  // the body of a non-target call ran in the child

@@ -21,16 +21,9 @@
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
 using kscope_test::error_of;
+using kscope_test::quiet;
 
 namespace {
-
-Settings quiet(std::size_t runs = 3) {
-  Settings s;
-  s.runs = runs;
-  s.warmup_runs = 1;
-  s.verbosity = Verbosity::quiet;
-  return s;
-}
 
 // The message of the SweepError's cause, and the cause's type check.
 template <typename Cause>

@@ -28,30 +28,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Sets environment variables for a test and restores them after it.
-class Environment {
- public:
-  Environment(std::initializer_list<std::pair<const char*, const char*>> values) {
-    for (const char* name : kNames) {
-      const char* old = std::getenv(name);
-      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
-      ::unsetenv(name);
-    }
-    for (const auto& [name, value] : values) ::setenv(name, value, 1);
-  }
-  ~Environment() {
-    for (const auto& [name, value] : saved_) {
-      if (value) ::setenv(name.c_str(), value->c_str(), 1);
-      else ::unsetenv(name.c_str());
-    }
-  }
-
- private:
-  static constexpr const char* kNames[] = {"KSCOPE_SHARD",         "RANK",           "WORLD_SIZE",
-                                           "LOCAL_RANK",           "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
-                                           "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"};
-  std::map<std::string, std::optional<std::string>> saved_;
-};
+// The launchers' variables for a test: those given, the others unset; restored after it.
+kscope_test::ScopedEnv launcher_environment(std::initializer_list<std::pair<const char*, const char*>> given) {
+  kscope_test::ScopedEnv::Variables variables;
+  for (const char* name : {"KSCOPE_SHARD", "RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_ARRAY_TASK_ID",
+                           "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"})
+    variables.emplace_back(name, std::nullopt);
+  for (const auto& [name, value] : given) variables.emplace_back(name, value);
+  return kscope_test::ScopedEnv(variables);
+}
 
 Sweep sweep_of(int configs) {
   std::vector<Value> n;
@@ -139,18 +124,19 @@ TEST(Shard, ParsesIndexSlashCount) {
 
 TEST(Shard, ComesFromTheLaunchersEnvironment) {
   {
-    Environment env{};
+    const auto env = launcher_environment({});
     EXPECT_FALSE(shard_from_environment());
   }
   {
-    Environment env{{"KSCOPE_SHARD", "2/5"}, {"RANK", "1"}, {"WORLD_SIZE", "4"}};
+    const auto env = launcher_environment({{"KSCOPE_SHARD", "2/5"}, {"RANK", "1"}, {"WORLD_SIZE", "4"}});
     const auto s = shard_from_environment();
     ASSERT_TRUE(s);
     EXPECT_EQ(s->shard, (Shard{2, 5}));  // KSCOPE_SHARD first: it is the user's explicit choice
     EXPECT_EQ(s->launcher, "KSCOPE_SHARD");
   }
   {
-    Environment env{{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"}, {"SLURM_ARRAY_TASK_ID", "1"}};
+    const auto env =
+        launcher_environment({{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"}, {"SLURM_ARRAY_TASK_ID", "1"}});
     const auto s = shard_from_environment();
     ASSERT_TRUE(s);
     EXPECT_EQ(s->shard, (Shard{3, 8}));
@@ -158,10 +144,10 @@ TEST(Shard, ComesFromTheLaunchersEnvironment) {
     EXPECT_EQ(s->local_rank, 3);
   }
   {
-    Environment env{{"SLURM_ARRAY_TASK_ID", "7"},
-                    {"SLURM_ARRAY_TASK_MIN", "1"},
-                    {"SLURM_ARRAY_TASK_STEP", "2"},
-                    {"SLURM_ARRAY_TASK_COUNT", "5"}};  // --array=1-9:2
+    const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "7"},
+                                           {"SLURM_ARRAY_TASK_MIN", "1"},
+                                           {"SLURM_ARRAY_TASK_STEP", "2"},
+                                           {"SLURM_ARRAY_TASK_COUNT", "5"}});  // --array=1-9:2
     const auto s = shard_from_environment();
     ASSERT_TRUE(s);
     EXPECT_EQ(s->shard, (Shard{3, 5}));
@@ -169,17 +155,19 @@ TEST(Shard, ComesFromTheLaunchersEnvironment) {
     EXPECT_EQ(s->local_rank, -1);
   }
   {
-    Environment env{{"RANK", "4"}, {"WORLD_SIZE", "4"}};
+    const auto env = launcher_environment({{"RANK", "4"}, {"WORLD_SIZE", "4"}});
     EXPECT_NE(error_of([] { shard_from_environment(); }).find("RANK=4, WORLD_SIZE=4: shard index 4 is not below"),
               std::string::npos);
   }
   {
-    Environment env{{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_STEP", "2"},
-                    {"SLURM_ARRAY_TASK_COUNT", "5"}};
+    const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "4"},
+                                           {"SLURM_ARRAY_TASK_MIN", "1"},
+                                           {"SLURM_ARRAY_TASK_STEP", "2"},
+                                           {"SLURM_ARRAY_TASK_COUNT", "5"}});
     EXPECT_NE(error_of([] { shard_from_environment(); }).find("not an evenly stepped array index"), std::string::npos);
   }
   {
-    Environment env{{"SLURM_ARRAY_TASK_ID", "4"}};
+    const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "4"}});
     EXPECT_NE(error_of([] { shard_from_environment(); }).find("SLURM_ARRAY_TASK_MIN is not set"), std::string::npos);
   }
 }
@@ -195,7 +183,7 @@ TEST(Shard, MeasuresOnlyItsConfigs) {
 }
 
 TEST(Shard, KscopeShardInTheEnvironmentShardsAnUnchangedProgram) {
-  Environment env{{"KSCOPE_SHARD", "0/3"}};
+  const auto env = launcher_environment({{"KSCOPE_SHARD", "0/3"}});
   const Results r = measure(base_settings());
   ASSERT_TRUE(r.settings().shard);
   EXPECT_EQ(*r.settings().shard, (Shard{0, 3}));

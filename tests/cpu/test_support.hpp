@@ -1,13 +1,28 @@
 #pragma once
-// Helpers shared by the CPU tests: the message of an expected error, and a scratch directory.
+// Helpers shared by the CPU tests: quiet settings, the message of an expected error, a scratch
+// directory, and environment variables set for a scope.
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kscope/errors.hpp"
+#include "kscope/settings.hpp"
 
 namespace kscope_test {
+
+// A short sweep that prints nothing: `runs` runs after one warm-up run.
+inline kscope::Settings quiet(std::size_t runs = 3) {
+  kscope::Settings s;
+  s.runs = runs;
+  s.warmup_runs = 1;
+  s.verbosity = kscope::Verbosity::quiet;
+  return s;
+}
 
 // The message of the `Expected` exception `f` throws; a text saying none came otherwise.
 template <typename Expected = kscope::ConfigError, typename F>
@@ -35,6 +50,33 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// Sets (or, for nullopt, unsets) environment variables for a scope, and restores them after it.
+class ScopedEnv {
+ public:
+  using Variables = std::vector<std::pair<std::string, std::optional<std::string>>>;
+  explicit ScopedEnv(const Variables& variables) {
+    for (const auto& [name, value] : variables) {
+      const char* old = std::getenv(name.c_str());
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      set(name, value);
+    }
+  }
+  ScopedEnv(const std::string& name, const std::optional<std::string>& value) : ScopedEnv(Variables{{name, value}}) {}
+  ~ScopedEnv() {
+    // Backwards, so that a name given twice gets back its value from before the first.
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) set(it->first, it->second);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  static void set(const std::string& name, const std::optional<std::string>& value) {
+    if (value) setenv(name.c_str(), value->c_str(), 1);
+    else unsetenv(name.c_str());
+  }
+  Variables saved_;
 };
 
 }  // namespace kscope_test
