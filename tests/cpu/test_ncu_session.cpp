@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <optional>
 
 #include "backends/ncu/child_backend.hpp"
@@ -21,6 +20,7 @@
 
 using namespace kscope;
 using namespace kscope::ncu;
+using kscope_test::error_of;
 using kscope_test::quiet;
 using kscope_test::ScopedEnv;
 namespace fs = std::filesystem;
@@ -59,18 +59,6 @@ Settings ncu_settings(const TempDir& dir) {
 Sweep saxpy_sweep() { return Sweep().axis("n", {1024, 2048, 4096}); }
 
 void saxpy_body(const Config&) { Annotation a("saxpy"); }
-
-template <typename E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("another exception: ") + e.what();
-  }
-  return "no exception";
-}
 
 }  // namespace
 

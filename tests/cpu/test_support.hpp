@@ -3,7 +3,6 @@
 // directory, and environment variables set for a scope.
 #include <stdlib.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
