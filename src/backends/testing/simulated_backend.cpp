@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/tensor_checks.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
 
@@ -10,19 +11,44 @@ namespace kscope::testing {
 
 SimulatedBackend::SimulatedBackend() = default;
 
-void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns) {
+void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns,
+                              std::uintptr_t stream) {
+  std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
-  const auto start = gpu_clock_ns_ + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
-  gpu_clock_ns_ = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
-  batch_[current_run_].launches.push_back(Launch{current_region_, kernel_name, duration_ns, {start, gpu_clock_ns_}});
+  std::uint64_t& stream_end = stream_end_ns_[stream];
+  const auto start = std::max(stream_end, issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
+  stream_end = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
+  issued_ns_ = start;
+  batch_[current_run_].launches.push_back(
+      Launch{current_region_, kernel_name, duration_ns, {start, stream_end}, observing_ && returned_});
   SimulatedEnergy& energy = device_.energy();
   energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
   energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
 }
 
+void SimulatedBackend::join(std::uintptr_t from, std::uintptr_t into) {
+  std::lock_guard lock(mutex_);
+  std::uint64_t& end = stream_end_ns_[into];
+  end = std::max(end, stream_end_ns_[from]);
+}
+
+void SimulatedBackend::set_persisting_l2(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  persisting_l2_bytes_ = bytes;
+}
+
 void SimulatedBackend::flush_cache() {
+  std::lock_guard lock(mutex_);
   ++flushes_;
+  if (persisting_l2_bytes_ > 0) ++persisting_resets_;
+  persisting_l2_bytes_ = 0;  // the cold cache the flush promises holds no persisting lines either
   device_.energy().run(device_.energy().power().flush_s, device_.energy().power().flush_w);
+}
+
+void SimulatedBackend::synchronize() {
+  if (during_synchronize_) during_synchronize_();
+  std::lock_guard lock(mutex_);
+  for (const auto& [stream, end] : stream_end_ns_) issued_ns_ = std::max(issued_ns_, end);  // the GPU is idle now
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
@@ -58,17 +84,23 @@ void SimulatedBackend::begin_batch(std::size_t runs) {
 }
 
 void SimulatedBackend::begin_run(const RunContext& run) {
+  std::lock_guard lock(mutex_);
   current_run_ = run.batch_index;
+  batch_.at(current_run_).returned_at_ns.clear();
   current_region_ = -1;
   batch_.at(current_run_).launches.clear();  // a later pass replaces the earlier one's launches
 }
 
 void SimulatedBackend::region_begin(const RegionContext& region) {
+  std::lock_guard lock(mutex_);
   current_region_ = static_cast<std::ptrdiff_t>(region.index);
+  returned_ = false;
 }
 
 void SimulatedBackend::region_end(const RegionContext&) {
+  std::lock_guard lock(mutex_);
   current_region_ = -1;
+  returned_ = false;
   if (!region_end_failure_.empty()) throw BackendError(std::exchange(region_end_failure_, ""));
 }
 
@@ -94,12 +126,19 @@ bool SimulatedBackend::another_pass_needed() {
 }
 
 std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
+  std::lock_guard lock(mutex_);
   std::vector<RunMeasurement> runs;
   for (const BatchRun& b : batch_) {
     if (!b.ended) continue;
     RunMeasurement out(b.regions);
-    for (const auto& l : b.launches)
-      if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}, l.gpu_time});
+    for (const auto& l : b.launches) {
+      if (l.region < 0) continue;
+      KernelMeasurement k{l.name, {l.duration_ns}, l.gpu_time};
+      const auto returned = b.returned_at_ns.find(l.region);
+      k.launched_after_return = l.after_return;
+      k.unjoined = observing_ && returned != b.returned_at_ns.end() && l.gpu_time.end_ns > returned->second;
+      out[static_cast<std::size_t>(l.region)].push_back(std::move(k));
+    }
     runs.push_back(std::move(out));
   }
   batch_sizes_.push_back(runs.size());
@@ -109,6 +148,7 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
 }
 
 void SimulatedBackend::abandon_run(const RunContext& run) noexcept {
+  std::lock_guard lock(mutex_);
   current_region_ = -1;
   if (run.pass > 1) {
     batch_.clear();  // the earlier passes of the batch's runs are useless without this one
@@ -116,6 +156,38 @@ void SimulatedBackend::abandon_run(const RunContext& run) noexcept {
   }
   batch_[run.batch_index] = {};
 }
+
+void SimulatedCalls::observe_calls() {
+  std::lock_guard lock(backend_.mutex_);
+  backend_.observing_ = true;
+}
+
+void SimulatedCalls::call_returned(const RegionContext& region, std::uintptr_t stream) {
+  std::lock_guard lock(backend_.mutex_);
+  if (backend_.current_run_ >= backend_.batch_.size()) return;
+  backend_.returned_ = true;
+  // The caller's stream reaches the call's end once its own work before it has run.
+  const std::uint64_t reached = std::max(backend_.stream_end_ns_[stream], backend_.issued_ns_);
+  backend_.batch_[backend_.current_run_].returned_at_ns[static_cast<std::ptrdiff_t>(region.index)] = reached;
+}
+
+std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
+  std::lock_guard lock(backend_.mutex_);
+  const std::size_t bytes = std::exchange(backend_.persisting_l2_bytes_, 0);
+  if (bytes == 0) return "";
+  ++backend_.persisting_resets_;
+  return "a persisting-L2 carve-out of " + std::to_string(bytes) + " bytes was set";
+}
+
+// The simulated GPU's memory is the host's: a device view is read where it points.
+double SimulatedCalls::sum_of_squares(const TensorView& tensor) { return detail::host_sum_of_squares(tensor); }
+
+TensorComparison SimulatedCalls::compare(const TensorView& candidate, const TensorView& reference, double atol,
+                                         double rtol) {
+  return detail::host_compare(candidate, reference, atol, rtol);
+}
+
+std::uint64_t SimulatedCalls::checksum(const TensorView& tensor) { return detail::host_checksum(tensor); }
 
 void SimulatedEnergy::set_power(SimulatedPower power) {
   power_ = power;
