@@ -155,9 +155,8 @@ struct FindingRecord {
   std::size_t config_index = 0;
   Side side = Side::candidate;
   Finding finding = Finding::no_work;
-  std::size_t runs = 0;       // the runs it was seen in
-  std::size_t first_run = 0;  // 0-based, warm-ups included
-  std::string detail;         // the first time it was seen, in words
+  std::size_t runs = 0;  // the runs it was seen in
+  std::string detail;    // the first time it was seen ("run 3: ..."), in words
 };
 
 class Evaluation {
@@ -176,7 +175,7 @@ class Evaluation {
   // ReferenceMedianNs, CandidateMedianNs, Runs, Correct, MaxAbsError, MaxRelError, CheckedRuns,
   // MismatchedRuns, FailingSeed, Findings, Reason, Mismatch, and the session's GPU and Backend.
   Table table() const;
-  // One row per finding: the axes, then Side, Finding, Runs, FirstRun, Detail.
+  // One row per finding: the axes, then Side, Finding, Runs, Detail.
   Table findings_table() const;
   // kscope's results file (load_results reads its measurements) with an "evaluation" section.
   void write_json(const std::string& path) const;

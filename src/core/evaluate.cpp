@@ -224,11 +224,10 @@ Table Evaluation::table() const {
 Table Evaluation::findings_table() const {
   Table t;
   t.columns = measurements_.axis_names();
-  for (const char* c : {"Side", "Finding", "Runs", "FirstRun", "Detail"}) t.columns.push_back(c);
+  for (const char* c : {"Side", "Finding", "Runs", "Detail"}) t.columns.push_back(c);
   for (const FindingRecord& f : findings_) {
     std::vector<Cell> row = config_cells(measurements_.configs().at(f.config_index));
-    row.insert(row.end(), {to_string(f.side), to_string(f.finding), static_cast<std::int64_t>(f.runs),
-                           static_cast<std::int64_t>(f.first_run), f.detail});
+    row.insert(row.end(), {to_string(f.side), to_string(f.finding), static_cast<std::int64_t>(f.runs), f.detail});
     t.rows.push_back(std::move(row));
   }
   return t;

@@ -25,6 +25,8 @@ std::string number(double value, int precision = 4) {
   return out.str();
 }
 
+std::string activities(std::size_t n) { return std::to_string(n) + (n == 1 ? " activity" : " activities"); }
+
 double median_of(std::vector<double> values) {
   if (values.empty()) return NAN;
   std::sort(values.begin(), values.end());
@@ -54,10 +56,10 @@ std::map<std::size_t, Durations> durations_of(const Results& measurements) {
 class FindingsOf {
  public:
   explicit FindingsOf(std::size_t config) : config_(config) {}
-  void seen(Side side, Finding finding, std::size_t run, const std::string& detail) {
+  void seen(Side side, Finding finding, const std::string& detail) {
     auto [it, added] = found_.try_emplace({index_of(side), static_cast<int>(finding)});
     FindingRecord& f = it->second;
-    if (added) f = {config_, side, finding, 0, run, detail};
+    if (added) f = {config_, side, finding, 0, detail};
     ++f.runs;
   }
   std::vector<FindingRecord> records() const {
@@ -80,41 +82,37 @@ void activity_findings(const std::vector<RunRecord>& runs, Side side, FindingsOf
   for (const RunRecord& r : runs) {
     const CallActivity& a = r.activity[s];
     if (!r.recorded || !a.measured || (side == Side::candidate && r.candidate_raised)) continue;
-    if (a.names.empty()) findings.seen(side, Finding::no_work, r.run, "run " + std::to_string(r.run + 1) +
-                                                                          " caused no kernel, copy or fill");
+    if (a.names.empty()) findings.seen(side, Finding::no_work, r.label + " caused no kernel, copy or fill");
     if (a.unjoined > 0)
-      findings.seen(side, Finding::unjoined_work, r.run,
-                    "in run " + std::to_string(r.run + 1) + ", " + std::to_string(a.unjoined) + " activities ('" +
-                        a.first_unjoined + "' first) were still running when the caller's stream reached the end of "
-                        "the call");
+      findings.seen(side, Finding::unjoined_work,
+                    "in " + r.label + ", " + activities(a.unjoined) + " ('" + a.first_unjoined +
+                        "' first) still running when the caller's stream reached the end of the call");
     if (a.launched_after_return > 0)
-      findings.seen(side, Finding::work_after_return, r.run,
-                    "in run " + std::to_string(r.run + 1) + ", " + std::to_string(a.launched_after_return) +
-                        " activities were launched after the call returned");
+      findings.seen(side, Finding::work_after_return,
+                    "in " + r.label + ", " + activities(a.launched_after_return) +
+                        " launched after the call returned");
     if (!first_measured) {
       first_measured = &r;
     } else if (a.names != first_measured->activity[s].names) {
       const CallActivity& f = first_measured->activity[s];
-      findings.seen(side, Finding::varying_work, r.run,
-                    "run " + std::to_string(first_measured->run + 1) + " caused " + std::to_string(f.names.size()) +
-                        " activities, run " + std::to_string(r.run + 1) + " " + std::to_string(a.names.size()) +
-                        (f.names.size() == a.names.size() ? " of other kernels" : ""));
+      findings.seen(side, Finding::varying_work,
+                    first_measured->label + " caused " + activities(f.names.size()) + ", " + r.label + " " +
+                        activities(a.names.size()) + (f.names.size() == a.names.size() ? " of other names" : ""));
     }
   }
 }
 
-// How many of a side's durations lie beyond kOutOfLineFactor of its median, and the first of them.
-std::pair<std::size_t, std::size_t> out_of_line(const std::map<std::size_t, double>& durations) {
+// How many of a side's durations lie beyond kOutOfLineFactor of its median.
+std::size_t out_of_line(const std::map<std::size_t, double>& durations) {
   std::vector<double> values;
   for (const auto& [run, d] : durations)
     if (std::isfinite(d)) values.push_back(d);
   const double median = median_of(values);
-  std::size_t count = 0, first = 0;
-  if (!(median > 0)) return {0, 0};
+  std::size_t count = 0;
+  if (!(median > 0)) return 0;
   for (const auto& [run, d] : durations)
-    if (std::isfinite(d) && (d > kOutOfLineFactor * median || d < median / kOutOfLineFactor))
-      if (count++ == 0) first = run;
-  return {count, first};
+    count += std::isfinite(d) && (d > kOutOfLineFactor * median || d < median / kOutOfLineFactor);
+  return count;
 }
 
 // The fastest a side could do its declared work: at the device's rated clocks, the work's bytes at
@@ -221,10 +219,9 @@ EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& re
         reference.push_back(r->second);
         ratios.push_back(c > 0 ? r->second / c : INFINITY);
       }
-      const auto [mine_out, mine_first] = out_of_line(mine);
-      const auto [theirs_out, theirs_first] = out_of_line(theirs);
-      if (mine_out >= kOutOfLineRuns && theirs_out == 0)
-        findings.seen(Side::candidate, Finding::varying_time, mine_first,
+      const std::size_t mine_out = out_of_line(mine);
+      if (mine_out >= kOutOfLineRuns && out_of_line(theirs) == 0)
+        findings.seen(Side::candidate, Finding::varying_time,
                       std::to_string(mine_out) + " of its " + std::to_string(mine.size()) + " runs took over " +
                           number(kOutOfLineFactor, 2) + " times longer or shorter than its median (the reference's "
                           "did not)");
@@ -247,7 +244,7 @@ EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& re
       if (row.mismatched_runs++ == 0) {
         row.correct = false;
         row.failing_seed = r.seed;
-        row.mismatch = (r.recorded ? "run " : "warm-up run ") + std::to_string(r.run + 1) + ": " + r.failure;
+        row.mismatch = r.label + ": " + r.failure;
       }
     }
 
@@ -256,12 +253,12 @@ EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& re
     for (const RunRecord& r : runs)
       for (Side side : kSides)
         for (const Observation& o : r.observed[index_of(side)])
-          findings.seen(side, o.finding, r.run, "run " + std::to_string(r.run + 1) + ": " + o.detail);
+          findings.seen(side, o.finding, r.label + ": " + o.detail);
     for (Side side : kSides) {
       const double fastest = fastest_possible_ns(measurements, config, to_string(side));
       const double median = side == Side::candidate ? row.candidate_median_ns : row.reference_median_ns;
       if (median < fastest)
-        findings.seen(side, Finding::implausible_speed, 0,
+        findings.seen(side, Finding::implausible_speed,
                       "its median " + number(median) + " ns is below the " + number(fastest) + " ns that its declared "
                       "work takes at the device's DRAM and compute roofs at the rated clocks (is the declared work "
                       "too large?)");

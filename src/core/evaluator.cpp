@@ -59,7 +59,10 @@ void Evaluator::run(const Config& config) {
   if (!recorder) throw InternalError("the evaluator's body ran outside a session (kscope bug: please report it)");
   const RunContext context = recorder->run();
   RunRecord& record = record_of(config.index(), context);
-  record = RunRecord{context.run, context.recorded, seed_of(options_.seed, config.index(), context.run)};
+  record = RunRecord{context.run, context.recorded,
+                     context.recorded ? "run " + std::to_string(context.recorded_run + 1)
+                                      : "warm-up run " + std::to_string(context.run + 1),
+                     seed_of(options_.seed, config.index(), context.run)};
   if (context.run == 0) previous_outputs_ = {};  // a new config: nothing of the last one is compared
 
   std::array<Tensors, 2> inputs;

@@ -45,6 +45,7 @@ struct CallActivity {
 struct RunRecord {
   std::size_t run = 0;  // in the config, warm-ups included
   bool recorded = false;
+  std::string label;    // "warm-up run 1", "run 3" (recorded runs counted from 1)
   std::uint64_t seed = 0;
   std::array<CallActivity, 2> activity;              // by index_of(side)
   std::array<std::vector<Observation>, 2> observed;  // what the checks saw, by index_of(side)

@@ -120,7 +120,6 @@ const std::vector<Field<FindingRecord>>& finding_fields() {
           "Finding", [](const FindingRecord& f) { return Written(to_string(f.finding)); },
           [](FindingRecord& f, const Read& j, const std::string& w) { f.finding = read_named(j, all_findings(), w); }),
       field<FindingRecord>("Runs", [](auto& f) -> auto& { return f.runs; }),
-      field<FindingRecord>("FirstRun", [](auto& f) -> auto& { return f.first_run; }),
       field<FindingRecord>("Detail", [](auto& f) -> auto& { return f.detail; }),
   };
   return fields;
@@ -171,24 +170,33 @@ Evaluation load_evaluation(const std::string& path) {
   return load_evaluation(in, "'" + path + "'");
 }
 
+namespace {
+
+// The evaluation a results file holds in its "evaluation" member, of the measurements read from it.
+Evaluation evaluation_from(const nlohmann::json& section, Results measurements,
+                           const std::string& file) {
+  const std::string where = file + ": \"evaluation\"";
+  if (!section.is_object()) bad_value(where, "an object", section);
+  EvaluateOptions options;
+  const auto saved_options = section.find("options");
+  if (saved_options == section.end()) throw ConfigError(where + " has no \"options\"");
+  read_object(*saved_options, options, option_fields(), where + " \"options\"");
+  const std::size_t configs = measurements.configs().size();
+  std::vector<EvaluationRow> rows = read_list(section, "rows", row_fields(), configs, where);
+  std::vector<FindingRecord> findings = read_list(section, "findings", finding_fields(), configs, where);
+  return Evaluation(std::move(measurements), std::move(rows), std::move(findings), std::move(options));
+}
+
+}  // namespace
+
 Evaluation load_evaluation(std::istream& in, const std::string& file) {
   const nlohmann::json doc = detail::read_results_document(in, file);
-  Results measurements = detail::results_from(doc, file);
   const auto section = doc.find("evaluation");
   if (section == doc.end())
     throw ConfigError(file + " holds the results of a profile, not an evaluation: load it with " +
                       detail::spell("load_results", "kscope.load") + ", or give a file written by " +
                       detail::spell("Evaluation::write_json", "EvaluationResults.save"));
-  const std::string where = file + ": \"evaluation\"";
-  if (!section->is_object()) bad_value(where, "an object", *section);
-  EvaluateOptions options;
-  const auto saved_options = section->find("options");
-  if (saved_options == section->end()) throw ConfigError(where + " has no \"options\"");
-  read_object(*saved_options, options, option_fields(), where + " \"options\"");
-  const std::size_t configs = measurements.configs().size();
-  std::vector<EvaluationRow> rows = read_list(*section, "rows", row_fields(), configs, where);
-  std::vector<FindingRecord> findings = read_list(*section, "findings", finding_fields(), configs, where);
-  return Evaluation(std::move(measurements), std::move(rows), std::move(findings), std::move(options));
+  return evaluation_from(*section, detail::results_from(doc, file), file);
 }
 
 }  // namespace kscope
