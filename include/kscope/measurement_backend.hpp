@@ -141,11 +141,14 @@ class CallObserver {
   // A persisting-L2 carve-out or access-policy window set on the device or on `stream` since the
   // last call, in words, and reset to none; empty when none was set.
   virtual std::string take_persisting_l2(std::uintptr_t stream) = 0;
-  // Reads of device memory (host memory kscope reads itself): see TensorComparison.
-  virtual double sum_of_squares(const TensorView& tensor) = 0;
-  virtual TensorComparison compare(const TensorView& candidate, const TensorView& reference, double atol,
-                                   double rtol) = 0;
-  virtual std::uint64_t checksum(const TensorView& tensor) = 0;
+  // Reads of tensors in device memory (host memory kscope reads itself), each over many tensors with
+  // one wait for the GPU: the sum of the squares of each one's finite elements, each one's checksum
+  // (core/tensor_elements.hpp's rule), and each candidate against its reference (TensorComparison).
+  virtual std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) = 0;
+  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;
+  virtual std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                                const std::vector<TensorView>& references,
+                                                const std::vector<Tolerance>& tolerances) = 0;
 };
 
 class MeasurementBackend {

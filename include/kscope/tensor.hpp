@@ -36,6 +36,12 @@ struct TensorView {
   std::string describe() const;
 };
 
+// How far a candidate's element may be from the reference's: |c - r| <= atol + rtol * |r|.
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
 // A candidate tensor against a reference tensor of the same dtype and element count, element by
 // element: an element passes when |c - r| <= atol + rtol * |r|, when both are NaN, or when both are
 // the same infinity. Its error is |c - r| (infinite where exactly one is NaN or infinite, or the

@@ -110,10 +110,11 @@ class SimulatedCalls final : public CallObserver {
   void observe_calls() override;
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
-  double sum_of_squares(const TensorView& tensor) override;
-  TensorComparison compare(const TensorView& candidate, const TensorView& reference, double atol,
-                           double rtol) override;
-  std::uint64_t checksum(const TensorView& tensor) override;
+  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override;
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances) override;
 
  private:
   class SimulatedBackend& backend_;

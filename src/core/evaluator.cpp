@@ -86,11 +86,7 @@ Tensors Evaluator::make_inputs(const Config& config, std::uint64_t seed, const c
   return made;
 }
 
-std::vector<std::uint64_t> Evaluator::checksums(const Tensors& tensors) {
-  std::vector<std::uint64_t> sums;
-  for (const TensorView& v : tensors.views) sums.push_back(checks_.checksum(v));
-  return sums;
-}
+std::vector<std::uint64_t> Evaluator::checksums(const Tensors& tensors) { return checks_.checksums(tensors.views); }
 
 void Evaluator::check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs) {
   const Tensors& candidate = inputs[index_of(Side::candidate)];
@@ -138,26 +134,43 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
 }
 
 void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls) {
+  // One batch of checksums: both sides' outputs as they are now, then their inputs after both calls.
+  std::vector<TensorView> batch;
+  for (Side side : kSides) {
+    const auto& v = calls[index_of(side)].outputs.views;
+    batch.insert(batch.end(), v.begin(), v.end());
+  }
+  for (Side side : kSides) {
+    const auto& v = inputs[index_of(side)].views;
+    batch.insert(batch.end(), v.begin(), v.end());
+  }
+  const std::vector<std::uint64_t> sums = checks_.checksums(batch);
+  std::size_t next = 0;
   for (Side side : kSides) {
     const Call& c = calls[index_of(side)];
     std::vector<Observation>& seen = record.observed[index_of(side)];
     seen.insert(seen.end(), c.outputs.observed.begin(), c.outputs.observed.end());
     if (!c.persisting_l2.empty()) seen.push_back({Finding::persisting_l2, c.persisting_l2});
-    const std::vector<std::uint64_t> now = checksums(c.outputs);
-    for (std::size_t i = 0; i < now.size(); ++i)
-      if (now[i] != c.checksums[i]) {
-        seen.push_back({Finding::work_after_return,
-                        "output " + std::to_string(i) + " changed after the call returned and the GPU drained (a "
-                        "thread or stream still writing it)"});
-        break;
-      }
+    bool changed = false;
+    for (std::size_t i = 0; i < c.checksums.size(); ++i, ++next) {
+      if (changed || sums[next] == c.checksums[i]) continue;
+      changed = true;
+      seen.push_back({Finding::work_after_return,
+                      "output " + std::to_string(i) + " changed after the call returned and the GPU drained (a "
+                      "thread or stream still writing it)"});
+    }
   }
+  const std::size_t my_inputs = inputs[index_of(Side::candidate)].views.size();
+  const std::vector<std::uint64_t> mine(sums.begin() + static_cast<std::ptrdiff_t>(next),
+                                        sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs));
+  const std::vector<std::uint64_t> theirs(sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs), sums.end());
+
   record.checked = true;
   const Call& candidate = calls[index_of(Side::candidate)];
   const Call& reference = calls[index_of(Side::reference)];
   if (reference.outputs.views.empty())
-    throw EvaluationRequestError("the reference returned no tensor: evaluate compares the candidate's outputs with the "
-                      "reference's, so both must return their outputs");
+    throw EvaluationRequestError("the reference returned no tensor: evaluate compares the candidate's outputs with "
+                                 "the reference's, so both must return their outputs");
   if (!candidate.raised.empty()) {
     record.candidate_raised = true;
     record.failure = "the candidate raised " + candidate.raised;
@@ -165,8 +178,6 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
   }
   compare_outputs(record, candidate.outputs, reference.outputs);
   check_aliasing(record, inputs, calls);
-  const std::vector<std::uint64_t> mine = checksums(inputs[index_of(Side::candidate)]);
-  const std::vector<std::uint64_t> theirs = checksums(inputs[index_of(Side::reference)]);
   for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
     if (mine[i] != theirs[i]) {
       record.observed[index_of(Side::candidate)].push_back(
@@ -185,36 +196,47 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
          std::to_string(reference.views.size()));
     return;
   }
+  // The outputs alike in dtype, shape and memory are compared, in one batch.
+  std::vector<std::size_t> compared;
+  std::vector<TensorView> mine, theirs;
   for (std::size_t i = 0; i < reference.views.size(); ++i) {
     const TensorView& c = candidate.views[i];
     const TensorView& r = reference.views[i];
     const std::string output = "output " + std::to_string(i);
     if (c.dtype != r.dtype) {
       fail(output + " is " + to_string(c.dtype) + ", the reference's " + to_string(r.dtype));
-      continue;
-    }
-    if (c.shape != r.shape) {
+    } else if (c.shape != r.shape) {
       fail(output + " has shape " + shape_text(c) + ", the reference's " + shape_text(r));
-      continue;
-    }
-    if (c.memory != r.memory) {
+    } else if (c.memory != r.memory) {
       fail(output + " is in " + memory_text(c.memory) + ", the reference's in " + memory_text(r.memory));
-      continue;
-    }
-    if (c.elements() > 0 && c.data == nullptr) {
+    } else if (c.elements() > 0 && c.data == nullptr) {
       fail(output + " points at no memory (a null pointer)");
-      continue;
+    } else {
+      compared.push_back(i);
+      mine.push_back(c);
+      theirs.push_back(r);
     }
-    const double rtol = options_.rtol.value_or(default_rtol(r.dtype));
-    const double atol = options_.atol ? *options_.atol : rtol * checks_.root_mean_square(r);
-    const TensorComparison result = checks_.compare(c, r, atol, rtol);
+  }
+  std::vector<Tolerance> tolerances;
+  for (const TensorView& r : theirs) {
+    tolerances.push_back({0, options_.rtol.value_or(default_rtol(r.dtype))});
+    if (options_.atol) tolerances.back().atol = *options_.atol;
+  }
+  if (!options_.atol && !theirs.empty()) {
+    const std::vector<double> scales = checks_.root_mean_squares(theirs);  // atol's default: rtol times the scale
+    for (std::size_t k = 0; k < scales.size(); ++k) tolerances[k].atol = tolerances[k].rtol * scales[k];
+  }
+  const std::vector<TensorComparison> results = checks_.compare(mine, theirs, tolerances);
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const TensorComparison& result = results[k];
     record.max_abs_error = std::fmax(record.max_abs_error, result.max_abs_error);
     record.max_rel_error = std::fmax(record.max_rel_error, result.max_rel_error);
     if (result.mismatched > 0)
-      fail(output + ": " + std::to_string(result.mismatched) + " of " + std::to_string(result.elements) +
-           " elements outside |candidate - reference| <= atol + rtol * |reference| (atol " + number(atol) + ", rtol " +
-           number(rtol) + "); the first, element " + std::to_string(result.first_mismatch) + ", is " +
-           number(result.first_candidate) + " against " + number(result.first_reference));
+      fail("output " + std::to_string(compared[k]) + ": " + std::to_string(result.mismatched) + " of " +
+           std::to_string(result.elements) + " elements outside |candidate - reference| <= atol + rtol * |reference| "
+           "(atol " + number(tolerances[k].atol) + ", rtol " + number(tolerances[k].rtol) + "); the first, element " +
+           std::to_string(result.first_mismatch) + ", is " + number(result.first_candidate) + " against " +
+           number(result.first_reference));
   }
 }
 

@@ -1,7 +1,6 @@
 #include "core/tensor_checks.hpp"
 
 #include <cmath>
-#include <functional>
 
 #include "core/tensor_elements.hpp"
 
@@ -45,22 +44,68 @@ std::uint64_t host_checksum(const TensorView& tensor) {
   return sum;
 }
 
-double TensorChecks::root_mean_square(const TensorView& tensor) {
-  const std::size_t n = tensor.elements();
-  if (n == 0) return 0;
-  const double sum = tensor.memory == MemorySpace::host ? host_sum_of_squares(tensor) : device_.sum_of_squares(tensor);
-  return std::sqrt(sum / static_cast<double>(n));
+namespace {
+
+// Each tensor's result: host ones computed here, device ones by `device` in one batch.
+template <typename Result, typename OnHost, typename OnDevice>
+std::vector<Result> each(const std::vector<TensorView>& tensors, OnHost on_host, OnDevice on_device) {
+  std::vector<Result> out(tensors.size());
+  std::vector<TensorView> on_gpu;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].memory == MemorySpace::host) {
+      out[i] = on_host(tensors[i]);
+    } else {
+      on_gpu.push_back(tensors[i]);
+      where.push_back(i);
+    }
+  }
+  if (!on_gpu.empty()) {
+    const std::vector<Result> results = on_device(on_gpu);
+    for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = results.at(k);
+  }
+  return out;
 }
 
-TensorComparison TensorChecks::compare(const TensorView& candidate, const TensorView& reference, double atol,
-                                       double rtol) {
-  if (candidate.memory == MemorySpace::host && reference.memory == MemorySpace::host)
-    return host_compare(candidate, reference, atol, rtol);
-  return device_.compare(candidate, reference, atol, rtol);
+}  // namespace
+
+std::vector<double> TensorChecks::root_mean_squares(const std::vector<TensorView>& tensors) {
+  std::vector<double> sums = each<double>(tensors, host_sum_of_squares,
+                                          [&](const std::vector<TensorView>& v) { return device_.sums_of_squares(v); });
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    const std::size_t n = tensors[i].elements();
+    sums[i] = n == 0 ? 0 : std::sqrt(sums[i] / static_cast<double>(n));
+  }
+  return sums;
 }
 
-std::uint64_t TensorChecks::checksum(const TensorView& tensor) {
-  return tensor.memory == MemorySpace::host ? host_checksum(tensor) : device_.checksum(tensor);
+std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
+  return each<std::uint64_t>(tensors, host_checksum,
+                             [&](const std::vector<TensorView>& v) { return device_.checksums(v); });
+}
+
+std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,
+                                                    const std::vector<TensorView>& references,
+                                                    const std::vector<Tolerance>& tolerances) {
+  std::vector<TensorComparison> out(candidates.size());
+  std::vector<TensorView> gpu_candidates, gpu_references;
+  std::vector<Tolerance> gpu_tolerances;
+  std::vector<std::size_t> where;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (references[i].memory == MemorySpace::host) {
+      out[i] = host_compare(candidates[i], references[i], tolerances[i].atol, tolerances[i].rtol);
+    } else {
+      gpu_candidates.push_back(candidates[i]);
+      gpu_references.push_back(references[i]);
+      gpu_tolerances.push_back(tolerances[i]);
+      where.push_back(i);
+    }
+  }
+  if (!where.empty()) {
+    const std::vector<TensorComparison> results = device_.compare(gpu_candidates, gpu_references, gpu_tolerances);
+    for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = results.at(k);
+  }
+  return out;
 }
 
 bool overlaps(const TensorView& a, const TensorView& b) {

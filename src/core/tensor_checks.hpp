@@ -1,14 +1,16 @@
 #pragma once
 // The checks evaluate() makes of tensors: compared, checksummed, measured for scale, and whether two
-// share memory. Host tensors are read here; device tensors through the backend's CallObserver.
+// share memory. Host tensors are read here; device tensors through the backend's CallObserver, each
+// batch with one wait for the GPU.
 #include <cstdint>
+#include <vector>
 
 #include "kscope/measurement_backend.hpp"
 #include "kscope/tensor.hpp"
 
 namespace kscope::detail {
 
-// The same checks of host memory (the simulated backend's "device" memory too).
+// The checks of one tensor in host memory (the simulated backend's "device" memory too).
 double host_sum_of_squares(const TensorView& tensor);
 TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol);
 std::uint64_t host_checksum(const TensorView& tensor);
@@ -17,10 +19,12 @@ class TensorChecks {
  public:
   explicit TensorChecks(CallObserver& device) : device_(device) {}
 
-  double root_mean_square(const TensorView& tensor);
-  // Same dtype and element count: the caller checks.
-  TensorComparison compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol);
-  std::uint64_t checksum(const TensorView& tensor);
+  std::vector<double> root_mean_squares(const std::vector<TensorView>& tensors);
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
+  // Pairs of the same dtype, element count and memory: the caller checks.
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances);
 
  private:
   CallObserver& device_;

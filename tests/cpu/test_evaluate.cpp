@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -370,6 +371,44 @@ TEST(Evaluate, AnOutputInTheReferencesMemoryIsAFinding) {
   const kscope::Evaluation e = f.run();
   EXPECT_TRUE(has(e.rows()[0], Finding::output_aliases_reference)) << findings_text(e);
   EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::incorrect);  // the run before's answer is wrong for these inputs
+}
+
+TEST(Evaluate, AnswersCachedByInputAddressAreIncorrect) {
+  Fixture f;
+  std::map<const void*, std::shared_ptr<Buffer>> cache;
+  f.contest.candidate = [&](const Tensors& in) {
+    auto& hit = cache[in.views[0].data];
+    if (!hit) hit = std::make_shared<Buffer>(buffer_of(doubled(in, f.sim, "candidate_kernel", 500)));
+    f.sim.launch("lookup_kernel", 10);
+    return tensors_of(hit);
+  };
+  const kscope::Evaluation e = f.run();
+  // Fresh values every run: an address seen before holds another run's answer.
+  EXPECT_GT(cache.size(), 0u);
+  EXPECT_LT(cache.size(), 21u) << "the allocator reused no address, so the cache never hit; the test shows nothing";
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::incorrect) << e.rows()[0].reason;
+}
+
+TEST(Evaluate, AReplayedRecordingOfTheFirstInputsIsIncorrect) {
+  Fixture f;
+  Tensors recorded;  // a "graph" captured on the first call's buffers, replayed on every later call
+  f.contest.candidate = [&](const Tensors& in) {
+    if (!recorded.owner) recorded = in;
+    return doubled(recorded, f.sim, "replayed_kernel", 300);
+  };
+  EXPECT_EQ(f.run().rows()[0].verdict, EvaluationVerdict::incorrect);
+}
+
+TEST(Evaluate, SeveralKernelsPerCallAreHonest) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("prologue_kernel", 100);
+    f.sim.launch("[memcpy DtoD]", 50);
+    return doubled(in, f.sim, "main_kernel", 200);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason << findings_text(e);
+  EXPECT_DOUBLE_EQ(e.rows()[0].candidate_median_ns, 350);  // the span of all three
 }
 
 TEST(Evaluate, APersistingL2CarveOutIsResetAndAFinding) {

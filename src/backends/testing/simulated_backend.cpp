@@ -180,14 +180,26 @@ std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
 }
 
 // The simulated GPU's memory is the host's: a device view is read where it points.
-double SimulatedCalls::sum_of_squares(const TensorView& tensor) { return detail::host_sum_of_squares(tensor); }
-
-TensorComparison SimulatedCalls::compare(const TensorView& candidate, const TensorView& reference, double atol,
-                                         double rtol) {
-  return detail::host_compare(candidate, reference, atol, rtol);
+std::vector<double> SimulatedCalls::sums_of_squares(const std::vector<TensorView>& tensors) {
+  std::vector<double> out;
+  for (const TensorView& t : tensors) out.push_back(detail::host_sum_of_squares(t));
+  return out;
 }
 
-std::uint64_t SimulatedCalls::checksum(const TensorView& tensor) { return detail::host_checksum(tensor); }
+std::vector<std::uint64_t> SimulatedCalls::checksums(const std::vector<TensorView>& tensors) {
+  std::vector<std::uint64_t> out;
+  for (const TensorView& t : tensors) out.push_back(detail::host_checksum(t));
+  return out;
+}
+
+std::vector<TensorComparison> SimulatedCalls::compare(const std::vector<TensorView>& candidates,
+                                                      const std::vector<TensorView>& references,
+                                                      const std::vector<Tolerance>& tolerances) {
+  std::vector<TensorComparison> out;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    out.push_back(detail::host_compare(candidates[i], references[i], tolerances[i].atol, tolerances[i].rtol));
+  return out;
+}
 
 void SimulatedEnergy::set_power(SimulatedPower power) {
   power_ = power;
