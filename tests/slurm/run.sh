@@ -35,8 +35,8 @@ if ! slurm_cluster_start "$work/cluster"; then
   exit 1
 fi
 echo "Slurm cluster started in $(seconds_since "$starting") s (munged, slurmctld, slurmd; sinfo: node idle)"
-# The jobs run in this environment (sbatch exports it): the kscope program on PATH, the package
-# on PYTHONPATH.
+# The jobs run in this environment (sbatch exports it): the kscope program on PATH; the package,
+# and tests/python's sharded_workload, on PYTHONPATH.
 cd "$work"
-PATH="$(dirname "$kscope"):$PATH" "$python" -m pytest "$here/test_slurm.py" -q -p no:cacheprovider \
-  --basetemp="$work/scenarios"
+PATH="$(dirname "$kscope"):$PATH" PYTHONPATH="${PYTHONPATH:+$PYTHONPATH:}$(dirname "$here")/python" \
+  "$python" -m pytest "$here/test_slurm.py" -q -p no:cacheprovider --basetemp="$work/scenarios"

@@ -1,6 +1,7 @@
 """The program the Slurm tests submit where README's recipe submits yours (tune_gemm.py): a kscope
 sweep with shard="auto" and an output_prefix, on the simulated backend, whose durations depend only
-on the config and its call number (so shards, resumed or not, merge to one process's table).
+on the config and its call number (sharded_workload.launch: so shards, resumed or not, merge to one
+process's table).
 
     sweep_program.py OUT_DIR [--resume] [--slow-task TASK_ID] [--ignore-sigterm TASK_ID]
 
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 
 import kscope
+from sharded_workload import launch  # tests/python, on PYTHONPATH
 
 CONFIGS = [(n, dtype) for n in range(1, 13) for dtype in ("f16", "f32")]
 
@@ -39,11 +41,7 @@ def profiled(sim, on_config=None, run_sleep=0.0, **options):
         if k == 0 and on_config is not None:
             on_config(n, dtype, len(calls))
         time.sleep(run_sleep)
-        scale = 2.0 if dtype == "f32" else 1.0
-        with kscope.annotate("base"):
-            sim.launch("base_kernel", 50.0 * n * scale + k % 3)
-        with kscope.annotate("work"):
-            sim.launch("work_kernel", 100.0 * n * scale + (7 * k) % 5)
+        launch(sim, n, dtype, k)
 
     return sweep
 
