@@ -339,8 +339,8 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
       for (const auto& shard : found.unfinished) unfinished.push_back(parse_shard(shard, "its file name"));
       std::sort(unfinished.begin(), unfinished.end(), [](const Shard& a, const Shard& b) { return a.index < b.index; });
       const bool one = unfinished.size() == 1;
-      throw ConfigError("shard" + std::string(one ? " " : "s ") + names_of(unfinished) + " under '" + found.prefix + "' " +
-                        (one ? "has" : "have") + " not finished: " + (one ? "its" : "their") +
+      throw ConfigError("shard" + std::string(one ? " " : "s ") + names_of(unfinished) + " under '" + found.prefix +
+                        "' " + (one ? "has" : "have") + " not finished: " + (one ? "its" : "their") +
                         " manifest.json is there but no results.json (killed, interrupted or still running); " +
                         rerun_hint(unfinished));
     }

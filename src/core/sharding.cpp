@@ -41,7 +41,6 @@ Shard checked(std::size_t index, std::size_t count, const std::string& source) {
   return {index, count};
 }
 
-
 // A Slurm job array's task: its place among the array's task ids, which Slurm describes by
 // _MIN, _MAX, _STEP and _COUNT only. So the ids must be evenly stepped (--array=0-15, 1-15:2,
 // 0-15%4); a list (--array=0,3,7) does not say which shard a task is.
@@ -52,12 +51,13 @@ std::optional<Shard> slurm_array_task() {
   const std::size_t min = environment_number("SLURM_ARRAY_TASK_MIN", launcher);
   const std::size_t max = environment_number("SLURM_ARRAY_TASK_MAX", launcher);
   const std::size_t count = environment_number("SLURM_ARRAY_TASK_COUNT", launcher);
-  const std::size_t step = environment("SLURM_ARRAY_TASK_STEP") ? environment_number("SLURM_ARRAY_TASK_STEP", launcher) : 1;
-  const std::string source = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " (MIN " + std::to_string(min) + ", MAX " +
-                             std::to_string(max) + ", STEP " + std::to_string(step) + ", COUNT " + std::to_string(count) +
-                             ")";
-  const std::string fix = "make each task id its shard's index: set KSCOPE_SHARD=$SLURM_ARRAY_TASK_ID/<number of shards> "
-                          "in the job script";
+  const std::size_t step =
+      environment("SLURM_ARRAY_TASK_STEP") ? environment_number("SLURM_ARRAY_TASK_STEP", launcher) : 1;
+  const std::string source = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " (MIN " + std::to_string(min) +
+                             ", MAX " + std::to_string(max) + ", STEP " + std::to_string(step) + ", COUNT " +
+                             std::to_string(count) + ")";
+  const std::string fix =
+      "make each task id its shard's index: set KSCOPE_SHARD=$SLURM_ARRAY_TASK_ID/<number of shards> in the job script";
   if (count == 0 || step == 0 || min > max || max - min != (count - 1) * step)
     throw ConfigError(source + ": the array's task ids are not evenly stepped (a list such as --array=0,3,7), so "
                       "Slurm's variables do not say which shard this task measures; " + fix);
@@ -75,7 +75,8 @@ std::optional<Shard> srun_task() {
   const std::size_t tasks = environment_number("SLURM_STEP_NUM_TASKS", launcher);
   if (tasks == 1) return std::nullopt;
   const std::size_t rank = environment_number("SLURM_PROCID", launcher);
-  return checked(rank, tasks, "SLURM_PROCID=" + std::to_string(rank) + ", SLURM_STEP_NUM_TASKS=" + std::to_string(tasks));
+  return checked(rank, tasks,
+                 "SLURM_PROCID=" + std::to_string(rank) + ", SLURM_STEP_NUM_TASKS=" + std::to_string(tasks));
 }
 
 }  // namespace

@@ -193,7 +193,8 @@ TEST(Shard, ComesFromTheLaunchersEnvironment) {
   {
     // srun -n 4: each task is a shard. The batch script around it (SLURM_PROCID=0 and SLURM_NTASKS
     // of the allocation, no step of its own) and a step of one task split nothing.
-    const auto env = launcher_environment({{"SLURM_PROCID", "2"}, {"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_NTASKS", "4"}});
+    const auto env =
+        launcher_environment({{"SLURM_PROCID", "2"}, {"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_NTASKS", "4"}});
     const auto s = shard_from_environment();
     ASSERT_TRUE(s);
     EXPECT_EQ(s->shard, (Shard{2, 4}));
