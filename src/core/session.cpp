@@ -536,12 +536,12 @@ namespace kscope {
 // profile() without the backend registry's route and factory: the caller's backend measures.
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend) {
-  const Settings sharded = detail::resolve_shard(settings);
-  std::vector<Config> configs = detail::check_request(sweep, sharded, body);
-  detail::LogScope log(sharded.verbosity);
+  detail::LogScope log(settings.verbosity);
+  const Settings launched = detail::resolve_launch(settings);
+  std::vector<Config> configs = detail::check_request(sweep, launched, body);
   detail::SessionGuard guard;
-  detail::check_backend_measures(sharded, backend);
-  return detail::Session(std::move(configs), sharded, body, backend).run();
+  detail::check_backend_measures(launched, backend);
+  return detail::Session(std::move(configs), launched, body, backend).run();
 }
 
 }  // namespace kscope
