@@ -22,7 +22,7 @@ from . import _core, _notebook, testing
 from ._configs import engine_rows
 from ._evaluation import EvaluationResults
 from ._options import Options, VerbosityLevel
-from ._roofline import Work
+from ._roofline import Work, _accepts
 from .errors import ConfigError, SweepError, SweepInterrupted
 
 # The dtypes the engine compares, by the names NumPy and PyTorch give them.
@@ -145,16 +145,6 @@ def evaluate(
     if failing_inputs is not None:
         results.failing_inputs = contest.save_failing(results, os.fspath(failing_inputs))
     return results
-
-
-def _accepts(fn: Callable[..., Any], n: int) -> bool:
-    try:
-        inspect.signature(fn).bind(*range(n))
-    except TypeError:
-        return False
-    except ValueError:  # a builtin without a signature: the call tells
-        pass
-    return True
 
 
 def _tolerance(name: str, value: float | None) -> float | None:
