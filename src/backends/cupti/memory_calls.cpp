@@ -37,10 +37,12 @@ struct MemoryCall {
 // device memory, one record each. Copies through unified addresses (cuMemcpy, cuMemcpyAsync) and
 // 2D/3D descriptors may be host to host, which the GPU may not carry out; batches may share records
 // (CUpti_ActivityMemcpy6::copyCount): their records are taken, whatever their number.
-#define KSCOPE_SIZED(name, size_of) MemoryCall{CUPTI_DRIVER_TRACE_CBID_##name, &size_of<name##_params>}
-#define KSCOPE_COPY(name) KSCOPE_SIZED(name, copied_bytes)
-#define KSCOPE_FILL(name) KSCOPE_SIZED(name, filled_elements)
-#define KSCOPE_FILL_2D(name) KSCOPE_SIZED(name, filled_area)
+// Each name is pasted where it is given: cuda.h defines the legacy names (cuMemcpyHtoD) as macros
+// for their _v2 successors, which an argument passed on unpasted would become.
+#define KSCOPE_SIZED(cbid, params, size_of) MemoryCall{cbid, &size_of<params>}
+#define KSCOPE_COPY(name) KSCOPE_SIZED(CUPTI_DRIVER_TRACE_CBID_##name, name##_params, copied_bytes)
+#define KSCOPE_FILL(name) KSCOPE_SIZED(CUPTI_DRIVER_TRACE_CBID_##name, name##_params, filled_elements)
+#define KSCOPE_FILL_2D(name) KSCOPE_SIZED(CUPTI_DRIVER_TRACE_CBID_##name, name##_params, filled_area)
 #define KSCOPE_UNSIZED(name) MemoryCall{CUPTI_DRIVER_TRACE_CBID_##name, nullptr}
 
 const std::array kMemoryCalls{
@@ -61,7 +63,7 @@ const std::array kMemoryCalls{
     KSCOPE_COPY(cuMemcpyAtoHAsync), KSCOPE_COPY(cuMemcpyAtoHAsync_v2), KSCOPE_COPY(cuMemcpyAtoHAsync_v2_ptsz),
     KSCOPE_COPY(cuMemcpyPeerAsync), KSCOPE_COPY(cuMemcpyPeerAsync_ptsz),
     // Copies through unified addresses or descriptors, and batches.
-    KSCOPE_UNSIZED(cuMemcpy), KSCOPE_UNSIZED(cuMemcpy_ptds),
+    KSCOPE_UNSIZED(cuMemcpy), KSCOPE_UNSIZED(cuMemcpy_v2), KSCOPE_UNSIZED(cuMemcpy_ptds),
     KSCOPE_UNSIZED(cuMemcpyAsync), KSCOPE_UNSIZED(cuMemcpyAsync_ptsz),
     KSCOPE_UNSIZED(cuMemcpy2D), KSCOPE_UNSIZED(cuMemcpy2D_v2), KSCOPE_UNSIZED(cuMemcpy2D_v2_ptds),
     KSCOPE_UNSIZED(cuMemcpy2DUnaligned), KSCOPE_UNSIZED(cuMemcpy2DUnaligned_v2),
