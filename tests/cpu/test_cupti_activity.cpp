@@ -12,6 +12,7 @@
 #include "backends/cupti/activity_ledger.hpp"
 #include "backends/cupti/memory_calls.hpp"
 #include "kscope/errors.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -136,14 +137,8 @@ TEST(CuptiActivityLedger, ACallWithoutItsRecordMakesTheMeasurementsFail) {
   TracedRun traced;
   traced.ledger.called(6, Call{0, 1});  // a fill whose record never came
   EXPECT_FALSE(traced.ledger.complete());
-  try {
-    traced.measurements();
-    FAIL() << "no BackendError";
-  } catch (const kscope::BackendError& e) {
-    EXPECT_NE(std::string(e.what()).find("no activity record for 1 kernel launch(es), copies or fills"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string message = kscope_test::error_of<kscope::BackendError>([&] { traced.measurements(); });
+  EXPECT_NE(message.find("no activity record for 1 kernel launch(es), copies or fills"), std::string::npos) << message;
 }
 
 TEST(CuptiActivityLedger, AMarkerWithoutItsRecordOrTimestampsMakesTheMeasurementsFail) {
@@ -155,14 +150,9 @@ TEST(CuptiActivityLedger, AMarkerWithoutItsRecordOrTimestampsMakesTheMeasurement
   ActivityLedger timeless;
   timeless.called(1, Call{0, 0, Records::one, false, true});
   timeless.recorded(1, {0, 0}, "marker");
-  try {
-    kscope::cupti::measurements_of(timeless.take(), {1}, names);
-    FAIL() << "no BackendError";
-  } catch (const kscope::BackendError& e) {
-    EXPECT_NE(std::string(e.what()).find("no timestamps (start = end = 0) for 'kscope's stream marker'"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::string message = kscope_test::error_of<kscope::BackendError>(
+      [&] { kscope::cupti::measurements_of(timeless.take(), {1}, names); });
+  EXPECT_NE(message.find("no timestamps (start = end = 0) for 'kscope's stream marker'"), std::string::npos) << message;
 }
 
 TEST(CuptiActivityLedger, CallsOfAnyNumberOfRecordsNeedNoneButLeaveTheTraceIncomplete) {

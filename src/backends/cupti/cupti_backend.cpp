@@ -53,10 +53,16 @@ void CuptiBackend::end_session() noexcept {
 }
 
 void CuptiBackend::flush_cache() {
-  // A candidate under evaluation may have set a persisting carve-out and cleared the limit again.
+  if (!calls_.observing()) {
+    device_.flush_l2(cudaStreamLegacy);
+    return;
+  }
+  // evaluate(): persisting lines are made normal whatever the limit says now (a candidate may have
+  // set a carve-out and cleared the limit again), and the flush is waited for, so that a call's work
+  // on a stream that does not wait for the legacy one cannot run beside it.
   device_.flush_l2(cudaStreamLegacy, device::MeasuredDevice::FlushLaunch::graph,
-                   calls_.observing() ? device::L2Flusher::PersistingReset::always
-                                      : device::L2Flusher::PersistingReset::if_limit_set);
+                   device::L2Flusher::PersistingReset::always);
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(after the L2 flush)");
 }
 
 void CuptiBackend::region_begin(const RegionContext& region) {
