@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <tuple>
+#include <utility>
 
 #include "core/tensor_elements.hpp"
 #include "device/cuda_check.hpp"
@@ -15,13 +16,16 @@
 namespace kscope::device {
 
 struct TensorChecks::Totals {
-  unsigned long long mismatched = 0;
+  unsigned long long mismatched;
   // The largest errors, as the bits of the doubles: non-negative doubles order as their bits do.
-  unsigned long long max_abs_error_bits = 0;
-  unsigned long long max_rel_error_bits = 0;
-  unsigned long long first_mismatch = ULLONG_MAX;
-  unsigned long long checksum = 0;  // modulo 2^64, as the host's
-  double sum_of_squares = 0;
+  unsigned long long max_abs_error_bits;
+  unsigned long long max_rel_error_bits;
+  unsigned long long first_mismatch;  // ULLONG_MAX: none
+  unsigned long long checksum;        // modulo 2^64, as the host's
+  double sum_of_squares;
+  // The first mismatching element of each side, as its bytes.
+  unsigned char first_candidate[8];
+  unsigned char first_reference[8];
 };
 
 namespace {
@@ -52,6 +56,13 @@ __device__ unsigned long long error_bits(double error) {
   return error != error ? 0ull : static_cast<unsigned long long>(__double_as_longlong(error));
 }
 
+__global__ void fresh_totals_kernel(Totals* totals, std::size_t count) {
+  for (std::size_t i = first_item(); i < count; i += item_stride()) {
+    totals[i] = Totals{};
+    totals[i].first_mismatch = ULLONG_MAX;
+  }
+}
+
 __global__ void sum_of_squares_kernel(const void* data, std::size_t elements, DType dtype, Totals* totals) {
   double squares = 0;
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
@@ -60,6 +71,15 @@ __global__ void sum_of_squares_kernel(const void* data, std::size_t elements, DT
   }
   squares = across_warp(squares, [](double a, double b) { return sum(a, b); });
   if (warp_leader()) atomicAdd(&totals->sum_of_squares, squares);
+}
+
+__global__ void checksum_kernel(const void* data, std::size_t bytes, Totals* totals) {
+  const std::size_t words = (bytes + 7) / 8;
+  unsigned long long mixed = 0;
+  for (std::size_t w = first_item(); w < words; w += item_stride())
+    mixed += detail::mixed_word(detail::word_at(data, bytes, w), w);
+  mixed = across_warp(mixed, [](auto a, auto b) { return sum(a, b); });
+  if (warp_leader()) atomicAdd(&totals->checksum, mixed);
 }
 
 __global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements, DType dtype,
@@ -86,21 +106,23 @@ __global__ void compare_kernel(const void* candidate, const void* reference, std
   atomicMax(&totals->max_rel_error_bits, max_rel);
 }
 
-__global__ void checksum_kernel(const void* data, std::size_t bytes, Totals* totals) {
-  const std::size_t words = (bytes + 7) / 8;
-  unsigned long long mixed = 0;
-  for (std::size_t w = first_item(); w < words; w += item_stride())
-    mixed += detail::mixed_word(detail::word_at(data, bytes, w), w);
-  mixed = across_warp(mixed, [](auto a, auto b) { return sum(a, b); });
-  if (warp_leader()) atomicAdd(&totals->checksum, mixed);
+// After compare_kernel on the same stream: the bytes of both sides' first mismatching element.
+__global__ void first_mismatch_kernel(const void* candidate, const void* reference, std::size_t element_bytes,
+                                      Totals* totals) {
+  if (first_item() != 0 || totals->first_mismatch == ULLONG_MAX) return;
+  const std::size_t offset = element_bytes * totals->first_mismatch;
+  for (std::size_t b = 0; b < element_bytes; ++b) {
+    totals->first_candidate[b] = static_cast<const unsigned char*>(candidate)[offset + b];
+    totals->first_reference[b] = static_cast<const unsigned char*>(reference)[offset + b];
+  }
 }
 
-// Launches `kernel` over `items` on the legacy default stream. cudaLaunchKernel returns this
-// launch's own error, never one the caller's code left pending.
+// Launches `kernel` over `items` (at most kMaxBlocks blocks) on the legacy default stream.
+// cudaLaunchKernel returns this launch's own error, never one the caller's code left pending.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), std::size_t items, const char* what, Args... args) {
   std::tuple<Params...> values{args...};
-  const auto blocks = static_cast<unsigned>(std::min(kMaxBlocks, (items + kThreads - 1) / kThreads));
+  const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
   std::apply(
       [&](auto&... value) {
         void* params[] = {&value...};
@@ -141,68 +163,101 @@ void check_readable(const TensorView& tensor) {
 }  // namespace
 
 TensorChecks::~TensorChecks() {
-  if (totals_) cudaFree(totals_);
+  if (device_totals_) cudaFree(device_totals_);
+  if (host_totals_) cudaFreeHost(host_totals_);
 }
 
-Totals* TensorChecks::fresh_totals() {
-  if (!totals_) check_cuda(cudaMalloc(&totals_, sizeof(Totals)), "cudaMalloc(kscope's tensor check totals)");
-  const Totals zero;
-  check_cuda(cudaMemcpyAsync(totals_, &zero, sizeof zero, cudaMemcpyHostToDevice, cudaStreamLegacy),
+Totals* TensorChecks::fresh_totals(std::size_t count) {
+  if (count > capacity_) {
+    if (device_totals_) cudaFree(std::exchange(device_totals_, nullptr));
+    if (host_totals_) cudaFreeHost(std::exchange(host_totals_, nullptr));
+    capacity_ = 0;
+    check_cuda(cudaMalloc(&device_totals_, count * sizeof(Totals)), "cudaMalloc(kscope's tensor check totals)");
+    check_cuda(cudaHostAlloc(&host_totals_, count * sizeof(Totals), cudaHostAllocDefault),
+               "cudaHostAlloc(kscope's tensor check totals)");
+    capacity_ = count;
+  }
+  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", device_totals_, count);
+  return device_totals_;
+}
+
+const Totals* TensorChecks::read_totals(std::size_t count) {
+  check_cuda(cudaMemcpyAsync(host_totals_, device_totals_, count * sizeof(Totals), cudaMemcpyDeviceToHost,
+                             cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's tensor check totals)");
-  return totals_;
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
+  return host_totals_;
 }
 
-Totals TensorChecks::read_totals() {
-  Totals totals;
-  check_cuda(cudaMemcpyAsync(&totals, totals_, sizeof totals, cudaMemcpyDeviceToHost, cudaStreamLegacy),
-             "cudaMemcpyAsync(kscope's tensor check totals)");
-  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor check)");
-  return totals;
-}
-
-double TensorChecks::sum_of_squares(const TensorView& tensor) {
-  const std::size_t n = tensor.elements();
-  if (n == 0) return 0;
-  check_readable(tensor);
-  launch(sum_of_squares_kernel, n, "launching kscope's sum of squares", tensor.data, n, tensor.dtype, fresh_totals());
-  return read_totals().sum_of_squares;
-}
-
-TensorComparison TensorChecks::compare(const TensorView& candidate, const TensorView& reference, double atol,
-                                       double rtol) {
-  TensorComparison out;
-  out.elements = reference.elements();
-  if (out.elements == 0) return out;
-  check_readable(candidate);
-  check_readable(reference);
-  const std::size_t element_bytes = size_of(reference.dtype);
-  const bool exact_bits = !is_floating(reference.dtype) && atol == 0 && rtol == 0;  // as detail::host_compare
-  launch(compare_kernel, out.elements, "launching kscope's comparison", candidate.data, reference.data, out.elements,
-         reference.dtype, element_bytes, exact_bits, atol, rtol, fresh_totals());
-  const Totals totals = read_totals();
-  out.mismatched = totals.mismatched;
-  out.max_abs_error = std::bit_cast<double>(totals.max_abs_error_bits);
-  out.max_rel_error = std::bit_cast<double>(totals.max_rel_error_bits);
-  if (out.mismatched == 0) return out;
-  out.first_mismatch = totals.first_mismatch;
-  // Its two elements, read back and decoded as the host decodes them.
-  unsigned char c[8] = {}, r[8] = {};
-  const std::size_t offset = element_bytes * out.first_mismatch;
-  check_cuda(cudaMemcpy(c, static_cast<const unsigned char*>(candidate.data) + offset, element_bytes, cudaMemcpyDefault),
-             "cudaMemcpy(the first mismatching element)");
-  check_cuda(cudaMemcpy(r, static_cast<const unsigned char*>(reference.data) + offset, element_bytes, cudaMemcpyDefault),
-             "cudaMemcpy(the first mismatching element)");
-  out.first_candidate = detail::element(c, 0, candidate.dtype);
-  out.first_reference = detail::element(r, 0, reference.dtype);
+std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>& tensors) {
+  std::vector<double> out(tensors.size(), 0.0);
+  if (tensors.empty()) return out;
+  Totals* totals = fresh_totals(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::size_t n = tensors[i].elements();
+    if (n == 0) continue;
+    check_readable(tensors[i]);
+    launch(sum_of_squares_kernel, n, "launching kscope's sum of squares", tensors[i].data, n, tensors[i].dtype,
+           totals + i);
+  }
+  const Totals* read = read_totals(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read[i].sum_of_squares;
   return out;
 }
 
-std::uint64_t TensorChecks::checksum(const TensorView& tensor) {
-  const std::size_t bytes = tensor.bytes();
-  if (bytes == 0) return 0;
-  check_readable(tensor);
-  launch(checksum_kernel, (bytes + 7) / 8, "launching kscope's checksum", tensor.data, bytes, fresh_totals());
-  return read_totals().checksum;
+std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
+  std::vector<std::uint64_t> out(tensors.size(), 0);
+  if (tensors.empty()) return out;
+  Totals* totals = fresh_totals(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::size_t bytes = tensors[i].bytes();
+    if (bytes == 0) continue;
+    check_readable(tensors[i]);
+    launch(checksum_kernel, (bytes + 7) / 8, "launching kscope's checksum", tensors[i].data, bytes, totals + i);
+  }
+  const Totals* read = read_totals(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read[i].checksum;
+  return out;
+}
+
+std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,
+                                                    const std::vector<TensorView>& references,
+                                                    const std::vector<Tolerance>& tolerances) {
+  if (candidates.size() != references.size() || tolerances.size() != references.size())
+    throw InternalError("the device comparison was given " + std::to_string(candidates.size()) + " candidates, " +
+                        std::to_string(references.size()) + " references and " + std::to_string(tolerances.size()) +
+                        " tolerances (kscope bug: please report it with this message)");
+  std::vector<TensorComparison> out(references.size());
+  if (references.empty()) return out;
+  Totals* totals = fresh_totals(references.size());
+  for (std::size_t i = 0; i < references.size(); ++i) {
+    const TensorView& c = candidates[i];
+    const TensorView& r = references[i];
+    out[i].elements = r.elements();
+    if (out[i].elements == 0) continue;
+    check_readable(c);
+    check_readable(r);
+    const std::size_t element_bytes = size_of(r.dtype);
+    const Tolerance& t = tolerances[i];
+    const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
+    launch(compare_kernel, out[i].elements, "launching kscope's comparison", c.data, r.data, out[i].elements, r.dtype,
+           element_bytes, exact_bits, t.atol, t.rtol, totals + i);
+    launch(first_mismatch_kernel, 1, "launching kscope's comparison", c.data, r.data, element_bytes, totals + i);
+  }
+  const Totals* read = read_totals(references.size());
+  for (std::size_t i = 0; i < references.size(); ++i) {
+    if (out[i].elements == 0) continue;
+    const Totals& found = read[i];
+    out[i].mismatched = found.mismatched;
+    out[i].max_abs_error = std::bit_cast<double>(found.max_abs_error_bits);
+    out[i].max_rel_error = std::bit_cast<double>(found.max_rel_error_bits);
+    if (found.mismatched == 0) continue;
+    out[i].first_mismatch = found.first_mismatch;
+    // Decoded as the host decodes elements.
+    out[i].first_candidate = detail::element(found.first_candidate, 0, candidates[i].dtype);
+    out[i].first_reference = detail::element(found.first_reference, 0, references[i].dtype);
+  }
+  return out;
 }
 
 }  // namespace kscope::device

@@ -650,6 +650,8 @@ struct TwinTensor {
   std::shared_ptr<void> device;
   TensorView host_view, device_view;
 
+  TwinTensor(const TwinTensor&) = delete;  // host_view points into `host`: moved, never copied
+  TwinTensor(TwinTensor&&) = default;
   TwinTensor(const void* data, std::size_t elements, kscope::DType dtype) : host(elements * kscope::size_of(dtype)) {
     void* d = nullptr;
     check(cudaMalloc(&d, std::max<std::size_t>(host.size(), 1)), "cudaMalloc");
@@ -664,50 +666,23 @@ struct TwinTensor {
   }
 };
 
-// The cupti backend, whose CallObserver holds the device checks.
-std::unique_ptr<kscope::MeasurementBackend> cupti_backend() {
-  return kscope::definition(kscope::Backend::cupti).make(kscope::Settings{});
-}
+// A candidate and its reference of one dtype.
+struct TwinPair {
+  std::string dtype;
+  TwinTensor candidate, reference;
+};
 
-bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
-
-void expect_device_agrees(kscope::CallObserver& device, const char* what, const TwinTensor& candidate,
-                          const TwinTensor& reference, double atol, double rtol) {
-  SCOPED_TRACE(std::string(what) + ", atol " + std::to_string(atol) + ", rtol " + std::to_string(rtol));
-  const auto host = kscope::detail::host_compare(candidate.host_view, reference.host_view, atol, rtol);
-  const auto gpu = device.compare(candidate.device_view, reference.device_view, atol, rtol);
-  EXPECT_EQ(gpu.elements, host.elements);
-  EXPECT_EQ(gpu.mismatched, host.mismatched);
-  EXPECT_TRUE(same_value(gpu.max_abs_error, host.max_abs_error)) << gpu.max_abs_error << " vs " << host.max_abs_error;
-  EXPECT_TRUE(same_value(gpu.max_rel_error, host.max_rel_error)) << gpu.max_rel_error << " vs " << host.max_rel_error;
-  if (host.mismatched > 0) {
-    EXPECT_EQ(gpu.first_mismatch, host.first_mismatch);
-    EXPECT_TRUE(same_value(gpu.first_candidate, host.first_candidate));
-    EXPECT_TRUE(same_value(gpu.first_reference, host.first_reference));
-  }
-  for (const TwinTensor* t : {&candidate, &reference}) {
-    EXPECT_EQ(device.checksum(t->device_view), kscope::detail::host_checksum(t->host_view));
-    const double host_sum = kscope::detail::host_sum_of_squares(t->host_view);
-    EXPECT_NEAR(device.sum_of_squares(t->device_view), host_sum, 1e-12 * host_sum);  // up to the order of additions
-  }
-}
-
-// `n` values of `reference` with every special case, and a candidate that differs from it in
-// some elements, both as bit patterns of `Bits`.
+// `reference` with every special case first, and a candidate that differs from it at `changes`
+// and in the last bit of every 97th ordinary element, as bit patterns of `Bits`.
 template <class Bits>
-void check_dtype(kscope::CallObserver& device, const char* what, kscope::DType dtype, std::vector<Bits> reference,
-                 const std::vector<Bits>& specials, const std::vector<std::pair<std::size_t, Bits>>& changes) {
+TwinPair twin_pair(kscope::DType dtype, std::vector<Bits> reference, const std::vector<Bits>& specials,
+                   const std::vector<std::pair<std::size_t, Bits>>& changes) {
+  std::copy(specials.begin(), specials.end(), reference.begin());
   std::vector<Bits> candidate = reference;
-  for (std::size_t i = 0; i < specials.size(); ++i) {
-    reference[i] = specials[i];
-    candidate[i] = specials[i];
-  }
   for (const auto& [index, bits] : changes) candidate[index] = bits;
-  // And near misses: the last bit of some ordinary elements.
   for (std::size_t i = specials.size(); i < reference.size(); i += 97) candidate[i] ^= Bits{1};
-  const TwinTensor c(candidate.data(), candidate.size(), dtype), r(reference.data(), reference.size(), dtype);
-  for (const auto& [atol, rtol] : std::vector<std::pair<double, double>>{{0, 0}, {0, 1e-3}, {1e-2, 1e-2}, {1e-6, 0}})
-    expect_device_agrees(device, what, c, r, atol, rtol);
+  return TwinPair{to_string(dtype), TwinTensor(candidate.data(), candidate.size(), dtype),
+                  TwinTensor(reference.data(), reference.size(), dtype)};
 }
 
 template <class Bits>
@@ -718,40 +693,85 @@ std::vector<Bits> random_bits(std::size_t n, Bits mask) {
   return v;
 }
 
-TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
-  KSCOPE_REQUIRE_GPU();
-  const auto backend = cupti_backend();
-  kscope::CallObserver& device = *backend->call_observer();
-  constexpr std::size_t n = 100'003;
-  // float32: NaN, +-inf, +-0, the smallest subnormal, the largest finite; values of every exponent.
-  std::vector<std::uint32_t> f32 = random_bits<std::uint32_t>(n, 0xbfffffffu);  // no exponent all ones
-  check_dtype<std::uint32_t>(device, "float32", kscope::DType::f32, f32,
-                             {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x7f7fffffu},
-                             {{0, 0x3f800000u}, {1, 0xff800000u}, {3, 0x7fc00000u}, {6, 0x7f800000u}});
-  // float16: NaN 0x7e00, +-inf, the smallest subnormal, 65504.
-  check_dtype<std::uint16_t>(device, "float16", kscope::DType::f16, random_bits<std::uint16_t>(n, 0xbbffu),
-                             {0x7e00u, 0x7c00u, 0xfc00u, 0x0001u, 0x7bffu, 0x0000u},
-                             {{0, 0x3c00u}, {2, 0x7c00u}, {4, 0xfbffu}});
-  // bfloat16: NaN 0x7fc0, +-inf.
-  check_dtype<std::uint16_t>(device, "bfloat16", kscope::DType::bf16, random_bits<std::uint16_t>(n, 0xbf7fu),
-                             {0x7fc0u, 0x7f80u, 0xff80u, 0x0001u, 0x0000u},
-                             {{1, 0x7fc0u}, {2, 0x7f80u}, {3, 0x3f80u}});
-  // int64: beyond 2^53, where doubles round and bits decide.
-  std::vector<std::uint64_t> i64 = random_bits<std::uint64_t>(n, ~std::uint64_t{0});
-  check_dtype<std::uint64_t>(device, "int64", kscope::DType::i64, i64,
-                             {(std::uint64_t{1} << 53) + 1, std::uint64_t(-1), std::uint64_t{1} << 63},
-                             {{0, std::uint64_t{1} << 53}, {1, 0}});
+// The cupti backend, whose CallObserver holds the device checks.
+std::unique_ptr<kscope::MeasurementBackend> cupti_backend() {
+  return kscope::definition(kscope::Backend::cupti).make(kscope::Settings{});
 }
 
-TEST(EvaluateGpu, DeviceChecksTakeEmptyTensorsAndMoreThanTwoToThe31Elements) {
+bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// Every dtype's pair in one batch per tolerance, and every tensor in one batch of checksums and one
+// of sums of squares, against the host's checks of the same bytes.
+TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::size_t n = 100'003;
+  std::vector<TwinPair> pairs;
+  // float32: NaN, +-inf, +-0, the smallest subnormal, the largest finite; ordinary values below 2.
+  pairs.push_back(twin_pair<std::uint32_t>(
+      kscope::DType::f32, random_bits<std::uint32_t>(n, 0xbfffffffu),
+      {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u, 0x7f7fffffu},
+      {{0, 0x3f800000u}, {1, 0xff800000u}, {3, 0x7fc00000u}, {6, 0x7f800000u}}));
+  // float16: NaN, +-inf, the smallest subnormal, 65504, 0.
+  pairs.push_back(twin_pair<std::uint16_t>(kscope::DType::f16, random_bits<std::uint16_t>(n, 0xbbffu),
+                                           {0x7e00u, 0x7c00u, 0xfc00u, 0x0001u, 0x7bffu, 0x0000u},
+                                           {{0, 0x3c00u}, {2, 0x7c00u}, {4, 0xfbffu}}));
+  // bfloat16: NaN, +-inf, the smallest subnormal, 0.
+  pairs.push_back(twin_pair<std::uint16_t>(kscope::DType::bf16, random_bits<std::uint16_t>(n, 0xbf7fu),
+                                           {0x7fc0u, 0x7f80u, 0xff80u, 0x0001u, 0x0000u},
+                                           {{1, 0x7fc0u}, {2, 0x7f80u}, {3, 0x3f80u}}));
+  // int64: beyond 2^53, where doubles round and only the bits tell.
+  pairs.push_back(twin_pair<std::uint64_t>(kscope::DType::i64, random_bits<std::uint64_t>(n, ~std::uint64_t{0}),
+                                           {(std::uint64_t{1} << 53) + 1, std::uint64_t(-1), std::uint64_t{1} << 63},
+                                           {{0, std::uint64_t{1} << 53}, {1, 0}}));
+  pairs.push_back(TwinPair{"empty float32", TwinTensor(nullptr, 0, kscope::DType::f32),
+                           TwinTensor(nullptr, 0, kscope::DType::f32)});
+
+  const auto backend = cupti_backend();
+  kscope::CallObserver& device = *backend->call_observer();
+  std::vector<TensorView> candidates, references, all_device, all_host;
+  for (const TwinPair& p : pairs) {
+    candidates.push_back(p.candidate.device_view);
+    references.push_back(p.reference.device_view);
+    for (const TwinTensor* t : {&p.candidate, &p.reference}) {
+      all_device.push_back(t->device_view);
+      all_host.push_back(t->host_view);
+    }
+  }
+  for (const kscope::Tolerance t : {kscope::Tolerance{0, 0}, kscope::Tolerance{0, 1e-3}, kscope::Tolerance{1e-2, 1e-2},
+                                    kscope::Tolerance{1e-6, 0}}) {
+    const auto gpu = device.compare(candidates, references, std::vector<kscope::Tolerance>(pairs.size(), t));
+    ASSERT_EQ(gpu.size(), pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      SCOPED_TRACE(pairs[i].dtype + ", atol " + std::to_string(t.atol) + ", rtol " + std::to_string(t.rtol));
+      const auto host =
+          kscope::detail::host_compare(pairs[i].candidate.host_view, pairs[i].reference.host_view, t.atol, t.rtol);
+      EXPECT_EQ(gpu[i].elements, host.elements);
+      EXPECT_EQ(gpu[i].mismatched, host.mismatched);
+      EXPECT_TRUE(same_value(gpu[i].max_abs_error, host.max_abs_error)) << gpu[i].max_abs_error << " vs " << host.max_abs_error;
+      EXPECT_TRUE(same_value(gpu[i].max_rel_error, host.max_rel_error)) << gpu[i].max_rel_error << " vs " << host.max_rel_error;
+      if (host.mismatched == 0) continue;
+      EXPECT_EQ(gpu[i].first_mismatch, host.first_mismatch);
+      EXPECT_TRUE(same_value(gpu[i].first_candidate, host.first_candidate));
+      EXPECT_TRUE(same_value(gpu[i].first_reference, host.first_reference));
+    }
+  }
+  const auto checksums = device.checksums(all_device);
+  const auto sums = device.sums_of_squares(all_device);
+  ASSERT_EQ(checksums.size(), all_host.size());
+  ASSERT_EQ(sums.size(), all_host.size());
+  for (std::size_t i = 0; i < all_host.size(); ++i) {
+    SCOPED_TRACE("tensor " + std::to_string(i) + ": " + all_host[i].describe());
+    EXPECT_EQ(checksums[i], kscope::detail::host_checksum(all_host[i]));
+    // Positive terms added in any order are each within (terms - 1) roundings of the exact sum.
+    const double host_sum = kscope::detail::host_sum_of_squares(all_host[i]);
+    EXPECT_NEAR(sums[i], host_sum, static_cast<double>(n) * std::numeric_limits<double>::epsilon() * host_sum);
+  }
+}
+
+TEST(EvaluateGpu, DeviceChecksTakeMoreThanTwoToThe31Elements) {
   KSCOPE_REQUIRE_GPU();
   const auto backend = cupti_backend();
   kscope::CallObserver& device = *backend->call_observer();
-  const TwinTensor empty(nullptr, 0, kscope::DType::f32);
-  EXPECT_EQ(device.compare(empty.device_view, empty.device_view, 0, 0).elements, 0u);
-  EXPECT_EQ(device.checksum(empty.device_view), 0u);
-  EXPECT_EQ(device.sum_of_squares(empty.device_view), 0);
-
   // uint8 ones, one element past 2^31 changed to 2: indices and counts beyond 32 bits.
   const std::size_t n = (std::size_t{1} << 31) + 9, changed = (std::size_t{1} << 31) + 3;
   std::vector<unsigned char> ones(n, 1);
@@ -766,9 +786,9 @@ TEST(EvaluateGpu, DeviceChecksTakeEmptyTensorsAndMoreThanTwoToThe31Elements) {
   const std::vector<std::int64_t> shape{static_cast<std::int64_t>(n)};
   const TensorView reference{a, shape, kscope::DType::u8, kscope::MemorySpace::device};
   const TensorView candidate{b, shape, kscope::DType::u8, kscope::MemorySpace::device};
-  const auto compared = device.compare(candidate, reference, 0, 0);
-  const auto summed = device.sum_of_squares(reference);
-  const auto checksum = device.checksum(reference);
+  const auto compared = device.compare({candidate}, {reference}, {kscope::Tolerance{}}).at(0);
+  const double summed = device.sums_of_squares({reference}).at(0);
+  const std::uint64_t checksum = device.checksums({reference}).at(0);
   cudaFree(a);
   cudaFree(b);
   EXPECT_EQ(compared.elements, n);

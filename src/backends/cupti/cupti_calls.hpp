@@ -4,6 +4,7 @@
 // persisting-L2 carve-outs found and reset, and the checks of tensors in device memory.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "device/tensor_checks.hpp"
 #include "kscope/measurement_backend.hpp"
@@ -19,12 +20,17 @@ class CuptiCalls final : public CallObserver {
 
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
-  double sum_of_squares(const TensorView& tensor) override { return checks_.sum_of_squares(tensor); }
-  TensorComparison compare(const TensorView& candidate, const TensorView& reference, double atol,
-                           double rtol) override {
-    return checks_.compare(candidate, reference, atol, rtol);
+  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override {
+    return checks_.sums_of_squares(tensors);
   }
-  std::uint64_t checksum(const TensorView& tensor) override { return checks_.checksum(tensor); }
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override {
+    return checks_.checksums(tensors);
+  }
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances) override {
+    return checks_.compare(candidates, references, tolerances);
+  }
 
  private:
   bool observing_ = false;
