@@ -189,35 +189,39 @@ const Totals* TensorChecks::read_totals(std::size_t count) {
   return host_totals_;
 }
 
-std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>& tensors) {
-  std::vector<double> out(tensors.size(), 0.0);
+template <class Result, class LaunchOne, class ReadOne>
+std::vector<Result> TensorChecks::per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one,
+                                             ReadOne read_one) {
+  std::vector<Result> out(tensors.size(), Result{});
   if (tensors.empty()) return out;
   Totals* totals = fresh_totals(tensors.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::size_t n = tensors[i].elements();
-    if (n == 0) continue;
+    if (tensors[i].elements() == 0) continue;
     check_readable(tensors[i]);
-    launch(sum_of_squares_kernel, n, "launching kscope's sum of squares", tensors[i].data, n, tensors[i].dtype,
-           totals + i);
+    launch_one(tensors[i], totals + i);
   }
   const Totals* read = read_totals(tensors.size());
-  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read[i].sum_of_squares;
+  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read_one(read[i]);
   return out;
 }
 
+std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>& tensors) {
+  return per_tensor<double>(
+      tensors,
+      [](const TensorView& t, Totals* totals) {
+        launch(sum_of_squares_kernel, t.elements(), "launching kscope's sum of squares", t.data, t.elements(), t.dtype,
+               totals);
+      },
+      [](const Totals& totals) { return totals.sum_of_squares; });
+}
+
 std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
-  std::vector<std::uint64_t> out(tensors.size(), 0);
-  if (tensors.empty()) return out;
-  Totals* totals = fresh_totals(tensors.size());
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const std::size_t bytes = tensors[i].bytes();
-    if (bytes == 0) continue;
-    check_readable(tensors[i]);
-    launch(checksum_kernel, (bytes + 7) / 8, "launching kscope's checksum", tensors[i].data, bytes, totals + i);
-  }
-  const Totals* read = read_totals(tensors.size());
-  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read[i].checksum;
-  return out;
+  return per_tensor<std::uint64_t>(
+      tensors,
+      [](const TensorView& t, Totals* totals) {
+        launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(), totals);
+      },
+      [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
 }
 
 std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,

@@ -35,6 +35,10 @@ class TensorChecks {
   Totals* fresh_totals(std::size_t count);
   // Waits for the legacy stream and reads the first `count` totals back.
   const Totals* read_totals(std::size_t count);
+  // One batch over `tensors`: launch_one(tensor, its totals) for each non-empty one, then
+  // read_one(its totals) for each (zeroed for an empty one).
+  template <class Result, class LaunchOne, class ReadOne>
+  std::vector<Result> per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one, ReadOne read_one);
 
   Totals* device_totals_ = nullptr;
   Totals* host_totals_ = nullptr;  // pinned, so that the copy back is one asynchronous copy
