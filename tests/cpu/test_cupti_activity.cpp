@@ -11,6 +11,7 @@
 
 #include "backends/cupti/activity_ledger.hpp"
 #include "backends/cupti/memory_calls.hpp"
+#include "backends/cupti_subscriber.hpp"
 #include "kscope/errors.hpp"
 #include "test_support.hpp"
 
@@ -27,7 +28,7 @@ std::string callback_name(CUpti_CallbackId cbid) {
   return name;
 }
 
-TEST(CuptiMemoryCalls, EveryCopyAndFillEntryPointOfTheDriverIsTraced) {
+TEST(CuptiObservedCalls, EveryCopyAndFillEntryPointOfTheDriverIsTraced) {
   const auto& traced = kscope::cupti::memory_callbacks();
   const std::set<CUpti_CallbackId> listed(traced.begin(), traced.end());
   EXPECT_EQ(listed.size(), traced.size()) << "a callback is listed twice";
@@ -42,7 +43,18 @@ TEST(CuptiMemoryCalls, EveryCopyAndFillEntryPointOfTheDriverIsTraced) {
   EXPECT_EQ(copies_and_fills, listed.size());
 }
 
-TEST(CuptiMemoryCalls, CopiesBetweenNamedMemoriesAndFillsOfNonzeroSizeYieldOneRecord) {
+TEST(CuptiObservedCalls, EveryLaunchEntryPointOfTheDriverIsTracedWhileCallsAreObserved) {
+  std::set<CUpti_CallbackId> traced(std::begin(kscope::cupti::kLaunchCallbacks), std::end(kscope::cupti::kLaunchCallbacks));
+  traced.insert(std::begin(kscope::cupti::kDeprecatedLaunchCallbacks), std::end(kscope::cupti::kDeprecatedLaunchCallbacks));
+  for (CUpti_CallbackId cbid = 0; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const std::string name = callback_name(cbid);
+    // Not cuLaunchHostFunc: a host function runs no kernel.
+    const bool launches = name.rfind("cuLaunch", 0) == 0 || name.rfind("cuGraphLaunch", 0) == 0;
+    if (launches && name.rfind("cuLaunchHostFunc", 0) != 0) EXPECT_TRUE(traced.count(cbid)) << name << " is not traced";
+  }
+}
+
+TEST(CuptiObservedCalls, CopiesBetweenNamedMemoriesAndFillsOfNonzeroSizeYieldOneRecord) {
   cuMemcpyDtoDAsync_v2_params copy{};
   copy.ByteCount = 4096;
   EXPECT_EQ(memory_call_records(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, &copy), Records::one);
@@ -64,7 +76,7 @@ TEST(CuptiMemoryCalls, CopiesBetweenNamedMemoriesAndFillsOfNonzeroSizeYieldOneRe
   EXPECT_EQ(memory_call_records(CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8_v2, &area), Records::one);
 }
 
-TEST(CuptiMemoryCalls, CopiesThatMayStayOnTheHostOrShareRecordsTakeAnyNumber) {
+TEST(CuptiObservedCalls, CopiesThatMayStayOnTheHostOrShareRecordsTakeAnyNumber) {
   cuMemcpyAsync_params unified{};  // through unified addresses: may be host to host
   unified.ByteCount = 4096;
   EXPECT_EQ(memory_call_records(CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync, &unified), Records::any);
@@ -74,13 +86,13 @@ TEST(CuptiMemoryCalls, CopiesThatMayStayOnTheHostOrShareRecordsTakeAnyNumber) {
   EXPECT_EQ(memory_call_records(CUPTI_DRIVER_TRACE_CBID_cuMemcpyBatchAsync_v2, &batch), Records::any);
 }
 
-TEST(CuptiMemoryCalls, LaunchesAreNeitherCopiesNorFills) {
+TEST(CuptiObservedCalls, LaunchesAreNeitherCopiesNorFills) {
   EXPECT_FALSE(memory_call_records(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, nullptr));
   EXPECT_FALSE(memory_call_records(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, nullptr));
   EXPECT_FALSE(memory_call_records(CUPTI_DRIVER_TRACE_CBID_SIZE, nullptr));
 }
 
-TEST(CuptiMemoryCalls, CopiesAreNamedByTheirKind) {
+TEST(CuptiObservedCalls, CopiesAreNamedByTheirKind) {
   EXPECT_EQ(kscope::cupti::copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD), "[memcpy HtoD]");
   EXPECT_EQ(kscope::cupti::copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD), "[memcpy DtoD]");
   EXPECT_EQ(kscope::cupti::copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP), "[memcpy PtoP]");

@@ -86,6 +86,9 @@ void ActivityTracer::begin_session(bool observe_calls) {
                 "cuptiEnableCallback(state fatal error)");
     check_cupti(cuptiActivityEnable(kKernelKind), "cuptiActivityEnable(CONCURRENT_KERNEL)");
     if (observe_calls) {
+      for (CUpti_CallbackId cbid : kDeprecatedLaunchCallbacks)
+        check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                    "cuptiEnableCallback(deprecated driver launch)");
       for (CUpti_CallbackId cbid : memory_callbacks())
         check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                     "cuptiEnableCallback(driver copy or fill)");
@@ -112,6 +115,8 @@ void ActivityTracer::quiet() noexcept {
   for (CUpti_CallbackId cbid : kLaunchCallbacks) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   if (observing_calls_) {
     for (CUpti_ActivityKind kind : kMemoryKinds) cuptiActivityDisable(kind);
+    for (CUpti_CallbackId cbid : kDeprecatedLaunchCallbacks)
+      cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     for (CUpti_CallbackId cbid : memory_callbacks())
       cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   }
@@ -198,7 +203,9 @@ void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackD
   } else if (const std::optional<Records> copy_or_fill = memory_call_records(cbid, call.functionParams)) {
     made.records = *copy_or_fill;
   } else {
-    made.records = is_graph_launch(cbid) ? Records::any : Records::one;
+    // A graph runs any number of kernels, copies and fills; a multi-device launch a kernel per device.
+    const bool several = is_graph_launch(cbid) || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice;
+    made.records = several ? Records::any : Records::one;
   }
   made.after_return = returned_in(state) && !made.marker;
   std::lock_guard lock(mutex_);

@@ -1,6 +1,7 @@
 #pragma once
 // The process-wide CUPTI client of the cupti backend: the driver-API callbacks that map each call
-// made in a region (kernel launches; with calls observed, copies and fills too) to that region by
+// made in a region (kernel launches; with calls observed, deprecated launches, copies and fills
+// too) to that region by
 // correlation id, whichever thread made it, and the activity buffers CUPTI fills with their records
 // (CONCURRENT_KERNEL; with calls observed, MEMCPY, MEMCPY2 and MEMSET too).
 //
