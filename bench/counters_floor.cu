@@ -603,10 +603,10 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
 }
 
 
-// VARIANT rows (issue 29): ways to keep the L2 flush out of the profiled ranges, against the flush
-// inside them. Each run of the batch: kscope's flush and a host sync (as CountersBackend::flush_cache
-// does), then the 16 MiB copy; kFlushRuns runs per pass. The copy's values: the median over the
-// runs of each run's last range.
+// VARIANT rows (issue 29): ways to keep the L2 flush out of the profiled ranges, or to make it
+// cheaper, against the flush inside them. Each run of the batch: a flush and a host sync (as
+// CountersBackend::flush_cache does), kscope's unless the variant names another, then the 16 MiB
+// copy; kFlushRuns runs per pass. The copy's values: the median over the runs of each run's last range.
 //   inside     AutoRange, the flush's memset and discard kernel launched one by one: they are ranges
 //              too (the counter backend before issue 29)
 //   graph      AutoRange, the flush as kscope's L2Flusher launches it: one CUDA graph
@@ -622,6 +622,9 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
 //              around the copy, so only the copy is a range; its counter data image made by a range
 //              profiler object that is disabled again, the host API's config image (can the two
 //              API families share them? the row says)
+//   read_1x    AutoRange, the flush one read kernel over the L2's bytes (the FLUSH rows' read_1x):
+//              one launch, and it leaves no dirty line; its kernel is a range, as inside's discard kernel
+//   read_2x    the same over twice the L2's bytes
 //   kscope     kscope's counters backend on the same runs (alone in its process)
 void set_profiling(CUcontext context, bool on) {
   if (on) {
@@ -646,12 +649,21 @@ void print_variant(const std::string& variant, const char* set_name, const std::
   std::fflush(stdout);
 }
 
-// kscope's flush (its memset and discard kernel one by one, or as one graph launch), then a host
-// sync, as CountersBackend::flush_cache does.
-void flush_and_wait(kscope::device::L2Flusher& l2, bool as_graph) {
-  if (as_graph) l2.flush(cudaStreamLegacy);
-  else l2.enqueue(cudaStreamLegacy);
-  kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+// A VARIANT row's flush of each run, then a host sync, as CountersBackend::flush_cache does.
+using RunFlush = std::function<void()>;
+
+bool reads_to_flush(const std::string& variant) { return variant == "read_1x" || variant == "read_2x"; }
+
+// `variant`'s flush: kscope's memset and discard kernel one by one, its graph for "graph", or the
+// read kernel of `reads` (made on first use: FLUSH rows' buffers) for the read variants.
+RunFlush run_flush(const std::string& variant, kscope::device::L2Flusher& l2, std::optional<Flushes>& reads) {
+  if (reads_to_flush(variant) && !reads) reads.emplace();
+  return [variant, &l2, &reads] {
+    if (reads_to_flush(variant)) reads->flush(variant);
+    else if (variant == "graph") l2.flush(cudaStreamLegacy);
+    else l2.enqueue(cudaStreamLegacy);
+    kscope_test::check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize");
+  };
 }
 
 // The batch of median total time.
@@ -661,14 +673,14 @@ Batch median_by_total(std::vector<Batch> batches) {
 }
 
 // The kernel variant: kFlushRuns windows per batch, the median batch of kReps after a warm-up.
-Batch kernel_replay_batch(RawProfiler& raw, kscope::device::L2Flusher& l2, const float* in, float* out) {
+Batch kernel_replay_batch(RawProfiler& raw, const RunFlush& flush, const float* in, float* out) {
   std::vector<Batch> batches;
   for (int rep = 0; rep <= kReps; ++rep) {
     Batch b;
     const auto start = Clock::now();
     raw.begin_batch();
     for (std::size_t run = 0; run < kFlushRuns; ++run) {
-      flush_and_wait(l2, false);
+      flush();
       raw.start();
       kscope_test::launch_copy(in, out, kFloats);
       if (!raw.stop()) throw std::runtime_error("kernel replay: passes left after the window's stop");
@@ -685,7 +697,7 @@ Batch kernel_replay_batch(RawProfiler& raw, kscope::device::L2Flusher& l2, const
 // The legacy variant: kFlushRuns runs per pass, the median batch of kReps after a warm-up (the
 // counter data image is made before each batch's clock starts).
 Batch legacy_gated_batch(CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
-                         const std::vector<std::string>& metrics, kscope::device::L2Flusher& l2, const float* in,
+                         const std::vector<std::string>& metrics, const RunFlush& flush, const float* in,
                          float* out) {
   raw::Names names;
   for (const auto& m : metrics) names.push_back(m.c_str());
@@ -740,7 +752,7 @@ Batch legacy_gated_batch(CUcontext context, const std::string& chip, const std::
         begin.ctx = context;
         cupti(cuptiProfilerBeginPass(&begin), "cuptiProfilerBeginPass");
         for (std::size_t run = 0; run < kFlushRuns; ++run) {
-          flush_and_wait(l2, false);
+          flush();
           set_profiling(context, true);
           kscope_test::launch_copy(in, out, kFloats);
           set_profiling(context, false);
@@ -774,19 +786,20 @@ Batch legacy_gated_batch(CUcontext context, const std::string& chip, const std::
 
 void variant_row(const std::string& variant, const char* set_name, const std::vector<std::string>& metrics,
                  CUcontext context, const std::string& chip, const std::vector<std::uint8_t>& availability,
-                 kscope::device::L2Flusher& l2, const float* in, float* out) {
+                 const RunFlush& flush, const float* in, float* out) {
   if (variant == "legacy")
-    return print_variant(variant, set_name, metrics, legacy_gated_batch(context, chip, availability, metrics, l2, in, out));
+    return print_variant(variant, set_name, metrics,
+                         legacy_gated_batch(context, chip, availability, metrics, flush, in, out));
   const bool user = variant == "user" || variant == "user_wait";
   RawProfiler raw(context, chip, availability, metrics, kFlushImageRanges, kFlushImageRanges,
                   user ? CUPTI_UserRange : CUPTI_AutoRange, variant == "kernel" ? CUPTI_KernelReplay : CUPTI_UserReplay);
-  if (variant == "kernel") return print_variant(variant, set_name, metrics, kernel_replay_batch(raw, l2, in, out));
+  if (variant == "kernel") return print_variant(variant, set_name, metrics, kernel_replay_batch(raw, flush, in, out));
   std::vector<std::string> names;  // one range name per run: CUPTI keys a user range by its name
   for (std::size_t run = 0; run < kFlushRuns; ++run) names.push_back(std::to_string(run));
   print_variant(variant, set_name, metrics, median_batch(raw, [&] {
     for (std::size_t run = 0; run < kFlushRuns; ++run) {
       if (variant == "gated") set_profiling(context, false);
-      flush_and_wait(l2, variant == "graph");
+      flush();
       if (variant == "gated") set_profiling(context, true);
       if (variant == "user_wait") kscope_test::launch_spin(20'000);
       if (user) raw.push(names[run].c_str());
@@ -1105,12 +1118,21 @@ int variants(const std::string& set_name, const std::vector<std::string>& names,
     kscope_row(set_named(set_name), in, out);
     return 0;
   }
+  const std::vector<std::string> known{"inside", "graph", "gated", "user", "user_wait", "kernel", "legacy",
+                                       "read_1x", "read_2x"};
+  for (const auto& name : names)
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::fprintf(stderr, "counters_floor: no variant '%s' (inside, graph, gated, user, user_wait, kernel, legacy, "
+                           "read_1x, read_2x; or kscope alone)\n", name.c_str());
+      return 64;
+    }
   const Target t = target();
   kscope::device::L2Flusher l2(0);
+  std::optional<Flushes> reads;
   const Set& set = set_named(set_name);
   for (const auto& name : names) {
     try {
-      variant_row(name, set.name, set.metrics, t.context, t.chip, t.availability, l2, in, out);
+      variant_row(name, set.name, set.metrics, t.context, t.chip, t.availability, run_flush(name, l2, reads), in, out);
     } catch (const std::exception& e) {
       std::printf("VARIANT %-7s %-10s failed: %s\n", set.name, name.c_str(), e.what());
       return 1;  // the profiler's state is unknown now
