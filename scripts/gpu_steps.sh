@@ -1,0 +1,89 @@
+# Sourced by the GPU machine's scripts (scripts/gpu_check.sh, scripts/gpu_debt.sh): their step
+# table and their build. Expects ROOT (the repository), OUT (where logs go) and, for ctest_step,
+# BUILD to be set.
+#   record STEP RESULT DETAIL   a row of the step table, with the seconds since the previous row
+#   skipping STEP [NEED_S]      true (and recorded as SKIP) when the step is to be left out: named in
+#                               KSCOPE_GPU_CHECK_SKIP, or fewer than NEED_S seconds left before
+#                               KSCOPE_GPU_TIME_LIMIT_S (seconds from the script's start), so that the
+#                               table is still printed inside the device's limit on one command
+#   ctest_step STEP "LABEL ARGS" LOG   ctest of $BUILD into $OUT/LOG, its result line recorded
+#   print_sections DIR FILE:TITLE...   each non-empty DIR/FILE under its title
+#   print_steps TITLE           the step table, last, with the GPU's name, driver and clocks
+#   gpu_build BUILD LOG PYTHON [TARGET...]   configures (Release, sm_90, KSCOPE_BUILD_PYTHON=PYTHON)
+#                               and builds BUILD with .carry's GoogleTest, nlohmann and CLI11
+#                               (scripts/prepare_carry.sh): 0 built, 1 configuring failed, 2 a
+#                               target failed (the build goes on past it, -k); KSCOPE_GPU_JOBS
+#                               compiles at once (default 16, the GPU machine's cores)
+# Never changes clocks, power or modes.
+
+SUMMARY=()
+STEP_START=$SECONDS
+record() {
+  SUMMARY+=("$(printf '%-16s %-5s %4ss  %s' "$1" "$2" "$((SECONDS - STEP_START))" "$3")")
+  STEP_START=$SECONDS
+}
+
+skipping() {
+  if [[ " ${KSCOPE_GPU_CHECK_SKIP:-} " == *" $1 "* ]]; then
+    record "$1" SKIP "left out (KSCOPE_GPU_CHECK_SKIP)"
+    return 0
+  fi
+  local need=${2:-0} limit=${KSCOPE_GPU_TIME_LIMIT_S:-}
+  if [[ -n $limit ]] && ((SECONDS + need > limit)); then
+    record "$1" SKIP "left out: $((limit - SECONDS)) s left before the call's limit, it needs up to ${need} s"
+    return 0
+  fi
+  return 1
+}
+
+ctest_step() {
+  local name=$1 log=$3 rc line failed
+  ctest --test-dir "$BUILD" $2 --timeout 300 --output-on-failure -V > "$OUT/$log" 2>&1
+  rc=$?
+  line="$(grep -E 'tests passed' "$OUT/$log" | tail -1), $(grep -c '(Skipped)' "$OUT/$log") skipped"
+  failed=$(sed -n '/tests FAILED:/,/^Errors/p' "$OUT/$log" | grep -oE '[0-9]+ - [^ ]+' |
+           sed 's/^[0-9]* - //' | paste -sd, -)
+  [[ $rc -eq 0 ]] && record "$name" PASS "$line" || record "$name" FAIL "$line; failed: $failed"
+}
+
+print_sections() {
+  local dir=$1 section
+  shift
+  for section in "$@"; do
+    if [[ -s $dir/${section%%:*} ]]; then
+      echo "--- ${section#*:} ---"
+      cat "$dir/${section%%:*}"
+    fi
+  done
+}
+
+print_steps() {
+  echo
+  echo "==================== $1 ===================="
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu \
+    --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+  printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
+  printf '%s\n' "${SUMMARY[@]}"
+}
+
+# GoogleTest is built and installed from .carry first and found as a package: with
+# -DKSCOPE_GTEST_SOURCE_DIR the top-level CMakeLists.txt re-creates the GTest::gtest_main alias
+# that GoogleTest >= 1.11 already defines, and configuring fails.
+gpu_build() {
+  local build=$1 log=$2 python=$3
+  shift 3
+  local gtest_prefix=$build/googletest-install targets=() jobs=${KSCOPE_GPU_JOBS:-16}
+  (($# > 0)) && targets=(--target "$@")
+  {
+    nvidia-smi || true
+    cmake -S "$ROOT/.carry/googletest" -B "$build/googletest-build" -DCMAKE_BUILD_TYPE=Release \
+      -DBUILD_GMOCK=OFF -DCMAKE_INSTALL_PREFIX="$gtest_prefix" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
+      cmake --build "$build/googletest-build" -j"$jobs" --target install &&
+      cmake -S "$ROOT" -B "$build" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$gtest_prefix" \
+        -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" -DKSCOPE_CLI11_INCLUDE_DIR="$ROOT/.carry/include" \
+        -DKSCOPE_BUILD_PYTHON="$python" -DCMAKE_POLICY_VERSION_MINIMUM=3.5
+  } > "$log" 2>&1 || return 1
+  # Keep going past a broken target: the steps whose programs did build still run, and say so.
+  cmake --build "$build" -j"$jobs" "${targets[@]}" -- -k >> "$log" 2>&1 || return 2
+}
