@@ -19,7 +19,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 export OUT=${OUT:-$ROOT/gpu-debt-out}
-WORK=$(mktemp -d)
 export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-570}
 
 CALLS=(call1 call2 call3 call4 call5 call6)
@@ -61,6 +60,7 @@ if [[ ${STEPS[$call]} == gpu_check\ * ]]; then
   KSCOPE_GPU_CHECK_SKIP=$skip exec bash "$ROOT/scripts/gpu_check.sh"
 fi
 source "$ROOT/scripts/gpu_steps.sh"
+WORK=$(mktemp -d)
 
 finish() {  # the tables, then the step table last
   print_sections "$WORK" "variants_table.txt:flush variants (bench/cost_table.py)" \
@@ -203,7 +203,7 @@ patch_tree() {  # PATCH [-R]: git apply, or patch(1) where git is missing
 revert_patch() {
   [[ -n $APPLIED ]] && patch_tree "$APPLIED" -R && APPLIED=""
 }
-trap revert_patch EXIT
+trap 'revert_patch; rm -rf "$WORK"' EXIT
 
 patched_step() {  # patch name: applied, built, measured as cold_step does, reverted
   local name=$1
