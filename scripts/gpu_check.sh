@@ -318,8 +318,8 @@ fi
 # counter backend (gpu__time_duration.sum within 5% + 3 us, same table shape, the report opens with
 # ncu --import): from C++ (tests/gpu/test_ncu_backend.cu, already run by "gpu tests"; its lines
 # are taken from gpu_tests.log, or those tests run here alone when that step was left out) and
-# from a Python script. Backend::ncu always passes
-# --clock-control none here (ClockControl::none, the default). Its log joins ncu.log.
+# from a Python script. Backend::ncu always passes --clock-control none here (ClockControl::none,
+# the default). Its log joins ncu.log.
 if ! skipping doctor 240; then
   [[ -s $OUT/gpu_tests.log ]] ||
     ctest --test-dir "$BUILD" -R '^NcuBackend\.' --timeout 300 --output-on-failure -V > "$OUT/gpu_tests.log" 2>&1
