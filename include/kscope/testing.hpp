@@ -110,6 +110,7 @@ class SimulatedBackend final : public MeasurementBackend {
   // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
   // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
   // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
+  // Durations and gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
 
   FakeDevice& device() { return device_; }
