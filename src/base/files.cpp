@@ -287,8 +287,8 @@ std::uint64_t InputFile::size() const { return open_->size; }
 std::string read_whole(InputFile& in, const std::string& path, std::uint64_t limit, const std::string& what) {
   if (in.size() > limit)
     throw FileError("cannot read '" + path + "' as " + what + ": it holds " + std::to_string(in.size()) +
-                        " bytes, more than kscope reads whole (" + std::to_string(limit) +
-                        " bytes here); give " + what + " kscope wrote",
+                        " bytes, more than kscope reads whole (at most " + std::to_string(limit) +
+                        " bytes on this machine)",
                     path, os_code(EFBIG));
   std::string text;
   text.reserve(static_cast<std::size_t>(in.size()));

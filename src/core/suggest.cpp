@@ -42,11 +42,7 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return out;
 }
 
-std::string python_list(const std::vector<std::string>& names) {
-  std::string out = "[";  // appended, not "[" + ...: GCC 12 warns of the temporary (-Wrestrict)
-  out += quoted_list(names);
-  return out += "]";
-}
+std::string python_list(const std::vector<std::string>& names) { return "[" + quoted_list(names) + "]"; }
 
 std::string fixed(double value, int decimals) {
   char text[64];

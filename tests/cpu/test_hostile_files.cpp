@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -51,6 +52,16 @@ Results sweep(const Settings& settings, std::size_t configs = 3) {
   }, backend);
 }
 
+// The shards of a sweep split in two, measured under `prefix`; their settings (those of the last).
+Settings two_shards(const std::string& prefix) {
+  Settings s = to(prefix);
+  for (std::size_t i = 0; i < 2; ++i) {
+    s.shard = Shard{i, 2};
+    sweep(s);
+  }
+  return s;
+}
+
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
@@ -72,6 +83,30 @@ void within_seconds(F f, const std::string& fifo) {
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// What `f` returns, run by an unprivileged user: in a child process as the user nobody where the
+// tests run as root (who may write anywhere).
+std::string as_unprivileged(const std::function<std::string()>& f) {
+  if (::geteuid() != 0) return f();
+  int pipe_ends[2];
+  if (::pipe(pipe_ends) != 0) return "(no pipe)";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_ends[0]);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    const std::string text = f();
+    const bool written = ::write(pipe_ends[1], text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::_exit(written ? 0 : 1);
+  }
+  ::close(pipe_ends[1]);
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(pipe_ends[0], buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
+  ::close(pipe_ends[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return text;
+}
 
 // Whether every byte sequence of `text` is UTF-8 (what Python must decode).
 bool utf8(const std::string& text) {
@@ -243,14 +278,15 @@ TEST(HostileFiles, FilesThatRecordNothingDoNotHoldThePrefix) {
 
 // A finished sweep in a read-only directory was refused without pointing to its results.
 TEST(HostileFiles, AFinishedSweepInAReadOnlyDirectoryPointsToItsResults) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only directories";
   TempDir dir;
   fs::create_directory(dir.prefix("ro"));
   Settings s = to(dir.prefix("ro/sweep_"));
   sweep(s);
-  fs::permissions(dir.prefix("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+  fs::permissions(dir.prefix(""), fs::perms::all);  // reachable by the unprivileged user below
+  fs::permissions(dir.prefix("ro"), fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
+                                        fs::perms::others_exec);
   s.resume = true;
-  const std::string error = error_of([&] { sweep(s); });
+  const std::string error = as_unprivileged([&] { return error_of([&] { sweep(s); }); });
   fs::permissions(dir.prefix("ro"), fs::perms::owner_all);
   EXPECT_TRUE(has(error, "The results of the sweep there need no writing: read them with kscope::load_results(\"" +
                              s.output_prefix + "results.json\")"))
@@ -319,11 +355,7 @@ TEST(HostileFiles, AWholeFileWriteNeverRemovesALinkPutInPlaceOfItsTemporary) {
 // progress), wrote /dev/nullresults.json into /dev, and replaced an earlier merge unasked.
 TEST(HostileFiles, MergedResultsNeverReplaceASweepOrAnEarlierMergeUnasked) {
   TempDir dir;
-  Settings s = to(dir.prefix("sweep_"));
-  for (std::size_t i = 0; i < 2; ++i) {
-    s.shard = Shard{i, 2};
-    sweep(s);
-  }
+  const Settings s = two_shards(dir.prefix("sweep_"));
   const std::string measured = dir.prefix("measured_");
   sweep(to(measured));
   const std::string before = read(measured + "results.json");
@@ -363,11 +395,7 @@ TEST(HostileFiles, MergedResultsNeverReplaceASweepOrAnEarlierMergeUnasked) {
 // unsharded prefix said "no results file"; shards of different sweeps did not say what differed.
 TEST(HostileFiles, MergeRefusalsPointToWhatIsThere) {
   TempDir dir;
-  Settings s = to(dir.prefix("sweep_"));
-  for (std::size_t i = 0; i < 2; ++i) {
-    s.shard = Shard{i, 2};
-    sweep(s);
-  }
+  const Settings s = two_shards(dir.prefix("sweep_"));
   EXPECT_EQ(error_of([&] { merge_files({s.output_prefix + "shard-0-of-2-results.json"}); }),
             "shard 1/2 of the sweep is missing from the files given, but '" + s.output_prefix +
                 "shard-1-of-2-results.json' is beside them: give the sweep's prefix '" + s.output_prefix +
