@@ -393,10 +393,11 @@ class _ProfiledFunction:
             return ""
         if os.path.exists(prefix) and not (os.path.isdir(prefix) or os.path.isfile(prefix)):
             in_the_way = _not_a_directory(prefix)
+            beside = f"{prefix}{self.func.__name__}-{self.calls}-results.json"
             raise ConfigError(
-                f"output_prefix {prefix!r} is {in_the_way[1] if in_the_way else 'no file'}: an output prefix starts the "
-                f"names of the files written beside it ({prefix}{self.func.__name__}-{self.calls}-results.json, ...) or names a "
-                f"directory to write them in; give one of those"
+                f"output_prefix {prefix!r} is {in_the_way[1] if in_the_way else 'no file'}: an output prefix starts "
+                f"the names of the files written beside it ({beside}, ...) or names a directory to write them in; "
+                f"give one of those"
             )
         directory = os.path.dirname(prefix)
         if directory:
