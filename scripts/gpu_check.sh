@@ -28,7 +28,7 @@ record() {  # step, PASS/FAIL/SKIP, detail; with the seconds since the previous 
   SUMMARY+=("$(printf '%-16s %-5s %4ss  %s' "$1" "$2" "$((SECONDS - STEP_START))" "$3")")
   STEP_START=$SECONDS
 }
-# KSCOPE_GPU_CHECK_SKIP="pytest adaptive matmul roofline" leaves those steps out (when device time is short);
+# KSCOPE_GPU_CHECK_SKIP="pytest adaptive evaluate matmul roofline" leaves those steps out (when device time is short);
 # "energy" leaves out the energy check.
 skipping() {  # step: true, and recorded as SKIP, when the step is to be left out
   [[ " ${KSCOPE_GPU_CHECK_SKIP:-} " == *" $1 "* ]] || return 1
@@ -41,6 +41,7 @@ print_summary() {  # the result sections, then the step table last (a reply's ta
                  "compare.txt:kscope compare: spin kernel again, and 10% slower" \
                  "shard.txt:sharded sweep: one process vs a two-process torchrun on the one GPU" \
                  "adaptive.txt:adaptive sampling" \
+                 "evaluate.txt:kscope.evaluate against the two functions measured alone" \
                  "energy.txt:energy per run from NVML's counter (scripts/energy_check.py)" \
                  "ncu_table.txt:kscope cupti vs ncu" "counters_table.txt:kscope counters vs ncu" \
                  "cost_table.txt:kscope's own cost against CUPTI's floor, ncu and a bare events loop" \
@@ -190,6 +191,15 @@ if ! skipping adaptive; then
   { echo "## bench/adaptive_vs_peers.py (rc=$adaptive_rc)"; cat "$WORK/adaptive.txt"; } >> "$OUT/bench.log"
   [[ $adaptive_rc -eq 0 ]] && record adaptive PASS "see the adaptive table" ||
     record adaptive FAIL "rc=$adaptive_rc: $(tail -1 "$WORK/adaptive.txt")"
+fi
+
+# --- kscope.evaluate's cost against the two functions measured alone (target <= 1.3x) ---------
+if ! skipping evaluate; then
+  PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/evaluate_cost.py" > "$WORK/evaluate.txt" 2>&1
+  evaluate_rc=$?
+  { echo "## bench/evaluate_cost.py (rc=$evaluate_rc)"; cat "$WORK/evaluate.txt"; } >> "$OUT/bench.log"
+  [[ $evaluate_rc -eq 0 ]] && record evaluate PASS "$(tail -1 "$WORK/evaluate.txt")" ||
+    record evaluate FAIL "rc=$evaluate_rc: $(tail -1 "$WORK/evaluate.txt")"
 fi
 
 # --- the energy metrics: linearity, twice as long, a GEMM's power vs NVML, two sessions ------

@@ -9,6 +9,7 @@ import functools
 import torch
 
 DTYPES = (torch.float16, torch.bfloat16)
+DEVICE = "cuda"  # where the examples' tensors live
 
 
 @functools.lru_cache(maxsize=2)

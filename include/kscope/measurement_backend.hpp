@@ -29,6 +29,7 @@
 
 #include "kscope/results.hpp"
 #include "kscope/settings.hpp"
+#include "kscope/tensor.hpp"
 
 namespace kscope {
 
@@ -52,6 +53,10 @@ struct KernelMeasurement {
   // ReplayMode::range a region measures the span from its first kernel's start to its last
   // kernel's end, gaps included.
   std::optional<GpuInterval> gpu_time = std::nullopt;
+  // Set by backends that observe calls (CallObserver) for evaluate()'s findings: launched after
+  // the call returned; still running when the caller's stream reached the call's end.
+  bool launched_after_return = false;
+  bool unjoined = false;
 };
 
 // What one run produced: per region index, the kernels that ran in it.
@@ -120,6 +125,32 @@ class DeviceControl {
   virtual EnergyCounter* energy_counter() { return nullptr; }
 };
 
+// What evaluate() (kscope/evaluate.hpp) needs of a backend beyond durations: every activity a
+// call causes (kernels, memory copies and fills, on any stream, from any thread) in its region's
+// measurements, flagged as below, and the checks of tensors in device memory.
+class CallObserver {
+ public:
+  virtual ~CallObserver() = default;
+  // Before begin_session: trace memory copies and fills too, and flag every activity.
+  virtual void observe_calls() = 0;
+  // In an open region, right after the measured call returned: what is launched from now on is
+  // launched_after_return; the point the work on `stream` (a cudaStream_t as an integer, 0 the
+  // legacy default stream) has reached is the call's end for its caller, and an activity still
+  // running past it is unjoined. The region stays open until the GPU has drained.
+  virtual void call_returned(const RegionContext& region, std::uintptr_t stream) = 0;
+  // A persisting-L2 carve-out or access-policy window set on the device or on `stream` since the
+  // last call, in words, and reset to none; empty when none was set.
+  virtual std::string take_persisting_l2(std::uintptr_t stream) = 0;
+  // Reads of tensors in device memory (host memory kscope reads itself), each over many tensors with
+  // one wait for the GPU: the sum of the squares of each one's finite elements, each one's checksum
+  // (core/tensor_elements.hpp's rule), and each candidate against its reference (TensorComparison).
+  virtual std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) = 0;
+  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;
+  virtual std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                                const std::vector<TensorView>& references,
+                                                const std::vector<Tolerance>& tolerances) = 0;
+};
+
 class MeasurementBackend {
  public:
   virtual ~MeasurementBackend() = default;
@@ -129,6 +160,8 @@ class MeasurementBackend {
   virtual SessionInfo describe() const = 0;
   // The measured device's telemetry and clock control; nullptr where there is none.
   virtual DeviceControl* device_control() { return nullptr; }
+  // What evaluate() needs; nullptr for a backend that cannot see every stream's work.
+  virtual CallObserver* call_observer() { return nullptr; }
 
   virtual void begin_session(const Settings& settings) = 0;
   virtual void end_session() noexcept = 0;

@@ -33,13 +33,15 @@ Shard parse_shard(const std::string& text, const std::string& source);
 // Where a shard comes from when a program asks its launcher.
 struct LaunchedShard {
   Shard shard;
-  std::string launcher;  // "KSCOPE_SHARD", "torchrun" or "Slurm job array"
+  std::string launcher;  // "KSCOPE_SHARD", "torchrun", "Slurm job array", "srun" or "Slurm job array and srun"
   int local_rank = -1;   // torchrun's LOCAL_RANK: the GPU of this process on its host; -1 otherwise
 };
 
-// The first of: KSCOPE_SHARD=index/count; torchrun's RANK and WORLD_SIZE (with LOCAL_RANK); a
-// Slurm job array's SLURM_ARRAY_TASK_ID, _MIN, _STEP and _COUNT. Empty when none is set. Throws
-// ConfigError when one is set but malformed or inconsistent (e.g. RANK >= WORLD_SIZE).
+// The first of: KSCOPE_SHARD=index/count; torchrun's RANK and WORLD_SIZE (with LOCAL_RANK);
+// Slurm's, a job array's SLURM_ARRAY_TASK_ID, _MIN, _MAX, _STEP and _COUNT (an evenly stepped
+// array: task (ID - MIN) / STEP of COUNT) and an srun step's SLURM_PROCID of SLURM_STEP_NUM_TASKS
+// (both: array task after array task). Empty when none is set. Throws ConfigError when one is set
+// but malformed or inconsistent (e.g. RANK >= WORLD_SIZE, an array of listed ids: --array=0,3,7).
 std::optional<LaunchedShard> shard_from_environment();
 
 }  // namespace kscope

@@ -6,7 +6,10 @@
 // the Backend column.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -100,6 +103,23 @@ struct SimulatedDevice {
   std::size_t memory_bus_width_bits = 6144;
 };
 
+// The simulated backend's CallObserver (kscope::evaluate): its device memory is the host's.
+class SimulatedCalls final : public CallObserver {
+ public:
+  explicit SimulatedCalls(class SimulatedBackend& backend) : backend_(backend) {}
+  void observe_calls() override;
+  void call_returned(const RegionContext& region, std::uintptr_t stream) override;
+  std::string take_persisting_l2(std::uintptr_t stream) override;
+  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override;
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances) override;
+
+ private:
+  class SimulatedBackend& backend_;
+};
+
 class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();
@@ -110,8 +130,20 @@ class SimulatedBackend final : public MeasurementBackend {
   // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
   // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
   // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
-  // Durations and gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
-  void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0);
+  // `stream` (0: the default) is one of the simulated GPU's streams: a kernel starts once the
+  // kernel before it on its stream has ended and the host has issued it (the latest start so far),
+  // so kernels of other streams run beside it. Launches may come from any thread. Durations and
+  // gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
+  void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0, std::uintptr_t stream = 0);
+  // `into` waits for what `from` has launched so far (an event recorded on `from`, waited on by `into`).
+  void join(std::uintptr_t from, std::uintptr_t into = 0);
+  // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
+  // resets it (as does each flush).
+  void set_persisting_l2(std::size_t bytes);
+  std::size_t persisting_l2_resets() const { return persisting_resets_; }
+  // Runs `fn` inside each synchronize() (kscope waiting for the GPU to drain), as another thread
+  // launching while the caller waits; an empty function for none.
+  void during_synchronize(std::function<void()> fn) { during_synchronize_ = std::move(fn); }
 
   FakeDevice& device() { return device_; }
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
@@ -137,6 +169,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::vector<MetricSpec> metrics() const override;
   SessionInfo describe() const override;
   DeviceControl* device_control() override { return &device_; }
+  CallObserver* call_observer() override { return &calls_; }
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
   std::size_t max_batch_runs() const override { return max_batch_runs_; }
@@ -144,6 +177,7 @@ class SimulatedBackend final : public MeasurementBackend {
   void begin_batch(std::size_t runs) override;
   void begin_run(const RunContext& run) override;
   void flush_cache() override;
+  void synchronize() override;
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
   void end_run(const RunContext& run, const std::vector<RegionRecord>& regions) override;
@@ -152,23 +186,35 @@ class SimulatedBackend final : public MeasurementBackend {
   void abandon_run(const RunContext& run) noexcept override;
 
  private:
+  friend class SimulatedCalls;
   struct Launch {
     std::ptrdiff_t region;  // -1 outside any region
     std::string name;
     double duration_ns;
     GpuInterval gpu_time;
+    bool after_return = false;  // launched after its region's call returned
   };
   struct BatchRun {
     std::vector<Launch> launches;
     std::size_t regions = 0;
     bool ended = false;
+    std::map<std::ptrdiff_t, std::uint64_t> returned_at_ns;  // per region whose call returned: its stream's point
   };
   std::vector<BatchRun> batch_;
   std::size_t current_run_ = 0;  // in the batch
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
   SimulatedDevice simulated_device_;
-  std::uint64_t gpu_clock_ns_ = 0;  // where the last simulated kernel ended
+  std::mutex mutex_;  // launches may come from any thread
+  std::map<std::uintptr_t, std::uint64_t> stream_end_ns_;  // where each stream's last kernel ends
+  std::uint64_t issued_ns_ = 0;  // the latest start so far: the host has issued everything before it
+  bool observing_ = false;       // observe_calls(): launches carry the call's flags
+  bool returned_ = false;        // the open region's call has returned
+  std::uint64_t returned_at_ns_ = 0;  // where the caller's stream was then
+  std::size_t persisting_l2_bytes_ = 0;
+  std::size_t persisting_resets_ = 0;
+  SimulatedCalls calls_{*this};
+  std::function<void()> during_synchronize_;
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;
   std::size_t max_batch_runs_ = 1;

@@ -11,7 +11,9 @@ may come before or after torch/CUDA initialisation.
 from . import analyze, exceptions, experimental, info_collector, testing, tools, utils
 from ._core import __version__, bottleneck_rule, sol_metrics
 from ._metrics import count_passes, describe_metric, list_metrics
-from ._compare import CompareWarning, compare, load
+from ._compare import CompareWarning, compare, load, load_evaluation
+from ._evaluate import evaluate
+from ._evaluation import EvaluationResults
 from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._shard import MergeWarning, merge
@@ -47,6 +49,7 @@ __all__ = [
     "ConfigError",
     "CompareWarning",
     "CudaError",
+    "EvaluationResults",
     "InfoCollector",
     "InternalError",
     "KernelCountError",
@@ -73,12 +76,14 @@ __all__ = [
     "doctor",
     "energy_efficiency",
     "energy_metrics",
+    "evaluate",
     "exceptions",
     "experimental",
     "get_active_tool",
     "info_collector",
     "list_metrics",
     "load",
+    "load_evaluation",
     "merge",
     "row_panel",
     "sol_metrics",

@@ -15,6 +15,7 @@ import warnings
 import pandas as pd
 
 from . import _core, _plot
+from ._evaluation import EvaluationResults
 from ._results import ProfileResults, _config_column, _engine_column
 from .errors import ConfigError, ProfilerWarning
 
@@ -35,7 +36,9 @@ class CompareWarning(ProfilerWarning):
 
 
 def load(path: str | os.PathLike[str]) -> ProfileResults:
-    """The ProfileResults saved in ``path`` by ProfileResults.save (or C++ Results::write_json).
+    """The ProfileResults saved in ``path`` by ProfileResults.save (or C++ Results::write_json); of a
+    file written by EvaluationResults.save, its measurements (kscope.load_evaluation reads the
+    evaluation).
 
     Its config columns hold the values the engine kept: ints, floats, strings and bools as they
     were; any other config value (a torch dtype, a tuple, a tensor) as the short repr() label it
@@ -46,6 +49,16 @@ def load(path: str | os.PathLike[str]) -> ProfileResults:
     """
     core = _core.load_results(os.fspath(path))
     return ProfileResults(core, core.configs(), core.axis_names)
+
+
+def load_evaluation(path: str | os.PathLike[str]) -> EvaluationResults:
+    """The EvaluationResults saved in ``path`` by EvaluationResults.save (or C++
+    Evaluation::write_json). Its config columns hold the values the engine kept (see kscope.load).
+    Raises OSError for a path that cannot be read, and ConfigError for a file that holds no
+    evaluation (kscope.load reads the results of a profile)."""
+    core = _core.load_evaluation(os.fspath(path))
+    measurements = core.measurements()
+    return EvaluationResults(core, measurements.configs(), measurements.axis_names)
 
 
 def compare(
@@ -127,12 +140,15 @@ def compare(
 
 
 def _as_results(value: object, side: str) -> ProfileResults:
-    if isinstance(value, ProfileResults):
-        return value
+    """The results to compare: an evaluation's are its measurements (both sides' durations)."""
     if isinstance(value, (str, os.PathLike)):
         return load(value)
+    if isinstance(value, EvaluationResults):
+        return value.measurements
+    if isinstance(value, ProfileResults):
+        return value
     raise ConfigError(
-        f"{side} must be a ProfileResults or the path of a file written by ProfileResults.save, "
+        f"{side} must be a ProfileResults, an EvaluationResults or the path of a file written by their save(), "
         f"not {type(value).__name__}"
     )
 

@@ -12,6 +12,7 @@ from typing import Literal
 import numpy as np
 
 from . import _core, _shard, info_collector, tools
+from ._roofline import _accepts
 from .errors import ConfigError, ProfilerWarning, also_builtin
 
 
@@ -105,16 +106,6 @@ def _names(option, value):
     if not all(isinstance(v, str) and v for v in names):
         raise ConfigError(f"{option} must hold non-empty strings, not {list(value)!r}")
     return names
-
-
-def _accepts(func, n):
-    try:
-        inspect.signature(func).bind(*range(n))
-    except TypeError:
-        return False
-    except ValueError:  # a builtin without a signature: let the call tell
-        pass
-    return True
 
 
 class Options:

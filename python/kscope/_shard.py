@@ -34,7 +34,7 @@ def check_option(shard: Any) -> ShardOption:
         if count >= 1 and 0 <= index < count:
             return (index, count)
     raise ConfigError(
-        f"shard must be None, 'auto' (from KSCOPE_SHARD, torchrun or a Slurm job array) or "
+        f"shard must be None, 'auto' (from KSCOPE_SHARD, torchrun, a Slurm job array or srun) or "
         f"(index, count) with 0 <= index < count, e.g. (0, 4) for the first of 4 shards; not {shard!r}"
     )
 
@@ -62,7 +62,7 @@ def place(option: ShardOption, verbose: bool) -> Placement:
     found = _core.shard_from_environment()
     if found is None:
         if verbose:
-            print("[kscope] shard='auto': no KSCOPE_SHARD, torchrun (RANK, WORLD_SIZE) or Slurm job array "
+            print("[kscope] shard='auto': no KSCOPE_SHARD, torchrun (RANK, WORLD_SIZE), Slurm job array or srun "
                   "in the environment; measuring the whole sweep", file=sys.stderr)
         return Placement()
     index, count, launcher, local_rank = found

@@ -211,8 +211,9 @@ def kernel(
         or hosts: (index, count) measures the configs whose position modulo count is index;
         'auto' takes it from the launcher: KSCOPE_SHARD=index/count, torchrun (RANK, WORLD_SIZE;
         each process measures on GPU LOCAL_RANK and rank 0's call returns every rank's shard
-        merged, gathered over gloo; the other ranks return their own part) or a Slurm job array
-        (SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT). None (the default) still honours KSCOPE_SHARD.
+        merged, gathered over gloo; the other ranks return their own part), a Slurm job array
+        (SLURM_ARRAY_TASK_ID/_MIN/_MAX/_STEP/_COUNT) or srun's tasks (SLURM_PROCID of
+        SLURM_STEP_NUM_TASKS). None (the default) still honours KSCOPE_SHARD.
         A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
         `kscope merge` joins them. README "Scaling out" shows both launch styles.
     energy_window (kscope): with the energy metrics, each recorded run is a window in which the

@@ -119,21 +119,34 @@ void raise(const py::object& instance) {
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(instance.ptr())), instance.ptr());
 }
 
+// kscope.SweepInterrupted carrying what was measured: a _core.Results, or a _core.Evaluation.
+void raise_interrupted(const kscope::SweepInterrupted& e, const py::object& partial) {
+  const py::module_ errors = py::module_::import("kscope.errors");
+  raise(errors.attr("SweepInterrupted")(message(e), e.interrupted_config(), partial));
+}
+
+void raise_sweep_error(const kscope::SweepError& e, const py::object& partial) {
+  py::object cause = python_exception(e.cause());
+  // Ctrl-C and SystemExit stay what they are: they must not become an ordinary Exception.
+  if (!PyObject_IsInstance(cause.ptr(), PyExc_Exception)) return raise(cause);
+  // Also an instance of the cause's built-in class, which Nsight Python lets through.
+  const py::object sweep_error = py::module_::import("kscope.errors").attr("sweep_error_for")(cause);
+  py::object error = sweep_error(message(e), e.failed_config(), partial);
+  PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
+  raise(error);
+}
+
 void translate(std::exception_ptr p) {
   try {
     if (p) std::rethrow_exception(p);
+  } catch (const kscope::EvaluationInterrupted& e) {
+    raise_interrupted(e, py::cast(e.partial_evaluation()));
   } catch (const kscope::SweepInterrupted& e) {
-    const py::module_ errors = py::module_::import("kscope.errors");
-    raise(errors.attr("SweepInterrupted")(message(e), e.interrupted_config(), e.partial_results()));
+    raise_interrupted(e, py::cast(e.partial_results()));
+  } catch (const kscope::EvaluationError& e) {
+    raise_sweep_error(e, py::cast(e.partial_evaluation()));
   } catch (const kscope::SweepError& e) {
-    py::object cause = python_exception(e.cause());
-    // Ctrl-C and SystemExit stay what they are: they must not become an ordinary Exception.
-    if (!PyObject_IsInstance(cause.ptr(), PyExc_Exception)) return raise(cause);
-    // Also an instance of the cause's built-in class, which Nsight Python lets through.
-    const py::object sweep_error = py::module_::import("kscope.errors").attr("sweep_error_for")(cause);
-    py::object error = sweep_error(message(e), e.failed_config(), e.partial_results());
-    PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
-    raise(error);
+    raise_sweep_error(e, py::cast(e.partial_results()));
   } catch (const kscope::FileError& e) {
     raise(os_error(e));
   } catch (const kscope::Error& e) {
@@ -299,6 +312,23 @@ kscope::ProgressObserver progress_observer(PyObject* fn) {
   };
 }
 
+// work(annotation, config index) -> None or (bytes, flops, precision, tensor_cores), checked in Python.
+kscope::DeclaredWork declared_work(PyObject* fn, const std::vector<std::string>& annotations) {
+  return kscope::DeclaredWork::of(
+      [fn](const std::string& annotation, const kscope::Config& config) -> std::optional<kscope::Work> {
+        py::gil_scoped_acquire gil;
+        return call_python([&]() -> std::optional<kscope::Work> {
+          const py::object out = py::reinterpret_borrow<py::function>(fn)(annotation, config.index());
+          if (out.is_none()) return std::nullopt;
+          const auto t = out.cast<py::tuple>();
+          const auto kind = kscope::parse_flop_kind(t[2].cast<std::string>() + (t[3].cast<bool>() ? " tensor" : ""));
+          if (!kind) throw kscope::InternalError("the Python side passed an unknown FLOP kind (kscope bug: please report it)");
+          return kscope::Work{t[0].cast<double>(), t[1].cast<double>(), *kind};
+        });
+      },
+      annotations);
+}
+
 // Callbacks hold borrowed pointers: the Python objects outlive profile() (the caller's frame keeps
 // them), and copying a raw pointer needs no GIL when the engine copies the std::function.
 kscope::Results run_profile(const std::vector<std::string>& names, const py::list& rows,
@@ -353,27 +383,83 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
       return call_python([&] { return to_cell(py::reinterpret_borrow<py::function>(fn)(config, c.annotation)); });
     }});
   }
-  if (!work.is_none()) {
-    // work(annotation, config index) -> None or (bytes, flops, precision, tensor_cores), checked in Python.
-    PyObject* fn = work.ptr();
-    settings.work = kscope::DeclaredWork::of(
-        [fn](const std::string& annotation, const kscope::Config& config) -> std::optional<kscope::Work> {
-          py::gil_scoped_acquire gil;
-          return call_python([&]() -> std::optional<kscope::Work> {
-            const py::object out = py::reinterpret_borrow<py::function>(fn)(annotation, config.index());
-            if (out.is_none()) return std::nullopt;
-            const auto t = out.cast<py::tuple>();
-            const auto kind = kscope::parse_flop_kind(t[2].cast<std::string>() + (t[3].cast<bool>() ? " tensor" : ""));
-            if (!kind) throw kscope::InternalError("the Python side passed an unknown FLOP kind (kscope bug: please report it)");
-            return kscope::Work{t[0].cast<double>(), t[1].cast<double>(), *kind};
-          });
-        },
-        work_annotations);
-  }
+  if (!work.is_none()) settings.work = declared_work(work.ptr(), work_annotations);
   if (!progress.is_none()) settings.progress_observer = progress_observer(progress.ptr());
   py::gil_scoped_release release;
   return simulated ? kscope::profile_with_backend(sweep, settings, call_body, *simulated)
                    : kscope::profile(sweep, settings, call_body);
+}
+
+// ---- kscope.evaluate -----------------------------------------------------------------------------
+// The Python side (kscope/_evaluate.py) makes every Tensors as (views, owner, observed): views
+// [(address, shape, dtype name, "device" | "host")], the Python object whose life keeps their memory,
+// and [(finding name, detail)] seen of the call.
+
+// The engine holds `owner` as long as it needs the views; released with the GIL.
+std::shared_ptr<const void> kept_alive(py::object owner) {
+  return std::shared_ptr<const void>(new py::object(std::move(owner)), [](py::object* o) {
+    py::gil_scoped_acquire gil;
+    delete o;
+  });
+}
+
+kscope::Tensors to_tensors(const py::handle& made) {
+  const auto parts = made.cast<py::tuple>();
+  kscope::Tensors t;
+  for (const auto& item : parts[0]) {
+    const auto v = item.cast<py::tuple>();
+    const auto dtype = kscope::dtype_named(v[2].cast<std::string>());
+    if (!dtype) throw kscope::InternalError("the Python side passed an unknown dtype (kscope bug: please report it)");
+    t.views.push_back({reinterpret_cast<const void*>(v[0].cast<std::uintptr_t>()), v[1].cast<std::vector<std::int64_t>>(),
+                       *dtype, v[3].cast<std::string>() == "device" ? kscope::MemorySpace::device
+                                                                    : kscope::MemorySpace::host});
+  }
+  t.owner = kept_alive(py::reinterpret_borrow<py::object>(parts[1]));
+  for (const auto& item : parts[2]) {
+    const auto o = item.cast<py::tuple>();
+    const auto finding = kscope::finding_named(o[0].cast<std::string>());
+    if (!finding) throw kscope::InternalError("the Python side passed an unknown finding (kscope bug: please report it)");
+    t.observed.push_back({*finding, o[1].cast<std::string>()});
+  }
+  return t;
+}
+
+const py::object& owner_of(const kscope::Tensors& t) { return *static_cast<const py::object*>(t.owner.get()); }
+
+// inputs(config index, seed), reference(inputs owner), candidate(inputs owner): each -> (views, owner,
+// observed); stream() -> the caller's stream as an integer.
+kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py::list& rows,
+                                const kscope::Settings& base, const kscope::EvaluateOptions& options,
+                                const py::function& inputs, const py::function& reference,
+                                const py::function& candidate, const py::function& stream,
+                                kscope::testing::SimulatedBackend* simulated, const py::object& progress,
+                                const py::object& work) {
+  const kscope::Sweep sweep = make_sweep(names, rows);
+  kscope::Settings settings = base;
+  kscope::Contest contest;
+  PyObject* make = inputs.ptr();
+  contest.inputs = [make](const kscope::Config& config, std::uint64_t seed) {
+    py::gil_scoped_acquire gil;
+    return call_python([&] { return to_tensors(py::reinterpret_borrow<py::function>(make)(config.index(), seed)); });
+  };
+  const auto side = [](PyObject* fn) {
+    return [fn](const kscope::Tensors& in) {
+      py::gil_scoped_acquire gil;
+      return call_python([&] { return to_tensors(py::reinterpret_borrow<py::function>(fn)(owner_of(in))); });
+    };
+  };
+  contest.reference = side(reference.ptr());
+  contest.candidate = side(candidate.ptr());
+  PyObject* stream_fn = stream.ptr();
+  contest.caller_stream = [stream_fn] {
+    py::gil_scoped_acquire gil;
+    return call_python([&] { return py::reinterpret_borrow<py::function>(stream_fn)().cast<std::uintptr_t>(); });
+  };
+  if (!work.is_none()) settings.work = declared_work(work.ptr(), {});
+  if (!progress.is_none()) settings.progress_observer = progress_observer(progress.ptr());
+  py::gil_scoped_release release;
+  return simulated ? kscope::evaluate_with_backend(sweep, settings, contest, options, *simulated)
+                   : kscope::evaluate(sweep, settings, contest, options);
 }
 
 // kscope.annotate's handle on one open region. close() ends it now. Python collecting it while
@@ -705,6 +791,55 @@ void bind_sessions(py::module_& m) {
       .def("mark_failed", &Region::mark_failed);
 }
 
+void bind_evaluate(py::module_& m) {
+  py::class_<kscope::EvaluateOptions>(m, "EvaluateOptions")
+      .def(py::init<>())
+      .def_readwrite("rtol", &kscope::EvaluateOptions::rtol)
+      .def_readwrite("atol", &kscope::EvaluateOptions::atol)
+      .def_readwrite("threshold_pct", &kscope::EvaluateOptions::threshold_pct)
+      .def_readwrite("confidence", &kscope::EvaluateOptions::confidence)
+      .def_readwrite("seed", &kscope::EvaluateOptions::seed)
+      .def("validate", &kscope::EvaluateOptions::validate);
+  const auto config_indices_of = [](const auto& rows) {
+    std::vector<std::size_t> out;
+    for (const auto& r : rows) out.push_back(r.config_index);
+    return out;
+  };
+  py::class_<kscope::Evaluation>(m, "Evaluation")
+      .def("table", [=](const kscope::Evaluation& e) { return columns(e.table(), config_indices_of(e.rows())); },
+           "({column: [cells]}, [config index per row]) of the evaluation table")
+      .def("findings", [=](const kscope::Evaluation& e) {
+        return columns(e.findings_table(), config_indices_of(e.findings()));
+      }, "({column: [cells]}, [config index per row]) of the findings")
+      .def("measurements", &kscope::Evaluation::measurements, "The durations of both sides, as Results")
+      .def("write_json", py::overload_cast<const std::string&>(&kscope::Evaluation::write_json, py::const_),
+           py::arg("path"), py::call_guard<py::gil_scoped_release>())
+      .def("to_json", [](const kscope::Evaluation& e) {
+        std::ostringstream out;
+        e.write_json(out);
+        return out.str();
+      })
+      .def("options", [](const kscope::Evaluation& e) { return e.options(); })
+      .def("__len__", [](const kscope::Evaluation& e) { return e.rows().size(); });
+  m.def("evaluate", &run_evaluate, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("options"),
+        py::arg("inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"), py::arg("simulated"),
+        py::arg("progress") = py::none(), py::arg("work") = py::none(),
+        "Evaluates candidate against reference over the configs rows; returns the Evaluation");
+  m.def("load_evaluation", py::overload_cast<const std::string&>(&kscope::load_evaluation), py::arg("path"),
+        py::call_guard<py::gil_scoped_release>(), "Reads a file written by Evaluation.write_json");
+  m.def("findings", [] {
+    py::list out;
+    for (kscope::Finding f : kscope::all_findings())
+      out.append(py::make_tuple(kscope::to_string(f), kscope::describe(f), kscope::attack_stopped(f)));
+    return out;
+  }, "[(name, what it means, the attack it stops)] of every evaluation finding");
+  m.def("default_rtol", [](const std::string& dtype) {
+    const auto d = kscope::dtype_named(dtype);
+    if (!d) throw kscope::ConfigError("no dtype named '" + dtype + "'");
+    return kscope::default_rtol(*d);
+  }, py::arg("dtype"), "EvaluateOptions.rtol's default for a dtype named as NumPy and PyTorch name it");
+}
+
 void bind_doctor(py::module_& m) {
   // The environment doctor: JSON text (parsed on the Python side) and the readable report.
   m.def("doctor", [] {
@@ -725,7 +860,7 @@ void bind_testing(py::module_& m) {
   py::class_<SimulatedBackend>(testing, "SimulatedBackend")
       .def(py::init<>())
       .def("launch", [](SimulatedBackend& b, const py::object& kernel_name, const py::object& duration_ns,
-                        const py::object& gap_ns) {
+                        const py::object& gap_ns, std::uintptr_t stream) {
         // Checked here, so that a wrong type reads as this call's mistake, not as pybind11's overloads.
         if (!py::isinstance<py::str>(kernel_name))
           throw py::type_error("SimulatedBackend.launch(kernel_name, duration_ns): kernel_name must be a str, not " +
@@ -743,9 +878,23 @@ void bind_testing(py::module_& m) {
           }
           return ns;
         };
-        b.launch(kernel_name.cast<std::string>(), nanoseconds(duration_ns, "duration_ns"), nanoseconds(gap_ns, "gap_ns"));
-      }, py::arg("kernel_name"), py::arg("duration_ns"), py::arg("gap_ns") = 0.0,
-           "A simulated kernel of the given duration, launched now; it starts gap_ns after the previous one ends")
+        b.launch(kernel_name.cast<std::string>(), nanoseconds(duration_ns, "duration_ns"), nanoseconds(gap_ns, "gap_ns"),
+                 stream);
+      }, py::arg("kernel_name"), py::arg("duration_ns"), py::arg("gap_ns") = 0.0, py::arg("stream") = 0,
+           "A simulated kernel of the given duration, launched now on `stream` (0 the default): it starts gap_ns "
+           "after the previous kernel of its stream ends, beside the other streams' kernels")
+      .def("join", &SimulatedBackend::join, py::arg("from_stream"), py::arg("into_stream") = 0,
+           "into_stream waits for what from_stream launched so far (an event recorded and waited on)")
+      .def("set_persisting_l2", &SimulatedBackend::set_persisting_l2, py::arg("bytes"),
+           "A persisting-L2 carve-out, as a candidate would set it")
+      .def_property_readonly("persisting_l2_resets", &SimulatedBackend::persisting_l2_resets)
+      .def("during_synchronize", [](SimulatedBackend& b, py::object fn) {
+        if (fn.is_none()) return b.during_synchronize(nullptr);
+        b.during_synchronize([fn] {
+          py::gil_scoped_acquire gil;
+          call_python([&] { fn(); });
+        });
+      }, py::arg("fn"), "fn() runs while kscope waits for the GPU to drain, as another thread launching then")
       .def("set_clock_readings", [](SimulatedBackend& b, const std::vector<std::pair<double, double>>& readings) {
         std::vector<kscope::ClockReading> clocks;
         for (auto [sm, mem] : readings) {
@@ -818,6 +967,7 @@ PYBIND11_MODULE(_core, m) {
   bind_results(m);
   bind_shards(m);
   bind_compare(m);
+  bind_evaluate(m);
   bind_sessions(m);
   bind_doctor(m);
   bind_testing(m);

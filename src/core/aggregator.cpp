@@ -46,8 +46,13 @@ void set_geomeans(std::vector<SummaryRow>& rows) {
 
 }  // namespace
 
-Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings)
-    : configs_(std::move(configs)), metrics_(std::move(metrics)), settings_(settings), outcomes_(configs_.size()) {
+Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings,
+                       AttributionRules rules)
+    : configs_(std::move(configs)),
+      metrics_(std::move(metrics)),
+      settings_(settings),
+      rules_(rules),
+      outcomes_(configs_.size()) {
   for (const auto& m : metrics_) {
     metric_names_.push_back(m.name);
     metric_ids_.push_back(store_->text_id(m.name));
@@ -108,11 +113,11 @@ void Aggregator::add_to_series(SampleStore::Id label, bool throttled, double val
 }
 
 void Aggregator::check_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured) const {
-  attribute_run(regions, measured, kernel_metrics_, settings_);
+  attribute_run(regions, measured, kernel_metrics_, settings_, rules_);
 }
 
 void Aggregator::add_run(const RecordedRun& run) {
-  add_regions(run, attribute_run(run.regions, run.measured, kernel_metrics_, settings_));
+  add_regions(run, attribute_run(run.regions, run.measured, kernel_metrics_, settings_, rules_));
 }
 
 void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMeasurement>& regions) {

@@ -34,7 +34,8 @@ struct RecordedRun {
 
 class Aggregator {
  public:
-  Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings);
+  Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings,
+             AttributionRules rules = {});
 
   // Attributes the run's kernels to its regions (throws AnnotationError when a region breaks a
   // rule) and applies derive_metric to each region's values, before any aggregation.
@@ -104,6 +105,7 @@ class Aggregator {
   std::size_t kernel_metrics_ = 0;
   std::optional<std::size_t> energy_per_run_;  // its index in metric_names_, when measured
   const Settings& settings_;
+  AttributionRules rules_;
 
   std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();
   std::vector<SampleStore::Id> metric_ids_, unit_ids_;  // of metrics_, in the store

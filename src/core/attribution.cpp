@@ -68,7 +68,8 @@ bool kernel_matches(const std::string& kernel, const std::string& pattern) {
 }
 
 std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured,
-                                             std::size_t metric_count, const Settings& settings) {
+                                             std::size_t metric_count, const Settings& settings,
+                                             AttributionRules rules) {
   const bool range = settings.replay_mode == ReplayMode::range;
   std::vector<RegionMeasurement> out;
   for (std::size_t r = 0; r < regions.size(); ++r) {
@@ -87,6 +88,12 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
       const bool ignored = std::any_of(settings.ignore_kernel_list.begin(), settings.ignore_kernel_list.end(),
                                        [&](const std::string& p) { return kernel_matches(k.name, p); });
       if (!ignored) kept.push_back(k);
+    }
+    if (kept.empty() && all.empty() && range && rules.empty_range_measures_zero && metric_count == 1) {
+      m.kernel = "range";
+      m.values = {0.0};
+      out.push_back(std::move(m));
+      continue;
     }
     // Each message starts with Nsight Python's sentence for the case (its users match on it).
     if (kept.empty()) {

@@ -35,13 +35,19 @@ struct RegionMeasurement {
   std::string failure_reason;
 };
 
+// What the settings do not say about attribution: evaluate() measures a region that caused no GPU
+// work as 0 ns in range replay (its no_work finding says so) instead of failing the run.
+struct AttributionRules {
+  bool empty_range_measures_zero = false;
+};
+
 // True if `pattern` (an ignore_kernel_list entry) names this demangled kernel: the full name,
 // the name without its parameter list and return type ("saxpy<float>"), or without its template
 // arguments too ("saxpy").
 bool kernel_matches(const std::string& kernel, const std::string& pattern);
 
 std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& regions, const RunMeasurement& measured,
-                                             std::size_t metric_count,
-                                             const Settings& settings);
+                                             std::size_t metric_count, const Settings& settings,
+                                             AttributionRules rules = {});
 
 }  // namespace kscope::detail

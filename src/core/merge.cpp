@@ -51,10 +51,32 @@ std::vector<std::string> distinct(const std::vector<Source>& shards, Get get) {
   return values;
 }
 
-std::string rerun_hint(const Shard& shard) {
-  const std::string index = std::to_string(shard.index), count = std::to_string(shard.count);
-  return "run it (KSCOPE_SHARD=" + shard.to_string() + ", or " +
+// "1/8, 3/8"
+std::string names_of(const std::vector<Shard>& shards) {
+  std::string out;
+  for (const auto& s : shards) out += (out.empty() ? "" : ", ") + s.to_string();
+  return out;
+}
+
+// How to measure these shards (in order of index): their KSCOPE_SHARD or shard option, or their
+// tasks of a Slurm job array whose task ids are the shard indexes (README's recipe), in Slurm's
+// list syntax ("1,3,5-7").
+std::string how_to_run(const std::vector<Shard>& shards) {
+  const Shard& first = shards.front();
+  const std::string index = std::to_string(first.index), count = std::to_string(first.count);
+  std::string ids;
+  for (std::size_t i = 0, last; i < shards.size(); i = last + 1) {
+    for (last = i; last + 1 < shards.size() && shards[last + 1].index == shards[last].index + 1;) ++last;
+    ids += (ids.empty() ? "" : ",") + std::to_string(shards[i].index) +
+           (last > i ? "-" + std::to_string(shards[last].index) : "");
+  }
+  return "KSCOPE_SHARD=" + first.to_string() + (shards.size() > 1 ? " ..." : "") + ", or " +
          detail::spell("Settings::shard = {" + index + ", " + count + "}", "shard=(" + index + ", " + count + ")") +
+         "; in a Slurm job array whose task ids are the shard indexes: sbatch --array=" + ids + " <job script>";
+}
+
+std::string rerun_hint(const std::vector<Shard>& shards) {
+  return std::string(shards.size() > 1 ? "run them" : "run it") + " again (" + how_to_run(shards) +
          ") with the same output prefix and " + detail::option("resume") + detail::spell(" = true", "=True") +
          ", then merge again";
 }
@@ -89,27 +111,23 @@ std::vector<Source> by_index(const std::vector<Source>& given) {
       throw ConfigError(name(s) + " is given twice (also as " + name(*slots[shard.index]) + "); give each shard once");
     slots[shard.index] = s;
   }
-  std::vector<std::string> missing;
-  std::optional<std::size_t> first_missing;
+  std::vector<Shard> missing;
   for (std::size_t i = 0; i < count; ++i)
-    if (!slots[i]) {
-      missing.push_back(Shard{i, count}.to_string());
-      if (!first_missing) first_missing = i;
-    }
+    if (!slots[i]) missing.push_back(Shard{i, count});
   if (!missing.empty()) {
-    const std::string shards = "shard" + std::string(missing.size() > 1 ? "s " : " ") + joined(missing) +
+    const std::string shards = "shard" + std::string(missing.size() > 1 ? "s " : " ") + names_of(missing) +
                                " of the sweep " + (missing.size() > 1 ? "are" : "is") + " missing";
     // Given by its file, a shard's siblings are usually beside it: the sweep's prefix names them all.
     for (const auto& s : given)
       if (const auto sweep = sweep_prefix_of(s.origin, count)) {
-        const std::string sibling = *sweep + "shard-" + std::to_string(*first_missing) + "-of-" +
+        const std::string sibling = *sweep + "shard-" + std::to_string(missing.front().index) + "-of-" +
                                     std::to_string(count) + "-results.json";
         if (detail::kind_of_file(sibling) == "a regular file")
           throw ConfigError(shards + " from the files given, but '" + sibling + "' is beside them: give the sweep's " +
                             "prefix '" + *sweep + "', which stands for all its shards' files, or every shard's file");
       }
-    throw ConfigError(shards + ": run " + (missing.size() > 1 ? "them" : "it") + " (KSCOPE_SHARD=" + missing.front() +
-                      " ...) and merge all " + std::to_string(count));
+    throw ConfigError(shards + ": run " + (missing.size() > 1 ? "them" : "it") + " (" + how_to_run(missing) +
+                      ") and merge all " + std::to_string(count));
   }
   std::vector<Source> out;
   for (auto& s : slots) out.push_back(*s);
@@ -159,8 +177,10 @@ void check_one_sweep(const std::vector<Source>& shards) {
   }
 }
 
-// Refuses a shard with configs it should have measured and did not.
+// Refuses shards with configs they should have measured and did not, naming each.
 void check_finished(const std::vector<Source>& shards) {
+  std::vector<std::string> problems;
+  std::vector<Shard> unfinished;
   for (const auto& s : shards) {
     const Shard shard = *s.results->settings().shard;
     std::set<std::size_t> measured;
@@ -173,10 +193,17 @@ void check_finished(const std::vector<Source>& shards) {
       ++expected;
       if (!measured.count(c.index())) unmeasured.push_back(std::to_string(c.index() + 1));
     }
-    if (!unmeasured.empty())
-      throw ConfigError(name(s) + " did not finish: " + std::to_string(unmeasured.size()) + " of its " +
-                        std::to_string(expected) + " configs have no samples (config " + joined(unmeasured) + " of " +
-                        std::to_string(s.results->configs().size()) + "); " + rerun_hint(shard));
+    if (!unmeasured.empty()) {
+      problems.push_back(name(s) + " did not finish: " + std::to_string(unmeasured.size()) + " of its " +
+                         std::to_string(expected) + " configs have no samples (config " + joined(unmeasured) + " of " +
+                         std::to_string(s.results->configs().size()) + ")");
+      unfinished.push_back(shard);
+    }
+  }
+  if (!unfinished.empty()) {
+    std::string all;
+    for (const auto& p : problems) all += (all.empty() ? "" : "; ") + p;
+    throw ConfigError(all + "; " + rerun_hint(unfinished));
   }
 }
 
@@ -356,10 +383,16 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
       continue;
     }
     const ShardFiles found = shard_files(input);
-    if (!found.unfinished.empty())
-      throw ConfigError("shard " + found.unfinished.front() + " under '" + found.prefix +
-                        "' has not finished: its manifest.json is there but no results.json (killed, interrupted or "
-                        "still running); " + rerun_hint(parse_shard(found.unfinished.front(), "its file name")));
+    if (!found.unfinished.empty()) {
+      std::vector<Shard> unfinished;
+      for (const auto& shard : found.unfinished) unfinished.push_back(parse_shard(shard, "its file name"));
+      std::sort(unfinished.begin(), unfinished.end(), [](const Shard& a, const Shard& b) { return a.index < b.index; });
+      const bool one = unfinished.size() == 1;
+      throw ConfigError("shard" + std::string(one ? " " : "s ") + names_of(unfinished) + " under '" + found.prefix +
+                        "' " + (one ? "has" : "have") + " not finished: " + (one ? "its" : "their") +
+                        " manifest.json is there but no results.json (killed, interrupted or still running); " +
+                        rerun_hint(unfinished));
+    }
     if (found.results.empty() && detail::kind_of_file(found.prefix + "results.json") == "a regular file")
       throw ConfigError("nothing to merge under '" + input + "': it holds the results of a sweep measured without "
                         "shards ('" + found.prefix + "results.json'), which are whole already: read them with " +

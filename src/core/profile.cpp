@@ -16,13 +16,13 @@
 namespace kscope {
 
 Results profile(const Sweep& sweep, const Settings& requested, const Body& body) {
-  const Settings settings = detail::resolve_shard(requested);
+  detail::LogScope log(requested.verbosity);
+  const Settings settings = detail::resolve_launch(requested);
   std::vector<Config> configs = detail::check_request(sweep, settings, body);
   const BackendDefinition& chosen = definition(chosen_backend(settings));
   // A duration backend measures one metric of its own: anything else is refused before the GPU is touched.
   if (chosen.capabilities.measures_duration)
     detail::check_requested_metrics(detail::backend_metrics(settings.metrics), chosen.default_metrics, chosen.name);
-  detail::LogScope log(settings.verbosity);
   detail::SessionGuard guard;
   static std::atomic<std::size_t> calls{0};
   const std::size_t call = ++calls;

@@ -75,6 +75,26 @@ void RunRecorder::close(std::size_t region, std::size_t run_serial) noexcept {
   }
 }
 
+RunContext RunRecorder::run() {
+  std::lock_guard lock(mutex_);
+  return run_;
+}
+
+void RunRecorder::call_returned(std::uintptr_t stream) {
+  std::size_t region = 0;
+  {
+    std::lock_guard lock(mutex_);
+    if (open_ < 0) throw InternalError("call_returned outside a region (kscope bug: please report it with this message)");
+    region = static_cast<std::size_t>(open_);
+  }
+  CallObserver* observer = backend_.call_observer();
+  if (!observer)
+    throw InternalError("call_returned on a backend without a call observer (kscope bug: please report it with this "
+                        "message)");
+  observer->call_returned({run_, region, regions_[region].name}, stream);
+  backend_.synchronize();
+}
+
 void RunRecorder::abandon(std::size_t region, std::size_t run_serial, const std::string& why) noexcept {
   {
     std::lock_guard lock(mutex_);

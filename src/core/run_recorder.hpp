@@ -6,6 +6,7 @@
 // Closing a region happens in ~Annotation, which must not throw: an error the backend raises
 // there is kept and thrown by end_run(), naming the region, once the body has returned.
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -50,6 +51,11 @@ class RunRecorder {
 
   // The run in progress (read between runs or after the body returned).
   const std::vector<RegionRecord>& regions() const { return regions_; }
+  // Where the session is: the run in progress, as it began it.
+  RunContext run();
+  // evaluate(): the open region's call returned. Tells the backend's call observer (which must
+  // exist), then waits for the GPU to drain, so that the region closes over all the work it caused.
+  void call_returned(std::uintptr_t stream);
 
  private:
   std::mutex mutex_;  // regions_ and open_: annotations may come from any thread

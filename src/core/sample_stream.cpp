@@ -331,7 +331,7 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
   }
   manifest["configs"] = std::move(values);
   if (settings.resume)
-    resume(manifest.dump(1) + "\n", aggregator);
+    resume(manifest.dump(1) + "\n", settings.shard, aggregator);
   else
     start(manifest.dump(1) + "\n");
 }
@@ -354,7 +354,7 @@ void SampleStream::start(const std::string& manifest) {
   write_whole(prefix_ + "manifest.json", manifest);
 }
 
-void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
+void SampleStream::resume(const std::string& manifest, const std::optional<Shard>& shard, Aggregator& aggregator) {
   const auto stored = read_manifest();
   if (!stored) {
     log_info("nothing to resume under '" + prefix_ + "' (no manifest.json): measuring every config");
@@ -365,9 +365,12 @@ void SampleStream::resume(const std::string& manifest, Aggregator& aggregator) {
   const ReadBack back = read_back(aggregator);
   cut_after(back);
   written_samples_ = aggregator.samples().size();
-  log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(back.configs) + " of " +
-           std::to_string(configs_.size()) + " configs were measured before; measuring the other " +
-           std::to_string(configs_.size() - back.configs));
+  const auto own = static_cast<std::size_t>(std::count_if(
+      configs_.begin(), configs_.end(), [&](const Config& c) { return !shard || shard->measures(c.index()); }));
+  const std::string of = shard ? "the " + std::to_string(own) + " configs of shard " + shard->to_string()
+                               : std::to_string(own) + " configs";
+  log_info("resuming the sweep under '" + prefix_ + "': " + std::to_string(back.configs) + " of " + of +
+           " were measured before; measuring the other " + std::to_string(own - back.configs));
 }
 
 std::optional<nlohmann::ordered_json> SampleStream::read_manifest() const {

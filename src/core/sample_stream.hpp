@@ -65,7 +65,8 @@ class SampleStream {
   void start(const std::string& manifest);
   // Resuming, phase by phase: the stored manifest (nullopt: none, a fresh start), the same sweep
   // measured the same way, the finished configs given to the aggregator, the files cut after them.
-  void resume(const std::string& manifest, Aggregator& aggregator);
+  // Reads back what is under the prefix; `shard`: the configs this session measures.
+  void resume(const std::string& manifest, const std::optional<Shard>& shard, Aggregator& aggregator);
   std::optional<nlohmann::ordered_json> read_manifest() const;
   void check_same_sweep(const nlohmann::ordered_json& stored, const nlohmann::ordered_json& now) const;
   struct ReadBack {

@@ -47,11 +47,13 @@ std::string names_of(const std::vector<RegionRecord>& regions) {
 
 }  // namespace
 
-Session::Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend)
+Session::Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend,
+                 SessionHooks hooks)
     : configs_(std::move(configs)),
       settings_(settings),
       body_(body),
       backend_(backend),
+      hooks_(std::move(hooks)),
       device_(backend.device_control()),
       metrics_(session_metrics(backend, settings)),
       recorder_(backend, settings.cache_control == CacheControl::all),
@@ -65,7 +67,7 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
             std::this_thread::sleep_for(std::chrono::duration<double>(s));
           },
           now_s),
-      aggregator_(configs_, metrics_, settings),
+      aggregator_(configs_, metrics_, settings, hooks_.attribution),
       collection_(settings.info_collectors, settings.info_collector_errors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
                                      settings.progress_observer)) {
@@ -300,6 +302,7 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
   timed.emplace(time_.record_s);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
+    if (hooks_.on_run_measured) hooks_.on_run_measured(b.context, b.regions, measured[i]);
     if (b.context.recorded && window_) {
       try {
         window_->add(b.regions, measured[i]);
@@ -533,12 +536,12 @@ namespace kscope {
 // profile() without the backend registry's route and factory: the caller's backend measures.
 Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
                              MeasurementBackend& backend) {
-  const Settings sharded = detail::resolve_shard(settings);
-  std::vector<Config> configs = detail::check_request(sweep, sharded, body);
-  detail::LogScope log(sharded.verbosity);
+  detail::LogScope log(settings.verbosity);
+  const Settings launched = detail::resolve_launch(settings);
+  std::vector<Config> configs = detail::check_request(sweep, launched, body);
   detail::SessionGuard guard;
-  detail::check_backend_measures(sharded, backend);
-  return detail::Session(std::move(configs), sharded, body, backend).run();
+  detail::check_backend_measures(launched, backend);
+  return detail::Session(std::move(configs), launched, body, backend).run();
 }
 
 }  // namespace kscope

@@ -51,11 +51,19 @@ void check_backend_measures(const Settings& settings, const MeasurementBackend& 
 // load_avg).
 void stamp_start(SessionInfo& info);
 
+// What a caller inside kscope adds to a session (evaluate(): its attribution rule, and every run's
+// measurement before it is attributed, warm-ups included).
+struct SessionHooks {
+  AttributionRules attribution;
+  std::function<void(const RunContext&, const std::vector<RegionRecord>&, const RunMeasurement&)> on_run_measured;
+};
+
 class Session {
  public:
   // The settings must have passed check_request() and the backend check_backend_measures(); the
   // caller holds the SessionGuard.
-  Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend);
+  Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend,
+          SessionHooks hooks = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -116,6 +124,7 @@ class Session {
   const Settings& settings_;
   const Body& body_;
   MeasurementBackend& backend_;
+  SessionHooks hooks_;
   DeviceControl* device_;
   std::vector<MetricSpec> metrics_;  // the backend's, then the energy metrics asked for
   RunRecorder recorder_;

@@ -4,6 +4,8 @@
 #include <cstdlib>
 
 #include "base/files.hpp"
+#include "core/caller.hpp"
+#include "core/log.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/shard.hpp"
 
@@ -39,6 +41,44 @@ Shard checked(std::size_t index, std::size_t count, const std::string& source) {
   return {index, count};
 }
 
+// A Slurm job array's task: its place among the array's task ids, which Slurm describes by
+// _MIN, _MAX, _STEP and _COUNT only. So the ids must be evenly stepped (--array=0-15, 1-15:2,
+// 0-15%4); a list (--array=0,3,7) does not say which shard a task is.
+std::optional<Shard> slurm_array_task() {
+  if (!environment("SLURM_ARRAY_TASK_ID")) return std::nullopt;
+  const std::string launcher = "Slurm job array";
+  const std::size_t id = environment_number("SLURM_ARRAY_TASK_ID", launcher);
+  const std::size_t min = environment_number("SLURM_ARRAY_TASK_MIN", launcher);
+  const std::size_t max = environment_number("SLURM_ARRAY_TASK_MAX", launcher);
+  const std::size_t count = environment_number("SLURM_ARRAY_TASK_COUNT", launcher);
+  const std::size_t step =
+      environment("SLURM_ARRAY_TASK_STEP") ? environment_number("SLURM_ARRAY_TASK_STEP", launcher) : 1;
+  const std::string source = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " (MIN " + std::to_string(min) +
+                             ", MAX " + std::to_string(max) + ", STEP " + std::to_string(step) + ", COUNT " +
+                             std::to_string(count) + ")";
+  const std::string fix =
+      "make each task id its shard's index: set KSCOPE_SHARD=$SLURM_ARRAY_TASK_ID/<number of shards> in the job script";
+  if (count == 0 || step == 0 || min > max || max - min != (count - 1) * step)
+    throw ConfigError(source + ": the array's task ids are not evenly stepped (a list such as --array=0,3,7), so "
+                      "Slurm's variables do not say which shard this task measures; " + fix);
+  if (id < min || id > max || (id - min) % step != 0)
+    throw ConfigError(source + " is not one of the array's evenly stepped task ids; " + fix);
+  return checked((id - min) / step, count, source);
+}
+
+// A task of an srun step (srun -n 4 ...): SLURM_PROCID of SLURM_STEP_NUM_TASKS, which srun sets
+// in each task it starts. A batch script has SLURM_PROCID=0 and SLURM_NTASKS, but no step of its
+// own: it is one process, whatever the allocation. A step of one task splits nothing.
+std::optional<Shard> srun_task() {
+  if (!environment("SLURM_STEP_NUM_TASKS")) return std::nullopt;
+  const std::string launcher = "srun";
+  const std::size_t tasks = environment_number("SLURM_STEP_NUM_TASKS", launcher);
+  if (tasks == 1) return std::nullopt;
+  const std::size_t rank = environment_number("SLURM_PROCID", launcher);
+  return checked(rank, tasks,
+                 "SLURM_PROCID=" + std::to_string(rank) + ", SLURM_STEP_NUM_TASKS=" + std::to_string(tasks));
+}
+
 }  // namespace
 
 std::string Shard::to_string() const { return std::to_string(index) + "/" + std::to_string(count); }
@@ -66,31 +106,35 @@ std::optional<LaunchedShard> shard_from_environment() {
     return LaunchedShard{checked(rank, size, "RANK=" + std::to_string(rank) + ", WORLD_SIZE=" + std::to_string(size)),
                          launcher, local_rank};
   }
-  if (environment("SLURM_ARRAY_TASK_ID")) {
-    const std::string launcher = "Slurm job array";
-    const std::size_t id = environment_number("SLURM_ARRAY_TASK_ID", launcher);
-    const std::size_t min = environment_number("SLURM_ARRAY_TASK_MIN", launcher);
-    const std::size_t count = environment_number("SLURM_ARRAY_TASK_COUNT", launcher);
-    const std::size_t step = environment("SLURM_ARRAY_TASK_STEP") ? environment_number("SLURM_ARRAY_TASK_STEP", launcher) : 1;
-    const std::string source = "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " (MIN " + std::to_string(min) +
-                               ", STEP " + std::to_string(step) + ", COUNT " + std::to_string(count) + ")";
-    if (id < min || step == 0 || (id - min) % step != 0)
-      throw ConfigError(source + " is not an evenly stepped array index; use --array=0-<count-1> or set "
-                        "KSCOPE_SHARD=index/count in the job script");
-    return LaunchedShard{checked((id - min) / step, count, source), launcher};
-  }
+  const auto array = slurm_array_task();
+  const auto step = srun_task();
+  if (array && step)  // each array task runs an srun of several tasks: array task after array task
+    return LaunchedShard{Shard{array->index * step->count + step->index, array->count * step->count},
+                         "Slurm job array and srun"};
+  if (array) return LaunchedShard{*array, "Slurm job array"};
+  if (step) return LaunchedShard{*step, "srun"};
   return std::nullopt;
 }
 
 namespace detail {
 
-Settings resolve_shard(const Settings& settings) {
+Settings resolve_launch(const Settings& settings) {
   Settings resolved = settings;
   resolved.output_prefix = directory_as_prefix(resolved.output_prefix);
   if (!resolved.shard)
     if (const char* text = environment("KSCOPE_SHARD")) resolved.shard = parse_shard(text, "KSCOPE_SHARD");
   if (resolved.shard && resolved.shard->count > 1 && !resolved.output_prefix.empty())
     resolved.output_prefix += resolved.shard->file_prefix();
+  // Slurm starts a requeued job again (preempted, its node failed, scontrol requeue) with the same
+  // script and environment: the same sweep, whose earlier start's files are under the prefix.
+  const char* restarts = environment("SLURM_RESTART_COUNT");
+  if (restarts && whole_number(restarts).value_or(0) > 0 && !resolved.output_prefix.empty() && !resolved.resume &&
+      !resolved.overwrite) {
+    resolved.resume = true;
+    log_info("SLURM_RESTART_COUNT=" + std::string(restarts) + ": Slurm started this job again, so it continues the "
+             "sweep under '" + resolved.output_prefix + "' (as " + option("resume") + spell(" = true", "=True") +
+             " does)");
+  }
   return resolved;
 }
 

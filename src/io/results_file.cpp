@@ -478,57 +478,96 @@ detail::SampleText sample_objects(const std::vector<std::string>& info_columns) 
 
 }  // namespace
 
-void Results::write_json(std::ostream& out) const {
+void Results::write_json(std::ostream& out) const { detail::write_results(*this, out, {}); }
+
+namespace detail {
+
+void write_results(const Results& results, std::ostream& out, const std::function<void(std::ostream&)>& more) {
   Written head;
   head["format"] = kFormat;
   head["version"] = kVersion;
   head["kscope_version"] = KSCOPE_VERSION;
-  head["session"] = write_object(session_, session_fields());
-  head["settings"] = write_object(settings_, saved_settings_fields());
+  head["session"] = write_object(results.session(), session_fields());
+  head["settings"] = write_object(results.settings(), saved_settings_fields());
   head["axes"] = Written::array();
-  for (const auto& name : axis_names())
-    head["axes"].push_back({{"name", name}, {"type", to_string(configs_.front().at(name).type())}});
+  const std::vector<Config>& configs = results.configs();
+  for (const auto& name : results.axis_names())
+    head["axes"].push_back({{"name", name}, {"type", to_string(configs.front().at(name).type())}});
   out << "{" << members(head);
-  write_list(out, "configs", configs_.size(), [&](std::size_t c, std::string& text) {
+  write_list(out, "configs", configs.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
-    for (const Value& v : configs_[c].values()) values.push_back(encode_value(v));
+    for (const Value& v : configs[c].values()) values.push_back(encode_value(v));
     detail::append_json(text, values, 2);
   });
+  const InfoColumns& info_columns = results.info_columns();
   Written middle;
-  middle["info_columns"] = {{"summary", info_columns_.summary}, {"samples", info_columns_.samples}};
+  middle["info_columns"] = {{"summary", info_columns.summary}, {"samples", info_columns.samples}};
   middle["shard_sessions"] = Written::array();
-  for (const auto& s : shard_sessions_) middle["shard_sessions"].push_back(write_object(s, session_fields()));
+  for (const auto& s : results.shard_sessions()) middle["shard_sessions"].push_back(write_object(s, session_fields()));
   out << "," << members(middle);
   std::vector<std::string> keys;
   for (const auto& f : summary_fields()) keys.push_back(dumped(f.key));
-  write_list(out, "summary", rows_.size(), [&](std::size_t r, std::string& text) {
+  const std::vector<SummaryRow>& rows = results.rows();
+  write_list(out, "summary", rows.size(), [&](std::size_t r, std::string& text) {
     text += "{";
-    for (std::size_t k = 0; k < keys.size(); ++k) append_member(text, k == 0, keys[k], summary_fields()[k].write(rows_[r]), 2);
-    append_member(text, keys.empty(), "\"Info\"", encode_info(rows_[r].info, info_columns_.summary), 2);
+    for (std::size_t k = 0; k < keys.size(); ++k) append_member(text, k == 0, keys[k], summary_fields()[k].write(rows[r]), 2);
+    append_member(text, keys.empty(), "\"Info\"", encode_info(rows[r].info, info_columns.summary), 2);
     text += "\n  }";
   });
-  detail::SampleText samples = sample_objects(info_columns_.samples);
-  const detail::SampleStore& store = samples_.store();
-  write_list(out, "samples", samples_.size(), [&](std::size_t i, std::string& text) {
-    samples.append(store, i, session_of(store.config(i)), text);
+  detail::SampleText samples = sample_objects(info_columns.samples);
+  const detail::SampleStore& store = results.samples().store();
+  write_list(out, "samples", results.samples().size(), [&](std::size_t i, std::string& text) {
+    samples.append(store, i, results.session_of(store.config(i)), text);
   });
+  if (more) more(out);
   out << "\n}\n";
 }
+
+}  // namespace detail
 
 void Results::write_json(const std::string& path) const {
   detail::write_whole(path, [&](std::ostream& out) { write_json(out); });
 }
 
-namespace {
+Results load_results(const std::string& path) {
+  const std::string file = "'" + path + "'";
+  return detail::results_from(
+      detail::parse_results_document(detail::read_results_text(path, "a file written by " + saved_by()), file), file);
+}
 
-Results load_results_text(const std::string& text, const std::string& file) {
+Results load_results(std::istream& in, const std::string& file) {
+  return detail::results_from(detail::read_results_document(in, file), file);
+}
+
+namespace detail {
+
+std::string read_results_text(const std::string& path, const std::string& expected) {
+  InputFile in(path, expected);
+  return read_whole(in, path, json_document_limit(), expected);
+}
+
+nlohmann::json read_results_document(std::istream& in, const std::string& file) {
+  std::string text;
+  try {
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::ios_base::failure& e) {  // the file could be opened, not read
+    throw FileError("cannot read " + file + ": " + e.code().message(), file, e.code());
+  }
+  return parse_results_document(text, file);
+}
+
+nlohmann::json parse_results_document(const std::string& text, const std::string& file) {
   Read doc;
   try {
-    doc = detail::parse_json(text);
-  } catch (const detail::JsonTextError& e) {
+    doc = parse_json(text);
+  } catch (const JsonTextError& e) {
     throw ConfigError(file + " is not JSON that kscope reads (" + e.what() + "); give a file written by " + saved_by());
   }
   check_format(doc, file);
+  return doc;
+}
+
+Results results_from(const nlohmann::json& doc, const std::string& file) {
   try {
     SessionInfo session;
     read_object(doc.at("session"), session, session_fields(), file + ": \"session\"");
@@ -574,22 +613,6 @@ Results load_results_text(const std::string& text, const std::string& file) {
   }
 }
 
-}  // namespace
-
-Results load_results(const std::string& path) {
-  const std::string expected = "a file written by " + saved_by();
-  detail::InputFile in(path, expected);
-  return load_results_text(detail::read_whole(in, path, detail::json_document_limit(), expected), "'" + path + "'");
-}
-
-Results load_results(std::istream& in, const std::string& file) {
-  std::string text;
-  try {
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  } catch (const std::ios_base::failure& e) {  // the file could be opened, not read
-    throw FileError("cannot read " + file + ": " + e.code().message(), file, e.code());
-  }
-  return load_results_text(text, file);
-}
+}  // namespace detail
 
 }  // namespace kscope

@@ -1,8 +1,12 @@
 #pragma once
 // How the results file prints JSON.
 #include <cstddef>
+#include <functional>
+#include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "kscope/results.hpp"
 
 namespace kscope::detail {
 
@@ -10,5 +14,17 @@ namespace kscope::detail {
 // without the serializer dump builds for every call: the results file's long lists, an element at
 // a time.
 void append_json(std::string& out, const nlohmann::ordered_json& j, std::size_t depth);
+
+// The results file of `results`, with `more` writing further members (",\n \"key\": value") before
+// its closing brace (an Evaluation's section).
+void write_results(const Results& results, std::ostream& out, const std::function<void(std::ostream&)>& more);
+// The text of the results file at `path`: a regular file of at most json_document_limit() bytes
+// (base/files.hpp), else FileError; `expected` says what to give instead.
+std::string read_results_text(const std::string& path, const std::string& expected);
+// A results file's document (from the stream `in`, or its text), its format and version checked:
+// JSON of any content is a ConfigError naming `file`, never a crash; the Results it holds.
+nlohmann::json read_results_document(std::istream& in, const std::string& file);
+nlohmann::json parse_results_document(const std::string& text, const std::string& file);
+Results results_from(const nlohmann::json& doc, const std::string& file);
 
 }  // namespace kscope::detail

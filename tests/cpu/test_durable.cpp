@@ -15,8 +15,10 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "core/sample_stream.hpp"
 #include "kscope/annotation.hpp"
@@ -295,6 +297,47 @@ TEST(Resume, AfterAFailureOnlyTheMissingConfigsRunAndTheTableIsTheUninterruptedO
   std::ostringstream expected;
   write_csv(r.samples_table(), expected);
   EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
+}
+
+// Issue 42: Slurm starts a requeued job again (preemption, a node failure, scontrol requeue) with
+// SLURM_RESTART_COUNT=1; the sweep its first start left under the prefix was refused, so the job
+// failed where it should have continued.
+TEST(Resume, AJobSlurmStartedAgainContinuesItsSweepUnasked) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  const auto measure = [&](Settings s, int fail_at = -1) {
+    int calls = 0;
+    s.verbosity = Verbosity::info;
+    ::testing::internal::CaptureStderr();
+    std::optional<Results> r;
+    try {
+      r = measure_failing_at(sweep_of(6), s, false, fail_at, &calls);
+    } catch (const Error&) {
+      ::testing::internal::GetCapturedStderr();
+      throw;
+    }
+    return std::tuple{*r, calls, ::testing::internal::GetCapturedStderr()};
+  };
+  const kscope_test::ScopedEnv first_start("SLURM_RESTART_COUNT", std::nullopt);
+  EXPECT_THROW(measure(streamed(prefix), 3), SweepError);  // 3 of 6 configs on disk
+  {
+    const kscope_test::ScopedEnv restarted("SLURM_RESTART_COUNT", "1");
+    const auto [r, calls, said] = measure(streamed(prefix));
+    EXPECT_EQ(calls, 3 * static_cast<int>(kRuns + kWarmups));  // configs 4 to 6 only
+    expect_same_tables(r, uninterrupted(6));
+    EXPECT_NE(said.find("SLURM_RESTART_COUNT=1: Slurm started this job again, so it continues the sweep under '" +
+                        prefix + "' (as Settings::resume = true does)"),
+              std::string::npos)
+        << said;
+    EXPECT_NE(said.find("': 3 of 6 configs were measured before; measuring the other 3"), std::string::npos) << said;
+    // Asked to start over, it does.
+    Settings replace = streamed(prefix);
+    replace.overwrite = true;
+    EXPECT_EQ(std::get<1>(measure(replace)), 6 * static_cast<int>(kRuns + kWarmups));
+  }
+  // A job that was not restarted is refused, as any process is.
+  const kscope_test::ScopedEnv not_restarted("SLURM_RESTART_COUNT", "0");
+  EXPECT_THROW(measure(streamed(prefix)), ConfigError);
 }
 
 TEST(Resume, DeclaredWorkIsAskedAgainForTheConfigsReadBack) {

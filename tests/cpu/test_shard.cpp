@@ -31,8 +31,10 @@ namespace {
 // The launchers' variables for a test: those given, the others unset; restored after it.
 kscope_test::ScopedEnv launcher_environment(std::initializer_list<std::pair<const char*, const char*>> given) {
   kscope_test::ScopedEnv::Variables variables;
-  for (const char* name : {"KSCOPE_SHARD", "RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_ARRAY_TASK_ID",
-                           "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT"})
+  for (const char* name :
+       {"KSCOPE_SHARD", "RANK", "WORLD_SIZE", "LOCAL_RANK", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
+        "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT", "SLURM_PROCID",
+        "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"})
     variables.emplace_back(name, std::nullopt);
   for (const auto& [name, value] : given) variables.emplace_back(name, value);
   return kscope_test::ScopedEnv(variables);
@@ -146,6 +148,7 @@ TEST(Shard, ComesFromTheLaunchersEnvironment) {
   {
     const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "7"},
                                            {"SLURM_ARRAY_TASK_MIN", "1"},
+                                           {"SLURM_ARRAY_TASK_MAX", "9"},
                                            {"SLURM_ARRAY_TASK_STEP", "2"},
                                            {"SLURM_ARRAY_TASK_COUNT", "5"}});  // --array=1-9:2
     const auto s = shard_from_environment();
@@ -162,9 +165,67 @@ TEST(Shard, ComesFromTheLaunchersEnvironment) {
   {
     const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "4"},
                                            {"SLURM_ARRAY_TASK_MIN", "1"},
+                                           {"SLURM_ARRAY_TASK_MAX", "9"},
                                            {"SLURM_ARRAY_TASK_STEP", "2"},
                                            {"SLURM_ARRAY_TASK_COUNT", "5"}});
-    EXPECT_NE(error_of([] { shard_from_environment(); }).find("not an evenly stepped array index"), std::string::npos);
+    EXPECT_NE(error_of([] { shard_from_environment(); }).find("is not one of the array's evenly stepped task ids"),
+              std::string::npos);
+  }
+  {
+    // --array=0,3,7, as Slurm 22.05 describes it to task 3. Issue 42: task 0 measured shard 0/3,
+    // task 3 was refused as shard 3 of 3 and task 7 as shard 7 of 3.
+    for (const char* id : {"0", "3", "7"}) {
+      const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", id},
+                                             {"SLURM_ARRAY_TASK_MIN", "0"},
+                                             {"SLURM_ARRAY_TASK_MAX", "7"},
+                                             {"SLURM_ARRAY_TASK_STEP", "1"},
+                                             {"SLURM_ARRAY_TASK_COUNT", "3"}});
+      const std::string error = error_of([] { shard_from_environment(); });
+      EXPECT_NE(error.find("(MIN 0, MAX 7, STEP 1, COUNT 3): the array's task ids are not evenly stepped (a list such "
+                           "as --array=0,3,7)"),
+                std::string::npos)
+          << error;
+      EXPECT_NE(error.find("set KSCOPE_SHARD=$SLURM_ARRAY_TASK_ID/<number of shards> in the job script"),
+                std::string::npos)
+          << error;
+    }
+  }
+  {
+    // srun -n 4: each task is a shard. The batch script around it (SLURM_PROCID=0 and SLURM_NTASKS
+    // of the allocation, no step of its own) and a step of one task split nothing.
+    const auto env =
+        launcher_environment({{"SLURM_PROCID", "2"}, {"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_NTASKS", "4"}});
+    const auto s = shard_from_environment();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->shard, (Shard{2, 4}));
+    EXPECT_EQ(s->launcher, "srun");
+  }
+  {
+    const auto env = launcher_environment({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}});
+    EXPECT_FALSE(shard_from_environment());
+  }
+  {
+    const auto env = launcher_environment({{"SLURM_PROCID", "0"}, {"SLURM_STEP_NUM_TASKS", "1"}});
+    EXPECT_FALSE(shard_from_environment());
+  }
+  {
+    // --array=0-3 whose tasks each run srun -n 2: 8 shards, array task after array task.
+    const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "3"},
+                                           {"SLURM_ARRAY_TASK_MIN", "0"},
+                                           {"SLURM_ARRAY_TASK_MAX", "3"},
+                                           {"SLURM_ARRAY_TASK_STEP", "1"},
+                                           {"SLURM_ARRAY_TASK_COUNT", "4"},
+                                           {"SLURM_PROCID", "1"},
+                                           {"SLURM_STEP_NUM_TASKS", "2"}});
+    const auto s = shard_from_environment();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->shard, (Shard{7, 8}));
+    EXPECT_EQ(s->launcher, "Slurm job array and srun");
+  }
+  {
+    const auto env = launcher_environment({{"SLURM_PROCID", "4"}, {"SLURM_STEP_NUM_TASKS", "4"}});
+    EXPECT_NE(error_of([] { shard_from_environment(); }).find("SLURM_PROCID=4, SLURM_STEP_NUM_TASKS=4: shard index 4"),
+              std::string::npos);
   }
   {
     const auto env = launcher_environment({{"SLURM_ARRAY_TASK_ID", "4"}});
@@ -356,12 +417,13 @@ TEST(Merge, RefusesShardsThatAreNotOneSweeps) {
   EXPECT_NE(error_of([&] { merge({s0, s1, warm}); }).find("cache_control none and all"), std::string::npos);
 }
 
-TEST(Merge, RefusesAShardThatDidNotFinish) {
+// Shard `index` of `count` of a 7-config sweep whose body fails at config `fail_at`: its partial results.
+Results failed_shard(std::size_t index, std::size_t count, std::size_t fail_at) {
   Settings failing = base_settings();
-  failing.shard = Shard{1, 3};
+  failing.shard = Shard{index, count};
   SimulatedBackend backend;
   const Body body = [&](const Config& c) {
-    if (c.index() == 4) throw std::runtime_error("out of memory");
+    if (c.index() == fail_at) throw std::runtime_error("out of memory");
     {
       Annotation a("base");
       backend.launch("base_kernel", 10);
@@ -369,17 +431,39 @@ TEST(Merge, RefusesAShardThatDidNotFinish) {
     Annotation w("work");
     backend.launch("work_kernel", 20);
   };
-  std::optional<Results> partial;
   try {
     profile_with_backend(sweep_of(7), failing, body, backend);
   } catch (const SweepError& e) {
-    partial = e.partial_results();
+    return e.partial_results();
   }
-  ASSERT_TRUE(partial);
-  const std::string error = error_of([&] { merge({shard(0, 3), *partial, shard(2, 3)}); });
+  ADD_FAILURE() << "the sweep did not fail at config " << fail_at + 1;
+  return shard(index, count);
+}
+
+TEST(Merge, RefusesAShardThatDidNotFinish) {
+  const std::string error = error_of([&] { merge({shard(0, 3), failed_shard(1, 3, 4), shard(2, 3)}); });
   EXPECT_NE(error.find("shard 1/3 did not finish: 1 of its 2 configs have no samples (config 5 of 7)"), std::string::npos)
       << error;
   EXPECT_NE(error.find("KSCOPE_SHARD=1/3, or Settings::shard = {1, 3}"), std::string::npos) << error;
+}
+
+// Issue 42: the merge named one shard to run again, by KSCOPE_SHARD only; under Slurm each is an
+// array task, and one sbatch line runs them all again.
+TEST(Merge, NamesEveryShardToRunAgainWithItsSlurmArrayTasks) {
+  std::string error = error_of([&] { merge({shard(0, 7), shard(2, 7), shard(6, 7)}); });
+  EXPECT_NE(error.find("shards 1/7, 3/7, 4/7, 5/7 of the sweep are missing: run them (KSCOPE_SHARD=1/7 ..., or "
+                       "Settings::shard = {1, 7}; in a Slurm job array whose task ids are the shard indexes: "
+                       "sbatch --array=1,3-5 <job script>) and merge all 7"),
+            std::string::npos)
+      << error;
+  error = error_of([&] { merge({shard(0, 3), failed_shard(1, 3, 4), failed_shard(2, 3, 5)}); });
+  EXPECT_NE(error.find("shard 1/3 did not finish: 1 of its 2 configs have no samples (config 5 of 7); shard 2/3 did "
+                       "not finish: 1 of its 2 configs have no samples (config 6 of 7); run them again "
+                       "(KSCOPE_SHARD=1/3 ..., or Settings::shard = {1, 3}; in a Slurm job array whose task ids are "
+                       "the shard indexes: sbatch --array=1-2 <job script>) with the same output prefix and "
+                       "Settings::resume = true, then merge again"),
+            std::string::npos)
+      << error;
 }
 
 TEST(Merge, WarnsOfDifferentDriversAndClocks) {
@@ -433,8 +517,17 @@ TEST(Merge, FromTheShardsFilesAndTheCommand) {
   EXPECT_NE(err2.str().find("shard 2/3 under '" + prefix + "' has not finished"), std::string::npos) << err2.str();
   // The command serves Python and C++ users alike: the plain names of the results files, no C++ spelling.
   EXPECT_NE(err2.str().find("with the same output prefix and resume=True"), std::string::npos) << err2.str();
-  // ... resumed, it finishes from its stream, and the merge goes through.
+  // Two of them: both named, with the one line that runs their array tasks again.
+  fs::remove(prefix + "shard-0-of-3-results.json");
+  const std::string both = error_of([&] { merge_files({prefix}); });
+  EXPECT_NE(both.find("shards 0/3, 2/3 under '" + prefix + "' have not finished: their manifest.json is there but no "
+                      "results.json"),
+            std::string::npos)
+      << both;
+  EXPECT_NE(both.find("sbatch --array=0,2 <job script>"), std::string::npos) << both;
+  // ... resumed, they finish from their streams, and the merge goes through.
   s.resume = true;
+  shard(0, 3, s);
   shard(2, 3, s);
   expect_same_tables(merge_files({prefix}), whole);
 

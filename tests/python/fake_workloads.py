@@ -13,6 +13,7 @@ class Dtype:
 
 
 DTYPES = (Dtype("float16", 2), Dtype("bfloat16", 2))
+DEVICE = "cpu"  # the simulated backend reads tensors on the host
 
 
 def _launch(name, duration_ns):

@@ -27,13 +27,19 @@ def profiled(sim, shard=None, output_prefix=None, fail_config=None, **options):
         per_config[(n, dtype)] = k + 1
         if (n, dtype) == fail_config:
             raise RuntimeError("out of memory")
-        scale = 2.0 if dtype == "f32" else 1.0
-        with kscope.annotate("base"):
-            sim.launch("base_kernel", 50.0 * n * scale + k % 3)
-        with kscope.annotate("work"):
-            sim.launch("work_kernel", 100.0 * n * scale + (7 * k) % 5)
+        launch(sim, n, dtype, k)
 
     return sweep
+
+
+def launch(sim, n, dtype, k):
+    """Config (n, dtype)'s two annotated kernels at its k-th call (from 0): their durations depend
+    on nothing else."""
+    scale = 2.0 if dtype == "f32" else 1.0
+    with kscope.annotate("base"):
+        sim.launch("base_kernel", 50.0 * n * scale + k % 3)
+    with kscope.annotate("work"):
+        sim.launch("work_kernel", 100.0 * n * scale + (7 * k) % 5)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from conftest import EXAMPLES
 
 import fake_workloads
 
-CPU_EXAMPLES = ["basic_sweep", "derive_tflops", "plot_results", "annotate_usage", "output_csv", "profile_twice"]
+CPU_EXAMPLES = ["basic_sweep", "derive_tflops", "plot_results", "annotate_usage", "output_csv", "profile_twice",
+                "evaluate_kernelbench"]
 
 
 def load(name, workloads):
@@ -37,6 +38,15 @@ def test_basic_sweep(run_example):
     df, two, one = run_example("basic_sweep")
     assert df["n"].tolist() == [1 << 16, 1 << 20, 1 << 24] and (df["NumRuns"] == 10).all()
     assert two["n"].tolist() == [1 << 12, 1 << 14] and one["n"].tolist() == [1 << 18]
+
+
+def test_evaluate_kernelbench(run_example):
+    pytest.importorskip("torch")
+    honest, cached = run_example("evaluate_kernelbench")
+    assert honest.to_dataframe()["Correct"].all()
+    # The simulated backend sees no kernel of CPU tensors: every call is no_work, hence suspect.
+    assert set(honest.findings()["Finding"]) == {"no_work"}
+    assert set(cached.verdicts()) <= {"incorrect", "suspect"}
 
 
 def test_derive_tflops(run_example):

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/tensor_checks.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
 
@@ -10,25 +11,50 @@ namespace kscope::testing {
 
 SimulatedBackend::SimulatedBackend() = default;
 
-void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns) {
+void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns,
+                              std::uintptr_t stream) {
   constexpr double kLongest = 1e18;  // the simulated GPU clock counts nanoseconds in 64 bits
   for (const auto& [name, ns] : {std::pair{"duration_ns", duration_ns}, std::pair{"gap_ns", gap_ns}})
     if (!(std::abs(ns) <= kLongest))
       throw ConfigError(std::string("SimulatedBackend::launch: ") + name + " is " + std::to_string(ns) +
                         ", beyond what the simulated GPU clock counts: give a finite number of nanoseconds of at "
                         "most 1e18 (31 years)");
+  std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
-  const auto start = gpu_clock_ns_ + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
-  gpu_clock_ns_ = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
-  batch_[current_run_].launches.push_back(Launch{current_region_, kernel_name, duration_ns, {start, gpu_clock_ns_}});
+  std::uint64_t& stream_end = stream_end_ns_[stream];
+  const auto start = std::max(stream_end, issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
+  stream_end = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
+  issued_ns_ = start;
+  batch_[current_run_].launches.push_back(
+      Launch{current_region_, kernel_name, duration_ns, {start, stream_end}, observing_ && returned_});
   SimulatedEnergy& energy = device_.energy();
   energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
   energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
 }
 
+void SimulatedBackend::join(std::uintptr_t from, std::uintptr_t into) {
+  std::lock_guard lock(mutex_);
+  std::uint64_t& end = stream_end_ns_[into];
+  end = std::max(end, stream_end_ns_[from]);
+}
+
+void SimulatedBackend::set_persisting_l2(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  persisting_l2_bytes_ = bytes;
+}
+
 void SimulatedBackend::flush_cache() {
+  std::lock_guard lock(mutex_);
   ++flushes_;
+  if (persisting_l2_bytes_ > 0) ++persisting_resets_;
+  persisting_l2_bytes_ = 0;  // the cold cache the flush promises holds no persisting lines either
   device_.energy().run(device_.energy().power().flush_s, device_.energy().power().flush_w);
+}
+
+void SimulatedBackend::synchronize() {
+  if (during_synchronize_) during_synchronize_();
+  std::lock_guard lock(mutex_);
+  for (const auto& [stream, end] : stream_end_ns_) issued_ns_ = std::max(issued_ns_, end);  // the GPU is idle now
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
@@ -64,17 +90,23 @@ void SimulatedBackend::begin_batch(std::size_t runs) {
 }
 
 void SimulatedBackend::begin_run(const RunContext& run) {
+  std::lock_guard lock(mutex_);
   current_run_ = run.batch_index;
+  batch_.at(current_run_).returned_at_ns.clear();
   current_region_ = -1;
   batch_.at(current_run_).launches.clear();  // a later pass replaces the earlier one's launches
 }
 
 void SimulatedBackend::region_begin(const RegionContext& region) {
+  std::lock_guard lock(mutex_);
   current_region_ = static_cast<std::ptrdiff_t>(region.index);
+  returned_ = false;
 }
 
 void SimulatedBackend::region_end(const RegionContext&) {
+  std::lock_guard lock(mutex_);
   current_region_ = -1;
+  returned_ = false;
   if (!region_end_failure_.empty()) throw BackendError(std::exchange(region_end_failure_, ""));
 }
 
@@ -100,12 +132,19 @@ bool SimulatedBackend::another_pass_needed() {
 }
 
 std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
+  std::lock_guard lock(mutex_);
   std::vector<RunMeasurement> runs;
   for (const BatchRun& b : batch_) {
     if (!b.ended) continue;
     RunMeasurement out(b.regions);
-    for (const auto& l : b.launches)
-      if (l.region >= 0) out[static_cast<std::size_t>(l.region)].push_back({l.name, {l.duration_ns}, l.gpu_time});
+    for (const auto& l : b.launches) {
+      if (l.region < 0) continue;
+      KernelMeasurement k{l.name, {l.duration_ns}, l.gpu_time};
+      const auto returned = b.returned_at_ns.find(l.region);
+      k.launched_after_return = l.after_return;
+      k.unjoined = observing_ && returned != b.returned_at_ns.end() && l.gpu_time.end_ns > returned->second;
+      out[static_cast<std::size_t>(l.region)].push_back(std::move(k));
+    }
     runs.push_back(std::move(out));
   }
   batch_sizes_.push_back(runs.size());
@@ -115,12 +154,57 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
 }
 
 void SimulatedBackend::abandon_run(const RunContext& run) noexcept {
+  std::lock_guard lock(mutex_);
   current_region_ = -1;
   if (run.pass > 1) {
     batch_.clear();  // the earlier passes of the batch's runs are useless without this one
     return;
   }
   batch_[run.batch_index] = {};
+}
+
+void SimulatedCalls::observe_calls() {
+  std::lock_guard lock(backend_.mutex_);
+  backend_.observing_ = true;
+}
+
+void SimulatedCalls::call_returned(const RegionContext& region, std::uintptr_t stream) {
+  std::lock_guard lock(backend_.mutex_);
+  if (backend_.current_run_ >= backend_.batch_.size()) return;
+  backend_.returned_ = true;
+  // The caller's stream reaches the call's end once its own work before it has run.
+  const std::uint64_t reached = std::max(backend_.stream_end_ns_[stream], backend_.issued_ns_);
+  backend_.batch_[backend_.current_run_].returned_at_ns[static_cast<std::ptrdiff_t>(region.index)] = reached;
+}
+
+std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
+  std::lock_guard lock(backend_.mutex_);
+  const std::size_t bytes = std::exchange(backend_.persisting_l2_bytes_, 0);
+  if (bytes == 0) return "";
+  ++backend_.persisting_resets_;
+  return "a persisting-L2 carve-out of " + std::to_string(bytes) + " bytes was set";
+}
+
+// The simulated GPU's memory is the host's: a device view is read where it points.
+std::vector<double> SimulatedCalls::sums_of_squares(const std::vector<TensorView>& tensors) {
+  std::vector<double> out;
+  for (const TensorView& t : tensors) out.push_back(detail::host_sum_of_squares(t));
+  return out;
+}
+
+std::vector<std::uint64_t> SimulatedCalls::checksums(const std::vector<TensorView>& tensors) {
+  std::vector<std::uint64_t> out;
+  for (const TensorView& t : tensors) out.push_back(detail::host_checksum(t));
+  return out;
+}
+
+std::vector<TensorComparison> SimulatedCalls::compare(const std::vector<TensorView>& candidates,
+                                                      const std::vector<TensorView>& references,
+                                                      const std::vector<Tolerance>& tolerances) {
+  std::vector<TensorComparison> out;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    out.push_back(detail::host_compare(candidates[i], references[i], tolerances[i].atol, tolerances[i].rtol));
+  return out;
 }
 
 void SimulatedEnergy::set_power(SimulatedPower power) {

@@ -1,0 +1,118 @@
+"""What kscope.evaluate costs beyond measuring the two functions (issue 37's target: at most 1.3x).
+
+Both columns measure the same configs with the same runs and warm-ups, fresh inputs every run and
+the L2 flushed before every call; the baseline is the two functions measured alone, as a user
+writes it by hand with kscope.analyze.kernel (one inputs() per run in the body, both functions on
+them, one annotation each), without evaluate's second copy of the inputs, drain, checks and
+checksums. Each figure is the median wall time of REPEATS whole calls, both measured in this
+process, alternately.
+
+    python3 bench/evaluate_cost.py            # on the GPU: torch tensors on CUDA, backend cupti
+    python3 bench/evaluate_cost.py --simulated # anywhere: NumPy arrays on the simulated backend
+
+Prints one line per size: EVAL <n> baseline_s X evaluate_s Y ratio Z, then EVAL worst_ratio Z.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any, Callable
+
+import kscope
+
+RUNS, WARMUP, REPEATS = 50, 2, 5
+
+
+def torch_case(n: int) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    import torch
+
+    def inputs(config: Any, seed: int) -> Any:
+        g = torch.Generator(device="cuda").manual_seed(seed)
+        return (torch.randn(config["n"], device="cuda", generator=g), torch.randn(config["n"], device="cuda", generator=g))
+
+    def reference(a: Any, b: Any) -> Any:
+        return a * 2.0 + b
+
+    def candidate(a: Any, b: Any) -> Any:
+        return torch.addcmul(b, a, torch.full((), 2.0, device="cuda"))
+
+    return inputs, reference, candidate
+
+
+def numpy_case(sim: Any) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    import numpy as np
+
+    def inputs(config: Any, seed: int) -> Any:
+        rng = np.random.default_rng(seed)
+        return (rng.standard_normal(config["n"], dtype=np.float32), rng.standard_normal(config["n"], dtype=np.float32))
+
+    def reference(a: Any, b: Any) -> Any:
+        sim.launch("reference", 1000.0)
+        return a * 2.0 + b
+
+    def candidate(a: Any, b: Any) -> Any:
+        sim.launch("candidate", 500.0)
+        out = a * 2.0
+        out += b
+        return out
+
+    return inputs, reference, candidate
+
+
+def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int) -> None:
+    seeds = iter(range(10**9))
+
+    @kscope.analyze.kernel(configs=[(n,)], runs=RUNS, warmup_runs=WARMUP, replay_mode="range", verbosity="silent")
+    def pair(size: int) -> None:
+        made = inputs({"n": size}, next(seeds))
+        with kscope.annotate("candidate"):
+            candidate(*made)
+        with kscope.annotate("reference"):
+            reference(*made)
+
+    pair()
+
+
+def evaluated(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int) -> None:
+    kscope.evaluate(candidate, reference, inputs, [{"n": n}], runs=RUNS, warmup_runs=WARMUP, verbosity="silent")
+
+
+def timed(fn: Callable[[], None]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--simulated", action="store_true", help="NumPy on the simulated backend (no GPU)")
+    args = parser.parse_args()
+    # NumPy makes the simulated inputs on one host core: the largest sizes are the GPU's.
+    sizes = [1 << 10, 1 << 14, 1 << 18] if args.simulated else [1 << 10, 1 << 16, 1 << 20, 1 << 24]
+    worst = 0.0
+    for n in sizes:
+        with kscope.testing.simulated_backend() if args.simulated else _nothing() as sim:
+            inputs, reference, candidate = numpy_case(sim) if args.simulated else torch_case(n)
+            base, full = [], []
+            by_hand(inputs, reference, candidate, n)  # JIT, allocator and CUPTI warmed before timing
+            for _ in range(REPEATS):
+                base.append(timed(lambda: by_hand(inputs, reference, candidate, n)))
+                full.append(timed(lambda: evaluated(inputs, reference, candidate, n)))
+        b, f = statistics.median(base), statistics.median(full)
+        worst = max(worst, f / b)
+        print(f"EVAL {n} baseline_s {b:.4f} evaluate_s {f:.4f} ratio {f / b:.3f}", flush=True)
+    print(f"EVAL worst_ratio {worst:.3f} (target <= 1.3)")
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,439 @@
+"""kscope.evaluate: is a candidate kernel really faster than the reference it replaces? The engine
+(kscope/evaluate.hpp) runs the pairs of calls, times them and judges; this module hands it the
+user's functions and turns their inputs and outputs (PyTorch tensors, NumPy arrays, CuPy arrays,
+Python numbers, or tuples, lists and dicts of them) into the views it checks."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+import numbers
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+import numpy as np
+
+from . import _core, _notebook, testing
+from ._configs import engine_rows
+from ._evaluation import EvaluationResults
+from ._options import Options, VerbosityLevel
+from ._roofline import Work, _accepts
+from .errors import ConfigError, SweepError, SweepInterrupted
+
+# The dtypes the engine compares, by the names NumPy and PyTorch give them.
+_DTYPES = frozenset({"float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int64", "int32",
+                     "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"})
+
+
+def evaluate(
+    candidate: Callable[..., Any],
+    reference: Callable[..., Any],
+    inputs: Callable[[Any, int], Any],
+    configs: Iterable[Any] | None = None,
+    *,
+    runs: int = 20,
+    warmup_runs: int = 1,
+    rtol: float | None = None,
+    atol: float | None = None,
+    threshold_pct: float = 2.0,
+    confidence: float = 0.95,
+    seed: int = 0,
+    work: Callable[[Any], Work | None] | None = None,
+    cache_control: Literal["all", "none"] = "all",
+    clock_control: Literal["none", "base"] = "none",
+    backend: Literal["cupti"] | None = None,
+    output_prefix: str | None = None,
+    overwrite: bool = False,
+    failing_inputs: str | os.PathLike[str] | None = None,
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
+) -> EvaluationResults:
+    """Checks that ``candidate`` computes what ``reference`` computes, and whether it is faster.
+
+    For every config, each of ``warmup_runs + runs`` runs makes fresh inputs with
+    ``inputs(config, seed)`` (a different seed every run), gives the candidate one copy and the
+    reference another, and calls the candidate, then the reference, each on its own copy: on a
+    tuple or list of inputs as ``f(*inputs)``, on a dict as ``f(**inputs)``, else ``f(inputs)``.
+    Each call is timed over all the GPU work it caused (kernels, copies and fills, on any stream,
+    from any thread, including work still running after it returned: kscope waits for the GPU to
+    drain before the call's time closes), with the L2 flushed before it (``cache_control``). Outside
+    the timed calls, the candidate's outputs are compared with the reference's and the run is
+    checked for the ways a timing harness is known to be fooled (docs/evaluate.md lists each
+    finding with the attack it stops).
+
+    candidate, reference: functions of the inputs returning their outputs: torch tensors, NumPy or
+        CuPy arrays, Python numbers, or a tuple, list or dict of them.
+    inputs: ``inputs(config, seed) -> inputs``; the same seed must give the same values (seed a
+        random generator with it: ``torch.Generator(device).manual_seed(seed)``), and runs must get
+        different values.
+    configs: the configs ``inputs`` receives, e.g. ``[{"n": 1024}, {"n": 4096}]`` (dict keys become
+        the table's columns; any other value is one column, "config"). None: one config, None.
+    runs: recorded pairs of runs per config (at least 6 for a 95% interval of the speedup).
+    rtol, atol: an output element passes when ``|candidate - reference| <= atol + rtol * |reference|``
+        (NaN matching NaN, an infinity the same infinity); outputs must have the reference's shapes,
+        dtypes and count. rtol defaults per dtype: float64 1e-9, float32 1e-4, float16 5e-3,
+        bfloat16 4e-2, float8_e4m3fn 0.125, float8_e5m2 0.25, integers and bool 0 (exact); atol
+        defaults to rtol times the reference output's root mean square.
+    threshold_pct, confidence: the verdict is 'faster' when the whole ``confidence`` interval of the
+        speedup lies above ``1 + threshold_pct/100``, 'slower' below its inverse, 'same' otherwise.
+    seed: mixed with the config and the run into each run's seed (each below 2**31).
+    work: ``work(config) -> kscope.Work``: declared bytes and FLOPs; a side faster than the device's
+        DRAM and compute roofs allow is then 'suspect' (implausible_speed).
+    cache_control, clock_control, backend, verbosity: as for kscope.analyze.kernel; the backend
+        must see every stream's work ('cupti', the default).
+    output_prefix, overwrite: write the evaluation's files ({prefix}summary.csv, samples.csv and
+        results.json, which kscope.load_evaluation reads back).
+    failing_inputs: a directory; for each 'incorrect' config, the inputs of its first failing run
+        are made again from its seed, both functions run on them, and
+        ``{dir}/failing-{config index}-seed{seed}.pt`` (torch.save; ``.pkl``, pickle, without
+        torch) holds config, seed, inputs, reference_outputs, candidate_outputs and mismatch
+        (EvaluationResults.failing_inputs lists the files).
+
+    Returns EvaluationResults: ``to_dataframe()`` has one row per config with its Verdict
+    ('faster', 'slower', 'same', 'incorrect' or 'suspect'), Speedup with its interval, both
+    medians, the errors, the Findings and the Reason; ``findings()`` one row per finding.
+    A candidate that raises makes its config 'incorrect'; a reference or inputs function that
+    raises stops the evaluation with a SweepError whose ``partial_results`` are the
+    EvaluationResults of the configs before it.
+    """
+    for name, fn in (("candidate", candidate), ("reference", reference), ("inputs", inputs)):
+        if not callable(fn):
+            raise ConfigError(f"evaluate's {name} must be a function, not {fn!r}")
+    if not _accepts(inputs, 2):
+        raise ConfigError(f"inputs is called as inputs(config, seed), but {getattr(inputs, '__name__', inputs)!s}"
+                          f"{inspect.signature(inputs)} does not accept two arguments")
+    if work is not None and not callable(work):
+        raise ConfigError(f"work must be a function of the config returning a kscope.Work, not {work!r}")
+    given = [None] if configs is None else list(configs)
+    if not given:
+        raise ConfigError("configs is empty: give at least one config, or None for one config (None)")
+    names, rows = _axes(given)
+    options = Options(runs=runs, warmup_runs=warmup_runs, metrics=None, derive_metric=None, normalize_against=None,
+                      verbosity=verbosity, ignore_kernel_list=None, combine_kernel_metrics=None,
+                      clock_control=clock_control, cache_control=cache_control, replay_mode="range",
+                      thermal_mode="auto", thermal_wait=None, thermal_cont=None, thermal_timeout=None,
+                      thermal_device=None, output_prefix=output_prefix, output_csv=False, backend=backend,
+                      overwrite=overwrite)
+    settings = options.settings(_prefix(output_prefix))
+    judged = _core.EvaluateOptions()
+    judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
+        raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
+    judged.seed = int(seed)
+    judged.validate()
+
+    simulated = testing.active()
+    contest = _Contest(candidate, reference, inputs, given, device_allowed=simulated is None)
+    engine_work = None if work is None else _work_adapter(work, given)
+    progress = _notebook.progress_display(options.verbosity >= VerbosityLevel.INFO)
+    try:
+        core = _core.evaluate(names, rows, settings, judged, contest.make_inputs, contest.reference,
+                              contest.candidate, _caller_stream, simulated, progress, engine_work)
+    except (SweepError, SweepInterrupted) as e:
+        if isinstance(e.partial_results, _core.Evaluation):  # the configs evaluated before it stopped
+            e.partial_results = EvaluationResults(e.partial_results, _config_tuples(given, names), names)
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+    results = EvaluationResults(core, _config_tuples(given, names), names)
+    if failing_inputs is not None:
+        results.failing_inputs = contest.save_failing(results, os.fspath(failing_inputs))
+    return results
+
+
+def _tolerance(name: str, value: float | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{name} must be a finite number >= 0, or None for the per-dtype default; not {value!r}")
+    return float(value)
+
+
+def _axes(configs: list[Any]) -> tuple[list[str], list[list[Any]]]:
+    """The table's columns: a dict config's keys (the same in every config), else one "config"."""
+    if all(isinstance(c, Mapping) for c in configs):
+        names = list(configs[0])
+        for i, c in enumerate(configs):
+            if list(c) != names:
+                raise ConfigError(f"config {i + 1} has the keys {list(c)}, config 1 {names}: give every config the "
+                                  f"same keys, in the same order")
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise ConfigError(f"a dict config's keys name its columns: give non-empty strings, not {names}")
+    elif any(isinstance(c, Mapping) for c in configs):
+        raise ConfigError("configs mixes dicts with other values: give every config as a dict, or none")
+    else:
+        names = ["config"]
+    return names, engine_rows(_config_tuples(configs, names), names)
+
+
+def _config_tuples(configs: list[Any], names: list[str]) -> list[tuple[Any, ...]]:
+    if names == ["config"] and not all(isinstance(c, Mapping) for c in configs):
+        return [(c,) for c in configs]
+    return [tuple(c[n] for n in names) for c in configs]
+
+
+def _prefix(output_prefix: str | None) -> str:
+    """The engine's prefix: an existing directory's name stands for the directory; its directory is
+    made now, so that a bad path fails before anything is measured."""
+    if output_prefix is None:
+        return ""
+    prefix = output_prefix
+    if prefix and not prefix.endswith(os.sep) and os.path.isdir(prefix):
+        prefix += os.sep
+    directory = os.path.dirname(prefix)
+    if directory:
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise ConfigError(f"output_prefix {prefix!r}: cannot create its directory {directory!r} ({e.strerror}); "
+                              f"give a prefix in a writable directory") from None
+    return prefix
+
+
+def _work_adapter(work: Callable[[Any], Any], configs: list[Any]) -> Callable[[str, int], Any]:
+    def engine_work(annotation: str, config_index: int) -> Any:
+        out = work(configs[config_index])
+        if out is None:
+            return None
+        if not isinstance(out, Work):
+            raise ConfigError(f"work({configs[config_index]!r}) returned {out!r}: return a kscope.Work(bytes=..., "
+                              f"flops=..., kind=...), or None for no declared work")
+        return float(out.bytes), float(out.flops), out.kind, out.tensor_cores
+
+    return engine_work
+
+
+def _caller_stream() -> int:
+    """The stream a caller of the functions would wait on: PyTorch's or CuPy's current one where
+    either has initialised CUDA, else the legacy default stream (0)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        return int(torch.cuda.current_stream().cuda_stream)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        try:
+            return int(cupy.cuda.get_current_stream().ptr)
+        except Exception:  # CuPy without a device
+            return 0
+    return 0
+
+
+# ---- Timers: what a harness times with, which a candidate may replace --------------------------------
+
+def _timers() -> dict[str, Any]:
+    found = {f"time.{name}": getattr(time, name) for name in ("perf_counter", "perf_counter_ns", "time", "monotonic")}
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "cuda"):
+        found["torch.cuda.synchronize"] = getattr(torch.cuda, "synchronize", None)
+        event = getattr(torch.cuda, "Event", None)
+        found["torch.cuda.Event"] = event
+        for method in ("record", "elapsed_time", "synchronize"):
+            found[f"torch.cuda.Event.{method}"] = getattr(event, method, None)
+    triton = sys.modules.get("triton.testing")
+    if triton is not None:
+        found["triton.testing.do_bench"] = getattr(triton, "do_bench", None)
+    return found
+
+
+def _not_original(timers: dict[str, Any]) -> list[str]:
+    """The timers that are not their library's own (replaced before the evaluation started)."""
+    replaced = [name for name, fn in timers.items() if name.startswith("time.") and not inspect.isbuiltin(fn)]
+    for name, fn in timers.items():
+        if name.startswith("torch.") and fn is not None and not getattr(fn, "__module__", "").startswith("torch"):
+            replaced.append(name)
+    return replaced
+
+
+# ---- Values as the engine's views ------------------------------------------------------------------
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if isinstance(value, Mapping):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
+def _is_tensor(x: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _view(x: Any, device_allowed: bool, what: str) -> tuple[tuple[int, list[int], str, str], Any, bool]:
+    """(view, what keeps its memory, whether x is a plain tensor or array) of an array-like x,
+    made contiguous (a copy, outside the timed calls) where needed."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.kind != "c":  # the common case, quickly
+        return (x.ctypes.data, list(x.shape), _checked_dtype(x.dtype.name, what), "host"), x, True
+    if _is_tensor(x):
+        import torch
+
+        plain = type(x) is torch.Tensor
+        t = x if plain else torch.Tensor.as_subclass(x, torch.Tensor)
+        if t.is_complex():
+            t = torch.view_as_real(t)
+        if not t.is_contiguous():
+            t = t.contiguous()
+        if t.device.type not in ("cuda", "cpu"):
+            raise ConfigError(f"{what} is on device {t.device.type!r}: kscope reads tensors on a CUDA device or the CPU")
+        memory = "device" if t.device.type == "cuda" else "host"
+        dtype = str(t.dtype).removeprefix("torch.")
+        return (t.data_ptr(), list(t.shape), _checked_dtype(dtype, what), _checked_memory(memory, device_allowed, what)), t, plain
+    if isinstance(x, np.ndarray) or isinstance(x, (numbers.Number, np.generic)):
+        plain = type(x) is np.ndarray or isinstance(x, (numbers.Number, np.generic))
+        a = np.asarray(x)
+        if np.iscomplexobj(a):
+            a = a.view(a.real.dtype).reshape(*a.shape, 2) if a.ndim else np.array([a.real, a.imag])
+        a = np.ascontiguousarray(a)
+        return (a.ctypes.data, list(a.shape), _checked_dtype(a.dtype.name, what), "host"), a, plain
+    interface = getattr(x, "__cuda_array_interface__", None)
+    if interface is not None:
+        shape = [int(d) for d in interface["shape"]]
+        element = np.dtype(interface["typestr"])
+        strides = interface.get("strides")
+        if strides is not None and tuple(strides) != _c_strides(shape, element.itemsize):
+            raise ConfigError(f"{what} is a non-contiguous {type(x).__name__}: give it contiguous "
+                              f"(e.g. cupy.ascontiguousarray)")
+        plain = type(x).__name__ == "ndarray" and type(x).__module__.startswith("cupy")
+        return (int(interface["data"][0]), shape, _checked_dtype(element.name, what),
+                _checked_memory("device", device_allowed, what)), x, plain
+    raise ConfigError(f"{what} is a {type(x).__name__}, not a tensor or array: kscope compares torch tensors, "
+                      f"NumPy and CuPy arrays and Python numbers")
+
+
+def _c_strides(shape: list[int], itemsize: int) -> tuple[int, ...]:
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return tuple(reversed(strides))
+
+
+def _checked_dtype(dtype: str, what: str) -> str:
+    if dtype not in _DTYPES:
+        raise ConfigError(f"{what} has dtype {dtype}, which kscope does not compare; it compares "
+                          f"{', '.join(sorted(_DTYPES))} (complex as their real and imaginary parts)")
+    return dtype
+
+
+def _checked_memory(memory: str, device_allowed: bool, what: str) -> str:
+    if memory == "device" and not device_allowed:
+        raise ConfigError(f"{what} is in GPU memory, but the simulated backend reads outputs on the host: give it CPU "
+                          f"tensors or NumPy arrays")
+    return memory
+
+
+def _copy(value: Any) -> Any:
+    """Another copy of a run's inputs, for the reference: tensors and arrays cloned, containers
+    rebuilt, anything else deep-copied."""
+    if _is_tensor(value):
+        return value.clone()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if hasattr(value, "__cuda_array_interface__") and hasattr(value, "copy"):
+        return value.copy()
+    if isinstance(value, tuple):
+        return tuple(_copy(v) for v in value)
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (numbers.Number, str, bytes, type(None))):
+        return value
+    return copy.deepcopy(value)
+
+
+def _call(fn: Callable[..., Any], value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return fn(*value)
+    if isinstance(value, Mapping):
+        return fn(**value)
+    return fn(value)
+
+
+class _Contest:
+    """The user's functions as the engine calls them: each returns (views, owner, observed)."""
+
+    def __init__(self, candidate: Callable[..., Any], reference: Callable[..., Any], inputs: Callable[[Any, int], Any],
+                 configs: list[Any], device_allowed: bool) -> None:
+        self._candidate, self._reference, self._inputs = candidate, reference, inputs
+        self._configs = configs
+        self._device_allowed = device_allowed
+        self._made: tuple[int, Any] | None = None  # the candidate's copy of this run's inputs, by seed
+        self._timers = _timers()
+        self._replaced_before = _not_original(self._timers)
+
+    def make_inputs(self, config_index: int, seed: int) -> tuple[list[Any], Any, list[Any]]:
+        """The candidate's copy (made from the seed), then the reference's (a clone of it)."""
+        if self._made is not None and self._made[0] == seed:
+            value = _copy(self._made[1])
+            self._made = None
+        else:
+            value = self._inputs(self._configs[config_index], seed)
+            self._made = (seed, value)
+        views: list[Any] = []
+        for leaf in _leaves(value):
+            if _is_tensor(leaf) and not leaf.is_contiguous():
+                continue  # its memory is no one range: left out of the input checks
+            if _is_tensor(leaf) or isinstance(leaf, np.ndarray) or hasattr(leaf, "__cuda_array_interface__"):
+                views.append(_view(leaf, self._device_allowed, f"input {len(views)}")[0])
+        return views, value, []
+
+    def candidate(self, inputs: Any) -> tuple[list[Any], Any, list[Any]]:
+        out = _call(self._candidate, inputs)
+        observed = [("timer_patched", f"{name} was replaced during the candidate's call")
+                    for name, fn in _timers().items() if self._timers.get(name) is not fn]
+        observed += [("timer_patched", f"{name} is not its library's own (replaced before the evaluation)")
+                     for name in self._replaced_before]
+        return self._outputs(out, observed)
+
+    def reference(self, inputs: Any) -> tuple[list[Any], Any, list[Any]]:
+        return self._outputs(_call(self._reference, inputs), [])
+
+    def _outputs(self, out: Any, observed: list[tuple[str, str]]) -> tuple[list[Any], Any, list[Any]]:
+        views, kept = [], []
+        for i, leaf in enumerate(_leaves(out)):
+            view, holder, plain = _view(leaf, self._device_allowed, f"output {i}")
+            if not plain:
+                observed.append(("output_not_plain", f"output {i} is a {type(leaf).__module__}.{type(leaf).__name__}, "
+                                                     f"not a plain tensor or array"))
+            views.append(view)
+            kept.append(holder)
+        return views, (out, kept), observed
+
+    def save_failing(self, results: EvaluationResults, directory: str) -> list[str]:
+        """Each incorrect config's first failing inputs, made again from its seed, with both sides'
+        outputs on them."""
+        table = results.to_dataframe()
+        saved: list[str] = []
+        failing = table[(table["Verdict"] == "incorrect") & table["FailingSeed"].notna()]
+        if failing.empty:
+            return saved
+        os.makedirs(directory, exist_ok=True)
+        torch = sys.modules.get("torch")
+        for row_index, row in failing.iterrows():
+            index = results.config_index(int(row_index))
+            config, seed = self._configs[index], int(row["FailingSeed"])
+            made = self._inputs(config, seed)
+            record: dict[str, Any] = {"config": config, "seed": seed, "inputs": _copy(made),
+                                      "mismatch": row["Mismatch"]}
+            record["reference_outputs"] = _call(self._reference, _copy(made))
+            try:
+                record["candidate_outputs"] = _call(self._candidate, made)
+            except Exception as e:  # the record says what it raised
+                record["candidate_outputs"] = f"{type(e).__name__}: {e}"
+            stem = os.path.join(directory, f"failing-{index}-seed{seed}")
+            if torch is not None:
+                path = stem + ".pt"
+                torch.save(record, path)
+            else:
+                path = stem + ".pkl"
+                with open(path, "wb") as f:
+                    pickle.dump(record, f)
+            saved.append(path)
+        return saved

@@ -1,0 +1,134 @@
+"""EvaluationResults: what kscope.evaluate returns (and kscope.load reads back), as DataFrames."""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from . import _core
+from ._results import ProfileResults, _config_column
+
+_VERDICT_STYLE = {
+    "faster": "background:#dff3e0",
+    "slower": "background:#fde2e1",
+    "same": "",
+    "incorrect": "background:#f8c4c1",
+    "suspect": "background:#ffe8b3",
+}
+_INTEGER_COLUMNS = ("Runs", "CheckedRuns", "MismatchedRuns")
+_SHOWN = ("Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs", "CandidateMedianNs",
+          "MaxRelError", "Findings", "Reason")
+
+
+class EvaluationResults:
+    """What ``kscope.evaluate`` returns: per config, whether the candidate is correct and faster.
+
+    ``to_dataframe()``: one row per config: its columns, then Verdict ('faster', 'slower', 'same',
+    'incorrect' or 'suspect'), Speedup (the median over the runs of reference time / candidate time
+    of the same run) with SpeedupCI_Lower and SpeedupCI_Upper, ReferenceMedianNs,
+    CandidateMedianNs, Runs, Correct, MaxAbsError, MaxRelError, CheckedRuns, MismatchedRuns,
+    FailingSeed (the first failing run's seed: ``inputs(config, seed)`` makes its inputs again),
+    Findings (comma-separated names), Reason, Mismatch, GPU and Backend.
+    ``findings()``: one row per finding: the config's columns, Side, Finding, Runs, Detail.
+    ``measurements``: the durations of both sides (annotations 'candidate' and 'reference') as a
+    ProfileResults (kscope.compare takes either).
+    """
+
+    def __init__(self, core: Any, configs: Sequence[tuple[Any, ...]], parameters: Sequence[str]) -> None:
+        self._core = core
+        self._configs = list(configs)
+        self.parameters = list(parameters)
+        self.failing_inputs: list[str] = []  # the files of failing_inputs=, if asked
+        self._table: pd.DataFrame | None = None
+        self._config_indices: list[int] = []
+
+    @property
+    def measurements(self) -> ProfileResults:
+        return ProfileResults(self._core.measurements(), self._configs, self.parameters)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        if self._table is None:
+            columns, self._config_indices = self._core.table()
+            self._table = self._frame(columns, self._config_indices)
+        return self._table.copy()
+
+    def findings(self) -> pd.DataFrame:
+        return self._frame(*self._core.findings())
+
+    def config_index(self, row: int) -> int:
+        """The config (its position in configs) of the to_dataframe() row at this position."""
+        self.to_dataframe()
+        return self._config_indices[row]
+
+    def verdicts(self) -> list[str]:
+        """The Verdict of each config, in order."""
+        return list(self.to_dataframe()["Verdict"])
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the evaluation to ``path`` (kscope's results file, with its evaluation), which
+        kscope.load_evaluation reads back (kscope.load and ``kscope compare`` read its measurements)."""
+        self._core.write_json(os.fspath(path))
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def __str__(self) -> str:
+        df = self.to_dataframe()
+        if df.empty:
+            return "kscope evaluation: no configs"
+        head = f"kscope evaluation: {df.iloc[0]['GPU']} | backend {df.iloc[0]['Backend']}"
+        text = head + "\n" + df[[*self.parameters, *_SHOWN]].to_string(index=False)
+        found = self.findings()
+        if not found.empty:
+            text += "\nfindings:\n" + found.to_string(index=False)
+        return text
+
+    def __repr__(self) -> str:
+        return f"<kscope.EvaluationResults: {len(self)} configs>\n{self}"
+
+    def _repr_html_(self) -> str:
+        df = self.to_dataframe()
+        if df.empty:
+            return "<p>kscope evaluation: no configs</p>"
+        shown = [*self.parameters, *_SHOWN]
+        body = []
+        for _, row in df.iterrows():
+            style = _VERDICT_STYLE.get(str(row["Verdict"]), "")
+            cells = "".join(f"<td>{html.escape(_text(row[c]))}</td>" for c in shown)
+            body.append(f'<tr style="{style}">{cells}</tr>')
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in shown)
+        counts = df["Verdict"].value_counts()
+        summary = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
+        return (f'<div class="kscope-evaluation"><p><b>kscope evaluation</b>: GPU {html.escape(str(df.iloc[0]["GPU"]))}'
+                f' | backend {html.escape(str(df.iloc[0]["Backend"]))} ({html.escape(summary)})</p><table><thead><tr>'
+                f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+
+    def _frame(self, columns: dict[str, list[Any]], config_indices: Sequence[int]) -> pd.DataFrame:
+        data: dict[str, pd.Series] = {}
+        for name, cells in columns.items():
+            if name in self.parameters:
+                p = self.parameters.index(name)
+                data[name] = _config_column([self._configs[i][p] for i in config_indices])
+            elif name in _INTEGER_COLUMNS:
+                data[name] = pd.Series(cells, dtype="int64")
+            elif name == "FailingSeed":
+                data[name] = pd.Series(cells, dtype="Int64")  # empty where no run failed
+            elif name == "Correct":
+                data[name] = pd.Series(cells, dtype="bool")
+            elif cells and all(c is None or isinstance(c, float) for c in cells):
+                data[name] = pd.Series(cells, dtype="float64")
+            else:
+                data[name] = pd.Series(cells, dtype=object)
+        return pd.DataFrame(data)
+
+
+def _text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)

@@ -1,0 +1,330 @@
+// evaluate(): checks the request, runs a session whose body is the Evaluator's, and turns what it
+// recorded into an Evaluation; the names, options and tables of kscope/evaluate.hpp.
+#include "kscope/evaluate.hpp"
+
+#include <array>
+#include <cmath>
+#include <ostream>
+#include <sstream>
+#include <utility>
+
+#include "core/caller.hpp"
+#include "core/evaluation_report.hpp"
+#include "core/evaluator.hpp"
+#include "core/log.hpp"
+#include "core/session.hpp"
+#include "core/session_guard.hpp"
+#include "kscope/backend_registry.hpp"
+#include "kscope/detail/config_cells.hpp"
+
+namespace kscope {
+namespace {
+
+struct FindingFacts {
+  Finding finding;
+  const char* name;
+  const char* meaning;
+  const char* attack;
+};
+
+constexpr std::array<FindingFacts, 13> kFindings{{
+    {Finding::unjoined_work, "unjoined_work",
+     "work was still running on another stream when the caller's stream reached the end of the call (it is timed "
+     "all the same)",
+     "work moved to a stream the timer does not wait for (stream injection)"},
+    {Finding::work_after_return, "work_after_return",
+     "GPU work was launched after the call returned, or an output changed after the call returned and the GPU "
+     "drained",
+     "threads that fill the output after the timer stops"},
+    {Finding::varying_work, "varying_work",
+     "the kernels, copies and fills of a call differ between runs of one config",
+     "real work on some calls only (batch-and-skip)"},
+    {Finding::varying_time, "varying_time",
+     "two or more runs took over 3 times longer or shorter than the median, where the reference's runs did not",
+     "real work on some calls only, with the same kernels launched every call"},
+    {Finding::no_work, "no_work", "a call caused no GPU work at all",
+     "answers cached or precomputed on the host, returned without computing"},
+    {Finding::output_aliases_input, "output_aliases_input",
+     "an output shares memory with an input, where the reference's output does not",
+     "inputs overwritten with the answer"},
+    {Finding::output_aliases_earlier_output, "output_aliases_earlier_output",
+     "an output shares memory with an output of the run before, which kscope still holds",
+     "outputs cached and handed back again"},
+    {Finding::output_aliases_reference, "output_aliases_reference",
+     "an output shares memory with an output of the reference", "reuse of the reference's memory and answer"},
+    {Finding::input_mutated, "input_mutated",
+     "an input differs after the call from the reference's copy after its call",
+     "inputs overwritten with the answer, or used as scratch space"},
+    {Finding::output_not_plain, "output_not_plain",
+     "an output is not a plain tensor or array (a subclass, or an object computed when read)",
+     "lazy outputs computed when first read, after the timer stopped"},
+    {Finding::timer_patched, "timer_patched", "a timing function of the process was replaced during the evaluation",
+     "patched timers (torch.cuda.Event, time.perf_counter)"},
+    {Finding::persisting_l2, "persisting_l2",
+     "a persisting-L2 carve-out or access-policy window was set (kscope resets it before every run)",
+     "persisting-L2 windows that keep inputs in cache across the cold-cache flush"},
+    {Finding::implausible_speed, "implausible_speed",
+     "the median duration is below what the declared work takes at the device's DRAM and compute roofs",
+     "anything that skips work the other checks missed"},
+}};
+
+const FindingFacts& facts(Finding f) {
+  for (const FindingFacts& x : kFindings)
+    if (x.finding == f) return x;
+  return kFindings.front();  // unreachable: every enumerator has a row
+}
+
+std::vector<Cell> config_cells(const Config& config) {
+  std::vector<Cell> cells;
+  for (const Value& v : config.values()) cells.push_back(detail::to_cell(v));
+  return cells;
+}
+
+std::string number(double value) {
+  std::ostringstream out;
+  out.precision(6);
+  out << value;
+  return out.str();
+}
+
+// The session's settings for an evaluation: every region measured as one range, nothing that would
+// hide or rewrite work.
+Settings evaluation_settings(const Settings& requested) {
+  using detail::option;
+  const auto refuse = [](const std::string& what, const std::string& why) {
+    throw ConfigError("evaluate does not take " + what + ": " + why);
+  };
+  if (!requested.metrics.empty())
+    refuse(option("metrics"), "it times both sides' GPU work (durations); hardware counters and energy are "
+                              "measured with a profile, not an evaluation");
+  if (!requested.ignore_kernel_list.empty())
+    refuse(option("ignore_kernel_list"), "every kernel, copy and fill of a call is part of its time, so that no work "
+                                         "can hide in a kernel with an ignored name");
+  if (requested.combine_kernel_metrics)
+    refuse(option("combine_kernel_metrics"), "each call is timed as one range over all its work");
+  if (requested.derive_metric) refuse(option("derive_metric"), "the speedup and the errors are its derived values");
+  if (!requested.normalize_against.empty())
+    refuse(option("normalize_against"), "the Speedup column compares the two sides already");
+  if (requested.resume)
+    refuse(option("resume"), "the checks of each run are made as it runs and are not streamed; evaluate again");
+  if (requested.shard) refuse(option("shard"), "an evaluation runs in one process");
+  Settings s = requested;
+  s.replay_mode = ReplayMode::range;
+  return s;
+}
+
+void check_contest(const Contest& contest) {
+  const char* missing = !contest.inputs ? "inputs" : !contest.reference ? "reference" : !contest.candidate ? "candidate"
+                                                                                                           : nullptr;
+  if (missing)
+    throw ConfigError(detail::spell("Contest::", "evaluate's ") + missing + " is empty: give the function that " +
+                      (std::string(missing) == "inputs" ? "makes a run's inputs from a config and a seed"
+                                                        : "computes the outputs from the inputs"));
+}
+
+}  // namespace
+
+std::string to_string(Finding finding) { return facts(finding).name; }
+
+std::optional<Finding> finding_named(const std::string& name) {
+  for (const FindingFacts& f : kFindings)
+    if (name == f.name) return f.finding;
+  return std::nullopt;
+}
+
+const std::vector<Finding>& all_findings() {
+  static const std::vector<Finding> all = [] {
+    std::vector<Finding> v;
+    for (const FindingFacts& f : kFindings) v.push_back(f.finding);
+    return v;
+  }();
+  return all;
+}
+
+std::string describe(Finding finding) { return facts(finding).meaning; }
+std::string attack_stopped(Finding finding) { return facts(finding).attack; }
+
+std::string to_string(Side side) { return side == Side::candidate ? "candidate" : "reference"; }
+
+std::string to_string(EvaluationVerdict verdict) {
+  switch (verdict) {
+    case EvaluationVerdict::faster: return "faster";
+    case EvaluationVerdict::slower: return "slower";
+    case EvaluationVerdict::same: return "same";
+    case EvaluationVerdict::incorrect: return "incorrect";
+    case EvaluationVerdict::suspect: return "suspect";
+  }
+  return "same";
+}
+
+double default_rtol(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 1e-9;
+    case DType::f32: return 1e-4;
+    case DType::f16: return 5e-3;
+    case DType::bf16: return 4e-2;
+    case DType::f8_e4m3: return 1.25e-1;
+    case DType::f8_e5m2: return 2.5e-1;
+    default: return 0;
+  }
+}
+
+void EvaluateOptions::validate() const {
+  const auto check = [](const std::string& name, double value, bool ok, const std::string& accepts) {
+    if (!ok)
+      throw ConfigError(detail::spell("EvaluateOptions::", "") + name + " is " + number(value) + ": it takes " +
+                        accepts);
+  };
+  if (rtol) check("rtol", *rtol, std::isfinite(*rtol) && *rtol >= 0, "a finite number >= 0");
+  if (atol) check("atol", *atol, std::isfinite(*atol) && *atol >= 0, "a finite number >= 0");
+  check("threshold_pct", threshold_pct, std::isfinite(threshold_pct) && threshold_pct >= 0,
+        "a finite percentage >= 0 (2 by default)");
+  check("confidence", confidence, confidence > 0 && confidence < 1, "a probability between 0 and 1 (0.95 by default)");
+}
+
+std::uint64_t seed_of(std::uint64_t seed, std::size_t config_index, std::size_t run) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (static_cast<std::uint64_t>(config_index) + 1) +
+                    0xd1b54a32d192ed03ull * (static_cast<std::uint64_t>(run) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (z ^ (z >> 31)) & 0x7fffffffull;
+}
+
+Evaluation::Evaluation(Results measurements, std::vector<EvaluationRow> rows, std::vector<FindingRecord> findings,
+                       EvaluateOptions options)
+    : measurements_(std::move(measurements)),
+      rows_(std::move(rows)),
+      findings_(std::move(findings)),
+      options_(std::move(options)) {}
+
+Table Evaluation::table() const {
+  Table t;
+  const std::vector<std::string>& axes = measurements_.axis_names();
+  t.columns = axes;
+  for (const char* c : {"Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs",
+                        "CandidateMedianNs", "Runs", "Correct", "MaxAbsError", "MaxRelError", "CheckedRuns",
+                        "MismatchedRuns", "FailingSeed", "Findings", "Reason", "Mismatch", "GPU", "Backend"})
+    t.columns.push_back(c);
+  for (const EvaluationRow& r : rows_) {
+    std::vector<Cell> row = config_cells(measurements_.configs().at(r.config_index));
+    std::string findings;
+    for (Finding f : r.findings) findings += (findings.empty() ? "" : ",") + to_string(f);
+    const SessionInfo& session = measurements_.session_of(r.config_index);
+    const auto count = [](std::size_t n) { return Cell{static_cast<std::int64_t>(n)}; };
+    row.insert(row.end(), {to_string(r.verdict), r.speedup, r.speedup_ci_lower, r.speedup_ci_upper,
+                           r.reference_median_ns, r.candidate_median_ns, count(r.runs), r.correct, r.max_abs_error,
+                           r.max_rel_error, count(r.checked_runs), count(r.mismatched_runs),
+                           r.failing_seed ? Cell{static_cast<std::int64_t>(*r.failing_seed)} : Cell{}, findings,
+                           r.reason, r.mismatch, session.gpu, to_string(session.backend)});
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table Evaluation::findings_table() const {
+  Table t;
+  t.columns = measurements_.axis_names();
+  for (const char* c : {"Side", "Finding", "Runs", "Detail"}) t.columns.push_back(c);
+  for (const FindingRecord& f : findings_) {
+    std::vector<Cell> row = config_cells(measurements_.configs().at(f.config_index));
+    row.insert(row.end(), {to_string(f.side), to_string(f.finding), static_cast<std::int64_t>(f.runs), f.detail});
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::ostream& operator<<(std::ostream& out, const Evaluation& evaluation) {
+  const Results& m = evaluation.measurements();
+  out << "kscope evaluation: " << m.session().gpu << " | backend " << to_string(m.session().backend)
+      << " | cache_control " << to_string(m.session().cache_control) << "\n";
+  Table view = evaluation.table();
+  // The readable view: the axes and what decides, the longer texts below.
+  Table shown;
+  for (const std::string& c : view.columns)
+    if (c != "Mismatch" && c != "GPU" && c != "Backend" && c != "CheckedRuns" && c != "FailingSeed")
+      shown.columns.push_back(c);
+  for (const auto& row : view.rows) {
+    std::vector<Cell> cells;
+    for (const std::string& c : shown.columns) cells.push_back(row[view.column(c)]);
+    shown.rows.push_back(std::move(cells));
+  }
+  write_console(shown, out);
+  if (!evaluation.findings().empty()) {
+    out << "findings:\n";
+    write_console(evaluation.findings_table(), out);
+  }
+  return out;
+}
+
+EvaluationError::EvaluationError(const SweepError& failure, std::shared_ptr<const Evaluation> partial)
+    : SweepError(failure.what(), failure.failed_config(), failure.cause(),
+                 std::make_shared<const Results>(partial->measurements())),
+      partial_(std::move(partial)) {}
+
+EvaluationInterrupted::EvaluationInterrupted(const SweepInterrupted& interrupt,
+                                             std::shared_ptr<const Evaluation> partial)
+    : SweepInterrupted(interrupt.what(), interrupt.interrupted_config(),
+                       std::make_shared<const Results>(partial->measurements())),
+      partial_(std::move(partial)) {}
+
+Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, const Contest& contest,
+                                 const EvaluateOptions& options, MeasurementBackend& backend) {
+  const Settings settings = evaluation_settings(requested);
+  options.validate();
+  check_contest(contest);
+  detail::Evaluator* evaluator_in_use = nullptr;
+  const Body body = [&](const Config& config) { evaluator_in_use->run(config); };
+  std::vector<Config> configs = detail::check_request(sweep, settings, body);
+  detail::LogScope log(settings.verbosity);
+  detail::SessionGuard guard;
+  detail::check_backend_measures(settings, backend);
+  CallObserver* observer = backend.call_observer();
+  if (!observer)
+    throw ConfigError("the " + to_string(backend.describe().backend) + " backend cannot evaluate: it does not see "
+                      "the work a call causes on every stream, so work moved to another stream would go untimed. "
+                      "Evaluate with " + detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") +
+                      " (the default)");
+  detail::Evaluator evaluator(contest, options, backend, configs.size());
+  evaluator_in_use = &evaluator;
+  observer->observe_calls();
+  detail::SessionHooks hooks;
+  hooks.attribution.empty_range_measures_zero = true;
+  hooks.on_run_measured = [&](const RunContext& run, const std::vector<RegionRecord>& regions,
+                              const RunMeasurement& measurement) { evaluator.measured(run, regions, measurement); };
+  const auto evaluation_of = [&](const Results& measurements) {
+    detail::EvaluationReport report = detail::report_evaluation(evaluator.records(), measurements, options);
+    return Evaluation(measurements, std::move(report.rows), std::move(report.findings), options);
+  };
+  Results measurements;
+  try {
+    measurements = detail::Session(std::move(configs), settings, body, backend, std::move(hooks)).run();
+  } catch (const SweepError& e) {
+    if (e.cause()) {
+      try {
+        std::rethrow_exception(e.cause());
+      } catch (const detail::EvaluationRequestError&) {
+        throw;
+      } catch (...) {  // any other cause: the config failed
+      }
+    }
+    throw EvaluationError(e, std::make_shared<const Evaluation>(evaluation_of(e.partial_results())));
+  } catch (const SweepInterrupted& e) {
+    throw EvaluationInterrupted(e, std::make_shared<const Evaluation>(evaluation_of(e.partial_results())));
+  }
+  Evaluation evaluation = evaluation_of(measurements);
+  if (!settings.output_prefix.empty()) evaluation.write_json(settings.output_prefix + "results.json");
+  return evaluation;
+}
+
+Evaluation evaluate(const Sweep& sweep, const Settings& settings, const Contest& contest,
+                    const EvaluateOptions& options) {
+  const Settings checked = evaluation_settings(settings);
+  const BackendDefinition& chosen = definition(chosen_backend(checked));
+  if (!chosen.make)
+    throw ConfigError("backend '" + chosen.name + "' cannot evaluate in this process; evaluate with " +
+                      detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default)");
+  const auto backend = chosen.make(checked);
+  return evaluate_with_backend(sweep, checked, contest, options, *backend);
+}
+
+}  // namespace kscope

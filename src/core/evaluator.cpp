@@ -1,0 +1,304 @@
+#include "core/evaluator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <sstream>
+#include <utility>
+
+#include "core/caller.hpp"
+#include "core/exception_message.hpp"
+#include "core/interrupt.hpp"
+#include "core/run_recorder.hpp"
+#include "kscope/annotation.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::detail {
+namespace {
+
+std::string number(double value) {
+  std::ostringstream out;
+  out.precision(6);
+  out << value;
+  return out.str();
+}
+
+std::string shape_text(const TensorView& v) {
+  std::string dims;
+  for (std::int64_t d : v.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + dims + "]";
+}
+
+std::string memory_text(MemorySpace m) { return m == MemorySpace::device ? "device memory" : "host memory"; }
+
+CallObserver& observer_of(MeasurementBackend& backend) {
+  CallObserver* observer = backend.call_observer();
+  if (!observer)
+    throw InternalError("the evaluator was given a backend without a call observer (kscope bug: please report it "
+                        "with this message)");
+  return *observer;
+}
+
+}  // namespace
+
+Evaluator::Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend,
+                     std::size_t configs)
+    : contest_(contest), options_(options), observer_(observer_of(backend)), checks_(observer_), records_(configs) {}
+
+RunRecord& Evaluator::record_of(std::size_t config, const RunContext& run) {
+  std::vector<RunRecord>& runs = records_.at(config);
+  if (runs.size() <= run.run) runs.resize(run.run + 1);
+  RunRecord& record = runs[run.run];
+  record.run = run.run;
+  record.recorded = run.recorded;
+  return record;
+}
+
+void Evaluator::run(const Config& config) {
+  RunRecorder* recorder = active_recorder();
+  if (!recorder) throw InternalError("the evaluator's body ran outside a session (kscope bug: please report it)");
+  const RunContext context = recorder->run();
+  RunRecord& record = record_of(config.index(), context);
+  record = RunRecord{context.run, context.recorded,
+                     context.recorded ? "run " + std::to_string(context.recorded_run + 1)
+                                      : "warm-up run " + std::to_string(context.run + 1),
+                     seed_of(options_.seed, config.index(), context.run)};
+  if (context.run == 0) previous_outputs_ = {};  // a new config: nothing of the last one is compared
+
+  std::array<Tensors, 2> inputs;
+  inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
+  inputs[index_of(Side::reference)] = make_inputs(config, record.seed, "the reference's");
+  check_inputs(config, context, inputs);
+
+  std::array<Call, 2> calls;
+  for (Side side : kSides) calls[index_of(side)] = call(side, inputs[index_of(side)], *recorder);
+  check(record, inputs, calls);
+  for (Side side : kSides) previous_outputs_[index_of(side)] = std::move(calls[index_of(side)].outputs);
+}
+
+Tensors Evaluator::make_inputs(const Config& config, std::uint64_t seed, const char* whose) {
+  Tensors made = contest_.inputs(config, seed);
+  for (std::size_t i = 0; i < made.views.size(); ++i)
+    if (made.views[i].data == nullptr && made.views[i].elements() > 0)
+      throw EvaluationRequestError(std::string("the inputs function gave ") + whose + " input " + std::to_string(i) +
+                        " without memory (a null pointer for " + std::to_string(made.views[i].elements()) +
+                        " elements): each input must point at its elements");
+  return made;
+}
+
+std::vector<std::uint64_t> Evaluator::checksums(const Tensors& tensors) { return checks_.checksums(tensors.views); }
+
+void Evaluator::check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs) {
+  const Tensors& candidate = inputs[index_of(Side::candidate)];
+  const Tensors& reference = inputs[index_of(Side::reference)];
+  if (run.run > 1) return;
+  const std::vector<std::uint64_t> mine = checksums(candidate);
+  if (run.run == 0) {
+    bool same = candidate.views.size() == reference.views.size();
+    for (std::size_t i = 0; same && i < candidate.views.size(); ++i)
+      same = candidate.views[i].dtype == reference.views[i].dtype && candidate.views[i].shape == reference.views[i].shape;
+    if (!same || mine != checksums(reference))
+      throw EvaluationRequestError("the inputs function gave different inputs for the same seed (" + config.to_string() +
+                        "): the candidate and the reference must get the same values, so it must make them from "
+                        "the seed alone (a random generator seeded with it)");
+    first_input_checksums_ = mine;
+    return;
+  }
+  if (!mine.empty() && mine == first_input_checksums_)
+    throw EvaluationRequestError("the inputs function gave the same inputs for two different seeds (" + config.to_string() +
+                      "): each run must get fresh values, or a candidate that caches its answers or replays a "
+                      "recorded graph passes as correct. Make the inputs from the seed (seed a random generator "
+                      "with it)");
+}
+
+Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& recorder) {
+  Call c;
+  const auto& function = side == Side::candidate ? contest_.candidate : contest_.reference;
+  std::uintptr_t stream = 0;
+  {
+    Annotation region(to_string(side));
+    try {
+      c.outputs = function(inputs);
+    } catch (...) {
+      // A failing candidate is an incorrect one; a failing reference (or Ctrl-C) stops the evaluation.
+      if (side == Side::reference || interrupt_requested()) throw;
+      c.raised = exception_message(std::current_exception());
+      region.mark_failed("the candidate raised " + c.raised);
+    }
+    stream = contest_.caller_stream ? contest_.caller_stream() : 0;
+    recorder.call_returned(stream);
+  }
+  c.persisting_l2 = observer_.take_persisting_l2(stream);
+  c.checksums = checksums(c.outputs);
+  return c;
+}
+
+void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls) {
+  // One batch of checksums: both sides' outputs as they are now, then their inputs after both calls.
+  std::vector<TensorView> batch;
+  for (Side side : kSides) {
+    const auto& v = calls[index_of(side)].outputs.views;
+    batch.insert(batch.end(), v.begin(), v.end());
+  }
+  for (Side side : kSides) {
+    const auto& v = inputs[index_of(side)].views;
+    batch.insert(batch.end(), v.begin(), v.end());
+  }
+  const std::vector<std::uint64_t> sums = checks_.checksums(batch);
+  std::size_t next = 0;
+  for (Side side : kSides) {
+    const Call& c = calls[index_of(side)];
+    std::vector<Observation>& seen = record.observed[index_of(side)];
+    seen.insert(seen.end(), c.outputs.observed.begin(), c.outputs.observed.end());
+    if (!c.persisting_l2.empty()) seen.push_back({Finding::persisting_l2, c.persisting_l2});
+    bool changed = false;
+    for (std::size_t i = 0; i < c.checksums.size(); ++i, ++next) {
+      if (changed || sums[next] == c.checksums[i]) continue;
+      changed = true;
+      seen.push_back({Finding::work_after_return,
+                      "output " + std::to_string(i) + " changed after the call returned and the GPU drained (a "
+                      "thread or stream still writing it)"});
+    }
+  }
+  const std::size_t my_inputs = inputs[index_of(Side::candidate)].views.size();
+  const std::vector<std::uint64_t> mine(sums.begin() + static_cast<std::ptrdiff_t>(next),
+                                        sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs));
+  const std::vector<std::uint64_t> theirs(sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs), sums.end());
+
+  record.checked = true;
+  const Call& candidate = calls[index_of(Side::candidate)];
+  const Call& reference = calls[index_of(Side::reference)];
+  if (reference.outputs.views.empty())
+    throw EvaluationRequestError("the reference returned no tensor: evaluate compares the candidate's outputs with "
+                                 "the reference's, so both must return their outputs");
+  if (!candidate.raised.empty()) {
+    record.candidate_raised = true;
+    record.failure = "the candidate raised " + candidate.raised;
+    return;
+  }
+  compare_outputs(record, candidate.outputs, reference.outputs);
+  check_aliasing(record, inputs, calls);
+  for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
+    if (mine[i] != theirs[i]) {
+      record.observed[index_of(Side::candidate)].push_back(
+          {Finding::input_mutated, "input " + std::to_string(i) + " differs after the call from the reference's copy "
+                                   "after its call"});
+      break;
+    }
+}
+
+void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, const Tensors& reference) {
+  const auto fail = [&](std::string why) {
+    if (record.failure.empty()) record.failure = std::move(why);
+  };
+  if (candidate.views.size() != reference.views.size()) {
+    fail("the candidate returned " + std::to_string(candidate.views.size()) + " outputs, the reference " +
+         std::to_string(reference.views.size()));
+    return;
+  }
+  // The outputs alike in dtype, shape and memory are compared, in one batch.
+  std::vector<std::size_t> compared;
+  std::vector<TensorView> mine, theirs;
+  for (std::size_t i = 0; i < reference.views.size(); ++i) {
+    const TensorView& c = candidate.views[i];
+    const TensorView& r = reference.views[i];
+    const std::string output = "output " + std::to_string(i);
+    if (c.dtype != r.dtype) {
+      fail(output + " is " + to_string(c.dtype) + ", the reference's " + to_string(r.dtype));
+    } else if (c.shape != r.shape) {
+      fail(output + " has shape " + shape_text(c) + ", the reference's " + shape_text(r));
+    } else if (c.memory != r.memory) {
+      fail(output + " is in " + memory_text(c.memory) + ", the reference's in " + memory_text(r.memory));
+    } else if (c.elements() > 0 && c.data == nullptr) {
+      fail(output + " points at no memory (a null pointer)");
+    } else {
+      compared.push_back(i);
+      mine.push_back(c);
+      theirs.push_back(r);
+    }
+  }
+  std::vector<Tolerance> tolerances;
+  for (const TensorView& r : theirs) {
+    tolerances.push_back({0, options_.rtol.value_or(default_rtol(r.dtype))});
+    if (options_.atol) tolerances.back().atol = *options_.atol;
+  }
+  if (!options_.atol && !theirs.empty()) {
+    const std::vector<double> scales = checks_.root_mean_squares(theirs);  // atol's default: rtol times the scale
+    for (std::size_t k = 0; k < scales.size(); ++k) tolerances[k].atol = tolerances[k].rtol * scales[k];
+  }
+  const std::vector<TensorComparison> results = checks_.compare(mine, theirs, tolerances);
+  for (std::size_t k = 0; k < results.size(); ++k) {
+    const TensorComparison& result = results[k];
+    record.max_abs_error = std::fmax(record.max_abs_error, result.max_abs_error);
+    record.max_rel_error = std::fmax(record.max_rel_error, result.max_rel_error);
+    if (result.mismatched > 0)
+      fail("output " + std::to_string(compared[k]) + ": " + std::to_string(result.mismatched) + " of " +
+           std::to_string(result.elements) + " elements outside |candidate - reference| <= atol + rtol * |reference| "
+           "(atol " + number(tolerances[k].atol) + ", rtol " + number(tolerances[k].rtol) + "); the first, element " +
+           std::to_string(result.first_mismatch) + ", is " + number(result.first_candidate) + " against " +
+           number(result.first_reference));
+  }
+}
+
+void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs,
+                               const std::array<Call, 2>& calls) {
+  const std::vector<TensorView>& outputs = calls[index_of(Side::candidate)].outputs.views;
+  const std::vector<TensorView>& reference_outputs = calls[index_of(Side::reference)].outputs.views;
+  const std::vector<TensorView>& my_inputs = inputs[index_of(Side::candidate)].views;
+  const std::vector<TensorView>& reference_inputs = inputs[index_of(Side::reference)].views;
+  std::vector<Observation>& seen = record.observed[index_of(Side::candidate)];
+  const auto any_overlap = [](const TensorView& v, const std::vector<TensorView>& others) -> std::ptrdiff_t {
+    for (std::size_t k = 0; k < others.size(); ++k)
+      if (overlaps(v, others[k])) return static_cast<std::ptrdiff_t>(k);
+    return -1;
+  };
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const std::string output = "output " + std::to_string(i);
+    for (std::size_t j = 0; j < my_inputs.size(); ++j) {
+      // An in-place operation's outputs are its inputs on both sides: only a difference is a finding.
+      const bool reference_too = i < reference_outputs.size() && j < reference_inputs.size() &&
+                                 overlaps(reference_outputs[i], reference_inputs[j]);
+      if (overlaps(outputs[i], my_inputs[j]) && !reference_too)
+        seen.push_back({Finding::output_aliases_input,
+                        output + " shares memory with input " + std::to_string(j) + " (the reference's does not)"});
+    }
+    if (const auto k = any_overlap(outputs[i], reference_outputs); k >= 0)
+      seen.push_back({Finding::output_aliases_reference,
+                      output + " shares memory with the reference's output " + std::to_string(k) + " of this run"});
+    // Earlier outputs are held only where an owner keeps them alive; others may have been freed and reused.
+    const Tensors& earlier = previous_outputs_[index_of(Side::candidate)];
+    if (earlier.owner)
+      if (const auto k = any_overlap(outputs[i], earlier.views); k >= 0)
+        seen.push_back({Finding::output_aliases_earlier_output,
+                        output + " shares memory with output " + std::to_string(k) + " of the run before, which "
+                        "kscope still holds"});
+    const Tensors& earlier_reference = previous_outputs_[index_of(Side::reference)];
+    if (earlier_reference.owner)
+      if (const auto k = any_overlap(outputs[i], earlier_reference.views); k >= 0)
+        seen.push_back({Finding::output_aliases_reference,
+                        output + " shares memory with the reference's output " + std::to_string(k) +
+                            " of the run before"});
+  }
+}
+
+void Evaluator::measured(const RunContext& run, const std::vector<RegionRecord>& regions,
+                         const RunMeasurement& measurement) {
+  RunRecord& record = record_of(run.config, run);
+  for (std::size_t r = 0; r < regions.size() && r < measurement.size(); ++r) {
+    const std::string& name = regions[r].name;
+    if (name != to_string(Side::candidate) && name != to_string(Side::reference)) continue;
+    CallActivity& activity = record.activity[index_of(name == to_string(Side::candidate) ? Side::candidate
+                                                                                          : Side::reference)];
+    activity = {};
+    activity.measured = true;
+    for (const KernelMeasurement& k : measurement[r]) {
+      activity.names.push_back(k.name);
+      if (k.gpu_time) activity.busy_ns += static_cast<double>(k.gpu_time->end_ns - k.gpu_time->start_ns);
+      activity.launched_after_return += k.launched_after_return;
+      if (k.unjoined && activity.unjoined++ == 0) activity.first_unjoined = k.name;
+    }
+    std::sort(activity.names.begin(), activity.names.end());
+  }
+}
+
+}  // namespace kscope::detail

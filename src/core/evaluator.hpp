@@ -1,0 +1,100 @@
+#pragma once
+// evaluate()'s part of a session (kscope/evaluate.hpp): the body, which runs one pair of calls per
+// run on fresh inputs (the candidate, then the reference, each in its own region, which closes only
+// once the GPU has drained) and checks them outside the timed regions; and what each run showed,
+// from which core/evaluation_report.* makes the verdicts.
+//
+// The candidate always runs first: memory the reference used and freed for this run's inputs (its
+// answer, still there) must never be handed to the candidate by an allocator.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor_checks.hpp"
+#include "kscope/errors.hpp"
+#include "kscope/evaluate.hpp"
+#include "kscope/measurement_backend.hpp"
+
+namespace kscope::detail {
+
+class RunRecorder;
+
+// A request evaluate() cannot carry out, found while it runs (inputs that ignore their seed): raised
+// to the caller as the ConfigError it is, not as a failed config.
+class EvaluationRequestError : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
+constexpr std::size_t index_of(Side side) { return side == Side::candidate ? 0 : 1; }
+constexpr std::array<Side, 2> kSides{Side::candidate, Side::reference};
+
+// What one call caused on the GPU, as its region's measurement shows.
+struct CallActivity {
+  bool measured = false;
+  std::vector<std::string> names;  // its activities (kernels, copies, fills), sorted
+  double busy_ns = 0;              // the sum of their durations
+  std::size_t launched_after_return = 0;
+  std::size_t unjoined = 0;
+  std::string first_unjoined;      // the first unjoined activity's name
+};
+
+// What one run of a config showed.
+struct RunRecord {
+  std::size_t run = 0;  // in the config, warm-ups included
+  bool recorded = false;
+  std::string label;    // "warm-up run 1", "run 3" (recorded runs counted from 1)
+  std::uint64_t seed = 0;
+  std::array<CallActivity, 2> activity;              // by index_of(side)
+  std::array<std::vector<Observation>, 2> observed;  // what the checks saw, by index_of(side)
+  bool checked = false;   // the outputs were compared (or the candidate raised)
+  bool candidate_raised = false;
+  std::string failure;    // why the candidate's outputs are wrong; empty when they are right
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+};
+
+class Evaluator {
+ public:
+  Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend, std::size_t configs);
+
+  // The session's body: one run.
+  void run(const Config& config);
+  // The session's hook: a run's measurement, before attribution (warm-ups too).
+  void measured(const RunContext& run, const std::vector<RegionRecord>& regions, const RunMeasurement& measurement);
+
+  // Per config, the records of its runs, in run order.
+  const std::vector<std::vector<RunRecord>>& records() const { return records_; }
+
+ private:
+  struct Call {
+    Tensors outputs;
+    std::string raised;                    // the candidate's exception, in words
+    std::vector<std::uint64_t> checksums;  // of the outputs as the call's region closed
+    std::string persisting_l2;
+  };
+
+  RunRecord& record_of(std::size_t config, const RunContext& run);
+  Tensors make_inputs(const Config& config, std::uint64_t seed, const char* whose);
+  // The same seed gave the same inputs (first run) and another seed other inputs (second run).
+  void check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs);
+  Call call(Side side, const Tensors& inputs, RunRecorder& recorder);
+  void check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
+  void compare_outputs(RunRecord& record, const Tensors& candidate, const Tensors& reference);
+  void check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
+  std::vector<std::uint64_t> checksums(const Tensors& tensors);
+
+  const Contest& contest_;
+  const EvaluateOptions& options_;
+  CallObserver& observer_;
+  TensorChecks checks_;
+  std::vector<std::vector<RunRecord>> records_;
+  // The config's previous run: its outputs, held so that an output aliasing one of them is one,
+  // and its first inputs' checksums.
+  std::array<Tensors, 2> previous_outputs_;
+  std::vector<std::uint64_t> first_input_checksums_;
+};
+
+}  // namespace kscope::detail

@@ -1,0 +1,36 @@
+#pragma once
+// The checks evaluate() makes of tensors: compared, checksummed, measured for scale, and whether two
+// share memory. Host tensors are read here; device tensors through the backend's CallObserver, each
+// batch with one wait for the GPU.
+#include <cstdint>
+#include <vector>
+
+#include "kscope/measurement_backend.hpp"
+#include "kscope/tensor.hpp"
+
+namespace kscope::detail {
+
+// The checks of one tensor in host memory (the simulated backend's "device" memory too).
+double host_sum_of_squares(const TensorView& tensor);
+TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol);
+std::uint64_t host_checksum(const TensorView& tensor);
+
+class TensorChecks {
+ public:
+  explicit TensorChecks(CallObserver& device) : device_(device) {}
+
+  std::vector<double> root_mean_squares(const std::vector<TensorView>& tensors);
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
+  // Pairs of the same dtype, element count and memory: the caller checks.
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances);
+
+ private:
+  CallObserver& device_;
+};
+
+// Whether the two views' bytes overlap (in the same memory space).
+bool overlaps(const TensorView& a, const TensorView& b);
+
+}  // namespace kscope::detail

@@ -1,0 +1,113 @@
+#pragma once
+// The element rules of kscope's tensor checks (kscope::TensorComparison, the checksum), defined once
+// for the host (core/tensor_checks.cpp) and the GPU (device/tensor_checks.cu, compiled by nvcc).
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kscope/tensor.hpp"
+
+#ifdef __CUDACC__
+#define KSCOPE_HOST_DEVICE __host__ __device__
+#else
+#define KSCOPE_HOST_DEVICE
+#endif
+
+namespace kscope::detail {
+
+KSCOPE_HOST_DEVICE inline double bits_to_f32(std::uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+// A small float of `exponent_bits` and `mantissa_bits` with IEEE's layout, bias and subnormals;
+// `ieee_specials`: an all-ones exponent is an infinity or NaN (float16, float8_e5m2), else only
+// all-ones exponent and mantissa is NaN and there is no infinity (float8_e4m3fn).
+KSCOPE_HOST_DEVICE inline double small_float(std::uint32_t bits, int exponent_bits, int mantissa_bits,
+                                             bool ieee_specials) {
+  const std::uint32_t mantissa = bits & ((1u << mantissa_bits) - 1);
+  const std::uint32_t exponent = (bits >> mantissa_bits) & ((1u << exponent_bits) - 1);
+  const bool negative = (bits >> (mantissa_bits + exponent_bits)) & 1u;
+  const std::uint32_t all_ones = (1u << exponent_bits) - 1;
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  double value;
+  if (exponent == all_ones && ieee_specials) {
+    value = mantissa == 0 ? INFINITY : NAN;
+  } else if (exponent == all_ones && mantissa == (1u << mantissa_bits) - 1) {
+    value = NAN;
+  } else if (exponent == 0) {
+    value = std::ldexp(static_cast<double>(mantissa), 1 - bias - mantissa_bits);
+  } else {
+    value = std::ldexp(static_cast<double>(mantissa | (1u << mantissa_bits)), static_cast<int>(exponent) - bias -
+                                                                                  mantissa_bits);
+  }
+  return negative ? -value : value;
+}
+
+// Element i of a tensor of this dtype, as a double (64-bit integers beyond 2^53 rounded).
+KSCOPE_HOST_DEVICE inline double element(const void* data, std::size_t i, DType dtype) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  switch (dtype) {
+    case DType::f64: { double v; memcpy(&v, bytes + 8 * i, 8); return v; }
+    case DType::f32: { float v; memcpy(&v, bytes + 4 * i, 4); return v; }
+    case DType::f16: { std::uint16_t v; memcpy(&v, bytes + 2 * i, 2); return small_float(v, 5, 10, true); }
+    case DType::bf16: { std::uint16_t v; memcpy(&v, bytes + 2 * i, 2); return bits_to_f32(std::uint32_t{v} << 16); }
+    case DType::f8_e4m3: return small_float(bytes[i], 4, 3, false);
+    case DType::f8_e5m2: return small_float(bytes[i], 5, 2, true);
+    case DType::i64: { std::int64_t v; memcpy(&v, bytes + 8 * i, 8); return static_cast<double>(v); }
+    case DType::i32: { std::int32_t v; memcpy(&v, bytes + 4 * i, 4); return v; }
+    case DType::i16: { std::int16_t v; memcpy(&v, bytes + 2 * i, 2); return v; }
+    case DType::i8: return static_cast<std::int8_t>(bytes[i]);
+    case DType::u64: { std::uint64_t v; memcpy(&v, bytes + 8 * i, 8); return static_cast<double>(v); }
+    case DType::u32: { std::uint32_t v; memcpy(&v, bytes + 4 * i, 4); return v; }
+    case DType::u16: { std::uint16_t v; memcpy(&v, bytes + 2 * i, 2); return v; }
+    case DType::u8: return bytes[i];
+    case DType::boolean: return bytes[i] != 0 ? 1.0 : 0.0;
+  }
+  return NAN;
+}
+
+// Whether element i of two tensors of this dtype holds the same bits: integers compare exactly so,
+// whatever a double would round them to.
+KSCOPE_HOST_DEVICE inline bool same_bits(const void* a, const void* b, std::size_t i, std::size_t size) {
+  return memcmp(static_cast<const unsigned char*>(a) + size * i, static_cast<const unsigned char*>(b) + size * i,
+                size) == 0;
+}
+
+// One element of TensorComparison's rule (kscope/tensor.hpp).
+struct ElementVerdict {
+  bool passes;
+  double abs_error;
+  double rel_error;
+};
+
+KSCOPE_HOST_DEVICE inline ElementVerdict judge(double c, double r, double atol, double rtol) {
+  const bool c_nan = c != c, r_nan = r != r;
+  if (c_nan || r_nan) return {c_nan && r_nan, c_nan && r_nan ? 0.0 : INFINITY, c_nan && r_nan ? 0.0 : INFINITY};
+  if (std::isinf(c) || std::isinf(r)) return {c == r, c == r ? 0.0 : INFINITY, c == r ? 0.0 : INFINITY};
+  const double error = std::fabs(c - r);
+  const double scale = rtol > 0 ? std::fmax(std::fabs(r), atol / rtol) : std::fabs(r);
+  const double relative = error == 0 ? 0.0 : scale > 0 ? error / scale : INFINITY;
+  return {error <= atol + rtol * std::fabs(r), error, relative};
+}
+
+// The checksum: the sum, modulo 2^64, of a mix of each 8-byte word with its position, so that it can
+// be summed in any order (the GPU's threads) and still changes with any byte or any move of a word.
+KSCOPE_HOST_DEVICE inline std::uint64_t mixed_word(std::uint64_t word, std::uint64_t position) {
+  std::uint64_t z = word ^ (position * 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Word `w` of a tensor of `bytes` bytes (the last one zero-padded).
+KSCOPE_HOST_DEVICE inline std::uint64_t word_at(const void* data, std::size_t bytes, std::size_t w) {
+  std::uint64_t word = 0;
+  const std::size_t offset = 8 * w;
+  memcpy(&word, static_cast<const unsigned char*>(data) + offset, bytes - offset < 8 ? bytes - offset : 8);
+  return word;
+}
+
+}  // namespace kscope::detail

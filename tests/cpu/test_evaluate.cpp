@@ -1,0 +1,622 @@
+// kscope::evaluate on the simulated backend: verdicts on honest candidates, each finding on the
+// attack it stops, the statistics, the checks of outputs and inputs, and the evaluation's file.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/evaluation_report.hpp"
+#include "core/tensor_checks.hpp"
+#include "kscope/evaluate.hpp"
+#include "kscope/testing.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using kscope::EvaluationVerdict;
+using kscope::Finding;
+using kscope::Tensors;
+using kscope::TensorView;
+using kscope::testing::SimulatedBackend;
+
+using Buffer = std::vector<float>;
+
+// A host buffer as Tensors that keep it alive.
+Tensors tensors_of(std::shared_ptr<Buffer> buffer) {
+  TensorView v{buffer->data(), {static_cast<std::int64_t>(buffer->size())}, kscope::DType::f32,
+               kscope::MemorySpace::host};
+  return Tensors{{v}, buffer};
+}
+
+Buffer& buffer_of(const Tensors& t) {
+  return *const_cast<Buffer*>(static_cast<const Buffer*>(t.owner.get()));
+}
+
+// Fresh values from the seed: the same seed gives the same values.
+Tensors random_inputs(std::size_t n, std::uint64_t seed) {
+  auto buffer = std::make_shared<Buffer>(n);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal;
+  for (float& x : *buffer) x = normal(rng);
+  return tensors_of(buffer);
+}
+
+// y = 2x, as a simulated kernel of `ns` on the host.
+Tensors doubled(const Tensors& in, SimulatedBackend& sim, const char* kernel, double ns) {
+  sim.launch(kernel, ns);
+  auto out = std::make_shared<Buffer>(buffer_of(in));
+  for (float& x : *out) x *= 2;
+  return tensors_of(out);
+}
+
+struct Fixture {
+  SimulatedBackend sim;
+  kscope::Settings settings = kscope_test::quiet(20);
+  kscope::Sweep sweep = kscope::Sweep().axis("n", {std::int64_t{64}});
+  kscope::Contest contest;
+  kscope::EvaluateOptions options;
+
+  Fixture() {
+    contest.inputs = [](const kscope::Config& c, std::uint64_t seed) {
+      return random_inputs(static_cast<std::size_t>(c.get<std::int64_t>("n")), seed);
+    };
+    contest.reference = [this](const Tensors& in) { return doubled(in, sim, "reference_kernel", 1000); };
+    contest.candidate = [this](const Tensors& in) { return doubled(in, sim, "candidate_kernel", 500); };
+  }
+  kscope::Evaluation run() { return kscope::evaluate_with_backend(sweep, settings, contest, options, sim); }
+};
+
+bool has(const kscope::EvaluationRow& row, Finding f) {
+  return std::find(row.findings.begin(), row.findings.end(), f) != row.findings.end();
+}
+
+std::string findings_text(const kscope::Evaluation& e) {
+  std::string out;
+  for (const auto& f : e.findings()) out += to_string(f.finding) + " (" + to_string(f.side) + "): " + f.detail + "\n";
+  return out;
+}
+
+TEST(Evaluate, HonestFasterCandidateIsFasterWithItsSpeedupAndNoFinding) {
+  Fixture f;
+  const kscope::Evaluation e = f.run();
+  ASSERT_EQ(e.rows().size(), 1u);
+  const kscope::EvaluationRow& row = e.rows()[0];
+  EXPECT_EQ(row.verdict, EvaluationVerdict::faster) << row.reason;
+  EXPECT_TRUE(row.correct);
+  EXPECT_TRUE(row.findings.empty()) << findings_text(e);
+  EXPECT_DOUBLE_EQ(row.speedup, 2.0);
+  EXPECT_DOUBLE_EQ(row.reference_median_ns, 1000);
+  EXPECT_DOUBLE_EQ(row.candidate_median_ns, 500);
+  EXPECT_EQ(row.runs, 20u);
+  EXPECT_EQ(row.checked_runs, 21u);  // the warm-up's outputs are checked too
+  EXPECT_EQ(row.max_abs_error, 0);
+  // Every run is a pair: one candidate and one reference region, the candidate's first.
+  EXPECT_EQ(e.measurements().samples().size(), 40u);
+  EXPECT_EQ(e.measurements().samples()[0].annotation, "candidate");
+  EXPECT_EQ(e.measurements().samples()[1].annotation, "reference");
+}
+
+TEST(Evaluate, SlowerAndSameCandidates) {
+  Fixture slower;
+  slower.contest.candidate = [&](const Tensors& in) { return doubled(in, slower.sim, "candidate_kernel", 1500); };
+  EXPECT_EQ(slower.run().rows()[0].verdict, EvaluationVerdict::slower);
+
+  Fixture same;
+  same.contest.candidate = [&](const Tensors& in) { return doubled(in, same.sim, "candidate_kernel", 1010); };
+  const kscope::EvaluationRow row = same.run().rows()[0];
+  EXPECT_EQ(row.verdict, EvaluationVerdict::same);
+  EXPECT_NE(row.reason.find("a tie"), std::string::npos) << row.reason;
+}
+
+TEST(Evaluate, TooFewRunsForAnIntervalShowNoDifference) {
+  Fixture f;
+  f.settings.runs = 5;  // the order statistics of 5 ratios reach 93.75% at most
+  const kscope::EvaluationRow row = f.run().rows()[0];
+  EXPECT_EQ(row.verdict, EvaluationVerdict::same);
+  EXPECT_TRUE(std::isnan(row.speedup_ci_lower));
+  EXPECT_NE(row.reason.find("at least 6 runs"), std::string::npos) << row.reason;
+}
+
+TEST(Evaluate, AWrongAnswerIsIncorrectWithTheElementAndTheSeedToMakeItAgain) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    Tensors out = doubled(in, f.sim, "candidate_kernel", 500);
+    buffer_of(out)[3] += 1.0f;
+    return out;
+  };
+  const kscope::EvaluationRow row = f.run().rows()[0];
+  EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect);
+  EXPECT_FALSE(row.correct);
+  EXPECT_EQ(row.mismatched_runs, 21u);
+  ASSERT_TRUE(row.failing_seed.has_value());
+  EXPECT_EQ(*row.failing_seed, kscope::seed_of(0, 0, 0));
+  EXPECT_NE(row.mismatch.find("element 3"), std::string::npos) << row.mismatch;
+  EXPECT_NEAR(row.max_abs_error, 1.0, 1e-6);
+}
+
+TEST(Evaluate, LowerPrecisionIsOutsideFloat32sDefaultTolerance) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    Tensors out = doubled(in, f.sim, "candidate_kernel", 500);
+    for (float& x : buffer_of(out)) x = std::round(x * 1024.0f) / 1024.0f;  // about float16's precision near 1
+    return out;
+  };
+  const kscope::EvaluationRow row = f.run().rows()[0];
+  EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect) << row.reason;
+  EXPECT_GT(row.max_rel_error, kscope::default_rtol(kscope::DType::f32));
+}
+
+TEST(Evaluate, ToleranceOptionsWidenTheCheck) {
+  Fixture f;
+  f.options.rtol = 1e-2;
+  f.contest.candidate = [&](const Tensors& in) {
+    Tensors out = doubled(in, f.sim, "candidate_kernel", 500);
+    for (float& x : buffer_of(out)) x *= 1.001f;
+    return out;
+  };
+  EXPECT_EQ(f.run().rows()[0].verdict, EvaluationVerdict::faster);
+}
+
+TEST(Evaluate, ACandidateThatRaisesIsIncorrectAndTheEvaluationGoesOn) {
+  Fixture f;
+  f.sweep = kscope::Sweep().axis("n", {std::int64_t{8}, std::int64_t{64}});
+  f.contest.candidate = [&](const Tensors& in) -> Tensors {
+    if (buffer_of(in).size() == 8) throw std::runtime_error("no kernel for n=8");
+    return doubled(in, f.sim, "candidate_kernel", 500);
+  };
+  const kscope::Evaluation e = f.run();
+  ASSERT_EQ(e.rows().size(), 2u);
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::incorrect);
+  EXPECT_NE(e.rows()[0].reason.find("the candidate raised no kernel for n=8"), std::string::npos) << e.rows()[0].reason;
+  EXPECT_EQ(e.rows()[1].verdict, EvaluationVerdict::faster);
+}
+
+TEST(Evaluate, AReferenceThatRaisesStopsTheEvaluationWithTheConfigsBefore) {
+  Fixture f;
+  f.sweep = kscope::Sweep().axis("n", {std::int64_t{64}, std::int64_t{8}});
+  f.contest.reference = [&](const Tensors& in) -> Tensors {
+    if (buffer_of(in).size() == 8) throw std::runtime_error("reference broken");
+    return doubled(in, f.sim, "reference_kernel", 1000);
+  };
+  try {
+    f.run();
+    FAIL() << "no EvaluationError";
+  } catch (const kscope::EvaluationError& e) {
+    EXPECT_NE(std::string(e.what()).find("reference broken"), std::string::npos) << e.what();
+    ASSERT_EQ(e.partial_evaluation().rows().size(), 1u);
+    EXPECT_EQ(e.partial_evaluation().rows()[0].verdict, EvaluationVerdict::faster);
+  }
+}
+
+// ---- The findings, each on the attack it stops ------------------------------------------------
+
+TEST(Evaluate, WorkMovedToAnotherStreamIsTimedAndUnjoinedWorkIsAFinding) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("side_kernel", 2000, 0, /*stream=*/7);  // the real work, on a stream nobody waits for
+    return doubled(in, f.sim, "candidate_kernel", 100);
+  };
+  const kscope::Evaluation e = f.run();
+  const kscope::EvaluationRow& row = e.rows()[0];
+  EXPECT_EQ(row.verdict, EvaluationVerdict::suspect);
+  EXPECT_TRUE(has(row, Finding::unjoined_work)) << findings_text(e);
+  EXPECT_DOUBLE_EQ(row.candidate_median_ns, 2000);  // the whole work is timed
+  EXPECT_LT(row.speedup, 1);
+}
+
+TEST(Evaluate, ASideStreamJoinedBeforeTheCallReturnsIsHonest) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("side_kernel", 300, 0, 7);
+    Tensors out = doubled(in, f.sim, "candidate_kernel", 200);
+    f.sim.join(7, 0);
+    return out;
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason << findings_text(e);
+  EXPECT_DOUBLE_EQ(e.rows()[0].candidate_median_ns, 300);
+}
+
+TEST(Evaluate, WorkLaunchedAfterTheCallReturnedIsTimedAndAFinding) {
+  Fixture f;
+  std::atomic<bool> in_candidate{false};
+  f.contest.candidate = [&](const Tensors& in) {
+    in_candidate = true;
+    return doubled(in, f.sim, "candidate_kernel", 100);
+  };
+  // Another thread launching while kscope waits for the GPU after the candidate returned.
+  f.sim.during_synchronize([&] {
+    if (in_candidate.exchange(false)) f.sim.launch("late_kernel", 900);
+  });
+  const kscope::Evaluation e = f.run();
+  EXPECT_TRUE(has(e.rows()[0], Finding::work_after_return)) << findings_text(e);
+  EXPECT_DOUBLE_EQ(e.rows()[0].candidate_median_ns, 1000);
+}
+
+TEST(Evaluate, AnOutputFilledByAThreadAfterTheCallReturnedIsAFinding) {
+  Fixture f;
+  std::shared_ptr<Buffer> pending;
+  std::vector<float> answer;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("candidate_kernel", 100);
+    answer = buffer_of(in);
+    for (float& x : answer) x *= 2;
+    pending = std::make_shared<Buffer>(answer.size(), 0.0f);  // filled later, "by a thread"
+    return tensors_of(pending);
+  };
+  f.contest.reference = [&](const Tensors& in) {
+    std::copy(answer.begin(), answer.end(), pending->begin());  // the late fill lands before the check
+    return doubled(in, f.sim, "reference_kernel", 1000);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::suspect) << e.rows()[0].reason;
+  EXPECT_TRUE(has(e.rows()[0], Finding::work_after_return)) << findings_text(e);
+}
+
+TEST(Evaluate, WorkOnSomeCallsOnlyIsVaryingWork) {
+  Fixture f;
+  int calls = 0;
+  f.contest.candidate = [&](const Tensors& in) {
+    if (++calls % 5 == 0) f.sim.launch("batched_kernel", 2500);
+    return doubled(in, f.sim, "candidate_kernel", 100);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::suspect);
+  EXPECT_TRUE(has(e.rows()[0], Finding::varying_work)) << findings_text(e);
+}
+
+TEST(Evaluate, TheSameKernelDoingTheWorkOnSomeCallsOnlyIsVaryingTime) {
+  Fixture f;
+  int calls = 0;
+  f.contest.candidate = [&](const Tensors& in) {
+    return doubled(in, f.sim, "candidate_kernel", ++calls % 5 == 0 ? 2500 : 100);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_TRUE(has(e.rows()[0], Finding::varying_time)) << findings_text(e);
+  EXPECT_FALSE(has(e.rows()[0], Finding::varying_work)) << findings_text(e);
+}
+
+TEST(Evaluate, OneSlowRunOrASlowReferenceTooIsNotVaryingTime) {
+  Fixture one;
+  int calls = 0;
+  one.contest.candidate = [&](const Tensors& in) {
+    return doubled(in, one.sim, "candidate_kernel", ++calls == 7 ? 5000 : 500);
+  };
+  EXPECT_EQ(one.run().rows()[0].verdict, EvaluationVerdict::faster);
+
+  Fixture both;
+  int pairs = 0;
+  both.contest.candidate = [&](const Tensors& in) {
+    return doubled(in, both.sim, "candidate_kernel", ++pairs % 5 == 0 ? 5000 : 500);
+  };
+  both.contest.reference = [&](const Tensors& in) {
+    return doubled(in, both.sim, "reference_kernel", pairs % 5 == 0 ? 10000 : 1000);
+  };
+  EXPECT_EQ(both.run().rows()[0].verdict, EvaluationVerdict::faster);
+}
+
+TEST(Evaluate, ACallWithoutGpuWorkIsNoWork) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    auto out = std::make_shared<Buffer>(buffer_of(in));
+    for (float& x : *out) x *= 2;  // on the host: no kernel at all
+    return tensors_of(out);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::suspect);
+  EXPECT_TRUE(has(e.rows()[0], Finding::no_work)) << findings_text(e);
+  EXPECT_EQ(e.rows()[0].candidate_median_ns, 0);
+}
+
+TEST(Evaluate, TheAnswerWrittenIntoTheInputAliasesItAndMutatesIt) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("candidate_kernel", 500);
+    for (float& x : buffer_of(in)) x *= 2;
+    return in;
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::suspect) << e.rows()[0].reason;
+  EXPECT_TRUE(has(e.rows()[0], Finding::output_aliases_input)) << findings_text(e);
+  EXPECT_TRUE(has(e.rows()[0], Finding::input_mutated)) << findings_text(e);
+}
+
+TEST(Evaluate, AnInPlaceOperationOnBothSidesIsHonest) {
+  Fixture f;
+  const auto in_place = [&](const char* kernel, double ns) {
+    return [&f, kernel, ns](const Tensors& in) {
+      f.sim.launch(kernel, ns);
+      for (float& x : buffer_of(in)) x *= 2;
+      return in;
+    };
+  };
+  f.contest.reference = in_place("reference_kernel", 1000);
+  f.contest.candidate = in_place("candidate_kernel", 500);
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason << findings_text(e);
+}
+
+TEST(Evaluate, AnOutputHandedBackAgainAliasesTheEarlierOne) {
+  Fixture f;
+  auto kept = std::make_shared<Buffer>();
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("candidate_kernel", 500);
+    *kept = buffer_of(in);  // correct every time, in the same buffer
+    for (float& x : *kept) x *= 2;
+    return tensors_of(kept);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_TRUE(has(e.rows()[0], Finding::output_aliases_earlier_output)) << findings_text(e);
+}
+
+TEST(Evaluate, AnOutputInTheReferencesMemoryIsAFinding) {
+  Fixture f;
+  Tensors last_reference;
+  f.contest.reference = [&](const Tensors& in) {
+    last_reference = doubled(in, f.sim, "reference_kernel", 1000);
+    return last_reference;
+  };
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("candidate_kernel", 10);
+    return last_reference.owner ? last_reference : doubled(in, f.sim, "candidate_kernel", 10);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_TRUE(has(e.rows()[0], Finding::output_aliases_reference)) << findings_text(e);
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::incorrect);  // the run before's answer is wrong for these inputs
+}
+
+TEST(Evaluate, AnswersCachedByInputAddressAreIncorrect) {
+  Fixture f;
+  std::map<const void*, std::shared_ptr<Buffer>> cache;
+  f.contest.candidate = [&](const Tensors& in) {
+    auto& hit = cache[in.views[0].data];
+    if (!hit) hit = std::make_shared<Buffer>(buffer_of(doubled(in, f.sim, "candidate_kernel", 500)));
+    f.sim.launch("lookup_kernel", 10);
+    return tensors_of(hit);
+  };
+  const kscope::Evaluation e = f.run();
+  // Fresh values every run: an address seen before holds another run's answer.
+  EXPECT_GT(cache.size(), 0u);
+  EXPECT_LT(cache.size(), 21u) << "the allocator reused no address, so the cache never hit; the test shows nothing";
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::incorrect) << e.rows()[0].reason;
+}
+
+TEST(Evaluate, AReplayedRecordingOfTheFirstInputsIsIncorrect) {
+  Fixture f;
+  Tensors recorded;  // a "graph" captured on the first call's buffers, replayed on every later call
+  f.contest.candidate = [&](const Tensors& in) {
+    if (!recorded.owner) recorded = in;
+    return doubled(recorded, f.sim, "replayed_kernel", 300);
+  };
+  EXPECT_EQ(f.run().rows()[0].verdict, EvaluationVerdict::incorrect);
+}
+
+TEST(Evaluate, SeveralKernelsPerCallAreHonest) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("prologue_kernel", 100);
+    f.sim.launch("[memcpy DtoD]", 50);
+    return doubled(in, f.sim, "main_kernel", 200);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason << findings_text(e);
+  EXPECT_DOUBLE_EQ(e.rows()[0].candidate_median_ns, 350);  // the span of all three
+}
+
+TEST(Evaluate, APersistingL2CarveOutIsResetAndAFinding) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.set_persisting_l2(1 << 20);
+    return doubled(in, f.sim, "candidate_kernel", 500);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_TRUE(has(e.rows()[0], Finding::persisting_l2)) << findings_text(e);
+  EXPECT_EQ(f.sim.persisting_l2_resets(), 21u);
+}
+
+TEST(Evaluate, FasterThanTheRoofsAllowForTheDeclaredWorkIsImplausible) {
+  Fixture f;
+  // 1 GB in 500 ns would be 2000 TB/s: no GPU's DRAM delivers that.
+  f.settings.work = [](const kscope::Config&) { return kscope::Work{.bytes = 1e9}; };
+  const kscope::Evaluation e = f.run();
+  EXPECT_TRUE(has(e.rows()[0], Finding::implausible_speed)) << findings_text(e);
+
+  Fixture honest;
+  honest.settings.work = [](const kscope::Config&) { return kscope::Work{.bytes = 1e3}; };
+  EXPECT_EQ(honest.run().rows()[0].verdict, EvaluationVerdict::faster);
+}
+
+// ---- What evaluate refuses ---------------------------------------------------------------------
+
+TEST(Evaluate, InputsThatIgnoreTheSeedOrDifferForOneSeedAreRefused) {
+  Fixture constant;
+  constant.contest.inputs = [](const kscope::Config&, std::uint64_t) { return random_inputs(64, 1); };
+  EXPECT_NE(kscope_test::error_of([&] { constant.run(); }).find("the same inputs for two different seeds"),
+            std::string::npos);
+
+  Fixture unstable;
+  int made = 0;
+  unstable.contest.inputs = [&](const kscope::Config&, std::uint64_t seed) { return random_inputs(64, seed + made++); };
+  EXPECT_NE(kscope_test::error_of([&] { unstable.run(); }).find("different inputs for the same seed"),
+            std::string::npos);
+}
+
+TEST(Evaluate, OptionsThatWouldHideWorkAreRefusedNamingWhy) {
+  const auto refused = [](auto change) {
+    Fixture f;
+    change(f.settings);
+    return kscope_test::error_of([&] { f.run(); });
+  };
+  EXPECT_NE(refused([](kscope::Settings& s) { s.ignore_kernel_list = {"k"}; }).find("ignore_kernel_list"),
+            std::string::npos);
+  EXPECT_NE(refused([](kscope::Settings& s) { s.metrics = {"dram__bytes.sum"}; }).find("Settings::metrics"),
+            std::string::npos);
+  EXPECT_NE(refused([](kscope::Settings& s) { s.resume = true; }).find("evaluate again"), std::string::npos);
+  Fixture f;
+  f.options.confidence = 1.5;
+  EXPECT_NE(kscope_test::error_of([&] { f.run(); }).find("EvaluateOptions::confidence is 1.5"), std::string::npos);
+  f.options.confidence = 0.95;
+  f.contest.candidate = nullptr;
+  EXPECT_NE(kscope_test::error_of([&] { f.run(); }).find("Contest::candidate is empty"), std::string::npos);
+}
+
+// A backend that cannot see every stream (as CUDA events on one stream).
+class OneStreamBackend final : public kscope::MeasurementBackend {
+ public:
+  std::vector<kscope::MetricSpec> metrics() const override { return sim_.metrics(); }
+  kscope::SessionInfo describe() const override { return sim_.describe(); }
+  void begin_session(const kscope::Settings& s) override { sim_.begin_session(s); }
+  void end_session() noexcept override { sim_.end_session(); }
+  void flush_cache() override {}
+  void region_begin(const kscope::RegionContext&) override {}
+  void region_end(const kscope::RegionContext&) override {}
+  std::vector<kscope::RunMeasurement> collect_batch() override { return {}; }
+  void abandon_run(const kscope::RunContext&) noexcept override {}
+
+ private:
+  SimulatedBackend sim_;
+};
+
+TEST(Evaluate, ABackendThatCannotSeeEveryStreamIsRefused) {
+  Fixture f;
+  OneStreamBackend backend;
+  const std::string message = kscope_test::error_of(
+      [&] { kscope::evaluate_with_backend(f.sweep, f.settings, f.contest, f.options, backend); });
+  EXPECT_NE(message.find("cannot evaluate"), std::string::npos) << message;
+  EXPECT_NE(message.find("Backend::cupti"), std::string::npos) << message;
+}
+
+// ---- The evaluation's file and tables ----------------------------------------------------------
+
+TEST(Evaluate, TheFileRoundTripsAndLoadResultsReadsItsMeasurements) {
+  Fixture f;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("side_kernel", 2000, 0, 7);
+    return doubled(in, f.sim, "candidate_kernel", 100);
+  };
+  const kscope::Evaluation e = f.run();
+  std::stringstream file;
+  e.write_json(file);
+  const kscope::Evaluation back = kscope::load_evaluation(file, "memory");
+  ASSERT_EQ(back.rows().size(), 1u);
+  EXPECT_EQ(back.rows()[0].verdict, e.rows()[0].verdict);
+  EXPECT_EQ(back.rows()[0].findings, e.rows()[0].findings);
+  EXPECT_EQ(back.rows()[0].reason, e.rows()[0].reason);
+  EXPECT_DOUBLE_EQ(back.rows()[0].speedup, e.rows()[0].speedup);
+  ASSERT_EQ(back.findings().size(), e.findings().size());
+  EXPECT_EQ(back.findings()[0].detail, e.findings()[0].detail);
+  EXPECT_EQ(back.measurements().samples().size(), e.measurements().samples().size());
+  std::stringstream again(file.str());
+  EXPECT_EQ(kscope::load_results(again, "memory").samples().size(), 40u);
+
+  std::stringstream plain;
+  e.measurements().write_json(plain);
+  EXPECT_NE(kscope_test::error_of([&] { kscope::load_evaluation(plain, "plain"); }).find("not an evaluation"),
+            std::string::npos);
+}
+
+TEST(Evaluate, TheTableHasOneRowPerConfigWithTheVerdictFirst) {
+  Fixture f;
+  f.sweep = kscope::Sweep().axis("n", {std::int64_t{8}, std::int64_t{64}});
+  const kscope::Table t = f.run().table();
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.columns[0], "n");
+  EXPECT_EQ(t.columns[1], "Verdict");
+  EXPECT_EQ(std::get<std::string>(t.rows[0][1]), "faster");
+  EXPECT_EQ(std::get<double>(t.rows[1][t.column("Speedup")]), 2.0);
+}
+
+// ---- The statistics and the element rules ------------------------------------------------------
+
+TEST(EvaluateStatistics, TheMedianIntervalIsTheOrderStatisticsOfTheBinomialTail) {
+  std::vector<double> twenty;
+  for (int i = 1; i <= 20; ++i) twenty.push_back(i);
+  std::shuffle(twenty.begin(), twenty.end(), std::mt19937(3));
+  // P(Binomial(20, 1/2) <= 5) = 0.0207 <= 0.025 < P(<= 6) = 0.0577: the 6th and 15th values.
+  const auto m = kscope::detail::median_interval(twenty, 0.95);
+  EXPECT_DOUBLE_EQ(m.median, 10.5);
+  EXPECT_DOUBLE_EQ(m.lower, 6);
+  EXPECT_DOUBLE_EQ(m.upper, 15);
+  // Six values: P(B <= 0) = 1/64 <= 0.025, so the extremes; five: 1/32 > 0.025, no interval.
+  EXPECT_DOUBLE_EQ(kscope::detail::median_interval({1, 2, 3, 4, 5, 6}, 0.95).lower, 1);
+  EXPECT_TRUE(std::isnan(kscope::detail::median_interval({1, 2, 3, 4, 5}, 0.95).lower));
+}
+
+TEST(EvaluateStatistics, SeedsDifferByRunAndConfigAndSuitEveryGenerator) {
+  std::vector<std::uint64_t> seeds;
+  for (std::size_t c = 0; c < 4; ++c)
+    for (std::size_t r = 0; r < 50; ++r) seeds.push_back(kscope::seed_of(0, c, r));
+  for (auto s : seeds) EXPECT_LT(s, 1ull << 31);
+  std::sort(seeds.begin(), seeds.end());
+  EXPECT_EQ(std::unique(seeds.begin(), seeds.end()), seeds.end());
+  EXPECT_NE(kscope::seed_of(1, 0, 0), kscope::seed_of(0, 0, 0));
+}
+
+TensorView host_view(const void* data, std::size_t n, kscope::DType dtype) {
+  return TensorView{data, {static_cast<std::int64_t>(n)}, dtype, kscope::MemorySpace::host};
+}
+
+TEST(TensorChecks, HalfPrecisionTypesDecodeAsTheirBitsSay) {
+  // float16: 1.0 = 0x3c00, -2.0 = 0xc000, 65504 = 0x7bff, the smallest subnormal 0x0001, +inf 0x7c00
+  const std::uint16_t half[] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00};
+  const std::uint16_t half_ref[] = {0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00};
+  EXPECT_EQ(kscope::detail::host_compare(host_view(half, 5, kscope::DType::f16), host_view(half_ref, 5, kscope::DType::f16),
+                                         0, 0).mismatched, 0u);
+  const std::uint16_t half_one_ulp_off[] = {0x3c01};
+  const auto off = kscope::detail::host_compare(host_view(half_one_ulp_off, 1, kscope::DType::f16),
+                                                host_view(half, 1, kscope::DType::f16), 0, 0);
+  EXPECT_EQ(off.mismatched, 1u);
+  EXPECT_DOUBLE_EQ(off.first_candidate, 1.0 + 1.0 / 1024);
+  EXPECT_DOUBLE_EQ(off.first_reference, 1.0);
+  // bfloat16: 1.5 = 0x3fc0; float8_e4m3fn: 1.0 = 0x38, its NaN 0x7f; float8_e5m2: 1.0 = 0x3c
+  const std::uint16_t bf[] = {0x3fc0};
+  const float one_and_half = 1.5f;
+  EXPECT_EQ(kscope::detail::host_compare(host_view(bf, 1, kscope::DType::bf16), host_view(bf, 1, kscope::DType::bf16), 0, 0)
+                .max_abs_error, 0);
+  const std::uint8_t e4m3[] = {0x38, 0x7f};
+  const auto nan_checked = kscope::detail::host_compare(host_view(e4m3, 2, kscope::DType::f8_e4m3),
+                                                        host_view(e4m3, 2, kscope::DType::f8_e4m3), 0, 0);
+  EXPECT_EQ(nan_checked.mismatched, 0u);  // NaN matches NaN
+  const std::uint8_t e4m3_two[] = {0x40};
+  const auto two = kscope::detail::host_compare(host_view(e4m3_two, 1, kscope::DType::f8_e4m3),
+                                                host_view(e4m3, 1, kscope::DType::f8_e4m3), 0, 0);
+  EXPECT_DOUBLE_EQ(two.first_candidate, 2.0);
+  EXPECT_DOUBLE_EQ(two.first_reference, 1.0);
+  (void)one_and_half;
+}
+
+TEST(TensorChecks, NanAndInfinityRulesAndIntegersCompareExactly) {
+  const float c[] = {NAN, INFINITY, 1.0f, -INFINITY};
+  const float r[] = {NAN, INFINITY, NAN, INFINITY};
+  const auto out = kscope::detail::host_compare(host_view(c, 4, kscope::DType::f32), host_view(r, 4, kscope::DType::f32),
+                                                1e-3, 1e-3);
+  EXPECT_EQ(out.mismatched, 2u);
+  EXPECT_EQ(out.first_mismatch, 2u);
+  EXPECT_TRUE(std::isinf(out.max_abs_error));
+  // 2^53 + 1 and 2^53 are the same double, not the same integer.
+  const std::int64_t big[] = {(std::int64_t{1} << 53) + 1};
+  const std::int64_t big_ref[] = {std::int64_t{1} << 53};
+  EXPECT_EQ(kscope::detail::host_compare(host_view(big, 1, kscope::DType::i64), host_view(big_ref, 1, kscope::DType::i64),
+                                         0, 0).mismatched, 1u);
+}
+
+TEST(TensorChecks, TheChecksumSeesAnyChangeAndAnyMove) {
+  std::vector<float> a{1, 2, 3, 4, 5};
+  const auto sum = kscope::detail::host_checksum(host_view(a.data(), a.size(), kscope::DType::f32));
+  std::swap(a[0], a[1]);
+  EXPECT_NE(kscope::detail::host_checksum(host_view(a.data(), a.size(), kscope::DType::f32)), sum);
+  std::swap(a[0], a[1]);
+  EXPECT_EQ(kscope::detail::host_checksum(host_view(a.data(), a.size(), kscope::DType::f32)), sum);
+  a[4] = std::nextafter(a[4], 10.0f);
+  EXPECT_NE(kscope::detail::host_checksum(host_view(a.data(), a.size(), kscope::DType::f32)), sum);
+}
+
+}  // namespace
