@@ -70,10 +70,13 @@ KSCOPE_HOST_DEVICE inline double element(const void* data, std::size_t i, DType 
 }
 
 // Whether element i of two tensors of this dtype holds the same bits: integers compare exactly so,
-// whatever a double would round them to.
+// whatever a double would round them to. (A loop: device code has no memcmp.)
 KSCOPE_HOST_DEVICE inline bool same_bits(const void* a, const void* b, std::size_t i, std::size_t size) {
-  return memcmp(static_cast<const unsigned char*>(a) + size * i, static_cast<const unsigned char*>(b) + size * i,
-                size) == 0;
+  const auto* x = static_cast<const unsigned char*>(a) + size * i;
+  const auto* y = static_cast<const unsigned char*>(b) + size * i;
+  for (std::size_t k = 0; k < size; ++k)
+    if (x[k] != y[k]) return false;
+  return true;
 }
 
 // One element of TensorComparison's rule (kscope/tensor.hpp).

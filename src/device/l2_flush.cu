@@ -89,15 +89,17 @@ L2Flusher& L2Flusher::of(int device) {
   return *flusher;
 }
 
-void L2Flusher::flush(cudaStream_t stream) {
+void L2Flusher::flush(cudaStream_t stream, PersistingReset reset) {
   if (!buffer_) return;
   if (persisting_l2_supported_) {
     // Persisting lines survive a memset; demote them to normal first. The user's persisting limit
     // itself is left as it is.
     std::size_t limit = 0;
-    check_cuda(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize),
-               "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
-    if (limit > 0) check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+    if (reset == PersistingReset::if_limit_set)
+      check_cuda(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize),
+                 "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
+    if (reset == PersistingReset::always || limit > 0)
+      check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
   }
   check_cuda(cudaGraphLaunch(graph_, stream), "cudaGraphLaunch(L2 flush)");
 }

@@ -30,9 +30,12 @@ class L2Flusher {
   // profile() call neither allocates nor frees its buffer (60 MiB on an H200).
   static L2Flusher& of(int device);
 
+  // When persisting L2 lines are made normal before a flush: when the context's persisting limit
+  // is set (the user's carve-out), or always (evaluate(): a candidate may have set and cleared it).
+  enum class PersistingReset { if_limit_set, always };
   // Enqueues the flush on `stream` (one graph launch, outside every region). Call it outside any
   // timed interval: it costs ~20 us on an H200.
-  void flush(cudaStream_t stream);
+  void flush(cudaStream_t stream, PersistingReset reset = PersistingReset::if_limit_set);
   // The memset and the discard kernel enqueued one by one: what the graph holds.
   void enqueue(cudaStream_t stream);
 

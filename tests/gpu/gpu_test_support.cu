@@ -42,6 +42,12 @@ __global__ void timed_spin_kernel(std::uint64_t ns, std::uint64_t* stamps) {
   }
 }
 
+__global__ void spin_until_open_kernel(const volatile int* gate, std::uint64_t timeout_ns) {
+  const std::uint64_t start = global_timer_ns();
+  while (*gate == 0 && global_timer_ns() - start < timeout_ns) {
+  }
+}
+
 __global__ void empty_kernel() {}
 
 __global__ void globaltimer_tick_kernel(std::uint64_t* smallest_step) {
@@ -128,6 +134,25 @@ std::uint64_t globaltimer_tick_ns() {
   cudaFree(step);
   check(status, "globaltimer_tick_kernel");
   return result;
+}
+
+HostGate::HostGate() {
+  void* flag = nullptr;
+  check(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped), "cudaHostAlloc(gate)");
+  host_ = static_cast<volatile int*>(flag);
+  *host_ = 0;
+  check(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_), flag, 0), "cudaHostGetDevicePointer(gate)");
+}
+
+HostGate::~HostGate() { cudaFreeHost(const_cast<int*>(host_)); }
+
+void HostGate::close() { __atomic_store_n(host_, 0, __ATOMIC_SEQ_CST); }
+
+void HostGate::open() { __atomic_store_n(host_, 1, __ATOMIC_SEQ_CST); }
+
+void launch_spin_until_open(const HostGate& gate, std::uint64_t timeout_ns, cudaStream_t stream) {
+  spin_until_open_kernel<<<1, 1, 0, stream>>>(gate.device_, timeout_ns);
+  check_launch("spin_until_open_kernel");
 }
 
 void launch_empty(cudaStream_t stream) {

@@ -33,6 +33,24 @@ void launch_timed_spin(std::uint64_t ns, std::uint64_t* stamps, cudaStream_t str
 // The %globaltimer update interval now: the smallest nonzero step one thread sees between
 // back-to-back reads over 1 ms (synchronises the device).
 std::uint64_t globaltimer_tick_ns();
+// A flag in mapped, pinned host memory: a kernel spinning on it (launch_spin_until_open) ends when
+// the host chooses, whatever the host's scheduling.
+class HostGate {
+ public:
+  HostGate();  // closed
+  ~HostGate();
+  HostGate(const HostGate&) = delete;
+  HostGate& operator=(const HostGate&) = delete;
+  void close();
+  void open();
+
+ private:
+  friend void launch_spin_until_open(const HostGate& gate, std::uint64_t timeout_ns, cudaStream_t stream);
+  volatile int* host_ = nullptr;
+  int* device_ = nullptr;
+};
+// One thread spinning until `gate` opens, or for `timeout_ns` of %globaltimer time at most.
+void launch_spin_until_open(const HostGate& gate, std::uint64_t timeout_ns, cudaStream_t stream = 0);
 // One block of 32 threads doing nothing: the launch-overhead floor.
 void launch_empty(cudaStream_t stream = 0);
 // out[i] = in[i] for n floats (n a multiple of 4), 16-byte loads and stores.

@@ -124,7 +124,7 @@ def test_compare_refuses_and_names_options_in_python_terms(sim):
         kscope.compare(cold, cold, directions={"x": "up"})
     with pytest.raises(kscope.ConfigError, match=r"^directions names metric 'x', which neither result holds"):
         kscope.compare(cold, cold, directions={"x": "lower"})
-    with pytest.raises(kscope.ConfigError, match="baseline must be a ProfileResults or the path of a file"):
+    with pytest.raises(kscope.ConfigError, match="baseline must be a ProfileResults, an EvaluationResults or the path of a file"):
         kscope.compare(42, cold)
 
 

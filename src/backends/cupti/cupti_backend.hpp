@@ -1,12 +1,10 @@
 #pragma once
 // Per-kernel GPU durations from the CUPTI Activity API (CONCURRENT_KERNEL records), attributed to
 // regions without NVTX: a driver-API launch callback maps each launch's correlationId to the region
-// open at that moment, whichever thread launched it.
-//
-// CUPTI allows one subscriber per process: the shared one (backends/cupti_subscriber) is made
-// once, lazily, and kept; each session routes its callbacks here, enables the launch callbacks and
-// the activity kind, and disables them again, leaving CUPTI quiet, when it ends. Sessions do not
-// overlap (core/session_guard.hpp).
+// open at that moment, whichever thread launched it (cupti/activity_tracer.*). For evaluate() it
+// observes calls (cupti/cupti_calls.*): copies and fills are traced and attributed the same way,
+// and each activity is flagged as launched after the call returned, or not joined to the caller's
+// stream.
 //
 // Runs are collected in batches: each launch is tagged with the run it belongs to, and one
 // synchronize plus one activity flush hands back every run ended since the last collection.
@@ -14,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cupti/cupti_calls.hpp"
 #include "core/kernel_names.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/measurement_backend.hpp"
@@ -28,13 +27,14 @@ class CuptiBackend final : public MeasurementBackend {
   std::vector<MetricSpec> metrics() const override;
   SessionInfo describe() const override { return device_.describe(Backend::cupti); }
   DeviceControl* device_control() override { return &device_.control(); }
+  CallObserver* call_observer() override { return &calls_; }
 
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
 
   // A synchronize and an activity flush cost ~0.2 ms: shared by up to this many runs.
   std::size_t max_batch_runs() const override { return kMaxBatchRuns; }
-  void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
+  void flush_cache() override;
   void synchronize() override { device_.synchronize(); }
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;
@@ -46,6 +46,7 @@ class CuptiBackend final : public MeasurementBackend {
 
  private:
   device::MeasuredDevice device_;
+  cupti::CuptiCalls calls_;
   std::vector<std::size_t> ended_region_counts_;  // per run ended since the last collection
   bool session_open_ = false;
   struct CollectionTime {  // summed over a session, for the debug log

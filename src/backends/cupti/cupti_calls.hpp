@@ -1,0 +1,40 @@
+#pragma once
+// The cupti backend's CallObserver (kscope::evaluate): copies and fills traced with the kernels,
+// calls flagged after the measured call returned, kscope's stream marker on the caller's stream,
+// persisting-L2 carve-outs found and reset, and the checks of tensors in device memory.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "device/tensor_checks.hpp"
+#include "kscope/measurement_backend.hpp"
+
+namespace kscope::cupti {
+
+class CuptiCalls final : public CallObserver {
+ public:
+  void observe_calls() override { observing_ = true; }
+  // Whether observe_calls() was called: the backend's sessions trace copies and fills, and its cache
+  // flushes make persisting L2 lines normal first.
+  bool observing() const { return observing_; }
+
+  void call_returned(const RegionContext& region, std::uintptr_t stream) override;
+  std::string take_persisting_l2(std::uintptr_t stream) override;
+  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override {
+    return checks_.sums_of_squares(tensors);
+  }
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override {
+    return checks_.checksums(tensors);
+  }
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances) override {
+    return checks_.compare(candidates, references, tolerances);
+  }
+
+ private:
+  bool observing_ = false;
+  device::TensorChecks checks_;
+};
+
+}  // namespace kscope::cupti

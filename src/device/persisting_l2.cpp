@@ -1,0 +1,56 @@
+#include "device/persisting_l2.hpp"
+
+#include <cstdio>
+
+#include "device/cuda_check.hpp"
+
+namespace kscope::device {
+namespace {
+
+std::string window_text(const cudaAccessPolicyWindow& w) {
+  char text[160];
+  std::snprintf(text, sizeof text, "an access-policy window on the caller's stream over %zu bytes from %p, hit ratio %g",
+                w.num_bytes, w.base_ptr, static_cast<double>(w.hitRatio));
+  return text;
+}
+
+}  // namespace
+
+std::string take_persisting_l2(cudaStream_t stream) {
+  int device = 0, persisting_max = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize, device),
+             "cudaDeviceGetAttribute(cudaDevAttrMaxPersistingL2CacheSize)");
+  if (persisting_max == 0) return "";  // no line of this GPU's L2 can be set aside
+
+  std::size_t limit = 0;
+  check_cuda(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize),
+             "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
+  cudaStreamAttrValue attribute{};
+  if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attribute) != cudaSuccess) {
+    // Where the stream's attribute cannot be read, no window can have been set on it either.
+    (void)cudaGetLastError();
+    attribute = {};
+  }
+  const cudaAccessPolicyWindow window = attribute.accessPolicyWindow;
+  if (limit == 0 && window.num_bytes == 0) return "";
+
+  std::string found;
+  if (limit > 0) {
+    found = "a persisting-L2 set-aside of " + std::to_string(limit) + " bytes (cudaLimitPersistingL2CacheSize)";
+    check_cuda(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0),
+               "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0)");
+  }
+  if (window.num_bytes > 0) {
+    found += (found.empty() ? "" : " and ") + window_text(window);
+    cudaStreamAttrValue none = attribute;
+    none.accessPolicyWindow.num_bytes = 0;  // CUDA's way to remove a window
+    check_cuda(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none),
+               "cudaStreamSetAttribute(cudaStreamAttributeAccessPolicyWindow, none)");
+  }
+  check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+  const bool both = limit > 0 && window.num_bytes > 0;
+  return found + (both ? " were set; kscope reset them" : " was set; kscope reset it");
+}
+
+}  // namespace kscope::device

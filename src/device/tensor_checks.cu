@@ -1,0 +1,267 @@
+#include "device/tensor_checks.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstdio>
+#include <tuple>
+#include <utility>
+
+#include "core/tensor_elements.hpp"
+#include "device/cuda_check.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::device {
+
+struct TensorChecks::Totals {
+  unsigned long long mismatched;
+  // The largest errors, as the bits of the doubles: non-negative doubles order as their bits do.
+  unsigned long long max_abs_error_bits;
+  unsigned long long max_rel_error_bits;
+  unsigned long long first_mismatch;  // ULLONG_MAX: none
+  unsigned long long checksum;        // modulo 2^64, as the host's
+  double sum_of_squares;
+  // The first mismatching element of each side, as its bytes.
+  unsigned char first_candidate[8];
+  unsigned char first_reference[8];
+};
+
+namespace {
+
+using Totals = TensorChecks::Totals;
+
+constexpr unsigned kThreads = 256;
+// Enough blocks to fill any GPU; each thread strides over the rest, so any element count fits.
+constexpr std::size_t kMaxBlocks = 4096;
+
+__device__ std::size_t first_item() { return blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; }
+__device__ std::size_t item_stride() { return std::size_t(gridDim.x) * blockDim.x; }
+__device__ bool warp_leader() { return threadIdx.x % 32 == 0; }
+
+template <class T, class Combine>
+__device__ T across_warp(T value, Combine combine) {
+  for (int offset = 16; offset > 0; offset /= 2) value = combine(value, __shfl_down_sync(0xffffffffu, value, offset));
+  return value;
+}
+
+__device__ unsigned long long larger(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+__device__ unsigned long long smaller(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+__device__ unsigned long long sum(unsigned long long a, unsigned long long b) { return a + b; }
+__device__ double sum(double a, double b) { return a + b; }
+
+// An error's bits for the running maximum: NaN counts as 0, as std::fmax ignores it on the host.
+__device__ unsigned long long error_bits(double error) {
+  return error != error ? 0ull : static_cast<unsigned long long>(__double_as_longlong(error));
+}
+
+__global__ void fresh_totals_kernel(Totals* totals, std::size_t count) {
+  for (std::size_t i = first_item(); i < count; i += item_stride()) {
+    totals[i] = Totals{};
+    totals[i].first_mismatch = ULLONG_MAX;
+  }
+}
+
+__global__ void sum_of_squares_kernel(const void* data, std::size_t elements, DType dtype, Totals* totals) {
+  double squares = 0;
+  for (std::size_t i = first_item(); i < elements; i += item_stride()) {
+    const double v = detail::element(data, i, dtype);
+    if (std::isfinite(v)) squares += v * v;
+  }
+  squares = across_warp(squares, [](double a, double b) { return sum(a, b); });
+  if (warp_leader()) atomicAdd(&totals->sum_of_squares, squares);
+}
+
+__global__ void checksum_kernel(const void* data, std::size_t bytes, Totals* totals) {
+  const std::size_t words = (bytes + 7) / 8;
+  unsigned long long mixed = 0;
+  for (std::size_t w = first_item(); w < words; w += item_stride())
+    mixed += detail::mixed_word(detail::word_at(data, bytes, w), w);
+  mixed = across_warp(mixed, [](auto a, auto b) { return sum(a, b); });
+  if (warp_leader()) atomicAdd(&totals->checksum, mixed);
+}
+
+__global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements, DType dtype,
+                               std::size_t element_bytes, bool exact_bits, double atol, double rtol, Totals* totals) {
+  unsigned long long mismatched = 0, max_abs = 0, max_rel = 0, first = ULLONG_MAX;
+  for (std::size_t i = first_item(); i < elements; i += item_stride()) {
+    detail::ElementVerdict v =
+        detail::judge(detail::element(candidate, i, dtype), detail::element(reference, i, dtype), atol, rtol);
+    if (exact_bits) v.passes = detail::same_bits(candidate, reference, i, element_bytes);
+    max_abs = larger(max_abs, error_bits(v.abs_error));
+    max_rel = larger(max_rel, error_bits(v.rel_error));
+    if (!v.passes && mismatched++ == 0) first = i;  // a thread's indices only grow
+  }
+  mismatched = across_warp(mismatched, [](auto a, auto b) { return sum(a, b); });
+  max_abs = across_warp(max_abs, [](auto a, auto b) { return larger(a, b); });
+  max_rel = across_warp(max_rel, [](auto a, auto b) { return larger(a, b); });
+  first = across_warp(first, [](auto a, auto b) { return smaller(a, b); });
+  if (!warp_leader()) return;
+  if (mismatched > 0) {
+    atomicAdd(&totals->mismatched, mismatched);
+    atomicMin(&totals->first_mismatch, first);
+  }
+  atomicMax(&totals->max_abs_error_bits, max_abs);
+  atomicMax(&totals->max_rel_error_bits, max_rel);
+}
+
+// After compare_kernel on the same stream: the bytes of both sides' first mismatching element.
+__global__ void first_mismatch_kernel(const void* candidate, const void* reference, std::size_t element_bytes,
+                                      Totals* totals) {
+  if (first_item() != 0 || totals->first_mismatch == ULLONG_MAX) return;
+  const std::size_t offset = element_bytes * totals->first_mismatch;
+  for (std::size_t b = 0; b < element_bytes; ++b) {
+    totals->first_candidate[b] = static_cast<const unsigned char*>(candidate)[offset + b];
+    totals->first_reference[b] = static_cast<const unsigned char*>(reference)[offset + b];
+  }
+}
+
+// Launches `kernel` over `items` (at most kMaxBlocks blocks) on the legacy default stream.
+// cudaLaunchKernel returns this launch's own error, never one the caller's code left pending.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), std::size_t items, const char* what, Args... args) {
+  std::tuple<Params...> values{args...};
+  const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
+  std::apply(
+      [&](auto&... value) {
+        void* params[] = {&value...};
+        check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kThreads), params, 0,
+                                    cudaStreamLegacy),
+                   what);
+      },
+      values);
+}
+
+std::string address_text(const void* p) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%p", p);
+  return text;
+}
+
+// Refuses, naming the fix, memory the current device cannot read: a kernel reading it would fault
+// and leave the CUDA context unusable.
+void check_readable(const TensorView& tensor) {
+  cudaPointerAttributes where{};
+  check_cuda(cudaPointerGetAttributes(&where, tensor.data), "cudaPointerGetAttributes");
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  if (where.type == cudaMemoryTypeUnregistered) {
+    int pageable_access = 0;
+    check_cuda(cudaDeviceGetAttribute(&pageable_access, cudaDevAttrPageableMemoryAccess, device),
+               "cudaDeviceGetAttribute(cudaDevAttrPageableMemoryAccess)");
+    if (!pageable_access)
+      throw ConfigError("a tensor given as device memory (" + tensor.describe() + ") points at host memory (" +
+                        address_text(tensor.data) + ") that the GPU cannot read: give it as host memory, which "
+                        "kscope reads itself, or copy it to the device");
+  }
+  if (where.type == cudaMemoryTypeDevice && where.device != device)
+    throw ConfigError("a tensor (" + tensor.describe() + ") is in the memory of device " + std::to_string(where.device) +
+                      ", and kscope measures device " + std::to_string(device) + ": make the tensors on the measured device");
+}
+
+}  // namespace
+
+TensorChecks::~TensorChecks() {
+  if (device_totals_) cudaFree(device_totals_);
+  if (host_totals_) cudaFreeHost(host_totals_);
+}
+
+Totals* TensorChecks::fresh_totals(std::size_t count) {
+  if (count > capacity_) {
+    if (device_totals_) cudaFree(std::exchange(device_totals_, nullptr));
+    if (host_totals_) cudaFreeHost(std::exchange(host_totals_, nullptr));
+    capacity_ = 0;
+    check_cuda(cudaMalloc(&device_totals_, count * sizeof(Totals)), "cudaMalloc(kscope's tensor check totals)");
+    check_cuda(cudaHostAlloc(&host_totals_, count * sizeof(Totals), cudaHostAllocDefault),
+               "cudaHostAlloc(kscope's tensor check totals)");
+    capacity_ = count;
+  }
+  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", device_totals_, count);
+  return device_totals_;
+}
+
+const Totals* TensorChecks::read_totals(std::size_t count) {
+  check_cuda(cudaMemcpyAsync(host_totals_, device_totals_, count * sizeof(Totals), cudaMemcpyDeviceToHost,
+                             cudaStreamLegacy),
+             "cudaMemcpyAsync(kscope's tensor check totals)");
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
+  return host_totals_;
+}
+
+template <class Result, class LaunchOne, class ReadOne>
+std::vector<Result> TensorChecks::per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one,
+                                             ReadOne read_one) {
+  std::vector<Result> out(tensors.size(), Result{});
+  if (tensors.empty()) return out;
+  Totals* totals = fresh_totals(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].elements() == 0) continue;
+    check_readable(tensors[i]);
+    launch_one(tensors[i], totals + i);
+  }
+  const Totals* read = read_totals(tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read_one(read[i]);
+  return out;
+}
+
+std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>& tensors) {
+  return per_tensor<double>(
+      tensors,
+      [](const TensorView& t, Totals* totals) {
+        launch(sum_of_squares_kernel, t.elements(), "launching kscope's sum of squares", t.data, t.elements(), t.dtype,
+               totals);
+      },
+      [](const Totals& totals) { return totals.sum_of_squares; });
+}
+
+std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
+  return per_tensor<std::uint64_t>(
+      tensors,
+      [](const TensorView& t, Totals* totals) {
+        launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(), totals);
+      },
+      [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
+}
+
+std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,
+                                                    const std::vector<TensorView>& references,
+                                                    const std::vector<Tolerance>& tolerances) {
+  if (candidates.size() != references.size() || tolerances.size() != references.size())
+    throw InternalError("the device comparison was given " + std::to_string(candidates.size()) + " candidates, " +
+                        std::to_string(references.size()) + " references and " + std::to_string(tolerances.size()) +
+                        " tolerances (kscope bug: please report it with this message)");
+  std::vector<TensorComparison> out(references.size());
+  if (references.empty()) return out;
+  Totals* totals = fresh_totals(references.size());
+  for (std::size_t i = 0; i < references.size(); ++i) {
+    const TensorView& c = candidates[i];
+    const TensorView& r = references[i];
+    out[i].elements = r.elements();
+    if (out[i].elements == 0) continue;
+    check_readable(c);
+    check_readable(r);
+    const std::size_t element_bytes = size_of(r.dtype);
+    const Tolerance& t = tolerances[i];
+    const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
+    launch(compare_kernel, out[i].elements, "launching kscope's comparison", c.data, r.data, out[i].elements, r.dtype,
+           element_bytes, exact_bits, t.atol, t.rtol, totals + i);
+    launch(first_mismatch_kernel, 1, "launching kscope's comparison", c.data, r.data, element_bytes, totals + i);
+  }
+  const Totals* read = read_totals(references.size());
+  for (std::size_t i = 0; i < references.size(); ++i) {
+    if (out[i].elements == 0) continue;
+    const Totals& found = read[i];
+    out[i].mismatched = found.mismatched;
+    out[i].max_abs_error = std::bit_cast<double>(found.max_abs_error_bits);
+    out[i].max_rel_error = std::bit_cast<double>(found.max_rel_error_bits);
+    if (found.mismatched == 0) continue;
+    out[i].first_mismatch = found.first_mismatch;
+    // Decoded as the host decodes elements.
+    out[i].first_candidate = detail::element(found.first_candidate, 0, candidates[i].dtype);
+    out[i].first_reference = detail::element(found.first_reference, 0, references[i].dtype);
+  }
+  return out;
+}
+
+}  // namespace kscope::device

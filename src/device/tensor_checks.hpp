@@ -1,0 +1,48 @@
+#pragma once
+// evaluate()'s checks of tensors in device memory (kscope::CallObserver's sums_of_squares,
+// checksums and compare): kernels that apply core/tensor_elements.hpp's rules, the same functions
+// the host checks (core/tensor_checks.cpp) apply, so that both give the same answers (a sum of
+// squares up to the order of its additions). A batch of tensors is one series of launches on the
+// legacy default stream and one wait for it.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kscope/tensor.hpp"
+
+namespace kscope::device {
+
+class TensorChecks {
+ public:
+  TensorChecks() = default;
+  ~TensorChecks();
+  TensorChecks(const TensorChecks&) = delete;
+  TensorChecks& operator=(const TensorChecks&) = delete;
+
+  // Each throws ConfigError for a view whose memory the current device cannot read (host memory
+  // CUDA does not know, another device's memory), CudaError for a failed CUDA call.
+  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors);
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
+  // Pairs of the same dtype and element count: the caller checks.
+  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
+                                        const std::vector<TensorView>& references,
+                                        const std::vector<Tolerance>& tolerances);
+
+  struct Totals;  // what the kernels find for one tensor (or pair)
+
+ private:
+  // Fresh totals in device memory for `count` checks, set by a kernel on the legacy stream.
+  Totals* fresh_totals(std::size_t count);
+  // Waits for the legacy stream and reads the first `count` totals back.
+  const Totals* read_totals(std::size_t count);
+  // One batch over `tensors`: launch_one(tensor, its totals) for each non-empty one, then
+  // read_one(its totals) for each (zeroed for an empty one).
+  template <class Result, class LaunchOne, class ReadOne>
+  std::vector<Result> per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one, ReadOne read_one);
+
+  Totals* device_totals_ = nullptr;
+  Totals* host_totals_ = nullptr;  // pinned, so that the copy back is one asynchronous copy
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace kscope::device
