@@ -31,16 +31,11 @@
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
 using kscope_test::error_of;
+using kscope_test::streamed;
 using kscope_test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-Settings to(const std::string& prefix) {
-  Settings s = kscope_test::quiet(2);
-  s.output_prefix = prefix;
-  return s;
-}
 
 Results sweep(const Settings& settings, std::size_t configs = 3) {
   SimulatedBackend backend;
@@ -54,7 +49,7 @@ Results sweep(const Settings& settings, std::size_t configs = 3) {
 
 // The shards of a sweep split in two, measured under `prefix`; their settings (those of the last).
 Settings two_shards(const std::string& prefix) {
-  Settings s = to(prefix);
+  Settings s = streamed(prefix);
   for (std::size_t i = 0; i < 2; ++i) {
     s.shard = Shard{i, 2};
     sweep(s);
@@ -201,7 +196,7 @@ TEST(HostileFiles, ReadersRefuseAFifoWithoutWaitingForAWriter) {
         << error.what();
   }, fifo);
 
-  Settings s = to(dir.prefix("sweep_"));
+  Settings s = streamed(dir.prefix("sweep_"));
   sweep(s);
   fs::remove(s.output_prefix + "samples.csv");
   ASSERT_EQ(::mkfifo((s.output_prefix + "samples.csv").c_str(), 0600), 0);
@@ -234,7 +229,7 @@ TEST(HostileFiles, ACsvRecordKeepsAtMostItsExpectedFields) {
 // progress.jsonl as a directory was a bare Error (Python ProfilerException), not IsADirectoryError.
 TEST(HostileFiles, ResumingWithAProgressDirectoryIsAFileErrorWithItsReason) {
   TempDir dir;
-  Settings s = to(dir.prefix("sweep_"));
+  Settings s = streamed(dir.prefix("sweep_"));
   sweep(s);
   fs::remove(s.output_prefix + "progress.jsonl");
   fs::create_directory(s.output_prefix + "progress.jsonl");
@@ -250,7 +245,7 @@ TEST(HostileFiles, ResumingWithAProgressDirectoryIsAFileErrorWithItsReason) {
 // Garbage in progress.jsonl was blamed on samples.csv.
 TEST(HostileFiles, AnUnreadableProgressLineIsNamedAsSuch) {
   TempDir dir;
-  Settings s = to(dir.prefix("sweep_"));
+  Settings s = streamed(dir.prefix("sweep_"));
   s.verbosity = Verbosity::info;
   sweep(s);
   std::string progress = read(s.output_prefix + "progress.jsonl");
@@ -270,7 +265,7 @@ TEST(HostileFiles, AnUnreadableProgressLineIsNamedAsSuch) {
 // a plain re-run and resume=True.
 TEST(HostileFiles, FilesThatRecordNothingDoNotHoldThePrefix) {
   TempDir dir;
-  const Settings s = to(dir.prefix("sweep_"));
+  const Settings s = streamed(dir.prefix("sweep_"));
   write(s.output_prefix + "progress.jsonl", "");
   write(s.output_prefix + "samples.csv", "Annotation,n,Metric\n");
   EXPECT_EQ(sweep(s).rows().size(), 3u);
@@ -280,7 +275,7 @@ TEST(HostileFiles, FilesThatRecordNothingDoNotHoldThePrefix) {
 TEST(HostileFiles, AFinishedSweepInAReadOnlyDirectoryPointsToItsResults) {
   TempDir dir;
   fs::create_directory(dir.prefix("ro"));
-  Settings s = to(dir.prefix("ro/sweep_"));
+  Settings s = streamed(dir.prefix("ro/sweep_"));
   sweep(s);
   fs::permissions(dir.prefix(""), fs::perms::all);  // reachable by the unprivileged user below
   fs::permissions(dir.prefix("ro"), fs::perms::owner_read | fs::perms::owner_exec | fs::perms::others_read |
@@ -298,13 +293,13 @@ TEST(HostileFiles, AFinishedSweepInAReadOnlyDirectoryPointsToItsResults) {
 TEST(HostileFiles, APrefixThatIsADeviceOrUnderAFileIsRefused) {
   TempDir dir;
   write(dir.prefix("file"), "x");
-  EXPECT_EQ(error_of([&] { sweep(to(dir.prefix("file/sweep_"))); }),
+  EXPECT_EQ(error_of([&] { sweep(streamed(dir.prefix("file/sweep_"))); }),
             "Settings::output_prefix '" + dir.prefix("file/sweep_") + "': its directory '" + dir.prefix("file") +
                 "' is a regular file, not a directory; give a prefix in a directory");
-  EXPECT_EQ(error_of([&] { sweep(to("/dev/full/sweep_")); }),
+  EXPECT_EQ(error_of([&] { sweep(streamed("/dev/full/sweep_")); }),
             "Settings::output_prefix '/dev/full/sweep_': its directory '/dev/full' is a character device, not a "
             "directory; give a prefix in a directory");
-  EXPECT_EQ(error_of([&] { sweep(to("/dev/null")); }),
+  EXPECT_EQ(error_of([&] { sweep(streamed("/dev/null")); }),
             "Settings::output_prefix '/dev/null' is a character device: an output prefix starts the names of the files "
             "written beside it ('/dev/nullresults.json', ...) or names a directory to write them in; give one of those");
   EXPECT_FALSE(fs::exists("/dev/nullmanifest.json"));
@@ -317,7 +312,7 @@ TEST(HostileFiles, TheLockIsNeverALinkNorAFileWithOtherNames) {
   const std::string victim = dir.prefix("victim"), prefix = dir.prefix("sweep_");
   write(victim, "precious\n");
   fs::create_symlink(victim, prefix + "lock");
-  const std::string error = error_of<FileError>([&] { sweep(to(prefix)); });
+  const std::string error = error_of<FileError>([&] { sweep(streamed(prefix)); });
   EXPECT_EQ(error, "cannot use '" + prefix + "lock' as the lock of Settings::output_prefix: it is a symbolic link, not a "
                    "lock file kscope made. kscope never writes through such a path (it would write into, then remove, "
                    "what it names): remove it, or give another Settings::output_prefix");
@@ -326,7 +321,7 @@ TEST(HostileFiles, TheLockIsNeverALinkNorAFileWithOtherNames) {
 
   fs::remove(prefix + "lock");
   fs::create_hard_link(victim, prefix + "lock");
-  EXPECT_TRUE(has(error_of<FileError>([&] { sweep(to(prefix)); }), "it is a file with other names (a hard link)"));
+  EXPECT_TRUE(has(error_of<FileError>([&] { sweep(streamed(prefix)); }), "it is a file with other names (a hard link)"));
   EXPECT_EQ(read(victim), "precious\n");
   EXPECT_TRUE(fs::exists(prefix + "lock"));
 }
@@ -357,7 +352,7 @@ TEST(HostileFiles, MergedResultsNeverReplaceASweepOrAnEarlierMergeUnasked) {
   TempDir dir;
   const Settings s = two_shards(dir.prefix("sweep_"));
   const std::string measured = dir.prefix("measured_");
-  sweep(to(measured));
+  sweep(streamed(measured));
   const std::string before = read(measured + "results.json");
   std::ostringstream out, err;
   EXPECT_EQ(merge_command({measured, s.output_prefix}, out, err), 2);
@@ -402,13 +397,13 @@ TEST(HostileFiles, MergeRefusalsPointToWhatIsThere) {
                 "', which stands for all its shards' files, or every shard's file");
 
   const std::string whole = dir.prefix("whole_");
-  sweep(to(whole));
+  sweep(streamed(whole));
   EXPECT_EQ(error_of([&] { merge_files({whole}); }),
             "nothing to merge under '" + whole + "': it holds the results of a sweep measured without shards ('" +
                 whole + "results.json'), which are whole already: read them with kscope::load_results(\"" + whole +
                 "results.json\")");
 
-  Settings other = to(dir.prefix("other_"));
+  Settings other = streamed(dir.prefix("other_"));
   other.shard = Shard{1, 2};
   SimulatedBackend backend;
   profile_with_backend(Sweep().axis("n", {1, 2, 4}), other, [&](const Config&) {
