@@ -46,7 +46,7 @@ const char* const kFooter =
     "  1   at least one row is slower\n"
     "  2   the inputs cannot be compared: a file that cannot be read, is not a kscope results file or is\n"
     "      of another format version; different backends, cache control, clock control or config axes;\n"
-    "      or a --direction naming a metric neither file holds\n"
+    "      a --direction naming a metric neither file holds; or a candidate row without a valid run\n"
     "  64  bad command line\n"
     "  74  the output could not be written\n";
 
@@ -260,6 +260,19 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     const kscope::Comparison comparison = kscope::compare(baseline, candidate, request.options);
     if (request.json) print_json(request, comparison, out);
     else print_text(request, baseline, candidate, comparison, out, colours_wanted(terminal));
+    // A row the candidate measured without one valid run is no pass: nothing shows it is not slower.
+    std::vector<std::string> unmeasured;
+    for (const auto& r : comparison.rows)
+      if (r.candidate.config_index && r.candidate.count == 0)
+        unmeasured.push_back(r.annotation + config_text(comparison, r) + " " + r.metric);
+    if (!unmeasured.empty()) {
+      err << "kscope compare: the candidate has no valid sample in " << unmeasured.size()
+          << (unmeasured.size() == 1 ? " row" : " rows") << " (" << unmeasured.front()
+          << (unmeasured.size() > 1 ? ", ..." : "")
+          << "): every run there is NaN (failed, or excluded as throttled), so nothing says it is not slower; "
+             "measure the candidate again\n";
+      return kCannotCompare;
+    }
     return comparison.count(kscope::Verdict::slower) ? kSlower : kNothingSlower;
   } catch (const kscope::Error& e) {
     err << "kscope compare: " << e.what() << "\n";

@@ -4,7 +4,6 @@
 
 #include "command_line.hpp"
 #include "kscope/detail/caller.hpp"
-#include "kscope/detail/files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/merge.hpp"
 
@@ -12,7 +11,7 @@ namespace {
 
 constexpr int kCannotMerge = 2;
 
-const char* const kUsage = "usage: kscope merge OUT_PREFIX INPUT...\n";
+const char* const kUsage = "usage: kscope merge OUT_PREFIX INPUT... [--overwrite]\n";
 
 const char* const kDescription =
     "Joins the shards of one sweep (measured with Settings::shard, shard=, or KSCOPE_SHARD=index/count by\n"
@@ -21,11 +20,14 @@ const char* const kDescription =
     "name stands for that directory). Each INPUT is a shard's results file, or the output prefix the\n"
     "sweep was given: its shards' PREFIX[FUNCTION-N-]shard-<i>-of-<n>-results.json files are taken. The\n"
     "shards' raw samples go through the same aggregation as a single run's; every row keeps the GPU and\n"
-    "host of the shard that measured it.";
+    "host of the shard that measured it. As a sweep's files, the merged files never replace a measured\n"
+    "sweep's or an earlier merge's without --overwrite, and OUT_PREFIX is never a device.";
 
 const char* const kFooter =
     "Refused (exit 2): shards of different sweeps, settings, backends or GPU models, of splits into\n"
-    "different counts, a shard missing or given twice, a shard that did not finish (resume it first).\n"
+    "different counts, a shard missing or given twice, a shard that did not finish (resume it first);\n"
+    "an OUT_PREFIX that holds a sweep or an earlier merge (without --overwrite), names a device or is in\n"
+    "use by a sweep.\n"
     "Warned: different drivers, observed SM clocks more than 2% apart.\n"
     "\n"
     "Exit status:\n"
@@ -44,13 +46,14 @@ int merge_command(const std::vector<std::string>& args, std::ostream& out, std::
   std::vector<std::string> inputs;
   app.add_option("OUT_PREFIX", out_prefix, "where the merged files go")->required()->type_name("");
   app.add_option("INPUT", inputs, "a shard's results file, or the output prefix of the sweep")->required()->type_name("");
+  bool overwrite = false;
+  app.add_flag("--overwrite", overwrite, "replace the sweep or the earlier merge under OUT_PREFIX");
   if (const auto status = kscope::cli::parse(app, args, out, err, kUsage)) return *status;
   try {
     std::vector<std::string> warnings;
     const kscope::Results merged = kscope::merge_files(inputs, &warnings);
     for (const auto& w : warnings) err << "kscope merge: warning: " << w << "\n";
-    const std::string prefix = kscope::detail::directory_as_prefix(out_prefix);
-    merged.write_all(prefix);
+    const std::string prefix = kscope::write_merged(merged, out_prefix, overwrite);
     out << merged << "merged " << merged.shard_sessions().size() << " shards into " << prefix
         << "{summary.csv,samples.csv,results.json}\n";
     return 0;

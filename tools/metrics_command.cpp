@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "command_line.hpp"
+#include "kscope/detail/caller.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
 
@@ -126,6 +127,8 @@ int run(const Request& r) {
 }  // namespace
 
 int metrics_command(const std::string& program, const std::vector<std::string>& args) {
+  // The messages name this command's flags, and kscope's options as Python spells them.
+  const kscope::detail::CallerScope caller(kscope::detail::Caller::command_line);
   CLI::App app{kDescription, program};
   app.footer(kFooter);
   Request r;

@@ -132,7 +132,8 @@ class SimulatedBackend final : public MeasurementBackend {
   // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
   // `stream` (0: the default) is one of the simulated GPU's streams: a kernel starts once the
   // kernel before it on its stream has ended and the host has issued it (the latest start so far),
-  // so kernels of other streams run beside it. Launches may come from any thread.
+  // so kernels of other streams run beside it. Launches may come from any thread. Durations and
+  // gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0, std::uintptr_t stream = 0);
   // `into` waits for what `from` has launched so far (an event recorded on `from`, waited on by `into`).
   void join(std::uintptr_t from, std::uintptr_t into = 0);

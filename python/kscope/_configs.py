@@ -10,11 +10,12 @@ config index the engine keeps with every row.
 
 import inspect
 import numbers
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from .errors import ConfigError, also_builtin
+from .errors import ConfigError, SweepWarning, also_builtin
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 _LABEL_CHARS = 48
@@ -70,7 +71,14 @@ class Signature:
                 f"configs must be a list of configurations, not {type(configs).__name__}: "
                 f"e.g. configs=[(1024,), (2048,)]"
             )
+        given_once = isinstance(configs, Iterator)
         configs = list(configs)  # once: a generator would be empty on the next call
+        if not configs and given_once:
+            raise ConfigError(
+                "configs is an iterator that gave no configs: it is used up (a generator gives its values once, "
+                "so a second call with it gets none); pass a list, e.g. configs=list(...), to sweep the same "
+                "configs at every call"
+            )
         if not configs:
             raise ConfigError("configs cannot be empty: give at least one configuration")
         if not self.params and len(configs) > 1:
@@ -132,12 +140,11 @@ def _label(v):
 
 
 def _same(a, b):
-    """Whether two config values are one value: the same object, or of one type and equal (a
-    tensor's elementwise == is no answer: two tensors are one value only as one object)."""
+    """Whether two config values are one value: the same object, or equal as Python's == says where it
+    answers True or False (1, 1.0 and True are one value, as in a set; 0.0 and -0.0 too). A tensor's
+    elementwise == is no answer: two tensors are one value only as one object."""
     if a is b:
         return True
-    if type(a) is not type(b):
-        return False
     try:
         equal = a == b
     except Exception:
@@ -145,11 +152,37 @@ def _same(a, b):
     return isinstance(equal, (bool, np.bool_)) and bool(equal)
 
 
+def _group(value, label):
+    """Where to look for a value's repeats: values equal by == share it (numbers and strings hash
+    as they compare); other objects are compared with those of the same label."""
+    if isinstance(value, (numbers.Number, str, np.generic)):
+        return ("value", value)
+    return ("label", label)
+
+
+def _warn_of_wide_integers(names, columns, configs):
+    """A parameter of integers one of which the engine cannot hold (beyond int64) is saved as labels."""
+    for p, name in enumerate(names):
+        values = [c[p] for c in configs]
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in values) and any(
+            _engine_type(v) is None for v in values
+        ):
+            wide = next(v for v in values if _engine_type(v) is None)
+            warnings.warn(
+                f"parameter {name!r} has the integer {_label(wide)}, beyond the 64-bit integers the engine holds, "
+                f"so its values are kept as text labels ({', '.join(map(repr, columns[p][:3]))}...): the "
+                f"DataFrames show your values, but a saved file (kscope.load, kscope compare) has the labels. "
+                f"Keep the values within -2**63 .. 2**63 - 1 to have them saved as integers",
+                SweepWarning,
+                stacklevel=4,
+            )
+
+
 def engine_rows(configs, names):
     """The configs as the engine's sweep rows: native values where a whole parameter has one
-    engine type, repr() labels otherwise (see the module docstring). A config given twice is a
-    ConfigError; configs of objects that only look alike (one label) get labels told apart by
-    their position, "#2", "#3", ... after the first."""
+    engine type, repr() labels otherwise (see the module docstring). A config given twice (each
+    value equal by ==, see _same) is a ConfigError; configs of objects that only look alike (one
+    label) get labels told apart by their position, "#2", "#3", ... after the first."""
     n_params = len(names)
     columns, labelled = [], []
     for p in range(n_params):
@@ -159,18 +192,27 @@ def engine_rows(configs, names):
         columns.append([kind(v) for v in values] if kind else [_label(v) for v in values])
         if not kind:
             labelled.append(p)
+    _warn_of_wide_integers(names, columns, configs)
     rows = [list(row) for row in zip(*columns)] if n_params else [[] for _ in configs]
-    alike: dict[tuple, list[int]] = {}
+    alike: dict[tuple, list[int]] = {}  # configs by where their repeats would be
+    labels: dict[tuple, int] = {}  # how many configs have each engine row
     for i, row in enumerate(rows):
-        earlier = alike.setdefault(tuple(row), [])
+        key = tuple(_group(configs[i][p], row[p]) for p in range(n_params))
+        try:
+            earlier = alike.setdefault(key, [])
+        except TypeError:  # a number type that does not hash: by its labels
+            earlier = alike.setdefault(tuple(("label", v) for v in row), [])
         for j in earlier:
             if all(_same(configs[i][p], configs[j][p]) for p in range(n_params)):
-                given = ", ".join(f"{name}={configs[i][p]!r}" for p, name in enumerate(names))
+                first, again = (", ".join(f"{name}={_label(configs[k][p])}" for p, name in enumerate(names))
+                                for k in (j, i))
+                given = first if first == again else f"{first} and {again}, equal by == as in a Python set"
                 raise ConfigError(
                     f"configs {j + 1} and {i + 1} are the same ({given}): each config is measured once; "
                     f"remove the repeat"
                 )
         earlier.append(i)
-        if len(earlier) > 1 and labelled:
-            rows[i][labelled[0]] += f" #{len(earlier)}"
+        labels[tuple(row)] = labels.get(tuple(row), 0) + 1
+        if labels[tuple(row)] > 1 and labelled:
+            rows[i][labelled[0]] += f" #{labels[tuple(row)]}"
     return rows

@@ -9,6 +9,8 @@ import warnings
 from collections.abc import Mapping
 from typing import Literal
 
+import numpy as np
+
 from . import _core, _shard, info_collector, tools
 from ._roofline import _accepts
 from .errors import ConfigError, ProfilerWarning, also_builtin
@@ -369,14 +371,20 @@ class Options:
                 raise ConfigError(f"{what}, a {len(value)}-element {type(value).__name__}: {shapes}")
             if isinstance(value, (str, bytes)):
                 raise ConfigError(f"{what}, text rather than a number: {shapes}")
+            if isinstance(value, (bool, np.bool_)):
+                raise ConfigError(f"{what}, a truth value rather than a number: {shapes} (float(...) of a flag "
+                                  f"that should count as 0 or 1)")
             try:
                 return float(value)
             except (TypeError, ValueError):
                 raise ConfigError(f"{what}, of type {type(value).__name__}, not a number: {shapes}") from None
 
         def entry(key, out, values):
-            pair = isinstance(out, (tuple, list)) and len(out) >= 2
+            pair = isinstance(out, (tuple, list)) and len(out) == 2
             value, unit = (out[0], out[1]) if pair else (out, None)
+            if unit is not None and not isinstance(unit, str):
+                raise ConfigError(f"derive_metric {name}() returned the unit {unit!r} for {key!r}, of type "
+                                  f"{type(unit).__name__}: a unit is a string such as 'GB/s'; {shapes}")
             derived = key, number(key, value, values), "" if unit is None else str(unit)
             if not pair and key not in unitless:
                 unitless.add(key)
@@ -392,7 +400,12 @@ class Options:
         def adapter(values, config_index):
             out = fn(*values, *configs[config_index])
             if isinstance(out, Mapping):
-                return [entry(str(k), v, values) for k, v in out.items()]
+                for k in out:
+                    if not isinstance(k, str):
+                        raise ConfigError(f"derive_metric {name}() returned a dict with the key {k!r}, of type "
+                                          f"{type(k).__name__}: each derived metric is named by a string key, "
+                                          f"e.g. {{'bandwidth': (value, 'GB/s')}}")
+                return [entry(k, v, values) for k, v in out.items()]
             return [entry(name, out, values)]
 
         return adapter

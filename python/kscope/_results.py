@@ -156,7 +156,7 @@ def _engine_column(name: str, cells: Sequence[_core.Cell]) -> pd.Series:
     if kind == "integer":
         return pd.Series(cells, dtype="int64")
     if kind in ("text", "boolean", "baseline"):
-        return pd.Series(cells)  # strings: object (pandas 1/2) or str (pandas 3); False|name stays object
+        return _inferred(cells)  # strings: object (pandas 1/2) or str (pandas 3); False|name stays object
     # Tables outside the schema (speed_of_light): typed from the cells.
     present = [c for c in cells if c is not None]
     types = {type(c) for c in present}
@@ -165,7 +165,13 @@ def _engine_column(name: str, cells: Sequence[_core.Cell]) -> pd.Series:
         return pd.Series(cells, dtype="float64")  # None becomes NaN
     if types == {int}:
         return pd.Series(cells, dtype="int64")
-    return pd.Series(cells)  # strings: object (pandas 1/2) or str (pandas 3); bool; False|name
+    return _inferred(cells)  # strings: object (pandas 1/2) or str (pandas 3); bool; False|name
+
+
+def _inferred(cells: Sequence[Any]) -> pd.Series:
+    """A column of the type pandas infers from its cells; of objects when it has none (pandas 1 and 2
+    warn that they will change the type they infer from nothing)."""
+    return pd.Series(cells) if len(cells) else pd.Series(cells, dtype=object)
 
 
 def _config_column(values: Sequence[Any]) -> pd.Series:

@@ -49,8 +49,9 @@ class Work:
                             ("flops", "the floating-point operations the region must do (a fused multiply-add "
                                       "counts 2)")):
             value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-                raise ConfigError(f"kscope.Work {field}={value!r}: give {what}, a finite number >= 0")
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite(value) or value < 0:
+                raise ConfigError(f"kscope.Work {field}={_shown(value)}: give {what}, a finite number >= 0 (at most "
+                                  f"about 1.8e308, a float's range)")
         if self.kind not in _PRECISIONS:
             hint = " (TF32 is fp32 on tensor cores: kind='fp32', tensor_cores=True)" if self.kind == "tf32" else ""
             raise ConfigError(f"kscope.Work kind={self.kind!r}: give one of {', '.join(map(repr, _PRECISIONS))}{hint}")
@@ -61,6 +62,22 @@ class Work:
                               "work function for a region without declared work")
         if self.kind == "fp8" and not self.tensor_cores:
             raise ConfigError("kscope.Work kind='fp8': fp8 FLOPs run on tensor cores only: add tensor_cores=True")
+
+
+def _finite(value: numbers.Real) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer beyond a float's range
+        return False
+
+
+def _shown(value: Any) -> str:
+    """A value in a message, cut short: an integer of thousands of digits is named by its size."""
+    try:
+        text = repr(value)
+    except ValueError:  # beyond the digits Python converts to text
+        return f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
 
 
 WorkFunction = Callable[..., Union[Work, None]]

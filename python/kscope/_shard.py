@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
 from . import _core
 from ._results import ProfileResults
-from .errors import ConfigError, ProfilerWarning, SweepError
+from .errors import ConfigError, ProfilerWarning, SweepError, also_builtin
 
 ShardOption = Union[None, Literal["auto"], tuple[int, int]]
 
@@ -163,9 +163,15 @@ def merge(shards: Sequence[ProfileResults | str | os.PathLike[str]]) -> ProfileR
     """
     if isinstance(shards, (str, os.PathLike)):
         shards = [shards]
-    if not shards:
-        raise ConfigError("kscope.merge needs the shards of a sweep: ProfileResults, results files or output prefixes")
+    what = "the shards of a sweep: a list of ProfileResults, of results files or of output prefixes (or one path)"
+    if not isinstance(shards, Iterable) or isinstance(shards, (bytes, ProfileResults)):
+        raise also_builtin(ConfigError, TypeError)(f"kscope.merge takes {what}, not {shards!r}"[:300])
     given = list(shards)
+    if not given:
+        raise ConfigError(f"kscope.merge needs {what}")
+    for s in given:
+        if not isinstance(s, (ProfileResults, str, os.PathLike)):
+            raise also_builtin(ConfigError, TypeError)(f"kscope.merge takes {what}; {s!r} is none of them"[:300])
     objects = [s for s in given if isinstance(s, ProfileResults)]
     paths = [os.fspath(s) for s in given if not isinstance(s, ProfileResults)]
     configs: Sequence[tuple[Any, ...]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import stat
 import sys
 import tempfile
 import textwrap
@@ -274,6 +275,7 @@ class _ProfiledFunction:
         self.signature = Signature(func)
         self.options = options
         options.check_collector_names(self.signature.names)  # the rest: Options() checked them
+        info_collector.check_arguments(options.info_collectors, len(self.signature.names))
         self.work = _roofline.check_option(options.work, len(self.signature.names))
         # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
         self.configs = configs
@@ -313,8 +315,10 @@ class _ProfiledFunction:
     def _profile(self, configs: Any) -> ProfileResults:
         opts = self.options
         simulated = testing.active()
-        # The simulated backend measures whatever backend= says, so no tool changes its metrics.
+        # The simulated backend measures whatever backend= says, so no tool changes its metrics (a
+        # KSCOPE_TOOL that names no tool is refused all the same, as it would be on a GPU).
         backend, metrics, note, chooser = (opts.backend, opts.metrics, None, None) if simulated else opts.for_call()
+        tools.get_active_tool()
         _note_once(note)
         settings = opts.settings(self._engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
@@ -354,7 +358,7 @@ class _ProfiledFunction:
                 results = _shard.gather(placement, results)
             if settings.output_prefix and results._core.shard_count():
                 with results_attached(results, "writing the merged results"):
-                    results._core.write_all(settings.output_prefix)
+                    _core.write_merged(results._core, settings.output_prefix, settings.overwrite, settings.resume)
         call = self.calls
         self.calls += 1  # this call's files are written: the next call gets the next {n}
         if opts.output_csv:
@@ -388,15 +392,23 @@ class _ProfiledFunction:
         prefix = self._prefix()
         if prefix is None:
             return ""
+        if os.path.exists(prefix) and not (os.path.isdir(prefix) or os.path.isfile(prefix)):
+            in_the_way = _not_a_directory(prefix)
+            beside = f"{prefix}{self.func.__name__}-{self.calls}-results.json"
+            raise ConfigError(
+                f"output_prefix {prefix!r} is {in_the_way[1] if in_the_way else 'no file'}: an output prefix starts "
+                f"the names of the files written beside it ({beside}, ...) or names a directory to write them in; "
+                f"give one of those"
+            )
         directory = os.path.dirname(prefix)
         if directory:
             try:
                 os.makedirs(directory, exist_ok=True)
             except OSError as e:
-                raise ConfigError(
-                    f"output_prefix {prefix!r}: cannot create its directory {directory!r} ({e.strerror}); "
-                    f"give a prefix in a writable directory"
-                ) from None
+                in_the_way = _not_a_directory(directory)
+                why = (f"{in_the_way[0]!r} is {in_the_way[1]}, not a directory; give a prefix in a directory"
+                       if in_the_way else f"{e.strerror}; give a prefix in a writable directory")
+                raise ConfigError(f"output_prefix {prefix!r}: cannot create its directory {directory!r}: {why}") from None
         return f"{prefix}{self.func.__name__}-{self.calls}-"
 
     def _prefix(self) -> str | None:
@@ -439,6 +451,23 @@ class _ProfiledFunction:
             _core.write_file(path, frames[kind]().to_csv(index=False))  # whole, through links, never over a device
             if self.options.verbosity >= VerbosityLevel.INFO:
                 print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
+
+
+def _not_a_directory(directory: str) -> tuple[str, str] | None:
+    """(path, what it is) of the nearest existing part of `directory` that is not a directory (a file,
+    a device such as /dev/null), which makes creating `directory` fail; None when there is none."""
+    path = directory
+    while path and not os.path.lexists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    if not path or os.path.isdir(path):
+        return None
+    mode = os.stat(path).st_mode if os.path.exists(path) else 0
+    kinds = [(stat.S_ISREG, "a file"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket")]
+    return path, next((kind for test, kind in kinds if test(mode)), "a broken symbolic link")
 
 
 _notes_shown: set[str] = set()

@@ -19,6 +19,11 @@ arrive through Python's warnings module in these categories.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import os
+import signal
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -109,6 +114,36 @@ class SweepInterrupted(KeyboardInterrupt):
         super().__init__(message)
         self.interrupted_config = interrupted_config
         self.partial_results = partial_results
+
+
+_uncaught_interrupts: list[SweepInterrupted] = []
+
+
+def _note_uncaught_interrupt(previous: Any) -> Any:
+    def excepthook(kind: type[BaseException], value: BaseException, traceback: Any) -> None:
+        previous(kind, value, traceback)
+        if isinstance(value, SweepInterrupted):
+            _uncaught_interrupts.append(value)
+
+    return excepthook
+
+
+def _end_as_interrupted() -> None:
+    """A program ended by an uncaught SweepInterrupted ends as Python ends one by an uncaught
+    KeyboardInterrupt, which it does for that class alone: killed by SIGINT, status 130 in a shell, so
+    that the shell or the job scheduler sees a Ctrl-C rather than a failure (status 1). Registered
+    when kscope is imported, so it runs after the atexit handlers registered later."""
+    if not _uncaught_interrupts:
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+sys.excepthook = _note_uncaught_interrupt(sys.excepthook)
+atexit.register(_end_as_interrupted)
 
 
 class ProfilerWarning(UserWarning):

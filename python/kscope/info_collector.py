@@ -128,6 +128,29 @@ def bind_args(callback: Callable[..., Any], leading: tuple[Any, ...], config: Se
     return [*leading, *config[: max(0, len(positional) - len(leading))]]
 
 
+def check_arguments(collectors: Sequence[tuple[str, Callable[..., Any], str]], n_params: int) -> None:
+    """Each collector against the arguments its scope calls it with, for a profiled function of
+    `n_params` parameters: checked when the function is decorated, as derive_metric and work are."""
+    for name, callback, scope in collectors:
+        if scope == CollectionScope.ONCE.value:
+            args, given = [], "no arguments"
+        else:
+            leading = ("annotation",) if scope == CollectionScope.ANNOTATION.value else ()
+            args = bind_args(callback, leading, list(range(n_params)))
+            given = ("the annotation's name, then " if leading else "") + f"the {n_params} config values"
+        try:
+            inspect.signature(callback).bind(*args)
+        except ValueError:  # a builtin without a signature: the call tells
+            continue
+        except TypeError:
+            label = f"{getattr(callback, '__name__', callback)!s}{inspect.signature(callback)}"
+            raise ConfigError(
+                f"info collector {name!r} of scope {scope.upper()} is called with {given}, which {label} does not "
+                f"accept: give it parameters for them (a callback with fewer gets only as many config values), or "
+                f"*config"
+            ) from None
+
+
 def _cell(value: Any) -> _Cell:
     """A value as the engine's tables hold it: None, bool, int, float or str."""
     if value is None or isinstance(value, (bool, str)):

@@ -49,12 +49,20 @@ py::object error_class(const std::exception& e) {
   return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
 }
 
+// An engine message as Python text: bytes that are not UTF-8 (a file's content quoted in it) are
+// shown as \xNN escapes instead of failing the message with a UnicodeDecodeError.
+py::str message(const std::exception& e) {
+  const std::string text = e.what();
+  return py::reinterpret_steal<py::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace"));
+}
+
 // A file that cannot be read or written is Python's OSError, of the subclass its errno selects
 // (FileNotFoundError, IsADirectoryError, PermissionError...), as open() raises it.
 py::object os_error(const kscope::FileError& e) {
   const py::object os_error_class = py::reinterpret_borrow<py::object>(PyExc_OSError);
-  if (!e.code()) return os_error_class(e.what());
-  return os_error_class(e.code().value(), e.what());
+  if (!e.code()) return os_error_class(message(e));
+  return os_error_class(e.code().value(), message(e));
 }
 
 // An exception raised by Python code the engine called (the body, derive_metric, the combine
@@ -101,7 +109,7 @@ py::object python_exception(std::exception_ptr cause) {
   } catch (const kscope::FileError& e) {
     return os_error(e);
   } catch (const std::exception& e) {
-    return error_class(e)(e.what());
+    return error_class(e)(message(e));
   } catch (...) {
     return py::reinterpret_borrow<py::object>(PyExc_RuntimeError)("a non-standard C++ exception");
   }
@@ -114,7 +122,7 @@ void raise(const py::object& instance) {
 // kscope.SweepInterrupted carrying what was measured: a _core.Results, or a _core.Evaluation.
 void raise_interrupted(const kscope::SweepInterrupted& e, const py::object& partial) {
   const py::module_ errors = py::module_::import("kscope.errors");
-  raise(errors.attr("SweepInterrupted")(e.what(), e.interrupted_config(), partial));
+  raise(errors.attr("SweepInterrupted")(message(e), e.interrupted_config(), partial));
 }
 
 void raise_sweep_error(const kscope::SweepError& e, const py::object& partial) {
@@ -123,7 +131,7 @@ void raise_sweep_error(const kscope::SweepError& e, const py::object& partial) {
   if (!PyObject_IsInstance(cause.ptr(), PyExc_Exception)) return raise(cause);
   // Also an instance of the cause's built-in class, which Nsight Python lets through.
   const py::object sweep_error = py::module_::import("kscope.errors").attr("sweep_error_for")(cause);
-  py::object error = sweep_error(e.what(), e.failed_config(), partial);
+  py::object error = sweep_error(message(e), e.failed_config(), partial);
   PyException_SetCause(error.ptr(), cause.release().ptr());  // steals the reference
   raise(error);
 }
@@ -142,7 +150,7 @@ void translate(std::exception_ptr p) {
   } catch (const kscope::FileError& e) {
     raise(os_error(e));
   } catch (const kscope::Error& e) {
-    raise(error_class(e)(e.what()));
+    raise(error_class(e)(message(e)));
   }
 }
 
@@ -749,6 +757,10 @@ void bind_shards(py::module_& m) {
     kscope::Results merged = kscope::merge_files(inputs, &warnings);
     return py::make_tuple(std::move(merged), warnings);
   }, py::arg("inputs"), "(merged Results, [warning]) of shard results files or output prefixes");
+  m.def("write_merged", &kscope::write_merged, py::arg("merged"), py::arg("prefix"), py::arg("overwrite"),
+        py::arg("resumed"), py::call_guard<py::gil_scoped_release>(),
+        "Writes merged results under prefix as a sweep writes its files: never over a sweep or an earlier "
+        "merge unless overwrite (or resumed, for an earlier merge), never over a device");
 }
 
 void bind_compare(py::module_& m) {
@@ -847,8 +859,28 @@ void bind_testing(py::module_& m) {
   using kscope::testing::SimulatedBackend;
   py::class_<SimulatedBackend>(testing, "SimulatedBackend")
       .def(py::init<>())
-      .def("launch", &SimulatedBackend::launch, py::arg("kernel_name"), py::arg("duration_ns"), py::arg("gap_ns") = 0.0,
-           py::arg("stream") = 0,
+      .def("launch", [](SimulatedBackend& b, const py::object& kernel_name, const py::object& duration_ns,
+                        const py::object& gap_ns, std::uintptr_t stream) {
+        // Checked here, so that a wrong type reads as this call's mistake, not as pybind11's overloads.
+        if (!py::isinstance<py::str>(kernel_name))
+          throw py::type_error("SimulatedBackend.launch(kernel_name, duration_ns): kernel_name must be a str, not " +
+                               std::string(Py_TYPE(kernel_name.ptr())->tp_name));
+        const auto nanoseconds = [](const py::object& v, const char* name) {
+          const bool number = !PyBool_Check(v.ptr()) && (PyFloat_Check(v.ptr()) || PyLong_Check(v.ptr()) ||
+                                                          PyObject_HasAttrString(v.ptr(), "__float__"));
+          const double ns = number ? PyFloat_AsDouble(v.ptr()) : 0.0;
+          if (!number || PyErr_Occurred()) {
+            PyErr_Clear();
+            std::string shown = py::repr(v);
+            if (py::len(py::repr(v)) > 60) shown = py::str(py::repr(v)[py::slice(0, 57, 1)]).cast<std::string>() + "...";
+            throw py::type_error(std::string("SimulatedBackend.launch: ") + name + " must be a number of nanoseconds, "
+                                 "e.g. 100.0, not " + shown);
+          }
+          return ns;
+        };
+        b.launch(kernel_name.cast<std::string>(), nanoseconds(duration_ns, "duration_ns"), nanoseconds(gap_ns, "gap_ns"),
+                 stream);
+      }, py::arg("kernel_name"), py::arg("duration_ns"), py::arg("gap_ns") = 0.0, py::arg("stream") = 0,
            "A simulated kernel of the given duration, launched now on `stream` (0 the default): it starts gap_ns "
            "after the previous kernel of its stream ends, beside the other streams' kernels")
       .def("join", &SimulatedBackend::join, py::arg("from_stream"), py::arg("into_stream") = 0,

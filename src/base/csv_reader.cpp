@@ -8,10 +8,16 @@
 namespace kscope::detail {
 
 bool CsvRecordReader::next(CsvRecord& record) {
+  if (too_long_) return false;
   std::streambuf& in = *in_.rdbuf();
   std::size_t fields = 0, offset = offset_;
+  std::string dropped;  // the fields beyond max_fields_ + 1
   // The fields' strings are reused from record to record: reading allocates only for longer ones.
   const auto start_field = [&]() -> std::string& {
+    if (fields > max_fields_) {
+      dropped.clear();
+      return dropped;
+    }
     if (fields == record.fields.size()) record.fields.emplace_back();
     std::string& field = record.fields[fields++];
     field.clear();
@@ -20,7 +26,10 @@ bool CsvRecordReader::next(CsvRecord& record) {
   std::string* field = &start_field();
   bool quoted = false;
   for (int c; (c = in.sbumpc()) != std::char_traits<char>::eof();) {
-    ++offset;
+    if (++offset - offset_ > kMaxRecordBytes) {
+      too_long_ = true;
+      return false;
+    }
     const char ch = static_cast<char>(c);
     if (quoted) {
       if (ch != '"') {

@@ -8,7 +8,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <system_error>
+#include <utility>
 
 #include "kscope/errors.hpp"
 
@@ -45,6 +48,8 @@ std::string read_link(const std::string& link) {
 }
 
 const char* kind_of(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
@@ -52,20 +57,56 @@ const char* kind_of(mode_t mode) {
   return "not a regular file";
 }
 
-// The temporary file beside the target: removed unless renamed over it.
+// An output stream's bytes written to a file descriptor: the descriptor created is the one written,
+// whatever its path names meanwhile. A failed write leaves the stream bad and its errno in error().
+class DescriptorWriter final : public std::streambuf {
+ public:
+  explicit DescriptorWriter(int fd) : fd_(fd) { setp(buffer_, buffer_ + sizeof buffer_); }
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!flush()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return flush() ? 0 : -1; }
+
+ private:
+  bool flush() {
+    for (const char* next = pbase(); next < pptr();) {
+      const ssize_t n = ::write(fd_, next, static_cast<std::size_t>(pptr() - next));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        error_ = errno;
+        return false;
+      }
+      next += n;
+    }
+    setp(buffer_, buffer_ + sizeof buffer_);
+    return true;
+  }
+  int fd_;
+  int error_ = 0;
+  char buffer_[1 << 16];
+};
+
+// The temporary file beside the target, created by this process (O_EXCL: never a link or a file
+// someone else put there): removed unless renamed over the target, and only while its name is still
+// this file's.
 class Temporary {
  public:
   Temporary(const std::string& path, const std::string& target) {
     static std::atomic<unsigned> serial{0};
     while (fd_ < 0) {
       path_ = target + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
-      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // 0666 less the umask
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);  // 0666 less the umask
       if (fd_ < 0 && errno != EEXIST) cannot_write(path, target, errno);
     }
   }
   ~Temporary() {
+    if (!renamed_ && names_open_file(path_, fd_)) ::unlink(path_.c_str());
     ::close(fd_);
-    if (!renamed_) ::unlink(path_.c_str());
   }
   Temporary(const Temporary&) = delete;
   Temporary& operator=(const Temporary&) = delete;
@@ -80,7 +121,53 @@ class Temporary {
   bool renamed_ = false;
 };
 
+[[noreturn]] void cannot_read(const std::string& path, const std::string& why, int error) {
+  throw FileError("cannot read '" + path + "': " + why, path, error ? os_code(error) : std::error_code());
+}
+
+// An input stream's bytes read from a file descriptor; a read error throws FileError.
+class DescriptorReader final : public std::streambuf {
+ public:
+  DescriptorReader(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+
+ protected:
+  int_type underflow() override {
+    ssize_t n = 0;
+    do n = ::read(fd_, buffer_, sizeof buffer_);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) cannot_read(path_, std::strerror(errno), errno);
+    if (n == 0) return traits_type::eof();
+    setg(buffer_, buffer_, buffer_ + n);
+    return traits_type::to_int_type(buffer_[0]);
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+  char buffer_[1 << 16];
+};
+
+// Why a file of this mode is not read; empty for a regular file.
+std::string not_readable(mode_t mode, const std::string& expected) {
+  if (S_ISREG(mode)) return "";
+  if (S_ISDIR(mode)) return "it is a directory; give " + expected;
+  return std::string("it is ") + kind_of(mode) +
+         ", not a regular file: kscope reads only files (a FIFO would keep it waiting for a writer, a device "
+         "reading without end); give " + expected;
+}
+
 }  // namespace
+
+std::string kind_of_file(const std::string& path) {
+  struct stat status {};
+  return ::stat(path.c_str(), &status) == 0 ? kind_of(status.st_mode) : "";
+}
+
+bool names_open_file(const std::string& path, int fd) {
+  struct stat named {}, open {};
+  return ::lstat(path.c_str(), &named) == 0 && ::fstat(fd, &open) == 0 && named.st_ino == open.st_ino &&
+         named.st_dev == open.st_dev;
+}
 
 std::string write_target(const std::string& path) {
   std::string target = path;
@@ -113,12 +200,12 @@ void write_whole(const std::string& path, const std::function<void(std::ostream&
   Temporary temporary(path, target);
   if (exists) ::fchmod(temporary.fd(), existing.st_mode & 07777);  // best effort: the file keeps its mode
   {
-    std::ofstream out(temporary.path(), std::ios::binary | std::ios::trunc);
-    if (!out) cannot_write(path, target, errno ? errno : EIO);
+    DescriptorWriter buffer(temporary.fd());
+    std::ostream out(&buffer);
     write(out);
     out.flush();
     if (!out) {
-      const int error = errno ? errno : EIO;
+      const int error = buffer.error() ? buffer.error() : EIO;
       throw FileError("writing " + named(path, target) + " failed: " + std::strerror(error) +
                           (exists ? " (the file is as it was before)" : ""),
                       path, os_code(error));
@@ -148,22 +235,78 @@ std::string directory_as_prefix(const std::string& prefix) {
   return prefix + "/";
 }
 
-std::ifstream open_for_reading(const std::string& path, const std::string& expected) {
+struct InputFile::Open {
+  Open(int descriptor, std::uint64_t bytes, const std::string& path)
+      : fd(descriptor), size(bytes), reader(descriptor, path), stream(&reader) {
+    stream.exceptions(std::ios::badbit);  // a read error reaches the caller as the FileError it is
+  }
+  ~Open() { ::close(fd); }
+  int fd;
+  std::uint64_t size;
+  DescriptorReader reader;
+  std::istream stream;
+};
+
+std::optional<InputFile> InputFile::if_exists(const std::string& path, const std::string& expected) {
   struct stat status {};
+  // Checked before opening, so that no device is ever opened, and again on what was opened.
   if (::stat(path.c_str(), &status) != 0) {
-    const int error = errno;
-    throw FileError("cannot read '" + path + "': " + (error == ENOENT ? "no such file" : std::strerror(error)) +
-                        "; give " + expected,
-                    path, os_code(error));
+    if (errno == ENOENT) return std::nullopt;
+    cannot_read(path, std::strerror(errno), errno);
   }
-  if (S_ISDIR(status.st_mode))
-    throw FileError("cannot read '" + path + "': it is a directory; give " + expected, path, os_code(EISDIR));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int error = errno ? errno : EIO;
-    throw FileError("cannot read '" + path + "': " + std::strerror(error), path, os_code(error));
+  if (const std::string why = not_readable(status.st_mode, expected); !why.empty())
+    cannot_read(path, why, S_ISDIR(status.st_mode) ? EISDIR : 0);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
+    cannot_read(path, std::strerror(errno), errno);
   }
-  return in;
+  auto open = std::make_unique<Open>(fd, 0, path);
+  if (::fstat(fd, &status) != 0) cannot_read(path, std::strerror(errno), errno);
+  if (const std::string why = not_readable(status.st_mode, expected); !why.empty())
+    cannot_read(path, why, S_ISDIR(status.st_mode) ? EISDIR : 0);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  open->size = static_cast<std::uint64_t>(status.st_size);
+  return InputFile(std::move(open));
+}
+
+InputFile::InputFile(const std::string& path, const std::string& expected) {
+  auto file = if_exists(path, expected);
+  if (!file) cannot_read(path, "no such file; give " + expected, ENOENT);
+  open_ = std::move(file->open_);
+}
+
+InputFile::InputFile(std::unique_ptr<Open> open) : open_(std::move(open)) {}
+InputFile::~InputFile() = default;
+InputFile::InputFile(InputFile&&) noexcept = default;
+InputFile& InputFile::operator=(InputFile&&) noexcept = default;
+
+std::istream& InputFile::stream() { return open_->stream; }
+std::uint64_t InputFile::size() const { return open_->size; }
+
+std::string read_whole(InputFile& in, const std::string& path, std::uint64_t limit, const std::string& what) {
+  if (in.size() > limit)
+    throw FileError("cannot read '" + path + "' as " + what + ": it holds " + std::to_string(in.size()) +
+                        " bytes, more than kscope reads whole (at most " + std::to_string(limit) +
+                        " bytes on this machine)",
+                    path, os_code(EFBIG));
+  std::string text;
+  text.reserve(static_cast<std::size_t>(in.size()));
+  char buffer[1 << 16];
+  while (in.stream().read(buffer, sizeof buffer) || in.stream().gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.stream().gcount()));
+    if (text.size() > limit)  // grown since it was opened
+      throw FileError("cannot read '" + path + "' as " + what + ": it grew beyond " + std::to_string(limit) +
+                          " bytes while being read",
+                      path, os_code(EFBIG));
+  }
+  return text;
+}
+
+std::uint64_t json_document_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return std::uint64_t(1) << 32;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4;
 }
 
 }  // namespace kscope::detail

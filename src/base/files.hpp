@@ -9,8 +9,15 @@
 //     crash, a kill or a full disk leaves the previous file as it was, never half of each; an
 //     existing file keeps its permission bits.
 // Every failure is a FileError naming the path and the operating system's reason.
-#include <fstream>
+//
+// Reading takes only a regular file: the path is opened without blocking and checked with fstat,
+// so a FIFO, a device or a socket is refused with a FileError instead of waiting for a writer or
+// reading forever.
+#include <cstdint>
 #include <functional>
+#include <istream>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -24,8 +31,42 @@ std::string write_target(const std::string& path);
 
 void write_whole(const std::string& path, const std::function<void(std::ostream&)>& write);
 
-// `path` opened for reading. Throws FileError when it is missing, a directory or unreadable;
-// `expected` says what the caller should give instead ("a file written by ProfileResults.save").
-std::ifstream open_for_reading(const std::string& path, const std::string& expected);
+// What is at `path` (links followed): "a regular file", "a directory", "a character device", "a
+// FIFO (named pipe)"...; empty when nothing is.
+std::string kind_of_file(const std::string& path);
+
+// Whether `path` (not followed if a link) still names the file open as `fd`: a path in a directory
+// others may write to can be replaced by anything between two calls, and what kscope removes must
+// be what it made.
+bool names_open_file(const std::string& path, int fd);
+
+// A regular file opened for reading, read through stream(). Throws FileError when `path` is
+// missing, a directory, not a regular file or unreadable; `expected` says what the caller should
+// give instead ("a file written by ProfileResults.save"). A read error later throws FileError too.
+class InputFile {
+ public:
+  InputFile(const std::string& path, const std::string& expected);
+  // nullopt when nothing is at `path` (the other refusals as above).
+  static std::optional<InputFile> if_exists(const std::string& path, const std::string& expected);
+  ~InputFile();
+  InputFile(InputFile&&) noexcept;
+  InputFile& operator=(InputFile&&) noexcept;
+
+  std::istream& stream();
+  std::uint64_t size() const;  // when it was opened
+
+ private:
+  struct Open;
+  explicit InputFile(std::unique_ptr<Open> open);
+  std::unique_ptr<Open> open_;
+};
+
+// The whole text of the file `in` reads, refused (FileError naming `path`) when the file is larger
+// than `limit` bytes: `what` says what that text is ("a results file").
+std::string read_whole(InputFile& in, const std::string& path, std::uint64_t limit, const std::string& what);
+
+// The most a JSON document kscope reads whole (a results file, a manifest) may hold: a quarter of
+// this machine's memory, as the parsed document takes several times its text's size.
+std::uint64_t json_document_limit();
 
 }  // namespace kscope::detail

@@ -140,7 +140,11 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
   std::vector<Pending> pending;
   for (std::size_t r = 0; r < regions.size(); ++r) {
     const RegionMeasurement& region = regions[r];
-    declare_work(region.annotation, run.config);
+    try {
+      declare_work(region.annotation, run.config);
+    } catch (...) {
+      throw CallbackFailure(option("work"), std::current_exception());
+    }
     const SampleStore::Id info = run.info && r < run.info->size() ? store.info_id((*run.info)[r]) : 0;
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +

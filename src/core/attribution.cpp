@@ -6,8 +6,10 @@
 #include <limits>
 #include <optional>
 
+#include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/exception_message.hpp"
+#include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -96,11 +98,18 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
     // Each message starts with Nsight Python's sentence for the case (its users match on it).
     if (kept.empty()) {
       if (!all.empty()) {
-        throw KernelCountError("No kernels were profiled in annotation '" + m.annotation +
+        std::vector<std::string> unmatched;  // perhaps misspelt: the kernel meant to be kept was named instead
+        for (const auto& p : settings.ignore_kernel_list)
+          if (std::none_of(all.begin(), all.end(), [&](const KernelMeasurement& k) { return kernel_matches(k.name, p); }))
+            unmatched.push_back(p);
+        throw KernelCountError("No kernels were profiled in annotation '" + cut(m.annotation) +
                                "': every kernel it launched is in ignore_kernel_list:" + listed(all) +
-                               "\nremove one of them from the list, or remove the annotation");
+                               "\nremove one of them from the list, or remove the annotation" +
+                               (unmatched.empty() ? std::string()
+                                                  : " (" + option("ignore_kernel_list") + "'s " + quoted_list(unmatched) +
+                                                        " matched none of its kernels: a misspelt name?)"));
       }
-      throw KernelCountError("No kernels were profiled in annotation '" + m.annotation +
+      throw KernelCountError("No kernels were profiled in annotation '" + cut(m.annotation) +
                              "' in this run: an annotated region must launch at least one GPU kernel between its "
                              "start and end. Check that the launch happens inside the region (not before it, not "
                              "skipped by a condition or an empty size)");
@@ -119,7 +128,7 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
     }
     if (kept.size() > 1 && !settings.combine_kernel_metrics) {
       throw KernelCountError("More than one (total=" + std::to_string(kept.size()) + ") kernel is launched within the " +
-                             m.annotation + " annotation (in one run):" + listed(kept) +
+                             cut(m.annotation) + " annotation (in one run):" + listed(kept) +
                              "\nkscope measures one kernel per annotation unless told how to combine them. Either "
                              "set " + option("combine_kernel_metrics") +
                              spell(" (e.g. std::plus<double>{} to add durations)",

@@ -6,6 +6,7 @@
 
 #include "core/caller.hpp"
 #include "core/exception_message.hpp"
+#include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/columns.hpp"
@@ -96,7 +97,8 @@ Cell InfoCollection::call(std::size_t collector, const CollectionContext& contex
     std::unique_lock lock(mutex_);
     // Named while the failure (or its warning, which a front end may turn into an error) goes on.
     failed_ = "info collector '" + c.name + "' (" + to_string(c.scope) + " scope)";
-    if (errors_ == InfoCollectorErrors::raise) throw;
+    // Ctrl-C reaching the collector (Python's KeyboardInterrupt) stops the sweep as interrupted, unwarned.
+    if (errors_ == InfoCollectorErrors::raise || interrupt_requested()) throw;
     const bool first = warned_.insert(collector).second;
     lock.unlock();
     if (first)

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/text.hpp"
 #include "core/cell_json.hpp"
 #include "core/sample_store.hpp"
 #include "kscope/backend_registry.hpp"
@@ -23,7 +24,7 @@ using Written = nlohmann::ordered_json;  // keeps the fields in their listed ord
 using Read = nlohmann::json;
 
 [[noreturn]] inline void bad_value(const std::string& where, const char* expected, const Read& got) {
-  throw ConfigError(where + " must be " + expected + ", not " + got.dump());
+  throw ConfigError(where + " must be " + expected + ", not " + cut(got.dump(-1, ' ', false, Read::error_handler_t::replace)));
 }
 
 // ---- Values -------------------------------------------------------------------------------------

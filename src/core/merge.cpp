@@ -1,8 +1,12 @@
 // kscope::merge: the shards of one sweep, checked to be one sweep's and aggregated as one.
 #include "kscope/merge.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -13,6 +17,8 @@
 #include "core/aggregator.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
+#include "core/output_claim.hpp"
+#include "core/sample_stream.hpp"
 #include "core/settings_fields.hpp"
 #include "kscope/errors.hpp"
 
@@ -75,6 +81,14 @@ std::string rerun_hint(const std::vector<Shard>& shards) {
          ", then merge again";
 }
 
+// The prefix of the sweep whose shard file `path` is ("out/f-0-" of "out/f-0-shard-1-of-4-results.json").
+std::optional<std::string> sweep_prefix_of(const std::string& path, std::size_t count) {
+  static const std::regex shard_file("(.*)shard-[0-9]+-of-([0-9]+)-results\\.json");
+  std::smatch m;
+  if (!std::regex_match(path, m, shard_file) || m[2].str() != std::to_string(count)) return std::nullopt;
+  return m[1].str();
+}
+
 // The shards by index, each present once, all of one split.
 std::vector<Source> by_index(const std::vector<Source>& given) {
   if (given.empty()) throw ConfigError("nothing to merge: give the results of every shard of the sweep");
@@ -82,7 +96,10 @@ std::vector<Source> by_index(const std::vector<Source>& given) {
     if (!s.results->settings().shard)
       throw ConfigError((s.origin.empty() ? std::string("a result") : "'" + s.origin + "'") +
                         " is not a shard: it was measured without " + detail::option("shard") +
-                        " or KSCOPE_SHARD; merge only the shards of one sharded sweep");
+                        " or KSCOPE_SHARD; merge only the shards of one sharded sweep" +
+                        (s.origin.empty() ? std::string()
+                                          : " (these results are whole already: read them with " +
+                                                detail::spell("kscope::load_results", "kscope.load") + ")"));
   const std::size_t count = given.front().results->settings().shard->count;
   std::vector<std::optional<Source>> slots(count);
   for (const auto& s : given) {
@@ -97,10 +114,21 @@ std::vector<Source> by_index(const std::vector<Source>& given) {
   std::vector<Shard> missing;
   for (std::size_t i = 0; i < count; ++i)
     if (!slots[i]) missing.push_back(Shard{i, count});
-  if (!missing.empty())
-    throw ConfigError("shard" + std::string(missing.size() > 1 ? "s " : " ") + names_of(missing) + " of the sweep " +
-                      (missing.size() > 1 ? "are" : "is") + " missing: run " + (missing.size() > 1 ? "them" : "it") +
-                      " (" + how_to_run(missing) + ") and merge all " + std::to_string(count));
+  if (!missing.empty()) {
+    const std::string shards = "shard" + std::string(missing.size() > 1 ? "s " : " ") + names_of(missing) +
+                               " of the sweep " + (missing.size() > 1 ? "are" : "is") + " missing";
+    // Given by its file, a shard's siblings are usually beside it: the sweep's prefix names them all.
+    for (const auto& s : given)
+      if (const auto sweep = sweep_prefix_of(s.origin, count)) {
+        const std::string sibling = *sweep + "shard-" + std::to_string(missing.front().index) + "-of-" +
+                                    std::to_string(count) + "-results.json";
+        if (detail::kind_of_file(sibling) == "a regular file")
+          throw ConfigError(shards + " from the files given, but '" + sibling + "' is beside them: give the sweep's " +
+                            "prefix '" + *sweep + "', which stands for all its shards' files, or every shard's file");
+      }
+    throw ConfigError(shards + ": run " + (missing.size() > 1 ? "them" : "it") + " (" + how_to_run(missing) +
+                      ") and merge all " + std::to_string(count));
+  }
   std::vector<Source> out;
   for (auto& s : slots) out.push_back(*s);
   return out;
@@ -117,12 +145,15 @@ void check_one_sweep(const std::vector<Source>& shards) {
   for (const auto& s : shards) {
     const Results& b = *s.results;
     const std::string pair = name(s) + " and " + name(first);
-    bool same_configs = a.axis_names() == b.axis_names() && a.configs().size() == b.configs().size();
-    for (std::size_t c = 0; same_configs && c < a.configs().size(); ++c)
-      same_configs = a.configs()[c].values() == b.configs()[c].values();
-    if (!same_configs)
-      throw ConfigError(pair + " measured different sweeps (" + sweep_text(b) + " and " + sweep_text(a) +
-                        "); merge the shards of one sweep");
+    std::string differ;  // the first difference
+    if (a.axis_names() != b.axis_names() || a.configs().size() != b.configs().size())
+      differ = sweep_text(b) + " and " + sweep_text(a);
+    for (std::size_t c = 0; differ.empty() && c < a.configs().size(); ++c)
+      if (a.configs()[c].values() != b.configs()[c].values())
+        differ = "config " + std::to_string(c + 1) + " is (" + b.configs()[c].to_string() + ") and (" +
+                 a.configs()[c].to_string() + ")";
+    if (!differ.empty())
+      throw ConfigError(pair + " measured different sweeps (" + differ + "); merge the shards of one sweep");
     using detail::SettingsRole;
     if (const auto differences =
             detail::settings_differences(b.settings(), a.settings(), {SettingsRole::measurement, SettingsRole::summary});
@@ -325,6 +356,24 @@ Results merge(const std::vector<Results>& shards, std::vector<std::string>* warn
   return merge_sources(sources, warnings);
 }
 
+std::string write_merged(const Results& merged, const std::string& out_prefix, bool overwrite, bool resumed) {
+  Settings settings;
+  settings.output_prefix = detail::directory_as_prefix(out_prefix);
+  settings.overwrite = overwrite;
+  settings.resume = resumed;
+  detail::check_output_prefix(settings, detail::PrefixWriter::merge);
+  const detail::OutputClaim claim(settings, detail::PrefixWriter::merge);
+  if (overwrite)
+    for (const char* file : {"manifest.json", "progress.jsonl", "ncu_report.ncu-rep"})
+      if (const std::string path = settings.output_prefix + file; ::unlink(path.c_str()) != 0 && errno != ENOENT) {
+        const int error = errno;
+        throw FileError("cannot remove '" + path + "' of the sweep being replaced: " + std::strerror(error), path,
+                        std::error_code(error, std::generic_category()));
+      }
+  merged.write_all(settings.output_prefix);
+  return settings.output_prefix;
+}
+
 Results merge_files(const std::vector<std::string>& inputs, std::vector<std::string>* warnings) {
   std::vector<std::string> files;
   for (const auto& input : inputs) {
@@ -344,6 +393,11 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
                         " manifest.json is there but no results.json (killed, interrupted or still running); " +
                         rerun_hint(unfinished));
     }
+    if (found.results.empty() && detail::kind_of_file(found.prefix + "results.json") == "a regular file")
+      throw ConfigError("nothing to merge under '" + input + "': it holds the results of a sweep measured without "
+                        "shards ('" + found.prefix + "results.json'), which are whole already: read them with " +
+                        detail::spell("kscope::load_results(\"" + found.prefix + "results.json\")",
+                                      "kscope.load('" + found.prefix + "results.json')"));
     if (found.results.empty())
       throw ConfigError("nothing to merge under '" + input + "': no results file, and no files named '" +
                         found.prefix + "[...]shard-<index>-of-<count>-results.json' (what the shards of a sweep "

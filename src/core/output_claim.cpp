@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <cstdint>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
 
+#include "base/files.hpp"
+#include "base/json_text.hpp"
+#include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/session.hpp"
@@ -24,22 +26,56 @@ namespace {
 // What a sweep writes under its prefix (Backend::ncu: its report too).
 const char* const kSweepFiles[] = {"manifest.json", "progress.jsonl", "samples.csv", "summary.csv", "results.json",
                                    "ncu_report.ncu-rep"};
+// Longer than any header of samples.csv.
+constexpr std::uint64_t kMaxHeaderBytes = 1 << 20;
+// Longer than any lock record: the holder's PID, host and start time.
+constexpr std::uint64_t kMaxLockRecordBytes = 1 << 12;
 
 bool exists(const std::string& path) {
   struct stat status {};
   return ::lstat(path.c_str(), &status) == 0;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// A file read to say what it holds, in a message: empty when it cannot be read, or holds more
+// than `limit` bytes.
+std::string read_text(const std::string& path, std::uint64_t limit) {
+  try {
+    auto in = InputFile::if_exists(path, "a file");
+    return in ? read_whole(*in, path, limit, "a file") : std::string();
+  } catch (const FileError&) {
+    return {};
+  }
+}
+
+// Whether a sweep's file records nothing: an empty progress.jsonl, a samples.csv of one line at most.
+bool records_nothing(const std::string& path, const char* file) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
+  if (std::string(file) == "progress.jsonl") return status.st_size == 0;
+  if (std::string(file) != "samples.csv" || static_cast<std::uint64_t>(status.st_size) > kMaxHeaderBytes) return false;
+  const std::string text = read_text(path, kMaxHeaderBytes);
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  return static_cast<std::size_t>(status.st_size) == text.size() &&
+         (lines == 0 || (lines == 1 && text.back() == '\n'));
 }
 
 std::string this_host() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
+}
+
+// The line breaks of a file, read a block at a time; 0 when it cannot be read.
+std::size_t lines_of(const std::string& path) {
+  try {
+    auto in = InputFile::if_exists(path, "a file");
+    std::size_t lines = 0;
+    char block[1 << 16];
+    while (in && (in->stream().read(block, sizeof block) || in->stream().gcount() > 0))
+      lines += static_cast<std::size_t>(std::count(block, block + in->stream().gcount(), '\n'));
+    return lines;
+  } catch (const FileError&) {
+    return 0;
+  }
 }
 
 // "a finished sweep", or "an unfinished sweep (3 of 8 configs measured: ...)", from its files. A
@@ -48,34 +84,49 @@ std::string earlier_sweep(const std::string& prefix) {
   if (!exists(prefix + "manifest.json"))
     return exists(prefix + "results.json") ? "a sweep's results" : "an earlier sweep's files";
   try {
-    const auto manifest = nlohmann::json::parse(read_text(prefix + "manifest.json"));
-    const std::string progress = read_text(prefix + "progress.jsonl");
-    const auto done = static_cast<std::size_t>(std::count(progress.begin(), progress.end(), '\n'));
-    const std::size_t total = manifest.value("configs", nlohmann::json::array()).size();
-    if (done >= total) return "a finished sweep";
-    return "an unfinished sweep (" + std::to_string(done) + " of " + std::to_string(total) +
+    const auto manifest = parse_json(read_text(prefix + "manifest.json", json_document_limit()));
+    const std::size_t done = lines_of(prefix + "progress.jsonl");
+    const auto configs = manifest.is_object() ? manifest.find("configs") : manifest.end();
+    if (configs == manifest.end() || !configs->is_array()) return "an earlier sweep's files";
+    if (done >= configs->size()) return "a finished sweep";
+    return "an unfinished sweep (" + std::to_string(done) + " of " + std::to_string(configs->size()) +
            " configs measured: killed, interrupted or failed)";
-  } catch (const nlohmann::json::exception&) {
+  } catch (const JsonTextError&) {
     return "an earlier sweep's files";
   }
 }
 
 std::string set_true(const std::string& field) { return option(field) + spell(" = true", "=True"); }
 
-// Refuses to go on where the prefix holds a sweep this one would replace without being asked to.
-void check_earlier_sweep(const Settings& settings) {
+// The overwrite option as the writer's caller names it.
+std::string overwrite_option(PrefixWriter writer) {
+  if (writer == PrefixWriter::sweep) return set_true("overwrite");
+  return caller() == Caller::command_line ? "--overwrite" : spell("write_merged's overwrite = true", "overwrite=True");
+}
+
+// Refuses to go on where the prefix holds a sweep this writer would replace without being asked to.
+void check_earlier_sweep(const Settings& settings, PrefixWriter writer) {
   if (settings.overwrite) return;
   const std::string& prefix = settings.output_prefix;
   std::string found;
   for (const auto& file : sweep_files(prefix)) found += (found.empty() ? "" : ", ") + file;
   if (found.empty()) return;
-  const std::string named = option("output_prefix") + " '" + prefix + "'";
+  const std::string named = prefix_option(writer) + " '" + prefix + "'";
+  const bool measured_here = exists(prefix + "manifest.json");
+  if (writer == PrefixWriter::merge) {
+    if (settings.resume && !measured_here) return;  // the earlier merge of the sweep resumed now
+    throw ConfigError(named + " holds " + earlier_sweep(prefix) + " (" + found +
+                      "), which kscope does not replace unasked: the merged results would take the place of its "
+                      "files. Give " + overwrite_option(writer) + " to replace " +
+                      (measured_here ? "that sweep (its manifest and progress go too)" : "them") + ", or another " +
+                      prefix_option(writer));
+  }
   if (!settings.resume)
     throw ConfigError(named + " holds " + earlier_sweep(prefix) + " (" + found +
                       "), which kscope does not replace unasked. Set " + set_true("resume") +
                       " to continue it (a finished sweep returns its results without measuring again), " +
                       set_true("overwrite") + " to replace it, or give another " + option("output_prefix"));
-  if (!exists(prefix + "manifest.json"))
+  if (!measured_here)
     throw ConfigError("cannot resume under " + named + ": it holds " + found +
                       " but no manifest.json, so nothing there can be continued. Set " + set_true("overwrite") +
                       " (instead of " + option("resume") + ") to replace those files, or give another " +
@@ -84,12 +135,20 @@ void check_earlier_sweep(const Settings& settings) {
 
 std::string holder_of(const std::string& lock_path) {
   try {
-    const auto holder = nlohmann::json::parse(read_text(lock_path));
-    return "process " + std::to_string(holder.at("pid").get<long>()) + " on host " +
-           holder.at("host").get<std::string>() + " (since " + holder.at("since").get<std::string>() + ")";
-  } catch (const nlohmann::json::exception&) {
+    const auto holder = parse_json(read_text(lock_path, kMaxLockRecordBytes));
+    const auto text = [&](const char* key) { return cut(printable(holder.at(key).get<std::string>()), 60); };
+    return "process " + std::to_string(holder.at("pid").get<long>()) + " on host " + text("host") + " (since " +
+           text("since") + ")";
+  } catch (const std::exception&) {  // a JsonTextError, or a record of other members
     return "another process";  // it has the lock and has not written its name yet
   }
+}
+
+[[noreturn]] void not_a_lock(const std::string& lock_path, const char* what) {
+  throw FileError("cannot use '" + lock_path + "' as the lock of " + option("output_prefix") + ": it is " + what +
+                      ", not a lock file kscope made. kscope never writes through such a path (it would write "
+                      "into, then remove, what it names): remove it, or give another " + option("output_prefix"),
+                  lock_path, std::error_code(EEXIST, std::generic_category()));
 }
 
 [[noreturn]] void lock_failed(const std::string& lock_path, const char* what, int error) {
@@ -100,40 +159,55 @@ std::string holder_of(const std::string& lock_path) {
 
 }  // namespace
 
+std::string prefix_option(PrefixWriter writer) {
+  if (writer == PrefixWriter::sweep) return option("output_prefix");
+  return caller() == Caller::command_line ? "OUT_PREFIX" : spell("the output prefix of write_merged", "output_prefix");
+}
+
 std::vector<std::string> sweep_files(const std::string& prefix) {
   std::vector<std::string> found;
   for (const char* file : kSweepFiles)
-    if (exists(prefix + file)) found.push_back(prefix + file);
+    if (exists(prefix + file) && !records_nothing(prefix + file, file)) found.push_back(prefix + file);
   return found;
 }
 
-OutputClaim::OutputClaim(const Settings& settings) : lock_path_(settings.output_prefix + "lock") {
+OutputClaim::OutputClaim(const Settings& settings, PrefixWriter writer) : lock_path_(settings.output_prefix + "lock") {
   // The lock file may be removed by the holder between our open and our lock: then the lock we got
   // is on a file nobody else will open, and we try again on the path's new file.
   while (true) {
-    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Never through a link, never blocking on a FIFO (O_NOFOLLOW, O_NONBLOCK); what was opened is
+    // checked to be a file of this one name.
+    fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd_ < 0 && errno == ELOOP) not_a_lock(lock_path_, "a symbolic link");
     if (fd_ < 0) lock_failed(lock_path_, "create", errno);
+    struct stat held {};
+    if (::fstat(fd_, &held) != 0) lock_failed(lock_path_, "inspect", errno);
+    if (!S_ISREG(held.st_mode) || held.st_nlink != 1) {
+      ::close(fd_);
+      fd_ = -1;
+      not_a_lock(lock_path_, S_ISREG(held.st_mode) ? "a file with other names (a hard link)" : "not a regular file");
+    }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
       ::close(fd_);
       fd_ = -1;
       if (error == EWOULDBLOCK)
-        throw ConfigError(option("output_prefix") + " '" + settings.output_prefix + "' is in use: " +
-                          holder_of(lock_path_) + " is writing a sweep there (it holds '" + lock_path_ +
-                          "'), and two sweeps under one prefix would mix their samples. Wait for it to finish, or "
-                          "give this sweep another " + option("output_prefix") +
-                          " (every process, and every shard, needs its own)");
+        throw ConfigError(prefix_option(writer) + " '" + settings.output_prefix + "' is in use: " +
+                          holder_of(lock_path_) + " is writing a sweep there (it holds '" + lock_path_ + "'), and " +
+                          (writer == PrefixWriter::sweep
+                               ? "two sweeps under one prefix would mix their samples. Wait for it to finish, or give "
+                                 "this sweep another " + option("output_prefix") +
+                                     " (every process, and every shard, needs its own)"
+                               : "merged results written there now would be replaced by its own. Wait for it to "
+                                 "finish, or give another " + prefix_option(writer)));
       if (error == ENOLCK || error == EOPNOTSUPP || error == ENOSYS) {
         log_warning("the file system of '" + lock_path_ + "' does not support locks (" + std::strerror(error) +
-                    "): nothing stops another process from writing under the same " + option("output_prefix"));
+                    "): nothing stops another process from writing under the same " + prefix_option(writer));
         break;
       }
       lock_failed(lock_path_, "lock", error);
     }
-    struct stat held {}, named {};
-    if (::fstat(fd_, &held) == 0 && ::stat(lock_path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
-        held.st_dev == named.st_dev)
-      break;
+    if (names_open_file(lock_path_, fd_)) break;
     ::close(fd_);
     fd_ = -1;
   }
@@ -149,7 +223,7 @@ OutputClaim::OutputClaim(const Settings& settings) : lock_path_(settings.output_
     if (!named) log_debug("could not write this process's name into '" + lock_path_ + "': " + std::strerror(errno));
   }
   try {
-    check_earlier_sweep(settings);
+    check_earlier_sweep(settings, writer);
   } catch (...) {
     release();
     throw;
@@ -160,7 +234,8 @@ OutputClaim::~OutputClaim() { release(); }
 
 void OutputClaim::release() noexcept {
   if (fd_ < 0) return;
-  ::unlink(lock_path_.c_str());  // while still holding the lock: see the constructor
+  // While still holding the lock (see the constructor), and only the file this claim locked.
+  if (names_open_file(lock_path_, fd_)) ::unlink(lock_path_.c_str());
   ::close(fd_);
   fd_ = -1;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/caller.hpp"
+#include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
@@ -79,12 +80,6 @@ const Architecture* architecture(std::size_t compute_capability) {
   return found == kArchitectures.end() ? nullptr : &*found;
 }
 
-std::string number_text(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 std::string compute_capability_text(std::size_t cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
 
 }  // namespace
@@ -116,7 +111,7 @@ void Work::validate() const {
   const auto amount = [&](const char* field, double value, const char* what) {
     if (std::isfinite(value) && value >= 0) return;
     throw ConfigError(spell(std::string("Work::") + field, std::string("kscope.Work ") + field) + " is " +
-                      number_text(value) + ": give the " + what + ", a finite number >= 0");
+                      detail::number_text(value) + ": give the " + what + ", a finite number >= 0");
   };
   amount("bytes", bytes, "bytes the region must move between DRAM and the SMs (reads plus writes)");
   amount("flops", flops, "floating-point operations the region must do (a fused multiply-add counts 2)");
@@ -227,8 +222,8 @@ std::optional<Bound> classify_bound(double dram_pct, double compute_pct, const B
 }
 
 std::string bound_rule(const BoundThresholds& t) {
-  return "memory when the declared bytes over the duration reach " + number_text(t.memory_pct) +
-         "% of the DRAM roof, compute when the declared FLOPs over the duration reach " + number_text(t.compute_pct) +
+  return "memory when the declared bytes over the duration reach " + detail::number_text(t.memory_pct) +
+         "% of the DRAM roof, compute when the declared FLOPs over the duration reach " + detail::number_text(t.compute_pct) +
          "% of the roof of their kind (the larger percentage decides when both do), latency when neither does: "
          "neither unit is busy (too little parallelism, dependent accesses, launch-sized work, or traffic the "
          "declared bytes do not count). Roofs at the clocks read around each run.";
@@ -240,7 +235,7 @@ void check_bound_thresholds(const BoundThresholds& t) {
   for (const auto& [field, pct] : {std::pair{"bound_thresholds.memory_pct", t.memory_pct},
                                    std::pair{"bound_thresholds.compute_pct", t.compute_pct}})
     if (!(pct > 0 && pct <= 100))
-      throw ConfigError(option(field) + " is " + number_text(pct) +
+      throw ConfigError(option(field) + " is " + detail::number_text(pct) +
                         ": give a percentage of the roof above 0 and at most 100 (the default is 60)");
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <utility>
 
+#include "base/text.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
@@ -31,13 +32,13 @@ std::size_t RunRecorder::open(const std::string& name) {
     std::lock_guard lock(mutex_);
     if (open_ >= 0) {
       // Nsight Python's sentences first (its users match on them), then what to do.
-      throw AnnotationUseError("Nested annotations are not supported. Cannot enter annotation '" + name +
+      throw AnnotationUseError("Nested annotations are not supported. Cannot enter annotation '" + cut(name) +
                                "' while another annotation is active ('" +
-                               regions_[static_cast<std::size_t>(open_)].name +
+                               cut(regions_[static_cast<std::size_t>(open_)].name) +
                                "' is open): close the outer one first or merge the two regions");
     }
     if (std::any_of(regions_.begin(), regions_.end(), [&](const RegionRecord& r) { return r.name == name; })) {
-      throw AnnotationUseError("Annotation name '" + name +
+      throw AnnotationUseError("Annotation name '" + cut(name) +
                                "' has already been used in this profiling run. Each annotation must have a unique "
                                "name: give the second region another name (a name may repeat across runs, not "
                                "within one)");
@@ -117,7 +118,7 @@ void RunRecorder::end_run() {
   if (open_ >= 0) {
     const std::string name = regions_[static_cast<std::size_t>(open_)].name;
     open_ = -1;
-    throw AnnotationUseError("annotation '" + name +
+    throw AnnotationUseError("annotation '" + cut(name) +
                              "' was still open when the body returned: every annotation must be closed inside "
                              "the body (use it as a scope or a 'with' block)");
   }

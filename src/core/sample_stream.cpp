@@ -8,14 +8,13 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
 #include "base/csv.hpp"
 #include "base/files.hpp"
-#include "base/json_error.hpp"
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/cell_json.hpp"
@@ -65,7 +64,9 @@ class File {
 
  private:
   [[noreturn]] void fail(const char* what) const {
-    throw Error(std::string("cannot ") + what + " '" + path_ + "': " + std::strerror(errno));
+    const int error = errno;
+    throw FileError(std::string("cannot ") + what + " '" + path_ + "': " + std::strerror(error), path_,
+                    std::error_code(error, std::generic_category()));
   }
   std::string path_;
   int fd_;
@@ -84,12 +85,10 @@ void cut_durably(const std::string& path, std::size_t size) {
   file.sync();
 }
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// What a refusal to read a sweep's file asks for instead.
+std::string sweep_file_fix() {
+  return "the file kscope wrote there, or start the sweep over with " + option("overwrite") +
+         spell(" = true", "=True") + " instead of " + option("resume");
 }
 
 // A config value read back from its cell (in the manifest, or in samples.csv); nullopt for none.
@@ -106,6 +105,9 @@ std::optional<Value> value_from(const Json& j) {
   const auto cell = cell_from_json(j);
   return cell ? value_of(*cell) : std::nullopt;
 }
+
+// Longer than any line of progress.jsonl kscope writes (the info collectors' cells of one config).
+constexpr std::size_t kMaxProgressLine = std::size_t(256) << 20;
 
 // The manifest's layout; a manifest of another version was checked differently.
 constexpr int kManifestVersion = 2;
@@ -127,13 +129,13 @@ Json identity(const Settings& s, const SessionInfo& session, const std::vector<M
 std::string label(const std::string& key) {
   if (key == "gpu") return "the GPU";
   if (key == "backend") return "the backend";
-  return option(key);
+  return option(cut(key));
 }
 
 std::string shown(const Json& j) {
   if (j.is_boolean()) return j.get<bool>() ? "set" : "not set";
   if (j.is_null()) return "nothing";
-  return j.dump();
+  return cut(j.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 std::string config_text(const std::vector<std::string>& axes, const std::vector<Value>& values) {
@@ -195,17 +197,44 @@ struct ProgressLine {
   Json info;  // per sample, the info collectors' cells
 };
 
-std::optional<ProgressLine> parse_progress(const std::string& line, std::size_t configs) {
+// A non-negative integer member of a progress line; nullopt when missing or another value.
+std::optional<std::size_t> count_in(const Json& line, const char* key) {
+  const auto found = line.find(key);
+  if (found == line.end() || !found->is_number_unsigned()) return std::nullopt;
+  return found->get<std::size_t>();
+}
+
+// A progress line as config_finished writes it; nullopt for anything else.
+std::optional<ProgressLine> parse_progress(const std::string& text, std::size_t configs) {
+  Json j;
   try {
-    const Json j = Json::parse(line);
-    ProgressLine p{j.at("config").get<std::size_t>(), j.at("samples").get<std::size_t>(), std::nullopt,
-                   j.at("thermal_pauses").get<std::size_t>(), j.value("info", Json())};
-    if (!j.at("converged").is_null()) p.converged = j.at("converged").get<bool>();
-    if (p.config >= configs) return std::nullopt;
-    return p;
-  } catch (const Json::exception&) {
+    j = parse_ordered_json(text);
+  } catch (const JsonTextError&) {
     return std::nullopt;
   }
+  if (!j.is_object()) return std::nullopt;
+  const auto config = count_in(j, "config"), samples = count_in(j, "samples"), pauses = count_in(j, "thermal_pauses");
+  const auto converged = j.find("converged");
+  if (!config || *config >= configs || !samples || !pauses || converged == j.end() ||
+      !(converged->is_null() || converged->is_boolean()))
+    return std::nullopt;
+  ProgressLine p{*config, *samples, std::nullopt, *pauses, j.value("info", Json())};
+  if (converged->is_boolean()) p.converged = converged->get<bool>();
+  return p;
+}
+
+// The next line of `in` without its line break, in `line`. False at the end, where a last line
+// without its line break (cut off while being written) is not returned, and for a line longer than
+// `limit` (no progress line kscope writes is), of which `line` holds the start.
+bool next_line(std::istream& in, std::string& line, std::size_t limit) {
+  line.clear();
+  std::streambuf& buffer = *in.rdbuf();
+  for (int c; (c = buffer.sbumpc()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (line.size() == limit) return false;
+    line += static_cast<char>(c);
+  }
+  return false;
 }
 
 // Reads the next `line.samples` records, the samples of a finished config, and gives them to the
@@ -222,7 +251,8 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
     for (std::size_t r = 0; r < line.samples; ++r) {
       if (!records.next(record)) return false;
       const auto& fields = record.fields;
-      if (fields.size() != 1 + axes + columns.size() + info_columns) return false;
+      if (fields.size() != 1 + axes + columns.size() + info_columns || !std::all_of(fields.begin(), fields.end(), is_utf8))
+        return false;
       row.annotation = fields[0];
       for (std::size_t a = 0; a < axes; ++a) {
         if (!holds(fields[1 + a], config.values()[a])) return false;
@@ -251,19 +281,31 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
   return false;
 }
 
+// A prefix refused for its directory may hold a finished sweep, whose results need no writing.
+std::string finished_sweep_hint(const Settings& settings) {
+  const std::string results = settings.output_prefix + "results.json";
+  if (kind_of_file(results) != "a regular file") return "";
+  return ". The results of the sweep there need no writing: read them with " +
+         spell("kscope::load_results(\"" + results + "\")", "kscope.load('" + results + "')");
+}
+
 }  // namespace
 
-void check_output_prefix(const Settings& settings) {
+void check_output_prefix(const Settings& settings, PrefixWriter writer) {
   const std::string& prefix = settings.output_prefix;
   if (prefix.empty()) return;
+  const std::string named = prefix_option(writer) + " '" + prefix + "'";
+  if (const std::string kind = kind_of_file(prefix); !kind.empty() && kind != "a regular file" && kind != "a directory")
+    throw ConfigError(named + " is " + kind + ": an output prefix starts the names of the files written beside it ('" +
+                      prefix + "results.json', ...) or names a directory to write them in; give one of those");
   const std::string directory = directory_of(prefix);
-  std::error_code error;
-  if (!std::filesystem::is_directory(directory, error))
-    throw ConfigError(option("output_prefix") + " '" + prefix + "': its directory '" + directory +
-                      "' does not exist; create it, or give a prefix in an existing directory");
+  if (const std::string kind = kind_of_file(directory); kind != "a directory")
+    throw ConfigError(named + ": its directory '" + directory + "' " +
+                      (kind.empty() ? "does not exist; create it, or give a prefix in an existing directory"
+                                    : "is " + kind + ", not a directory; give a prefix in a directory"));
   if (::access(directory.c_str(), W_OK | X_OK) != 0)
-    throw ConfigError(option("output_prefix") + " '" + prefix + "': its directory '" + directory +
-                      "' is not writable (" + std::strerror(errno) + "); give a prefix in a writable directory");
+    throw ConfigError(named + ": its directory '" + directory + "' is not writable (" + std::strerror(errno) +
+                      "); give a prefix in a writable directory" + finished_sweep_hint(settings));
 }
 
 SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
@@ -333,22 +375,34 @@ void SampleStream::resume(const std::string& manifest, const std::optional<Shard
 
 std::optional<nlohmann::ordered_json> SampleStream::read_manifest() const {
   const std::string path = prefix_ + "manifest.json";
-  const auto text = read_file(path);
-  if (!text) return std::nullopt;
+  auto file = InputFile::if_exists(path, sweep_file_fix());
+  if (!file) return std::nullopt;
+  const std::string text = read_whole(*file, path, json_document_limit(), "a manifest");
   const std::string start_over = "start the sweep over with " + option("overwrite") + spell(" = true", "=True") +
                                  " instead of " + option("resume");
   Json stored;
   try {
-    stored = Json::parse(*text);
-  } catch (const Json::exception& e) {
-    throw ConfigError("cannot resume from '" + path + "': it is not a kscope manifest (" + json_error_text(e) +
+    stored = parse_ordered_json(text);
+  } catch (const JsonTextError& e) {
+    throw ConfigError("cannot resume from '" + path + "': it is not a kscope manifest (" + e.what() +
                       "); remove it, or " + start_over);
   }
-  if (stored.value("manifest_version", 1) != kManifestVersion)
+  const auto version = stored.is_object() ? stored.find("manifest_version") : stored.end();
+  const auto strings = [](const Json& j) {
+    return j.is_array() && std::all_of(j.begin(), j.end(), [](const Json& e) { return e.is_string(); });
+  };
+  if (!stored.is_object() || !stored.contains("identity") || !stored["identity"].is_object() ||
+      !strings(stored.value("axes", Json())) || !stored.value("configs", Json()).is_array())
+    throw ConfigError("cannot resume from '" + path + "': it is not a kscope manifest (it lacks \"identity\", "
+                      "\"axes\" or \"configs\"); remove it, or " + start_over);
+  if (version == stored.end() || *version != kManifestVersion) {
+    const auto writer = stored.find("kscope_version");
     throw ConfigError("cannot resume from '" + path + "': it was written by kscope " +
-                      stored.value("kscope_version", std::string("(unknown version)")) +
+                      (writer != stored.end() && writer->is_string() ? cut(writer->get<std::string>())
+                                                                     : std::string("(unknown version)")) +
                       ", which recorded how the sweep is measured differently; finish the sweep with that kscope, "
                       "or " + start_over);
+  }
   return stored;
 }
 
@@ -368,39 +422,52 @@ void SampleStream::check_same_sweep(const Json& stored, const Json& now) const {
 SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
   const std::string samples_path = prefix_ + "samples.csv";
   const std::string progress_path = prefix_ + "progress.jsonl";
-  std::ifstream samples_file(samples_path, std::ios::binary);
-  CsvRecordReader records(samples_file);
-  CsvRecord record;
+  std::optional<InputFile> samples_file = InputFile::if_exists(samples_path, sweep_file_fix());
+  std::istringstream none;
   ReadBack back;
   back.header = samples_header(configs_, info_columns_);
+  CsvRecordReader records(samples_file ? samples_file->stream() : none, back.header.size());
+  CsvRecord record;
   back.has_header = records.next(record);
-  if (back.has_header && record.fields != back.header)
+  if ((back.has_header && record.fields != back.header) || records.too_long())
     throw ConfigError("cannot resume from '" + samples_path + "': its columns are not those this kscope writes (" +
-                      python_list(record.fields) + "); was it written by another kscope version? Start " +
-                      "the sweep over with " + option("overwrite") + spell(" = true", "=True") + " instead of " +
-                      option("resume") + ", or give another " + option("output_prefix"));
+                      (records.too_long() ? "its first line is longer than any kscope writes"
+                                          : cut(printable(python_list(record.fields)), 300)) +
+                      "); was it written by another kscope version? Start the sweep over with " + option("overwrite") +
+                      spell(" = true", "=True") + " instead of " + option("resume") + ", or give another " +
+                      option("output_prefix"));
 
-  std::ifstream progress_file(progress_path, std::ios::binary);
-  back.has_progress = progress_file.is_open();
+  std::optional<InputFile> progress_file = InputFile::if_exists(progress_path, sweep_file_fix());
+  back.has_progress = progress_file.has_value();
   back.samples_end = back.has_header ? record.end : 0;
-  std::size_t lines = 0;
-  bool intact = back.has_header;  // every line so far has its config's samples
-  // A last line without its line break was cut off while being written: it does not count.
-  for (std::string text; std::getline(progress_file, text) && !progress_file.eof(); ++lines) {
-    if (!intact) continue;
+  // Why the configs from the first line not kept on are measured again (empty: every line was kept).
+  std::string dropped;
+  std::string text;
+  for (std::size_t number = 1; back.has_header && progress_file && dropped.empty(); ++number) {
+    if (!next_line(progress_file->stream(), text, kMaxProgressLine)) {
+      if (text.size() == kMaxProgressLine)
+        dropped = "line " + std::to_string(number) + " of '" + progress_path + "' is longer than any kscope writes";
+      break;
+    }
     const auto line = parse_progress(text, configs_.size());
-    intact = line && !finished_[line->config] &&
-             read_samples(records, record, *line, configs_[line->config], info_columns_.size(), aggregator);
-    if (!intact) continue;
+    if (!line || finished_[line->config]) {
+      dropped = "line " + std::to_string(number) + " of '" + progress_path + "' is " +
+                (line ? "config " + std::to_string(line->config + 1) + " again" : "not a progress line kscope writes") +
+                " (edited, or written by something else)";
+      break;
+    }
+    if (!read_samples(records, record, *line, configs_[line->config], info_columns_.size(), aggregator)) {
+      dropped = "'" + samples_path + "' does not hold the samples '" + progress_path + "' lists after the first " +
+                std::to_string(back.configs) + " finished configs";
+      break;
+    }
     aggregator.set_config_outcome(line->config, line->converged, line->thermal_pauses);
     finished_[line->config] = true;
     if (line->samples) back.samples_end = record.end;
     back.progress_end += text.size() + 1;
     ++back.configs;
   }
-  if (back.configs < lines)
-    log_warning("'" + samples_path + "' does not hold the samples '" + progress_path + "' lists after the first " +
-                std::to_string(back.configs) + " finished configs: the configs from there on are measured again");
+  if (!dropped.empty()) log_warning(dropped + ": the configs from there on are measured again");
   return back;
 }
 

@@ -22,14 +22,16 @@
 #include <vector>
 
 #include "core/aggregator.hpp"
+#include "core/output_claim.hpp"
 #include "core/sample_text.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
 
-// ConfigError unless the output prefix's directory exists and is writable: checked before
-// anything runs, so a bad path never costs a sweep.
-void check_output_prefix(const Settings& settings);
+// ConfigError unless the output prefix's directory exists and is writable, and the prefix names
+// no device: checked before anything runs, so a bad path never costs a sweep. `writer` says who
+// writes there, for the prefix's name in messages.
+void check_output_prefix(const Settings& settings, PrefixWriter writer = PrefixWriter::sweep);
 
 class SampleStream {
  public:

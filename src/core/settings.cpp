@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/text.hpp"
 #include "core/backend_choice.hpp"
 #include "core/caller.hpp"
 #include "core/info_collection.hpp"
@@ -59,10 +60,25 @@ std::vector<std::string> energy_metrics_requested(const std::vector<std::string>
   return out;
 }
 
+// A metric named like an energy metric that is none of them is a misspelling, not a counter for
+// the counters backend to look up.
+void check_energy_spelling(const std::vector<std::string>& requested) {
+  std::vector<std::string> energy;
+  for (const auto& spec : energy_metrics()) energy.push_back(spec.name);
+  for (const auto& m : requested) {
+    if (is_energy_metric(m)) continue;
+    const std::string closest = closest_names(m, energy, 1).front();
+    if (m.rfind("nvml__", 0) == 0 || edit_distance(m, closest) <= 3)
+      throw ConfigError("'" + cut(m) + "' in " + option("metrics") + " is not one of the energy metrics (" +
+                        quoted_list(energy) + "): did you mean '" + closest + "'?");
+  }
+}
+
 }  // namespace detail
 
 void Settings::validate() const {
   using detail::option;
+  using detail::spell;
   if (runs == 0) throw ConfigError(option("runs") + " is 0; at least one recorded run per config is needed");
   const auto at_most = [](const std::string& field, std::size_t value) {
     if (value > kMaxRunsPerConfig)
@@ -87,6 +103,7 @@ void Settings::validate() const {
   detail::check_bound_thresholds(bound_thresholds);
   if (!(stable_rsd_pct > 0))
     throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
+  detail::check_energy_spelling(metrics);
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together
   const BackendDefinition& measured_by = definition(measuring);
   if (!measured_by.make && !measured_by.route)
@@ -106,8 +123,9 @@ void Settings::validate() const {
                         " (whose replay passes and counters change what a run costs). Measure them in two calls");
     }
     if (!(energy_window_s > 0) || energy_window_s > 3600)
-      throw ConfigError(option("energy_window_s") + " must be a duration in seconds from 0 to 3600 (1 s by default: "
-                        "the GPU's energy counter updates about every 0.1 s)");
+      throw ConfigError(option("energy_window_s") + " is " + detail::number_text(energy_window_s) +
+                        ": it must be a duration in seconds above 0 and at most 3600 (1 s by default: the GPU's energy "
+                        "counter updates about every 0.1 s)");
   }
   if (!ncu_sections.empty() && measuring != Backend::ncu)
     throw ConfigError(option("ncu_sections") + " is set but the backend is " + to_string(measuring) +
@@ -117,6 +135,12 @@ void Settings::validate() const {
     if (s.empty() || s.find_first_of(" \t\n") != std::string::npos)
       throw ConfigError(option("ncu_sections") + " has '" + s + "', not a section identifier: list them with "
                         "'ncu --list-sections' (e.g. SpeedOfLight, MemoryWorkloadAnalysis)");
+  if (combine_kernel_metrics && replay_mode == ReplayMode::range)
+    throw ConfigError(option("combine_kernel_metrics") + " is set, but " + option("replay_mode") +
+                      spell(" = ReplayMode::range", "='range'") +
+                      " measures each region as one result (the span of its kernels), so it would combine nothing: "
+                      "drop one of the two (" + option("replay_mode") + spell(" = ReplayMode::kernel", "='kernel'") +
+                      " measures each kernel and combines their values)");
   for (const auto& k : ignore_kernel_list)
     if (k.empty()) throw ConfigError(option("ignore_kernel_list") + " contains an empty kernel name");
   detail::check_info_collectors(info_collectors);

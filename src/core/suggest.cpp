@@ -6,9 +6,7 @@
 #include <numeric>
 
 namespace kscope::detail {
-namespace {
 
-// Levenshtein distance, case-insensitive: users mistype case as often as letters.
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
   std::iota(row.begin(), row.end(), 0);
@@ -25,8 +23,6 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   }
   return row[b.size()];
 }
-
-}  // namespace
 
 std::vector<std::string> closest_names(const std::string& wanted,
                                        const std::vector<std::string>& candidates,
@@ -51,6 +47,12 @@ std::string python_list(const std::vector<std::string>& names) { return "[" + qu
 std::string fixed(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
   return text;
 }
 

@@ -5,6 +5,9 @@
 
 namespace kscope::detail {
 
+// Levenshtein distance, case-insensitive: users mistype case as often as letters.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
 // Up to `limit` candidates ordered by edit distance to `wanted` (closest first).
 std::vector<std::string> closest_names(const std::string& wanted,
                                        const std::vector<std::string>& candidates,
@@ -16,5 +19,7 @@ std::string quoted_list(const std::vector<std::string>& names);
 std::string python_list(const std::vector<std::string>& names);
 // A number with `decimals` digits after the point, for messages.
 std::string fixed(double value, int decimals);
+// A number as printf's %g writes it ("0", "2.5", "1e+20"), for messages.
+std::string number_text(double value);
 
 }  // namespace kscope::detail

@@ -1,8 +1,8 @@
 // An Evaluation's file: kscope's results file of its measurements (load_results reads it) with an
 // "evaluation" member: the options, one row per config and the findings, field by field.
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -165,8 +165,8 @@ void Evaluation::write_json(const std::string& path) const {
 }
 
 Evaluation load_evaluation(const std::string& path) {
-  std::ifstream in = detail::open_for_reading(
-      path, "a file written by " + detail::spell("Evaluation::write_json", "EvaluationResults.save"));
+  std::istringstream in(detail::read_results_text(
+      path, "a file written by " + detail::spell("Evaluation::write_json", "EvaluationResults.save")));
   return load_evaluation(in, "'" + path + "'");
 }
 

@@ -8,19 +8,22 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <variant>
 #include <vector>
 
 #include "base/files.hpp"
 #include "base/json_error.hpp"
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/cell_json.hpp"
@@ -527,8 +530,9 @@ void Results::write_json(const std::string& path) const {
 }
 
 Results load_results(const std::string& path) {
-  std::ifstream in = detail::open_for_reading(path, "a file written by " + saved_by());
-  return load_results(in, "'" + path + "'");
+  const std::string file = "'" + path + "'";
+  return detail::results_from(
+      detail::parse_results_document(detail::read_results_text(path, "a file written by " + saved_by()), file), file);
 }
 
 Results load_results(std::istream& in, const std::string& file) {
@@ -537,14 +541,27 @@ Results load_results(std::istream& in, const std::string& file) {
 
 namespace detail {
 
+std::string read_results_text(const std::string& path, const std::string& expected) {
+  InputFile in(path, expected);
+  return read_whole(in, path, json_document_limit(), expected);
+}
+
 nlohmann::json read_results_document(std::istream& in, const std::string& file) {
-  Read doc;
+  std::string text;
   try {
-    doc = Read::parse(in);
-  } catch (const Read::parse_error& e) {
-    throw ConfigError(file + " is not JSON (" + detail::json_error_text(e) + "); give a file written by " + saved_by());
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } catch (const std::ios_base::failure& e) {  // the file could be opened, not read
     throw FileError("cannot read " + file + ": " + e.code().message(), file, e.code());
+  }
+  return parse_results_document(text, file);
+}
+
+nlohmann::json parse_results_document(const std::string& text, const std::string& file) {
+  Read doc;
+  try {
+    doc = parse_json(text);
+  } catch (const JsonTextError& e) {
+    throw ConfigError(file + " is not JSON that kscope reads (" + e.what() + "); give a file written by " + saved_by());
   }
   check_format(doc, file);
   return doc;
@@ -563,8 +580,17 @@ Results results_from(const nlohmann::json& doc, const std::string& file) {
     decode(info_columns.at("summary"), info.summary, file + ": \"info_columns\" \"summary\"");
     decode(info_columns.at("samples"), info.samples, file + ": \"info_columns\" \"samples\"");
     std::vector<SummaryRow> rows;
-    read_rows(doc, "summary", summary_fields(), configs.size(), info.summary, file,
-              [&](SummaryRow&& row) { rows.push_back(std::move(row)); });
+    std::map<std::tuple<std::string, std::size_t, std::string>, std::size_t> row_of;  // one row per key
+    read_rows(doc, "summary", summary_fields(), configs.size(), info.summary, file, [&](SummaryRow&& row) {
+      const auto [earlier, first] = row_of.try_emplace({row.annotation, row.config_index, row.metric}, rows.size());
+      if (!first)
+        throw ConfigError(file + ": summary row " + std::to_string(rows.size()) + " repeats row " +
+                          std::to_string(earlier->second) + " (annotation '" + detail::cut(row.annotation) +
+                          "', config " + std::to_string(row.config_index) + ", metric '" + detail::cut(row.metric) +
+                          "'): a results file has one row per annotation, config and metric, so this one was "
+                          "edited or joined from two; give a file written by " + saved_by());
+      rows.push_back(std::move(row));
+    });
     // Straight into the store the Results share: no vector of every sample beside the document.
     auto store = std::make_shared<detail::SampleStore>();
     read_rows(doc, "samples", sample_fields(), configs.size(), info.samples, file,
@@ -581,6 +607,9 @@ Results results_from(const nlohmann::json& doc, const std::string& file) {
   } catch (const Read::out_of_range& e) {  // doc.at(key) of a missing top-level key
     throw ConfigError(file + " is incomplete (" + detail::json_error_text(e) + "); give a file written by " +
                       saved_by());
+  } catch (const Read::exception& e) {  // a value of a type no field check foresaw
+    throw ConfigError(file + " is not a results file kscope can read (" + detail::printable(detail::json_error_text(e)) +
+                      "); give a file written by " + saved_by());
   }
 }
 

@@ -18,8 +18,13 @@ void append_json(std::string& out, const nlohmann::ordered_json& j, std::size_t 
 // The results file of `results`, with `more` writing further members (",\n \"key\": value") before
 // its closing brace (an Evaluation's section).
 void write_results(const Results& results, std::ostream& out, const std::function<void(std::ostream&)>& more);
-// A results file's document, its format and version checked; the Results it holds.
+// The text of the results file at `path`: a regular file of at most json_document_limit() bytes
+// (base/files.hpp), else FileError; `expected` says what to give instead.
+std::string read_results_text(const std::string& path, const std::string& expected);
+// A results file's document (from the stream `in`, or its text), its format and version checked:
+// JSON of any content is a ConfigError naming `file`, never a crash; the Results it holds.
 nlohmann::json read_results_document(std::istream& in, const std::string& file);
+nlohmann::json parse_results_document(const std::string& text, const std::string& file);
 Results results_from(const nlohmann::json& doc, const std::string& file);
 
 }  // namespace kscope::detail

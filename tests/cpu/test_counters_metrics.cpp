@@ -142,8 +142,8 @@ TEST(CounterUnits, AsNsightComputePrintsThemOnTheH200) {
 
 TEST_F(HostApi, MisspeltNamesAreRejectedWithTheClosestValidNames) {
   std::string m = rejection("dram__byte_read.sum");
-  EXPECT_NE(m.find("Invalid value ['dram__byte_read.sum'] for Settings::metrics: unknown metric 'dram__byte_read.sum' "
-                   "for chip GH100"),
+  EXPECT_NE(m.find("Invalid value ['dram__byte_read.sum'] for kscope::describe_metric(): unknown metric "
+                   "'dram__byte_read.sum' for chip GH100"),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("'dram__bytes_read.sum'"), std::string::npos) << m;

@@ -352,6 +352,6 @@ TEST(EnergySession, GoesWithDurationBackendsOnly) {
       << message;
   s.metrics = {kEnergyPerRun};
   s.energy_window_s = 0;
-  EXPECT_NE(error_of([&] { s.validate(); }).find("Settings::energy_window_s must be a duration in seconds"),
+  EXPECT_NE(error_of([&] { s.validate(); }).find("Settings::energy_window_s is 0: it must be a duration in seconds above 0"),
             std::string::npos);
 }

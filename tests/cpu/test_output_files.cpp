@@ -26,18 +26,11 @@
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
 using kscope_test::error_of;
+using kscope_test::streamed;
 using kscope_test::TempDir;
 namespace fs = std::filesystem;
 
 namespace {
-
-Settings to(const std::string& prefix) {
-  Settings s;
-  s.runs = 2;
-  s.verbosity = Verbosity::quiet;
-  s.output_prefix = prefix;
-  return s;
-}
 
 const Sweep kSweep = Sweep().axis("n", {1, 2, 3});
 
@@ -66,7 +59,7 @@ pid_t sweep_in_child(const std::string& prefix) {
   const pid_t child = fork();
   if (child == 0) {
     try {
-      sweep(to(prefix), [] { pause(); });
+      sweep(streamed(prefix), [] { pause(); });
     } catch (...) {
     }
     _exit(0);
@@ -84,7 +77,7 @@ TEST(OutputPrefix, ASecondProcessIsRefusedNamingTheHolderAndAKilledOnesLockIsTak
   const std::string prefix = dir.prefix();
   const pid_t holder = sweep_in_child(prefix);
   ASSERT_TRUE(fs::exists(prefix + "lock"));
-  Settings resume = to(prefix);
+  Settings resume = streamed(prefix);
   resume.resume = true;
   const std::string refused = error_of([&] { sweep(resume); });
   EXPECT_TRUE(has(refused, "Settings::output_prefix '" + prefix + "' is in use: process " + std::to_string(holder) +
@@ -106,28 +99,28 @@ TEST(OutputPrefix, AnEarlierSweepIsRefusedUnlessResumedOrOverwritten) {
   TempDir dir;
   const std::string prefix = dir.prefix();
   int calls = 0;
-  EXPECT_THROW(sweep(to(prefix), [&] {
+  EXPECT_THROW(sweep(streamed(prefix), [&] {
     if (++calls == 5) throw std::runtime_error("out of memory");  // in config 2
   }), SweepError);
-  const std::string unfinished = error_of([&] { sweep(to(prefix)); });
+  const std::string unfinished = error_of([&] { sweep(streamed(prefix)); });
   EXPECT_TRUE(has(unfinished, "Settings::output_prefix '" + prefix + "' holds an unfinished sweep (1 of 3 configs "
                               "measured: killed, interrupted or failed) (" + prefix + "manifest.json, " + prefix +
                               "progress.jsonl, " + prefix + "samples.csv, " + prefix + "summary.csv, " + prefix +
                               "results.json)"))
       << unfinished;
   sweep([&] {
-    Settings s = to(prefix);
+    Settings s = streamed(prefix);
     s.resume = true;
     return s;
   }());
-  const std::string finished = error_of([&] { sweep(to(prefix)); });
+  const std::string finished = error_of([&] { sweep(streamed(prefix)); });
   EXPECT_TRUE(has(finished, "holds a finished sweep (")) << finished;
   EXPECT_TRUE(has(finished, "which kscope does not replace unasked. Set Settings::resume = true to continue it (a "
                             "finished sweep returns its results without measuring again), Settings::overwrite = true "
                             "to replace it, or give another Settings::output_prefix"))
       << finished;
 
-  Settings overwrite = to(prefix);
+  Settings overwrite = streamed(prefix);
   overwrite.overwrite = true;
   overwrite.verbosity = Verbosity::info;
   bool earlier_results_gone = false;
@@ -147,7 +140,7 @@ TEST(OutputPrefix, FilesWithoutAManifestAreNotResumedOver) {
   TempDir dir;
   const std::string prefix = dir.prefix();
   std::ofstream(prefix + "results.json") << "{}";
-  Settings resume = to(prefix);
+  Settings resume = streamed(prefix);
   resume.resume = true;
   EXPECT_EQ(error_of([&] { sweep(resume); }),
             "cannot resume under Settings::output_prefix '" + prefix + "': it holds " + prefix +
@@ -160,7 +153,7 @@ TEST(OutputPrefix, ADirectorysNameStandsForTheDirectory) {
   TempDir dir;
   const std::string out = dir.prefix("out");
   fs::create_directory(out);
-  sweep(to(out));  // was written beside it as outsummary.csv, ...
+  sweep(streamed(out));  // was written beside it as outsummary.csv, ...
   EXPECT_TRUE(fs::exists(out + "/summary.csv"));
   EXPECT_TRUE(fs::exists(out + "/results.json"));
   EXPECT_FALSE(fs::exists(out + "summary.csv"));
@@ -168,7 +161,7 @@ TEST(OutputPrefix, ADirectorysNameStandsForTheDirectory) {
 
 TEST(OutputFiles, WriteAllWritesTheFormatsWithAPrefixFileAndEachFormatWritesItsFile) {
   TempDir dir;
-  const Results r = sweep(to(""));
+  const Results r = sweep(streamed(""));
   r.write_all(dir.prefix("all_"));
   std::size_t prefix_files = 0;
   for (const detail::ResultsWriter& writer : detail::results_writers()) {
@@ -186,7 +179,7 @@ TEST(OutputFiles, WriteAllWritesTheFormatsWithAPrefixFileAndEachFormatWritesItsF
 
 TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
   TempDir dir;
-  const Results r = sweep(to(""));
+  const Results r = sweep(streamed(""));
   fs::create_directory(dir.prefix("data"));
   std::ofstream(dir.prefix("data/base.json")) << "old";
   fs::create_symlink("data/base.json", dir.prefix("base.json"));    // relative to the link's directory
@@ -200,7 +193,7 @@ TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
 
   // A sweep's own files too, when the caller lets it replace what is there.
   fs::create_symlink(dir.prefix("data/samples.csv"), dir.prefix("sweep_samples.csv"));
-  Settings s = to(dir.prefix("sweep_"));
+  Settings s = streamed(dir.prefix("sweep_"));
   s.overwrite = true;
   sweep(s);
   EXPECT_TRUE(fs::is_symlink(dir.prefix("sweep_samples.csv")));
@@ -209,7 +202,7 @@ TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
 
 TEST(OutputFiles, WhatIsNoRegularFileIsNeverReplaced) {
   TempDir dir;
-  const Results r = sweep(to(""));
+  const Results r = sweep(streamed(""));
   ASSERT_EQ(mkfifo(dir.prefix("pipe").c_str(), 0644), 0);
   fs::create_symlink(dir.prefix("pipe"), dir.prefix("link"));
   fs::create_directory(dir.prefix("folder"));
@@ -251,7 +244,7 @@ TEST(OutputFiles, WhatIsNoRegularFileIsNeverReplaced) {
   // A sweep whose prefix holds a device where a file goes fails before it runs, keeping the device.
   fs::remove(dir.prefix("link"));
   fs::create_symlink("/dev/null", dir.prefix("sweep_manifest.json"));
-  Settings s = to(dir.prefix("sweep_"));
+  Settings s = streamed(dir.prefix("sweep_"));
   s.overwrite = true;
   EXPECT_THROW(sweep(s), FileError);
   EXPECT_TRUE(fs::is_symlink(dir.prefix("sweep_manifest.json")));

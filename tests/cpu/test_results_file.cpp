@@ -418,7 +418,7 @@ TEST_F(ResultsFile, LoadingRefusesOtherFilesByName) {
     load_results(path("x.json"));
     ADD_FAILURE() << "loaded a truncated file";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(file + " is not JSON (", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(file + " is not JSON that kscope reads (parse error", 0), 0u) << e.what();
   }
 }
 

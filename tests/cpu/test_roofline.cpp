@@ -340,7 +340,7 @@ TEST(RooflineColumns, AFailingWorkFunctionFailsItsConfigKeepingWhatCameBefore) {
     }, backend);
     ADD_FAILURE() << "no SweepError";
   } catch (const SweepError& e) {
-    EXPECT_NE(std::string(e.what()).find("config 2/2 (n=2) failed in run 1: no model for n=2"),
+    EXPECT_NE(std::string(e.what()).find("config 2/2 (n=2) failed in run 1, in Settings::work: no model for n=2"),
               std::string::npos)
         << e.what();
     ASSERT_EQ(e.partial_results().rows().size(), 1u);

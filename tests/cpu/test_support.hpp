@@ -23,6 +23,13 @@ inline kscope::Settings quiet(std::size_t runs = 3) {
   return s;
 }
 
+// A quiet sweep of 2 runs per config streamed under `prefix` (Settings::output_prefix).
+inline kscope::Settings streamed(const std::string& prefix) {
+  kscope::Settings s = quiet(2);
+  s.output_prefix = prefix;
+  return s;
+}
+
 // The message of the `Expected` exception `f` throws; a text saying none came otherwise.
 template <typename Expected = kscope::ConfigError, typename F>
 std::string error_of(F&& f) {

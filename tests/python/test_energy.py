@@ -109,7 +109,7 @@ def test_every_run_opens_one_annotation(sim):
 
 
 def test_options_are_checked_in_pythons_words(sim):
-    with pytest.raises(ConfigError, match="energy_window must be a duration in seconds"):
+    with pytest.raises(ConfigError, match="energy_window is 0: it must be a duration in seconds above 0"):
         kscope.analyze.kernel(metrics=kscope.energy_metrics(), energy_window=0)
     with pytest.raises(ConfigError, match="energy_window must be a number"):
         kscope.analyze.kernel(metrics=kscope.energy_metrics(), energy_window="1s")

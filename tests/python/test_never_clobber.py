@@ -197,6 +197,8 @@ def test_metric_hints_name_the_kscope_metrics_command_and_python():
         pytest.skip(f"no metric database here: {e}")
     assert ("(`kscope metrics --chip GH100` lists every metric; kscope.list_metrics() returns them)") in message
     assert "kscope-metrics" not in message and not CPP_TERMS.search(message)
+    # Issue 39: the name is refused in the words of the call that gave it, not analyze.kernel()'s.
+    assert message.startswith("Invalid value ['dram__byte_read.sum'] for kscope.describe_metric(): unknown metric")
 
 
 def test_a_changing_derived_unit_and_a_zero_baseline_are_warned(sim):

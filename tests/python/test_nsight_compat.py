@@ -199,8 +199,7 @@ def test_config_and_option_errors_are_nsights_types_with_nsights_sentences(sim):
                                          r"but has 1 parameters"):
         nsight.analyze.kernel(configs=[(1, 2)], derive_metric=lambda t: t, **QUIET)(lambda n, m: None)()
     with pytest.raises(nsight.exceptions.ProfilerException,
-                       match=r"^Invalid value \['dram__byte_read\.sum'\] for 'metrics' parameter for "
-                             r"kscope\.analyze\.kernel\(\)"):
+                       match=r"^Invalid value \['dram__byte_read\.sum'\] for kscope\.describe_metric\(\): unknown metric"):
         nsight.describe_metric("dram__byte_read.sum", "GH100")
 
 

@@ -50,7 +50,8 @@ CountersBackend::CountersBackend(const Settings& settings)
       specs_.push_back({name, launch->unit, launch->description});
       continue;
     }
-    const MetricInfo info = catalog.require(name);
+    const MetricInfo info = catalog.require(
+        name, spell(" for Settings::metrics: ", " for 'metrics' parameter for kscope.analyze.kernel(): "));
     specs_.push_back({name, info.unit, info.description});
   }
 }

@@ -5,6 +5,7 @@
 #include "backends/counters/metric_names.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
+#include "core/caller.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -14,6 +15,12 @@ namespace {
 
 const counters::MetricCatalog& catalog(const std::string& chip) {
   return counters::MetricCatalog::of(chip.empty() ? device_chip(-1) : counters::canonical_chip(chip));
+}
+
+// Where a metric name came from, for the message that refuses it.
+std::string asked_by(const std::string& function, const std::string& flag) {
+  if (detail::caller() == detail::Caller::command_line) return " for kscope metrics " + flag + ": ";
+  return detail::spell(" for kscope::" + function + "(): ", " for kscope." + function + "(): ");
 }
 
 }  // namespace
@@ -46,7 +53,7 @@ MetricInfo describe_metric(const std::string& name, const std::string& chip) {
   if (const counters::LaunchMetric* launch = counters::find_launch_metric(name))
     return {name, MetricType::counter, launch->unit, "launch", launch->description, {}};
   const auto& c = catalog(chip);
-  MetricInfo info = c.require(name);
+  MetricInfo info = c.require(name, asked_by("describe_metric", "--describe"));
   info.suffixes = c.suffixes(counters::split_metric_name(name).base);
   return info;
 }
@@ -55,7 +62,7 @@ std::size_t count_passes(const std::vector<std::string>& metrics, const std::str
   if (metrics.empty()) throw ConfigError("count_passes() was given no metric names");
   const auto& c = catalog(chip);
   for (const auto& m : metrics)
-    if (!counters::find_launch_metric(m)) c.require(m);
+    if (!counters::find_launch_metric(m)) c.require(m, asked_by("count_passes", "--passes"));
   return counters::MetricConfig(c.chip(), counters::MetricLayout(metrics, 0).counter_names()).passes();
 }
 

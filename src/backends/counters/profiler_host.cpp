@@ -10,6 +10,7 @@
 
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/metric_names.hpp"
+#include "base/text.hpp"
 #include "core/caller.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
@@ -128,7 +129,7 @@ std::optional<MetricInfo> MetricCatalog::properties(const std::string& name) con
                     {}};
 }
 
-MetricInfo MetricCatalog::require(const std::string& name) const {
+MetricInfo MetricCatalog::require(const std::string& name, const std::string& asked_by) const {
   if (const std::string why = ncu_only_explanation(name); !why.empty()) throw ConfigError(why);
   // GetMetricProperties accepts a bare base, but the range profiler needs a full name.
   const bool bare_base = types_.count(name) > 0;
@@ -138,12 +139,10 @@ MetricInfo MetricCatalog::require(const std::string& name) const {
   const auto suggestions =
       suggest_metric_names(name, bases_, [this](const std::string& base) { return suffixes(base); });
   const std::string problem =
-      bare_base ? "metric '" + name + "' needs a rollup or submetric suffix to be collected"
-                : "unknown metric '" + name + "' for chip " + chip_;
+      bare_base ? "metric '" + detail::cut(name) + "' needs a rollup or submetric suffix to be collected"
+                : "unknown metric '" + detail::cut(name) + "' for chip " + chip_;
   // Nsight Python's sentence first (its users match on it), then what is wrong and the closest names.
-  const std::string invalid = "Invalid value " + detail::python_list({name}) +
-                              detail::spell(" for Settings::metrics: ",
-                                            " for 'metrics' parameter for kscope.analyze.kernel(): ");
+  const std::string invalid = "Invalid value " + detail::python_list({detail::cut(name)}) + asked_by;
   throw ConfigError(invalid + problem +
                     (suggestions.empty() ? "" : ". Did you mean " + detail::quoted_list(suggestions) + "?") +
                     " (`kscope metrics --chip " + chip_ + "` lists every metric; " +

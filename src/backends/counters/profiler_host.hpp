@@ -53,8 +53,8 @@ class MetricCatalog {
   // Nullopt for a name CUPTI does not know (with or without suffix).
   std::optional<MetricInfo> properties(const std::string& name) const;
   // The properties of a full, collectable name; ConfigError naming the problem and the closest
-  // valid names otherwise.
-  MetricInfo require(const std::string& name) const;
+  // valid names otherwise. `asked_by` says where the name came from: " for Settings::metrics: ".
+  MetricInfo require(const std::string& name, const std::string& asked_by) const;
 
  private:
   explicit MetricCatalog(std::string chip);

@@ -13,6 +13,12 @@ SimulatedBackend::SimulatedBackend() = default;
 
 void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns,
                               std::uintptr_t stream) {
+  constexpr double kLongest = 1e18;  // the simulated GPU clock counts nanoseconds in 64 bits
+  for (const auto& [name, ns] : {std::pair{"duration_ns", duration_ns}, std::pair{"gap_ns", gap_ns}})
+    if (!(std::abs(ns) <= kLongest))
+      throw ConfigError(std::string("SimulatedBackend::launch: ") + name + " is " + std::to_string(ns) +
+                        ", beyond what the simulated GPU clock counts: give a finite number of nanoseconds of at "
+                        "most 1e18 (31 years)");
   std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
   std::uint64_t& stream_end = stream_end_ns_[stream];
@@ -212,11 +218,14 @@ std::uint64_t SimulatedEnergy::counter_at(double energy_j) const {
 }
 
 void SimulatedEnergy::run(double seconds, double watts) {
-  const double start_s = now_s_, start_j = energy_j_;
-  // Every update the interval passes brings the energy used up to its moment.
-  for (double update = (std::floor(start_s / power_.update_s) + 1) * power_.update_s; update <= start_s + seconds;
-       update += power_.update_s)
-    shown_mj_ = counter_at(start_j + watts * (update - start_s));
+  const double start_s = now_s_, start_j = energy_j_, end_s = start_s + seconds, every = power_.update_s;
+  // The last update the interval passes shows the energy used up to its moment (found directly, so
+  // that a long interval costs no more than a short one).
+  if (const double first = (std::floor(start_s / every) + 1) * every; first <= end_s) {
+    double last = first + std::floor((end_s - first) / every) * every;
+    if (last > end_s) last -= every;  // rounding
+    shown_mj_ = counter_at(start_j + watts * (last - start_s));
+  }
   now_s_ = start_s + seconds;
   energy_j_ = start_j + watts * seconds;
 }
