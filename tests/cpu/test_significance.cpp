@@ -354,7 +354,7 @@ TEST(Verdict, TenPercentOnThreeSamplesIsNeverSlower) {
   const std::vector<double> baseline{1000, 1050, 980};
   const std::vector<double> candidate{1100, 1020, 1150};
   SampleComparison c = compare(baseline, candidate);
-  EXPECT_EQ(c.verdict, Verdict::unstable) << c.reason;
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples) << c.reason;
   EXPECT_EQ(c.reason, "baseline has 3 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_DOUBLE_EQ(c.u_test.p_value, 0.2);  // computed even when no verdict is given
 
@@ -397,7 +397,7 @@ TEST(Verdict, MinSamplesCountsValidValuesOnEachSide) {
   std::vector<double> five_of_seven{1000, nan, 1001, 1002, nan, 1003, 1004};
   EXPECT_EQ(compare(five_of_seven, plus_10pct).verdict, Verdict::slower);
   const SampleComparison c = compare(plus_10pct, {1000, 1001, nan, 1002, 1003});
-  EXPECT_EQ(c.verdict, Verdict::unstable);
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples);
   EXPECT_EQ(c.reason, "candidate has 4 valid values, fewer than CompareOptions::min_samples (5)");
 }
 
@@ -415,14 +415,14 @@ TEST(Verdict, RsdAboveTheLimitIsUnstable) {
   EXPECT_EQ(compare(noisy, base_1000).verdict, Verdict::unstable);
 }
 
-TEST(Verdict, EmptyOrNegativeSamplesAreUnstable) {
+TEST(Verdict, EmptySamplesAreTooFewAndNegativeOnesUnstable) {
   SampleComparison c = compare({}, base_1000);
-  EXPECT_EQ(c.verdict, Verdict::unstable);
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples);
   EXPECT_EQ(c.reason, "baseline has 0 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_EQ(c.u_test.method, UTestMethod::not_tested);
   EXPECT_TRUE(std::isnan(c.ratio));
   EXPECT_TRUE(std::isnan(c.ratio_ci.lower));
-  EXPECT_EQ(compare(base_1000, {nan, nan}).verdict, Verdict::unstable);
+  EXPECT_EQ(compare(base_1000, {nan, nan}).verdict, Verdict::too_few_samples);
   EXPECT_EQ(compare(base_1000, {nan, 1000}).reason,
             "candidate has 1 valid value, fewer than CompareOptions::min_samples (5)");
 
