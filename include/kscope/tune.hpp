@@ -6,22 +6,28 @@
 //   race.winner();  race.ties();  std::cout << race;          // the decision, then every config's fate
 //
 // 1. Screening: every config is measured RaceOptions::first_runs times (after its warm-ups).
-// 2. Elimination, after every round: the leader is the config with the lowest median duration; a
-//    config is dropped when a one-sided Mann-Whitney U test shows it slower than the leader's
-//    durations times 1 + threshold_pct/100, at the level alpha / 2 / ((K - 1) * R) (K configs raced,
-//    R the race's elimination looks, fixed in advance): a Bonferroni bound over every test that could
-//    drop the fastest config, whichever config leads each look, so the fastest config is dropped with
-//    a probability of at most alpha / 2. Where the SM clocks observed around the runs vary, the test
-//    must also pass in cycles (duration times the clock), so a clock drop cannot drop a config.
-// 3. Racing rounds: the survivors' runs are doubled (up to Settings::runs), then they are judged again,
-//    until at most max_finalists remain, or Settings::runs is reached.
-// 4. Final: the finalists run interleaved (f1, f2, ..., fF, then again, final_runs times), so that
-//    each pass compares them under the same conditions. The winner has the lowest median of its
-//    durations relative to each pass's mean; every other finalist gets the median of its per-pass
-//    ratio to the winner and its distribution-free interval at 1 - alpha / 2 / (F - 1): a finalist
-//    whose interval lies wholly beyond 1 + threshold_pct/100 (in cycles too where clocks varied) is
-//    slower, every other one is tied: it cannot be told apart from the winner within the threshold.
-// With confidence 1 - alpha, the fastest config is the winner or one of its ties.
+// 2. Elimination, after every round but the final: the leader is the config with the lowest median
+//    duration; a config is dropped when a one-sided Mann-Whitney U test (exact; ties count against
+//    dropping) shows it slower than the leader's durations times 1 + threshold_pct/100, at the level
+//    alpha / 2 / ((K - 1) * R) (K configs raced, R the looks the race may take, fixed in advance by
+//    doubling first_runs up to Settings::runs): a Bonferroni bound over every test that could drop
+//    the fastest config, whichever config leads each look, so the fastest config is dropped with a
+//    probability of at most alpha / 2. Where the SM clocks observed around the runs vary, the test
+//    must also pass in cycles (duration times the clock), so that a clock drop cannot drop a config.
+// 3. Racing rounds, while more than max_finalists survive: the leader and the survivors whose median
+//    lies beyond it by more than the threshold (those more runs can show slower) double their runs,
+//    up to Settings::runs; the leader's near-ties wait for the final.
+// 4. Final: the survivors (the max_finalists lowest medians; any others are left_out) run
+//    interleaved (f1, f2, ..., fF, then again, final_runs passes, each in its own order), so that
+//    each pass compares them under the same conditions; with cache_control all its visits take no
+//    warm-up (each config warmed up in the screening round, and every run starts from a flushed L2).
+//    The winner has the lowest median of its durations relative to each pass's mean; every other
+//    finalist gets the median of its per-pass ratio to the winner and its distribution-free interval
+//    at 1 - alpha / 2 / (F - 1): a finalist whose interval lies wholly beyond 1 + threshold_pct/100
+//    (in cycles too where clocks varied) is slower, every other one is tied: it cannot be told apart
+//    from the winner within the threshold.
+// With confidence 1 - alpha, the fastest config is the winner or one of its ties (or left_out, when
+// more than max_finalists configs stayed within the threshold of the leader).
 //
 // Every round is a sweep of its own (a Session over the configs it visits), so output_prefix, resume
 // and the thermal guard work as for profile(): round k streams under output_prefix + "round-<k>-",
@@ -46,7 +52,7 @@ struct RaceOptions {
   double alpha = 0.05;         // the chance that the fastest config ends neither winner nor tie, at most
   std::size_t first_runs = 10;     // recorded runs of every config in the first round
   std::size_t final_runs = 20;     // interleaved passes of the final round
-  std::size_t max_finalists = 8;   // racing goes on while more configs than this survive
+  std::size_t max_finalists = 8;   // racing goes on while more configs than this survive; the final takes at most this many
   std::string annotation;          // the annotation whose duration decides; empty: the body's only one
 
   // Throws ConfigError naming the bad option, its value and what it accepts.
@@ -58,7 +64,7 @@ enum class RaceOutcome {
   tied,        // a finalist that cannot be told apart from the winner within the threshold
   slower,      // a finalist slower than the winner by more than the threshold
   eliminated,  // dropped in a racing round: slower than the leader then by more than the threshold
-  left_out,    // survived Settings::runs without being separated, but max_finalists others were faster
+  left_out,    // not separated from the leader, but left out of the final: max_finalists others had lower medians
 };
 std::string to_string(RaceOutcome outcome);
 

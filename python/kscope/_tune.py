@@ -3,7 +3,6 @@ engine (kscope/tune.hpp), and RaceResults, what it returns."""
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -12,7 +11,7 @@ import pandas as pd
 from . import _core, _notebook, _shard, testing
 from ._configs import Signature, engine_rows
 from ._evaluate import _prefix
-from ._options import BackendName, Options, VerbosityLevel
+from ._options import BackendName, Options, VerbosityLevel, _count, _number
 from ._results import ProfileResults, _config_column, _engine_column
 from .errors import ConfigError, SweepError, SweepInterrupted
 
@@ -103,7 +102,7 @@ def tune(
                           simulated, progress)
     except (SweepError, SweepInterrupted) as e:
         if isinstance(e.partial_results, _core.Results):  # every round's runs before it stopped
-            e.partial_results = ProfileResults(e.partial_results, given, signature.names)  # type: ignore[assignment]
+            e.partial_results = ProfileResults(e.partial_results, given, signature.names)
         raise
     finally:
         if progress is not None:
@@ -114,14 +113,9 @@ def tune(
 def _race_options(threshold_pct: float, alpha: float, first_runs: int, final_runs: int, max_finalists: int,
                   annotation: str | None) -> _core.RaceOptions:
     o = _core.RaceOptions()
-    for name, value in (("threshold_pct", threshold_pct), ("alpha", alpha)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ConfigError(f"{name} must be a number, not {value!r}")
-        setattr(o, name, float(value))
-    for name, value in (("first_runs", first_runs), ("final_runs", final_runs), ("max_finalists", max_finalists)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-            raise ConfigError(f"{name} must be a non-negative integer, not {value!r}")
-        setattr(o, name, int(value))
+    o.threshold_pct, o.alpha = _number("threshold_pct", threshold_pct), _number("alpha", alpha)
+    o.first_runs, o.final_runs = _count("first_runs", first_runs, 0), _count("final_runs", final_runs, 0)
+    o.max_finalists = _count("max_finalists", max_finalists, 0)
     if annotation is not None:
         if not isinstance(annotation, str) or not annotation:
             raise ConfigError(f"annotation must name the annotation whose duration decides, not {annotation!r}")

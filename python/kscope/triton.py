@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from . import analyze
-from ._options import VerbosityLevel
 from ._tune import RaceResults, tune
 from .annotation import annotate
 from .errors import ConfigError, also_builtin
@@ -119,21 +118,8 @@ def _summarize(times: list[float], quantiles: Sequence[float] | None, return_mod
     return summary[return_mode](times)
 
 
-def race(
-    kernel: Any,
-    grid: Any,
-    args: Sequence[Any],
-    kwargs: Mapping[str, Any] | None = None,
-    *,
-    runs: int = 100,
-    warmup_runs: int = 1,
-    threshold_pct: float = 2.0,
-    alpha: float = 0.05,
-    first_runs: int = 10,
-    final_runs: int = 20,
-    max_finalists: int = 8,
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = "silent",
-) -> RaceResults:
+def race(kernel: Any, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None = None,
+         **options: Any) -> RaceResults:
     """Races the configs of a ``@triton.autotune`` kernel on these arguments with kscope.tune, and
     makes the winner the autotuner's choice for them: the next ``kernel[grid](*args, **kwargs)``
     with the same tuning key runs the winner without benchmarking.
@@ -142,8 +128,9 @@ def race(
     pre_hook and post_hook, reset_to_zero and restore_value included), after the autotuner's
     pruning (prune_configs_by). A config that does not compile for this GPU (Triton's
     OutOfResources, CompileTimeAssertionFailure, PTXASError) is left out, as the autotuner leaves it
-    out. The race options are kscope.tune's. Returns its RaceResults, whose config column holds the
-    triton.Config objects.
+    out. ``options`` are kscope.tune's (runs, threshold_pct, alpha, first_runs, ...; verbosity
+    'silent' unless given). Returns its RaceResults, whose config column holds the triton.Config
+    objects.
     """
     autotuner = _checked_autotuner(kernel)
     call_kwargs = dict(kwargs or {}, grid=grid)
@@ -161,9 +148,8 @@ def race(
             with annotate("kernel"):
                 call_of[id(config)]()
 
-        result = tune(launch, [(config,) for config, _ in runnable], runs=runs, warmup_runs=warmup_runs,
-                      threshold_pct=threshold_pct, alpha=alpha, first_runs=first_runs, final_runs=final_runs,
-                      max_finalists=max_finalists, verbosity=verbosity)
+        chosen: dict[str, Any] = {"verbosity": "silent", **options}
+        result = tune(launch, [(config,) for config, _ in runnable], **chosen)
         winner = result.winner[0]
         autotuner.cache[_tuning_key(autotuner, call_kwargs)] = winner
         autotuner.best_config = winner

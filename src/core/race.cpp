@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "core/caller.hpp"
 #include "core/significance.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
@@ -52,10 +53,10 @@ Racer::Racer(std::vector<std::string> names, const RaceOptions& options, std::si
   for (std::size_t n = options.first_runs; n < max_runs; n = std::min(2 * n, max_runs)) ++looks_;
   const double tests = static_cast<double>(std::max<std::size_t>(configs_.size(), 2) - 1) * static_cast<double>(looks_);
   elimination_level_ = options.alpha / 2 / tests;
+  decided_ = configs_.size() <= 1;  // a shard may have nothing to race
   if (configs_.size() == 1) {
     configs_[0].outcome = RaceOutcome::winner;
     configs_[0].reason = "the only config raced";
-    decided_ = true;
   }
 }
 
@@ -81,9 +82,13 @@ std::optional<RoundPlan> Racer::next_round() const {
   if (decided_) return std::nullopt;
   const std::vector<std::size_t> left = alive();
   if (rounds_.empty()) return RoundPlan{"screening", left, options_.first_runs, 1};
-  const std::size_t done = configs_[left.front()].samples.size();  // every survivor ran every round
-  if (left.size() > options_.max_finalists && done < max_runs_)
-    return RoundPlan{"racing", left, std::min(2 * done, max_runs_) - done, 1};
+  const std::vector<std::size_t> racing = contested();
+  if (left.size() > options_.max_finalists && rounds_.size() < looks_ && racing.size() > 1) {
+    // Double the most measured one's runs, up to max_runs; the others get as many more.
+    std::size_t most = 0;
+    for (std::size_t c : racing) most = std::max(most, configs_[c].samples.size());
+    if (most < max_runs_) return RoundPlan{"racing", racing, std::min(most, max_runs_ - most), 1};
+  }
   // The final round: pass p visits the finalists starting from the p-th, so that none always goes first.
   const std::vector<std::size_t> chosen = finalists();
   RoundPlan final{"final", {}, 1, options_.final_runs};
@@ -128,6 +133,19 @@ void Racer::record_round(const RoundPlan& plan, const std::vector<std::vector<Ru
   }
   judge_final(chosen);
   decided_ = true;
+}
+
+std::vector<std::size_t> Racer::contested() const {
+  const std::vector<std::size_t> left = alive();
+  std::vector<double> medians(configs_.size(), NAN);
+  for (std::size_t c : left) medians[c] = median_of(durations_of(configs_[c].samples));
+  const double leader = *std::min_element(medians.begin(), medians.end(), [](double a, double b) {
+    return !std::isnan(a) && (std::isnan(b) || a < b);
+  });
+  std::vector<std::size_t> out;
+  for (std::size_t c : left)
+    if (medians[c] == leader || medians[c] > leader * (1 + options_.threshold_pct / 100)) out.push_back(c);
+  return out;
 }
 
 std::size_t Racer::eliminate() {
@@ -190,6 +208,18 @@ void Racer::judge_final(const std::vector<std::size_t>& finalists) {
   w.ratio = w.ratio_lower = w.ratio_upper = 1;
   w.reason = "the lowest median duration relative to each pass's mean in the final round (" + std::to_string(passes) +
              " interleaved passes of " + std::to_string(finalists.size()) + " finalists)";
+  // A clock that changed during the final favours the configs whose time follows it least.
+  double highest = 0;
+  for (std::size_t f : finalists)
+    for (const RunSample& s : configs_[f].final) highest = std::max(highest, s.sm_clock_mhz);  // NaN never wins
+  std::size_t slowed = 0;
+  for (std::size_t p = 0; p < passes; ++p)
+    slowed += std::any_of(finalists.begin(), finalists.end(),
+                          [&](std::size_t f) { return configs_[f].final[p].sm_clock_mhz < highest * 0.99; });
+  if (slowed)
+    w.reason += "; the SM clock was more than 1% below its highest in " + std::to_string(slowed) + " of the passes, " +
+                "which favours the configs whose time follows the clock least: lock the clocks (" + option("clock_control") +
+                spell(" = ClockControl::base", "='base'") + ") to decide at one clock";
   const double confidence = 1 - options_.alpha / 2 / static_cast<double>(finalists.size() - 1);
   const double margin = 1 + options_.threshold_pct / 100;
   const std::vector<double> w_times = durations_of(w.final), w_clocks = clocks_of(w.final);

@@ -57,6 +57,10 @@ class Racer {
   std::vector<std::size_t> alive() const;
   // The alive configs that run the final round: at most max_finalists, the lowest medians first.
   std::vector<std::size_t> finalists() const;
+  // What a racing round measures: the leader (the lowest median) and the survivors whose median lies
+  // beyond it by more than the threshold, which more runs can show slower. The others are the
+  // leader's near-ties, which wait for the final round.
+  std::vector<std::size_t> contested() const;
   // Drops the alive configs shown slower than the leader; returns how many.
   std::size_t eliminate();
   void judge_final(const std::vector<std::size_t>& finalists);

@@ -311,10 +311,26 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 }
 
 double u_test_p_greater(std::span<const double> x, std::span<const double> y) {
-  const UTestResult t = mann_whitney_u(x, y);
-  if (t.method == UTestMethod::not_tested) return nan;
-  const double mean_u = static_cast<double>(sorted_valid_samples(x).size() * sorted_valid_samples(y).size()) / 2;
-  return t.u > mean_u ? t.p_value / 2 : 1.0;
+  const std::vector<double> xs = sorted_valid_samples(x);
+  const std::vector<double> ys = sorted_valid_samples(y);
+  const std::size_t m = xs.size(), n = ys.size();
+  if (m == 0 || n == 0) return nan;
+  // The pairs x wins outright: a tie counts against "larger", which can only raise p (as breaking
+  // every tie against the alternative does), so the test stays at its level with tied samples too.
+  std::size_t u = 0;
+  for (double v : xs) u += static_cast<std::size_t>(std::lower_bound(ys.begin(), ys.end(), v) - ys.begin());
+  const std::size_t pairs = m * n;
+  if (pairs <= exact_u_test_max_pairs) {
+    // P(U >= u) = P(U <= mn - u) by symmetry, over the (m + n choose m) orderings.
+    const std::vector<double> counts = u_counts(m, n, pairs - u);
+    double orderings = 1;
+    for (std::size_t k = 1; k <= std::min(m, n); ++k)
+      orderings = orderings * static_cast<double>(m + n - std::min(m, n) + k) / static_cast<double>(k);
+    return std::min(1.0, std::accumulate(counts.begin(), counts.end(), 0.0) / orderings);
+  }
+  const double md = static_cast<double>(m), nd = static_cast<double>(n);
+  const double distance = static_cast<double>(u) - md * nd / 2 - 0.5;  // continuity correction
+  return normal_upper_tail(distance / std::sqrt(md * nd * (md + nd + 1) / 12));
 }
 
 MedianInterval median_interval(std::vector<double> values, double confidence) {
@@ -322,8 +338,8 @@ MedianInterval median_interval(std::vector<double> values, double confidence) {
   std::erase_if(values, [](double v) { return std::isnan(v); });
   if (values.empty()) return out;
   std::sort(values.begin(), values.end());
-  out.median = median_of(values);
   const std::size_t n = values.size();
+  out.median = n % 2 ? values[n / 2] : std::midpoint(values[n / 2 - 1], values[n / 2]);
   // P(B < k) for B ~ Binomial(n, 1/2), k = 1, 2, ...: the largest k whose tail stays within alpha/2.
   const double half_alpha = (1 - confidence) / 2;
   double below = 0;  // P(B < k)

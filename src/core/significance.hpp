@@ -48,9 +48,11 @@ inline constexpr std::size_t exact_u_test_max_pairs = 2500;
 // samples) or method="asymptotic", use_continuity=True (otherwise). Identical samples give p = 1.
 UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y);
 
-// One-sided: the p-value of "x tends to be larger than y" (scipy's alternative="greater"), from the
-// two-sided test's symmetric null distribution: half its p when U lies above its mean m*n/2, else 1
-// (conservative there: such a sample never shows x larger). NaN when a sample has no valid value.
+// One-sided: the p-value of "x tends to be larger than y", from the pairs in which x is strictly
+// larger (ties count against it, so tied samples keep the test at its level or below): exact up to
+// exact_u_test_max_pairs pairs (without ties, scipy's mannwhitneyu(x, y, alternative="greater",
+// method="exact")), else the continuity-corrected normal approximation. NaN when a sample has no
+// valid value.
 double u_test_p_greater(std::span<const double> x, std::span<const double> y);
 
 // ---- Median of paired ratios -------------------------------------------------------------------

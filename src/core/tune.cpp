@@ -105,8 +105,8 @@ void claim_race_files(const Settings& settings) {
     if (std::filesystem::exists(path))
       throw ConfigError(option("output_prefix") + " '" + settings.output_prefix + "' holds the files of an earlier " +
                         "race (" + path + "), which kscope does not replace unasked: set " + option("resume") +
-                        " to continue it, " + option("overwrite") + " to replace it, or give another " +
-                        option("output_prefix"));
+                        spell(" = true", "=True") + " to continue it, " + option("overwrite") +
+                        spell(" = true", "=True") + " to replace it, or give another " + option("output_prefix"));
   }
 }
 
@@ -248,9 +248,9 @@ std::ostream& operator<<(std::ostream& out, const Race& race) {
     out << " (confidence " << number(100 * race.confidence()) << "%)\n";
   }
   out << "cost: " << c.runs << " runs of the exhaustive sweep's " << c.exhaustive_runs << " ("
-      << number(100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1)))
-      << "%), " << number(c.gpu_s * 1e3) << " ms of GPU time of its " << number(c.exhaustive_gpu_s * 1e3)
-      << " ms, in " << number(c.wall_s) << " s\n";
+      << detail::fixed(100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1)), 1)
+      << "%), " << detail::fixed(c.gpu_s * 1e3, 2) << " ms of GPU time of its " << detail::fixed(c.exhaustive_gpu_s * 1e3, 2)
+      << " ms, in " << detail::fixed(c.wall_s, 2) << " s\n";
   for (std::size_t k = 0; k < race.rounds().size(); ++k) {
     const RaceRound& r = race.rounds()[k];
     out << "round " << k + 1 << " (" << r.kind << "): " << r.configs << " configs, " << r.runs
@@ -315,6 +315,10 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
     }
     Settings round = settings;
     round.runs = plan->runs;
+    // A cold-cache final visit needs no warm-up: every config warmed up in the screening round, and a
+    // flushed L2 is the same whatever ran before; a warm cache keeps them, so that each run finds its
+    // own data there as in a profile.
+    if (plan->kind == "final" && settings.cache_control == CacheControl::all) round.warmup_runs = 0;
     round.shard.reset();
     if (!settings.output_prefix.empty()) round.output_prefix = settings.output_prefix + "round-" + std::to_string(k) + "-";
     detail::log_info("race round " + std::to_string(k) + " (" + plan->kind + "): " +
@@ -362,8 +366,8 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
       std::size_t valid = 0;
       for (const detail::RunSample& s : visit)
         if (!std::isnan(s.duration)) visit_sum += s.duration, ++valid;
-      cost.runs += settings.warmup_runs + plan->runs;
-      if (valid) cost.gpu_s += visit_sum * (1 + static_cast<double>(settings.warmup_runs) / static_cast<double>(valid)) * unit_s;
+      cost.runs += round.warmup_runs + plan->runs;
+      if (valid) cost.gpu_s += visit_sum * (1 + static_cast<double>(round.warmup_runs) / static_cast<double>(valid)) * unit_s;
     }
     racer.record_round(*plan, samples);
   }

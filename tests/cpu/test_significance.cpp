@@ -493,3 +493,23 @@ TEST(Verdict, Names) {
 }
 
 }  // namespace
+
+TEST(UTestGreater, IsExactWithoutTiesAndCountsATieAgainstLarger) {
+  using kscope::detail::u_test_p_greater;
+  // Every x above every y: one ordering of the (5 choose 2) = 10 (scipy: method="exact", "greater").
+  EXPECT_DOUBLE_EQ(u_test_p_greater(std::vector<double>{3, 4, 5}, std::vector<double>{1, 2}), 0.1);
+  std::vector<double> high, low;
+  for (int i = 1; i <= 10; ++i) high.push_back(10 + i), low.push_back(i);
+  EXPECT_NEAR(u_test_p_greater(high, low), 1.0 / 184756, 1e-15);
+  EXPECT_DOUBLE_EQ(u_test_p_greater(low, high), 1.0);
+  // A tie inside one sample changes no pair; a tie across them counts as x not larger:
+  // x = {2, 3}, y = {1, 2} wins 3 of 4 pairs, P(U >= 3) = 2/6.
+  low[1] = low[0];
+  EXPECT_NEAR(u_test_p_greater(high, low), 1.0 / 184756, 1e-15);
+  EXPECT_DOUBLE_EQ(u_test_p_greater(std::vector<double>{2, 3}, std::vector<double>{1, 2}), 1.0 / 3);
+  // Beyond 2500 pairs: the normal approximation, still far below any level for 60 against 60.
+  std::vector<double> x, y;
+  for (int i = 0; i < 60; ++i) x.push_back(100 + i), y.push_back(i);
+  EXPECT_LT(u_test_p_greater(x, y), 1e-15);
+  EXPECT_TRUE(std::isnan(u_test_p_greater(x, std::vector<double>{})));
+}

@@ -105,8 +105,11 @@ TEST(SimulatedNoise, TheClockReadingsShowTheDropsThatStretchTheComputeBoundTime)
   for (const Sample& s : compute_bound) {
     clocks.insert(s.sm_clock);
     // A run that started and ended at one clock took exactly the cycles of 100 us at 1980 MHz.
-    if (s.sm_clock == 1755) EXPECT_DOUBLE_EQ(s.duration, 100000.0 * 1980 / 1755);
-    if (s.sm_clock == 1980) EXPECT_DOUBLE_EQ(s.duration, 100000);
+    if (s.sm_clock == 1755) {
+      EXPECT_DOUBLE_EQ(s.duration, 100000.0 * 1980 / 1755);
+    } else if (s.sm_clock == 1980) {
+      EXPECT_DOUBLE_EQ(s.duration, 100000);
+    }
   }
   EXPECT_TRUE(clocks.count(1980) && clocks.count(1755)) << clocks.size();
   noise.kernel.clock_bound = 0;  // memory-bound: the time stays

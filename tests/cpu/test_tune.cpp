@@ -287,6 +287,17 @@ TEST(Tune, AResumedRaceTakesTheSameDecisionsAndMeasuresOnlyWhatIsMissing) {
   EXPECT_EQ(loaded.samples().size(), race.measurements().samples().size());
 }
 
+TEST(Tune, AShardWithNothingToRaceHasNoWinner) {
+  SimulatedBackend sim;
+  Space space{{50000, 60000}, {}};
+  Settings s = race_settings();
+  s.shard = Shard{2, 3};
+  const Race race = tune_with_backend(sweep_of(2), s, space.body(sim), {}, sim);
+  EXPECT_TRUE(race.rows().empty());
+  EXPECT_EQ(race.cost().runs, 0u);
+  EXPECT_EQ(error_of([&] { race.winner(); }), "this race has no winner: it raced no config (a shard with nothing to measure)");
+}
+
 TEST(Tune, AShardRacesItsOwnConfigsOnly) {
   TempDir dir;
   Space space{{50000, 60000, 51000, 70000, 52000, 80000}, {}};
