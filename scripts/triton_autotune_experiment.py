@@ -16,7 +16,6 @@ Prints a summary (and --json FILE writes it). Needs a GPU, torch and triton.
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -155,8 +154,10 @@ def main():
         result[mode] = summary_of(in_processes(mode, options.size, options.processes))
     result["race"] = race_vs_exhaustive(options.size, options.runs)
 
-    print(f"Triton fp16 matmul {options.size}^3, 18 configs, {options.processes} processes each "
-          f"(GPU: {os.environ.get('CUDA_VISIBLE_DEVICES', 'default')})")
+    import torch
+
+    print(f"Triton fp16 matmul {options.size}^3, 18 configs, {options.processes} processes each, on "
+          f"{torch.cuda.get_device_name()}")
     print(f"{'do_bench':<24}{'distinct winners':>18}{'tuning s (median)':>20}  winners")
     for mode, name in (("triton", "triton.testing"), ("kscope", "kscope.triton")):
         s = result[mode]

@@ -33,7 +33,8 @@ _VERDICT_COLOURS = {
 
 class CompareWarning(ProfilerWarning):
     """What weakens a comparison without preventing it: a different GPU model or driver, observed SM
-    clocks that differ by more than the threshold, rows measured on one side only. A CI gate can make
+    clocks that differ by more than the threshold, rows measured on one side only, rows that cannot be
+    judged (too few samples) or whose change the clocks can explain (ambiguous). A CI gate can make
     them errors: ``warnings.simplefilter("error", kscope.CompareWarning)``."""
 
 

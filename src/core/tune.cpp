@@ -25,7 +25,7 @@
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
-#include "kscope/energy.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope {
 namespace {
@@ -53,7 +53,7 @@ Settings race_settings(const Settings& requested) {
   };
   const std::string profile_winner = "; profile the winner with it once the race has chosen";
   for (const std::string& m : requested.metrics)
-    if (m != "cupti__kernel_duration" && m != "events__region_duration")
+    if (m != kCuptiKernelDuration && m != kEventsRegionDuration)
       refuse(option("metrics") + " '" + m + "'",
              "the race decides by the duration its backend measures (give no metrics, or that backend's "
              "duration metric)" + profile_winner);
@@ -319,6 +319,8 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
     // flushed L2 is the same whatever ran before; a warm cache keeps them, so that each run finds its
     // own data there as in a profile.
     if (plan->kind == "final" && settings.cache_control == CacheControl::all) round.warmup_runs = 0;
+    // The final's visits are of one run each: its progress is the race's line, not a line per visit.
+    if (plan->kind == "final" && !round.progress_observer) round.progress_observer = [](const SweepProgress&) {};
     round.shard.reset();
     if (!settings.output_prefix.empty()) round.output_prefix = settings.output_prefix + "round-" + std::to_string(k) + "-";
     detail::log_info("race round " + std::to_string(k) + " (" + plan->kind + "): " +
