@@ -50,10 +50,11 @@ def tune(
     How: every config runs ``first_runs`` times; after each round, a config shown slower than the
     leader (the lowest median) by more than ``threshold_pct`` (a one-sided Mann-Whitney U test at
     alpha / 2 / ((configs - 1) * looks): Bonferroni over every test that could drop the fastest
-    config; confirmed in cycles where the SM clocks varied) is dropped; the survivors' runs double,
-    up to ``runs``, until at most ``max_finalists`` remain; the finalists then run interleaved,
-    ``final_runs`` passes, and are judged by their per-pass ratios to the best of them. With
-    confidence 1 - alpha, the fastest config is the winner or one of its ties.
+    config; confirmed in cycles where the SM clocks varied) is dropped; while more than
+    ``max_finalists`` survive, the leader and the survivors beyond the threshold double their runs,
+    up to ``runs``; the finalists then run interleaved, ``final_runs`` passes, and are judged by
+    their per-pass ratios to the best of them. With confidence 1 - alpha, the fastest config is the
+    winner or one of its ties.
 
     runs: the most runs a config gets before the final round, and the exhaustive sweep the cost is
         compared with (every config ``warmup_runs + runs`` times). ``warmup_runs`` precede every

@@ -67,10 +67,23 @@ std::vector<std::size_t> Racer::alive() const {
   return out;
 }
 
+std::vector<double> Racer::medians() const {
+  std::vector<double> out(configs_.size(), NAN);
+  for (std::size_t c : alive()) {
+    const double m = median_of(durations_of(configs_[c].samples));
+    out[c] = std::isnan(m) ? INFINITY : m;
+  }
+  return out;
+}
+
+std::size_t Racer::leader(const std::vector<double>& medians) const {
+  const std::vector<std::size_t> left = alive();
+  return *std::min_element(left.begin(), left.end(), [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
+}
+
 std::vector<std::size_t> Racer::finalists() const {
   std::vector<std::size_t> out = alive();
-  std::vector<double> medians(configs_.size(), NAN);
-  for (std::size_t c : out) medians[c] = median_of(durations_of(configs_[c].samples));
+  const std::vector<double> medians = this->medians();
   // Stable: equal medians keep the sweep's order, so the choice is the same every time.
   std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
   if (out.size() > options_.max_finalists) out.resize(options_.max_finalists);
@@ -136,25 +149,19 @@ void Racer::record_round(const RoundPlan& plan, const std::vector<std::vector<Ru
 }
 
 std::vector<std::size_t> Racer::contested() const {
-  const std::vector<std::size_t> left = alive();
-  std::vector<double> medians(configs_.size(), NAN);
-  for (std::size_t c : left) medians[c] = median_of(durations_of(configs_[c].samples));
-  const double leader = *std::min_element(medians.begin(), medians.end(), [](double a, double b) {
-    return !std::isnan(a) && (std::isnan(b) || a < b);
-  });
+  const std::vector<double> medians = this->medians();
+  const std::size_t first = leader(medians);
   std::vector<std::size_t> out;
-  for (std::size_t c : left)
-    if (medians[c] == leader || medians[c] > leader * (1 + options_.threshold_pct / 100)) out.push_back(c);
+  for (std::size_t c : alive())
+    if (c == first || medians[c] > medians[first] * (1 + options_.threshold_pct / 100)) out.push_back(c);
   return out;
 }
 
 std::size_t Racer::eliminate() {
   const std::vector<std::size_t> left = alive();
   if (left.size() < 2) return 0;
-  std::vector<double> medians(configs_.size(), NAN);
-  for (std::size_t c : left) medians[c] = median_of(durations_of(configs_[c].samples));
-  const std::size_t leader =
-      *std::min_element(left.begin(), left.end(), [&](std::size_t a, std::size_t b) { return medians[a] < medians[b]; });
+  const std::vector<double> medians = this->medians();
+  const std::size_t leader = this->leader(medians);
   const double margin = 1 + options_.threshold_pct / 100;
   const std::vector<double> leader_times = durations_of(configs_[leader].samples);
   const std::vector<double> leader_clocks = clocks_of(configs_[leader].samples);

@@ -55,6 +55,10 @@ class Racer {
     double ratio = NAN, ratio_lower = NAN, ratio_upper = NAN;
   };
   std::vector<std::size_t> alive() const;
+  // Each alive config's median duration (+infinity without a valid one), by config; NaN for the others.
+  std::vector<double> medians() const;
+  // The alive config with the lowest of these medians (the first of equals).
+  std::size_t leader(const std::vector<double>& medians) const;
   // The alive configs that run the final round: at most max_finalists, the lowest medians first.
   std::vector<std::size_t> finalists() const;
   // What a racing round measures: the leader (the lowest median) and the survivors whose median lies

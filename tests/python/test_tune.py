@@ -134,3 +134,10 @@ def test_set_noise_is_deterministic_and_checks_its_fields(sim):
         sim.set_noise(per_kernel={"k": {"jiter_pct": 1}})
     with pytest.raises(kscope.ConfigError, match=r"the simulated noise's jitter_pct is -1: it takes a percentage"):
         sim.set_noise(jitter_pct=-1)
+
+
+def test_too_few_first_runs_to_eliminate_anything_are_warned_of(sim):
+    with pytest.warns(kscope.ProfilerWarning, match=r"first_runs = 3: 3 runs a side can show a difference at p = 0.05 "
+                                                    r"at best, not below the elimination level 0.00278 of 4 configs"):
+        race = kscope.tune(space(sim), configs=[0, 1, 2, 3], runs=12, first_runs=3, verbosity="silent")
+    assert race.winner == (3,)
