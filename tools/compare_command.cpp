@@ -22,6 +22,7 @@ namespace {
 constexpr int kNothingSlower = 0;
 constexpr int kSlower = 1;
 constexpr int kCannotCompare = 2;
+constexpr int kCannotJudge = 3;
 
 const char* const kUsage =
     "usage: kscope compare BASELINE.json CANDIDATE.json [--threshold PCT] [--alpha A] [--min-samples N]\n"
@@ -31,10 +32,12 @@ const char* const kDescription =
     "Compares two results saved by Results::write_json (C++) or ProfileResults.save (Python), row by row\n"
     "(annotation, config, metric), on the raw per-run samples of both. A row is slower or faster when a\n"
     "two-sided Mann-Whitney U test gives p < alpha AND the whole 95% bootstrap interval of the ratio of\n"
-    "medians lies beyond the threshold; same otherwise; unstable when a side has fewer than min-samples\n"
-    "valid runs or an RSD above max-rsd. Durations are lower-is-better, rates (GB/s, TFLOP/s, %)\n"
-    "higher-is-better; a count of work (bytes, instructions) that moves is 'changed'. Rows measured on\n"
-    "one side only are listed as only_in_baseline / only_in_candidate.";
+    "medians lies beyond the threshold; same otherwise. A duration whose runs' SM clocks varied must\n"
+    "change the same way in cycles (duration x SM clock), else it is ambiguous. too_few_samples when a\n"
+    "side has fewer than min-samples valid runs; unstable when one has an RSD above max-rsd. Durations\n"
+    "are lower-is-better, rates (GB/s, TFLOP/s, %) higher-is-better; a count of work (bytes,\n"
+    "instructions) that moves is 'changed'. Rows measured on one side only are listed as\n"
+    "only_in_baseline / only_in_candidate.";
 
 const char* const kFooter =
     "Verdicts are coloured on a terminal (NO_COLOR turns that off). Results of different backends,\n"
@@ -42,11 +45,13 @@ const char* const kFooter =
     "that differ by more than the threshold, give a warning and flag the rows.\n"
     "\n"
     "Exit status:\n"
-    "  0   no row is slower\n"
+    "  0   no row is slower, and every row measured on both sides could be judged\n"
     "  1   at least one row is slower\n"
     "  2   the inputs cannot be compared: a file that cannot be read, is not a kscope results file or is\n"
     "      of another format version; different backends, cache control, clock control or config axes;\n"
     "      a --direction naming a metric neither file holds; or a candidate row without a valid run\n"
+    "  3   cannot judge: no row is slower, but a side of some row has fewer than --min-samples valid\n"
+    "      runs (too_few_samples; results of runs=1 have one)\n"
     "  64  bad command line\n"
     "  74  the output could not be written\n";
 
@@ -134,7 +139,9 @@ const char* colour(kscope::Verdict v) {
   switch (v) {
     case kscope::Verdict::slower: return "\033[31m";   // red
     case kscope::Verdict::faster: return "\033[32m";   // green
-    case kscope::Verdict::unstable: return "\033[33m";  // yellow
+    case kscope::Verdict::unstable:
+    case kscope::Verdict::ambiguous:
+    case kscope::Verdict::too_few_samples: return "\033[33m";  // yellow
     case kscope::Verdict::changed: return "\033[35m";  // magenta
     case kscope::Verdict::only_in_baseline:
     case kscope::Verdict::only_in_candidate: return "\033[36m";  // cyan
@@ -198,7 +205,8 @@ void print_text(const Request& request, const kscope::Results& baseline, const k
   }
   std::string counts;
   for (auto v : {kscope::Verdict::slower, kscope::Verdict::faster, kscope::Verdict::same, kscope::Verdict::changed,
-                 kscope::Verdict::unstable, kscope::Verdict::only_in_baseline, kscope::Verdict::only_in_candidate})
+                 kscope::Verdict::ambiguous, kscope::Verdict::unstable, kscope::Verdict::too_few_samples,
+                 kscope::Verdict::only_in_baseline, kscope::Verdict::only_in_candidate})
     if (const std::size_t n = c.count(v)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + to_string(v);
   const kscope::CompareOptions& o = c.options;
   out << "\n" << c.rows.size() << (c.rows.size() == 1 ? " row: " : " rows: ") << (counts.empty() ? "none" : counts)
@@ -213,6 +221,7 @@ void print_json(const Request& request, const kscope::Comparison& c, std::ostrea
   doc["options"] = {{"threshold_pct", c.options.threshold_pct}, {"alpha", c.options.alpha},
                     {"min_samples", c.options.min_samples}, {"max_rsd_pct", c.options.max_rsd_pct}};
   doc["warnings"] = c.warnings;
+  doc["gate"] = to_string(c.gate());
   std::ostringstream rows;  // the table as kscope writes tables in JSON, inside this document
   kscope::write_json(c.to_table(), rows);
   doc["rows"] = nlohmann::ordered_json::parse(rows.str());
@@ -273,7 +282,12 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
              "measure the candidate again\n";
       return kCannotCompare;
     }
-    return comparison.count(kscope::Verdict::slower) ? kSlower : kNothingSlower;
+    switch (comparison.gate()) {
+      case kscope::Gate::slower: return kSlower;
+      case kscope::Gate::cannot_judge: return kCannotJudge;
+      case kscope::Gate::passed: break;
+    }
+    return kNothingSlower;
   } catch (const kscope::Error& e) {
     err << "kscope compare: " << e.what() << "\n";
     return kCannotCompare;

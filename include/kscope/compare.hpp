@@ -22,20 +22,32 @@ enum class MetricDirection { lower_is_better, higher_is_better, undefined };
 std::string to_string(MetricDirection d);  // "lower is better", "higher is better", "undefined"
 
 enum class Verdict {
-  faster,             // a significant change beyond the threshold, for the better
+  faster,             // a significant change beyond the threshold, for the better (confirmed in cycles, see below)
   slower,             // the same, for the worse
   same,               // not significant, or within the threshold
-  unstable,           // too few valid samples, an RSD above max_rsd_pct, negative values, or units differ
+  unstable,           // an RSD above max_rsd_pct, negative values, or units differ
   changed,            // a significant change of a metric without a direction
   only_in_baseline,   // the row exists on one side only (an annotation, config or metric added or removed)
   only_in_candidate,
+  // A duration faster or slower in time whose SM clocks varied, but not the same in cycles (duration
+  // times the SM clock observed around each run): the clocks can explain the change.
+  ambiguous,
+  too_few_samples,    // a side has fewer than min_samples valid values (results of runs = 1): cannot judge
 };
 std::string to_string(Verdict v);  // the enumerator's name
 
+// What a comparison says as a gate (kscope compare's exit status): slower when a row is slower;
+// otherwise cannot_judge when a row measured on both sides has too few samples on a side; else passed.
+// ambiguous, unstable and changed rows do not fail it (the command prints their reasons).
+enum class Gate { passed, slower, cannot_judge };
+std::string to_string(Gate g);  // "passed", "slower", "cannot_judge"
+
 // The verdict of a row (ratio = median(candidate) / median(baseline), CI its bootstrap interval):
-// unstable when either side has fewer than min_samples valid values or an RSD above max_rsd_pct;
-// otherwise a change only when p < alpha AND the whole CI lies beyond 1 +- threshold_pct/100
-// (strictly), and same in every other case. The defaults, and why:
+// too_few_samples when either side has fewer than min_samples valid values; unstable when one has an
+// RSD above max_rsd_pct; otherwise a change only when p < alpha AND the whole CI lies beyond
+// 1 +- threshold_pct/100 (strictly), and same in every other case. A duration whose samples' SM
+// clocks are known and not all the same is changed only when its cycles (duration times the clock
+// of its run) change the same way by the same test; otherwise it is ambiguous. The defaults, and why:
 // - threshold_pct = 2: kscope's stable_rsd_pct default; a shift smaller than what one stable row
 //   spreads by is not worth a verdict, and it covers the drift between sessions (board
 //   temperature, clocks when unlocked) that the samples of one session cannot see. The measured
@@ -88,6 +100,9 @@ struct ComparisonRow {
   double u = NAN;                          // Mann-Whitney U of the candidate: pairs it wins, ties halved
   double p_value = NAN;                    // two-sided
   std::string u_test_method;               // "exact", "normal approximation", "not tested"
+  // The same in cycles (each sample's duration times its run's SM clock), for a duration whose
+  // clocks varied; NaN otherwise.
+  double cycles_ratio = NAN, cycles_ci_lower = NAN, cycles_ci_upper = NAN, cycles_p_value = NAN;
   Verdict verdict = Verdict::unstable;
   std::string reason;                      // one line: why this verdict, with the numbers that decided it
   std::vector<std::string> flags;          // "gpu", "driver", "sm_clock": see Comparison::warnings
@@ -105,9 +120,11 @@ struct Comparison {
 
   // Annotation, the axes, then Metric, Unit, Direction, BaselineMedian, CandidateMedian,
   // BaselineMean, CandidateMean, BaselineRuns, CandidateRuns, BaselineRSDPct, CandidateRSDPct,
-  // Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue, UTestMethod, Verdict, Reason, Flags.
+  // Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue, UTestMethod, CyclesRatio, CyclesCI_Lower,
+  // CyclesCI_Upper, CyclesPValue, Verdict, Reason, Flags.
   Table to_table() const;
   std::size_t count(Verdict verdict) const;
+  Gate gate() const;
 };
 
 // Compares the candidate with the baseline, row by row; the rows of both are matched by

@@ -19,5 +19,6 @@
 #include "kscope/sweep.hpp"
 #include "kscope/table.hpp"
 #include "kscope/tensor.hpp"
+#include "kscope/tune.hpp"
 #include "kscope/value.hpp"
 #include "kscope/work.hpp"

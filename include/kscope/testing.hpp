@@ -10,11 +10,13 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kscope/measurement_backend.hpp"
+#include "kscope/simulated_noise.hpp"
 
 namespace kscope::testing {
 
@@ -66,6 +68,8 @@ class FakeDevice final : public DeviceControl {
  public:
   // Readings returned in turn by clocks() (cycled); NaN when empty.
   void set_clock_readings(std::vector<ClockReading> readings) { clocks_ = std::move(readings); }
+  // Where clocks() reads when no readings are scripted (the noise model's clock); NaN without one.
+  void set_clock_source(std::function<ClockReading()> source) { clock_source_ = std::move(source); }
   // Margins returned in turn by thermal_margin_c() (the last one repeats); nullopt when empty.
   void set_thermal_margins(std::vector<double> margins) { margins_ = std::move(margins); }
   // Makes lock_base_clocks() throw BackendError with this message.
@@ -86,6 +90,7 @@ class FakeDevice final : public DeviceControl {
   SimulatedEnergy energy_;
   std::vector<ClockReading> clocks_;
   std::size_t clock_cursor_ = 0;
+  std::function<ClockReading()> clock_source_;
   std::vector<double> margins_;
   std::size_t margin_cursor_ = 0;
   std::string deny_;
@@ -126,6 +131,10 @@ class SimulatedBackend final : public MeasurementBackend {
 
   // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
   void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
+  // From now on every launch's duration varies as `noise` says (kscope/simulated_noise.hpp), and the
+  // clock readings follow its SM clock (unless set_clock_readings scripts them), around the device's
+  // rated clock as set_device left it. Throws ConfigError for a field out of range.
+  void set_noise(const SimulatedNoise& noise);
 
   // Called from the body: a "kernel" of the given duration launched now. It runs after the kernel
   // launched before it, `gap_ns` later, on a simulated GPU clock (ReplayMode::range spans them);
@@ -202,6 +211,7 @@ class SimulatedBackend final : public MeasurementBackend {
   };
   std::vector<BatchRun> batch_;
   std::size_t current_run_ = 0;  // in the batch
+  std::optional<NoiseModel> noise_;
   std::ptrdiff_t current_region_ = -1;
   FakeDevice device_;
   SimulatedDevice simulated_device_;

@@ -17,6 +17,7 @@ from ._evaluation import EvaluationResults
 from ._options import VerbosityLevel
 from ._results import ProfileResults
 from ._shard import MergeWarning, merge
+from ._tune import RaceResults, tune
 from ._doctor import doctor
 from .energy import energy_efficiency, energy_metrics
 from ._results import speed_of_light
@@ -57,6 +58,7 @@ __all__ = [
     "ProfileResults",
     "ProfilerException",
     "ProfilerWarning",
+    "RaceResults",
     "SweepError",
     "SweepInterrupted",
     "SweepWarning",
@@ -90,5 +92,6 @@ __all__ = [
     "speed_of_light",
     "testing",
     "tools",
+    "tune",
     "utils",
 ]

@@ -26,12 +26,15 @@ _VERDICT_COLOURS = {
     "same": "tab:gray",
     "unstable": "tab:orange",
     "changed": "tab:purple",
+    "ambiguous": "tab:olive",
+    "too_few_samples": "tab:brown",
 }
 
 
 class CompareWarning(ProfilerWarning):
     """What weakens a comparison without preventing it: a different GPU model or driver, observed SM
-    clocks that differ by more than the threshold, rows measured on one side only. A CI gate can make
+    clocks that differ by more than the threshold, rows measured on one side only, rows that cannot be
+    judged (too few samples) or whose change the clocks can explain (ambiguous). A CI gate can make
     them errors: ``warnings.simplefilter("error", kscope.CompareWarning)``."""
 
 
@@ -81,9 +84,12 @@ def compare(
     baseline, candidate: ProfileResults, or paths of files written by ProfileResults.save.
     A row is 'slower' or 'faster' when a two-sided Mann-Whitney U test gives p < alpha AND the
     whole bootstrap confidence interval (``confidence``, ``resamples``, ``seed``) of the ratio of
-    medians lies beyond ``threshold_pct`` percent; 'same' otherwise; 'unstable' when a side has
-    fewer than ``min_samples`` valid runs or a relative standard deviation above ``max_rsd_pct``
-    (or the units differ); 'changed' for a metric with no better direction (a count of bytes).
+    medians lies beyond ``threshold_pct`` percent; 'same' otherwise. A duration whose runs' SM
+    clocks varied is 'slower' or 'faster' only when its cycles (duration times the SM clock of its
+    run: the Cycles* columns) change the same way by the same test, else 'ambiguous'.
+    'too_few_samples' when a side has fewer than ``min_samples`` valid runs (results of runs=1);
+    'unstable' when a side's relative standard deviation is above ``max_rsd_pct`` (or the units
+    differ); 'changed' for a metric with no better direction (a count of bytes).
     Durations are lower-is-better and rates (GB/s, TFLOP/s, %) higher-is-better;
     ``directions={"metric": "lower" | "higher" | "undefined"}`` says otherwise. Rows measured on one
     side only have the verdict 'only_in_baseline' or 'only_in_candidate'.
@@ -95,6 +101,10 @@ def compare(
 
     The config columns hold the baseline's config values (the candidate's for rows only in it):
     the original objects for a ProfileResults just measured, the saved labels for a loaded one.
+
+    As a gate, ``frame.attrs["gate"]`` says what `kscope compare`'s exit status says: 'slower' (a
+    row is slower: exit 1), 'cannot_judge' (none is, but a row has too few samples on a side: exit
+    3), or 'passed' (exit 0).
     """
     if plot is not None:
         _plot.check_filename(os.fspath(plot), "kscope.compare(plot=...)")  # before the comparison is computed
@@ -110,7 +120,7 @@ def compare(
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
             raise ConfigError(f"{name} must be a non-negative integer, not {value!r}")
         setattr(options, name, int(value))
-    columns, base_configs, cand_configs, messages = _core.compare(
+    columns, base_configs, cand_configs, messages, gate = _core.compare(
         base._core, cand._core, options, _directions(directions))
 
     axes = base.parameters  # the engine refuses results whose axes differ
@@ -125,6 +135,7 @@ def compare(
         else:
             data[name] = _engine_column(name, cells)
     frame = pd.DataFrame(data)
+    frame.attrs["gate"] = gate
     for message in messages:
         warnings.warn(message, CompareWarning, stacklevel=2)
     if plot is not None:

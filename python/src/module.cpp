@@ -263,7 +263,7 @@ py::object optional_index(const std::optional<std::size_t>& index) {
 }
 
 // kscope.compare's engine call: ({column: [cells]}, baseline and candidate config index per row
-// (None on the side a row is missing from), warnings). directions: {metric: "lower"|"higher"|"undefined"}.
+// (None on the side a row is missing from), warnings, gate). directions: {metric: "lower"|"higher"|"undefined"}.
 py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& candidate, kscope::CompareOptions options,
                       const std::map<std::string, std::string>& directions) {
   static const std::map<std::string, kscope::MetricDirection> names{
@@ -281,7 +281,7 @@ py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& ca
     candidate_configs.append(optional_index(r.candidate.config_index));
   }
   return py::make_tuple(py::object(columns(comparison.to_table(), {})[0]), baseline_configs, candidate_configs,
-                        comparison.warnings);
+                        comparison.warnings, kscope::to_string(comparison.gate()));
 }
 
 // progress(event, dict) for the notebook's progress display. Per-run calls are throttled here, so
@@ -329,6 +329,21 @@ kscope::DeclaredWork declared_work(PyObject* fn, const std::vector<std::string>&
       annotations);
 }
 
+// body(config index) as the engine's Body. A Ctrl-C that Python's handler saw while the engine ran
+// (the GIL released) lets the run complete; the sweep stops after it.
+kscope::Body python_body(const py::function& body) {
+  PyObject* body_fn = body.ptr();
+  return [body_fn](const kscope::Config& config) {
+    py::gil_scoped_acquire gil;
+    call_python([&] { py::reinterpret_borrow<py::function>(body_fn)(config.index()); });
+    if (PyErr_CheckSignals() != 0) {
+      if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) throw PythonError(py::error_already_set());
+      PyErr_Clear();
+      kscope::detail::request_interrupt();
+    }
+  };
+}
+
 // Callbacks hold borrowed pointers: the Python objects outlive profile() (the caller's frame keeps
 // them), and copying a raw pointer needs no GIL when the engine copies the std::function.
 kscope::Results run_profile(const std::vector<std::string>& names, const py::list& rows,
@@ -339,18 +354,7 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
                             const py::object& work, const std::vector<std::string>& work_annotations) {
   const kscope::Sweep sweep = make_sweep(names, rows);
   kscope::Settings settings = base;
-  PyObject* body_fn = body.ptr();
-  const kscope::Body call_body = [body_fn](const kscope::Config& config) {
-    py::gil_scoped_acquire gil;
-    call_python([&] { py::reinterpret_borrow<py::function>(body_fn)(config.index()); });
-    // A Ctrl-C that Python's handler saw while the engine ran (the GIL released): the run is
-    // complete, the sweep stops after it.
-    if (PyErr_CheckSignals() != 0) {
-      if (!PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) throw PythonError(py::error_already_set());
-      PyErr_Clear();
-      kscope::detail::request_interrupt();
-    }
-  };
+  const kscope::Body call_body = python_body(body);
   if (!derive.is_none()) {
     PyObject* fn = derive.ptr();
     // The Python side returns [(name, value, unit), ...] whatever shape the user's function returned.
@@ -388,6 +392,19 @@ kscope::Results run_profile(const std::vector<std::string>& names, const py::lis
   py::gil_scoped_release release;
   return simulated ? kscope::profile_with_backend(sweep, settings, call_body, *simulated)
                    : kscope::profile(sweep, settings, call_body);
+}
+
+// kscope.tune's engine call: races the configs rows with body(config index).
+kscope::Race run_tune(const std::vector<std::string>& names, const py::list& rows, const kscope::Settings& base,
+                      const kscope::RaceOptions& options, const py::function& body,
+                      kscope::testing::SimulatedBackend* simulated, const py::object& progress) {
+  const kscope::Sweep sweep = make_sweep(names, rows);
+  kscope::Settings settings = base;
+  const kscope::Body call_body = python_body(body);
+  if (!progress.is_none()) settings.progress_observer = progress_observer(progress.ptr());
+  py::gil_scoped_release release;
+  return simulated ? kscope::tune_with_backend(sweep, settings, call_body, options, *simulated)
+                   : kscope::tune(sweep, settings, call_body, options);
 }
 
 // ---- kscope.evaluate -----------------------------------------------------------------------------
@@ -791,6 +808,51 @@ void bind_sessions(py::module_& m) {
       .def("mark_failed", &Region::mark_failed);
 }
 
+void bind_tune(py::module_& m) {
+  py::class_<kscope::RaceOptions>(m, "RaceOptions")
+      .def(py::init<>())
+      .def_readwrite("threshold_pct", &kscope::RaceOptions::threshold_pct)
+      .def_readwrite("alpha", &kscope::RaceOptions::alpha)
+      .def_readwrite("first_runs", &kscope::RaceOptions::first_runs)
+      .def_readwrite("final_runs", &kscope::RaceOptions::final_runs)
+      .def_readwrite("max_finalists", &kscope::RaceOptions::max_finalists)
+      .def_readwrite("annotation", &kscope::RaceOptions::annotation)
+      .def("validate", &kscope::RaceOptions::validate);
+  py::class_<kscope::Race>(m, "Race")
+      .def("table", [](const kscope::Race& r) {
+        std::vector<std::size_t> indices;
+        for (const auto& row : r.rows()) indices.push_back(row.config_index);
+        return columns(r.table(), indices);
+      }, "({column: [cells]}, [config index per row]) of the race table")
+      .def("measurements", &kscope::Race::measurements, "Every recorded run of every round, as Results")
+      .def("winner", &kscope::Race::winner, "The winner's config index")
+      .def("ties", &kscope::Race::ties, "The tied configs' indices")
+      .def("confidence", &kscope::Race::confidence)
+      .def("options", [](const kscope::Race& r) { return r.options(); })
+      .def("cost", [](const kscope::Race& r) {
+        const kscope::RaceCost& c = r.cost();
+        return py::dict(py::arg("runs") = c.runs, py::arg("exhaustive_runs") = c.exhaustive_runs,
+                        py::arg("gpu_s") = c.gpu_s, py::arg("exhaustive_gpu_s") = c.exhaustive_gpu_s,
+                        py::arg("wall_s") = c.wall_s);
+      }, "{runs, exhaustive_runs, gpu_s, exhaustive_gpu_s, wall_s}")
+      .def("rounds", [](const kscope::Race& r) {
+        py::list out;
+        for (const auto& round : r.rounds())
+          out.append(py::dict(py::arg("kind") = round.kind, py::arg("configs") = round.configs,
+                              py::arg("runs") = round.runs, py::arg("eliminated") = round.eliminated));
+        return out;
+      }, "[{kind, configs, runs, eliminated}] per round")
+      .def("text", [](const kscope::Race& r) {
+        std::ostringstream out;
+        out << r;
+        return out.str();
+      }, "The race as the console shows it")
+      .def("__len__", [](const kscope::Race& r) { return r.rows().size(); });
+  m.def("tune", &run_tune, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("options"), py::arg("body"),
+        py::arg("simulated"), py::arg("progress") = py::none(),
+        "Races the configs rows with body(config index); returns the Race");
+}
+
 void bind_evaluate(py::module_& m) {
   py::class_<kscope::EvaluateOptions>(m, "EvaluateOptions")
       .def(py::init<>())
@@ -943,6 +1005,43 @@ void bind_testing(py::module_& m) {
       .def("restart_energy_counter", [](SimulatedBackend& b, std::uint64_t millijoules) {
         b.device().energy().restart_at(millijoules);
       }, py::arg("millijoules"), "The energy counter continues from this value at its next update (a driver reload)")
+      .def("set_noise", [](SimulatedBackend& b, std::uint64_t seed, double jitter_pct, double outlier_rate,
+                           double outlier_factor, double clock_bound, double drift_pct, double drift_period_s,
+                           double clock_drops_per_s, double dropped_sm_clock_mhz, double clock_drop_s,
+                           double run_overhead_s, const std::map<std::string, std::map<std::string, double>>& per_kernel) {
+        kscope::testing::SimulatedNoise noise;
+        noise.seed = seed;
+        noise.kernel = {jitter_pct, outlier_rate, outlier_factor, clock_bound};
+        noise.drift_pct = drift_pct;
+        noise.drift_period_s = drift_period_s;
+        noise.clock_drops_per_s = clock_drops_per_s;
+        noise.dropped_sm_clock_mhz = dropped_sm_clock_mhz;
+        noise.clock_drop_s = clock_drop_s;
+        noise.run_overhead_s = run_overhead_s;
+        for (const auto& [name, fields] : per_kernel) {
+          kscope::testing::KernelNoise& n = noise.per_kernel[name] = noise.kernel;
+          const std::map<std::string, double*> named{{"jitter_pct", &n.jitter_pct}, {"outlier_rate", &n.outlier_rate},
+                                                     {"outlier_factor", &n.outlier_factor}, {"clock_bound", &n.clock_bound}};
+          for (const auto& [field, value] : fields) {
+            const auto found = named.find(field);
+            if (found == named.end())
+              throw kscope::ConfigError("set_noise: per_kernel['" + name + "'] names '" + field +
+                                        "'; a kernel's noise takes jitter_pct, outlier_rate, outlier_factor and clock_bound");
+            *found->second = value;
+          }
+        }
+        b.set_noise(noise);
+      }, py::arg("seed") = 0, py::arg("jitter_pct") = 0.0, py::arg("outlier_rate") = 0.0, py::arg("outlier_factor") = 1.5,
+         py::arg("clock_bound") = 1.0, py::arg("drift_pct") = 0.0, py::arg("drift_period_s") = 1.0,
+         py::arg("clock_drops_per_s") = 0.0, py::arg("dropped_sm_clock_mhz") = 1755.0, py::arg("clock_drop_s") = 0.01,
+         py::arg("run_overhead_s") = 50e-6, py::arg("per_kernel") = std::map<std::string, std::map<std::string, double>>{},
+         "From now on every launch's duration varies (kscope/simulated_noise.hpp): a lognormal jitter of about "
+         "jitter_pct, outliers (outlier_rate of the launches take outlier_factor times as long), clock_bound of the "
+         "time following the SM clock; per_kernel={kernel name: {field: value}} overrides those four per kernel (a "
+         "config that launches a kernel of its own name has its own noise). The whole GPU drifts by drift_pct over "
+         "drift_period_s, and its SM clock (in the clock readings) drops to dropped_sm_clock_mhz clock_drops_per_s "
+         "times a simulated second, for clock_drop_s; each run adds run_overhead_s of simulated time. The same seed "
+         "gives the same timings")
       .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
       .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
       .def_property_readonly("session_count", &SimulatedBackend::session_count);
@@ -968,6 +1067,7 @@ PYBIND11_MODULE(_core, m) {
   bind_shards(m);
   bind_compare(m);
   bind_evaluate(m);
+  bind_tune(m);
   bind_sessions(m);
   bind_doctor(m);
   bind_testing(m);

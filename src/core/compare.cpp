@@ -82,13 +82,19 @@ std::string config_key(const Config& config, const std::vector<std::string>& axe
 
 using RowKey = std::tuple<std::string, std::size_t, std::string>;  // annotation, config, metric
 
-// The samples of every row, as they entered its statistics.
-std::map<RowKey, std::vector<double>> samples_by_row(const Results& r) {
+// A row's samples as they entered its statistics, with the SM clock observed around each one's run.
+struct RowSamples {
+  std::vector<double> values, sm_clocks_mhz;
+};
+
+std::map<RowKey, RowSamples> samples_by_row(const Results& r) {
   const bool exclude_throttled = r.settings().throttled_runs == ThrottledRuns::exclude;
-  std::map<RowKey, std::vector<double>> out;
+  std::map<RowKey, RowSamples> out;
   for (const SampleRow& s : r.samples()) {
     if (exclude_throttled && s.throttled) continue;
-    out[{s.annotation, s.config_index, s.metric}].push_back(s.value);
+    RowSamples& row = out[{s.annotation, s.config_index, s.metric}];
+    row.values.push_back(s.value);
+    row.sm_clocks_mhz.push_back(s.sm_clock_mhz);
   }
   return out;
 }
@@ -174,9 +180,9 @@ ComparisonRow row_for(const SummaryRow& row, const Config& config, const std::ve
 }
 
 ComparisonRow only_on_one_side(const SummaryRow& row, const Config& config, const std::vector<std::string>& axes,
-                               const std::vector<double>& samples, bool in_baseline, const CompareOptions& options) {
+                               const RowSamples& samples, bool in_baseline, const CompareOptions& options) {
   ComparisonRow out = row_for(row, config, axes, options);
-  (in_baseline ? out.baseline : out.candidate) = side_of(row, samples);
+  (in_baseline ? out.baseline : out.candidate) = side_of(row, samples.values);
   out.u_test_method = to_string(detail::UTestMethod::not_tested);
   out.verdict = in_baseline ? Verdict::only_in_baseline : Verdict::only_in_candidate;
   out.reason = in_baseline ? "measured in the baseline only" : "measured in the candidate only";
@@ -201,33 +207,55 @@ std::map<RowKey, const SummaryRow*> candidate_rows_by_baseline_config(const Resu
   return rows;
 }
 
-const std::vector<double>& samples_of(const std::map<RowKey, std::vector<double>>& by_row, const SummaryRow& r) {
-  static const std::vector<double> none;
+const RowSamples& samples_of(const std::map<RowKey, RowSamples>& by_row, const SummaryRow& r) {
+  static const RowSamples none;
   const auto found = by_row.find(RowKey{r.annotation, r.config_index, r.metric});
   return found == by_row.end() ? none : found->second;
 }
 
 // A row measured on both sides: both sides' statistics, and the verdict of their samples (none for
-// values in different units).
-void judge(ComparisonRow& row, const SummaryRow& b, const std::vector<double>& base_values, const SummaryRow& c,
-           const std::vector<double>& cand_values, const CompareOptions& options) {
-  row.baseline = side_of(b, base_values);
-  row.candidate = side_of(c, cand_values);
+// values in different units); a duration's change is confirmed in cycles where its clocks varied.
+void judge(ComparisonRow& row, const SummaryRow& b, const RowSamples& base, const SummaryRow& c,
+           const RowSamples& cand, const CompareOptions& options) {
+  row.baseline = side_of(b, base.values);
+  row.candidate = side_of(c, cand.values);
   if (b.unit != c.unit) {
     row.u_test_method = to_string(detail::UTestMethod::not_tested);
     row.verdict = Verdict::unstable;
     row.reason = "units differ (baseline '" + b.unit + "', candidate '" + c.unit + "'): the values cannot be compared";
     return;
   }
-  const detail::SampleComparison s = detail::compare_samples(base_values, cand_values, row.direction, options);
+  const detail::SampleClocks clocks{base.sm_clocks_mhz, cand.sm_clocks_mhz};
+  const detail::SampleComparison s = detail::compare_samples(base.values, cand.values, row.direction, options,
+                                                             detail::is_time_unit(b.unit) ? &clocks : nullptr);
   row.ratio = s.ratio;
   row.ci_lower = s.ratio_ci.lower;
   row.ci_upper = s.ratio_ci.upper;
   row.u = s.u_test.u;
   row.p_value = s.u_test.p_value;
   row.u_test_method = to_string(s.u_test.method);
+  if (s.cycles) {
+    row.cycles_ratio = s.cycles->ratio;
+    row.cycles_ci_lower = s.cycles->ratio_ci.lower;
+    row.cycles_ci_upper = s.cycles->ratio_ci.upper;
+    row.cycles_p_value = s.cycles->u_test.p_value;
+  }
   row.verdict = s.verdict;
   row.reason = s.reason;
+}
+
+void warn_of_rows_not_judged(Comparison& out) {
+  if (const std::size_t n = out.count(Verdict::too_few_samples))
+    out.warnings.push_back(std::to_string(n) + (n == 1 ? " row cannot" : " rows cannot") + " be judged: a side has " +
+                           "fewer than " + detail::compare_option("min_samples") + " (" +
+                           std::to_string(out.options.min_samples) + ") valid samples (verdict too_few_samples; " +
+                           "results of " + detail::option("runs") + " = 1 have one); measure both sides with at least " +
+                           std::to_string(out.options.min_samples) + " runs");
+  if (const std::size_t n = out.count(Verdict::ambiguous))
+    out.warnings.push_back(std::to_string(n) + (n == 1 ? " row changed" : " rows changed") + " in time but not in " +
+                           "cycles (verdict ambiguous): the SM clocks of their runs differ and can explain the change; " +
+                           "lock the clocks on both sides (" + detail::spell("ClockControl::base", "clock_control='base'") +
+                           ")");
 }
 
 void warn_of_one_sided_rows(Comparison& out) {
@@ -262,6 +290,17 @@ std::string to_string(Verdict v) {
     case Verdict::changed: return "changed";
     case Verdict::only_in_baseline: return "only_in_baseline";
     case Verdict::only_in_candidate: return "only_in_candidate";
+    case Verdict::ambiguous: return "ambiguous";
+    case Verdict::too_few_samples: return "too_few_samples";
+  }
+  return "?";
+}
+
+std::string to_string(Gate g) {
+  switch (g) {
+    case Gate::passed: return "passed";
+    case Gate::slower: return "slower";
+    case Gate::cannot_judge: return "cannot_judge";
   }
   return "?";
 }
@@ -300,6 +339,7 @@ Comparison compare(const Results& baseline, const Results& candidate, const Comp
     if (matched.count(&c)) continue;
     out.rows.push_back(only_on_one_side(c, candidate.configs()[c.config_index], axes, samples_of(cand_samples, c), false, options));
   }
+  warn_of_rows_not_judged(out);
   warn_of_one_sided_rows(out);
   return out;
 }
@@ -309,13 +349,19 @@ std::size_t Comparison::count(Verdict verdict) const {
       std::count_if(rows.begin(), rows.end(), [verdict](const ComparisonRow& r) { return r.verdict == verdict; }));
 }
 
+Gate Comparison::gate() const {
+  if (count(Verdict::slower)) return Gate::slower;
+  return count(Verdict::too_few_samples) ? Gate::cannot_judge : Gate::passed;
+}
+
 Table Comparison::to_table() const {
   Table t;
   t.columns = {"Annotation"};
   t.columns.insert(t.columns.end(), axis_names.begin(), axis_names.end());
   for (const char* c : {"Metric", "Unit", "Direction", "BaselineMedian", "CandidateMedian", "BaselineMean",
                         "CandidateMean", "BaselineRuns", "CandidateRuns", "BaselineRSDPct", "CandidateRSDPct", "Ratio",
-                        "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue", "UTestMethod", "Verdict", "Reason", "Flags"})
+                        "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue", "UTestMethod", "CyclesRatio", "CyclesCI_Lower",
+                        "CyclesCI_Upper", "CyclesPValue", "Verdict", "Reason", "Flags"})
     t.columns.emplace_back(c);
   const std::string method = ci_method(options);
   for (const ComparisonRow& r : rows) {
@@ -329,6 +375,7 @@ Table Comparison::to_table() const {
              number(r.baseline.mean), number(r.candidate.mean), integer(r.baseline.count), integer(r.candidate.count),
              number(r.baseline.rsd_pct), number(r.candidate.rsd_pct), number(r.ratio), number(r.ci_lower),
              number(r.ci_upper), interval ? Cell{method} : Cell{}, number(r.u), number(r.p_value), r.u_test_method,
+             number(r.cycles_ratio), number(r.cycles_ci_lower), number(r.cycles_ci_upper), number(r.cycles_p_value),
              to_string(r.verdict), r.reason, flags})
       cells.push_back(std::move(cell));
     t.rows.push_back(std::move(cells));

@@ -169,30 +169,6 @@ EvaluationRow verdict_of(EvaluationRow row, const std::vector<FindingRecord>& fi
 
 }  // namespace
 
-MedianInterval median_interval(std::vector<double> values, double confidence) {
-  MedianInterval out;
-  std::erase_if(values, [](double v) { return std::isnan(v); });
-  if (values.empty()) return out;
-  std::sort(values.begin(), values.end());
-  out.median = median_of(values);
-  const std::size_t n = values.size();
-  // P(B < k) for B ~ Binomial(n, 1/2), k = 1, 2, ...: the largest k whose tail stays within alpha/2.
-  const double half_alpha = (1 - confidence) / 2;
-  double below = 0;  // P(B < k)
-  double term = std::pow(0.5, static_cast<double>(n));  // P(B = k - 1)
-  std::size_t k = 0;
-  for (std::size_t candidate = 1; candidate <= n / 2; ++candidate) {
-    below += term;  // now P(B <= candidate - 1) = P(B < candidate)
-    if (below > half_alpha) break;
-    k = candidate;
-    term *= static_cast<double>(n - (candidate - 1)) / static_cast<double>(candidate);
-  }
-  if (k == 0) return out;
-  out.lower = values[k - 1];
-  out.upper = values[n - k];
-  return out;
-}
-
 EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& records, const Results& measurements,
                                    const EvaluateOptions& options) {
   EvaluationReport report;

@@ -10,6 +10,7 @@
 #include <numbers>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -133,25 +134,52 @@ SampleSummary summary_of(std::span<const double> samples) {
   return {stats.count, stats.median, stats.mean, stats.rsd_pct};
 }
 
-// Why a row cannot be judged, or an empty string when it can.
-std::string unstable_reason(const SampleComparison& c, bool negative_values, const CompareOptions& options) {
+// Why a row cannot be judged (too_few_samples or unstable), or nullopt when it can.
+std::optional<std::pair<Verdict, std::string>> cannot_judge(const SampleComparison& c, bool negative_values,
+                                                              const CompareOptions& options) {
   const std::pair<const char*, const SampleSummary*> sides[] = {{"baseline", &c.baseline},
                                                                 {"candidate", &c.candidate}};
   for (const auto& [side, summary] : sides) {
     if (summary->count < options.min_samples) {
-      return std::string(side) + " has " + std::to_string(summary->count) +
-             (summary->count == 1 ? " valid value" : " valid values") + ", fewer than " + compare_option("min_samples") + " (" +
-             std::to_string(options.min_samples) + ")";
+      return std::pair{Verdict::too_few_samples,
+                       std::string(side) + " has " + std::to_string(summary->count) +
+                           (summary->count == 1 ? " valid value" : " valid values") + ", fewer than " +
+                           compare_option("min_samples") + " (" + std::to_string(options.min_samples) + ")"};
     }
   }
   for (const auto& [side, summary] : sides) {
     if (summary->rsd_pct > options.max_rsd_pct) {
-      return std::string(side) + " RSD " + format("%.1f%%", summary->rsd_pct) + " is above " + compare_option("max_rsd_pct") + " (" +
-             format("%g%%", options.max_rsd_pct) + "): too noisy to judge; lock clocks or add warm-up runs";
+      return std::pair{Verdict::unstable, std::string(side) + " RSD " + format("%.1f%%", summary->rsd_pct) +
+                                              " is above " + compare_option("max_rsd_pct") + " (" +
+                                              format("%g%%", options.max_rsd_pct) +
+                                              "): too noisy to judge; lock clocks or add warm-up runs"};
     }
   }
-  if (negative_values) return "negative values: a ratio of medians cannot say which side is better";
-  return {};
+  if (negative_values)
+    return std::pair{Verdict::unstable, std::string("negative values: a ratio of medians cannot say which side is better")};
+  return std::nullopt;
+}
+
+Shift shift_of(std::span<const double> baseline, std::span<const double> candidate, const CompareOptions& options) {
+  Shift s;
+  const SampleSummary b = summary_of(baseline), c = summary_of(candidate);
+  s.u_test = mann_whitney_u(candidate, baseline);
+  const bool ratio_defined = b.count > 0 && c.count > 0 && !has_negative(baseline) && !has_negative(candidate);
+  s.ratio = ratio_defined ? ratio_of(c.median, b.median) : nan;
+  s.ratio_ci = median_ratio_interval(baseline, candidate, options.confidence, options.resamples, options.seed);
+  // Written as the ratio is, so that a candidate of exactly 102 against 100 sits on the bound.
+  const bool significant = s.u_test.p_value < options.alpha;
+  s.rose = significant && s.ratio_ci.lower > (100.0 + options.threshold_pct) / 100.0;
+  s.fell = significant && s.ratio_ci.upper < (100.0 - options.threshold_pct) / 100.0;
+  return s;
+}
+
+std::string interval_text(const Interval& ci, const CompareOptions& options) {
+  return format("%g", 100.0 * options.confidence) + "% CI " + percent_change(ci.lower) + " to " + percent_change(ci.upper);
+}
+
+double median_clock(std::span<const double> clocks) {
+  return summarize(clocks, std::numeric_limits<double>::infinity()).median;
 }
 
 Verdict verdict_of_change(bool rose, MetricDirection direction) {
@@ -282,44 +310,125 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
   return MetricDirection::undefined;
 }
 
+double u_test_p_greater(std::span<const double> x, std::span<const double> y) {
+  const std::vector<double> xs = sorted_valid_samples(x);
+  const std::vector<double> ys = sorted_valid_samples(y);
+  const std::size_t m = xs.size(), n = ys.size();
+  if (m == 0 || n == 0) return nan;
+  // The pairs x wins outright: a tie counts against "larger", which can only raise p (as breaking
+  // every tie against the alternative does), so the test stays at its level with tied samples too.
+  std::size_t u = 0;
+  for (double v : xs) u += static_cast<std::size_t>(std::lower_bound(ys.begin(), ys.end(), v) - ys.begin());
+  const std::size_t pairs = m * n;
+  if (pairs <= exact_u_test_max_pairs) {
+    // P(U >= u) = P(U <= mn - u) by symmetry, over the (m + n choose m) orderings.
+    const std::vector<double> counts = u_counts(m, n, pairs - u);
+    double orderings = 1;
+    for (std::size_t k = 1; k <= std::min(m, n); ++k)
+      orderings = orderings * static_cast<double>(m + n - std::min(m, n) + k) / static_cast<double>(k);
+    return std::min(1.0, std::accumulate(counts.begin(), counts.end(), 0.0) / orderings);
+  }
+  const double md = static_cast<double>(m), nd = static_cast<double>(n);
+  const double distance = static_cast<double>(u) - md * nd / 2 - 0.5;  // continuity correction
+  return normal_upper_tail(distance / std::sqrt(md * nd * (md + nd + 1) / 12));
+}
+
+MedianInterval median_interval(std::vector<double> values, double confidence) {
+  MedianInterval out;
+  std::erase_if(values, [](double v) { return std::isnan(v); });
+  if (values.empty()) return out;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  out.median = n % 2 ? values[n / 2] : std::midpoint(values[n / 2 - 1], values[n / 2]);
+  // P(B < k) for B ~ Binomial(n, 1/2), k = 1, 2, ...: the largest k whose tail stays within alpha/2.
+  const double half_alpha = (1 - confidence) / 2;
+  double below = 0;  // P(B < k)
+  double term = std::pow(0.5, static_cast<double>(n));  // P(B = k - 1)
+  std::size_t k = 0;
+  for (std::size_t candidate = 1; candidate <= n / 2; ++candidate) {
+    below += term;  // now P(B <= candidate - 1) = P(B < candidate)
+    if (below > half_alpha) break;
+    k = candidate;
+    term *= static_cast<double>(n - (candidate - 1)) / static_cast<double>(candidate);
+  }
+  if (k == 0) return out;
+  out.lower = values[k - 1];
+  out.upper = values[n - k];
+  return out;
+}
+
+bool is_time_unit(std::string_view unit) {
+  const std::string lowered = ascii_lower(unit);
+  return is_duration_unit(lowered) && !lowered.starts_with("cycle");
+}
+
+std::vector<double> cycles_of(std::span<const double> durations, std::span<const double> sm_clocks_mhz) {
+  std::vector<double> cycles(durations.size(), nan);
+  for (std::size_t i = 0; i < durations.size() && i < sm_clocks_mhz.size(); ++i) cycles[i] = durations[i] * sm_clocks_mhz[i];
+  return cycles;
+}
+
+bool clocks_vary(std::span<const double> baseline, std::span<const double> baseline_clocks,
+                 std::span<const double> candidate, std::span<const double> candidate_clocks) {
+  std::optional<double> first;
+  bool vary = false;
+  const auto scan = [&](std::span<const double> values, std::span<const double> clocks) {
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (std::isnan(values[i])) continue;
+      if (i >= clocks.size() || std::isnan(clocks[i])) return false;  // a valid duration without its clock
+      if (!first) first = clocks[i];
+      vary = vary || clocks[i] != *first;
+    }
+    return true;
+  };
+  return scan(baseline, baseline_clocks) && scan(candidate, candidate_clocks) && vary;
+}
+
 SampleComparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
-                                 MetricDirection direction, const CompareOptions& options) {
+                                 MetricDirection direction, const CompareOptions& options, const SampleClocks* clocks) {
   SampleComparison c;
   c.baseline = summary_of(baseline);
   c.candidate = summary_of(candidate);
-  c.u_test = mann_whitney_u(candidate, baseline);
-  const bool negative_values = has_negative(baseline) || has_negative(candidate);
-  const bool ratio_defined = c.baseline.count > 0 && c.candidate.count > 0 && !negative_values;
-  c.ratio = ratio_defined ? ratio_of(c.candidate.median, c.baseline.median) : nan;
-  c.ratio_ci =
-      median_ratio_interval(baseline, candidate, options.confidence, options.resamples, options.seed);
-
-  c.reason = unstable_reason(c, negative_values, options);
-  if (!c.reason.empty()) {
-    c.verdict = Verdict::unstable;
+  const Shift time = shift_of(baseline, candidate, options);
+  c.u_test = time.u_test;
+  c.ratio = time.ratio;
+  c.ratio_ci = time.ratio_ci;
+  if (const auto why = cannot_judge(c, has_negative(baseline) || has_negative(candidate), options)) {
+    std::tie(c.verdict, c.reason) = *why;
     return c;
   }
-  // Written as the ratio is, so that a candidate of exactly 102 against 100 sits on the bound.
-  const double upper_bound = (100.0 + options.threshold_pct) / 100.0;
-  const double lower_bound = (100.0 - options.threshold_pct) / 100.0;
-  const bool significant = c.u_test.p_value < options.alpha;
-  const bool rose = c.ratio_ci.lower > upper_bound;
-  const bool fell = c.ratio_ci.upper < lower_bound;
-  const std::string interval = format("%g", 100.0 * options.confidence) + "% CI " +
-                               percent_change(c.ratio_ci.lower) + " to " + percent_change(c.ratio_ci.upper);
+  if (clocks && clocks_vary(baseline, clocks->baseline, candidate, clocks->candidate))
+    c.cycles = shift_of(cycles_of(baseline, clocks->baseline), cycles_of(candidate, clocks->candidate), options);
+  const std::string interval = interval_text(c.ratio_ci, options);
   const std::string p = "p = " + format("%.2g", c.u_test.p_value);
-  if (significant && (rose || fell)) {
-    c.verdict = verdict_of_change(rose, direction);
+  if (time.rose || time.fell) {
     c.reason = "median " + percent_change(c.ratio) + " (" + interval + "), " + p;
-  } else if (!significant) {
-    c.verdict = Verdict::same;
+    if (!c.cycles) {
+      c.verdict = verdict_of_change(time.rose, direction);
+      return c;
+    }
+    const std::string in_cycles = "in cycles (duration \u00d7 SM clock) " + percent_change(c.cycles->ratio) + " (" +
+                                  interval_text(c.cycles->ratio_ci, options) + "), p = " +
+                                  format("%.2g", c.cycles->u_test.p_value);
+    if (c.cycles->rose == time.rose && c.cycles->fell == time.fell) {
+      c.verdict = verdict_of_change(time.rose, direction);
+      c.reason += "; " + in_cycles;
+      return c;
+    }
+    c.verdict = Verdict::ambiguous;
+    c.reason = "in time " + c.reason + ", but " + in_cycles + " does not show the same change: the SM clocks " +
+               "differ (median " + format("%.0f", median_clock(clocks->baseline)) + " MHz in the baseline, " +
+               format("%.0f", median_clock(clocks->candidate)) + " MHz in the candidate) and can explain it; lock " +
+               "the clocks on both sides (" + spell("ClockControl::base", "clock_control='base'") + ")";
+    return c;
+  }
+  c.verdict = Verdict::same;
+  if (!(c.u_test.p_value < options.alpha))
     c.reason = "not significant: " + p + " is not below alpha " + format("%g", options.alpha) + " (median " +
                percent_change(c.ratio) + ", " + interval + ")";
-  } else {
-    c.verdict = Verdict::same;
-    c.reason = "within threshold: the " + interval + " does not lie beyond \u00b1" +
-               format("%g", options.threshold_pct) + "% (median " + percent_change(c.ratio) + ", " + p + ")";
-  }
+  else
+    c.reason = "within threshold: the " + interval + " does not lie beyond \u00b1" + format("%g", options.threshold_pct) +
+               "% (median " + percent_change(c.ratio) + ", " + p + ")";
   return c;
 }
 

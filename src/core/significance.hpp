@@ -4,11 +4,14 @@
 // that combines them. Plain samples in, plain structs out: the Results-level comparison builds on
 // these. NaN samples (failed runs) are ignored everywhere.
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kscope/compare.hpp"
 
@@ -45,6 +48,38 @@ inline constexpr std::size_t exact_u_test_max_pairs = 2500;
 // samples) or method="asymptotic", use_continuity=True (otherwise). Identical samples give p = 1.
 UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y);
 
+// One-sided: the p-value of "x tends to be larger than y", from the pairs in which x is strictly
+// larger (ties count against it, so tied samples keep the test at its level or below): exact up to
+// exact_u_test_max_pairs pairs (without ties, scipy's mannwhitneyu(x, y, alternative="greater",
+// method="exact")), else the continuity-corrected normal approximation. NaN when a sample has no
+// valid value.
+double u_test_p_greater(std::span<const double> x, std::span<const double> y);
+
+// ---- Median of paired ratios -------------------------------------------------------------------
+
+// The median of the ratios and its distribution-free interval: the order statistics k and n-k+1
+// (1-based) of the sorted ratios, k the largest with P(Binomial(n, 1/2) < k) <= (1 - confidence)/2,
+// so that the interval covers the median with at least that confidence; NaN bounds when even the
+// smallest and largest ratio do not reach it (fewer than 6 ratios at 95%). NaN ratios are dropped.
+struct MedianInterval {
+  double median = NAN;
+  double lower = NAN;
+  double upper = NAN;
+};
+MedianInterval median_interval(std::vector<double> values, double confidence);
+
+// ---- Cycles -------------------------------------------------------------------------------------
+
+// Whether a unit is one of elapsed time (ns, us, µs, ms, s, nsecond ... seconds; not cycles).
+bool is_time_unit(std::string_view unit);
+// Each duration times the SM clock (MHz) observed around its run, in the samples' order: the
+// cycles it took, in thousands (ns * MHz = 1e-3 cycles; ratios do not care). NaN where either is.
+std::vector<double> cycles_of(std::span<const double> durations, std::span<const double> sm_clocks_mhz);
+// Whether the SM clocks of every valid duration of both sides are known and not all the same:
+// then a change in time is confirmed in cycles before it is called one.
+bool clocks_vary(std::span<const double> baseline, std::span<const double> baseline_clocks,
+                 std::span<const double> candidate, std::span<const double> candidate_clocks);
+
 // ---- Bootstrap interval of the ratio of medians --------------------------------------------------
 
 struct Interval {
@@ -79,11 +114,14 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 //
 // Rules, in order (ratio = median(candidate) / median(baseline), CI = its bootstrap interval,
 // t = threshold_pct / 100):
-// 1. unstable: either side has fewer than min_samples valid values, or an RSD above max_rsd_pct,
-//    or a negative value (a ratio of medians means nothing then). These cannot be judged.
+// 1. too_few_samples: either side has fewer than min_samples valid values; unstable: an RSD above
+//    max_rsd_pct, or a negative value (a ratio of medians means nothing then). These cannot be judged.
 // 2. A change is significant only when p < alpha AND the whole CI lies beyond the threshold:
 //    CI lower > 1 + t, or CI upper < 1 - t (strictly). Then: lower_is_better → slower when the
 //    ratio rose, faster when it fell; higher_is_better → the reverse; undefined → changed.
+//    With the per-sample SM clocks of a duration (SampleClocks) that vary, the same change must also
+//    be significant, by the same rule, in cycles; otherwise the verdict is ambiguous (NVBench's
+//    compare-robust confirms FAST and SLOW in cycle space the same way).
 // 3. Otherwise same: not significant, or the shift (or part of its CI) is within the threshold.
 //
 // Both tests are required because each guards the other: the percentile bootstrap's interval of
@@ -100,19 +138,34 @@ struct SampleSummary {
   double median = 0, mean = 0, rsd_pct = 0;  // NaN where undefined (no value; rsd: n < 2 or mean 0)
 };
 
+// A change of one quantity between the sides: the ratio of medians, its interval and the U test.
+struct Shift {
+  double ratio = 0;     // median(candidate) / median(baseline); NaN with a negative value
+  Interval ratio_ci;    // bootstrap interval of the ratio at options.confidence
+  UTestResult u_test;   // mann_whitney_u(candidate, baseline): U counts candidate > baseline
+  bool rose = false, fell = false;  // significant (p < alpha) and the whole CI beyond the threshold
+};
+
 struct SampleComparison {
   SampleSummary baseline, candidate;
   double ratio = 0;     // median(candidate) / median(baseline); NaN with a negative value
   Interval ratio_ci;    // bootstrap interval of the ratio at options.confidence
   UTestResult u_test;   // mann_whitney_u(candidate, baseline): U counts candidate > baseline
+  std::optional<Shift> cycles;  // the same in cycles, when the clocks varied
   Verdict verdict = Verdict::unstable;
   std::string reason;   // one line: why this verdict, with the numbers that decided it
 };
 
+// The SM clock (MHz) observed around the run of each sample, in the samples' order (NaN: unknown).
+struct SampleClocks {
+  std::span<const double> baseline, candidate;
+};
+
 // Any samples (empty, all NaN) give a verdict. The options must have passed CompareOptions::validate,
-// which compare() calls once for all its rows.
+// which compare() calls once for all its rows. `clocks`: for a duration, its samples' clocks.
 SampleComparison compare_samples(std::span<const double> baseline, std::span<const double> candidate,
-                                 MetricDirection direction, const CompareOptions& options);
+                                 MetricDirection direction, const CompareOptions& options,
+                                 const SampleClocks* clocks = nullptr);
 
 // A CompareOptions field as the caller spells it: CompareOptions::min_samples (C++), min_samples
 // (Python's keyword), --min-samples (the kscope compare command).

@@ -247,7 +247,8 @@ TEST(Compare, TableHasTheDocumentedColumns) {
                            "Annotation", "n", "Metric", "Unit", "Direction", "BaselineMedian", "CandidateMedian",
                            "BaselineMean", "CandidateMean", "BaselineRuns", "CandidateRuns", "BaselineRSDPct",
                            "CandidateRSDPct", "Ratio", "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue",
-                           "UTestMethod", "Verdict", "Reason", "Flags"}));
+                           "UTestMethod", "CyclesRatio", "CyclesCI_Lower", "CyclesCI_Upper", "CyclesPValue",
+                           "Verdict", "Reason", "Flags"}));
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(std::get<std::int64_t>(t.rows[0][t.column("n")]), 16);
   EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Direction")]), "lower is better");
@@ -282,4 +283,62 @@ TEST(Compare, OptionsAreNamedInTheCallersLanguage) {
             "--threshold must be a percentage from 0 up to (not including) 100, got 150 (the default is 2)");
   EXPECT_EQ(message(detail::Caller::command_line, {.min_samples = 0}),
             "--min-samples is 0; at least one valid value per side is needed (the default is 5)");
+}
+
+TEST(Compare, AChangeInTimeThatTheClocksExplainIsAmbiguous) {
+  // The candidate ran 10% longer at 1755 MHz instead of 1980: in cycles it is 2.5% shorter.
+  const Results base = make({}, {{"k", {}, "t", "ns", around(1000), 1980}});
+  const Results slowed = make({}, {{"k", {}, "t", "ns", around(1100), 1755}});
+  const Comparison c = compare(base, slowed);
+  const ComparisonRow& r = c.rows.at(0);
+  EXPECT_EQ(r.verdict, Verdict::ambiguous) << r.reason;
+  EXPECT_NEAR(r.cycles_ratio, 1.1 * 1755 / 1980, 1e-9);
+  EXPECT_LT(r.cycles_ci_upper, 1);
+  EXPECT_EQ(r.reason.rfind("in time median +10.0% (95% CI ", 0), 0u) << r.reason;
+  EXPECT_NE(r.reason.find("but in cycles (duration \u00d7 SM clock) -2.5% (95% CI "), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("the SM clocks differ (median 1980 MHz in the baseline, 1755 MHz in the candidate) and can "
+                          "explain it; lock the clocks on both sides (ClockControl::base)"),
+            std::string::npos)
+      << r.reason;
+  EXPECT_EQ(c.gate(), Gate::passed);
+  ASSERT_FALSE(c.warnings.empty());
+  EXPECT_EQ(c.warnings.back().rfind("1 row changed in time but not in cycles (verdict ambiguous)", 0), 0u);
+  const Table t = c.to_table();
+  EXPECT_EQ(std::get<std::string>(t.rows[0][t.column("Verdict")]), "ambiguous");
+  EXPECT_NEAR(std::get<double>(t.rows[0][t.column("CyclesRatio")]), 0.975, 1e-9);
+
+  // Slower in cycles too: slower, and the reason gives both.
+  const ComparisonRow& real = compare(base, make({}, {{"k", {}, "t", "ns", around(1200), 1900}})).rows.at(0);
+  EXPECT_EQ(real.verdict, Verdict::slower) << real.reason;
+  EXPECT_NE(real.reason.find("; in cycles (duration \u00d7 SM clock) +15.2% ("), std::string::npos) << real.reason;
+  // The same clocks on both sides: time alone decides, and no cycles are shown.
+  const ComparisonRow& steady = compare(base, make({}, {{"k", {}, "t", "ns", around(1100), 1980}})).rows.at(0);
+  EXPECT_EQ(steady.verdict, Verdict::slower);
+  EXPECT_TRUE(std::isnan(steady.cycles_ratio));
+  // Counts of work are never confirmed in cycles: only durations scale with the clock.
+  const ComparisonRow& bytes =
+      compare(make({}, {{"k", {}, "b", "byte", around(1000), 1980}}), make({}, {{"k", {}, "b", "byte", around(1100), 1755}}))
+          .rows.at(0);
+  EXPECT_EQ(bytes.verdict, Verdict::changed);
+}
+
+TEST(Compare, ASideWithTooFewSamplesCannotBeJudgedAndTheGateSaysSo) {
+  // Results of runs = 1: one sample a side.
+  const Results one = make({"n"}, {{"k", {16}, "t", "ns", {1000}}, {"k", {32}, "t", "ns", around(1000)}});
+  const Results other = make({"n"}, {{"k", {16}, "t", "ns", {1500}}, {"k", {32}, "t", "ns", around(1000)}});
+  Comparison c = compare(one, other);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::too_few_samples);
+  EXPECT_EQ(c.rows[0].reason, "baseline has 1 valid value, fewer than CompareOptions::min_samples (5)");
+  EXPECT_EQ(c.rows[1].verdict, Verdict::same);
+  EXPECT_EQ(c.gate(), Gate::cannot_judge);
+  EXPECT_EQ(to_string(c.gate()), "cannot_judge");
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "1 row cannot be judged: a side has fewer than CompareOptions::min_samples (5) valid samples "
+                           "(verdict too_few_samples; results of Settings::runs = 1 have one); measure both sides with "
+                           "at least 5 runs");
+  // A slower row fails the gate whatever else cannot be judged.
+  const Results slower = make({"n"}, {{"k", {16}, "t", "ns", {1500}}, {"k", {32}, "t", "ns", around(1200)}});
+  EXPECT_EQ(compare(one, slower).gate(), Gate::slower);
+  // Rows on one side only are not rows that could not be judged.
+  EXPECT_EQ(compare(make({"n"}, {{"k", {32}, "t", "ns", around(1000)}}), one).gate(), Gate::passed);
 }

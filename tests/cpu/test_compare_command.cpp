@@ -92,10 +92,27 @@ TEST_F(CompareCommand, SlowerKernelExitsOneAndSaysWhy) {
   EXPECT_EQ(run({"base.json", "slow.json", "--threshold=15"}).status, 0);
   // Declared higher-is-better, a longer duration is faster.
   EXPECT_EQ(run({"base.json", "slow.json", "--direction", "cupti__kernel_duration=higher"}).status, 0);
-  // Twelve runs a side are too few for --min-samples 20: unstable is not slower.
-  const Outcome unstable = run({"base.json", "slow.json", "--min-samples", "20"});
-  EXPECT_EQ(unstable.status, 0);
-  EXPECT_TRUE(has(unstable.out, "unstable: baseline has 12 valid values, fewer than --min-samples (20)")) << unstable.out;
+  // Twelve runs a side are too few for --min-samples 20: no verdict, and the gate cannot judge (3).
+  const Outcome too_few = run({"base.json", "slow.json", "--min-samples", "20"});
+  EXPECT_EQ(too_few.status, 3) << too_few.out;
+  EXPECT_TRUE(has(too_few.out, "too_few_samples: baseline has 12 valid values, fewer than --min-samples (20)"))
+      << too_few.out;
+  EXPECT_TRUE(has(too_few.out, "warning: 1 row cannot be judged: a side has fewer than --min-samples (20)")) << too_few.out;
+  EXPECT_TRUE(has(too_few.out, "1 row: 1 too_few_samples (")) << too_few.out;
+  EXPECT_TRUE(has(run({"base.json", "slow.json", "--min-samples", "20", "--json"}).out, "\"gate\": \"cannot_judge\""));
+}
+
+TEST_F(CompareCommand, ResultsOfOneRunCannotBeJudgedAndExitThree) {
+  make({"n"}, {{"spin", {1024}, "cupti__kernel_duration", "ns", {20000}}}).write_json(path("once.json"));
+  make({"n"}, {{"spin", {1024}, "cupti__kernel_duration", "ns", {30000}}}).write_json(path("once_slower.json"));
+  const Outcome r = run({"once.json", "once_slower.json"});
+  EXPECT_EQ(r.status, 3) << r.out;
+  EXPECT_TRUE(has(r.out, "too_few_samples: baseline has 1 valid value, fewer than --min-samples (5)")) << r.out;
+  EXPECT_TRUE(has(r.out, "warning: 1 row cannot be judged: a side has fewer than --min-samples (5) valid samples "
+                         "(verdict too_few_samples; results of runs = 1 have one)"))
+      << r.out;
+  // Given enough runs on both sides, the same gate exits 0 or 1.
+  EXPECT_EQ(run({"base.json", "same.json"}).status, 0);
 }
 
 TEST_F(CompareCommand, InputsThatCannotBeComparedExitTwo) {
@@ -165,7 +182,12 @@ TEST_F(CompareCommand, BadUsageExitsSixtyFour) {
 TEST_F(CompareCommand, HelpExitsZero) {
   const Outcome r = run({"--help"});
   EXPECT_EQ(r.status, 0);
-  EXPECT_TRUE(has(r.out, "Exit status:\n  0   no row is slower\n  1   at least one row is slower\n")) << r.out;
+  EXPECT_TRUE(has(r.out, "Exit status:\n  0   no row is slower, and every row measured on both sides could be "
+                         "judged\n  1   at least one row is slower\n"))
+      << r.out;
+  EXPECT_TRUE(has(r.out, "  3   cannot judge: no row is slower, but a side of some row has fewer than --min-samples "
+                         "valid\n      runs (too_few_samples; results of runs=1 have one)\n"))
+      << r.out;
 }
 
 TEST_F(CompareCommand, VerdictsAreColouredOnATerminalUnlessNoColor) {

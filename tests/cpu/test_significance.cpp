@@ -354,7 +354,7 @@ TEST(Verdict, TenPercentOnThreeSamplesIsNeverSlower) {
   const std::vector<double> baseline{1000, 1050, 980};
   const std::vector<double> candidate{1100, 1020, 1150};
   SampleComparison c = compare(baseline, candidate);
-  EXPECT_EQ(c.verdict, Verdict::unstable) << c.reason;
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples) << c.reason;
   EXPECT_EQ(c.reason, "baseline has 3 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_DOUBLE_EQ(c.u_test.p_value, 0.2);  // computed even when no verdict is given
 
@@ -397,7 +397,7 @@ TEST(Verdict, MinSamplesCountsValidValuesOnEachSide) {
   std::vector<double> five_of_seven{1000, nan, 1001, 1002, nan, 1003, 1004};
   EXPECT_EQ(compare(five_of_seven, plus_10pct).verdict, Verdict::slower);
   const SampleComparison c = compare(plus_10pct, {1000, 1001, nan, 1002, 1003});
-  EXPECT_EQ(c.verdict, Verdict::unstable);
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples);
   EXPECT_EQ(c.reason, "candidate has 4 valid values, fewer than CompareOptions::min_samples (5)");
 }
 
@@ -415,14 +415,14 @@ TEST(Verdict, RsdAboveTheLimitIsUnstable) {
   EXPECT_EQ(compare(noisy, base_1000).verdict, Verdict::unstable);
 }
 
-TEST(Verdict, EmptyOrNegativeSamplesAreUnstable) {
+TEST(Verdict, EmptySamplesAreTooFewAndNegativeOnesUnstable) {
   SampleComparison c = compare({}, base_1000);
-  EXPECT_EQ(c.verdict, Verdict::unstable);
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples);
   EXPECT_EQ(c.reason, "baseline has 0 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_EQ(c.u_test.method, UTestMethod::not_tested);
   EXPECT_TRUE(std::isnan(c.ratio));
   EXPECT_TRUE(std::isnan(c.ratio_ci.lower));
-  EXPECT_EQ(compare(base_1000, {nan, nan}).verdict, Verdict::unstable);
+  EXPECT_EQ(compare(base_1000, {nan, nan}).verdict, Verdict::too_few_samples);
   EXPECT_EQ(compare(base_1000, {nan, 1000}).reason,
             "candidate has 1 valid value, fewer than CompareOptions::min_samples (5)");
 
@@ -493,3 +493,23 @@ TEST(Verdict, Names) {
 }
 
 }  // namespace
+
+TEST(UTestGreater, IsExactWithoutTiesAndCountsATieAgainstLarger) {
+  using kscope::detail::u_test_p_greater;
+  // Every x above every y: one ordering of the (5 choose 2) = 10 (scipy: method="exact", "greater").
+  EXPECT_DOUBLE_EQ(u_test_p_greater(std::vector<double>{3, 4, 5}, std::vector<double>{1, 2}), 0.1);
+  std::vector<double> high, low;
+  for (int i = 1; i <= 10; ++i) high.push_back(10 + i), low.push_back(i);
+  EXPECT_NEAR(u_test_p_greater(high, low), 1.0 / 184756, 1e-15);
+  EXPECT_DOUBLE_EQ(u_test_p_greater(low, high), 1.0);
+  // A tie inside one sample changes no pair; a tie across them counts as x not larger:
+  // x = {2, 3}, y = {1, 2} wins 3 of 4 pairs, P(U >= 3) = 2/6.
+  low[1] = low[0];
+  EXPECT_NEAR(u_test_p_greater(high, low), 1.0 / 184756, 1e-15);
+  EXPECT_DOUBLE_EQ(u_test_p_greater(std::vector<double>{2, 3}, std::vector<double>{1, 2}), 1.0 / 3);
+  // Beyond 2500 pairs: the normal approximation, still far below any level for 60 against 60.
+  std::vector<double> x, y;
+  for (int i = 0; i < 60; ++i) x.push_back(100 + i), y.push_back(i);
+  EXPECT_LT(u_test_p_greater(x, y), 1e-15);
+  EXPECT_TRUE(std::isnan(u_test_p_greater(x, std::vector<double>{})));
+}

@@ -28,6 +28,13 @@ def add(x, y):
     _launch("vectorized_elementwise_kernel", 2000.0 + 0.01 * x)
 
 
+def split_add(x, y, pieces):
+    # Each piece a kernel of its share of the work, 3 us after the one before (a launch's gap).
+    for k in range(pieces):
+        kscope.testing.active().launch("vectorized_elementwise_kernel", 2000.0 + 0.01 * x / pieces,
+                                       gap_ns=3000.0 if k else 0.0)
+
+
 def matrices(n, dtype=DTYPES[0]):
     return n, n
 

@@ -69,8 +69,8 @@ def test_compare_gives_verdicts_with_the_users_config_objects(sim, tmp_path):
     assert list(frame.columns) == [
         "Annotation", "n", "alpha", "name", "fused", "dtype", "Metric", "Unit", "Direction", "BaselineMedian",
         "CandidateMedian", "BaselineMean", "CandidateMean", "BaselineRuns", "CandidateRuns", "BaselineRSDPct",
-        "CandidateRSDPct", "Ratio", "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue", "UTestMethod", "Verdict",
-        "Reason", "Flags"]
+        "CandidateRSDPct", "Ratio", "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue", "UTestMethod", "CyclesRatio",
+        "CyclesCI_Lower", "CyclesCI_Upper", "CyclesPValue", "Verdict", "Reason", "Flags"]
     assert frame["Verdict"].tolist() == ["slower", "slower"]
     assert frame["dtype"].tolist() == [DTYPES[0], DTYPES[1]]  # the objects themselves
     assert frame["n"].dtype == np.int64 and frame["BaselineRuns"].dtype == np.int64

@@ -13,7 +13,7 @@ from conftest import EXAMPLES
 import fake_workloads
 
 CPU_EXAMPLES = ["basic_sweep", "derive_tflops", "plot_results", "annotate_usage", "output_csv", "profile_twice",
-                "evaluate_kernelbench"]
+                "evaluate_kernelbench", "choose_config"]
 
 
 def load(name, workloads):
@@ -47,6 +47,14 @@ def test_evaluate_kernelbench(run_example):
     # The simulated backend sees no kernel of CPU tensors: every call is no_work, hence suspect.
     assert set(honest.findings()["Finding"]) == {"no_work"}
     assert set(cached.verdicts()) <= {"incorrect", "suspect"}
+
+
+def test_choose_config(run_example):
+    race = run_example("choose_config")
+    assert race.winner == (1,)  # one kernel: no gaps, least work per launch overhead
+    outcomes = dict(zip(race.to_dataframe()["pieces"], race.to_dataframe()["Outcome"]))
+    assert outcomes[64] == "eliminated"
+    assert race.cost["runs"] < race.cost["exhaustive_runs"] / 3
 
 
 def test_derive_tflops(run_example):

@@ -1,5 +1,5 @@
 # Type stub of kscope._core.testing: the simulated backend of kscope's own tests.
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 class SimulatedBackend:
@@ -34,6 +34,21 @@ class SimulatedBackend:
         update_s: float = ...,
         read_s: float = ...,
         start_mj: int = ...,
+    ) -> None: ...
+    def set_noise(
+        self,
+        seed: int = 0,
+        jitter_pct: float = 0.0,
+        outlier_rate: float = 0.0,
+        outlier_factor: float = 1.5,
+        clock_bound: float = 1.0,
+        drift_pct: float = 0.0,
+        drift_period_s: float = 1.0,
+        clock_drops_per_s: float = 0.0,
+        dropped_sm_clock_mhz: float = 1755.0,
+        clock_drop_s: float = 0.01,
+        run_overhead_s: float = 5e-05,
+        per_kernel: Mapping[str, Mapping[str, float]] = ...,
     ) -> None: ...
     def remove_energy_counter(self, message: str) -> None: ...
     def restart_energy_counter(self, millijoules: int) -> None: ...

@@ -21,6 +21,7 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
                         "most 1e18 (31 years)");
   std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
+  if (noise_) duration_ns = noise_->launch(kernel_name, duration_ns, gap_ns);
   std::uint64_t& stream_end = stream_end_ns_[stream];
   const auto start = std::max(stream_end, issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
   stream_end = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
@@ -30,6 +31,15 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
   SimulatedEnergy& energy = device_.energy();
   energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
   energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
+}
+
+void SimulatedBackend::set_noise(const SimulatedNoise& noise) {
+  std::lock_guard lock(mutex_);
+  noise_.emplace(noise, simulated_device_.rated_sm_clock_mhz);
+  device_.set_clock_source([this] {
+    std::lock_guard clock_lock(mutex_);
+    return ClockReading{noise_->sm_clock_mhz(), simulated_device_.rated_memory_clock_mhz, std::nullopt};
+  });
 }
 
 void SimulatedBackend::join(std::uintptr_t from, std::uintptr_t into) {
@@ -92,6 +102,7 @@ void SimulatedBackend::begin_batch(std::size_t runs) {
 void SimulatedBackend::begin_run(const RunContext& run) {
   std::lock_guard lock(mutex_);
   current_run_ = run.batch_index;
+  if (noise_ && run.pass == 1) noise_->run_started();
   batch_.at(current_run_).returned_at_ns.clear();
   current_region_ = -1;
   batch_.at(current_run_).launches.clear();  // a later pass replaces the earlier one's launches
@@ -244,7 +255,7 @@ EnergyReading SimulatedEnergy::read() {
 }
 
 ClockReading FakeDevice::clocks() {
-  if (clocks_.empty()) return {};
+  if (clocks_.empty()) return clock_source_ ? clock_source_() : ClockReading{};
   return clocks_[clock_cursor_++ % clocks_.size()];
 }
 

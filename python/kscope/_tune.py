@@ -1,0 +1,191 @@
+"""kscope.tune: the fastest config of a sweep, chosen with confidence by racing the configs in the
+engine (kscope/tune.hpp), and RaceResults, what it returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+import pandas as pd
+
+from . import _core, _notebook, _shard, testing
+from ._configs import Signature, engine_rows
+from ._evaluate import _prefix
+from ._options import BackendName, Options, VerbosityLevel, _count, _number
+from ._results import ProfileResults, _config_column, _engine_column
+from .errors import ConfigError, SweepError, SweepInterrupted
+
+
+def tune(
+    func: Callable[..., object],
+    configs: Iterable[Any] | None = None,
+    *,
+    runs: int = 100,
+    warmup_runs: int = 1,
+    threshold_pct: float = 2.0,
+    alpha: float = 0.05,
+    first_runs: int = 10,
+    final_runs: int = 20,
+    max_finalists: int = 8,
+    annotation: str | None = None,
+    backend: BackendName | None = None,
+    cache_control: Literal["all", "none"] = "all",
+    clock_control: Literal["none", "base"] = "none",
+    thermal_mode: Literal["auto", "manual", "off"] = "auto",
+    output_prefix: str | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    fsync_interval_s: float = 1.0,
+    shard: Literal["auto"] | tuple[int, int] | None = None,
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
+) -> RaceResults:
+    """Chooses the fastest of ``configs`` by racing them, in a fraction of the runs of measuring
+    each one ``runs`` times.
+
+    ``func`` is called as a kscope.analyze.kernel function is: with each config's values (configs
+    as analyze.kernel takes them), marking the code to time with ``kscope.annotate`` (one annotation,
+    or name the deciding one with ``annotation=``); each annotated region is timed as one range over
+    all its GPU work, with the L2 flushed before it (``cache_control``).
+
+    How: every config runs ``first_runs`` times; after each round, a config shown slower than the
+    leader (the lowest median) by more than ``threshold_pct`` (a one-sided Mann-Whitney U test at
+    alpha / 2 / ((configs - 1) * looks): Bonferroni over every test that could drop the fastest
+    config; confirmed in cycles where the SM clocks varied) is dropped; while more than
+    ``max_finalists`` survive, the leader and the survivors beyond the threshold double their runs,
+    up to ``runs``; the finalists then run interleaved, ``final_runs`` passes, and are judged by
+    their per-pass ratios to the best of them. With confidence 1 - alpha, the fastest config is the
+    winner or one of its ties.
+
+    runs: the most runs a config gets before the final round, and the exhaustive sweep the cost is
+        compared with (every config ``warmup_runs + runs`` times). ``warmup_runs`` precede every
+        visit of a config.
+    backend, cache_control, clock_control, thermal_mode, verbosity: as for kscope.analyze.kernel
+        ('cupti', the default, or 'events': a backend that measures durations).
+    output_prefix, resume, overwrite, fsync_interval_s: each round streams its runs under
+        ``{output_prefix}round-<k>-`` as a profile does; ``resume=True`` continues a race that was
+        killed or interrupted, taking the same decisions again from the runs on disk. At the end
+        ``{output_prefix}race.csv`` holds the table, and ``summary.csv``, ``samples.csv`` and
+        ``results.json`` every run of every round.
+    shard: as for analyze.kernel; a shard races its own configs only (its winner and ties, raced
+        again in one process with the other shards', decide the sweep: README "Choosing a config").
+
+    Returns RaceResults: ``winner`` (the config), ``ties``, ``confidence``, ``to_dataframe()`` (one
+    row per config: Outcome winner/tied/slower/eliminated/left_out, Round, Runs, MedianNs,
+    FinalMedianNs, RatioToWinner with its interval, Reason), ``cost`` (runs and GPU time against the
+    exhaustive sweep's) and ``measurements`` (every run, as a ProfileResults). A failing call stops
+    the race with a SweepError whose partial_results hold every round's runs so far.
+    """
+    if not callable(func):
+        raise ConfigError(f"tune's func must be a function of a config's values, not {func!r}")
+    signature = Signature(func)
+    given = signature.configs(list(configs) if configs is not None else None)
+    options = Options(runs=runs, warmup_runs=warmup_runs, metrics=None, derive_metric=None, normalize_against=None,
+                      verbosity=verbosity, ignore_kernel_list=None, combine_kernel_metrics=None,
+                      clock_control=clock_control, cache_control=cache_control, replay_mode="range",
+                      thermal_mode=thermal_mode, thermal_wait=None, thermal_cont=None, thermal_timeout=None,
+                      thermal_device=None, output_prefix=output_prefix, output_csv=False, backend=backend,
+                      resume=resume, overwrite=overwrite, fsync_interval_s=fsync_interval_s, shard=shard)
+    race_options = _race_options(threshold_pct, alpha, first_runs, final_runs, max_finalists, annotation)
+    simulated = testing.active()
+    settings = options.settings(_prefix(output_prefix))
+    placement = _shard.place(options.shard, options.verbosity >= VerbosityLevel.INFO)
+    if placement.launcher is not None:
+        settings.shard = placement.shard
+    if placement.launcher == "torchrun":
+        _shard.use_local_gpu(settings, placement.local_rank)
+
+    def body(config_index: int) -> None:
+        signature.call(func, given[config_index])
+
+    progress = _notebook.progress_display(options.verbosity >= VerbosityLevel.INFO)
+    try:
+        core = _core.tune(signature.names, engine_rows(given, signature.names), settings, race_options, body,
+                          simulated, progress)
+    except (SweepError, SweepInterrupted) as e:
+        if isinstance(e.partial_results, _core.Results):  # every round's runs before it stopped
+            e.partial_results = ProfileResults(e.partial_results, given, signature.names)
+        raise
+    finally:
+        if progress is not None:
+            progress.close()
+    return RaceResults(core, given, signature.names)
+
+
+def _race_options(threshold_pct: float, alpha: float, first_runs: int, final_runs: int, max_finalists: int,
+                  annotation: str | None) -> _core.RaceOptions:
+    o = _core.RaceOptions()
+    o.threshold_pct, o.alpha = _number("threshold_pct", threshold_pct), _number("alpha", alpha)
+    o.first_runs, o.final_runs = _count("first_runs", first_runs, 0), _count("final_runs", final_runs, 0)
+    o.max_finalists = _count("max_finalists", max_finalists, 0)
+    if annotation is not None:
+        if not isinstance(annotation, str) or not annotation:
+            raise ConfigError(f"annotation must name the annotation whose duration decides, not {annotation!r}")
+        o.annotation = annotation
+    o.validate()
+    return o
+
+
+class RaceResults:
+    """What ``kscope.tune`` returns: the decision, each config's fate, and what it cost.
+
+    ``winner``: the winning config (a tuple of its values, as configs were given); ``ties``: the
+    configs that cannot be told apart from it within the threshold; ``confidence``: 1 - alpha, the
+    confidence that the fastest config is the winner or a tie. ``to_dataframe()``: one row per raced
+    config. ``cost``: {'runs', 'exhaustive_runs', 'gpu_s', 'exhaustive_gpu_s', 'wall_s'}.
+    ``rounds``: [{'kind', 'configs', 'runs', 'eliminated'}]. ``measurements``: every recorded run of
+    every round, as a ProfileResults.
+    """
+
+    def __init__(self, core: Any, configs: Sequence[tuple[Any, ...]], parameters: Sequence[str]) -> None:
+        self._core = core
+        self._configs = list(configs)
+        self.parameters = list(parameters)
+
+    @property
+    def winner(self) -> tuple[Any, ...]:
+        return self._configs[self._core.winner()]
+
+    @property
+    def winner_index(self) -> int:
+        """The winner's position in the configs given."""
+        return int(self._core.winner())
+
+    @property
+    def ties(self) -> list[tuple[Any, ...]]:
+        return [self._configs[i] for i in self._core.ties()]
+
+    @property
+    def confidence(self) -> float:
+        return float(self._core.confidence())
+
+    @property
+    def cost(self) -> dict[str, float]:
+        return dict(self._core.cost())
+
+    @property
+    def rounds(self) -> list[dict[str, Any]]:
+        return list(self._core.rounds())
+
+    @property
+    def measurements(self) -> ProfileResults:
+        return ProfileResults(self._core.measurements(), self._configs, self.parameters)
+
+    def to_dataframe(self) -> pd.DataFrame:
+        columns, indices = self._core.table()
+        data = {}
+        for name, cells in columns.items():
+            if name in self.parameters:
+                data[name] = _config_column([self._configs[i][self.parameters.index(name)] for i in indices])
+            else:
+                data[name] = _engine_column(name, cells)
+        return pd.DataFrame(data)
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def __str__(self) -> str:
+        return str(self._core.text())
+
+    def __repr__(self) -> str:
+        return f"<kscope.RaceResults: winner {self.winner!r}, {len(self.ties)} ties, {len(self)} configs raced>"
+

@@ -1,0 +1,403 @@
+// tune(): checks the request, runs each round of the race as a Session over the configs it visits,
+// hands the rounds' durations to the Racer (core/race.hpp), and builds the Race: every round's runs
+// as one Results over the sweep, each raced config's outcome, and the cost against the exhaustive sweep.
+#include "kscope/tune.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <utility>
+
+#include "base/files.hpp"
+#include "core/aggregator.hpp"
+#include "core/caller.hpp"
+#include "core/log.hpp"
+#include "core/race.hpp"
+#include "core/session.hpp"
+#include "core/session_guard.hpp"
+#include "core/sharding.hpp"
+#include "core/significance.hpp"
+#include "core/suggest.hpp"
+#include "kscope/backend_registry.hpp"
+#include "kscope/detail/config_cells.hpp"
+#include "kscope/metrics.hpp"
+
+namespace kscope {
+namespace {
+
+using detail::option;
+using detail::spell;
+
+std::string number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%g", value);
+  return buffer;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string race_option(const std::string& field) { return spell("RaceOptions::" + field, field); }
+
+// The settings of the race's rounds: every region one range; nothing that changes or adds to what
+// decides.
+Settings race_settings(const Settings& requested) {
+  const auto refuse = [](const std::string& what, const std::string& why) {
+    throw ConfigError("tune does not take " + what + ": " + why);
+  };
+  const std::string profile_winner = "; profile the winner with it once the race has chosen";
+  for (const std::string& m : requested.metrics)
+    if (m != kCuptiKernelDuration && m != kEventsRegionDuration)
+      refuse(option("metrics") + " '" + m + "'",
+             "the race decides by the duration its backend measures (give no metrics, or that backend's "
+             "duration metric)" + profile_winner);
+  if (requested.derive_metric) refuse(option("derive_metric"), "the race decides by the measured duration" + profile_winner);
+  if (requested.combine_kernel_metrics)
+    refuse(option("combine_kernel_metrics"), "each annotated region is timed as one range over all its kernels");
+  if (!requested.ignore_kernel_list.empty())
+    refuse(option("ignore_kernel_list"), "each annotated region is timed as one range over all its kernels");
+  if (!requested.normalize_against.empty())
+    refuse(option("normalize_against"), "the race compares the configs' durations directly");
+  if (requested.sampling == Sampling::adaptive)
+    refuse(option("adaptive") + " sampling", "the race decides how many runs each config gets");
+  if (!requested.info_collectors.empty()) refuse(option("info_collectors"), "the race records durations only" + profile_winner);
+  if (requested.work) refuse(option("work"), "the race records durations only" + profile_winner);
+  Settings s = requested;
+  s.replay_mode = ReplayMode::range;
+  return s;
+}
+
+// The backend's duration metric, which decides.
+MetricSpec duration_metric(const MeasurementBackend& backend) {
+  const std::vector<MetricSpec> metrics = backend.metrics();
+  if (metrics.empty() || !detail::is_time_unit(metrics.front().unit))
+    throw ConfigError("the " + to_string(backend.describe().backend) + " backend measures " +
+                      (metrics.empty() ? std::string("nothing") : "'" + metrics.front().name + "'") +
+                      ", not a duration, and the race decides by durations: tune with " +
+                      spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default) or events");
+  return metrics.front();
+}
+
+double seconds_per(const std::string& unit) {
+  if (unit == "ns") return 1e-9;
+  if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") return 1e-6;
+  return unit == "ms" ? 1e-3 : 1;
+}
+
+// The smallest one-sided p-value that n runs against n can give: all of one side above the other.
+double smallest_p(std::size_t n) {
+  double p = 1;
+  for (std::size_t k = 1; k <= n; ++k) p *= static_cast<double>(k) / static_cast<double>(n + k);
+  return p;
+}
+
+// The race's own files under the output prefix, refused without resume or overwrite as a sweep's are.
+void claim_race_files(const Settings& settings) {
+  if (settings.output_prefix.empty() || settings.resume || settings.overwrite) return;
+  for (const char* name : {"race.csv", "results.json"}) {
+    const std::string path = settings.output_prefix + name;
+    if (std::filesystem::exists(path))
+      throw ConfigError(option("output_prefix") + " '" + settings.output_prefix + "' holds the files of an earlier " +
+                        "race (" + path + "), which kscope does not replace unasked: set " + option("resume") +
+                        spell(" = true", "=True") + " to continue it, " + option("overwrite") +
+                        spell(" = true", "=True") + " to replace it, or give another " + option("output_prefix"));
+  }
+}
+
+// Everything the rounds recorded, as one sweep's samples: each config's runs numbered on across rounds.
+class Measurements {
+ public:
+  Measurements(const std::vector<Config>& configs, std::vector<MetricSpec> metrics, const Settings& settings)
+      : aggregator_(configs, std::move(metrics), settings), runs_(configs.size(), 0) {}
+
+  void add_round(const Results& round, const std::vector<std::size_t>& sweep_index_of_visit) {
+    if (!session_) session_ = round.session();
+    std::map<std::pair<std::size_t, std::size_t>, std::size_t> run_of;  // (visit, run in the round) -> run
+    for (SampleRow s : round.samples()) {
+      const std::size_t config = sweep_index_of_visit.at(s.config_index);
+      const auto [at, added] = run_of.try_emplace({s.config_index, s.run}, runs_[config]);
+      if (added) ++runs_[config];
+      s.config_index = config;
+      s.run = at->second;
+      aggregator_.add_sample(s);
+    }
+  }
+  Results results(const SessionInfo& fallback) const { return aggregator_.results(session_.value_or(fallback), false); }
+
+ private:
+  detail::Aggregator aggregator_;
+  std::vector<std::size_t> runs_;
+  std::optional<SessionInfo> session_;
+};
+
+// The annotation whose duration decides: the one named, or the body's only one.
+class DecidingAnnotation {
+ public:
+  explicit DecidingAnnotation(std::string named) : name_(std::move(named)) {}
+
+  // Checks the regions of a run; throws ConfigError when they cannot decide.
+  void check(const std::vector<std::string>& opened) {
+    std::set<std::string> names(opened.begin(), opened.end());
+    if (names.empty()) return;  // the Session's own check names a body that opens none
+    if (!name_.empty()) {
+      if (names.count(name_)) return;
+      const std::vector<std::string> listed(names.begin(), names.end());
+      throw ConfigError(race_option("annotation") + " names '" + name_ + "', which the body did not open (it opened " +
+                        detail::quoted_list(listed) + "): name the annotation whose duration decides the race");
+    }
+    if (names.size() > 1)
+      throw ConfigError("the body opened " + std::to_string(names.size()) + " annotations (" +
+                        detail::quoted_list(std::vector<std::string>(names.begin(), names.end())) + "): name the one " +
+                        "whose duration decides the race with " + race_option("annotation"));
+    name_ = *names.begin();
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+}  // namespace
+
+void RaceOptions::validate() const {
+  const auto check = [](const std::string& name, double value, bool ok, const std::string& accepts) {
+    if (!ok) throw ConfigError(race_option(name) + " is " + number(value) + ": it takes " + accepts);
+  };
+  check("threshold_pct", threshold_pct, std::isfinite(threshold_pct) && threshold_pct >= 0 && threshold_pct < 100,
+        "a percentage from 0 up to 100 (2 by default)");
+  check("alpha", alpha, alpha > 0 && alpha < 1, "a probability between 0 and 1 (0.05 by default)");
+  check("first_runs", static_cast<double>(first_runs), first_runs >= 2 && first_runs <= kMaxRunsPerConfig,
+        "a count of at least 2 (10 by default): one run has no spread to test");
+  check("final_runs", static_cast<double>(final_runs), final_runs >= 2 && final_runs <= kMaxRunsPerConfig,
+        "a count of at least 2 (20 by default)");
+  check("max_finalists", static_cast<double>(max_finalists), max_finalists >= 2,
+        "a count of at least 2 (8 by default)");
+}
+
+std::string to_string(RaceOutcome outcome) {
+  switch (outcome) {
+    case RaceOutcome::winner: return "winner";
+    case RaceOutcome::tied: return "tied";
+    case RaceOutcome::slower: return "slower";
+    case RaceOutcome::eliminated: return "eliminated";
+    case RaceOutcome::left_out: return "left_out";
+  }
+  return "?";
+}
+
+Race::Race(Results measurements, std::vector<RaceRow> rows, std::vector<RaceRound> rounds, RaceCost cost,
+           RaceOptions options)
+    : measurements_(std::move(measurements)),
+      rows_(std::move(rows)),
+      rounds_(std::move(rounds)),
+      cost_(cost),
+      options_(std::move(options)) {}
+
+std::size_t Race::winner() const {
+  for (const RaceRow& r : rows_)
+    if (r.outcome == RaceOutcome::winner) return r.config_index;
+  throw ConfigError("this race has no winner: it raced no config (a shard with nothing to measure)");
+}
+
+std::vector<std::size_t> Race::ties() const {
+  std::vector<std::size_t> out;
+  for (const RaceRow& r : rows_)
+    if (r.outcome == RaceOutcome::tied) out.push_back(r.config_index);
+  return out;
+}
+
+Table Race::table() const {
+  Table t;
+  t.columns = measurements_.axis_names();
+  for (const char* c : {"Outcome", "Round", "Runs", "MedianNs", "FinalMedianNs", "RatioToWinner", "RatioCI_Lower",
+                        "RatioCI_Upper", "Reason"})
+    t.columns.push_back(c);
+  const auto integer = [](std::size_t n) { return Cell{static_cast<std::int64_t>(n)}; };
+  for (const RaceRow& r : rows_) {
+    std::vector<Cell> row;
+    for (const Value& v : measurements_.configs().at(r.config_index).values()) row.push_back(detail::to_cell(v));
+    row.insert(row.end(), {to_string(r.outcome), integer(r.round), integer(r.runs), r.median_ns, r.final_median_ns,
+                           r.ratio, r.ratio_ci_lower, r.ratio_ci_upper, r.reason});
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+void Race::write_csv(const std::string& path) const {
+  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(table(), out); });
+}
+
+std::ostream& operator<<(std::ostream& out, const Race& race) {
+  const Results& m = race.measurements();
+  const RaceCost& c = race.cost();
+  out << "kscope race: " << m.session().gpu << " | backend " << to_string(m.session().backend) << " | cache_control "
+      << to_string(m.session().cache_control) << "\n";
+  if (!race.rows().empty()) {
+    out << "winner: " << m.configs().at(race.winner()).to_string();
+    const std::vector<std::size_t> ties = race.ties();
+    if (!ties.empty()) {
+      out << "; tied within " << number(race.options().threshold_pct) << "%:";
+      for (std::size_t t : ties) out << " (" << m.configs().at(t).to_string() << ")";
+    }
+    out << " (confidence " << number(100 * race.confidence()) << "%)\n";
+  }
+  out << "cost: " << c.runs << " runs of the exhaustive sweep's " << c.exhaustive_runs << " ("
+      << detail::fixed(100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1)), 1)
+      << "%), " << detail::fixed(c.gpu_s * 1e3, 2) << " ms of GPU time of its " << detail::fixed(c.exhaustive_gpu_s * 1e3, 2)
+      << " ms, in " << detail::fixed(c.wall_s, 2) << " s\n";
+  for (std::size_t k = 0; k < race.rounds().size(); ++k) {
+    const RaceRound& r = race.rounds()[k];
+    out << "round " << k + 1 << " (" << r.kind << "): " << r.configs << " configs, " << r.runs
+        << (r.kind == "final" ? " interleaved passes" : " runs each");
+    if (r.eliminated) out << ", " << r.eliminated << " eliminated";
+    out << "\n";
+  }
+  write_console(race.table(), out);
+  return out;
+}
+
+Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body& body, const RaceOptions& options,
+                       MeasurementBackend& backend) {
+  const double started_s = now_s();
+  detail::LogScope log(requested.verbosity);
+  options.validate();
+  const Settings settings = race_settings(detail::resolve_launch(requested));
+  const std::vector<Config> configs = detail::check_request(sweep, settings, body);
+  if (options.first_runs > settings.runs)
+    throw ConfigError(race_option("first_runs") + " (" + std::to_string(options.first_runs) + ") is more than " +
+                      option("runs") + " (" + std::to_string(settings.runs) + "), the most runs a config gets " +
+                      "before the final round: raise " + option("runs") + " (100, say) or lower " +
+                      race_option("first_runs"));
+  claim_race_files(settings);
+  detail::SessionGuard guard;
+  detail::check_backend_measures(settings, backend);
+  const MetricSpec duration = duration_metric(backend);
+
+  std::vector<Config> raced;
+  for (const Config& c : configs)
+    if (!settings.shard || settings.shard->measures(c.index())) raced.push_back(c);
+  std::vector<std::string> names;
+  for (const Config& c : raced) names.push_back(c.to_string());
+  detail::Racer racer(names, options, settings.runs);
+  if (raced.size() > 1 && smallest_p(options.first_runs) >= racer.elimination_level())
+    detail::log_warning(race_option("first_runs") + " = " + std::to_string(options.first_runs) + ": " +
+                std::to_string(options.first_runs) + " runs a side can show a difference at p = " +
+                number(smallest_p(options.first_runs)) + " at best, not below the elimination level " +
+                number(racer.elimination_level()) + " of " + std::to_string(raced.size()) +
+                " configs: nothing is eliminated before the runs double; raise " + race_option("first_runs"));
+  if (settings.shard && settings.shard->count > 1)
+    detail::log_info("racing shard " + settings.shard->to_string() + " of the sweep: " + std::to_string(raced.size()) +
+                     " of its " + std::to_string(configs.size()) + " configs (its winner and ties, raced again with " +
+                     "the other shards', decide the sweep)");
+
+  Measurements measurements(configs, backend.metrics(), settings);
+  DecidingAnnotation deciding(options.annotation);
+  RaceCost cost;
+  cost.exhaustive_runs = raced.size() * (settings.warmup_runs + settings.runs);
+  const double unit_s = seconds_per(duration.unit);
+  std::vector<double> sum(configs.size(), 0);  // of each config's valid durations, in the metric's unit
+  std::vector<std::size_t> count(configs.size(), 0);
+  auto names_ptr = std::make_shared<const std::vector<std::string>>(sweep.names());
+  for (std::size_t k = 1; const auto plan = racer.next_round(); ++k) {
+    // The round's configs are its visits, in order: the same config may come back (the final round).
+    std::vector<Config> visits;
+    std::vector<std::size_t> sweep_index;
+    for (std::size_t v = 0; v < plan->visits.size(); ++v) {
+      const Config& config = raced[plan->visits[v]];
+      visits.emplace_back(names_ptr, config.values(), v);
+      sweep_index.push_back(config.index());
+    }
+    Settings round = settings;
+    round.runs = plan->runs;
+    // A cold-cache final visit needs no warm-up: every config warmed up in the screening round, and a
+    // flushed L2 is the same whatever ran before; a warm cache keeps them, so that each run finds its
+    // own data there as in a profile.
+    if (plan->kind == "final" && settings.cache_control == CacheControl::all) round.warmup_runs = 0;
+    // The final's visits are of one run each: its progress is the race's line, not a line per visit.
+    if (plan->kind == "final" && !round.progress_observer) round.progress_observer = [](const SweepProgress&) {};
+    round.shard.reset();
+    if (!settings.output_prefix.empty()) round.output_prefix = settings.output_prefix + "round-" + std::to_string(k) + "-";
+    detail::log_info("race round " + std::to_string(k) + " (" + plan->kind + "): " +
+                     (plan->kind == "final" ? std::to_string(plan->visits.size() / plan->passes) + " finalists, " +
+                                                  std::to_string(plan->passes) + " interleaved passes"
+                                            : std::to_string(plan->visits.size()) + " configs, " +
+                                                  std::to_string(plan->runs) + " runs each"));
+    const Body visit_body = [&](const Config& visit) { body(raced[plan->visits[visit.index()]]); };
+    detail::SessionHooks hooks;
+    bool checked = false;
+    hooks.on_run_measured = [&](const RunContext&, const std::vector<RegionRecord>& regions, const RunMeasurement&) {
+      if (checked) return;
+      std::vector<std::string> opened;
+      for (const RegionRecord& r : regions) opened.push_back(r.name);
+      deciding.check(opened);
+      checked = true;
+    };
+    Results measured;
+    try {
+      measured = detail::Session(visits, round, visit_body, backend, std::move(hooks)).run();
+    } catch (const SweepError& e) {
+      measurements.add_round(e.partial_results(), sweep_index);
+      throw SweepError("race round " + std::to_string(k) + " (" + plan->kind + "): " + e.what(), e.failed_config(),
+                       e.cause(), std::make_shared<const Results>(measurements.results(backend.describe())));
+    } catch (const SweepInterrupted& e) {
+      measurements.add_round(e.partial_results(), sweep_index);
+      throw SweepInterrupted("race round " + std::to_string(k) + " (" + plan->kind + "): " + e.what(),
+                             e.interrupted_config(),
+                             std::make_shared<const Results>(measurements.results(backend.describe())));
+    }
+    measurements.add_round(measured, sweep_index);
+    // The deciding annotation's durations, per visit in run order (a round read back from disk was never checked).
+    std::vector<std::string> opened;
+    for (const SummaryRow& r : measured.rows()) opened.push_back(r.annotation);
+    deciding.check(opened);
+    std::vector<std::vector<detail::RunSample>> samples(visits.size());
+    for (const SampleRow& s : measured.samples())
+      if (s.annotation == deciding.name() && s.metric == duration.name) {
+        samples.at(s.config_index).push_back({s.value, s.sm_clock_mhz});
+        const std::size_t config = sweep_index[s.config_index];
+        if (!std::isnan(s.value)) sum[config] += s.value, ++count[config];
+      }
+    for (const auto& visit : samples) {
+      double visit_sum = 0;
+      std::size_t valid = 0;
+      for (const detail::RunSample& s : visit)
+        if (!std::isnan(s.duration)) visit_sum += s.duration, ++valid;
+      cost.runs += round.warmup_runs + plan->runs;
+      if (valid) cost.gpu_s += visit_sum * (1 + static_cast<double>(round.warmup_runs) / static_cast<double>(valid)) * unit_s;
+    }
+    racer.record_round(*plan, samples);
+  }
+  for (const Config& c : raced)
+    if (count[c.index()])
+      cost.exhaustive_gpu_s += static_cast<double>(settings.warmup_runs + settings.runs) * sum[c.index()] /
+                               static_cast<double>(count[c.index()]) * unit_s;
+  cost.wall_s = now_s() - started_s;
+
+  std::vector<RaceRow> rows = racer.rows();
+  for (RaceRow& r : rows) r.config_index = raced[r.config_index].index();
+  Race race(measurements.results(backend.describe()), std::move(rows), racer.rounds(), cost, options);
+  if (!settings.output_prefix.empty()) {
+    race.measurements().write_all(settings.output_prefix);
+    race.write_csv(settings.output_prefix + "race.csv");
+  }
+  return race;
+}
+
+Race tune(const Sweep& sweep, const Settings& settings, const Body& body, const RaceOptions& options) {
+  const Settings checked = race_settings(settings);
+  const BackendDefinition& chosen = definition(chosen_backend(checked));
+  if (!chosen.make || !chosen.capabilities.measures_duration)
+    throw ConfigError("backend '" + chosen.name + "' cannot race configs in this process: the race decides by " +
+                      "durations measured here; tune with " + spell("Settings::backend = Backend::cupti", "backend='cupti'") +
+                      " (the default) or events");
+  const auto backend = chosen.make(checked);
+  return tune_with_backend(sweep, checked, body, options, *backend);
+}
+
+}  // namespace kscope
