@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <new>
-#include <span>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
