@@ -23,6 +23,7 @@
 #include "kscope/detail/files.hpp"
 #include "kscope/detail/interrupt.hpp"
 #include "kscope/detail/log_sink.hpp"
+#include "kscope/detail/result_files.hpp"
 #include "kscope/detail/settings_fields.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
@@ -636,6 +637,8 @@ void bind_settings(py::module_& m) {
     return out;
   }, "[(name, python_name, python_type, role, doc)] of every Settings field, from the engine's one table; role: "
      "measurement (a resume and a merge must agree), summary (a merge must agree) or session");
+  m.def("result_files", &kscope::detail::result_files,
+        "The file of each output format under an output prefix, in the order write_all writes them");
   m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
         "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
   m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors) {
@@ -718,7 +721,7 @@ void bind_results(py::module_& m) {
       }, "[tuple of the config's values (the engine's: int, float, str, bool)] in sweep order")
       .def("write_json", py::overload_cast<const std::string&>(&kscope::Results::write_json, py::const_), py::arg("path"))
       .def("write_all", &kscope::Results::write_all, py::arg("prefix"),
-           "<prefix>summary.csv, <prefix>samples.csv and <prefix>results.json")
+           ("Writes " + kscope::detail::result_files_text("<prefix>")).c_str())
       .def("to_json", [](const kscope::Results& r) {
         std::ostringstream out;
         r.write_json(out);
