@@ -151,6 +151,27 @@ def test_settings_fields_come_from_the_engine():
     body = re.search(r"^class Settings\b.*?:\n((?:    .*\n|\n)*)", text, re.M).group(1)
     assert dict(re.findall(r"^    (\w+): (.+)$", body, re.M)) == typed
     assert {m for m in vars(kscope._core.Settings) if not m.startswith("_")} == set(typed)
-    options = inspect.signature(_options.Options.__init__).parameters
-    assert {python_name for _, python_name, *_ in fields if python_name} <= set(options)
+    assert {python_name for _, python_name, *_ in fields if python_name} <= set(_options.OPTIONS)
     assert {role for *_, role, _ in fields} == {"measurement", "summary", "session"}
+
+
+def test_the_option_table_makes_kernels_keywords_options_and_help():
+    """analyze.kernel's options are one table: its keywords are the table's, in its signature with
+    the table's defaults; each option sets Settings fields the engine has; its help lists each one;
+    a choice's values are the engine enumeration's, as the Literal type checkers see spells them."""
+    kernel = inspect.signature(kscope.analyze.kernel).parameters
+    keywords = {name: p for name, p in kernel.items() if name not in ("_func", "configs")}
+    assert set(keywords) == set(_options.OPTIONS)
+    engine_fields = {name for name, *_ in kscope._core.settings_fields()}
+    hints = typing.get_type_hints(kscope.analyze.kernel)
+    help_text = kscope.analyze.kernel.__doc__ or ""
+    for name, option in _options.OPTIONS.items():
+        assert keywords[name].default == option.default, name
+        assert set(option.fields) <= engine_fields, (name, option.fields)
+        assert f"\n    {name}" in help_text, name
+        if option.choices is not None:
+            spelt = {a for arg in typing.get_args(hints[name]) for a in typing.get_args(arg) or (arg,)}
+            assert set(option.choices.choices) == spelt, (name, option.choices.choices, spelt)
+    engine = _options.Options(runs=3, thermal_mode="off", adaptive={"criterion": "rsd"}).settings()
+    assert (engine.runs, engine.thermal_mode, engine.sampling, engine.adaptive.criterion) == (
+        3, kscope._core.ThermalMode.off, kscope._core.Sampling.adaptive, kscope._core.StopCriterion.rsd)
