@@ -107,7 +107,7 @@ void check_ncu(const Settings& s) {
       .name = std::string(Backend::ncu.name()),
       .python_name = "ncu",
       .summary = "re-runs the program under Nsight Compute's CLI and reads its report",
-      .default_metrics = {"gpu__time_duration.sum"},
+      .default_metrics = {kGpuTimeDuration},
       .check = check_ncu,
       .route = KSCOPE_IF_CUDA(ncu::route, nullptr),
       .make = KSCOPE_IF_CUDA(nullptr, built_without_cuda),

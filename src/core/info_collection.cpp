@@ -10,20 +10,13 @@
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/columns.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
 namespace kscope {
 
-std::string to_string(CollectionScope scope) {
-  switch (scope) {
-    case CollectionScope::once: return "once";
-    case CollectionScope::config: return "config";
-    case CollectionScope::run: return "run";
-    case CollectionScope::annotation: return "annotation";
-  }
-  return "?";
-}
+std::string to_string(CollectionScope scope) { return detail::enum_name(scope); }
 
 namespace detail {
 namespace {

@@ -175,3 +175,18 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
     engine = _options.Options(runs=3, thermal_mode="off", adaptive={"criterion": "rsd"}).settings()
     assert (engine.runs, engine.thermal_mode, engine.sampling, engine.adaptive.criterion) == (
         3, kscope._core.ThermalMode.off, kscope._core.Sampling.adaptive, kscope._core.StopCriterion.rsd)
+
+
+def test_the_engines_names_are_the_pythons():
+    """Names the engine exports once, checked where Python spells them: the collection scopes of
+    kscope.CollectionScope, the error classes the engine's errors become (each in kscope.errors, and
+    every ProfilerException there is one of them), the enumerations' members (the stub's _Enum)."""
+    assert {s.value for s in kscope.CollectionScope} == set(kscope._core.collection_scopes())
+    engine_errors = kscope._core.error_classes()
+    assert set(engine_errors) <= set(kscope.errors.__all__)
+    raised_by_python = {"SweepInterrupted"}  # Ctrl-C: not a kscope.Error in the engine either
+    profiler_errors = {name for name in kscope.errors.__all__
+                       if isinstance(getattr(kscope.errors, name), type)
+                       and issubclass(getattr(kscope.errors, name), kscope.errors.ProfilerException)}
+    assert profiler_errors - raised_by_python == set(engine_errors)
+    assert list(kscope._core.InfoCollectorErrors.__members__) == ["warn", "raise_"]
