@@ -6,7 +6,7 @@
 
 #include "core/backend_choice.hpp"
 #include "core/caller.hpp"
-#include "doctor/rules.hpp"
+#include "backends/availability.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
