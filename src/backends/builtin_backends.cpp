@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "backends/availability.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"

@@ -7,10 +7,10 @@
 #include <tuple>
 
 #include "core/attribution.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
 #include "core/log.hpp"
-#include "core/roofline.hpp"
+#include "core/row_roofline.hpp"
 #include "core/suggest.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"

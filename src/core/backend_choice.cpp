@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/metric_request.hpp"
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"

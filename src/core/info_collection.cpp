@@ -4,9 +4,9 @@
 #include <cmath>
 #include <set>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
-#include "core/interrupt.hpp"
+#include "core/interrupt_scope.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/columns.hpp"

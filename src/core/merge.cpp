@@ -13,14 +13,14 @@
 #include <regex>
 #include <set>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/aggregator.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
 #include "core/output_formats.hpp"
 #include "core/sample_stream.hpp"
-#include "core/settings_fields.hpp"
+#include "core/settings_table.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "core/attribution.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/output_formats.hpp"
 

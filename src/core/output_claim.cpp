@@ -12,10 +12,10 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/output_formats.hpp"
 #include "core/session.hpp"

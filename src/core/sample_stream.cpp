@@ -13,16 +13,16 @@
 #include <sstream>
 
 #include "base/csv.hpp"
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/cell_json.hpp"
-#include "core/columns.hpp"
+#include "core/column_cells.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
 #include "core/output_formats.hpp"
-#include "core/settings_fields.hpp"
+#include "core/settings_table.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
@@ -114,7 +114,7 @@ constexpr std::size_t kMaxProgressLine = std::size_t(256) << 20;
 constexpr int kManifestVersion = 2;
 
 // What a resumed sweep must share: the Settings fields of how it is measured
-// (core/settings_fields.cpp), with the backend and metrics as the session resolved them, the GPU,
+// (core/settings_table.cpp), with the backend and metrics as the session resolved them, the GPU,
 // and the shard it measures.
 Json identity(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
   Json j = settings_json(s, {SettingsRole::measurement});

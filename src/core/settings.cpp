@@ -5,10 +5,10 @@
 
 #include "base/text.hpp"
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
 #include "core/metric_request.hpp"
-#include "core/roofline.hpp"
+#include "core/row_roofline.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"

@@ -14,7 +14,7 @@
 #include <set>
 #include <thread>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/log.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"

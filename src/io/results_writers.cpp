@@ -5,7 +5,7 @@
 #include <ostream>
 
 #include "base/csv.hpp"
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/text.hpp"
 #include "core/output_formats.hpp"
 #include "core/result_tables.hpp"

@@ -29,4 +29,12 @@ refuse src/backends '"doctor/' "backends include no doctor (the doctor reaches t
 refuse tools '"(core|io|base|backends|device|doctor)/' "tools include the public headers (kscope/...) only"
 refuse python/src '"(core|io|base|backends|device|doctor)/' \
   "the bindings include the public headers (kscope/...) only"
+# A private header never has a public one's name, so that an include's path alone says which it means.
+for public in include/kscope/*.hpp include/kscope/detail/*.hpp; do
+  namesake=$(find src -name "$(basename "$public")")
+  if [ -n "$namesake" ]; then
+    echo "$namesake: a private header named as the public $public: give it a name of its own"
+    status=1
+  fi
+done
 exit $status

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/output_formats.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"

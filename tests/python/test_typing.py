@@ -190,3 +190,16 @@ def test_the_engines_names_are_the_pythons():
                        and issubclass(getattr(kscope.errors, name), kscope.errors.ProfilerException)}
     assert profiler_errors - raised_by_python == set(engine_errors)
     assert list(kscope._core.InfoCollectorErrors.__members__) == ["warn", "raise_"]
+
+
+def test_an_option_added_to_the_table_is_checked_set_and_described(monkeypatch):
+    """The option recipe's Python row, walked: a row added to the table is checked with the others,
+    sets its engine field in the Settings of a call, and has its entry in the help."""
+    toy = _options.Option("toy_warmups", 2, lambda o, v: _options._count(o, v, 0), ["warmup_runs"],
+                          label="kscope", help="a toy option that sets the warm-up runs.")
+    monkeypatch.setitem(_options.OPTIONS, toy.name, toy)
+    assert _options.Options().settings().warmup_runs == 2
+    assert _options.Options(toy_warmups=5).settings().warmup_runs == 5
+    with pytest.raises(kscope.ConfigError, match="toy_warmups must be an integer from 0"):
+        _options.Options(toy_warmups=-1)
+    assert "    toy_warmups (kscope): a toy option that sets the warm-up runs." in _options.options_help()

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
