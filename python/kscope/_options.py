@@ -454,6 +454,13 @@ class Options:
         except KeyError:
             raise AttributeError(name) from None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """An option set after the checks (a test resuming the same function): kept as given."""
+        if name in OPTIONS:
+            self._kept[name] = value
+        else:
+            super().__setattr__(name, value)
+
     def validate(self):
         """The engine's checks of the options, and of the collectors' names against the columns."""
         _core.validate(self.settings(self.output_prefix or ""), [(name, scope) for name, _, scope in self.info_collectors])
