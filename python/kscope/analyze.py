@@ -8,7 +8,6 @@ import os
 import stat
 import sys
 import tempfile
-import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
