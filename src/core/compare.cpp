@@ -10,8 +10,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/caller.hpp"
-#include "core/columns.hpp"
+#include "core/caller_language.hpp"
+#include "core/column_cells.hpp"
 #include "core/significance.hpp"
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <utility>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/evaluation_report.hpp"
 #include "core/evaluator.hpp"
 #include "core/log.hpp"

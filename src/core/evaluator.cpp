@@ -6,9 +6,9 @@
 #include <sstream>
 #include <utility>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
-#include "core/interrupt.hpp"
+#include "core/interrupt_scope.hpp"
 #include "core/run_recorder.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"

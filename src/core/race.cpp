@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/significance.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/normal_tail.hpp"
 #include "core/valid_samples.hpp"
 #include "kscope/errors.hpp"

@@ -13,9 +13,9 @@
 #include <set>
 #include <utility>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/aggregator.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/race.hpp"
 #include "core/session.hpp"
