@@ -21,8 +21,8 @@ struct SampleStatistics {
   // [q1 - 1.5 IQR, q3 + 1.5 IQR].
   double q1 = 0, q3 = 0, iqr = 0, p20 = 0, p80 = 0;
   std::size_t outliers = 0;
-  // The statistics a program registered (register_summary_statistic), in summary_statistics()'
-  // order; statistic() reads them by name.
+  // The values of the table's statistics without a field of their own (those a program registers),
+  // in summary_statistics()' order; statistic() reads them by name.
   std::vector<double> added;
 };
 
@@ -32,7 +32,7 @@ struct SummaryStatistic {
   std::string name;  // its summary column, e.g. "P99"
   // Its value from the row's valid samples, sorted and never empty; NaN where it is undefined.
   std::function<double(std::span<const double> sorted)> value;
-  // The SampleStatistics field kscope's own fill; null for one a program adds (SampleStatistics::added).
+  // The SampleStatistics field it fills (kscope's own); null: its value is in SampleStatistics::added.
   double SampleStatistics::*field = nullptr;
 };
 
