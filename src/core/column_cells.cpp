@@ -1,5 +1,6 @@
 #include "core/column_cells.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kscope {
@@ -103,6 +104,31 @@ std::vector<ColumnDefinition<Row>> session_columns() {
   };
 }
 
+// One column per statistic of the table (kscope/statistics.hpp), in its order: a field of
+// SampleStatistics, or a registered statistic's value in `added` (empty in a row read from a file
+// written without it).
+std::vector<ColumnDefinition<SummaryRow>> statistic_columns() {
+  std::vector<ColumnDefinition<SummaryRow>> columns;
+  const auto& statistics = summary_statistics();
+  const auto count = static_cast<std::size_t>(
+      std::count_if(statistics.begin(), statistics.end(), [](const SummaryStatistic& s) { return !s.field; }));
+  std::size_t added = 0;
+  for (const SummaryStatistic& statistic : statistics) {
+    if (statistic.field) {
+      columns.push_back(real_column<SummaryRow>(statistic.name, [field = statistic.field](auto& r) -> auto& { return r.stats.*field; }));
+      continue;
+    }
+    const std::size_t at = added++;
+    columns.push_back({{statistic.name, T::real},
+                       [at](const SummaryRow& r, const S&) { return at < r.stats.added.size() ? number(r.stats.added[at]) : Cell{}; },
+                       [at, count](SummaryRow& r, const Cell& c) {
+                         r.stats.added.resize(std::max(r.stats.added.size(), count), NAN);
+                         return read_real(c, r.stats.added[at]);
+                       }});
+  }
+  return columns;
+}
+
 template <typename Row>
 void append(std::vector<ColumnDefinition<Row>>& to, std::vector<ColumnDefinition<Row>> more) {
   for (auto& c : more) to.push_back(std::move(c));
@@ -115,14 +141,9 @@ std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
       text_column<R>("Unit", [](auto& r) -> auto& { return r.unit; }),
       real_column<R>("AvgValue", [](auto& r) -> auto& { return r.avg_value; }),
       real_column<R>("StdDev", [](auto& r) -> auto& { return r.stats.stddev; }),
-      real_column<R>("MinValue", [](auto& r) -> auto& { return r.stats.min; }),
-      real_column<R>("MaxValue", [](auto& r) -> auto& { return r.stats.max; }),
-      real_column<R>("Median", [](auto& r) -> auto& { return r.stats.median; }),
-      real_column<R>("Q1", [](auto& r) -> auto& { return r.stats.q1; }),
-      real_column<R>("Q3", [](auto& r) -> auto& { return r.stats.q3; }),
-      real_column<R>("IQR", [](auto& r) -> auto& { return r.stats.iqr; }),
-      real_column<R>("P20", [](auto& r) -> auto& { return r.stats.p20; }),
-      real_column<R>("P80", [](auto& r) -> auto& { return r.stats.p80; }),
+  };
+  append(c, statistic_columns());
+  append(c, {
       count_column<R>("Outliers", [](auto& r) -> auto& { return r.stats.outliers; }),
       count_column<R>("NumRuns", [](auto& r) -> auto& { return r.stats.count; }),
       real_column<R>("CI95_Lower", [](auto& r) -> auto& { return r.stats.ci95_lower; }),
@@ -140,7 +161,7 @@ std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
       real_column<R>("NormalizationValue", [](auto& r) -> auto& { return r.normalization_value; }),
       real_column<R>("Geomean", [](auto& r) -> auto& { return r.geomean; }),
       text_column<R>("Kernel", [](auto& r) -> auto& { return r.kernel; }),
-  };
+  });
   append(c, session_columns<R>());
   append(c, {
                 real_column<R>("ObservedSMClockMHz", [](auto& r) -> auto& { return r.observed_sm_clock_mhz; }),
@@ -227,8 +248,7 @@ Cell to_cell(const Value& v) {
 }
 
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions() {
-  static const auto columns = make_summary_columns();
-  return columns;
+  return remade_with_statistics([] { return make_summary_columns(); });
 }
 
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions() {
@@ -251,8 +271,7 @@ std::string to_string(ColumnType type) {
 }
 
 const std::vector<ColumnSpec>& summary_columns() {
-  static const auto specs = detail::specs_of(detail::summary_column_definitions());
-  return specs;
+  return detail::remade_with_statistics([] { return detail::specs_of(detail::summary_column_definitions()); });
 }
 
 const std::vector<ColumnSpec>& sample_columns() {

@@ -1,6 +1,9 @@
 #pragma once
 // The cell of every column of kscope::summary_columns() and sample_columns(), in their order.
+#include <cstddef>
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +11,7 @@
 #include "kscope/columns.hpp"
 #include "kscope/detail/config_cells.hpp"
 #include "kscope/results.hpp"
+#include "kscope/statistics.hpp"
 
 namespace kscope::detail {
 
@@ -23,8 +27,24 @@ struct ColumnDefinition {
   std::string expected = {};  // what a cell read back must be, where its type does not say it all
 };
 
+// Made anew after a statistic is registered (kscope/statistics.hpp).
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
+
+// make()'s value, kept until a statistic is registered (the table only grows): what is made from
+// the summary columns. Each call site (its lambda's type) keeps its own.
+template <typename Make>
+const auto& remade_with_statistics(Make make) {
+  static std::mutex mutex;
+  static std::optional<decltype(make())> value;
+  static std::size_t statistics = 0;
+  const std::lock_guard lock(mutex);
+  if (!value || statistics != summary_statistics().size()) {
+    statistics = summary_statistics().size();
+    value = make();
+  }
+  return *value;
+}
 
 // Annotation, the config axes, sample_columns(), then the info collectors' columns: the header of
 // Results::samples_table and of a streamed sweep's samples.csv.

@@ -137,14 +137,6 @@ double t_quantile_from_normal(double z, double dof) {
   return z + (g1 + (g2 + (g3 + g4 / dof) / dof) / dof) / dof;
 }
 
-// Linear interpolation between order statistics (numpy's default, "type 7"), on sorted values.
-double sorted_quantile(const std::vector<double>& sorted, double q) {
-  const double position = q * static_cast<double>(sorted.size() - 1);
-  const auto below = static_cast<std::size_t>(position);
-  if (below + 1 >= sorted.size()) return sorted.back();
-  return sorted[below] + (position - static_cast<double>(below)) * (sorted[below + 1] - sorted[below]);
-}
-
 }  // namespace
 
 double student_t_quantile(double p, double dof) {
@@ -176,19 +168,14 @@ SampleStatistics summarize(std::span<const double> samples, double stable_rsd_pc
   SampleStatistics stats;
   const std::size_t n = valid.size();
   stats.count = n;
-  stats.mean = stats.stddev = stats.min = stats.max = stats.median = nan;
-  stats.ci95_lower = stats.ci95_upper = stats.rsd_pct = nan;
-  stats.q1 = stats.q3 = stats.iqr = stats.p20 = stats.p80 = nan;
+  stats.mean = stats.stddev = stats.ci95_lower = stats.ci95_upper = stats.rsd_pct = nan;
+  for (const SummaryStatistic& statistic : summary_statistics()) {
+    const double value = n == 0 ? nan : statistic.value(valid);
+    if (statistic.field) stats.*statistic.field = value;
+    else stats.added.push_back(value);
+  }
   if (n == 0) return stats;
 
-  stats.min = valid.front();
-  stats.max = valid.back();
-  stats.median = n % 2 == 1 ? valid[n / 2] : std::midpoint(valid[n / 2 - 1], valid[n / 2]);
-  stats.q1 = sorted_quantile(valid, 0.25);
-  stats.q3 = sorted_quantile(valid, 0.75);
-  stats.iqr = stats.q3 - stats.q1;
-  stats.p20 = sorted_quantile(valid, 0.20);
-  stats.p80 = sorted_quantile(valid, 0.80);
   stats.outliers = static_cast<std::size_t>(std::count_if(valid.begin(), valid.end(), [&](double x) {
     return x < stats.q1 - 1.5 * stats.iqr || x > stats.q3 + 1.5 * stats.iqr;
   }));

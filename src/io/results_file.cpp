@@ -206,9 +206,10 @@ std::vector<Field<Row>> row_fields(const std::vector<detail::ColumnDefinition<Ro
 }
 
 const std::vector<Field<SummaryRow>>& summary_fields() {
-  static const auto fields = row_fields(detail::summary_column_definitions(),
-                                        {{"AvgValue", field<SummaryRow>("Mean", [](auto& r) -> auto& { return r.stats.mean; })}});
-  return fields;
+  return detail::remade_with_statistics([] {
+    return row_fields(detail::summary_column_definitions(),
+                      {{"AvgValue", field<SummaryRow>("Mean", [](auto& r) -> auto& { return r.stats.mean; })}});
+  });
 }
 
 const std::vector<Field<SampleRow>>& sample_fields() {

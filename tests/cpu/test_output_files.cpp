@@ -26,6 +26,7 @@
 using namespace kscope;
 using kscope::testing::SimulatedBackend;
 using kscope_test::error_of;
+using kscope_test::in_child;
 using kscope_test::streamed;
 using kscope_test::TempDir;
 namespace fs = std::filesystem;
@@ -178,37 +179,6 @@ TEST(OutputFiles, WriteAllWritesTheFormatsWithAPrefixFileAndEachFormatWritesItsF
             static_cast<std::ptrdiff_t>(formats.size() + prefix_files));
 }
 
-namespace {
-
-// What `checks` found wrong (empty: nothing), run in a child process: a format it registers stays
-// out of the other tests of this program.
-std::string in_child(const std::function<std::string()>& checks) {
-  int pipe_fds[2];
-  if (::pipe(pipe_fds) != 0) return "pipe() failed";
-  const pid_t child = fork();
-  if (child == 0) {
-    ::close(pipe_fds[0]);
-    std::string problems;
-    try {
-      problems = checks();
-    } catch (const std::exception& e) {
-      problems = std::string("threw: ") + e.what();
-    }
-    const ssize_t written = ::write(pipe_fds[1], problems.data(), problems.size());
-    _exit(written == static_cast<ssize_t>(problems.size()) ? 0 : 1);
-  }
-  ::close(pipe_fds[1]);
-  std::string problems;
-  char block[4096];
-  for (ssize_t n; (n = ::read(pipe_fds[0], block, sizeof block)) > 0;) problems.append(block, static_cast<std::size_t>(n));
-  ::close(pipe_fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) problems += "\n(the child process failed)";
-  return problems;
-}
-
-}  // namespace
 
 // A format is one row of the table: a streamed sweep writes its prefix file with the others, the
 // refusal of an earlier sweep names it, a sweep that replaces an earlier one removes it first (a

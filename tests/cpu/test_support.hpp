@@ -1,9 +1,13 @@
 #pragma once
 // Helpers shared by the CPU tests: quiet settings, the message of an expected error, a scratch
-// directory, and environment variables set for a scope.
+// directory, environment variables set for a scope, and checks run in a child process.
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -84,5 +88,34 @@ class ScopedEnv {
   }
   Variables saved_;
 };
+
+// What `checks` found wrong (empty: nothing), run in a child process: what it registers (a format,
+// a statistic) stays out of the other tests of this program.
+inline std::string in_child(const std::function<std::string()>& checks) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return "pipe() failed";
+  const pid_t child = fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    std::string problems;
+    try {
+      problems = checks();
+    } catch (const std::exception& e) {
+      problems = std::string("threw: ") + e.what();
+    }
+    const ssize_t written = ::write(pipe_fds[1], problems.data(), problems.size());
+    _exit(written == static_cast<ssize_t>(problems.size()) ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string problems;
+  char block[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], block, sizeof block)) > 0;) problems.append(block, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) problems += "\n(the child process failed)";
+  return problems;
+}
+
 
 }  // namespace kscope_test
