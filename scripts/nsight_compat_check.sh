@@ -259,7 +259,7 @@ for tool in "" ncu; do
   echo
   echo "== $label"
   if [[ ! -d $ROOT/.carry/nsight-python/examples ]]; then
-    result "$label" SKIP "no .carry/nsight-python/examples (scripts/prepare_carry.sh with the mirror)"
+    result "$label" SKIP "no .carry/nsight-python/examples (scripts/prepare_carry.sh with a clone of nsight-python)"
     continue
   fi
   KSCOPE_TOOL=$tool PYTHON=python3 EXAMPLES="00 01 02 03 04 05 06 07 08 09 10 11" OUT_DIR="$WORK/examples${tool:+_$tool}" \
