@@ -301,7 +301,7 @@ fi
 # --- kscope's roofline without counters against the counters (issue 27; its log joins ncu.log) ---
 # Copy, FMA loop, cuBLAS fp16 GEMM, flash attention: DRAMRoofPct / ComputeRoofPct / Bound from cupti
 # durations and declared work against dram__throughput, the FMA or tensor pipe and speed_of_light().
-# rc 1 is a measured disagreement (DIFF: the table and README say why), not a broken check.
+# rc 1 is a measured disagreement (DIFF: the table and docs/roofline.md say why), not a broken check.
 if ! skipping roofline 180; then
   PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/roofline_vs_counters.py" > "$WORK/roofline.txt" 2>&1
   roofline_rc=$?

@@ -53,7 +53,7 @@ std::string to_string(Gate g);  // "passed", "slower", "cannot_judge"
 //   temperature, clocks when unlocked) that the samples of one session cannot see. The measured
 //   noise enters through the CI, whose width grows with the RSD and shrinks with more runs
 //   (NVBench's compare uses the noise itself as the threshold, which never tightens with more
-//   runs). README ("Comparing results") gives the session-to-session noise measured on an H200.
+//   runs). docs/compare.md gives the session-to-session noise measured on an H200.
 // - alpha = 0.05: Google Benchmark's compare.py, which runs the same two-sided U test.
 // - min_samples = 5: NVBench's minimum for a noise estimate; with 5 values per side the exact U
 //   test reaches p = 0.008, so a real change can be significant.

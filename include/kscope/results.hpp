@@ -67,7 +67,7 @@ struct SampleRow {
   std::string kernel;           // demangled names, "|"-joined when kernels were combined
   double sm_clock_mhz;          // observed around the run (NVML); NaN when unavailable
   double memory_clock_mhz;
-  bool throttled;               // see the throttle rule in README ("Clocks and throttling")
+  bool throttled;               // see the throttle rule in docs/measurement-control.md
   std::vector<Cell> info = {};  // the info collectors' values for this run (InfoColumns::samples)
 };
 
@@ -205,7 +205,7 @@ class Results {
 
   void write_csv(const std::string& path) const;          // summary
   void write_samples_csv(const std::string& path) const;  // raw samples
-  // Everything above in kscope's results format, which load_results reads back (README, "Comparing
+  // Everything above in kscope's results format, which load_results reads back (docs/compare.md, "Comparing
   // results", describes it).
   void write_json(const std::string& path) const;
   void write_json(std::ostream& out) const;

@@ -7,7 +7,7 @@
 // table per architecture (flops_per_sm_per_cycle; src/core/roofline.cpp lists its sources). Every
 // duration row of an annotation with declared work gets a RooflinePoint: its achieved bandwidth and
 // FLOP/s, each as a percentage of its roof at the clocks observed around each run, the arithmetic
-// intensity and a Bound verdict (README: "Why is it slow, without counters").
+// intensity and a Bound verdict (docs/roofline.md).
 #include <cmath>
 #include <cstddef>
 #include <optional>

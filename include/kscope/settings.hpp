@@ -139,7 +139,7 @@ struct Settings {
   std::string normalize_against;              // annotation whose AvgValue divides the others'
   // The bytes and FLOPs each annotation must move and do at each config (kscope/work.hpp), called
   // once per annotation and config: its duration rows then carry the roofline columns
-  // (kscope/roofline.hpp; README "Why is it slow, without counters").
+  // (kscope/roofline.hpp; docs/roofline.md).
   DeclaredWork work;
   BoundThresholds bound_thresholds;           // when such a row is memory-, compute- or latency-bound
 

@@ -34,7 +34,7 @@
 // and a resumed race reads the rounds back, takes the same decisions from the same samples, and goes
 // on where it stopped. A shard (Settings::shard, KSCOPE_SHARD) races its own configs only: the final
 // decision needs every finalist measured side by side on one GPU, which shards on other GPUs cannot
-// give; race the shards' winners and ties again in one process (README "Choosing a config").
+// give; race the shards' winners and ties again in one process (docs/tune.md).
 #include <cmath>
 #include <cstddef>
 #include <iosfwd>

@@ -76,7 +76,7 @@ class ProfileResults:
     def roofs(self) -> pd.DataFrame:
         """The roofs of the device these results were measured on: the DRAM bandwidth (GB/s) and the
         peak FLOP/s (TFLOP/s) of each kind it has, at its rated clocks and at the mean of the clocks
-        observed during the samples (README: "Why is it slow, without counters")."""
+        observed during the samples (docs/roofline.md)."""
         return _roofline.roofs(self)
 
     def plot_roofline(self, filename: str | os.PathLike[str] | None = None, *, title: str = "kscope roofline",

@@ -67,7 +67,7 @@ def tune(
         ``{output_prefix}race.csv`` holds the table, and ``summary.csv``, ``samples.csv`` and
         ``results.json`` every run of every round.
     shard: as for analyze.kernel; a shard races its own configs only (its winner and ties, raced
-        again in one process with the other shards', decide the sweep: README "Choosing a config").
+        again in one process with the other shards', decide the sweep: docs/tune.md).
 
     Returns RaceResults: ``winner`` (the config), ``ties``, ``confidence``, ``to_dataframe()`` (one
     row per config: Outcome winner/tied/slower/eliminated/left_out, Round, Runs, MedianNs,

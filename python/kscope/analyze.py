@@ -215,12 +215,12 @@ def kernel(
         (SLURM_ARRAY_TASK_ID/_MIN/_MAX/_STEP/_COUNT) or srun's tasks (SLURM_PROCID of
         SLURM_STEP_NUM_TASKS). None (the default) still honours KSCOPE_SHARD.
         A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
-        `kscope merge` joins them. README "Scaling out" shows both launch styles.
+        `kscope merge` joins them. docs/scaling-out.md shows both launch styles.
     energy_window (kscope): with the energy metrics, each recorded run is a window in which the
         function runs back to back for at least this many seconds (1.0; the GPU's energy counter
         updates about every 0.1 s), and every metric's sample is the window's: the durations are
         its runs' mean, the energy its counter's difference per run. Each run must open exactly
-        one annotation. README "Energy" says what the energy includes and what is taken out.
+        one annotation. docs/energy.md says what the energy includes and what is taken out.
     work (kscope): what each region must do, for the roofline without counters: a function of
         the config's values (as derive_metric gets them) returning a kscope.Work (bytes moved
         between DRAM and the SMs, FLOPs, their kind) or None, called once per annotation and
@@ -228,7 +228,7 @@ def kernel(
         ``work=lambda n: kscope.Work(bytes=8 * n)`` for a copy of n floats. Each duration row of
         a region with declared work then gets AchievedGBps, DRAMRoofPct, AchievedTFLOPs,
         ComputeRoofPct (with their 95% intervals), ArithmeticIntensity and Bound, against the
-        device's roofs at the clocks observed around each run (README "Why is it slow, without
+        device's roofs at the clocks observed around each run (docs/roofline.md, "Why is it slow, without
         counters"); ProfileResults.roofs() lists the roofs, plot_roofline() draws them.
     bound_thresholds (kscope): {'memory_pct': 60, 'compute_pct': 60}: the percentages of the DRAM
         and compute roofs from which a row's Bound is memory or compute (the larger one decides
