@@ -7,7 +7,12 @@ are neither added nor removed, so Doxygen's warnings name the header's own line 
 import re
 import sys
 
+PLACEHOLDER = re.compile(r"<(\w+)>")  # <prefix>summary.csv: a placeholder, not an HTML tag
 TRAILING = re.compile(r"^(?P<code>[^/\"']*?[;,{]|[^/\"']*?\w\s*(?:=\s*[^/]*)?,?)\s*//\s?(?P<text>.*)$")
+
+
+def escaped(comment):
+    return PLACEHOLDER.sub(r"\\<\1\\>", comment)
 
 
 def filtered(lines):
@@ -23,9 +28,9 @@ def filtered(lines):
         if stripped.startswith("///") or stripped.startswith("//!"):
             out.append(line)
         elif stripped.startswith("//"):
-            out.append(line.replace("//", "///", 1))
+            out.append(escaped(line.replace("//", "///", 1)))
         elif "//" in line and not stripped.startswith("#") and (m := TRAILING.match(line.rstrip("\n"))):
-            out.append(f"{m['code']}  ///< {m['text']}\n")
+            out.append(f"{m['code']}  ///< {escaped(m['text'])}\n")
         else:
             out.append(line)
     return out
