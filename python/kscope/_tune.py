@@ -143,6 +143,7 @@ class RaceResults:
 
     @property
     def winner(self) -> tuple[Any, ...]:
+        """The winning config: a tuple of its values, as the configs were given."""
         return self._configs[self._core.winner()]
 
     @property
@@ -152,25 +153,34 @@ class RaceResults:
 
     @property
     def ties(self) -> list[tuple[Any, ...]]:
+        """The configs that cannot be told apart from the winner within the threshold."""
         return [self._configs[i] for i in self._core.ties()]
 
     @property
     def confidence(self) -> float:
+        """1 - alpha: the confidence that the fastest config is the winner or one of its ties."""
         return float(self._core.confidence())
 
     @property
     def cost(self) -> dict[str, float]:
+        """What the race cost against the exhaustive sweep of the same runs: {'runs',
+        'exhaustive_runs', 'gpu_s', 'exhaustive_gpu_s', 'wall_s'}."""
         return dict(self._core.cost())
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
+        """Each round of the race, in order: [{'kind', 'configs', 'runs', 'eliminated'}]."""
         return list(self._core.rounds())
 
     @property
     def measurements(self) -> ProfileResults:
+        """Every recorded run of every round, by config, as a ProfileResults."""
         return ProfileResults(self._core.measurements(), self._configs, self.parameters)
 
     def to_dataframe(self) -> pd.DataFrame:
+        """One row per raced config: its parameters, Outcome ('winner', 'tied', 'slower',
+        'eliminated' or 'left_out'), Round, Runs, MedianNs, FinalMedianNs, RatioToWinner with
+        RatioCI_Lower and RatioCI_Upper, and the Reason of its outcome."""
         columns, indices = self._core.table()
         data = {}
         for name, cells in columns.items():
