@@ -36,11 +36,19 @@ breathe_projects = {"kscope": os.environ.get("KSCOPE_DOXYGEN_XML", "_build/doxyg
 breathe_default_project = "kscope"
 breathe_default_members = ("members",)
 
-# kscope's docstrings are written for help(): a parameter is a line "name: what it is", its
-# continuation lines indented. Sphinx reads those as field lists (a table of the parameters); a
-# line of prose that merely starts with a word and a colon is left alone, as its next line is
-# neither indented nor another parameter.
-PARAMETER = re.compile(r"^(\*{0,2}[A-Za-z_][\w.]*(?:\(\))?(?:, \*{0,2}[A-Za-z_][\w.]*)*): (\S.*)$")
+# kscope's docstrings are written for help(): a parameter is a line "name: what it is" (or
+# "a, b (kscope): ..."), its continuation lines indented; an example is an indented block after a
+# blank line. Sphinx gets the parameters as a definition list (the names as code) and the
+# examples as literal blocks. A line of prose that merely starts with a word and a colon is left alone, as its next
+# line is neither indented nor another parameter.
+IDENTIFIER = re.compile(r"\*{0,2}[A-Za-z_][\w.]*(?:\(\))?")
+NAME = rf"{IDENTIFIER.pattern}(?: \([^)]*\))?"
+PARAMETER = re.compile(rf"^({NAME}(?:(?:, | / | \+ ){NAME})*): (\S.*)$")
+
+
+def _term(names):
+    """The parameters' names as code, their parenthesized notes as text."""
+    return re.sub(rf"({IDENTIFIER.pattern})((?: \([^)]*\))?)", lambda m: f"``{m[1]}``{m[2]}", names)
 
 
 def _is_parameter(lines, i):
@@ -50,16 +58,20 @@ def _is_parameter(lines, i):
     return not following.strip() or following.startswith(" ") or bool(PARAMETER.match(following))
 
 
-def _parameters_as_fields(app, what, name, obj, options, lines):
+def _help_text_as_rest(app, what, name, obj, options, lines):
     out = []
     in_fields = False
     for i, line in enumerate(lines):
         if _is_parameter(lines, i):
             if not in_fields and out and out[-1].strip():
                 out.append("")
-            out.append(PARAMETER.sub(r":\1: \2", line))
+            names, text = PARAMETER.match(line).groups()
+            out += [_term(names), f"    {text}"]
             in_fields = True
             continue
+        if line.startswith(" ") and out and not out[-1].strip() and len(out) > 1 and out[-2].strip() \
+                and not out[-2].startswith(" ") and not out[-2].rstrip().endswith("::"):
+            out[-1:] = ["", "::", ""]  # an example after a paragraph: a literal block
         if in_fields and line.strip() and not line.startswith(" "):
             out.append("")
             in_fields = False
@@ -70,4 +82,4 @@ def _parameters_as_fields(app, what, name, obj, options, lines):
 
 
 def setup(app):
-    app.connect("autodoc-process-docstring", _parameters_as_fields)
+    app.connect("autodoc-process-docstring", _help_text_as_rest)

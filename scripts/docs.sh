@@ -31,5 +31,5 @@ out=$(cd "$out" && pwd)
 KSCOPE_DOXYGEN_OUT=$out/doxygen KSCOPE_DOCS_PYTHON=$python doxygen docs/Doxyfile
 "$python" docs/_tools/check_doxygen.py "$out/doxygen/warnings.txt"
 KSCOPE_DOXYGEN_XML=$out/doxygen/xml PYTHONDONTWRITEBYTECODE=1 \
-  "$python" -m sphinx -b html -W --keep-going -q -d "$out/doctrees" docs "$out/html"
+  "$python" -m sphinx -b html -E -W --keep-going -q -d "$out/doctrees" docs "$out/html"
 echo "the site: $out/html/index.html"

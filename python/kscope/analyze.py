@@ -146,7 +146,7 @@ def kernel(
         kscope.energy_metrics() (nvml__energy_per_run in J, nvml__average_power in W,
         nvml__energy_above_idle in J) are measured beside a duration backend's durations:
         each recorded run is then a window of back-to-back runs (see energy_window).
-    derive_metric: f(*metric_values, *config_values) per run, before aggregation; returns a
+    derive_metric: ``f(*metric_values, *config_values)`` per run, before aggregation; returns a
         value, (value, unit), or a dict of them. With the energy metrics it gets the duration,
         then the energy metrics as asked, per window; kscope.energy_efficiency(joules, flop=...,
         bytes=...) returns FLOP/J and bytes/J (with work= declared, kscope adds them itself).
@@ -165,7 +165,7 @@ def kernel(
         the guard watches the profiled GPU.
     verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
     output_prefix: a directory ('out/'; an existing directory's name without the slash, 'out',
-        means the same) or a path prefix ('out/run_'). The engine writes
+        means the same) or a path prefix (``'out/run_'``). The engine writes
         {prefix}{func}-{n}-summary.csv, -samples.csv and
         -results.json for the n-th successful call (and, with backend='ncu', its Nsight Compute
         report and logs; without a prefix those go to a temporary directory). The raw samples
@@ -200,7 +200,7 @@ def kernel(
         else from the metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of
         the engine's backends (the Backend column says which measured):
         {backend choices}.
-    adaptive (kscope): None for exactly `runs` runs; True, or a dict of criterion
+    adaptive (kscope): None for exactly ``runs`` runs; True, or a dict of criterion
         ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
         to sample each config until every measured series meets the target (the Converged
         column says which did).
@@ -208,7 +208,7 @@ def kernel(
         statistics (still in the raw samples).
     ncu_sections (kscope, backend='ncu'): Nsight Compute sections such as 'SpeedOfLight' or
         'MemoryWorkloadAnalysis', collected into the kept report (results.report_path) for
-        ncu's GUI; the table holds `metrics`.
+        ncu's GUI; the table holds ``metrics``.
     shard (kscope): measure only one shard of the configs, for sweeps split over processes, GPUs
         or hosts: (index, count) measures the configs whose position modulo count is index;
         'auto' takes it from the launcher: KSCOPE_SHARD=index/count, torchrun (RANK, WORLD_SIZE;
@@ -217,7 +217,7 @@ def kernel(
         (SLURM_ARRAY_TASK_ID/_MIN/_MAX/_STEP/_COUNT) or srun's tasks (SLURM_PROCID of
         SLURM_STEP_NUM_TASKS). None (the default) still honours KSCOPE_SHARD.
         A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
-        `kscope merge` joins them. docs/scaling-out.md shows both launch styles.
+        ``kscope merge`` joins them. docs/scaling-out.md shows both launch styles.
     energy_window (kscope): with the energy metrics, each recorded run is a window in which the
         function runs back to back for at least this many seconds (1.0; the GPU's energy counter
         updates about every 0.1 s), and every metric's sample is the window's: the durations are

@@ -3,13 +3,15 @@ an empty directory. A block marks itself with the line before its fence:
 
 - nothing: it runs here, on the simulated backend where it measures (kscope.testing);
 - ``<!-- example: gpu -->``: it needs a CUDA GPU and torch, and runs in the GPU suite (marker gpu);
-- ``<!-- example: excerpt -->``: lines of a larger program (the rest left out), only compiled.
+- ``<!-- example: excerpt -->``: lines of a larger program (the rest left out), only compiled
+  (decorators alone with a function under them).
 """
 
 import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,9 @@ import kscope
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"(?:^<!-- example: (?P<kind>\w+) -->\n)?^```python\n(?P<code>.*?)^```$", re.M | re.S)
+# A fence at any indentation (inside a list item too); the marker has the fence's indentation.
+BLOCK = re.compile(r"^(?P<indent> *)(?:<!-- example: (?P<kind>\w+) -->\n(?P=indent))?```python\n(?P<code>.*?)^ *```$",
+                   re.M | re.S)
 KINDS = {None, "gpu", "excerpt"}
 
 
@@ -28,7 +32,7 @@ def examples():
         text = page.read_text()
         for block in BLOCK.finditer(text):
             line = text.count("\n", 0, block.start("code")) + 1
-            found.append((f"{page.relative_to(ROOT)}:{line}", block["kind"], block["code"]))
+            found.append((f"{page.relative_to(ROOT)}:{line}", block["kind"], textwrap.dedent(block["code"])))
     return found
 
 
@@ -60,6 +64,8 @@ def test_gpu_example_runs(code, tmp_path):
 
 @pytest.mark.parametrize("code", params("excerpt"))
 def test_excerpt_compiles(code):
+    if re.search(r"^@", code, re.M) and not re.search(r"^(def|class) ", code, re.M):
+        code += "def decorated(): ...\n"  # decorators alone: what they decorate is left out
     compile(code, "<excerpt>", "exec")
 
 
@@ -68,4 +74,4 @@ def test_every_example_is_found_and_marked_with_a_known_kind():
     assert set(kinds) <= KINDS, f"unknown example kinds: {set(kinds) - KINDS}"
     assert kinds.count(None) >= 5 and kinds.count("gpu") >= 3
     fences = sum(page.read_text().count("```python\n") for page in PAGES)
-    assert fences == len(kinds), "a ```python block the pattern does not read (a fence inside a list?)"
+    assert fences == len(kinds), "a ```python block the pattern does not read (a marker of another indentation?)"
