@@ -8,7 +8,7 @@ import re
 import sys
 
 PLACEHOLDER = re.compile(r"<(\w+)>")  # <prefix>summary.csv: a placeholder, not an HTML tag
-TRAILING = re.compile(r"^(?P<code>[^/\"']*?[;,{]|[^/\"']*?\w\s*(?:=\s*[^/]*)?,?)\s*//\s?(?P<text>.*)$")
+TRAILING = re.compile(r'^(?P<code>(?:[^/"]|"[^"]*"|/(?!/))*?(?:[;,{}]|\w))\s*//\s?(?P<text>.*)$')
 
 
 def escaped(comment):

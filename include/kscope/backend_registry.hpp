@@ -31,6 +31,7 @@ struct BackendCapabilities {
   bool replay_modes = true;
 };
 
+// A backend as the registry knows it: its names, what it measures and can do, and how it is made.
 struct BackendDefinition {
   std::string name{};         // Settings::backend (Backend::named), the Backend column, results files
   std::string python_name{};  // Python's backend= choice ("auto" for automatic); empty: not one

@@ -32,16 +32,19 @@ enum class CudaInitState {
 };
 std::string to_string(CudaInitState state);
 
+// The host the doctor ran on, and as whom.
 struct HostFacts {
   std::string name;
   unsigned euid = 0;
 };
 
+// How far CUDA had been started in this process before the doctor looked.
 struct CudaStateFacts {
   CudaInitState state = CudaInitState::driver_not_loaded;
   bool context_current = false;  // a CUDA context was current on the calling thread
 };
 
+// One GPU as the driver, CUDA and NVML describe it.
 struct DoctorDevice {
   int ordinal = 0;
   std::string name;
@@ -64,6 +67,7 @@ struct DoctorDevice {
   std::string energy_counter_problem;
 };
 
+// The NVIDIA driver (libcuda) and the GPUs it sees.
 struct DriverFacts {
   std::string problem;      // libcuda.so.1 missing, or cuInit failed; empty otherwise
   bool no_device = false;   // the driver works but sees no GPU (CUDA_ERROR_NO_DEVICE)
@@ -71,11 +75,13 @@ struct DriverFacts {
   std::vector<DoctorDevice> devices;
 };
 
+// NVML, which the clocks, throttle reasons, thermal guard and energy metrics read.
 struct NvmlFacts {
   std::string problem;         // libnvidia-ml.so.1 missing or nvmlInit failed; empty otherwise
   std::string driver_version;  // "580.159.04"
 };
 
+// CUPTI, which the cupti and counters backends use, and who holds it.
 struct CuptiFacts {
   std::string problem;  // libcupti could not be loaded or queried; empty otherwise
   std::string path;
@@ -84,6 +90,7 @@ struct CuptiFacts {
   std::string subscribe_problem;  // cuptiSubscribe_v2 failed for another reason; empty otherwise
 };
 
+// Whether this process may read hardware counters.
 struct CounterFacts {
   std::optional<bool> admin_only;  // RmProfilingAdminOnly in /proc/driver/nvidia/params
   bool root = false;               // effective uid 0
@@ -91,6 +98,7 @@ struct CounterFacts {
   std::string problem;             // probed: why it failed (empty = counters readable); else why not probed
 };
 
+// The Nsight Compute CLI that Backend::ncu drives.
 struct NcuFacts {
   std::string path;
   std::string version;        // "2025.3.1.0"; empty when unknown
@@ -98,6 +106,7 @@ struct NcuFacts {
   std::string rerun_problem;  // this process cannot be re-run under ncu (interactive Python); empty otherwise
 };
 
+// Everything the doctor found, before any verdict.
 struct DoctorFacts {
   HostFacts host;
   CudaStateFacts cuda_state;
@@ -114,6 +123,7 @@ struct DoctorFacts {
 enum class CheckStatus { ok, warning, error, skipped };
 std::string to_string(CheckStatus status);  // "ok", "warning", "error", "skipped"
 
+// One verdict of the report: a line of `kscope doctor`, with its details and fix.
 struct DoctorCheck {
   std::string id;                    // "driver", "devices", "roofs", "cuda_init", "nvml", "clock_lock",
                                      // "energy", "cupti", "cupti_owner", "counters", "ncu"
@@ -123,12 +133,14 @@ struct DoctorCheck {
   std::string fix;                   // what to do; empty when ok
 };
 
+// Whether a backend can measure on this machine, and why not.
 struct BackendAvailability {
   Backend backend = Backend::cupti;
   bool available = false;
   std::string reason;  // why not, or a note (e.g. which backend automatic picks)
 };
 
+// What the doctor returns: the facts, the checks, and each backend's availability.
 struct DoctorReport {
   DoctorFacts facts;
   std::vector<DoctorCheck> checks;

@@ -159,17 +159,20 @@ struct FindingRecord {
   std::string detail;    // the first time it was seen ("run 3: ..."), in words
 };
 
+// What evaluate() returns: per config, whether the candidate is correct and faster, with the
+// findings and both sides' measurements.
 class Evaluation {
  public:
   Evaluation() = default;
+  // Made by evaluate() and load_evaluation().
   Evaluation(Results measurements, std::vector<EvaluationRow> rows, std::vector<FindingRecord> findings,
              EvaluateOptions options);
 
   // The durations of both sides: annotations "candidate" and "reference", one sample per run.
   const Results& measurements() const { return measurements_; }
-  const std::vector<EvaluationRow>& rows() const { return rows_; }
-  const std::vector<FindingRecord>& findings() const { return findings_; }
-  const EvaluateOptions& options() const { return options_; }
+  const std::vector<EvaluationRow>& rows() const { return rows_; }          // one per config
+  const std::vector<FindingRecord>& findings() const { return findings_; }  // one per finding and config
+  const EvaluateOptions& options() const { return options_; }               // as evaluate() was given them
 
   // One row per config: the axes, then Verdict, Speedup, SpeedupCI_Lower, SpeedupCI_Upper,
   // ReferenceMedianNs, CandidateMedianNs, Runs, Correct, MaxAbsError, MaxRelError, CheckedRuns,
@@ -179,7 +182,7 @@ class Evaluation {
   Table findings_table() const;
   // kscope's results file (load_results reads its measurements) with an "evaluation" section.
   void write_json(const std::string& path) const;
-  void write_json(std::ostream& out) const;
+  void write_json(std::ostream& out) const;  // the same, to a stream
 
  private:
   Results measurements_;
@@ -211,8 +214,9 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& settings, c
 // evaluate() stopped by a failing config: the SweepError, with the evaluation of the configs before it.
 class EvaluationError : public SweepError {
  public:
+  // The failure, and the evaluation of the configs before it.
   EvaluationError(const SweepError& failure, std::shared_ptr<const Evaluation> partial);
-  const Evaluation& partial_evaluation() const { return *partial_; }
+  const Evaluation& partial_evaluation() const { return *partial_; }  // the configs evaluated before
 
  private:
   std::shared_ptr<const Evaluation> partial_;
@@ -221,8 +225,9 @@ class EvaluationError : public SweepError {
 // evaluate() stopped by Ctrl-C: the SweepInterrupted, with the evaluation of the configs before it.
 class EvaluationInterrupted : public SweepInterrupted {
  public:
+  // The interrupt, and the evaluation of the configs before it.
   EvaluationInterrupted(const SweepInterrupted& interrupt, std::shared_ptr<const Evaluation> partial);
-  const Evaluation& partial_evaluation() const { return *partial_; }
+  const Evaluation& partial_evaluation() const { return *partial_; }  // the configs evaluated before
 
  private:
   std::shared_ptr<const Evaluation> partial_;

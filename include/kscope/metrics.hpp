@@ -29,6 +29,7 @@ inline constexpr const char* kEventsRegionDuration = "events__region_duration";
 enum class MetricType { counter, ratio, throughput };
 std::string to_string(MetricType t);
 
+// A metric of a chip's database (list_metrics, describe_metric): its name, kind, unit and meaning.
 struct MetricInfo {
   std::string name;                   // the base name (list_metrics) or the full name asked for
   MetricType type = MetricType::counter;

@@ -8,7 +8,9 @@
 
 namespace kscope {
 
+// What a ProgressObserver is told as a sweep runs: the event and where the sweep stands.
 struct SweepProgress {
+  // What just happened.
   enum class Event { config_started, run_finished, config_finished, sweep_finished };
   Event event = Event::config_started;
   std::size_t config_index = 0;     // 0-based

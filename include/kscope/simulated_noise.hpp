@@ -25,6 +25,8 @@ struct KernelNoise {
   double clock_bound = 1;
 };
 
+// How a simulated GPU's timings vary (SimulatedBackend::set_noise): per-kernel jitter and outliers,
+// a slow drift and SM clock drops, all drawn from `seed`, so a test's noise is the same every run.
 struct SimulatedNoise {
   KernelNoise kernel;                             // every kernel's, unless per_kernel names it
   std::map<std::string, KernelNoise> per_kernel;  // by the name given to SimulatedBackend::launch
@@ -49,6 +51,7 @@ struct SimulatedNoise {
 // The simulated GPU's own time and clock, and the durations its launches get.
 class NoiseModel {
  public:
+  // `noise` as validated; the clock drops from the device's rated clock.
   NoiseModel(const SimulatedNoise& noise, double rated_sm_clock_mhz);
 
   // A launch of kernel `name` of `nominal_ns`, `gap_ns` after the previous one: its duration now.
@@ -56,7 +59,7 @@ class NoiseModel {
   // A run begins: run_overhead_s passes.
   void run_started();
   double sm_clock_mhz();  // now
-  double now_s() const { return now_s_; }
+  double now_s() const { return now_s_; }  // the simulated time, in seconds
 
  private:
   const KernelNoise& of(const std::string& name) const;

@@ -6,6 +6,7 @@
 
 namespace kscope {
 
+// The statistics of one summary row over its valid samples.
 struct SampleStatistics {
   std::size_t count = 0;       // valid (non-NaN) samples
   double mean = 0, stddev = 0, min = 0, max = 0, median = 0;  // NaN where undefined

@@ -31,7 +31,7 @@ struct TensorView {
   MemorySpace memory = MemorySpace::device;
 
   std::size_t elements() const;  // the product of the shape (1 for a scalar)
-  std::size_t bytes() const { return elements() * size_of(dtype); }
+  std::size_t bytes() const { return elements() * size_of(dtype); }  // elements times the dtype's size
   // [2, 3] float32 on the device
   std::string describe() const;
 };

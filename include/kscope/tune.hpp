@@ -47,6 +47,7 @@
 
 namespace kscope {
 
+// How tune() races: the threshold and error level of its decisions and the sizes of its rounds.
 struct RaceOptions {
   double threshold_pct = 2.0;  // configs within this of the winner are ties; eliminations need more than this
   double alpha = 0.05;         // the chance that the fastest config ends neither winner nor tie, at most
@@ -68,6 +69,7 @@ enum class RaceOutcome {
 };
 std::string to_string(RaceOutcome outcome);
 
+// A raced config's fate: its outcome, in which round, after how many runs, and why.
 struct RaceRow {
   std::size_t config_index = 0;  // into the sweep's configs
   RaceOutcome outcome = RaceOutcome::eliminated;
@@ -98,18 +100,21 @@ struct RaceCost {
   double wall_s = 0;                 // host time of the race
 };
 
+// What tune() returns: the winner, its ties, each config's row, the rounds and the cost.
 class Race {
  public:
   Race() = default;
+  // Made by tune().
   Race(Results measurements, std::vector<RaceRow> rows, std::vector<RaceRound> rounds, RaceCost cost,
        RaceOptions options);
 
   // Every recorded run of every round, by the sweep's configs (Results::configs() is the sweep's).
   const Results& measurements() const { return measurements_; }
   const std::vector<RaceRow>& rows() const { return rows_; }  // the raced configs, in the sweep's order
-  const std::vector<RaceRound>& rounds() const { return rounds_; }
-  const RaceCost& cost() const { return cost_; }
-  const RaceOptions& options() const { return options_; }
+  const std::vector<RaceRound>& rounds() const { return rounds_; }  // in the order they ran
+  const RaceCost& cost() const { return cost_; }  // against the exhaustive sweep of the same runs
+  const RaceOptions& options() const { return options_; }  // as tune() was given them
+  // 1 - alpha: the confidence that the fastest config is the winner or one of its ties.
   double confidence() const { return 1 - options_.alpha; }
 
   std::size_t winner() const;               // config index

@@ -34,6 +34,8 @@ std::string to_string(FlopKind kind);  // "fp32", "fp16 tensor", ...
 // "fp16 tensor" -> {fp16, true}; nullopt for any other text.
 std::optional<FlopKind> parse_flop_kind(const std::string& text);
 
+// What a region must do, declared by its author (Settings::work): the bytes it must move and the
+// FLOPs it must do, for the roofline without counters (docs/roofline.md).
 struct Work {
   // Bytes the region must move between DRAM and the SMs, reads plus writes, each byte once: what
   // it costs with a perfect cache (a copy of n floats: 8n).
@@ -51,7 +53,7 @@ struct Work {
 // Settings::work: the declared work of each annotation at each config.
 class DeclaredWork {
  public:
-  using ForConfig = std::function<Work(const Config&)>;
+  using ForConfig = std::function<Work(const Config&)>;  // one annotation's work at a config
   // nullopt: the annotation has no declared work at this config.
   using Function = std::function<std::optional<Work>(const std::string& annotation, const Config& config)>;
 
@@ -69,7 +71,7 @@ class DeclaredWork {
   // that a name no region has is reported.
   static DeclaredWork of(Function function, std::vector<std::string> annotations = {});
 
-  explicit operator bool() const { return static_cast<bool>(function_); }
+  explicit operator bool() const { return static_cast<bool>(function_); }  // some work is declared
   // The annotation's work at the config, validated; nullopt when none is declared.
   std::optional<Work> operator()(const std::string& annotation, const Config& config) const;
   // The annotations it names; empty when it may declare work for any.
