@@ -5,6 +5,9 @@ an empty directory. A block marks itself with the line before its fence:
 - ``<!-- example: gpu -->``: it needs a CUDA GPU and torch, and runs in the GPU suite (marker gpu);
 - ``<!-- example: excerpt -->``: lines of a larger program (the rest left out), only compiled
   (decorators alone with a function under them).
+
+The C++ test program docs/install.md shows is tests/cmake/consumer's, word for word, which ctest
+(cmake_package_consumer) builds against the installed package and runs.
 """
 
 import os
@@ -75,3 +78,8 @@ def test_every_example_is_found_and_marked_with_a_known_kind():
     assert kinds.count(None) >= 5 and kinds.count("gpu") >= 3
     fences = sum(page.read_text().count("```python\n") for page in PAGES)
     assert fences == len(kinds), "a ```python block the pattern does not read (a marker of another indentation?)"
+
+
+def test_the_cpp_test_program_shown_is_the_one_ctest_builds_and_runs():
+    program = (ROOT / "tests" / "cmake" / "consumer" / "simulated_sweep_test.cpp").read_text()
+    assert f"```cpp\n{program}```" in (ROOT / "docs" / "install.md").read_text()
