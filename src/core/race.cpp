@@ -153,7 +153,7 @@ std::vector<std::size_t> Racer::contested() const {
   const std::size_t first = leader(medians);
   std::vector<std::size_t> out;
   for (std::size_t c : alive())
-    if (c == first || medians[c] > medians[first] * (1 + options_.threshold_pct / 100)) out.push_back(c);
+    if (medians[c] == medians[first] || medians[c] > medians[first] * (1 + options_.threshold_pct / 100)) out.push_back(c);
   return out;
 }
 

@@ -33,9 +33,9 @@ namespace {
 using detail::option;
 using detail::spell;
 
-std::string number(double value) {
+std::string number(double value, const char* pattern = "%g") {
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%g", value);
+  std::snprintf(buffer, sizeof buffer, pattern, value);
   return buffer;
 }
 
@@ -289,7 +289,7 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
     detail::log_warning(race_option("first_runs") + " = " + std::to_string(options.first_runs) + ": " +
                 std::to_string(options.first_runs) + " runs a side can show a difference at p = " +
                 number(smallest_p(options.first_runs)) + " at best, not below the elimination level " +
-                number(racer.elimination_level()) + " of " + std::to_string(raced.size()) +
+                number(racer.elimination_level(), "%.3g") + " of " + std::to_string(raced.size()) +
                 " configs: nothing is eliminated before the runs double; raise " + race_option("first_runs"));
   if (settings.shard && settings.shard->count > 1)
     detail::log_info("racing shard " + settings.shard->to_string() + " of the sweep: " + std::to_string(raced.size()) +
