@@ -37,9 +37,8 @@ def public_names():
                 for member_name, member in vars(obj).items():
                     if member_name.startswith("_") or not (callable(member) or isinstance(member, property)):
                         continue
-                    target = member.fget if isinstance(member, property) else member
-                    if isinstance(target, (staticmethod, classmethod)):
-                        target = target.__func__
+                    # A property's own docstring (pybind11 sets it there; Python's is its getter's).
+                    target = member.__func__ if isinstance(member, (staticmethod, classmethod)) else member
                     yield f"{module_name}.{name}.{member_name}", target
 
 
