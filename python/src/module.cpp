@@ -1055,7 +1055,8 @@ void bind_testing(py::module_& m) {
       .def_property_readonly(
           "metric", [](const SimulatedBackend& b) { return b.metrics().front().name; },
           "The metric its rows carry: test__kernel_duration")
-      .def_property_readonly("flush_count", &SimulatedBackend::flush_count, "L2 flushes so far (one per region of cache_control='all')")
+      .def_property_readonly("flush_count", &SimulatedBackend::flush_count,
+                             "L2 flushes so far (one per region of cache_control='all')")
       .def_property_readonly("session_count", &SimulatedBackend::session_count, "Profiling sessions opened so far");
 }
 
