@@ -1,8 +1,10 @@
 """Doxygen input filter: kscope's public headers document with plain `//` comments, which Doxygen
 reads as code comments. This hands them to Doxygen as documentation without changing the headers:
 a comment block before a declaration becomes `///`, a comment after a declaration on its line
-becomes `///<`; the header's opening comment (before its first declaration) stays a comment. Lines
-are neither added nor removed, so Doxygen's warnings name the header's own line numbers."""
+becomes `///<`; the header's opening comment (before its first declaration) stays a comment. A
+line declaring several members (`double q1 = 0, q3 = 0;`) becomes a member group, so that its
+comment documents each of them (DISTRIBUTE_GROUP_DOC). Lines are neither added nor removed, so
+Doxygen's warnings name the header's own line numbers."""
 
 import re
 import sys
@@ -13,6 +15,19 @@ TRAILING = re.compile(r'^(?P<code>(?:[^/"]|"[^"]*"|/(?!/))*?(?:[;,{}]|\w))\s*//\
 
 def escaped(comment):
     return PLACEHOLDER.sub(r"\\<\1\\>", comment)
+
+
+def declares_several(code):
+    """A declaration of several members: a comma outside any brackets, in a statement ending in ';'."""
+    if not code.rstrip().endswith(";") or code.lstrip().startswith(("return", "using", "friend")):
+        return False
+    depth = 0
+    for char in code:
+        depth += char in "([{<"
+        depth -= char in ")]}>"
+        if char == "," and depth == 0:
+            return True
+    return False
 
 
 def filtered(lines):
@@ -30,7 +45,11 @@ def filtered(lines):
         elif stripped.startswith("//"):
             out.append(escaped(line.replace("//", "///", 1)))
         elif "//" in line and not stripped.startswith("#") and (m := TRAILING.match(line.rstrip("\n"))):
-            out.append(f"{m['code']}  ///< {escaped(m['text'])}\n")
+            text = escaped(m["text"]).replace("*/", "* /")
+            out.append(f"/** @{{ */ {m['code']} /**< {text} */ /** @}} */\n" if declares_several(m["code"])
+                       else f"{m['code']}  ///< {escaped(m['text'])}\n")
+        elif declares_several(line) and out and out[-1].lstrip().startswith("///"):
+            out.append(f"/** @{{ */ {line.rstrip()} /** @}} */\n")  # the comment above documents each
         else:
             out.append(line)
     return out

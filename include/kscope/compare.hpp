@@ -84,7 +84,7 @@ struct CompareOptions {
 struct ComparedSide {
   std::optional<std::size_t> config_index;  // into that side's Results::configs()
   std::size_t count = 0;                    // valid samples
-  double median = NAN, mean = NAN, rsd_pct = NAN;
+  double median = NAN, mean = NAN, rsd_pct = NAN;  // of the valid samples; RSD in %
   double observed_sm_clock_mhz = NAN;       // the summary row's mean observed SM clock
 };
 

@@ -32,10 +32,10 @@ class Config {
   std::size_t index_;
 };
 
-template <> inline std::int64_t Config::get<std::int64_t>(const std::string& n) const { return at(n).as_int(); }
-template <> inline int Config::get<int>(const std::string& n) const { return static_cast<int>(at(n).as_int()); }
-template <> inline double Config::get<double>(const std::string& n) const { return at(n).as_double(); }
-template <> inline std::string Config::get<std::string>(const std::string& n) const { return at(n).as_string(); }
-template <> inline bool Config::get<bool>(const std::string& n) const { return at(n).as_bool(); }
+template <> inline std::int64_t Config::get<std::int64_t>(const std::string& n) const { return at(n).as_int(); }  // an integer axis
+template <> inline int Config::get<int>(const std::string& n) const { return static_cast<int>(at(n).as_int()); }  // an integer axis, as int
+template <> inline double Config::get<double>(const std::string& n) const { return at(n).as_double(); }  // an integer or real axis
+template <> inline std::string Config::get<std::string>(const std::string& n) const { return at(n).as_string(); }  // a text axis
+template <> inline bool Config::get<bool>(const std::string& n) const { return at(n).as_bool(); }  // a boolean axis
 
 }  // namespace kscope

@@ -42,8 +42,8 @@ struct MetricSpec {
 
 // When a kernel ran on the GPU: its start and end timestamps in ns, on one clock for the session.
 struct GpuInterval {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
+  std::uint64_t start_ns = 0;  // the kernel's start
+  std::uint64_t end_ns = 0;  // the kernel's end
 };
 
 // One kernel (or, for backends that cannot see kernels, the whole region) measured in one run.
@@ -57,7 +57,7 @@ struct KernelMeasurement {
   // Set by backends that observe calls (CallObserver) for evaluate()'s findings: launched after
   // the call returned; still running when the caller's stream reached the call's end.
   bool launched_after_return = false;
-  bool unjoined = false;
+  bool unjoined = false;  // still running when the caller's stream reached the call's end
 };
 
 // What one run produced: per region index, the kernels that ran in it.
@@ -65,9 +65,9 @@ using RunMeasurement = std::vector<std::vector<KernelMeasurement>>;
 
 // A region a run opened, in order.
 struct RegionRecord {
-  std::string name;
+  std::string name;  // the annotation
   bool failed = false;  // marked failed (ignore_failures): recorded as NaN
-  std::string reason;
+  std::string reason;  // why it failed, for the warning
 };
 
 // Where the session is when it calls the backend.
@@ -82,7 +82,7 @@ struct RunContext {
 
 // The region a backend is told about at region_begin and region_end.
 struct RegionContext {
-  const RunContext& run;
+  const RunContext& run;  // the run the region is in
   std::size_t index;        // region index in the run
   const std::string& name;  // the annotation
 };

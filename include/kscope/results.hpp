@@ -86,30 +86,31 @@ class Samples {
   // A random-access iterator over the rows; reading one makes its SampleRow.
   class iterator {
    public:
-    using iterator_concept = std::random_access_iterator_tag;
+    using iterator_concept = std::random_access_iterator_tag;  // what it supports
     using iterator_category = std::input_iterator_tag;  // its rows are values, not references
-    using value_type = SampleRow;
-    using difference_type = std::ptrdiff_t;
-    using reference = SampleRow;
-    using pointer = void;
+    using value_type = SampleRow;  // what reading it gives
+    using difference_type = std::ptrdiff_t;  // a distance between two
+    using reference = SampleRow;  // a row, made when read
+    using pointer = void;  // none: the rows are made when read
 
     iterator() = default;
-    SampleRow operator*() const;
-    SampleRow operator[](difference_type n) const { return *(*this + n); }
-    iterator& operator++() { return *this += 1; }
-    iterator operator++(int) { iterator was = *this; ++*this; return was; }
-    iterator& operator--() { return *this -= 1; }
-    iterator operator--(int) { iterator was = *this; --*this; return was; }
-    iterator& operator+=(difference_type n) { index_ = static_cast<std::size_t>(static_cast<difference_type>(index_) + n); return *this; }
-    iterator& operator-=(difference_type n) { return *this += -n; }
-    friend iterator operator+(iterator it, difference_type n) { return it += n; }
-    friend iterator operator+(difference_type n, iterator it) { return it += n; }
-    friend iterator operator-(iterator it, difference_type n) { return it -= n; }
+    SampleRow operator*() const;  // the row it is at
+    SampleRow operator[](difference_type n) const { return *(*this + n); }  // the row n further
+    iterator& operator++() { return *this += 1; }  // the next row
+    iterator operator++(int) { iterator was = *this; ++*this; return was; }  // the next row, returning this one
+    iterator& operator--() { return *this -= 1; }  // the row before
+    iterator operator--(int) { iterator was = *this; --*this; return was; }  // the row before, returning this one
+    iterator& operator+=(difference_type n) { index_ = static_cast<std::size_t>(static_cast<difference_type>(index_) + n); return *this; }  // n rows on
+    iterator& operator-=(difference_type n) { return *this += -n; }  // n rows back
+    friend iterator operator+(iterator it, difference_type n) { return it += n; }  // n rows on
+    friend iterator operator+(difference_type n, iterator it) { return it += n; }  // n rows on
+    friend iterator operator-(iterator it, difference_type n) { return it -= n; }  // n rows back
+    // The rows from b to a.
     friend difference_type operator-(const iterator& a, const iterator& b) {
       return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
     }
-    friend bool operator==(const iterator& a, const iterator& b) { return a.index_ == b.index_; }
-    friend auto operator<=>(const iterator& a, const iterator& b) { return a.index_ <=> b.index_; }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.index_ == b.index_; }  // at the same row
+    friend auto operator<=>(const iterator& a, const iterator& b) { return a.index_ <=> b.index_; }  // ordered by row
 
    private:
     friend class Samples;

@@ -33,7 +33,7 @@ Shard parse_shard(const std::string& text, const std::string& source);
 
 // Where a shard comes from when a program asks its launcher.
 struct LaunchedShard {
-  Shard shard;
+  Shard shard;  // which shard this process measures
   std::string launcher;  // "KSCOPE_SHARD", "torchrun", "Slurm job array", "srun" or "Slurm job array and srun"
   int local_rank = -1;   // torchrun's LOCAL_RANK: the GPU of this process on its host; -1 otherwise
 };

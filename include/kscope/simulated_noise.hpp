@@ -19,7 +19,7 @@ namespace kscope::testing {
 struct KernelNoise {
   double jitter_pct = 0;        // each duration times exp(N(0, s)), s = ln(1 + jitter_pct/100): about its RSD
   double outlier_rate = 0;      // the share of launches that take outlier_factor times as long
-  double outlier_factor = 1.5;
+  double outlier_factor = 1.5;  // how many times longer an outlier launch takes
   // The share of the duration that scales with rated / current SM clock: 1 for a compute-bound
   // kernel, 0 for a memory-bound one (its time follows the memory clock, which stays put).
   double clock_bound = 1;
@@ -33,16 +33,16 @@ struct SimulatedNoise {
   // Durations times 1 + drift_pct/100 * sin(2 pi t / drift_period_s + phase), t the simulated time
   // and the phase drawn from the seed: a drift the clock readings do not show (board temperature).
   double drift_pct = 0;
-  double drift_period_s = 1;
+  double drift_period_s = 1;  // the drift's period in simulated seconds
   // The SM clock stays at the device's rated clock, except that it drops to dropped_sm_clock_mhz
   // clock_drops_per_s times a simulated second on average, for clock_drop_s on average each time
   // (both exponentially distributed).
   double clock_drops_per_s = 0;
-  double dropped_sm_clock_mhz = 1755;
-  double clock_drop_s = 0.01;
+  double dropped_sm_clock_mhz = 1755;  // the SM clock during a drop
+  double clock_drop_s = 0.01;  // a drop's mean length, in simulated seconds
   // The simulated time a run takes besides its kernels (its flush, the host's launches).
   double run_overhead_s = 50e-6;
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;  // every random draw follows from it
 
   // Throws ConfigError naming a field out of range.
   void validate() const;

@@ -17,7 +17,7 @@ struct SampleStatistics {
   // order statistics, as numpy's default), and the samples outside Tukey's fences
   // [q1 - 1.5 IQR, q3 + 1.5 IQR].
   double q1 = 0, q3 = 0, iqr = 0, p20 = 0, p80 = 0;
-  std::size_t outliers = 0;
+  std::size_t outliers = 0;  // samples outside Tukey's fences
 };
 
 // stddev uses n-1 (sample standard deviation).

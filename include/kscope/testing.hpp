@@ -77,7 +77,7 @@ class FakeDevice final : public DeviceControl {
 
   bool clocks_locked() const { return locked_; }            // lock_base_clocks() holds
   std::size_t restore_count() const { return restores_; }  // restore_clocks() calls so far
-  static constexpr ClockReading kBaseClocks{1590, 3201, 0};
+  static constexpr ClockReading kBaseClocks{1590, 3201, 0};  // what a locked SimulatedBackend reads: 1590 MHz SM, 3201 MHz memory
 
   ClockReading clocks() override;
   std::optional<double> thermal_margin_c() override;
@@ -100,12 +100,12 @@ class FakeDevice final : public DeviceControl {
 
 // The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.
 struct SimulatedDevice {
-  std::string name = "simulated GPU (no measurement)";
-  double rated_sm_clock_mhz = 1980;
-  double rated_memory_clock_mhz = 3201;
-  std::size_t sm_count = 132;
-  std::size_t compute_capability = 90;
-  std::size_t memory_bus_width_bits = 6144;
+  std::string name = "simulated GPU (no measurement)";  // the GPU column
+  double rated_sm_clock_mhz = 1980;  // its rated SM clock
+  double rated_memory_clock_mhz = 3201;  // its rated memory clock
+  std::size_t sm_count = 132;  // streaming multiprocessors
+  std::size_t compute_capability = 90;  // major * 10 + minor
+  std::size_t memory_bus_width_bits = 6144;  // the DRAM interface's width
 };
 
 // The simulated backend's CallObserver (kscope::evaluate): its device memory is the host's.

@@ -72,7 +72,7 @@ std::string to_string(RaceOutcome outcome);
 // A raced config's fate: its outcome, in which round, after how many runs, and why.
 struct RaceRow {
   std::size_t config_index = 0;  // into the sweep's configs
-  RaceOutcome outcome = RaceOutcome::eliminated;
+  RaceOutcome outcome = RaceOutcome::eliminated;  // winner, tied, slower, eliminated or left_out
   std::size_t round = 0;         // 1-based: the round it was eliminated after, or the last it ran in
   std::size_t runs = 0;          // recorded runs over every round
   double median_ns = NAN;        // of all its recorded durations
@@ -94,7 +94,7 @@ struct RaceRound {
 // What the race spent, against the exhaustive sweep (every raced config warmup_runs + runs times).
 struct RaceCost {
   std::size_t runs = 0;              // warm-ups included
-  std::size_t exhaustive_runs = 0;
+  std::size_t exhaustive_runs = 0;  // what the exhaustive sweep would run, warm-ups included
   double gpu_s = 0;                  // recorded durations, plus each visit's warm-ups at its mean duration
   double exhaustive_gpu_s = 0;       // each config's mean duration times its warmup_runs + runs
   double wall_s = 0;                 // host time of the race

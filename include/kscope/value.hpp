@@ -17,14 +17,14 @@ class Value {
   // One constructor per accepted C++ type, so that a string literal never decays to bool and a
   // plain int is an integer, not a double.
   Value(int v) : data_(static_cast<std::int64_t>(v)) {}
-  Value(long v) : data_(static_cast<std::int64_t>(v)) {}
-  Value(long long v) : data_(static_cast<std::int64_t>(v)) {}
-  Value(unsigned v) : data_(static_cast<std::int64_t>(v)) {}
-  Value(double v) : data_(v) {}
-  Value(bool v) : data_(v) {}
-  Value(const char* v) : data_(std::string(v)) {}
-  Value(std::string v) : data_(std::move(v)) {}
-  Value(std::string_view v) : data_(std::string(v)) {}
+  Value(long v) : data_(static_cast<std::int64_t>(v)) {}  // an integer
+  Value(long long v) : data_(static_cast<std::int64_t>(v)) {}  // an integer
+  Value(unsigned v) : data_(static_cast<std::int64_t>(v)) {}  // an integer
+  Value(double v) : data_(v) {}  // a real
+  Value(bool v) : data_(v) {}  // a boolean
+  Value(const char* v) : data_(std::string(v)) {}  // text
+  Value(std::string v) : data_(std::move(v)) {}  // text
+  Value(std::string_view v) : data_(std::string(v)) {}  // text
 
   ValueType type() const;  // which of the four it holds
   std::int64_t as_int() const;       // throws ConfigError unless integer

@@ -26,9 +26,9 @@ std::string to_string(Precision p);  // "fp64", "fp32", "fp16", "bf16", "fp8"
 
 // The arithmetic the FLOPs are done in. fp32 on tensor cores is TF32; fp8 exists on tensor cores only.
 struct FlopKind {
-  Precision precision = Precision::fp32;
-  bool tensor_cores = false;
-  friend bool operator==(const FlopKind&, const FlopKind&) = default;
+  Precision precision = Precision::fp32;  // fp64, fp32, fp16, bf16 or fp8
+  bool tensor_cores = false;  // on the tensor cores (fp32 there is TF32)
+  friend bool operator==(const FlopKind&, const FlopKind&) = default;  // the same precision and units
 };
 std::string to_string(FlopKind kind);  // "fp32", "fp16 tensor", ...
 // "fp16 tensor" -> {fp16, true}; nullopt for any other text.
@@ -42,12 +42,12 @@ struct Work {
   double bytes = 0;
   // Floating-point operations it must do; a fused multiply-add counts 2 (an n x n x n GEMM: 2n^3).
   double flops = 0;
-  FlopKind kind;
+  FlopKind kind;  // the FLOPs' kind
 
   // Throws ConfigError naming the problem: a negative, NaN or infinite amount, no work at all, fp8
   // off the tensor cores.
   void validate() const;
-  friend bool operator==(const Work&, const Work&) = default;
+  friend bool operator==(const Work&, const Work&) = default;  // the same amounts and kind
 };
 
 // Settings::work: the declared work of each annotation at each config.
