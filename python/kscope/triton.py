@@ -137,7 +137,8 @@ def race(kernel: Any, grid: Any, args: Sequence[Any], kwargs: Mapping[str, Any] 
     autotuner.nargs = dict(zip(autotuner.arg_names, args))
     try:
         configs = list(autotuner.prune_configs(call_kwargs))
-        calls = _kernel_calls(autotuner, configs, args, call_kwargs)
+        # As kernel[grid](...) calls JITFunction.run: Triton 3.6's run requires warmup, keyword-only.
+        calls = _kernel_calls(autotuner, configs, args, dict(call_kwargs, warmup=False))
         runnable = [(config, call) for config, call in zip(configs, calls) if _compiles(call)]
         if not runnable:
             raise ConfigError(f"none of the {len(configs)} configs of {_name(autotuner)} compiles for this GPU")

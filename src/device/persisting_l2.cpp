@@ -16,16 +16,27 @@ std::string window_text(const cudaAccessPolicyWindow& w) {
 
 }  // namespace
 
-std::string take_persisting_l2(cudaStream_t stream) {
+std::size_t persisting_l2_limit() {
+  int device = 0, persisting_max = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize, device),
+             "cudaDeviceGetAttribute(cudaDevAttrMaxPersistingL2CacheSize)");
+  if (persisting_max == 0) return 0;  // no line of this GPU's L2 can be set aside
+  std::size_t limit = 0;
+  check_cuda(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize),
+             "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
+  return limit;
+}
+
+std::string take_persisting_l2(cudaStream_t stream, std::size_t limit_before) {
   int device = 0, persisting_max = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize, device),
              "cudaDeviceGetAttribute(cudaDevAttrMaxPersistingL2CacheSize)");
   if (persisting_max == 0) return "";  // no line of this GPU's L2 can be set aside
 
-  std::size_t limit = 0;
-  check_cuda(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize),
-             "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
+  const std::size_t limit = persisting_l2_limit();
+  const bool limit_changed = limit != limit_before;
   cudaStreamAttrValue attribute{};
   if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attribute) != cudaSuccess) {
     // Where the stream's attribute cannot be read, no window can have been set on it either.
@@ -33,13 +44,14 @@ std::string take_persisting_l2(cudaStream_t stream) {
     attribute = {};
   }
   const cudaAccessPolicyWindow window = attribute.accessPolicyWindow;
-  if (limit == 0 && window.num_bytes == 0) return "";
+  if (!limit_changed && window.num_bytes == 0) return "";
 
   std::string found;
-  if (limit > 0) {
-    found = "a persisting-L2 set-aside of " + std::to_string(limit) + " bytes (cudaLimitPersistingL2CacheSize)";
-    check_cuda(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0),
-               "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0)");
+  if (limit_changed) {
+    found = "a persisting-L2 set-aside of " + std::to_string(limit) + " bytes (cudaLimitPersistingL2CacheSize, " +
+            std::to_string(limit_before) + " before the measured calls)";
+    check_cuda(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, limit_before),
+               "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize) back to its value before the measured calls");
   }
   if (window.num_bytes > 0) {
     found += (found.empty() ? "" : " and ") + window_text(window);
@@ -49,7 +61,7 @@ std::string take_persisting_l2(cudaStream_t stream) {
                "cudaStreamSetAttribute(cudaStreamAttributeAccessPolicyWindow, none)");
   }
   check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
-  const bool both = limit > 0 && window.num_bytes > 0;
+  const bool both = limit_changed && window.num_bytes > 0;
   return found + (both ? " were set; kscope reset them" : " was set; kscope reset it");
 }
 

@@ -5,13 +5,19 @@
 // kscope resets it (kscope::CallObserver::take_persisting_l2).
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <string>
 
 namespace kscope::device {
 
-// What was set on the current device and on `stream`, in words, then reset: the limit to 0, the
-// window to none, every persisting line to normal. Empty when nothing was set (and on GPUs without
-// a persisting L2).
-std::string take_persisting_l2(cudaStream_t stream);
+// The current device's persisting-L2 set-aside in bytes (0 on GPUs without a persisting L2). Some
+// drivers give a context a set-aside of their own: what a measured call finds before it is no
+// change of the call's.
+std::size_t persisting_l2_limit();
+
+// What was set on the current device and on `stream`, in words, then reset: the limit back to
+// `limit_before` (persisting_l2_limit() before the measured calls), the window to none, every
+// persisting line to normal. Empty when nothing was set (and on GPUs without a persisting L2).
+std::string take_persisting_l2(cudaStream_t stream, std::size_t limit_before);
 
 }  // namespace kscope::device

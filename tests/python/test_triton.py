@@ -41,7 +41,7 @@ class JitFunction:
         self.sim = sim
         self.runs = []
 
-    def run(self, *args, grid, **meta):
+    def run(self, *args, grid, warmup, **meta):  # Triton 3.6's JITFunction.run: both keyword-only, required
         self.runs.append(meta["BLOCK"])
         if meta["BLOCK"] > 256:
             raise OutOfResources("out of resource: shared memory")
@@ -162,7 +162,7 @@ def test_the_autotuner_chooses_the_fastest_config_with_kscopes_do_bench(sim):
     fn = JitFunction(sim)
     tuner = Autotuner(fn, ["x", "n"], [Config(b) for b in KERNEL_NS], ["n"],
                       do_bench=functools.partial(kscope.triton.do_bench, rep=3))
-    tuner.run(Tensor(), 1024, grid=(1,))
+    tuner.run(Tensor(), 1024, grid=(1,), warmup=False)  # as kernel[grid](...) calls it
     assert tuner.cache[(1024, "float16")].kwargs["BLOCK"] == 64
     timings = {c.kwargs["BLOCK"]: t for c, t in tuner.configs_timings.items()}
     assert timings[64] == pytest.approx([0.04] * 3)
@@ -187,7 +187,7 @@ def test_race_chooses_among_the_autotuners_configs_and_installs_the_winner(sim):
     assert "do_bench" not in vars(tuner)  # the autotuner's own do_bench is back
     # The next call with this key runs the winner without benchmarking.
     fn.runs.clear()
-    tuner.run(Tensor(), 1024, grid=(1,))
+    tuner.run(Tensor(), 1024, grid=(1,), warmup=False)  # as kernel[grid](...) calls it
     assert fn.runs == [64] and tuner.benchmarks == 0
     assert race.to_dataframe()["config"].map(lambda c: c.kwargs["BLOCK"]).tolist() == [16, 32, 64, 128, 256]
 

@@ -2,8 +2,10 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <new>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -82,6 +84,10 @@ void ActivityTracer::begin_session(bool observe_calls) {
     for (CUpti_CallbackId cbid : kLaunchCallbacks)
       check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                   "cuptiEnableCallback(driver launch)");
+    for (const auto& list : {std::span<const CUpti_CallbackId>(kCaptureBeginCallbacks), std::span<const CUpti_CallbackId>(kCaptureEndCallbacks)})
+      for (CUpti_CallbackId cbid : list)
+        check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                    "cuptiEnableCallback(stream capture)");
     check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR),
                 "cuptiEnableCallback(state fatal error)");
     check_cupti(cuptiActivityEnable(kKernelKind), "cuptiActivityEnable(CONCURRENT_KERNEL)");
@@ -113,6 +119,9 @@ void ActivityTracer::quiet() noexcept {
   set_region(kNoRegion);
   cuptiActivityDisable(kKernelKind);
   for (CUpti_CallbackId cbid : kLaunchCallbacks) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (const auto& list : {std::span<const CUpti_CallbackId>(kCaptureBeginCallbacks), std::span<const CUpti_CallbackId>(kCaptureEndCallbacks)})
+    for (CUpti_CallbackId cbid : list) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  captures_.store(0, std::memory_order_relaxed);
   if (observing_calls_) {
     for (CUpti_ActivityKind kind : kMemoryKinds) cuptiActivityDisable(kind);
     for (CUpti_CallbackId cbid : kDeprecatedLaunchCallbacks)
@@ -186,6 +195,10 @@ void CUPTIAPI ActivityTracer::on_callback(void* userdata, CUpti_CallbackDomain d
 }
 
 void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
+  if (is_capture_call(cbid)) {
+    if (call.callbackSite == CUPTI_API_EXIT) count_capture(cbid, *static_cast<const CUresult*>(call.functionReturnValue));
+    return;
+  }
   if (call.callbackSite != CUPTI_API_ENTER) {
     if (*static_cast<const CUresult*>(call.functionReturnValue) != CUDA_SUCCESS) {
       // A failed call runs nothing; forget it rather than report a missing record.
@@ -207,10 +220,29 @@ void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackD
     const bool several = is_graph_launch(cbid) || cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice;
     made.records = several ? Records::any : Records::one;
   }
+  // Captured into a graph, it runs nothing now: no record, or (a launch on another stream) one.
+  if (!made.marker && captures_.load(std::memory_order_acquire) > 0) made.records = Records::any;
   made.after_return = returned_in(state) && !made.marker;
   std::lock_guard lock(mutex_);
   made.run = run_;
   ledger_.called(call.correlationId, made);
+}
+
+bool ActivityTracer::is_capture_call(CUpti_CallbackId cbid) {
+  const auto in = [&](std::span<const CUpti_CallbackId> list) { return std::ranges::find(list, cbid) != list.end(); };
+  return in(kCaptureBeginCallbacks) || in(kCaptureEndCallbacks);
+}
+
+void ActivityTracer::count_capture(CUpti_CallbackId cbid, CUresult result) {
+  if (std::ranges::find(kCaptureBeginCallbacks, cbid) != std::end(kCaptureBeginCallbacks)) {
+    if (result == CUDA_SUCCESS) captures_.fetch_add(1, std::memory_order_acq_rel);
+    return;
+  }
+  // cuStreamEndCapture ends the capture even when it fails (an invalidated capture). One begun
+  // before the session has no count to end.
+  std::int32_t open = captures_.load(std::memory_order_acquire);
+  while (open > 0 && !captures_.compare_exchange_weak(open, open - 1, std::memory_order_acq_rel)) {
+  }
 }
 
 void CUPTIAPI ActivityTracer::on_buffer_requested(std::uint8_t** buffer, std::size_t* size,

@@ -55,6 +55,8 @@ class ActivityTracer {
   static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                    const void* data);
   void on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call);
+  static bool is_capture_call(CUpti_CallbackId cbid);
+  void count_capture(CUpti_CallbackId cbid, CUresult result);
   static void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
   static void CUPTIAPI on_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                            std::size_t size, std::size_t valid);
@@ -66,6 +68,7 @@ class ActivityTracer {
   // The open region and whether its call returned, in one word so that a launching thread reads
   // both at once: -1 for none, else region * 2 + returned.
   std::atomic<std::int64_t> region_state_{-1};
+  std::atomic<std::int32_t> captures_{0};  // stream captures begun and not yet ended, process-wide
   std::mutex mutex_;  // ledger_, run_ and fatal_error_: touched by launching threads and CUPTI's buffer thread
   ActivityLedger ledger_;
   std::size_t run_ = 0;      // the run in progress, counted from the last collection

@@ -17,13 +17,18 @@ cudaStream_t stream_of(std::uintptr_t stream) {
 
 }  // namespace
 
+void CuptiCalls::observe_calls() {
+  observing_ = true;
+  persisting_l2_before_ = device::persisting_l2_limit();
+}
+
 void CuptiCalls::call_returned(const RegionContext& region, std::uintptr_t stream) {
   ActivityTracer::instance().call_returned(static_cast<std::int64_t>(region.index),
                                            [&] { device::launch_stream_marker(stream_of(stream)); });
 }
 
 std::string CuptiCalls::take_persisting_l2(std::uintptr_t stream) {
-  return device::take_persisting_l2(stream_of(stream));
+  return device::take_persisting_l2(stream_of(stream), persisting_l2_before_);
 }
 
 }  // namespace kscope::cupti

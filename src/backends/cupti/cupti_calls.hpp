@@ -13,7 +13,7 @@ namespace kscope::cupti {
 
 class CuptiCalls final : public CallObserver {
  public:
-  void observe_calls() override { observing_ = true; }
+  void observe_calls() override;
   // Whether observe_calls() was called: the backend's sessions trace copies and fills, and its cache
   // flushes make persisting L2 lines normal first.
   bool observing() const { return observing_; }
@@ -34,6 +34,7 @@ class CuptiCalls final : public CallObserver {
 
  private:
   bool observing_ = false;
+  std::size_t persisting_l2_before_ = 0;  // the context's set-aside before the first measured call
   device::TensorChecks checks_;
 };
 
