@@ -1,9 +1,11 @@
 #include "merge_command.hpp"
 
 #include <ostream>
+#include <string>
 
 #include "command_line.hpp"
 #include "kscope/detail/caller.hpp"
+#include "kscope/detail/result_files.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/merge.hpp"
 
@@ -13,15 +15,17 @@ constexpr int kCannotMerge = 2;
 
 const char* const kUsage = "usage: kscope merge OUT_PREFIX INPUT... [--overwrite]\n";
 
-const char* const kDescription =
-    "Joins the shards of one sweep (measured with Settings::shard, shard=, or KSCOPE_SHARD=index/count by\n"
-    "several processes, GPUs or hosts) into the result one process would have given, and writes it as\n"
-    "OUT_PREFIXsummary.csv, OUT_PREFIXsamples.csv and OUT_PREFIXresults.json (an existing directory's\n"
-    "name stands for that directory). Each INPUT is a shard's results file, or the output prefix the\n"
-    "sweep was given: its shards' PREFIX[FUNCTION-N-]shard-<i>-of-<n>-results.json files are taken. The\n"
-    "shards' raw samples go through the same aggregation as a single run's; every row keeps the GPU and\n"
-    "host of the shard that measured it. As a sweep's files, the merged files never replace a measured\n"
-    "sweep's or an earlier merge's without --overwrite, and OUT_PREFIX is never a device.";
+std::string description() {
+  return "Joins the shards of one sweep (measured with Settings::shard, shard=, or KSCOPE_SHARD=index/count by\n"
+         "several processes, GPUs or hosts) into the result one process would have given, and writes it as\n" +
+         kscope::detail::result_files_text("OUT_PREFIX") +
+         " (an existing directory's name stands for that directory).\n"
+         "Each INPUT is a shard's results file, or the output prefix the sweep was given: its shards'\n"
+         "PREFIX[FUNCTION-N-]shard-<i>-of-<n>-results.json files are taken. The shards' raw samples go\n"
+         "through the same aggregation as a single run's; every row keeps the GPU and host of the shard that\n"
+         "measured it. As a sweep's files, the merged files never replace a measured sweep's or an earlier\n"
+         "merge's without --overwrite, and OUT_PREFIX is never a device.";
+}
 
 const char* const kFooter =
     "Refused (exit 2): shards of different sweeps, settings, backends or GPU models, of splits into\n"
@@ -40,7 +44,7 @@ const char* const kFooter =
 
 int merge_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const kscope::detail::CallerScope caller(kscope::detail::Caller::command_line);
-  CLI::App app{kDescription, "kscope merge"};
+  CLI::App app{description(), "kscope merge"};
   app.footer(kFooter);
   std::string out_prefix;
   std::vector<std::string> inputs;
@@ -54,8 +58,8 @@ int merge_command(const std::vector<std::string>& args, std::ostream& out, std::
     const kscope::Results merged = kscope::merge_files(inputs, &warnings);
     for (const auto& w : warnings) err << "kscope merge: warning: " << w << "\n";
     const std::string prefix = kscope::write_merged(merged, out_prefix, overwrite);
-    out << merged << "merged " << merged.shard_sessions().size() << " shards into " << prefix
-        << "{summary.csv,samples.csv,results.json}\n";
+    out << merged << "merged " << merged.shard_sessions().size() << " shards into "
+        << kscope::detail::result_files_text(prefix) << "\n";
     return 0;
   } catch (const kscope::Error& e) {
     err << "kscope merge: " << e.what() << "\n";

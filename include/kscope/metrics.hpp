@@ -21,6 +21,8 @@ namespace kscope {
 // gives every backend's).
 inline constexpr const char* kCuptiKernelDuration = "cupti__kernel_duration";
 inline constexpr const char* kEventsRegionDuration = "events__region_duration";
+// Nsight Compute's kernel duration, which the counters and ncu backends measure (ncu's default).
+inline constexpr const char* kGpuTimeDuration = "gpu__time_duration.sum";
 
 // CUPTI's three kinds of metric, which decide the suffixes a full name needs:
 // counter    base + rollup (.sum .avg .min .max) [+ submetric]: dram__bytes_read.sum.per_second

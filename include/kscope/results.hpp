@@ -220,7 +220,8 @@ class Results {
   // Google Benchmark's JSON (as compare.py and benchmark dashboards read it): one benchmark per
   // annotation and config, one entry per run with its duration, the other metrics as counters.
   void write_gbench_json(const std::string& path) const;
-  // Writes <prefix>summary.csv, <prefix>samples.csv and <prefix>results.json.
+  // Writes the file under `prefix` of each output format that has one (kscope/detail/result_files.hpp
+  // names them: <prefix>summary.csv, samples.csv and results.json).
   void write_all(const std::string& prefix) const;
 
  private:

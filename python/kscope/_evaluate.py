@@ -112,11 +112,8 @@ def evaluate(
     if not given:
         raise ConfigError("configs is empty: give at least one config, or None for one config (None)")
     names, rows = _axes(given)
-    options = Options(runs=runs, warmup_runs=warmup_runs, metrics=None, derive_metric=None, normalize_against=None,
-                      verbosity=verbosity, ignore_kernel_list=None, combine_kernel_metrics=None,
-                      clock_control=clock_control, cache_control=cache_control, replay_mode="range",
-                      thermal_mode="auto", thermal_wait=None, thermal_cont=None, thermal_timeout=None,
-                      thermal_device=None, output_prefix=output_prefix, output_csv=False, backend=backend,
+    options = Options(runs=runs, warmup_runs=warmup_runs, verbosity=verbosity, clock_control=clock_control,
+                      cache_control=cache_control, replay_mode="range", output_prefix=output_prefix, backend=backend,
                       overwrite=overwrite)
     settings = options.settings(_prefix(output_prefix))
     judged = _core.EvaluateOptions()

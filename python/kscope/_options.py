@@ -1,13 +1,16 @@
-"""The options of kscope.analyze.kernel: checked once at decoration time, turned into the engine's
-Settings at every call."""
+"""The options of kscope.analyze.kernel, one table (OPTIONS): each option's keyword, default, check,
+the engine's Settings fields it sets, and its help. kernel's signature takes its defaults from it,
+its help is made from it, and Options checks each option once at decoration time and turns them into
+the engine's Settings at every call."""
 
 import enum
 import inspect
 import math
 import numbers
+import textwrap
 import warnings
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -44,13 +47,6 @@ def backend_choices():
     return ", ".join(described[:-1]) + " or " + described[-1]
 
 
-# The engine's Settings fields by their C++ name: their option's name here (empty where there is
-# none); tests/python/test_typing.py checks the options, the bindings and the stub against them.
-PYTHON_NAMES = {name: python_name for name, python_name, *_ in _core.settings_fields()}
-
-_THERMAL_MODES = {"auto": "automatic", "manual": "manual", "off": "off"}
-# info_collector_errors= and the engine's value ('raise' is a Python keyword there).
-_COLLECTOR_ERRORS = {"warn": "warn", "raise": "raise_"}
 _thermal_device_warned = False
 
 
@@ -83,17 +79,17 @@ def _flag(option, value):
     return value
 
 
-def _verbosity(value):
+def _verbosity(option, value):
     if isinstance(value, str):
         names = {"silent": 0, "quiet": 0, "info": 3, "debug": 4}
         if value.lower() not in names:
-            raise ConfigError(f"verbosity must be 'silent', 'info' or 'debug' (or 0, 3, 4), not {value!r}")
+            raise ConfigError(f"{option} must be 'silent', 'info' or 'debug' (or 0, 3, 4), not {value!r}")
         value = names[value.lower()]
     try:
         return VerbosityLevel(value)
     except ValueError:
         raise ConfigError(
-            f"verbosity must be kscope.VerbosityLevel.SILENT (0), INFO (3) or DEBUG (4), not {value!r}"
+            f"{option} must be kscope.VerbosityLevel.SILENT (0), INFO (3) or DEBUG (4), not {value!r}"
         ) from None
 
 
@@ -108,75 +104,362 @@ def _names(option, value):
     return names
 
 
+class EngineChoice:
+    """An option whose values are the members of one of the engine's enumerations, by the names the
+    engine exports (kscope._core), some spelt otherwise in Python (`spelt`: {python name: engine
+    name}, e.g. 'raise' for the engine's raise_, a Python keyword there)."""
+
+    def __init__(self, enum, spelt=None):
+        self.enum = enum
+        self.spelt = dict(spelt or {})
+        engine_names = {engine: python for python, engine in self.spelt.items()}
+        self.choices = tuple(engine_names.get(name, name) for name in enum.__members__)
+
+    def check(self, option, value):
+        return _choice(option, value, self.choices)
+
+    def engine(self, value):
+        return getattr(self.enum, self.spelt.get(value, value))
+
+
+_CRITERIA = EngineChoice(_core.StopCriterion)
+_ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
+_THRESHOLD_KEYS = ("memory_pct", "compute_pct")
+
+
+def _adaptive(option, adaptive):
+    """None/False: fixed runs. True: the engine's adaptive defaults. A dict: some of
+    criterion ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s."""
+    if adaptive is None or adaptive is False:
+        return None
+    if adaptive is True:
+        return {}
+    if not isinstance(adaptive, Mapping):
+        raise ConfigError(f"{option} must be True or a dict of {', '.join(_ADAPTIVE_KEYS)}, not {adaptive!r}")
+    unknown = [k for k in adaptive if k not in _ADAPTIVE_KEYS]
+    if unknown:
+        raise ConfigError(f"{option} has unknown keys {unknown}; valid keys: {', '.join(_ADAPTIVE_KEYS)}")
+    engine = dict(adaptive)
+    if "criterion" in engine:
+        engine["criterion"] = _CRITERIA.engine(_CRITERIA.check(f"{option}['criterion']", engine["criterion"]))
+    for key in ("min_runs", "max_runs"):
+        if key in engine:
+            engine[key] = _count(f"{option}['{key}']", engine[key], 0)
+    for key in ("target_pct", "config_budget_s", "timeout_s"):
+        if key in engine:
+            engine[key] = _number(f"{option}['{key}']", engine[key])
+    return engine
+
+
+def _adaptive_engine(adaptive):
+    a = _core.AdaptiveSampling()
+    for key, value in adaptive.items():
+        setattr(a, key, value)
+    return {"sampling": _core.Sampling.adaptive, "adaptive": a}
+
+
+def _bound_thresholds(option, thresholds):
+    """None: the engine's (60% each, as Speed of Light). A dict of memory_pct and/or compute_pct:
+    the percentages of the DRAM and compute roofs from which a row is memory- or compute-bound."""
+    if thresholds is None:
+        return None
+    if not isinstance(thresholds, Mapping):
+        raise ConfigError(f"{option} must be a dict of {' and '.join(_THRESHOLD_KEYS)}, e.g. "
+                          f"{{'memory_pct': 70}}, not {thresholds!r}")
+    unknown = [k for k in thresholds if k not in _THRESHOLD_KEYS]
+    if unknown:
+        raise ConfigError(f"{option} has unknown keys {unknown}; valid keys: {', '.join(_THRESHOLD_KEYS)}")
+    return {key: _number(f"{option}['{key}']", value) for key, value in thresholds.items()}
+
+
+def _thresholds_engine(thresholds):
+    t = _core.BoundThresholds()
+    for key, value in thresholds.items():
+        setattr(t, key, value)
+    return {"bound_thresholds": t}
+
+
+def _thermal_device(option, device):
+    global _thermal_device_warned
+    if device is not None:
+        _count(option, device, 0, 2**31 - 1)
+        if not _thermal_device_warned:
+            _thermal_device_warned = True
+            warnings.warn(
+                "thermal_device is accepted but not applied: kscope's thermal guard watches the "
+                "GPU it profiles (the current CUDA device); select that one with torch.cuda.set_device",
+                ProfilerWarning,
+                stacklevel=4,
+            )
+    return device
+
+
+def _derive_metric(option, fn):
+    if fn is not None and not callable(fn):
+        raise TypeError(f"{option} must be a callable function, not {fn!r}")
+    return fn
+
+
+def _annotation_name(option, name):
+    if name is not None and not (isinstance(name, str) and name):
+        raise ConfigError(f"{option} must be an annotation name, not {name!r}")
+    return name
+
+
+def _combine(option, fn):
+    if fn is not None and not (callable(fn) and _accepts(fn, 2)):
+        # Nsight Python checks this with an assert: also an AssertionError.
+        raise also_builtin(ConfigError, AssertionError)(
+            f"Profiler error: {option} must be a binary function: a function (a, b) -> value that reduces the "
+            f"values of two kernels, e.g. {option}=lambda a, b: a + b"
+        )
+    return fn
+
+
+def _prefix(option, prefix):
+    if prefix is not None and not isinstance(prefix, str):
+        raise ConfigError(f"{option} must be a path prefix string, not {prefix!r}")
+    return prefix
+
+
+def _backend(option, backend):
+    if backend in ("test", "simulated", "testing"):
+        raise ConfigError(
+            "the simulated backend is not a backend= choice (it measures nothing); in tests, "
+            "profile inside `with kscope.testing.simulated_backend() as sim:`"
+        )
+    if backend is not None and backend not in BACKENDS:
+        raise ConfigError(f"{option} must be {' or '.join(map(repr, BACKENDS))}, or None (the default: "
+                          f"chosen from the metrics), not {backend!r}")
+    return backend
+
+
+def _metrics(option, metrics):
+    return None if metrics is None else _names(option, [metrics] if isinstance(metrics, str) else metrics)
+
+
+def _sections(option, sections):
+    return _names(option, [sections] if isinstance(sections, str) else sections)
+
+
+class Option:
+    """One option of analyze.kernel: its keyword, default, check, the engine's Settings fields it
+    sets and its help.
+
+    check(keyword, value) returns the value as the options keep it, or raises naming the fix;
+    `fields`: the settings_fields() names it sets; engine(kept value) returns {field: engine value}
+    (default: the first field, the kept value as it is; a kept None leaves the engine's default).
+    `choices`: an EngineChoice, whose names the check and the conversion take from the engine.
+    `label`: what the help says after the keyword, in parentheses (e.g. 'kscope': not an option of
+    Nsight Python's)."""
+
+    def __init__(self, name, default, check=None, fields=(), engine=None, choices=None, label="", help=""):
+        self.name = name
+        self.default = default
+        self.choices = choices
+        self.check = check or (choices.check if choices else lambda option, value: value)
+        self.fields = tuple(fields)
+        self.engine = engine or ((lambda value: {self.fields[0]: choices.engine(value)}) if choices else
+                                 (lambda value: {self.fields[0]: value}) if fields else (lambda value: {}))
+        self.label = label
+        self.help = help
+
+
+def _option_table():
+    kscope_only = "kscope"
+    return [
+        Option("runs", 1, lambda o, v: _count(o, v, 1), ["runs"],
+               help="recorded runs per config (1 as in Nsight Python; the statistics need 2 or more)."),
+        Option("warmup_runs", 1, lambda o, v: _count(o, v, 0), ["warmup_runs"], label=kscope_only,
+               help="unrecorded runs per config first (JIT, autotuning, module load)."),
+        Option("metrics", None, _metrics, ["metrics"],
+               help="Nsight Compute metric names (kscope.list_metrics()), measured in process by the 'counters' "
+                    "backend, or through ncu with backend='ncu'; by default 'counters' measures the Speed-of-Light "
+                    "preset (kscope.sol_metrics()) and 'ncu' gpu__time_duration.sum. The duration backends "
+                    "measure only their own metric (cupti__kernel_duration, events__region_duration). Without "
+                    "metrics and backend, kernel durations (cupti), unless a tool is active (kscope.activate, or "
+                    "KSCOPE_TOOL=ncu|cupti in the environment): Tool.NCU measures Nsight Python's default, "
+                    "gpu__time_duration.sum, with 'counters'. kscope.energy_metrics() (nvml__energy_per_run in J, "
+                    "nvml__average_power in W, nvml__energy_above_idle in J) are measured beside a duration "
+                    "backend's durations: each recorded run is then a window of back-to-back runs (see "
+                    "energy_window)."),
+        Option("derive_metric", None, _derive_metric,
+               help="``f(*metric_values, *config_values)`` per run, before aggregation; returns a value, (value, "
+                    "unit), or a dict of them. With the energy metrics it gets the duration, then the energy "
+                    "metrics as asked, per window; kscope.energy_efficiency(joules, flop=..., bytes=...) returns "
+                    "FLOP/J and bytes/J (with work= declared, kscope adds them itself)."),
+        Option("normalize_against", None, _annotation_name, ["normalize_against"],
+               help="annotation whose AvgValue divides the others' at the same config."),
+        Option("ignore_kernel_list", None, _names, ["ignore_kernel_list"],
+               help="kernel names left out of a region's measurement."),
+        Option("combine_kernel_metrics", None, _combine,
+               help="f(a, b) reducing the values of two kernels of a region to one (for regions of several "
+                    "kernels)."),
+        Option("cache_control", "all", choices=EngineChoice(_core.CacheControl), fields=["cache_control"],
+               help="'all' flushes the L2 before every region (cold), 'none' leaves it warm."),
+        Option("clock_control", "none", choices=EngineChoice(_core.ClockControl), fields=["clock_control"],
+               help="'none' (boost allowed) or 'base' (the SM clock locked to base through NVML for the "
+                    "session, always restored; needs the right to set clocks; the memory clock is left alone)."),
+        Option("replay_mode", "kernel", choices=EngineChoice(_core.ReplayMode), fields=["replay_mode"],
+               help="'kernel' (one value per kernel) or 'range' (one per annotation, its Kernel column 'range', "
+                    "covering its kernels and the gaps between them: one range for 'counters' and 'ncu', the "
+                    "span from the first kernel's start to the last one's end for 'cupti'; 'events' always "
+                    "measure the region)."),
+        Option("thermal_mode", "auto", choices=EngineChoice(_core.ThermalMode, {"auto": "automatic"}),
+               fields=["thermal_mode"],
+               help="'auto', 'manual' or 'off'; with thermal_wait, thermal_cont and thermal_timeout: pause before "
+                    "a run while the GPU's thermal headroom is at or below thermal_wait °C, until it is back to "
+                    "thermal_cont (as Nsight Python)."),
+        Option("thermal_wait", None, _optional_number, ["thermal_wait_c"],
+               help="°C of headroom at or below which a run waits (the engine's default: 10)."),
+        Option("thermal_cont", None, _optional_number, ["thermal_cont_c"],
+               help="°C of headroom from which it goes on (the engine's default: 20)."),
+        Option("thermal_timeout", None, _optional_number, ["thermal_timeout_s"],
+               help="the longest wait in seconds (the engine's default: 180)."),
+        Option("thermal_device", None, _thermal_device,
+               help="checked but not applied: the guard watches the profiled GPU."),
+        Option("verbosity", VerbosityLevel.INFO, _verbosity, ["verbosity"],
+               engine=lambda v: {"verbosity": _ENGINE_VERBOSITY[v]},
+               help="kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names."),
+        Option("output_prefix", None, _prefix, ["output_prefix"], engine=lambda v: {},  # the call's, at each call
+               help="a directory ('out/'; an existing directory's name without the slash, 'out', means the same) "
+                    "or a path prefix (``'out/run_'``). The engine writes {prefix}{func}-{n}-<file> for the n-th "
+                    "successful call, each of " + ", ".join(_core.result_files()) + " (and, with backend='ncu', "
+                    "its Nsight Compute report and logs; without a prefix those go to a temporary directory). The "
+                    "raw samples are streamed: -samples.csv gets each config's samples as it finishes (with "
+                    "-manifest.json and -progress.jsonl), so a crash or kill loses at most the config in flight "
+                    "(configs shorter than 10 ms are written together, 10 ms apart at most). The directory is "
+                    "created if needed."),
+        Option("fsync_interval_s", 1.0, _number, ["fsync_interval_s"], label=kscope_only,
+               help="with output_prefix, how often the streamed files are flushed to the disk (fdatasync): a "
+                    "power loss or OS crash loses at most the configs of the last fsync_interval_s seconds. 0 "
+                    "writes and flushes each config as it finishes (a flush costs about a millisecond: more than "
+                    "a short config)."),
+        Option("resume", False, _flag, ["resume"], label=kscope_only,
+               help="with output_prefix, continue the sweep streamed there by a call that was killed or "
+                    "interrupted (the same {func}-{n}: the n-th call of a fresh process, or the next call after a "
+                    "SweepInterrupted): configs finished on disk are read back, the rest measured, and the whole "
+                    "table returned. Refused (ConfigError naming what differs) if the GPU, backend, sweep or "
+                    "measurement options differ; with nothing on disk every config is measured."),
+        Option("overwrite", False, _flag, ["overwrite"], label=kscope_only,
+               help="with output_prefix, replace the files of an earlier sweep there. Without it (or resume), a "
+                    "call whose {prefix}{func}-{n}- already holds a sweep's files (or whose output_csv files "
+                    "exist) raises ConfigError before measuring anything: kscope never deletes measured data "
+                    "unasked. A second process on the same prefix is refused while the first runs."),
+        Option("output_csv", False, _flag,
+               help="also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and "
+                    "{prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a temporary "
+                    "directory when no prefix is given)."),
+        Option("info_collectors", None, lambda o, v: info_collector.normalize(v),
+               help="custom information collectors (kscope.experimental.collect-decorated functions, "
+                    "kscope.InfoCollector objects or (name, callback, scope) tuples) whose values become "
+                    "columns; kscope.info_collector says when each scope is called."),
+        Option("info_collector_errors", "warn", choices=EngineChoice(_core.InfoCollectorErrors, {"raise": "raise_"}),
+               fields=["info_collector_errors"],
+               help="'warn' (as Nsight Python) records a failing collector's value as missing and warns once per "
+                    "collector (kscope.SweepWarning, a RuntimeWarning); 'raise' stops the sweep with a SweepError "
+                    "naming it."),
+        Option("backend", None, _backend, ["backend"], engine=lambda v: {}, label=kscope_only,  # for_call() decides
+               help="None (the default) chooses: the active tool's backend (kscope.activate), else from the "
+                    "metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of the engine's "
+                    "backends (the Backend column says which measured): " + backend_choices() + "."),
+        Option("adaptive", None, _adaptive, ["sampling", "adaptive"], engine=_adaptive_engine, label=kscope_only,
+               help="None for exactly ``runs`` runs; True, or a dict of criterion (" +
+                    " | ".join(map(repr, _CRITERIA.choices)) + "), target_pct, min_runs, max_runs, config_budget_s, "
+                    "timeout_s, to sample each config until every measured series meets the target (the "
+                    "Converged column says which did)."),
+        Option("throttled_runs", "keep", choices=EngineChoice(_core.ThrottledRuns), fields=["throttled_runs"],
+               label=kscope_only,
+               help="'keep' (flagged, counted in ThrottledRuns) or 'exclude' from the statistics (still in the raw "
+                    "samples)."),
+        Option("ncu_sections", None, _sections, ["ncu_sections"], label="kscope, backend='ncu'",
+               help="Nsight Compute sections such as 'SpeedOfLight' or 'MemoryWorkloadAnalysis', collected into "
+                    "the kept report (results.report_path) for ncu's GUI; the table holds ``metrics``."),
+        Option("shard", None, lambda o, v: _shard.check_option(v), ["shard"],
+               engine=lambda v: {"shard": v} if isinstance(v, tuple) else {}, label=kscope_only,
+               help="measure only one shard of the configs, for sweeps split over processes, GPUs or hosts: "
+                    "(index, count) measures the configs whose position modulo count is index; 'auto' takes it "
+                    "from the launcher: KSCOPE_SHARD=index/count, torchrun (RANK, WORLD_SIZE; each process "
+                    "measures on GPU LOCAL_RANK and rank 0's call returns every rank's shard merged, gathered "
+                    "over gloo; the other ranks return their own part), a Slurm job array "
+                    "(SLURM_ARRAY_TASK_ID/_MIN/_MAX/_STEP/_COUNT) or srun's tasks (SLURM_PROCID of "
+                    "SLURM_STEP_NUM_TASKS). None (the default) still honours KSCOPE_SHARD. A shard's files get "
+                    "shard-<index>-of-<count>- after the prefix; kscope.merge or ``kscope merge`` joins them. "
+                    "docs/scaling-out.md shows both launch styles."),
+        Option("energy_window", 1.0, _number, ["energy_window_s"], label=kscope_only,
+               help="with the energy metrics, each recorded run is a window in which the function runs back to "
+                    "back for at least this many seconds (1.0; the GPU's energy counter updates about every 0.1 "
+                    "s), and every metric's sample is the window's: the durations are its runs' mean, the energy "
+                    "its counter's difference per run. Each run must open exactly one annotation. "
+                    "docs/energy.md says what the energy includes and what is taken out."),
+        Option("work", None, label=kscope_only,  # its functions' parameters: checked against the function's
+               help="what each region must do, for the roofline without counters: a function of the config's "
+                    "values (as derive_metric gets them) returning a kscope.Work (bytes moved between DRAM and the "
+                    "SMs, FLOPs, their kind) or None, called once per annotation and config; or a dict of such "
+                    "functions per annotation. E.g. ``work=lambda n: kscope.Work(bytes=8 * n)`` for a copy of n "
+                    "floats. Each duration row of a region with declared work then gets AchievedGBps, "
+                    "DRAMRoofPct, AchievedTFLOPs, ComputeRoofPct (with their 95% intervals), ArithmeticIntensity "
+                    "and Bound, against the device's roofs at the clocks observed around each run (docs/roofline.md, "
+                    "\"Why is it slow, without counters\"); ProfileResults.roofs() lists the roofs, plot_roofline() "
+                    "draws them."),
+        Option("bound_thresholds", None, _bound_thresholds, ["bound_thresholds"], engine=_thresholds_engine,
+               label=kscope_only,
+               help="{'memory_pct': 60, 'compute_pct': 60}: the percentages of the DRAM and compute roofs from "
+                    "which a row's Bound is memory or compute (the larger one decides when both are reached; "
+                    "latency when neither is). 60% each by default, as Speed of Light."),
+    ]
+
+
+# analyze.kernel's options, in the order its help lists them.
+OPTIONS = {option.name: option for option in _option_table()}
+
+
+def default(name):
+    """The default of option `name` (analyze.kernel's signature takes its defaults from here)."""
+    return OPTIONS[name].default
+
+
+def options_help(width=92):
+    """analyze.kernel's help of its options, one entry per option of the table."""
+    entries = []
+    for option in OPTIONS.values():
+        label = option.name + (f" ({option.label})" if option.label else "")
+        entries.append(textwrap.fill(f"{label}: {option.help}", width=width, initial_indent=" " * 4,
+                                     subsequent_indent=" " * 8, break_on_hyphens=False, break_long_words=False))
+    return "\n".join(entries)
+
+
 class Options:
-    def __init__(self, *, runs, warmup_runs, metrics, derive_metric, normalize_against, verbosity,
-                 ignore_kernel_list, combine_kernel_metrics, clock_control, cache_control,
-                 replay_mode, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
-                 thermal_device, output_prefix, output_csv, backend, adaptive=None, throttled_runs="keep",
-                 ncu_sections=None, info_collectors=None, resume=False, shard=None, info_collector_errors="warn",
-                 energy_window=1.0, overwrite=False, work=None, bound_thresholds=None, fsync_interval_s=1.0):
-        self.runs = _count("runs", runs, 1)
-        self.warmup_runs = _count("warmup_runs", warmup_runs, 0)
-        self.metrics = None if metrics is None else _names("metrics", [metrics] if isinstance(metrics, str) else metrics)
-        if derive_metric is not None and not callable(derive_metric):
-            raise TypeError(f"derive_metric must be a callable function, not {derive_metric!r}")
-        self.derive_metric = derive_metric
-        if normalize_against is not None and not (isinstance(normalize_against, str) and normalize_against):
-            raise ConfigError(f"normalize_against must be an annotation name, not {normalize_against!r}")
-        self.normalize_against = normalize_against
-        self.verbosity = _verbosity(verbosity)
-        self.ignore_kernel_list = _names("ignore_kernel_list", ignore_kernel_list)
-        if combine_kernel_metrics is not None and not (
-            callable(combine_kernel_metrics) and _accepts(combine_kernel_metrics, 2)
-        ):
-            # Nsight Python checks this with an assert: also an AssertionError.
-            raise also_builtin(ConfigError, AssertionError)(
-                "Profiler error: combine_kernel_metrics must be a binary function: a function (a, b) -> "
-                "value that reduces the values of two kernels, e.g. combine_kernel_metrics=lambda a, b: a + b"
-            )
-        self.combine_kernel_metrics = combine_kernel_metrics
-        # 'base' locks the SM clock to base through NVML for the session (needs the right
-        # to change clocks; the engine raises BackendError naming the fix where it is refused).
-        self.clock_control = _choice("clock_control", clock_control, ("none", "base"))
-        self.cache_control = _choice("cache_control", cache_control, ("all", "none"))
-        # Replay exists only for counter metrics; the duration backends measure every kernel of
-        # the single run directly, so 'kernel' and 'range' measure the same.
-        self.replay_mode = _choice("replay_mode", replay_mode, ("kernel", "range"))
-        self.thermal = self._thermal(thermal_mode, thermal_wait, thermal_cont, thermal_timeout, thermal_device)
-        if output_prefix is not None and not isinstance(output_prefix, str):
-            raise ConfigError(f"output_prefix must be a path prefix string, not {output_prefix!r}")
-        self.output_prefix = output_prefix
-        self.output_csv = _flag("output_csv", output_csv)
-        self.resume = _flag("resume", resume)
-        self.overwrite = _flag("overwrite", overwrite)
-        self.fsync_interval_s = _number("fsync_interval_s", fsync_interval_s)
-        self.shard = _shard.check_option(shard)
-        self.adaptive = self._adaptive(adaptive)
-        self.throttled_runs = _choice("throttled_runs", throttled_runs, ("keep", "exclude"))
-        self.energy_window = _number("energy_window", energy_window)
-        self.ncu_sections = _names("ncu_sections", [ncu_sections] if isinstance(ncu_sections, str) else ncu_sections)
-        if backend in ("test", "simulated", "testing"):
-            raise ConfigError(
-                "the simulated backend is not a backend= choice (it measures nothing); in tests, "
-                "profile inside `with kscope.testing.simulated_backend() as sim:`"
-            )
-        if backend is not None and backend not in BACKENDS:
-            raise ConfigError(f"backend must be {' or '.join(map(repr, BACKENDS))}, or None (the default: "
-                              f"chosen from the metrics), not {backend!r}")
-        self.backend = backend
+    """analyze.kernel's options, each checked once (by its row of OPTIONS) and turned into the
+    engine's Settings at every call. An option not given takes the table's default."""
+
+    def __init__(self, **given):
+        unknown = [name for name in given if name not in OPTIONS]
+        if unknown:
+            raise TypeError(f"unknown options {unknown}")
+        self._kept = {name: option.check(name, given.get(name, option.default)) for name, option in OPTIONS.items()}
         if self.backend == "auto" and self.derive_metric is not None:
             raise ConfigError(
                 "backend='auto' may fall back to a duration backend with other metrics, so "
                 "derive_metric cannot know its arguments: choose backend='counters' or 'cupti'"
             )
-        self.info_collectors = info_collector.normalize(info_collectors)
-        self.info_collector_errors = _choice("info_collector_errors", info_collector_errors, tuple(_COLLECTOR_ERRORS))
-        # Its functions' parameters are checked against the profiled function's (_ProfiledFunction).
-        self.work = work
-        self.bound_thresholds = self._bound_thresholds(bound_thresholds)
         # The engine's own checks, at decoration time (metrics against the backend: at the call,
         # whose backend a kscope.testing block may replace; the prefix's directory: at the call).
         self.validate()
+
+    def __getattr__(self, name: str) -> Any:
+        """An option as kept: `options.runs`."""
+        try:
+            return self.__dict__["_kept"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """An option set after the checks (a test resuming the same function): kept as given."""
+        if name in OPTIONS:
+            self._kept[name] = value
+        else:
+            super().__setattr__(name, value)
 
     def validate(self):
         """The engine's checks of the options, and of the collectors' names against the columns."""
@@ -186,74 +469,6 @@ class Options:
         """The collectors' names against a decorated function's `parameters`: the one check that
         needs the function, so that decorating checks the options once however many it decorates."""
         _core.check_collector_names([name for name, _, _ in self.info_collectors], list(parameters))
-
-    _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
-
-    @classmethod
-    def _adaptive(cls, adaptive):
-        """None/False: fixed runs. True: the engine's adaptive defaults. A dict: some of
-        criterion ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s."""
-        if adaptive is None or adaptive is False:
-            return None
-        if adaptive is True:
-            return {}
-        if not isinstance(adaptive, Mapping):
-            raise ConfigError(f"adaptive must be True or a dict of {', '.join(cls._ADAPTIVE_KEYS)}, not {adaptive!r}")
-        unknown = [k for k in adaptive if k not in cls._ADAPTIVE_KEYS]
-        if unknown:
-            raise ConfigError(f"adaptive has unknown keys {unknown}; valid keys: {', '.join(cls._ADAPTIVE_KEYS)}")
-        engine = dict(adaptive)
-        if "criterion" in engine:
-            engine["criterion"] = getattr(
-                _core.StopCriterion, _choice("adaptive['criterion']", engine["criterion"], ("ci_halfwidth", "rsd"))
-            )
-        for key in ("min_runs", "max_runs"):
-            if key in engine:
-                engine[key] = _count(f"adaptive['{key}']", engine[key], 0)
-        for key in ("target_pct", "config_budget_s", "timeout_s"):
-            if key in engine:
-                engine[key] = _number(f"adaptive['{key}']", engine[key])
-        return engine
-
-    _THRESHOLD_KEYS = ("memory_pct", "compute_pct")
-
-    @classmethod
-    def _bound_thresholds(cls, thresholds):
-        """None: the engine's (60% each, as Speed of Light). A dict of memory_pct and/or compute_pct:
-        the percentages of the DRAM and compute roofs from which a row is memory- or compute-bound."""
-        if thresholds is None:
-            return {}
-        if not isinstance(thresholds, Mapping):
-            raise ConfigError(f"bound_thresholds must be a dict of {' and '.join(cls._THRESHOLD_KEYS)}, e.g. "
-                              f"{{'memory_pct': 70}}, not {thresholds!r}")
-        unknown = [k for k in thresholds if k not in cls._THRESHOLD_KEYS]
-        if unknown:
-            raise ConfigError(f"bound_thresholds has unknown keys {unknown}; valid keys: {', '.join(cls._THRESHOLD_KEYS)}")
-        return {key: _number(f"bound_thresholds['{key}']", value) for key, value in thresholds.items()}
-
-    @staticmethod
-    def _thermal(mode, wait, cont, timeout, device):
-        """The engine's thermal settings; what is not given keeps the engine's defaults (Nsight
-        Python's: pause at 10 °C of headroom, resume at 20 °C, wait at most 180 s). The engine
-        checks them together (Settings.validate)."""
-        global _thermal_device_warned
-        _choice("thermal_mode", mode, tuple(_THERMAL_MODES))
-        engine = {"thermal_mode": getattr(_core.ThermalMode, _THERMAL_MODES[mode])}
-        given = {"thermal_wait_c": wait, "thermal_cont_c": cont, "thermal_timeout_s": timeout}
-        for field, value in given.items():
-            if _optional_number(PYTHON_NAMES[field], value) is not None:
-                engine[field] = float(value)
-        if device is not None:
-            _count("thermal_device", device, 0, 2**31 - 1)
-            if not _thermal_device_warned:
-                _thermal_device_warned = True
-                warnings.warn(
-                    "thermal_device is accepted but not applied: kscope's thermal guard watches the "
-                    "GPU it profiles (the current CUDA device); select that one with torch.cuda.set_device",
-                    ProfilerWarning,
-                    stacklevel=4,
-                )
-        return engine
 
     def for_call(self):
         """What a call made now measures with: (backend, metrics, note, chooser). An explicit
@@ -268,41 +483,16 @@ class Options:
     def settings(self, output_prefix="", backend=None, metrics=None):
         """The engine's Settings; `output_prefix`: where the engine writes its files for this call;
         `backend` and `metrics`: as for_call() decided them (default: the options')."""
-        backend = backend or self.backend
         s = _core.Settings()
-        s.runs = self.runs
-        s.warmup_runs = self.warmup_runs
+        for name, option in OPTIONS.items():
+            value = self._kept[name]
+            if value is not None:
+                for field, engine_value in option.engine(value).items():
+                    setattr(s, field, engine_value)
+        backend = backend or self.backend
         s.backend = BACKENDS[backend] if backend else _core.Backend.from_metrics
         s.metrics = (self.metrics if metrics is None else metrics) or []
         s.output_prefix = output_prefix
-        s.resume = self.resume
-        s.overwrite = self.overwrite
-        s.fsync_interval_s = self.fsync_interval_s
-        if isinstance(self.shard, tuple):
-            s.shard = self.shard
-        s.cache_control = getattr(_core.CacheControl, self.cache_control)
-        s.clock_control = getattr(_core.ClockControl, self.clock_control)
-        for field, value in self.thermal.items():
-            setattr(s, field, value)
-        s.replay_mode = getattr(_core.ReplayMode, self.replay_mode)
-        s.verbosity = _ENGINE_VERBOSITY[self.verbosity]
-        s.ignore_kernel_list = self.ignore_kernel_list
-        s.normalize_against = self.normalize_against or ""
-        s.throttled_runs = getattr(_core.ThrottledRuns, self.throttled_runs)
-        s.info_collector_errors = getattr(_core.InfoCollectorErrors, _COLLECTOR_ERRORS[self.info_collector_errors])
-        s.energy_window_s = self.energy_window
-        s.ncu_sections = self.ncu_sections
-        if self.bound_thresholds:
-            t = _core.BoundThresholds()
-            for key, value in self.bound_thresholds.items():
-                setattr(t, key, value)
-            s.bound_thresholds = t
-        if self.adaptive is not None:
-            s.sampling = _core.Sampling.adaptive
-            a = _core.AdaptiveSampling()
-            for key, value in self.adaptive.items():
-                setattr(a, key, value)
-            s.adaptive = a
         return s
 
     @staticmethod

@@ -79,12 +79,10 @@ def tune(
         raise ConfigError(f"tune's func must be a function of a config's values, not {func!r}")
     signature = Signature(func)
     given = signature.configs(list(configs) if configs is not None else None)
-    options = Options(runs=runs, warmup_runs=warmup_runs, metrics=None, derive_metric=None, normalize_against=None,
-                      verbosity=verbosity, ignore_kernel_list=None, combine_kernel_metrics=None,
-                      clock_control=clock_control, cache_control=cache_control, replay_mode="range",
-                      thermal_mode=thermal_mode, thermal_wait=None, thermal_cont=None, thermal_timeout=None,
-                      thermal_device=None, output_prefix=output_prefix, output_csv=False, backend=backend,
-                      resume=resume, overwrite=overwrite, fsync_interval_s=fsync_interval_s, shard=shard)
+    options = Options(runs=runs, warmup_runs=warmup_runs, verbosity=verbosity, clock_control=clock_control,
+                      cache_control=cache_control, replay_mode="range", thermal_mode=thermal_mode,
+                      output_prefix=output_prefix, backend=backend, resume=resume, overwrite=overwrite,
+                      fsync_interval_s=fsync_interval_s, shard=shard)
     race_options = _race_options(threshold_pct, alpha, first_runs, final_runs, max_finalists, annotation)
     simulated = testing.active()
     settings = options.settings(_prefix(output_prefix))

@@ -8,14 +8,13 @@ import os
 import stat
 import sys
 import tempfile
-import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
 
 from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
 from ._configs import Signature, engine_rows
-from ._options import BackendName, Options, VerbosityLevel, backend_choices
+from ._options import OPTIONS, BackendName, Options, VerbosityLevel, default, options_help
 from ._results import ProfileResults
 from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
                      SweepWarning, also_builtin)
@@ -90,37 +89,37 @@ def kernel(
     _func: Callable[..., object] | None = None,
     *,
     configs: Iterable[Any] | None = None,
-    runs: int = 1,
-    derive_metric: Callable[..., Any] | None = None,
-    normalize_against: str | None = None,
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
-    metrics: Sequence[str] | None = None,
-    ignore_kernel_list: Sequence[str] | None = None,
-    combine_kernel_metrics: Callable[[float, float], float] | None = None,
-    clock_control: Literal["none", "base"] = "none",
-    cache_control: Literal["all", "none"] = "all",
-    replay_mode: Literal["kernel", "range"] = "kernel",
-    thermal_mode: Literal["auto", "manual", "off"] = "auto",
-    thermal_wait: float | None = None,
-    thermal_cont: float | None = None,
-    thermal_timeout: float | None = None,
-    thermal_device: int | None = None,
-    output_prefix: str | None = None,
-    output_csv: bool = False,
-    info_collectors: Sequence[Any] | None = None,
-    info_collector_errors: Literal["warn", "raise"] = "warn",
-    resume: bool = False,
-    overwrite: bool = False,
-    fsync_interval_s: float = 1.0,
-    backend: BackendName | None = None,
-    warmup_runs: int = 1,
-    adaptive: bool | Mapping[str, Any] | None = None,
-    throttled_runs: Literal["keep", "exclude"] = "keep",
-    ncu_sections: Sequence[str] | None = None,
-    shard: Literal["auto"] | tuple[int, int] | None = None,
-    energy_window: float = 1.0,
-    work: _roofline.WorkOption = None,
-    bound_thresholds: Mapping[str, float] | None = None,
+    runs: int = default("runs"),
+    derive_metric: Callable[..., Any] | None = default("derive_metric"),
+    normalize_against: str | None = default("normalize_against"),
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
+    metrics: Sequence[str] | None = default("metrics"),
+    ignore_kernel_list: Sequence[str] | None = default("ignore_kernel_list"),
+    combine_kernel_metrics: Callable[[float, float], float] | None = default("combine_kernel_metrics"),
+    clock_control: Literal["none", "base"] = default("clock_control"),
+    cache_control: Literal["all", "none"] = default("cache_control"),
+    replay_mode: Literal["kernel", "range"] = default("replay_mode"),
+    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
+    thermal_wait: float | None = default("thermal_wait"),
+    thermal_cont: float | None = default("thermal_cont"),
+    thermal_timeout: float | None = default("thermal_timeout"),
+    thermal_device: int | None = default("thermal_device"),
+    output_prefix: str | None = default("output_prefix"),
+    output_csv: bool = default("output_csv"),
+    info_collectors: Sequence[Any] | None = default("info_collectors"),
+    info_collector_errors: Literal["warn", "raise"] = default("info_collector_errors"),
+    resume: bool = default("resume"),
+    overwrite: bool = default("overwrite"),
+    fsync_interval_s: float = default("fsync_interval_s"),
+    backend: BackendName | None = default("backend"),
+    warmup_runs: int = default("warmup_runs"),
+    adaptive: bool | Mapping[str, Any] | None = default("adaptive"),
+    throttled_runs: Literal["keep", "exclude"] = default("throttled_runs"),
+    ncu_sections: Sequence[str] | None = default("ncu_sections"),
+    shard: Literal["auto"] | tuple[int, int] | None = default("shard"),
+    energy_window: float = default("energy_window"),
+    work: _roofline.WorkOption = default("work"),
+    bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
 ) -> ProfiledFunction[Any] | KernelDecorator:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -134,122 +133,10 @@ def kernel(
         keyword-only parameters are passed as keywords. Give them here or at call time
         (``f(configs=[...])``, or ``f(*values)`` for one config), not both. Checked when the
         function is called, as Nsight Python does (a generator is read at the first call).
-    runs: recorded runs per config (1 as in Nsight Python; the statistics need 2 or more).
-    warmup_runs (kscope): unrecorded runs per config first (JIT, autotuning, module load).
-    metrics: Nsight Compute metric names (kscope.list_metrics()), measured in process by the
-        'counters' backend, or through ncu with backend='ncu'; by default 'counters' measures the
-        Speed-of-Light preset (kscope.sol_metrics()) and 'ncu' gpu__time_duration.sum. The
-        duration backends measure only their own metric (cupti__kernel_duration,
-        events__region_duration). Without metrics and backend, kernel durations (cupti), unless
-        a tool is active (kscope.activate, or KSCOPE_TOOL=ncu|cupti in the environment):
-        Tool.NCU measures Nsight Python's default, gpu__time_duration.sum, with 'counters'.
-        kscope.energy_metrics() (nvml__energy_per_run in J, nvml__average_power in W,
-        nvml__energy_above_idle in J) are measured beside a duration backend's durations:
-        each recorded run is then a window of back-to-back runs (see energy_window).
-    derive_metric: ``f(*metric_values, *config_values)`` per run, before aggregation; returns a
-        value, (value, unit), or a dict of them. With the energy metrics it gets the duration,
-        then the energy metrics as asked, per window; kscope.energy_efficiency(joules, flop=...,
-        bytes=...) returns FLOP/J and bytes/J (with work= declared, kscope adds them itself).
-    normalize_against: annotation whose AvgValue divides the others' at the same config.
-    ignore_kernel_list, combine_kernel_metrics: what to do with several kernels in a region.
-    cache_control: 'all' flushes the L2 before every region (cold), 'none' leaves it warm.
-    clock_control: 'none' (boost allowed) or 'base' (the SM clock locked to base through NVML for
-        the session, always restored; needs the right to set clocks; the memory clock is left alone).
-    replay_mode: 'kernel' (one value per kernel) or 'range' (one per annotation, its Kernel
-        column 'range', covering its kernels and the gaps between them: one range for
-        'counters' and 'ncu', the span from the first kernel's start to the last one's end for
-        'cupti'; 'events' always measure the region).
-    thermal_mode ('auto'|'manual'|'off'), thermal_wait, thermal_cont, thermal_timeout: pause
-        before a run while the GPU's thermal headroom is at or below thermal_wait °C, until it
-        is back to thermal_cont (as Nsight Python). thermal_device is checked but not applied:
-        the guard watches the profiled GPU.
-    verbosity: kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names.
-    output_prefix: a directory ('out/'; an existing directory's name without the slash, 'out',
-        means the same) or a path prefix (``'out/run_'``). The engine writes
-        {prefix}{func}-{n}-summary.csv, -samples.csv and
-        -results.json for the n-th successful call (and, with backend='ncu', its Nsight Compute
-        report and logs; without a prefix those go to a temporary directory). The raw samples
-        are streamed: -samples.csv gets each config's samples as it finishes (with
-        -manifest.json and -progress.jsonl), so a crash or kill loses at most the config in
-        flight (configs shorter than 10 ms are written together, 10 ms apart at most). The
-        directory is created if needed.
-    fsync_interval_s (kscope): with output_prefix, how often the streamed files are flushed to
-        the disk (fdatasync): a power loss or OS crash loses at most the configs of the last
-        fsync_interval_s seconds. 0 writes and flushes each config as it finishes (a flush costs
-        about a millisecond: more than a short config).
-    resume (kscope): with output_prefix, continue the sweep streamed there by a call that was
-        killed or interrupted (the same {func}-{n}: the n-th call of a fresh process, or the
-        next call after a SweepInterrupted): configs finished on disk are read back, the rest
-        measured, and the whole table returned. Refused (ConfigError naming what differs) if
-        the GPU, backend, sweep or measurement options differ; with nothing on disk every config
-        is measured.
-    overwrite (kscope): with output_prefix, replace the files of an earlier sweep there. Without
-        it (or resume), a call whose {prefix}{func}-{n}- already holds a sweep's files (or whose
-        output_csv files exist) raises ConfigError before measuring anything: kscope never deletes
-        measured data unasked. A second process on the same prefix is refused while the first runs.
-    output_csv: also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and
-        {prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a
-        temporary directory when no prefix is given).
-    info_collectors: custom information collectors (kscope.experimental.collect-decorated
-        functions, kscope.InfoCollector objects or (name, callback, scope) tuples) whose values
-        become columns; kscope.info_collector says when each scope is called.
-    info_collector_errors: 'warn' (as Nsight Python) records a failing collector's value as
-        missing and warns once per collector (kscope.SweepWarning, a RuntimeWarning); 'raise'
-        stops the sweep with a SweepError naming it.
-    backend (kscope): None (the default) chooses: the active tool's backend (kscope.activate),
-        else from the metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of
-        the engine's backends (the Backend column says which measured):
-        {backend choices}.
-    adaptive (kscope): None for exactly ``runs`` runs; True, or a dict of criterion
-        ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s,
-        to sample each config until every measured series meets the target (the Converged
-        column says which did).
-    throttled_runs (kscope): 'keep' (flagged, counted in ThrottledRuns) or 'exclude' from the
-        statistics (still in the raw samples).
-    ncu_sections (kscope, backend='ncu'): Nsight Compute sections such as 'SpeedOfLight' or
-        'MemoryWorkloadAnalysis', collected into the kept report (results.report_path) for
-        ncu's GUI; the table holds ``metrics``.
-    shard (kscope): measure only one shard of the configs, for sweeps split over processes, GPUs
-        or hosts: (index, count) measures the configs whose position modulo count is index;
-        'auto' takes it from the launcher: KSCOPE_SHARD=index/count, torchrun (RANK, WORLD_SIZE;
-        each process measures on GPU LOCAL_RANK and rank 0's call returns every rank's shard
-        merged, gathered over gloo; the other ranks return their own part), a Slurm job array
-        (SLURM_ARRAY_TASK_ID/_MIN/_MAX/_STEP/_COUNT) or srun's tasks (SLURM_PROCID of
-        SLURM_STEP_NUM_TASKS). None (the default) still honours KSCOPE_SHARD.
-        A shard's files get shard-<index>-of-<count>- after the prefix; kscope.merge or
-        ``kscope merge`` joins them. docs/scaling-out.md shows both launch styles.
-    energy_window (kscope): with the energy metrics, each recorded run is a window in which the
-        function runs back to back for at least this many seconds (1.0; the GPU's energy counter
-        updates about every 0.1 s), and every metric's sample is the window's: the durations are
-        its runs' mean, the energy its counter's difference per run. Each run must open exactly
-        one annotation. docs/energy.md says what the energy includes and what is taken out.
-    work (kscope): what each region must do, for the roofline without counters: a function of
-        the config's values (as derive_metric gets them) returning a kscope.Work (bytes moved
-        between DRAM and the SMs, FLOPs, their kind) or None, called once per annotation and
-        config; or a dict of such functions per annotation. E.g.
-        ``work=lambda n: kscope.Work(bytes=8 * n)`` for a copy of n floats. Each duration row of
-        a region with declared work then gets AchievedGBps, DRAMRoofPct, AchievedTFLOPs,
-        ComputeRoofPct (with their 95% intervals), ArithmeticIntensity and Bound, against the
-        device's roofs at the clocks observed around each run (docs/roofline.md, "Why is it slow, without
-        counters"); ProfileResults.roofs() lists the roofs, plot_roofline() draws them.
-    bound_thresholds (kscope): {'memory_pct': 60, 'compute_pct': 60}: the percentages of the DRAM
-        and compute roofs from which a row's Bound is memory or compute (the larger one decides
-        when both are reached; latency when neither is). 60% each by default, as Speed of Light.
+{options}
     """
-    options = Options(
-        runs=runs, warmup_runs=warmup_runs, metrics=metrics, derive_metric=derive_metric,
-        normalize_against=normalize_against, verbosity=verbosity,
-        ignore_kernel_list=ignore_kernel_list, combine_kernel_metrics=combine_kernel_metrics,
-        clock_control=clock_control, cache_control=cache_control, replay_mode=replay_mode,
-        thermal_mode=thermal_mode, thermal_wait=thermal_wait, thermal_cont=thermal_cont,
-        thermal_timeout=thermal_timeout, thermal_device=thermal_device,
-        output_prefix=output_prefix, output_csv=output_csv, resume=resume, overwrite=overwrite,
-        fsync_interval_s=fsync_interval_s, backend=backend,
-        adaptive=adaptive, throttled_runs=throttled_runs, ncu_sections=ncu_sections,
-        info_collectors=info_collectors, shard=shard, info_collector_errors=info_collector_errors,
-        energy_window=energy_window,
-        work=work, bound_thresholds=bound_thresholds,
-    )
+    given = {name: value for name, value in locals().items() if name in OPTIONS}  # the options, as called
+    options = Options(**given)
 
     def decorate(func: Callable[_Params, object]) -> ProfiledFunction[_Params]:
         profiled = _ProfiledFunction(func, configs, options)
@@ -265,10 +152,8 @@ def kernel(
     return decorate if _func is None else decorate(_func)
 
 
-# The backends come from the engine's registry, with what each measures.
-kernel.__doc__ = (kernel.__doc__ or "").replace(
-    "{backend choices}",
-    textwrap.fill(backend_choices(), width=92, subsequent_indent=" " * 8, break_on_hyphens=False))
+# The options' help comes from their table.
+kernel.__doc__ = (kernel.__doc__ or "").replace("{options}", options_help())
 
 
 class _ProfiledFunction:

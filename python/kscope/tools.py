@@ -52,7 +52,7 @@ class Tool(str, enum.Enum):
 _BACKEND = {Tool.NCU: "counters", Tool.CUPTI: "cupti"}
 
 # Nsight Python's default metric, which its NCU tool measures when metrics= is not given.
-_NCU_DEFAULT_METRIC = "gpu__time_duration.sum"
+(_NCU_DEFAULT_METRIC,) = _core.default_metrics(_core.Backend.ncu)  # Nsight Compute's kernel duration
 
 def _named(tool: Tool) -> str:
     return f"kscope.Tool.{tool.name}"

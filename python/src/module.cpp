@@ -20,9 +20,11 @@
 #include "kscope/detail/caller.hpp"
 #include "kscope/detail/collector_names.hpp"
 #include "kscope/detail/config_cells.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/detail/files.hpp"
 #include "kscope/detail/interrupt.hpp"
 #include "kscope/detail/log_sink.hpp"
+#include "kscope/detail/result_files.hpp"
 #include "kscope/detail/settings_fields.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/kscope.hpp"
@@ -33,19 +35,34 @@ namespace py = pybind11;
 
 namespace {
 
-// The one mapping of kscope's C++ errors to the Python classes of kscope.errors, most derived first.
+template <typename E>
+bool is(const std::exception& e) {
+  return dynamic_cast<const E*>(&e) != nullptr;
+}
+
+// The one mapping of kscope's C++ errors to the Python classes of kscope.errors, most derived first
+// (_core.error_classes() lists it; FileError is OSError, by its errno: os_error below).
+struct ErrorClass {
+  bool (*matches)(const std::exception&);
+  const char* python_class;
+};
+constexpr ErrorClass kErrorClasses[] = {
+    {is<kscope::SweepError>, "SweepError"},
+    {is<kscope::CudaError>, "CudaError"},
+    {is<kscope::BackendError>, "BackendError"},
+    {is<kscope::AnnotationUseError>, "AnnotationUseError"},
+    {is<kscope::KernelCountError>, "KernelCountError"},
+    {is<kscope::AnnotationError>, "AnnotationError"},
+    {is<kscope::ConfigError>, "ConfigError"},
+    {is<kscope::ThermalError>, "ThermalError"},
+    {is<kscope::InternalError>, "InternalError"},
+    {is<kscope::Error>, "ProfilerException"},
+};
+
 py::object error_class(const std::exception& e) {
   const py::module_ errors = py::module_::import("kscope.errors");
-  if (dynamic_cast<const kscope::SweepError*>(&e)) return errors.attr("SweepError");
-  if (dynamic_cast<const kscope::CudaError*>(&e)) return errors.attr("CudaError");
-  if (dynamic_cast<const kscope::BackendError*>(&e)) return errors.attr("BackendError");
-  if (dynamic_cast<const kscope::AnnotationUseError*>(&e)) return errors.attr("AnnotationUseError");
-  if (dynamic_cast<const kscope::KernelCountError*>(&e)) return errors.attr("KernelCountError");
-  if (dynamic_cast<const kscope::AnnotationError*>(&e)) return errors.attr("AnnotationError");
-  if (dynamic_cast<const kscope::ConfigError*>(&e)) return errors.attr("ConfigError");
-  if (dynamic_cast<const kscope::ThermalError*>(&e)) return errors.attr("ThermalError");
-  if (dynamic_cast<const kscope::InternalError*>(&e)) return errors.attr("InternalError");
-  if (dynamic_cast<const kscope::Error*>(&e)) return errors.attr("ProfilerException");
+  for (const ErrorClass& c : kErrorClasses)
+    if (c.matches(e)) return errors.attr(c.python_class);
   return py::reinterpret_borrow<py::object>(PyExc_RuntimeError);
 }
 
@@ -195,9 +212,8 @@ kscope::Cell to_cell(const py::handle& v) {
 }
 
 kscope::CollectionScope scope_named(const std::string& scope) {
-  for (const auto s : {kscope::CollectionScope::once, kscope::CollectionScope::config, kscope::CollectionScope::run,
-                       kscope::CollectionScope::annotation})
-    if (kscope::to_string(s) == scope) return s;
+  for (const auto& [value, name] : kscope::detail::enum_names(kscope::CollectionScope{}))
+    if (name == scope) return value;
   throw kscope::InternalError("no collection scope '" + scope + "' (kscope bug: please report it with this message)");
 }
 
@@ -541,30 +557,25 @@ void bind_backends(py::module_& m) {
   }, py::return_value_policy::reference, "The backend registry's definitions, in its order");
 }
 
+// An engine enumeration with its members named as the engine names them (kscope/detail/enum_names.hpp);
+// a name that is a Python keyword gets a trailing underscore (InfoCollectorErrors.raise_).
+template <typename E>
+void bind_enum(py::module_& m, const char* name) {
+  py::enum_<E> bound(m, name);
+  const py::object is_keyword = py::module_::import("keyword").attr("iskeyword");
+  for (const auto& [value, engine_name] : kscope::detail::enum_names(E{}))
+    bound.value(is_keyword(engine_name).template cast<bool>() ? (std::string(engine_name) + "_").c_str() : engine_name, value);
+}
+
 // The enumerations and parts of Settings.
 void bind_settings_parts(py::module_& m) {
-  py::enum_<kscope::CacheControl>(m, "CacheControl")
-      .value("all", kscope::CacheControl::all)
-      .value("none", kscope::CacheControl::none);
-  py::enum_<kscope::ClockControl>(m, "ClockControl")
-      .value("none", kscope::ClockControl::none)
-      .value("base", kscope::ClockControl::base);
-  py::enum_<kscope::ThermalMode>(m, "ThermalMode")
-      .value("automatic", kscope::ThermalMode::automatic)
-      .value("manual", kscope::ThermalMode::manual)
-      .value("off", kscope::ThermalMode::off);
-  py::enum_<kscope::ReplayMode>(m, "ReplayMode")
-      .value("kernel", kscope::ReplayMode::kernel)
-      .value("range", kscope::ReplayMode::range);
-  py::enum_<kscope::Sampling>(m, "Sampling")
-      .value("fixed", kscope::Sampling::fixed)
-      .value("adaptive", kscope::Sampling::adaptive);
-  py::enum_<kscope::StopCriterion>(m, "StopCriterion")
-      .value("ci_halfwidth", kscope::StopCriterion::ci_halfwidth)
-      .value("rsd", kscope::StopCriterion::rsd);
-  py::enum_<kscope::ThrottledRuns>(m, "ThrottledRuns")
-      .value("keep", kscope::ThrottledRuns::keep)
-      .value("exclude", kscope::ThrottledRuns::exclude);
+  bind_enum<kscope::CacheControl>(m, "CacheControl");
+  bind_enum<kscope::ClockControl>(m, "ClockControl");
+  bind_enum<kscope::ThermalMode>(m, "ThermalMode");
+  bind_enum<kscope::ReplayMode>(m, "ReplayMode");
+  bind_enum<kscope::Sampling>(m, "Sampling");
+  bind_enum<kscope::StopCriterion>(m, "StopCriterion");
+  bind_enum<kscope::ThrottledRuns>(m, "ThrottledRuns");
   py::class_<kscope::AdaptiveSampling>(m, "AdaptiveSampling")
       .def(py::init<>())
       .def_readwrite("criterion", &kscope::AdaptiveSampling::criterion)
@@ -577,13 +588,8 @@ void bind_settings_parts(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("memory_pct", &kscope::BoundThresholds::memory_pct)
       .def_readwrite("compute_pct", &kscope::BoundThresholds::compute_pct);
-  py::enum_<kscope::InfoCollectorErrors>(m, "InfoCollectorErrors")
-      .value("warn", kscope::InfoCollectorErrors::warn)
-      .value("raise_", kscope::InfoCollectorErrors::raise);  // raise is a Python keyword
-  py::enum_<kscope::Verbosity>(m, "Verbosity")
-      .value("quiet", kscope::Verbosity::quiet)
-      .value("info", kscope::Verbosity::info)
-      .value("debug", kscope::Verbosity::debug);
+  bind_enum<kscope::InfoCollectorErrors>(m, "InfoCollectorErrors");
+  bind_enum<kscope::Verbosity>(m, "Verbosity");
 }
 
 // Settings, the table of its fields, and its checks.
@@ -636,6 +642,18 @@ void bind_settings(py::module_& m) {
     return out;
   }, "[(name, python_name, python_type, role, doc)] of every Settings field, from the engine's one table; role: "
      "measurement (a resume and a merge must agree), summary (a merge must agree) or session");
+  m.def("error_classes", [] {
+    std::vector<std::string> names;
+    for (const ErrorClass& c : kErrorClasses) names.emplace_back(c.python_class);
+    return names;
+  }, "The classes of kscope.errors the engine's errors become, most derived first");
+  m.def("collection_scopes", [] {
+    std::vector<std::string> names;
+    for (const auto& [value, name] : kscope::detail::enum_names(kscope::CollectionScope{})) names.emplace_back(name);
+    return names;
+  }, "The info collectors' scopes, as the engine names them");
+  m.def("result_files", &kscope::detail::result_files,
+        "The file of each output format under an output prefix, in the order write_all writes them");
   m.def("chosen_backend", &kscope::chosen_backend, py::arg("settings"),
         "The backend these settings measure with (Backend.from_metrics: chosen from the metrics)");
   m.def("validate", [](kscope::Settings settings, const std::vector<std::pair<std::string, std::string>>& collectors) {
@@ -722,7 +740,7 @@ void bind_results(py::module_& m) {
       }, "[tuple of the config's values (the engine's: int, float, str, bool)] in sweep order")
       .def("write_json", py::overload_cast<const std::string&>(&kscope::Results::write_json, py::const_), py::arg("path"))
       .def("write_all", &kscope::Results::write_all, py::arg("prefix"),
-           "<prefix>summary.csv, <prefix>samples.csv and <prefix>results.json")
+           ("Writes " + kscope::detail::result_files_text("<prefix>")).c_str())
       .def("to_json", [](const kscope::Results& r) {
         std::ostringstream out;
         r.write_json(out);

@@ -4,7 +4,7 @@
 #include "backends/cupti/cupti_backend.hpp"
 #include "backends/cupti_subscriber.hpp"
 #include "backends/events/events_backend.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/log.hpp"
 #include "kscope/backend_registry.hpp"

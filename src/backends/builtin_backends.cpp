@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
-#include "doctor/rules.hpp"
+#include "core/caller_language.hpp"
+#include "backends/availability.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -107,7 +107,7 @@ void check_ncu(const Settings& s) {
       .name = std::string(Backend::ncu.name()),
       .python_name = "ncu",
       .summary = "re-runs the program under Nsight Compute's CLI and reads its report",
-      .default_metrics = {"gpu__time_duration.sum"},
+      .default_metrics = {kGpuTimeDuration},
       .check = check_ncu,
       .route = KSCOPE_IF_CUDA(ncu::route, nullptr),
       .make = KSCOPE_IF_CUDA(nullptr, built_without_cuda),

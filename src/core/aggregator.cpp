@@ -7,13 +7,14 @@
 #include <tuple>
 
 #include "core/attribution.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
 #include "core/log.hpp"
-#include "core/roofline.hpp"
+#include "core/row_roofline.hpp"
 #include "core/suggest.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope::detail {
 namespace {
@@ -387,8 +388,7 @@ void Aggregator::warn_about_roofline(const std::vector<SummaryRow>& rows, const 
   if (any_work && !any_point)
     log_warning(option("work") + " is declared, but these results hold no duration metric (a metric in a unit of "
                 "time), which the roofline divides the work by: no roofline columns. Measure a duration too (" +
-                spell("the default Backend::cupti", "the default backend") + ", or gpu__time_duration.sum with the "
-                "counters backend)");
+                spell("the default Backend::cupti", "the default backend") + ", or " + kGpuTimeDuration + " with the counters backend)");
   std::vector<std::string> unknown;
   for (const auto& name : settings_.work.annotations())
     if (!annotations.count(name)) unknown.push_back(name);

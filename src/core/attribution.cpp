@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "base/text.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"

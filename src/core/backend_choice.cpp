@@ -2,11 +2,12 @@
 
 #include <algorithm>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/metric_request.hpp"
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope {
 
@@ -35,7 +36,7 @@ Backend chosen_backend(const Settings& settings) {
     throw ConfigError("Invalid value " + detail::python_list(metrics) + " for 'metrics': '" + own + "' is the " +
                       to_string(duration) + " backend's duration, which is measured alone; the other names are " +
                       "hardware counters, measured by " + detail::backend_choice(Backend::counters) +
-                      ". Measure them in two calls, or list gpu__time_duration.sum (the counters' kernel "
+                      ". Measure them in two calls, or list " + kGpuTimeDuration + " (the counters' kernel "
                       "duration) instead of '" + own + "'");
   }
   return Backend::counters;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -10,8 +9,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/caller.hpp"
-#include "core/columns.hpp"
+#include "core/caller_language.hpp"
+#include "core/column_cells.hpp"
 #include "core/significance.hpp"
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
@@ -21,13 +20,9 @@
 namespace kscope {
 namespace {
 
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+using detail::formatted;
 
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 // Today's refusal, in today's words.
 [[noreturn]] void refuse(const std::string& what, const std::string& baseline, const std::string& candidate) {
@@ -105,7 +100,7 @@ ComparedSide side_of(const SummaryRow& row, const std::vector<double>& samples) 
 }
 
 std::string ci_method(const CompareOptions& o) {
-  return "percentile bootstrap, " + format("%g", 100 * o.confidence) + "%, " + std::to_string(o.resamples) +
+  return "percentile bootstrap, " + formatted("%g", 100 * o.confidence) + "%, " + std::to_string(o.resamples) +
          " resamples, seed " + std::to_string(o.seed);
 }
 
@@ -152,10 +147,10 @@ void flag_clocks(std::vector<ComparisonRow>& rows, const CompareOptions& options
   }
   if (!flagged) return;
   warnings.push_back(
-      "observed SM clocks differ by more than the threshold (" + format("%g", options.threshold_pct) + "%) in " +
+      "observed SM clocks differ by more than the threshold (" + formatted("%g", options.threshold_pct) + "%) in " +
       std::to_string(flagged) + " of " + std::to_string(rows.size()) + " rows (largest: " +
-      format("%.0f", largest->baseline.observed_sm_clock_mhz) + " vs " +
-      format("%.0f", largest->candidate.observed_sm_clock_mhz) + " MHz, " + largest->annotation + " " +
+      formatted("%.0f", largest->baseline.observed_sm_clock_mhz) + " vs " +
+      formatted("%.0f", largest->candidate.observed_sm_clock_mhz) + " MHz, " + largest->annotation + " " +
       largest->metric + "): a compute-bound kernel's duration scales with 1/clock, so the clocks alone can "
       "explain a verdict; lock them on both sides (" + detail::spell("ClockControl::base", "clock_control='base'") +
       ") (rows flagged sm_clock)");

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"

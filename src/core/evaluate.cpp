@@ -5,20 +5,22 @@
 #include <array>
 #include <cmath>
 #include <ostream>
-#include <sstream>
 #include <utility>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/evaluation_report.hpp"
 #include "core/evaluator.hpp"
 #include "core/log.hpp"
 #include "core/session.hpp"
+#include "core/suggest.hpp"
 #include "core/session_guard.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
 
 namespace kscope {
 namespace {
+
+using detail::number_text;
 
 struct FindingFacts {
   Finding finding;
@@ -78,13 +80,6 @@ std::vector<Cell> config_cells(const Config& config) {
   std::vector<Cell> cells;
   for (const Value& v : config.values()) cells.push_back(detail::to_cell(v));
   return cells;
-}
-
-std::string number(double value) {
-  std::ostringstream out;
-  out.precision(6);
-  out << value;
-  return out.str();
 }
 
 // The session's settings for an evaluation: every region measured as one range, nothing that would
@@ -172,7 +167,7 @@ double default_rtol(DType dtype) {
 void EvaluateOptions::validate() const {
   const auto check = [](const std::string& name, double value, bool ok, const std::string& accepts) {
     if (!ok)
-      throw ConfigError(detail::spell("EvaluateOptions::", "") + name + " is " + number(value) + ": it takes " +
+      throw ConfigError(detail::spell("EvaluateOptions::", "") + name + " is " + number_text(value) + ": it takes " +
                         accepts);
   };
   if (rtol) check("rtol", *rtol, std::isfinite(*rtol) && *rtol >= 0, "a finite number >= 0");

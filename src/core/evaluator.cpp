@@ -3,25 +3,18 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
-#include <sstream>
 #include <utility>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
-#include "core/interrupt.hpp"
+#include "core/interrupt_scope.hpp"
 #include "core/run_recorder.hpp"
+#include "core/suggest.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
 namespace {
-
-std::string number(double value) {
-  std::ostringstream out;
-  out.precision(6);
-  out << value;
-  return out.str();
-}
 
 std::string shape_text(const TensorView& v) {
   std::string dims;
@@ -234,9 +227,9 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
     if (result.mismatched > 0)
       fail("output " + std::to_string(compared[k]) + ": " + std::to_string(result.mismatched) + " of " +
            std::to_string(result.elements) + " elements outside |candidate - reference| <= atol + rtol * |reference| "
-           "(atol " + number(tolerances[k].atol) + ", rtol " + number(tolerances[k].rtol) + "); the first, element " +
-           std::to_string(result.first_mismatch) + ", is " + number(result.first_candidate) + " against " +
-           number(result.first_reference));
+           "(atol " + number_text(tolerances[k].atol) + ", rtol " + number_text(tolerances[k].rtol) + "); the first, element " +
+           std::to_string(result.first_mismatch) + ", is " + number_text(result.first_candidate) + " against " +
+           number_text(result.first_reference));
   }
 }
 

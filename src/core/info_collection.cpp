@@ -4,26 +4,19 @@
 #include <cmath>
 #include <set>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
-#include "core/interrupt.hpp"
+#include "core/interrupt_scope.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "kscope/columns.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
 namespace kscope {
 
-std::string to_string(CollectionScope scope) {
-  switch (scope) {
-    case CollectionScope::once: return "once";
-    case CollectionScope::config: return "config";
-    case CollectionScope::run: return "run";
-    case CollectionScope::annotation: return "annotation";
-  }
-  return "?";
-}
+std::string to_string(CollectionScope scope) { return detail::enum_name(scope); }
 
 namespace detail {
 namespace {

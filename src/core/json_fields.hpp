@@ -3,7 +3,6 @@
 // written and read back (the results file's records, the settings table of core/settings_fields).
 // Reals through core/cell_json.hpp; enumerations by name.
 #include <functional>
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,6 +13,7 @@
 #include "core/cell_json.hpp"
 #include "core/sample_store.hpp"
 #include "kscope/backend_registry.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/settings.hpp"
@@ -83,46 +83,18 @@ inline void decode(const Read& j, std::vector<double>& out, const std::string& w
 template <typename E>
 using Names = std::vector<std::pair<E, std::string>>;
 
-template <typename E>
-Names<E> named_by_to_string(std::initializer_list<E> values) {
-  Names<E> names;
-  for (E v : values) names.emplace_back(v, to_string(v));
-  return names;
-}
-
 // Backends by their names in the backend registry, which a program may extend: read at each use.
 inline Names<Backend> names(Backend) {
   Names<Backend> n;
   for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
   return n;
 }
-inline const Names<CacheControl>& names(CacheControl) {
-  static const auto n = named_by_to_string({CacheControl::all, CacheControl::none});
-  return n;
-}
-inline const Names<ClockControl>& names(ClockControl) {
-  static const auto n = named_by_to_string({ClockControl::none, ClockControl::base});
-  return n;
-}
-inline const Names<ReplayMode>& names(ReplayMode) {
-  static const auto n = named_by_to_string({ReplayMode::kernel, ReplayMode::range});
-  return n;
-}
-inline const Names<Sampling>& names(Sampling) {
-  static const Names<Sampling> n{{Sampling::fixed, "fixed"}, {Sampling::adaptive, "adaptive"}};
-  return n;
-}
-inline const Names<StopCriterion>& names(StopCriterion) {
-  static const Names<StopCriterion> n{{StopCriterion::ci_halfwidth, "ci_halfwidth"}, {StopCriterion::rsd, "rsd"}};
-  return n;
-}
-inline const Names<CollectionScope>& names(CollectionScope) {
-  static const auto n = named_by_to_string({CollectionScope::once, CollectionScope::config, CollectionScope::run,
-                                            CollectionScope::annotation});
-  return n;
-}
-inline const Names<ThrottledRuns>& names(ThrottledRuns) {
-  static const Names<ThrottledRuns> n{{ThrottledRuns::keep, "keep"}, {ThrottledRuns::exclude, "exclude"}};
+// The other enumerations by their one table of names (kscope/detail/enum_names.hpp).
+template <typename E>
+  requires requires(E v) { enum_names(v); }
+Names<E> names(E v) {
+  Names<E> n;
+  for (const auto& [value, name] : enum_names(v)) n.emplace_back(value, name);
   return n;
 }
 

@@ -13,13 +13,14 @@
 #include <regex>
 #include <set>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/aggregator.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
+#include "core/output_formats.hpp"
 #include "core/sample_stream.hpp"
-#include "core/settings_fields.hpp"
+#include "core/settings_table.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -364,7 +365,7 @@ std::string write_merged(const Results& merged, const std::string& out_prefix, b
   detail::check_output_prefix(settings, detail::PrefixWriter::merge);
   const detail::OutputClaim claim(settings, detail::PrefixWriter::merge);
   if (overwrite)
-    for (const char* file : {"manifest.json", "progress.jsonl", "ncu_report.ncu-rep"})
+    for (const char* file : {detail::kManifestFile, detail::kProgressFile, "ncu_report.ncu-rep"})
       if (const std::string path = settings.output_prefix + file; ::unlink(path.c_str()) != 0 && errno != ENOENT) {
         const int error = errno;
         throw FileError("cannot remove '" + path + "' of the sweep being replaced: " + std::strerror(error), path,

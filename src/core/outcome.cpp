@@ -3,8 +3,9 @@
 #include <memory>
 
 #include "core/attribution.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
+#include "core/output_formats.hpp"
 
 namespace kscope::detail {
 namespace {
@@ -16,7 +17,7 @@ std::string keep(const Results& kept, const Settings& settings, const std::strin
   if (!settings.output_prefix.empty()) {
     try {
       kept.write_all(settings.output_prefix);
-      message += " and written to " + settings.output_prefix + "{summary.csv,samples.csv,results.json}";
+      message += " and written to " + result_files_text(settings.output_prefix);
     } catch (const std::exception& e) {
       message += std::string("; writing them to files failed: ") + e.what();  // the sweep's own error stays
     }
@@ -42,17 +43,12 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
   }();
   if (settings.output_prefix.empty()) return results;
   try {
-    if (samples_on_disk) {
-      results.write_csv(settings.output_prefix + "summary.csv");
-      results.write_json(settings.output_prefix + "results.json");
-    } else {
-      results.write_all(settings.output_prefix);
-    }
+    write_result_files(results, settings.output_prefix, samples_on_disk);
   } catch (const std::exception& e) {
     // Measured is measured: the results travel with the error instead of being lost with the file.
     auto complete = std::make_shared<const Results>(std::move(results));
-    throw SweepError("all configs ran, but writing the results to " + settings.output_prefix +
-                         "{summary.csv,samples.csv,results.json} failed: " + e.what() + "\nall " +
+    throw SweepError("all configs ran, but writing the results to " + result_files_text(settings.output_prefix) +
+                         " failed: " + e.what() + "\nall " +
                          std::to_string(complete->rows().size()) + " summary rows are kept in " +
                          spell("SweepError::partial_results()", "the error's partial_results"),
                      "", std::current_exception(), complete);

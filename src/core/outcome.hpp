@@ -11,8 +11,8 @@
 namespace kscope::detail {
 
 // Throws SweepError when the results cannot be normalized, or written to the output prefix: then
-// the complete results are its partial_results. `samples_on_disk`: <prefix>samples.csv holds every
-// sample already (streamed by the session), so only summary.csv and results.json are written.
+// the complete results are its partial_results. `samples_on_disk`: the prefix's samples file holds
+// every sample already (streamed by the session), so only the other formats' files are written.
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
                       std::size_t config_count, bool samples_on_disk = false);
 

@@ -12,20 +12,28 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
+#include "core/output_formats.hpp"
 #include "core/session.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
 namespace {
 
-// What a sweep writes under its prefix (Backend::ncu: its report too).
-const char* const kSweepFiles[] = {"manifest.json", "progress.jsonl", "samples.csv", "summary.csv", "results.json",
-                                   "ncu_report.ncu-rep"};
+// What a sweep writes under its prefix: the stream's files, every output format's (Backend::ncu: its
+// report too).
+std::vector<std::string> sweep_file_names() {
+  std::vector<std::string> names = {kManifestFile, kProgressFile, kSamplesFile};
+  for (std::string& file : result_files())
+    if (file != kSamplesFile) names.push_back(std::move(file));
+  names.emplace_back("ncu_report.ncu-rep");
+  return names;
+}
+
 // Longer than any header of samples.csv.
 constexpr std::uint64_t kMaxHeaderBytes = 1 << 20;
 // Longer than any lock record: the holder's PID, host and start time.
@@ -48,11 +56,11 @@ std::string read_text(const std::string& path, std::uint64_t limit) {
 }
 
 // Whether a sweep's file records nothing: an empty progress.jsonl, a samples.csv of one line at most.
-bool records_nothing(const std::string& path, const char* file) {
+bool records_nothing(const std::string& path, const std::string& file) {
   struct stat status {};
   if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
-  if (std::string(file) == "progress.jsonl") return status.st_size == 0;
-  if (std::string(file) != "samples.csv" || static_cast<std::uint64_t>(status.st_size) > kMaxHeaderBytes) return false;
+  if (file == kProgressFile) return status.st_size == 0;
+  if (file != kSamplesFile || static_cast<std::uint64_t>(status.st_size) > kMaxHeaderBytes) return false;
   const std::string text = read_text(path, kMaxHeaderBytes);
   const auto lines = std::count(text.begin(), text.end(), '\n');
   return static_cast<std::size_t>(status.st_size) == text.size() &&
@@ -81,11 +89,11 @@ std::size_t lines_of(const std::string& path) {
 // "a finished sweep", or "an unfinished sweep (3 of 8 configs measured: ...)", from its files. A
 // failed sweep writes its partial results too: only the progress against the manifest tells.
 std::string earlier_sweep(const std::string& prefix) {
-  if (!exists(prefix + "manifest.json"))
-    return exists(prefix + "results.json") ? "a sweep's results" : "an earlier sweep's files";
+  if (!exists(prefix + kManifestFile))
+    return exists(prefix + kResultsFile) ? "a sweep's results" : "an earlier sweep's files";
   try {
-    const auto manifest = parse_json(read_text(prefix + "manifest.json", json_document_limit()));
-    const std::size_t done = lines_of(prefix + "progress.jsonl");
+    const auto manifest = parse_json(read_text(prefix + kManifestFile, json_document_limit()));
+    const std::size_t done = lines_of(prefix + kProgressFile);
     const auto configs = manifest.is_object() ? manifest.find("configs") : manifest.end();
     if (configs == manifest.end() || !configs->is_array()) return "an earlier sweep's files";
     if (done >= configs->size()) return "a finished sweep";
@@ -112,7 +120,7 @@ void check_earlier_sweep(const Settings& settings, PrefixWriter writer) {
   for (const auto& file : sweep_files(prefix)) found += (found.empty() ? "" : ", ") + file;
   if (found.empty()) return;
   const std::string named = prefix_option(writer) + " '" + prefix + "'";
-  const bool measured_here = exists(prefix + "manifest.json");
+  const bool measured_here = exists(prefix + kManifestFile);
   if (writer == PrefixWriter::merge) {
     if (settings.resume && !measured_here) return;  // the earlier merge of the sweep resumed now
     throw ConfigError(named + " holds " + earlier_sweep(prefix) + " (" + found +
@@ -128,7 +136,7 @@ void check_earlier_sweep(const Settings& settings, PrefixWriter writer) {
                       set_true("overwrite") + " to replace it, or give another " + option("output_prefix"));
   if (!measured_here)
     throw ConfigError("cannot resume under " + named + ": it holds " + found +
-                      " but no manifest.json, so nothing there can be continued. Set " + set_true("overwrite") +
+                      " but no " + kManifestFile + ", so nothing there can be continued. Set " + set_true("overwrite") +
                       " (instead of " + option("resume") + ") to replace those files, or give another " +
                       option("output_prefix"));
 }
@@ -166,7 +174,7 @@ std::string prefix_option(PrefixWriter writer) {
 
 std::vector<std::string> sweep_files(const std::string& prefix) {
   std::vector<std::string> found;
-  for (const char* file : kSweepFiles)
+  for (const std::string& file : sweep_file_names())
     if (exists(prefix + file) && !records_nothing(prefix + file, file)) found.push_back(prefix + file);
   return found;
 }

@@ -2,24 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/significance.hpp"
+#include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
 namespace kscope::detail {
 namespace {
 
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
-std::string change(double ratio) { return format("%+.1f%%", 100 * (ratio - 1)); }
+std::string change(double ratio) { return formatted("%+.1f%%", 100 * (ratio - 1)); }
 
 double median_of(const std::vector<double>& values) {
   return summarize(values, std::numeric_limits<double>::infinity()).median;
@@ -127,7 +121,7 @@ void Racer::record_round(const RoundPlan& plan, const std::vector<std::vector<Ru
       last.outcome = RaceOutcome::winner;
       last.round = rounds_.size();
       last.reason = "the only config left after round " + std::to_string(rounds_.size()) + ": every other one was " +
-                    "shown slower by more than " + format("%g", options_.threshold_pct) + "%";
+                    "shown slower by more than " + formatted("%g", options_.threshold_pct) + "%";
       decided_ = true;
     }
     return;
@@ -140,7 +134,7 @@ void Racer::record_round(const RoundPlan& plan, const std::vector<std::vector<Ru
     if (std::binary_search(chosen.begin(), chosen.end(), c)) continue;
     configs_[c].outcome = RaceOutcome::left_out;
     configs_[c].round = rounds_.size() - 1;
-    configs_[c].reason = "not shown slower than the leader by more than " + format("%g", options_.threshold_pct) +
+    configs_[c].reason = "not shown slower than the leader by more than " + formatted("%g", options_.threshold_pct) +
                          "% after " + runs_text(configs_[c].samples.size()) + ", but left out of the final round: " +
                          std::to_string(chosen.size()) + " others had lower medians (max_finalists)";
   }
@@ -178,15 +172,15 @@ std::size_t Racer::eliminate() {
     if (clocks_vary(times, clocks, leader_times, leader_clocks)) {
       const double p_cycles = u_test_p_greater(cycles_of(times, clocks), bar_cycles);
       if (!(p_cycles < elimination_level_)) continue;  // the clocks may explain it
-      cycles = ", in cycles p = " + format("%.2g", p_cycles);
+      cycles = ", in cycles p = " + formatted("%.2g", p_cycles);
     }
     config.outcome = RaceOutcome::eliminated;
     config.round = rounds_.size();
     config.reason = "after round " + std::to_string(rounds_.size()) + " (" + runs_text(times.size()) +
                     "): slower than the leader (" + names_[leader] + ") by more than " +
-                    format("%g", options_.threshold_pct) + "%: median " + change(medians[c] / medians[leader]) +
-                    ", one-sided U test p = " + format("%.2g", p) + cycles + " < " +
-                    format("%.2g", elimination_level_) + " (alpha / 2 / (configs - 1) / looks)";
+                    formatted("%g", options_.threshold_pct) + "%: median " + change(medians[c] / medians[leader]) +
+                    ", one-sided U test p = " + formatted("%.2g", p) + cycles + " < " +
+                    formatted("%.2g", elimination_level_) + " (alpha / 2 / (configs - 1) / looks)";
     ++dropped;
   }
   return dropped;
@@ -246,7 +240,7 @@ void Racer::judge_final(const std::vector<std::size_t>& finalists) {
     config.ratio_upper = in_time.upper;
     config.round = rounds_.size();
     const std::string interval = "median of the per-pass ratios to the winner " + change(in_time.median) + " (" +
-                                 format("%.4g", 100 * confidence) + "% interval " + change(in_time.lower) + " to " +
+                                 formatted("%.4g", 100 * confidence) + "% interval " + change(in_time.lower) + " to " +
                                  change(in_time.upper) + ")";
     bool slower = in_time.lower > margin;
     std::string cycles;
@@ -258,10 +252,10 @@ void Racer::judge_final(const std::vector<std::size_t>& finalists) {
     }
     config.outcome = slower ? RaceOutcome::slower : RaceOutcome::tied;
     config.reason = interval + cycles +
-                    (slower ? ": slower than the winner by more than " + format("%g", options_.threshold_pct) + "%"
+                    (slower ? ": slower than the winner by more than " + formatted("%g", options_.threshold_pct) + "%"
                      : std::isnan(in_time.lower)
                          ? ": too few passes for an interval at this confidence, so not shown slower: a tie"
-                         : ": not shown slower than the winner by more than " + format("%g", options_.threshold_pct) +
+                         : ": not shown slower than the winner by more than " + formatted("%g", options_.threshold_pct) +
                                "%: a tie");
   }
 }

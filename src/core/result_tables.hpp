@@ -1,11 +1,11 @@
 #pragma once
-// The rows of Results' long-format tables, cell by cell in the schema's order (core/columns.*):
+// The rows of Results' long-format tables, cell by cell in the schema's order (core/column_cells.*):
 // the tables Results builds (summary_table, samples_table) and the writers that stream the rows to
 // a file without building the table (io/results_writers.cpp).
 #include <string>
 #include <vector>
 
-#include "core/columns.hpp"
+#include "core/column_cells.hpp"
 #include "kscope/results.hpp"
 
 namespace kscope::detail {

@@ -4,7 +4,7 @@
 
 #include "base/csv.hpp"
 #include "base/text.hpp"
-#include "core/columns.hpp"
+#include "core/column_cells.hpp"
 #include "core/result_tables.hpp"
 #include "core/sample_store.hpp"
 #include "kscope/columns.hpp"

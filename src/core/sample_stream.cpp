@@ -13,15 +13,16 @@
 #include <sstream>
 
 #include "base/csv.hpp"
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/cell_json.hpp"
-#include "core/columns.hpp"
+#include "core/column_cells.hpp"
 #include "core/log.hpp"
 #include "core/output_claim.hpp"
-#include "core/settings_fields.hpp"
+#include "core/output_formats.hpp"
+#include "core/settings_table.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
@@ -113,7 +114,7 @@ constexpr std::size_t kMaxProgressLine = std::size_t(256) << 20;
 constexpr int kManifestVersion = 2;
 
 // What a resumed sweep must share: the Settings fields of how it is measured
-// (core/settings_fields.cpp), with the backend and metrics as the session resolved them, the GPU,
+// (core/settings_table.cpp), with the backend and metrics as the session resolved them, the GPU,
 // and the shard it measures.
 Json identity(const Settings& s, const SessionInfo& session, const std::vector<MetricSpec>& metrics) {
   Json j = settings_json(s, {SettingsRole::measurement});
@@ -283,7 +284,7 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
 
 // A prefix refused for its directory may hold a finished sweep, whose results need no writing.
 std::string finished_sweep_hint(const Settings& settings) {
-  const std::string results = settings.output_prefix + "results.json";
+  const std::string results = settings.output_prefix + kResultsFile;
   if (kind_of_file(results) != "a regular file") return "";
   return ". The results of the sweep there need no writing: read them with " +
          spell("kscope::load_results(\"" + results + "\")", "kscope.load('" + results + "')");
@@ -297,7 +298,7 @@ void check_output_prefix(const Settings& settings, PrefixWriter writer) {
   const std::string named = prefix_option(writer) + " '" + prefix + "'";
   if (const std::string kind = kind_of_file(prefix); !kind.empty() && kind != "a regular file" && kind != "a directory")
     throw ConfigError(named + " is " + kind + ": an output prefix starts the names of the files written beside it ('" +
-                      prefix + "results.json', ...) or names a directory to write them in; give one of those");
+                      prefix + kResultsFile + "', ...) or names a directory to write them in; give one of those");
   const std::string directory = directory_of(prefix);
   if (const std::string kind = kind_of_file(directory); kind != "a directory")
     throw ConfigError(named + ": its directory '" + directory + "' " +
@@ -341,23 +342,23 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
 void SampleStream::start(const std::string& manifest) {
   if (const auto earlier = sweep_files(prefix_); !earlier.empty())
     log_info("replacing the earlier sweep under '" + prefix_ + "' (" + option("overwrite") + ")");
-  for (const char* file : {"progress.jsonl", "samples.csv", "manifest.json"}) write_target(prefix_ + file);  // no device
+  for (const char* file : {kProgressFile, kSamplesFile, kManifestFile}) write_target(prefix_ + file);  // no device
   std::ostringstream header;
   write_csv(Table{samples_header(configs_, info_columns_), {}}, header);
   // Progress first: files of an older sweep never pass for this one's. Its results go: until this
   // sweep writes its own, they would pass for them.
-  write_whole(prefix_ + "progress.jsonl", "");
-  for (const char* finished : {"summary.csv", "results.json"})
-    if (::unlink((prefix_ + finished).c_str()) != 0 && errno != ENOENT)
+  write_whole(prefix_ + kProgressFile, "");
+  for (const std::string& finished : result_files())
+    if (finished != kSamplesFile && ::unlink((prefix_ + finished).c_str()) != 0 && errno != ENOENT)
       throw Error("cannot remove '" + prefix_ + finished + "' of the sweep being replaced: " + std::strerror(errno));
-  write_whole(prefix_ + "samples.csv", header.str());
-  write_whole(prefix_ + "manifest.json", manifest);
+  write_whole(prefix_ + kSamplesFile, header.str());
+  write_whole(prefix_ + kManifestFile, manifest);
 }
 
 void SampleStream::resume(const std::string& manifest, const std::optional<Shard>& shard, Aggregator& aggregator) {
   const auto stored = read_manifest();
   if (!stored) {
-    log_info("nothing to resume under '" + prefix_ + "' (no manifest.json): measuring every config");
+    log_info("nothing to resume under '" + prefix_ + "' (no " + kManifestFile + "): measuring every config");
     start(manifest);
     return;
   }
@@ -374,7 +375,7 @@ void SampleStream::resume(const std::string& manifest, const std::optional<Shard
 }
 
 std::optional<nlohmann::ordered_json> SampleStream::read_manifest() const {
-  const std::string path = prefix_ + "manifest.json";
+  const std::string path = prefix_ + kManifestFile;
   auto file = InputFile::if_exists(path, sweep_file_fix());
   if (!file) return std::nullopt;
   const std::string text = read_whole(*file, path, json_document_limit(), "a manifest");
@@ -420,8 +421,8 @@ void SampleStream::check_same_sweep(const Json& stored, const Json& now) const {
 // Both files are read a record at a time, and each finished config's samples go to the
 // aggregator once they are checked: resuming a sweep holds what measuring it held.
 SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
-  const std::string samples_path = prefix_ + "samples.csv";
-  const std::string progress_path = prefix_ + "progress.jsonl";
+  const std::string samples_path = prefix_ + kSamplesFile;
+  const std::string progress_path = prefix_ + kProgressFile;
   std::optional<InputFile> samples_file = InputFile::if_exists(samples_path, sweep_file_fix());
   std::istringstream none;
   ReadBack back;
@@ -473,8 +474,8 @@ SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
 
 // The files end with the last finished config, as if the sweep had stopped right after it.
 void SampleStream::cut_after(const ReadBack& back) {
-  const std::string samples_path = prefix_ + "samples.csv";
-  const std::string progress_path = prefix_ + "progress.jsonl";
+  const std::string samples_path = prefix_ + kSamplesFile;
+  const std::string progress_path = prefix_ + kProgressFile;
   if (!back.has_header) {
     std::ostringstream text;
     write_csv(Table{back.header, {}}, text);
@@ -502,7 +503,7 @@ void SampleStream::config_finished(std::size_t config_index, const Aggregator& a
     // A long config's rows go out as they are made, not held as text: without their progress line
     // they do not count, as a config's in flight.
     if (pending_samples_.size() >= kWriteChunk) {
-      append(prefix_ + "samples.csv", pending_samples_, false);
+      append(prefix_ + kSamplesFile, pending_samples_, false);
       pending_samples_.clear();
       unsynced_ = true;
     }
@@ -536,8 +537,8 @@ void SampleStream::config_finished(std::size_t config_index, const Aggregator& a
 
 void SampleStream::write_pending(bool durably) {
   // The samples before the lines that say they are there; with `durably`, on the disk before.
-  append(prefix_ + "samples.csv", pending_samples_, durably);
-  append(prefix_ + "progress.jsonl", pending_progress_, durably);
+  append(prefix_ + kSamplesFile, pending_samples_, durably);
+  append(prefix_ + kProgressFile, pending_progress_, durably);
   pending_samples_.clear();
   pending_progress_.clear();
   last_write_ = Clock::now();
@@ -551,7 +552,7 @@ void SampleStream::sync() {
     return;
   }
   if (!unsynced_) return;
-  for (const char* name : {"samples.csv", "progress.jsonl"}) File(prefix_ + name, O_WRONLY).sync();
+  for (const char* name : {kSamplesFile, kProgressFile}) File(prefix_ + name, O_WRONLY).sync();
   unsynced_ = false;
   last_sync_ = Clock::now();
 }

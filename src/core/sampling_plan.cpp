@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 

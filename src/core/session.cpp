@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "base/elapsed.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/log.hpp"
 #include "core/metric_request.hpp"

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {

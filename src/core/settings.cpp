@@ -5,26 +5,46 @@
 
 #include "base/text.hpp"
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
 #include "core/metric_request.hpp"
-#include "core/roofline.hpp"
+#include "core/row_roofline.hpp"
 #include "core/sampling_plan.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
 #include "kscope/backend_registry.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope {
 
-std::string to_string(CacheControl c) { return c == CacheControl::all ? "all" : "none"; }
+std::string to_string(CacheControl c) { return detail::enum_name(c); }
 
-std::string to_string(ClockControl c) { return c == ClockControl::none ? "none" : "base"; }
+std::string to_string(ClockControl c) { return detail::enum_name(c); }
+
+namespace {
+
+// The measurement modes: what each preset sets, and its name.
+struct Mode {
+  Preset preset;
+  CacheControl cache;
+  ClockControl clock;
+  const char* name;
+};
+constexpr Mode kModes[] = {
+    {Preset::default_profiling, CacheControl::all, ClockControl::none, "default"},
+    {Preset::strict, CacheControl::all, ClockControl::base, "strict"},
+    {Preset::continuous, CacheControl::none, ClockControl::none, "continuous"},
+};
+
+}  // namespace
 
 std::string mode_name(CacheControl cache, ClockControl clock) {
-  if (clock == ClockControl::none) return cache == CacheControl::all ? "default" : "continuous";
-  return cache == CacheControl::all ? "strict" : "custom";
+  for (const Mode& mode : kModes)
+    if (mode.cache == cache && mode.clock == clock) return mode.name;
+  return "custom";
 }
 
 namespace detail {
@@ -33,9 +53,9 @@ void check_requested_metrics(const std::vector<std::string>& requested, const st
                              const std::string& backend) {
   for (const auto& m : requested) {
     if (std::find(measured.begin(), measured.end(), m) != measured.end()) continue;
-    const std::string ncu_note = m == "gpu__time_duration.sum"
-                                     ? " Nsight Compute's gpu__time_duration.sum is measured under ncu's kernel replay "
-                                       "and is not the same quantity."
+    const std::string ncu_note = m == kGpuTimeDuration
+                                     ? " Nsight Compute's " + m + " is measured under ncu's kernel replay and is not "
+                                       "the same quantity."
                                      : "";
     throw ConfigError("Invalid value " + python_list(requested) + " for 'metrics': the " + backend +
                       " backend measures only " + quoted_list(measured) + "." + ncu_note +
@@ -151,12 +171,17 @@ void Settings::validate() const {
 }
 
 Settings& Settings::apply(Preset preset) {
-  cache_control = preset == Preset::continuous ? CacheControl::none : CacheControl::all;
-  clock_control = preset == Preset::strict ? ClockControl::base : ClockControl::none;
-  return *this;
+  for (const Mode& mode : kModes)
+    if (mode.preset == preset) {
+      cache_control = mode.cache;
+      clock_control = mode.clock;
+      return *this;
+    }
+  throw InternalError("a preset without a mode (" + std::to_string(static_cast<int>(preset)) +
+                      "): kscope bug, please report it");
 }
 
-std::string to_string(ReplayMode r) { return r == ReplayMode::kernel ? "kernel" : "range"; }
+std::string to_string(ReplayMode r) { return detail::enum_name(r); }
 
 double MeasuredValues::operator[](const std::string& metric) const {
   auto it = std::find(names_->begin(), names_->end(), metric);

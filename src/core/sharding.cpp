@@ -3,8 +3,8 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "base/files.hpp"
-#include "core/caller.hpp"
+#include "base/file_access.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/shard.hpp"

@@ -1,9 +1,7 @@
 #include "core/significance.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -14,8 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/normal_tail.hpp"
+#include "core/suggest.hpp"
 #include "core/valid_samples.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
@@ -108,23 +107,17 @@ std::size_t tail_resamples(double confidence, std::size_t resamples) {
       std::floor(static_cast<double>(resamples + 1) * (1.0 - confidence) / 2.0 + 1e-9));
 }
 
-std::string format(const char* pattern, double value) {
-  std::array<char, 64> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), pattern, value);
-  return buffer.data();
-}
-
-std::string percent_change(double ratio) { return format("%+.1f%%", 100.0 * (ratio - 1.0)); }
+std::string percent_change(double ratio) { return formatted("%+.1f%%", 100.0 * (ratio - 1.0)); }
 
 void check_interval_options(double confidence, std::size_t resamples) {
   if (!(confidence > 0.0 && confidence < 1.0)) {
-    throw ConfigError(compare_option("confidence") + " must lie strictly between 0 and 1, got " + format("%g", confidence) +
+    throw ConfigError(compare_option("confidence") + " must lie strictly between 0 and 1, got " + formatted("%g", confidence) +
                       " (the default is 0.95)");
   }
   if (tail_resamples(confidence, resamples) == 0) {
     const auto needed = static_cast<std::size_t>(std::ceil(2.0 / (1.0 - confidence) - 1.0 - 1e-9));
     throw ConfigError(compare_option("resamples") + " = " + std::to_string(resamples) + " is too few for a " +
-                      format("%g", 100.0 * confidence) + "% interval: each tail needs at least one "
+                      formatted("%g", 100.0 * confidence) + "% interval: each tail needs at least one "
                       "resample, so at least " + std::to_string(needed) + " (the default is 2000)");
   }
 }
@@ -149,9 +142,9 @@ std::optional<std::pair<Verdict, std::string>> cannot_judge(const SampleComparis
   }
   for (const auto& [side, summary] : sides) {
     if (summary->rsd_pct > options.max_rsd_pct) {
-      return std::pair{Verdict::unstable, std::string(side) + " RSD " + format("%.1f%%", summary->rsd_pct) +
+      return std::pair{Verdict::unstable, std::string(side) + " RSD " + formatted("%.1f%%", summary->rsd_pct) +
                                               " is above " + compare_option("max_rsd_pct") + " (" +
-                                              format("%g%%", options.max_rsd_pct) +
+                                              formatted("%g%%", options.max_rsd_pct) +
                                               "): too noisy to judge; lock clocks or add warm-up runs"};
     }
   }
@@ -175,7 +168,7 @@ Shift shift_of(std::span<const double> baseline, std::span<const double> candida
 }
 
 std::string interval_text(const Interval& ci, const CompareOptions& options) {
-  return format("%g", 100.0 * options.confidence) + "% CI " + percent_change(ci.lower) + " to " + percent_change(ci.upper);
+  return formatted("%g", 100.0 * options.confidence) + "% CI " + percent_change(ci.lower) + " to " + percent_change(ci.upper);
 }
 
 double median_clock(std::span<const double> clocks) {
@@ -400,7 +393,7 @@ SampleComparison compare_samples(std::span<const double> baseline, std::span<con
   if (clocks && clocks_vary(baseline, clocks->baseline, candidate, clocks->candidate))
     c.cycles = shift_of(cycles_of(baseline, clocks->baseline), cycles_of(candidate, clocks->candidate), options);
   const std::string interval = interval_text(c.ratio_ci, options);
-  const std::string p = "p = " + format("%.2g", c.u_test.p_value);
+  const std::string p = "p = " + formatted("%.2g", c.u_test.p_value);
   if (time.rose || time.fell) {
     c.reason = "median " + percent_change(c.ratio) + " (" + interval + "), " + p;
     if (!c.cycles) {
@@ -409,7 +402,7 @@ SampleComparison compare_samples(std::span<const double> baseline, std::span<con
     }
     const std::string in_cycles = "in cycles (duration \u00d7 SM clock) " + percent_change(c.cycles->ratio) + " (" +
                                   interval_text(c.cycles->ratio_ci, options) + "), p = " +
-                                  format("%.2g", c.cycles->u_test.p_value);
+                                  formatted("%.2g", c.cycles->u_test.p_value);
     if (c.cycles->rose == time.rose && c.cycles->fell == time.fell) {
       c.verdict = verdict_of_change(time.rose, direction);
       c.reason += "; " + in_cycles;
@@ -417,17 +410,17 @@ SampleComparison compare_samples(std::span<const double> baseline, std::span<con
     }
     c.verdict = Verdict::ambiguous;
     c.reason = "in time " + c.reason + ", but " + in_cycles + " does not show the same change: the SM clocks " +
-               "differ (median " + format("%.0f", median_clock(clocks->baseline)) + " MHz in the baseline, " +
-               format("%.0f", median_clock(clocks->candidate)) + " MHz in the candidate) and can explain it; lock " +
+               "differ (median " + formatted("%.0f", median_clock(clocks->baseline)) + " MHz in the baseline, " +
+               formatted("%.0f", median_clock(clocks->candidate)) + " MHz in the candidate) and can explain it; lock " +
                "the clocks on both sides (" + spell("ClockControl::base", "clock_control='base'") + ")";
     return c;
   }
   c.verdict = Verdict::same;
   if (!(c.u_test.p_value < options.alpha))
-    c.reason = "not significant: " + p + " is not below alpha " + format("%g", options.alpha) + " (median " +
+    c.reason = "not significant: " + p + " is not below alpha " + formatted("%g", options.alpha) + " (median " +
                percent_change(c.ratio) + ", " + interval + ")";
   else
-    c.reason = "within threshold: the " + interval + " does not lie beyond \u00b1" + format("%g", options.threshold_pct) +
+    c.reason = "within threshold: the " + interval + " does not lie beyond \u00b1" + formatted("%g", options.threshold_pct) +
                "% (median " + percent_change(c.ratio) + ", " + p + ")";
   return c;
 }
@@ -452,13 +445,13 @@ namespace kscope {
 
 void CompareOptions::validate() const {
   using detail::compare_option;
-  using detail::format;
+  using detail::formatted;
   if (!(threshold_pct >= 0.0 && threshold_pct < 100.0)) {
     throw ConfigError(compare_option("threshold_pct") + " must be a percentage from 0 up to (not including) 100, got " +
-                      format("%g", threshold_pct) + " (the default is 2)");
+                      formatted("%g", threshold_pct) + " (the default is 2)");
   }
   if (!(alpha > 0.0 && alpha < 1.0)) {
-    throw ConfigError(compare_option("alpha") + " must lie strictly between 0 and 1, got " + format("%g", alpha) +
+    throw ConfigError(compare_option("alpha") + " must lie strictly between 0 and 1, got " + formatted("%g", alpha) +
                       " (the default is 0.05)");
   }
   if (min_samples == 0) {
@@ -467,7 +460,7 @@ void CompareOptions::validate() const {
   }
   if (!(max_rsd_pct > 0.0)) {
     throw ConfigError(compare_option("max_rsd_pct") + " must be a positive percentage, got " +
-                      format("%g", max_rsd_pct) + " (the default is 10; infinity turns the check off)");
+                      formatted("%g", max_rsd_pct) + " (the default is 10; infinity turns the check off)");
   }
   detail::check_interval_options(confidence, resamples);
 }

@@ -50,9 +50,11 @@ std::string fixed(double value, int decimals) {
   return text;
 }
 
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+std::string number_text(double value) { return formatted("%g", value); }
+
+std::string formatted(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
   return text;
 }
 

@@ -21,5 +21,7 @@ std::string python_list(const std::vector<std::string>& names);
 std::string fixed(double value, int decimals);
 // A number as printf's %g writes it ("0", "2.5", "1e+20"), for messages.
 std::string number_text(double value);
+// A number as printf writes it with `pattern`, a conversion of one double ("%.3g", "%+.1f%%").
+std::string formatted(const char* pattern, double value);
 
 }  // namespace kscope::detail

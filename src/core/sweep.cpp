@@ -5,7 +5,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {

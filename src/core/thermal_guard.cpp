@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {

@@ -6,16 +6,15 @@
 #include <chrono>
 #include <filesystem>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <set>
 #include <utility>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/aggregator.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/race.hpp"
 #include "core/session.hpp"
@@ -30,14 +29,10 @@
 namespace kscope {
 namespace {
 
+using detail::formatted;
+using detail::number_text;
 using detail::option;
 using detail::spell;
-
-std::string number(double value, const char* pattern = "%g") {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -167,7 +162,7 @@ class DecidingAnnotation {
 
 void RaceOptions::validate() const {
   const auto check = [](const std::string& name, double value, bool ok, const std::string& accepts) {
-    if (!ok) throw ConfigError(race_option(name) + " is " + number(value) + ": it takes " + accepts);
+    if (!ok) throw ConfigError(race_option(name) + " is " + number_text(value) + ": it takes " + accepts);
   };
   check("threshold_pct", threshold_pct, std::isfinite(threshold_pct) && threshold_pct >= 0 && threshold_pct < 100,
         "a percentage from 0 up to 100 (2 by default)");
@@ -242,10 +237,10 @@ std::ostream& operator<<(std::ostream& out, const Race& race) {
     out << "winner: " << m.configs().at(race.winner()).to_string();
     const std::vector<std::size_t> ties = race.ties();
     if (!ties.empty()) {
-      out << "; tied within " << number(race.options().threshold_pct) << "%:";
+      out << "; tied within " << number_text(race.options().threshold_pct) << "%:";
       for (std::size_t t : ties) out << " (" << m.configs().at(t).to_string() << ")";
     }
-    out << " (confidence " << number(100 * race.confidence()) << "%)\n";
+    out << " (confidence " << number_text(100 * race.confidence()) << "%)\n";
   }
   out << "cost: " << c.runs << " runs of the exhaustive sweep's " << c.exhaustive_runs << " ("
       << detail::fixed(100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1)), 1)
@@ -288,8 +283,8 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   if (raced.size() > 1 && smallest_p(options.first_runs) >= racer.elimination_level())
     detail::log_warning(race_option("first_runs") + " = " + std::to_string(options.first_runs) + ": " +
                 std::to_string(options.first_runs) + " runs a side can show a difference at p = " +
-                number(smallest_p(options.first_runs)) + " at best, not below the elimination level " +
-                number(racer.elimination_level(), "%.3g") + " of " + std::to_string(raced.size()) +
+                number_text(smallest_p(options.first_runs)) + " at best, not below the elimination level " +
+                formatted("%.3g", racer.elimination_level()) + " of " + std::to_string(raced.size()) +
                 " configs: nothing is eliminated before the runs double; raise " + race_option("first_runs"));
   if (settings.shard && settings.shard->count > 1)
     detail::log_info("racing shard " + settings.shard->to_string() + " of the sweep: " + std::to_string(raced.size()) +

@@ -3,7 +3,7 @@
 #include <cupti.h>
 
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::device {

@@ -11,6 +11,7 @@
 #include "backends/cupti_subscriber.hpp"
 #include "doctor/shared_library.hpp"
 #include "doctor/system_probes.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope::doctor {
 namespace {
@@ -89,7 +90,7 @@ CounterFacts SystemProbes::counters(const std::string& skip_reason) {
     const CUcontext context = counters::current_context();
     counters::require_profiling_support(counters::device_handle(0), "device #0");
     counters::release_kept_profiler();  // one range profiler per context: a counters call may have left one
-    const auto config = std::make_shared<const counters::MetricConfig>(chip, std::vector<std::string>{"gpu__time_duration.sum"},
+    const auto config = std::make_shared<const counters::MetricConfig>(chip, std::vector<std::string>{kGpuTimeDuration},
                                                                        counters::counter_availability(context));
     const counters::RangeProfiler profiler(context, config, counters::RangeKind::per_kernel, 1);
   } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 #include "doctor/probes.hpp"
-#include "doctor/rules.hpp"
+#include "backends/availability.hpp"
 
 namespace kscope::doctor {
 

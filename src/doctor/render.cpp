@@ -1,7 +1,7 @@
 // The doctor's report as text for a person and as JSON for tools (and Python's kscope.doctor()).
 #include <nlohmann/json.hpp>
 
-#include "doctor/rules.hpp"
+#include "backends/availability.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"
 

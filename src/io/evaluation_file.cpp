@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "base/files.hpp"
-#include "core/caller.hpp"
+#include "base/file_access.hpp"
+#include "core/caller_language.hpp"
 #include "core/json_fields.hpp"
 #include "io/results_file.hpp"
 #include "kscope/errors.hpp"

@@ -14,9 +14,10 @@
 #include <set>
 #include <thread>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "core/log.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
 #include "kscope/results.hpp"
 #include "kscope/statistics.hpp"
 
@@ -147,8 +148,8 @@ Durations duration_metrics(const Samples& samples) {
     if (!d.of.count(a)) timeless.push_back(a);
   if (!d.annotations.empty() && timeless.size() == d.annotations.size())
     throw ConfigError("these results hold no duration metric (no metric in ns, us, ms or s), and Google "
-                      "Benchmark's JSON gives every benchmark a time; measure a duration too (e.g. "
-                      "gpu__time_duration.sum with the counters or ncu backend)");
+                      "Benchmark's JSON gives every benchmark a time; measure a duration too (e.g. " +
+                      std::string(kGpuTimeDuration) + " with the counters or ncu backend)");
   for (const auto& a : timeless)
     detail::log_warning("write_gbench_json: annotation '" + a +
                         "' has no duration metric, and Google Benchmark's JSON needs one: it is left out");

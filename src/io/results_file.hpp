@@ -19,7 +19,7 @@ void append_json(std::string& out, const nlohmann::ordered_json& j, std::size_t 
 // its closing brace (an Evaluation's section).
 void write_results(const Results& results, std::ostream& out, const std::function<void(std::ostream&)>& more);
 // The text of the results file at `path`: a regular file of at most json_document_limit() bytes
-// (base/files.hpp), else FileError; `expected` says what to give instead.
+// (base/file_access.hpp), else FileError; `expected` says what to give instead.
 std::string read_results_text(const std::string& path, const std::string& expected);
 // A results file's document (from the stream `in`, or its text), its format and version checked:
 // JSON of any content is a ConfigError naming `file`, never a crash; the Results it holds.

@@ -1,26 +1,54 @@
-// The table of Results' output formats, and the two CSV formats (the summary, the raw samples),
-// written row by row from the schema's columns without building the table.
-#include "io/results_writers.hpp"
-
+// The table of Results' output formats (core/output_formats.hpp), and the two CSV formats (the
+// summary, the raw samples), written row by row from the schema's columns without building the table.
+#include <cstring>
+#include <mutex>
 #include <ostream>
 
 #include "base/csv.hpp"
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/text.hpp"
+#include "core/output_formats.hpp"
 #include "core/result_tables.hpp"
+#include "kscope/errors.hpp"
 
 namespace kscope {
 namespace detail {
 
-std::span<const ResultsWriter> results_writers() {
-  static const ResultsWriter writers[] = {
+namespace {
+
+std::mutex formats_mutex;
+
+std::vector<OutputFormat>& formats() {
+  static std::vector<OutputFormat> table = {
       {"summary CSV", "summary.csv", [](const Results& r, const std::string& path) { r.write_csv(path); }},
-      {"samples CSV", "samples.csv", [](const Results& r, const std::string& path) { r.write_samples_csv(path); }},
-      {"kscope results file (JSON)", "results.json",
+      {"samples CSV", kSamplesFile, [](const Results& r, const std::string& path) { r.write_samples_csv(path); }},
+      {"kscope results file (JSON)", kResultsFile,
        [](const Results& r, const std::string& path) { r.write_json(path); }},
       {"Google Benchmark JSON", nullptr, [](const Results& r, const std::string& path) { r.write_gbench_json(path); }},
   };
-  return writers;
+  return table;
+}
+
+}  // namespace
+
+std::vector<OutputFormat> output_formats() {
+  const std::lock_guard lock(formats_mutex);
+  return formats();
+}
+
+void register_output_format(OutputFormat format) {
+  const std::lock_guard lock(formats_mutex);
+  if (!format.format || !*format.format || !format.write)
+    throw ConfigError("register_output_format(): the format needs a name and a writer");
+  for (const OutputFormat& f : formats()) {
+    if (std::strcmp(f.format, format.format) == 0)
+      throw ConfigError("register_output_format(): a format named '" + std::string(format.format) +
+                        "' is registered already");
+    if (format.prefix_file && f.prefix_file && std::strcmp(f.prefix_file, format.prefix_file) == 0)
+      throw ConfigError("register_output_format(): the prefix file '" + std::string(format.prefix_file) +
+                        "' is format '" + f.format + "''s");
+  }
+  formats().push_back(format);
 }
 
 }  // namespace detail
@@ -57,11 +85,6 @@ void Results::write_samples_csv(const std::string& path) const {
     }
     out << buffer;
   });
-}
-
-void Results::write_all(const std::string& prefix) const {
-  for (const detail::ResultsWriter& writer : detail::results_writers())
-    if (writer.prefix_file) writer.write(*this, prefix + writer.prefix_file);
 }
 
 }  // namespace kscope

@@ -3,6 +3,7 @@
 # it, so that a file's place says what it may depend on.
 #   base (files, CSV and text primitives): the public headers and base only;
 #   core (the engine): no io, and no CUDA: it is the library built and tested without a GPU;
+#   backends: no doctor (the doctor, above them, reaches them through the registry and their probes);
 #   tools (the kscope program): the public headers (kscope/..., kscope/detail/... for front ends),
 #   its own headers and libraries, never src/;
 #   python/src (the bindings): the same.
@@ -24,7 +25,16 @@ refuse() {
 refuse src/base '"(core|io|backends|device|doctor)/' "base includes only the public headers and base"
 refuse src/core '"(io|backends|device|doctor)/' "core includes no io (io depends on core, never the reverse), backends, device or doctor"
 refuse src/core '<(cuda|cupti|nvml|nvperf|cublas|cufft|curand|nvtx|driver_types)' "core has no CUDA"
+refuse src/backends '"doctor/' "backends include no doctor (the doctor reaches them through the registry and their probes)"
 refuse tools '"(core|io|base|backends|device|doctor)/' "tools include the public headers (kscope/...) only"
 refuse python/src '"(core|io|base|backends|device|doctor)/' \
   "the bindings include the public headers (kscope/...) only"
+# A private header never has a public one's name, so that an include's path alone says which it means.
+for public in include/kscope/*.hpp include/kscope/detail/*.hpp; do
+  namesake=$(find src -name "$(basename "$public")")
+  if [ -n "$namesake" ]; then
+    echo "$namesake: a private header named as the public $public: give it a name of its own"
+    status=1
+  fi
+done
 exit $status

@@ -72,5 +72,3 @@ TEST(BackendChoice, NcuSectionsNameTheBackendThatWouldMeasure) {
     EXPECT_NE(std::string(e.what()).find("the backend is counters"), std::string::npos) << e.what();
   }
 }
-
-TEST(BackendChoice, NamesInMessages) { EXPECT_EQ(to_string(Backend::from_metrics), "from_metrics"); }

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "compare_fixtures.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/significance.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"

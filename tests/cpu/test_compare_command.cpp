@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "compare_fixtures.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 
 using namespace kscope;
 using namespace kscope::testing_fixtures;

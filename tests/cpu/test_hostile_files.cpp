@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "base/csv.hpp"
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "compare_command.hpp"
 #include "compare_fixtures.hpp"
 #include "kscope/annotation.hpp"

@@ -9,6 +9,7 @@
 
 #include "core/throttle.hpp"
 #include "kscope/annotation.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
@@ -124,6 +125,20 @@ TEST(Presets, SetCacheAndClockAndNameTheMode) {
   EXPECT_EQ(mode_name(s.cache_control, s.clock_control), "strict");
   s.cache_control = CacheControl::none;
   EXPECT_EQ(mode_name(s.cache_control, s.clock_control), "custom");
+}
+
+// Each enumeration's names are one table: to_string reads it, and a value the table lacks (one added
+// to the enumeration but not to its table) is a kscope bug, never printed as another value's name.
+TEST(Presets, EnumerationNamesComeFromOneTableAndAnUnnamedValueIsABug) {
+  EXPECT_EQ(to_string(CacheControl::none), "none");
+  EXPECT_EQ(to_string(ClockControl::base), "base");
+  EXPECT_EQ(to_string(ReplayMode::range), "range");
+  EXPECT_EQ(detail::enum_name(ThermalMode::automatic), "automatic");
+  EXPECT_THROW(to_string(static_cast<ClockControl>(2)), InternalError);
+  EXPECT_THROW(to_string(static_cast<CacheControl>(2)), InternalError);
+  EXPECT_THROW(detail::enum_name(static_cast<ThermalMode>(3)), InternalError);
+  EXPECT_THROW(Settings().apply(static_cast<Preset>(3)), InternalError);
+  EXPECT_EQ(mode_name(CacheControl::all, static_cast<ClockControl>(2)), "custom");
 }
 
 TEST(Throttle, ReasonsAndLowBusyClocks) {

@@ -15,8 +15,8 @@
 #include <sstream>
 #include <thread>
 
-#include "base/files.hpp"
-#include "io/results_writers.hpp"
+#include "base/file_access.hpp"
+#include "core/output_formats.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
@@ -164,17 +164,94 @@ TEST(OutputFiles, WriteAllWritesTheFormatsWithAPrefixFileAndEachFormatWritesItsF
   const Results r = sweep(streamed(""));
   r.write_all(dir.prefix("all_"));
   std::size_t prefix_files = 0;
-  for (const detail::ResultsWriter& writer : detail::results_writers()) {
-    const std::string alone = dir.prefix(std::string("alone_") + (writer.prefix_file ? writer.prefix_file : "other"));
-    writer.write(r, alone);
-    EXPECT_FALSE(read(alone).empty()) << writer.format;
-    if (!writer.prefix_file) continue;
+  const auto formats = detail::output_formats();
+  for (const detail::OutputFormat& format : formats) {
+    const std::string alone = dir.prefix(std::string("alone_") + (format.prefix_file ? format.prefix_file : "other"));
+    format.write(r, alone);
+    EXPECT_FALSE(read(alone).empty()) << format.format;
+    if (!format.prefix_file) continue;
     ++prefix_files;
-    EXPECT_EQ(read(dir.prefix("all_") + writer.prefix_file), read(alone)) << writer.format;
+    EXPECT_EQ(read(dir.prefix("all_") + format.prefix_file), read(alone)) << format.format;
   }
-  EXPECT_EQ(prefix_files, 3u);  // summary.csv, samples.csv, results.json
+  EXPECT_EQ(detail::result_files().size(), prefix_files);
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.prefix("")), fs::directory_iterator()),
-            static_cast<std::ptrdiff_t>(detail::results_writers().size() + prefix_files));
+            static_cast<std::ptrdiff_t>(formats.size() + prefix_files));
+}
+
+namespace {
+
+// What `checks` found wrong (empty: nothing), run in a child process: a format it registers stays
+// out of the other tests of this program.
+std::string in_child(const std::function<std::string()>& checks) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return "pipe() failed";
+  const pid_t child = fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    std::string problems;
+    try {
+      problems = checks();
+    } catch (const std::exception& e) {
+      problems = std::string("threw: ") + e.what();
+    }
+    const ssize_t written = ::write(pipe_fds[1], problems.data(), problems.size());
+    _exit(written == static_cast<ssize_t>(problems.size()) ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string problems;
+  char block[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], block, sizeof block)) > 0;) problems.append(block, static_cast<std::size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) problems += "\n(the child process failed)";
+  return problems;
+}
+
+}  // namespace
+
+// A format is one row of the table: a streamed sweep writes its prefix file with the others, the
+// refusal of an earlier sweep names it, a sweep that replaces an earlier one removes it first (a
+// stale file never passes for the new sweep's), and a failed sweep's kept results include it.
+TEST(OutputFiles, AFormatAddedToTheTableIsWrittenByAStreamedSweepAndReplacedOnOverwrite) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  const std::string problems = in_child([&] {
+    std::string found;
+    const auto expect = [&](bool holds, const std::string& what) {
+      if (!holds) found += what + "\n";
+    };
+    detail::register_output_format({"row count", "rows.txt", [](const Results& r, const std::string& path) {
+                                      detail::write_whole(path, std::to_string(r.rows().size()) + " rows\n");
+                                    }});
+    sweep(streamed(prefix));
+    expect(read(prefix + "rows.txt") == "3 rows\n", "a streamed sweep wrote rows.txt: " + read(prefix + "rows.txt"));
+
+    for (const char* file : {"manifest.json", "progress.jsonl", "samples.csv", "summary.csv", "results.json"})
+      fs::remove(prefix + file);
+    const std::string refused = error_of([&] { sweep(streamed(prefix)); });
+    expect(has(refused, "holds an earlier sweep's files (" + prefix + "rows.txt)"), "refused for rows.txt: " + refused);
+
+    std::ofstream(prefix + "rows.txt") << "stale";
+    Settings replace = streamed(prefix);
+    replace.overwrite = true;
+    bool stale_seen = false;
+    sweep(replace, [&] { stale_seen = stale_seen || fs::exists(prefix + "rows.txt"); });
+    expect(!stale_seen, "the stale rows.txt was removed before the first run");
+    expect(read(prefix + "rows.txt") == "3 rows\n", "the replacing sweep wrote rows.txt: " + read(prefix + "rows.txt"));
+
+    int calls = 0;
+    const std::string failed = error_of<SweepError>([&] {
+      sweep(replace, [&] {
+        if (++calls == 5) throw std::runtime_error("out of memory");  // in config 2
+      });
+    });
+    expect(has(failed, "written to " + prefix + "{summary.csv,samples.csv,results.json,rows.txt}"),
+           "a failed sweep's message names rows.txt: " + failed);
+    expect(read(prefix + "rows.txt") == "1 rows\n", "a failed sweep kept its rows in rows.txt");
+    return found;
+  });
+  EXPECT_EQ(problems, "");
 }
 
 TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {

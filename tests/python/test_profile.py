@@ -433,11 +433,6 @@ def test_worker_thread_kernels_belong_to_the_region(sim):
     assert df["Kernel"].tolist() == ["worker_kernel"] and df["AvgValue"].tolist() == [42.0]
 
 
-def test_ignore_failures_helper():
-    with kscope.analyze.ignore_failures():
-        raise RuntimeError("swallowed")
-
-
 def test_repr_shows_the_engine_table(sim):
     r = kscope.analyze.kernel(configs=[(1,)], **QUIET)(durations(sim, [1.0] * 2))()
     assert "test (simulated)" in repr(r) and len(r) == 1
@@ -494,6 +489,11 @@ def test_ncu_sections_need_the_ncu_backend():
 
 def test_doctor_reports_a_verdict_and_every_backend(capsys):
     report = kscope.doctor()
-    assert report["exit_code"] in (0, 1, 2)
-    assert {b["backend"] for b in report["backends"]} >= {"cupti", "events", "counters", "ncu"}
+    available = [b["available"] for b in report["backends"]]
+    # 0: every backend works; 2: nothing can measure (then no backend does); 1: some do not.
+    nothing = report["verdict"].startswith("nothing can measure")
+    assert report["exit_code"] == (0 if all(available) else 2 if nothing else 1), report
+    assert not (nothing and any(available)), report
+    # Every backend a Python user can choose, by its engine name, from the registry.
+    assert {b["backend"] for b in report["backends"]} == {d.name for d in kscope._core.backends() if d.python_name}
     assert "kscope doctor" in capsys.readouterr().out

@@ -1,5 +1,5 @@
-"""The package is typed (py.typed, the kscope._core stub): mypy accepts the package, `mypy --strict`
-accepts typed user code (every call form of the decorators included) and reports the mistakes in
+"""The package is typed (py.typed, the kscope._core stub): mypy accepts the package, mypy with
+--strict's checks accepts typed user code (every call form of the decorators included) and reports the mistakes in
 typed_misuse.py on exactly their lines, and the stub names exactly what the built extension exports."""
 
 import inspect
@@ -27,36 +27,54 @@ except ImportError:
 needs_mypy = pytest.mark.skipif(mypy is None, reason="mypy is not installed (Debian: apt install python3-mypy)")
 
 
-def run_mypy(tmp_path, *targets, user_code=False):
-    """mypy with python/mypy.ini on the source package (its stub beside it). User code is checked
-    with --strict, kscope's own modules silent, as a user's checker sees the installed package."""
-    strict = ["--strict", "--follow-imports=silent"] if user_code else []
+# The flags of mypy --strict that may be set per module (--strict itself is global only): typed
+# user code is checked with them, the package with python/mypy.ini's own.
+STRICT_PER_MODULE = ["disallow_any_generics", "disallow_subclassing_any", "disallow_untyped_calls",
+                     "disallow_untyped_defs", "disallow_incomplete_defs", "disallow_untyped_decorators",
+                     "warn_return_any", "no_implicit_reexport", "strict_equality", "strict_concatenate"]
+USER_CODE = {"typed_usage": HERE / "typed_usage.py", "typed_misuse": HERE / "typed_misuse.py"}
+
+
+@pytest.fixture(scope="module")
+def mypy_errors(tmp_path_factory):
+    """One mypy run over the package and the typed user code (a run costs minutes on two cores):
+    {file name: [error lines]}."""
+    tmp = tmp_path_factory.mktemp("mypy")
+    config = tmp / "mypy.ini"
+    config.write_text((PACKAGE / "mypy.ini").read_text().replace("$MYPY_CONFIG_FILE_DIR", str(PACKAGE)) +
+                      f"\n[mypy-{','.join(USER_CODE)}]\n" + "".join(f"{flag} = True\n" for flag in STRICT_PER_MODULE))
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(PACKAGE / "mypy.ini"), "--cache-dir", str(tmp_path),
-         "--no-error-summary", "--show-error-codes", *strict, *targets],
+        [sys.executable, "-m", "mypy", "--config-file", str(config), "--cache-dir", str(tmp / "cache"),
+         "--no-error-summary", "--show-error-codes", "kscope", *map(str, USER_CODE.values())],
         cwd=PACKAGE, capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"})
-    return result.returncode, result.stdout + result.stderr
+    errors: dict[str, list[str]] = {}
+    for line in (result.stdout + result.stderr).splitlines():
+        m = re.match(r"(.+?):\d+: error:", line)
+        if m:
+            errors.setdefault(Path(m.group(1)).name, []).append(line)
+        elif ": note:" not in line and line.strip():
+            errors.setdefault("(mypy)", []).append(line)  # a crash or a bad option: nothing passes
+    return errors
 
 
 @needs_mypy
-def test_the_package_type_checks(tmp_path):
-    rc, out = run_mypy(tmp_path, "-p", "kscope")
-    assert rc == 0, out
+def test_the_package_type_checks(mypy_errors):
+    in_package = {f: e for f, e in mypy_errors.items() if f not in ("typed_usage.py", "typed_misuse.py")}
+    assert not in_package, "\n".join(line for e in in_package.values() for line in e)
 
 
 @needs_mypy
-def test_typed_usage_type_checks_strictly(tmp_path):
-    rc, out = run_mypy(tmp_path, str(HERE / "typed_usage.py"), user_code=True)
-    assert rc == 0, out
+def test_typed_usage_type_checks_strictly(mypy_errors):
+    assert "typed_usage.py" not in mypy_errors, "\n".join(mypy_errors["typed_usage.py"])
 
 
 @needs_mypy
-def test_misuse_is_reported_on_exactly_the_marked_lines(tmp_path):
-    path = HERE / "typed_misuse.py"
+def test_misuse_is_reported_on_exactly_the_marked_lines(mypy_errors):
+    path = USER_CODE["typed_misuse"]
     expected = {n for n, line in enumerate(path.read_text().splitlines(), 1) if line.endswith("# expect-error")}
-    rc, out = run_mypy(tmp_path, str(path), user_code=True)
+    out = "\n".join(mypy_errors.get("typed_misuse.py", []))
     reported = {int(m.group(1)) for m in re.finditer(r"typed_misuse\.py:(\d+): error:", out)}
-    assert rc == 1 and expected, out
+    assert expected, "typed_misuse.py marks no line"
     assert reported == expected, f"missed {sorted(expected - reported)}, unexpected {sorted(reported - expected)}:\n{out}"
 
 
@@ -133,6 +151,55 @@ def test_settings_fields_come_from_the_engine():
     body = re.search(r"^class Settings\b.*?:\n((?:    .*\n|\n)*)", text, re.M).group(1)
     assert dict(re.findall(r"^    (\w+): (.+)$", body, re.M)) == typed
     assert {m for m in vars(kscope._core.Settings) if not m.startswith("_")} == set(typed)
-    options = inspect.signature(_options.Options.__init__).parameters
-    assert {python_name for _, python_name, *_ in fields if python_name} <= set(options)
+    assert {python_name for _, python_name, *_ in fields if python_name} <= set(_options.OPTIONS)
     assert {role for *_, role, _ in fields} == {"measurement", "summary", "session"}
+
+
+def test_the_option_table_makes_kernels_keywords_options_and_help():
+    """analyze.kernel's options are one table: its keywords are the table's, in its signature with
+    the table's defaults; each option sets Settings fields the engine has; its help lists each one;
+    a choice's values are the engine enumeration's, as the Literal type checkers see spells them."""
+    kernel = inspect.signature(kscope.analyze.kernel).parameters
+    keywords = {name: p for name, p in kernel.items() if name not in ("_func", "configs")}
+    assert set(keywords) == set(_options.OPTIONS)
+    engine_fields = {name for name, *_ in kscope._core.settings_fields()}
+    hints = typing.get_type_hints(kscope.analyze.kernel)
+    help_text = kscope.analyze.kernel.__doc__ or ""
+    for name, option in _options.OPTIONS.items():
+        assert keywords[name].default == option.default, name
+        assert set(option.fields) <= engine_fields, (name, option.fields)
+        assert f"\n    {name}" in help_text, name
+        if option.choices is not None:
+            spelt = {a for arg in typing.get_args(hints[name]) for a in typing.get_args(arg) or (arg,)}
+            assert set(option.choices.choices) == spelt, (name, option.choices.choices, spelt)
+    engine = _options.Options(runs=3, thermal_mode="off", adaptive={"criterion": "rsd"}).settings()
+    assert (engine.runs, engine.thermal_mode, engine.sampling, engine.adaptive.criterion) == (
+        3, kscope._core.ThermalMode.off, kscope._core.Sampling.adaptive, kscope._core.StopCriterion.rsd)
+
+
+def test_the_engines_names_are_the_pythons():
+    """Names the engine exports once, checked where Python spells them: the collection scopes of
+    kscope.CollectionScope, the error classes the engine's errors become (each in kscope.errors, and
+    every ProfilerException there is one of them), the enumerations' members (the stub's _Enum)."""
+    assert {s.value for s in kscope.CollectionScope} == set(kscope._core.collection_scopes())
+    engine_errors = kscope._core.error_classes()
+    assert set(engine_errors) <= set(kscope.errors.__all__)
+    raised_by_python = {"SweepInterrupted"}  # Ctrl-C: not a kscope.Error in the engine either
+    profiler_errors = {name for name in kscope.errors.__all__
+                       if isinstance(getattr(kscope.errors, name), type)
+                       and issubclass(getattr(kscope.errors, name), kscope.errors.ProfilerException)}
+    assert profiler_errors - raised_by_python == set(engine_errors)
+    assert list(kscope._core.InfoCollectorErrors.__members__) == ["warn", "raise_"]
+
+
+def test_an_option_added_to_the_table_is_checked_set_and_described(monkeypatch):
+    """The option recipe's Python row, walked: a row added to the table is checked with the others,
+    sets its engine field in the Settings of a call, and has its entry in the help."""
+    toy = _options.Option("toy_warmups", 2, lambda o, v: _options._count(o, v, 0), ["warmup_runs"],
+                          label="kscope", help="a toy option that sets the warm-up runs.")
+    monkeypatch.setitem(_options.OPTIONS, toy.name, toy)
+    assert _options.Options().settings().warmup_runs == 2
+    assert _options.Options(toy_warmups=5).settings().warmup_runs == 5
+    with pytest.raises(kscope.ConfigError, match="toy_warmups must be an integer from 0"):
+        _options.Options(toy_warmups=-1)
+    assert "    toy_warmups (kscope): a toy option that sets the warm-up runs." in _options.options_help()

@@ -8,7 +8,7 @@
 
 #include "backends/cupti_subscriber.hpp"
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 

@@ -7,7 +7,7 @@
 #include "backends/counters/driver_api.hpp"
 #include "backends/counters/kept_profiler.hpp"
 #include "backends/counters/range_attribution.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/backend_registry.hpp"

@@ -1,4 +1,5 @@
 #include "backends/counters/launch_metrics.hpp"
+#include "kscope/metrics.hpp"
 
 namespace kscope::counters {
 namespace {
@@ -48,7 +49,7 @@ MetricLayout::MetricLayout(const std::vector<std::string>& names, int sm_count) 
       counter_names_.push_back(name);
     }
   }
-  if (counter_names_.empty()) counter_names_.push_back("gpu__time_duration.sum");
+  if (counter_names_.empty()) counter_names_.push_back(kGpuTimeDuration);
 }
 
 std::vector<double> MetricLayout::values(const std::vector<double>& counter_values, const LaunchShape& launch) const {

@@ -7,7 +7,7 @@
 
 #include "backends/counters/launch_metrics.hpp"
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/suggest.hpp"
 
 namespace kscope::counters {

@@ -11,7 +11,7 @@
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/metric_names.hpp"
 #include "base/text.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/suggest.hpp"
 #include "device/cuda_check.hpp"

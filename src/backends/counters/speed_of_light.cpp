@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -12,7 +12,7 @@
 namespace kscope {
 namespace {
 
-const char* const kDuration = "gpu__time_duration.sum";
+const char* const kDuration = kGpuTimeDuration;
 const char* const kCompute = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 const char* const kMemory = "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed";
 const char* const kDram = "dram__throughput.avg.pct_of_peak_sustained_elapsed";

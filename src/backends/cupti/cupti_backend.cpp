@@ -26,8 +26,8 @@ std::vector<MetricSpec> CuptiBackend::metrics() const {
   return {{kCuptiKernelDuration, "ns",
            "GPU end − start timestamps of each kernel from the CUPTI Activity API "
            "(CONCURRENT_KERNEL records; with replay_mode range, from the region's first kernel's "
-           "start to its last kernel's end); not ncu's gpu__time_duration.sum, which is measured "
-           "under kernel replay"}};
+           "start to its last kernel's end); not ncu's " + std::string(kGpuTimeDuration) +
+               ", which is measured under kernel replay"}};
 }
 
 void CuptiBackend::begin_session(const Settings& settings) {

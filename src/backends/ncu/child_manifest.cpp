@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 #include "base/json_error.hpp"
 #include "kscope/errors.hpp"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/suggest.hpp"
 
 namespace kscope::ncu {

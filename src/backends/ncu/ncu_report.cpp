@@ -5,7 +5,7 @@
 #include <cmath>
 #include <map>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/kernel_names.hpp"
 #include "kscope/errors.hpp"
 

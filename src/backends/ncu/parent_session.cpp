@@ -18,7 +18,7 @@
 #include "backends/ncu/program_command.hpp"
 #include "backends/ncu/subprocess.hpp"
 #include "core/backend_choice.hpp"
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
 #include "core/output_claim.hpp"

@@ -1,5 +1,5 @@
 // Declared work (kscope/work.hpp), the device's roofs and the roofline of a row (kscope/roofline.hpp).
-#include "core/roofline.hpp"
+#include "core/row_roofline.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 #include <map>
 #include <utility>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"

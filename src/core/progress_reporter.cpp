@@ -1,4 +1,4 @@
-#include "core/progress.hpp"
+#include "core/progress_reporter.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,6 +1,8 @@
 #pragma once
-// The conditions the doctor's verdicts rest on, shared by the probe order, the assessment and the
-// backends' rows in the registry.
+// Whether each of kscope's backends can run here, from the doctor's facts (kscope/doctor.hpp): the
+// verdicts of their rows in the backend registry, and the conditions those rest on, which the
+// doctor's probe order, checks and report share. The doctor reaches the backends through the
+// registry; this room never includes the doctor's.
 #include <string>
 
 #include "kscope/doctor.hpp"
@@ -16,6 +18,9 @@ std::string gpu_problem(const DoctorFacts& facts);
 
 // The other tool that owns CUPTI in this process; empty when CUPTI is free or held by kscope itself.
 std::string other_cupti_owner(const CuptiFacts& cupti);
+
+// Whether the hardware counters are reserved to administrators, and this process is not root.
+bool counters_restricted(const CounterFacts& counters);
 
 // Whether each of kscope's backends can run here, and why not (its row in the backend registry
 // names it; the doctor fills in BackendAvailability::backend).

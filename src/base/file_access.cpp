@@ -1,4 +1,4 @@
-#include "base/files.hpp"
+#include "base/file_access.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

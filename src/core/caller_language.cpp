@@ -1,8 +1,8 @@
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 
 #include <atomic>
 
-#include "core/settings_fields.hpp"
+#include "core/settings_table.hpp"
 
 namespace kscope::detail {
 namespace {

@@ -1,8 +1,8 @@
-#include "core/settings_fields.hpp"
+#include "core/settings_table.hpp"
 
 #include <algorithm>
 
-#include "core/caller.hpp"
+#include "core/caller_language.hpp"
 #include "core/metric_request.hpp"
 #include "kscope/detail/settings_fields.hpp"
 

@@ -1,4 +1,4 @@
-#include "core/columns.hpp"
+#include "core/column_cells.hpp"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "core/interrupt.hpp"
+#include "core/interrupt_scope.hpp"
 
 #include <atomic>
 #include <csignal>

@@ -1,9 +1,9 @@
 #pragma once
-// The Settings fields, listed once (core/settings_fields.cpp): each one's name in C++ and in
+// The Settings fields, listed once (core/settings_table.cpp): each one's name in C++ and in
 // Python, its Python type, what it is for and its role. Resume (core/sample_stream.cpp) and merge
 // (core/merge.cpp) compare the fields that decide how a sweep was measured; the results file
 // saves the fields that have a saved form; messages name a field as its caller spells it
-// (core/caller.hpp); Python reads the list (_core.settings_fields()) and its tests check the
+// (core/caller_language.hpp); Python reads the list (_core.settings_fields()) and its tests check the
 // options, the bindings and the type stub against it.
 #include <initializer_list>
 #include <nlohmann/json.hpp>

@@ -1,0 +1,34 @@
+// What the output formats' table (core/output_formats.hpp) gives the rest of kscope: the files of
+// an output prefix, and their writing.
+#include "core/output_formats.hpp"
+
+#include <cstring>
+
+namespace kscope::detail {
+
+std::vector<std::string> result_files() {
+  std::vector<std::string> files;
+  for (const OutputFormat& format : output_formats())
+    if (format.prefix_file) files.emplace_back(format.prefix_file);
+  return files;
+}
+
+std::string result_files_text(const std::string& prefix) {
+  std::string text;
+  for (const std::string& file : result_files()) text += (text.empty() ? "" : ",") + file;
+  return prefix + "{" + text + "}";
+}
+
+void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed) {
+  for (const OutputFormat& format : output_formats())
+    if (format.prefix_file && !(samples_streamed && std::strcmp(format.prefix_file, kSamplesFile) == 0))
+      format.write(results, prefix + format.prefix_file);
+}
+
+}  // namespace kscope::detail
+
+namespace kscope {
+
+void Results::write_all(const std::string& prefix) const { detail::write_result_files(*this, prefix, false); }
+
+}  // namespace kscope

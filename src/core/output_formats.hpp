@@ -1,0 +1,41 @@
+#pragma once
+// Results' output formats, one table: each format's name, its file under an output prefix, and the
+// function that writes it. Results holds the data; its write_* members are the formats' entry
+// points, written in io/ (io/results_writers.cpp defines the table there). Everything that writes or
+// names the files of an output prefix reads the table: Results::write_all, a finished or stopped
+// sweep's results, merged results, the refusal of an earlier sweep's files, the removal of a
+// replaced sweep's, and the messages and help that name them.
+#include <string>
+#include <vector>
+
+#include "kscope/detail/result_files.hpp"
+#include "kscope/results.hpp"
+
+namespace kscope::detail {
+
+struct OutputFormat {
+  const char* format;       // what it writes, as the documentation names it
+  const char* prefix_file;  // its file under an output prefix; nullptr: written only when asked for
+  void (*write)(const Results& results, const std::string& path);
+};
+
+// The files a streamed sweep writes as it goes (core/sample_stream.*): its manifest and progress
+// lines, and the samples CSV format's file, to which it appends each finished config's samples.
+inline constexpr const char* kManifestFile = "manifest.json";
+inline constexpr const char* kProgressFile = "progress.jsonl";
+inline constexpr const char* kSamplesFile = "samples.csv";
+// The kscope results format's file, which load_results reads back.
+inline constexpr const char* kResultsFile = "results.json";
+
+// Every output format: kscope's own (in the order write_all writes them), then the registered ones.
+std::vector<OutputFormat> output_formats();
+
+// Adds a format to the table for the rest of the process (a program's own, or a test's). Throws
+// ConfigError for a format without a name or writer, or a name or prefix file taken already.
+void register_output_format(OutputFormat format);
+
+// Writes the prefix file of each format that has one; `samples_streamed`: the samples file holds
+// every sample already (a streamed sweep appended them), so it is not written again.
+void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed);
+
+}  // namespace kscope::detail
