@@ -12,7 +12,7 @@ tensors) and flash attention (torch's scaled_dot_product_attention, flash backen
 
 and prints one table: kernel -> kscope % of the roofs -> counters % -> verdicts -> within 10 points?
 Exit status: 0 every percentage within 10 points and every verdict agrees, 1 some do not (the
-table says which; README "Why is it slow, without counters" explains the physical reasons), 2 it
+table says which; docs/roofline.md explains the physical reasons), 2 it
 could not measure (no GPU, no torch/Triton, counters refused).
 Runs in about 30-60 s on an H200 (most of it torch's import, Triton's compilation and CUPTI's setup).
 """

@@ -1,4 +1,5 @@
-"""kscope GPU check of the energy metrics (issue 28), on the lent H200, through the Python package.
+"""kscope GPU check of the energy metrics through the Python package, on an NVIDIA GPU
+with a total-energy counter (Volta or newer; the bounds below were set on an H200).
 
   1. Energy per run is linear in the spins a run launches: k = 2 and 4 spins of 1 ms cost k times
      one spin's energy, within 5%.

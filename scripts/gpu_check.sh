@@ -64,7 +64,7 @@ esac
 
 # --- tests --------------------------------------------------------------------------------
 skipping cpu 120 || ctest_step "cpu tests" "-LE gpu" cpu_tests.log
-if ! skipping gpu 150; then  # 38 s for 28 tests on an H200 (stop 33); more tests since
+if ! skipping gpu 150; then  # 38 s for 28 tests on an H200; more tests since
   ctest_step "gpu tests" "-L gpu" gpu_tests.log
   grep -h '\[result\]' "$OUT/gpu_tests.log" | sed 's/^.*\[result\] //' | sort -u > "$WORK/results.txt"
 fi
@@ -92,13 +92,13 @@ needs_package() {  # true when a step left in uses the pip-installed package
 if ! needs_package; then
   record python SKIP "no step left in needs the pip-installed package"
 else
-  {  # 68 s on an H200 (stop 23)
+  {  # 68 s on an H200
     echo "## python: pip install --no-build-isolation --target $PY_SITE ."
     KSCOPE_CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_POLICY_VERSION_MINIMUM=3.5" \
       python3 -m pip install -q --no-build-isolation --no-deps --no-index --target "$PY_SITE" "$ROOT"
     echo "pip_rc=$?"
   } >> "$OUT/example.log" 2>&1
-  if ! skipping pytest 240; then  # the Python suite: 82 s on an H200 (stop 32), then the example
+  if ! skipping pytest 240; then  # the Python suite: 82 s on an H200, then the example
     {
       echo "## python: pytest tests/python (the CPU tests too: they check the installed extension)"
       (cd "$ROOT" && PYTHONPATH=$PY_SITE python3 -m pytest tests/python -q -rs -p no:cacheprovider)
@@ -145,7 +145,7 @@ if ! skipping compare 90; then
 fi
 
 # --- a sharded sweep: one process vs a two-process torchrun (scripts/shard_check.sh) ----------
-if ! skipping shard 90; then  # 18 s on an H200 (stop 23)
+if ! skipping shard 90; then  # 18 s on an H200
   if [[ -x $PY_SITE/bin/kscope ]]; then
     PYTHONPATH=$PY_SITE timeout 400 bash "$ROOT/scripts/shard_check.sh" "$PY_SITE/bin/kscope" > "$WORK/shard.txt" 2>&1
     shard_rc=$?
@@ -177,7 +177,7 @@ fi
 
 # --- the energy metrics: linearity, twice as long, a GEMM's power vs NVML, two sessions ------
 # scripts/energy_check.py (~70 s; its log and kscope's stderr join bench.log). Reads NVML only.
-if ! skipping energy 120; then  # 52 s on an H200 (stop 32)
+if ! skipping energy 120; then  # 52 s on an H200
   if [[ -d $PY_SITE/kscope ]]; then
     PYTHONPATH=$PY_SITE timeout 240 python3 "$ROOT/scripts/energy_check.py" > "$WORK/energy.txt" 2> "$WORK/energy.err"
     energy_rc=$?
@@ -301,7 +301,7 @@ fi
 # --- kscope's roofline without counters against the counters (issue 27; its log joins ncu.log) ---
 # Copy, FMA loop, cuBLAS fp16 GEMM, flash attention: DRAMRoofPct / ComputeRoofPct / Bound from cupti
 # durations and declared work against dram__throughput, the FMA or tensor pipe and speed_of_light().
-# rc 1 is a measured disagreement (DIFF: the table and README say why), not a broken check.
+# rc 1 is a measured disagreement (DIFF: the table and docs/roofline.md say why), not a broken check.
 if ! skipping roofline 180; then
   PYTHONPATH=$PY_SITE timeout 300 python3 "$ROOT/bench/roofline_vs_counters.py" > "$WORK/roofline.txt" 2>&1
   roofline_rc=$?

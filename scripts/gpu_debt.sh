@@ -11,7 +11,7 @@
 # call2  the cold run (item 2): the cupti GPU tests and the cold-run ratio on this tree, then with
 #        each patch of scripts/gpu_debt/ applied, built, measured and reverted
 # call3-6  scripts/gpu_check.sh complete (item 3), its steps split over four calls
-# Needs .carry/ from scripts/prepare_carry.sh, carried (call6: with the nsight-python mirror).
+# Needs .carry/ from scripts/prepare_carry.sh (call6: given a clone of nsight-python).
 # KSCOPE_GPU_TIME_LIMIT_S (default 570: the device's 600 s less the table and a margin) leaves out
 # a step that could end after it. Never changes clocks, power or modes: ncu runs only in
 # gpu_check.sh's steps, with --clock-control none.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU tests in one short call, for a session with few device minutes: every target built with
+# The GPU tests in one short call, for when GPU time is short: every target built with
 # the Python package in place (build-debt/python: no pip install), the C++ GPU suite (ctest -L gpu),
 # the Python tests marked gpu (evaluate's and Triton's among them), then kscope.evaluate's cost
 # (bench/evaluate_cost.py, target <= 1.3x). About 4-6 minutes on a fresh machine; logs to $OUT, the

@@ -29,9 +29,9 @@ REPS=5
 # of a DRAM-bound region with a cold L2, as every kscope/ncu comparison here). The duration: both
 # ranges hold the region's two kernels (ncu's kernel replay times them), kscope's within 5% plus
 # 20 us: the range opens before the first launch call, so it holds one launch latency (6.3 us
-# measured on the H200, bench/kscope_overhead --call-breakdown) and the gap between the kernels;
+# measured on an H200, bench/kscope_overhead --call-breakdown) and the gap between the kernels;
 # ncu's range holds at least the kernels, and what more it holds (the GPU waiting on ncu's own
-# replay: 188-267 us on the H200, not proportional to the region) is printed, not compared.
+# replay: 188-267 us on an H200, not proportional to the region) is printed, not compared.
 TOLERANCE_PCT=5
 LAUNCH_NS=20000
 export PYTHONPATH=${PY_SITE}${PYTHONPATH:+:$PYTHONPATH}
@@ -259,7 +259,7 @@ for tool in "" ncu; do
   echo
   echo "== $label"
   if [[ ! -d $ROOT/.carry/nsight-python/examples ]]; then
-    result "$label" SKIP "no .carry/nsight-python/examples (scripts/prepare_carry.sh with the mirror)"
+    result "$label" SKIP "no .carry/nsight-python/examples (scripts/prepare_carry.sh with a clone of nsight-python)"
     continue
   fi
   KSCOPE_TOOL=$tool PYTHON=python3 EXAMPLES="00 01 02 03 04 05 06 07 08 09 10 11" OUT_DIR="$WORK/examples${tool:+_$tool}" \

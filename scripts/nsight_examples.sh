@@ -21,7 +21,7 @@ OUT_DIR=${OUT_DIR:-${OUT:+$OUT/nsight-examples}}
 OUT_DIR=${OUT_DIR:-nsight-examples-out}
 
 if [[ ! -d $examples_dir ]]; then
-  echo "no examples in $examples_dir: run scripts/prepare_carry.sh (after fetching NVIDIA/nsight-python)," \
+  echo "no examples in $examples_dir: run scripts/prepare_carry.sh with a clone of NVIDIA/nsight-python," \
        "or pass a checkout of nsight-python's examples/ directory" >&2
   exit 2
 fi

@@ -11,6 +11,8 @@ namespace detail {
 class AnnotationAccess;
 }
 
+// The measured region of a profiled body, as a scope: every kernel launched between its
+// construction and its destruction, from any thread, belongs to it. Outside profile() it does nothing.
 class Annotation {
  public:
   // Opens the region. Throws AnnotationUseError if another region is open (no nesting) or the name
@@ -31,6 +33,7 @@ class Annotation {
   bool active_ = false;
 };
 
+// The options of annotate().
 struct AnnotateOptions {
   // An exception from the callable is swallowed and the run records NaN for this annotation.
   bool ignore_failures = false;

@@ -8,6 +8,8 @@
 
 namespace kscope {
 
+// What measures a session (Settings::backend): one of the registered backends, by name
+// (kscope/backend_registry.hpp).
 class Backend {
  public:
   constexpr Backend() = default;  // from_metrics
@@ -23,7 +25,8 @@ class Backend {
   // The registered backend of this name; throws ConfigError naming the registered ones.
   static Backend named(std::string_view name);
 
-  constexpr std::string_view name() const { return name_; }
+  constexpr std::string_view name() const { return name_; }  // "cupti", "counters", ...: the Backend column
+  // Two backends are the same when their names are.
   friend constexpr bool operator==(Backend a, Backend b) { return a.name_ == b.name_; }
 
  private:

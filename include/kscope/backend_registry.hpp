@@ -31,12 +31,13 @@ struct BackendCapabilities {
   bool replay_modes = true;
 };
 
+// A backend as the registry knows it: its names, what it measures and can do, and how it is made.
 struct BackendDefinition {
   std::string name{};         // Settings::backend (Backend::named), the Backend column, results files
   std::string python_name{};  // Python's backend= choice ("auto" for automatic); empty: not one
   std::string summary{};      // what it measures, in a few words (Python's help)
   std::vector<std::string> default_metrics{};  // what it measures when Settings::metrics is empty
-  BackendCapabilities capabilities{};
+  BackendCapabilities capabilities{};  // what it can measure and honour
   // Refuses settings it cannot honour with a ConfigError naming the fix; Settings::validate calls
   // it for the backend the settings choose. Empty: any valid settings will do.
   std::function<void(const Settings& settings)> check{};

@@ -17,9 +17,10 @@ enum class ColumnType {
   baseline,          // false, or the name of the baseline annotation (Normalized)
 };
 
+// A column of a table kscope writes: its name and the type of its cells.
 struct ColumnSpec {
-  std::string name;
-  ColumnType type;
+  std::string name;  // as in the CSV header and the results file
+  ColumnType type;   // what its cells hold
 };
 
 std::string to_string(ColumnType type);  // "text", "integer", "real", "boolean", ...

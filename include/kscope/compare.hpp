@@ -53,7 +53,7 @@ std::string to_string(Gate g);  // "passed", "slower", "cannot_judge"
 //   temperature, clocks when unlocked) that the samples of one session cannot see. The measured
 //   noise enters through the CI, whose width grows with the RSD and shrinks with more runs
 //   (NVBench's compare uses the noise itself as the threshold, which never tightens with more
-//   runs). README ("Comparing results") gives the session-to-session noise measured on an H200.
+//   runs). docs/compare.md gives the session-to-session noise measured on an H200.
 // - alpha = 0.05: Google Benchmark's compare.py, which runs the same two-sided U test.
 // - min_samples = 5: NVBench's minimum for a noise estimate; with 5 values per side the exact U
 //   test reaches p = 0.008, so a real change can be significant.
@@ -66,12 +66,12 @@ std::string to_string(Gate g);  // "passed", "slower", "cannot_judge"
 // - seed: std::mt19937_64's default seed, fixed so that comparing the same files again gives the
 //   same interval.
 struct CompareOptions {
-  double threshold_pct = 2.0;
-  double alpha = 0.05;
-  std::size_t min_samples = 5;
-  double max_rsd_pct = 10.0;
-  double confidence = 0.95;
-  std::size_t resamples = 2000;
+  double threshold_pct = 2.0;     // a change within this is `same`
+  double alpha = 0.05;            // the U test's level
+  std::size_t min_samples = 5;    // fewer valid samples on a side: too_few_samples
+  double max_rsd_pct = 10.0;      // a noisier side: unstable
+  double confidence = 0.95;       // of the bootstrap interval
+  std::size_t resamples = 2000;   // of the bootstrap
   std::uint64_t seed = 5489;  // std::mt19937_64's default seed
   // Per metric name, overriding the direction inferred from the metric's name and unit.
   std::map<std::string, MetricDirection> directions{};
@@ -84,17 +84,19 @@ struct CompareOptions {
 struct ComparedSide {
   std::optional<std::size_t> config_index;  // into that side's Results::configs()
   std::size_t count = 0;                    // valid samples
-  double median = NAN, mean = NAN, rsd_pct = NAN;
+  double median = NAN, mean = NAN, rsd_pct = NAN;  // of the valid samples; RSD in %
   double observed_sm_clock_mhz = NAN;       // the summary row's mean observed SM clock
 };
 
+// One row of a comparison: an (annotation, config, metric) of both sides, its statistics and verdict.
 struct ComparisonRow {
-  std::string annotation;
+  std::string annotation;     // the region
   std::vector<Value> config;  // one value per Comparison::axis_names
-  std::string metric;
-  std::string unit;
-  MetricDirection direction = MetricDirection::undefined;
-  ComparedSide baseline, candidate;
+  std::string metric;         // the Metric column
+  std::string unit;           // the Unit column
+  MetricDirection direction = MetricDirection::undefined;  // which way is better
+  ComparedSide baseline;      // the baseline's statistics of this row
+  ComparedSide candidate;     // the candidate's
   double ratio = NAN;                      // median(candidate) / median(baseline)
   double ci_lower = NAN, ci_upper = NAN;   // bootstrap interval of the ratio
   double u = NAN;                          // Mann-Whitney U of the candidate: pairs it wins, ties halved
@@ -103,27 +105,30 @@ struct ComparisonRow {
   // The same in cycles (each sample's duration times its run's SM clock), for a duration whose
   // clocks varied; NaN otherwise.
   double cycles_ratio = NAN, cycles_ci_lower = NAN, cycles_ci_upper = NAN, cycles_p_value = NAN;
-  Verdict verdict = Verdict::unstable;
+  Verdict verdict = Verdict::unstable;  // see compare()
   std::string reason;                      // one line: why this verdict, with the numbers that decided it
   std::vector<std::string> flags;          // "gpu", "driver", "sm_clock": see Comparison::warnings
 };
 
+// What compare() returns: a row per (annotation, config, metric), the warnings, and the options used.
 struct Comparison {
-  std::vector<std::string> axis_names;
+  std::vector<std::string> axis_names;  // the configs' axes
   std::vector<ComparisonRow> rows;  // the baseline's rows in its order, then rows only in the candidate
   // Facts that weaken the verdicts without preventing them: a different GPU model or driver, or
   // observed SM clocks that differ by more than threshold_pct (a compute-bound kernel's duration
   // scales with 1/clock, so such a difference alone could produce a verdict). Rows affected carry
   // the matching flag.
   std::vector<std::string> warnings;
-  CompareOptions options;
+  CompareOptions options;  // as compare() was given them
 
   // Annotation, the axes, then Metric, Unit, Direction, BaselineMedian, CandidateMedian,
   // BaselineMean, CandidateMean, BaselineRuns, CandidateRuns, BaselineRSDPct, CandidateRSDPct,
   // Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue, UTestMethod, CyclesRatio, CyclesCI_Lower,
   // CyclesCI_Upper, CyclesPValue, Verdict, Reason, Flags.
   Table to_table() const;
-  std::size_t count(Verdict verdict) const;
+  std::size_t count(Verdict verdict) const;  // the rows of this verdict
+  // What a CI gate concludes: slower when a row is slower, cannot_judge when a row lacks samples,
+  // else passed (the exit codes of `kscope compare`).
   Gate gate() const;
 };
 

@@ -32,28 +32,31 @@ enum class CudaInitState {
 };
 std::string to_string(CudaInitState state);
 
+// The host the doctor ran on, and as whom.
 struct HostFacts {
-  std::string name;
-  unsigned euid = 0;
+  std::string name;  // the host name
+  unsigned euid = 0;  // the effective user id
 };
 
+// How far CUDA had been started in this process before the doctor looked.
 struct CudaStateFacts {
-  CudaInitState state = CudaInitState::driver_not_loaded;
+  CudaInitState state = CudaInitState::driver_not_loaded;  // how far CUDA had been started
   bool context_current = false;  // a CUDA context was current on the calling thread
 };
 
+// One GPU as the driver, CUDA and NVML describe it.
 struct DoctorDevice {
-  int ordinal = 0;
-  std::string name;
+  int ordinal = 0;  // CUDA's device ordinal
+  std::string name;  // the device's name
   std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
-  std::size_t l2_bytes = 0;
-  std::size_t memory_bytes = 0;
-  int memory_bus_width_bits = 0;
+  int cc_major = 0;  // compute capability, major
+  int cc_minor = 0;  // compute capability, minor
+  int sm_count = 0;  // streaming multiprocessors
+  std::size_t l2_bytes = 0;  // L2 cache size
+  std::size_t memory_bytes = 0;  // device memory size
+  int memory_bus_width_bits = 0;  // the DRAM interface's width
   double rated_sm_clock_mhz = NAN;      // NVML's maximum clock, else CUDA's attribute
-  double rated_memory_clock_mhz = NAN;
+  double rated_memory_clock_mhz = NAN;  // NVML's maximum, else CUDA's attribute
   bool primary_context_active = false;  // before the doctor ran (known when CUDA was initialised)
   std::string nvml_problem;             // empty when NVML found the device by UUID
   // nvmlDeviceGetAPIRestriction(SET_APPLICATION_CLOCKS): true = only root may change clocks.
@@ -61,29 +64,33 @@ struct DoctorDevice {
   // nvmlDeviceGetTotalEnergyConsumption, read once as the energy metrics read it: nullopt when NVML
   // did not reach the device (nvml_problem says why); false with the error they would raise.
   std::optional<bool> energy_counter_readable;
-  std::string energy_counter_problem;
+  std::string energy_counter_problem;  // why the energy counter cannot be read; empty otherwise
 };
 
+// The NVIDIA driver (libcuda) and the GPUs it sees.
 struct DriverFacts {
   std::string problem;      // libcuda.so.1 missing, or cuInit failed; empty otherwise
   bool no_device = false;   // the driver works but sees no GPU (CUDA_ERROR_NO_DEVICE)
   int cuda_version = 0;     // cuDriverGetVersion: 13000 = CUDA 13.0; 0 unknown
-  std::vector<DoctorDevice> devices;
+  std::vector<DoctorDevice> devices;  // one per GPU the driver sees
 };
 
+// NVML, which the clocks, throttle reasons, thermal guard and energy metrics read.
 struct NvmlFacts {
   std::string problem;         // libnvidia-ml.so.1 missing or nvmlInit failed; empty otherwise
   std::string driver_version;  // "580.159.04"
 };
 
+// CUPTI, which the cupti and counters backends use, and who holds it.
 struct CuptiFacts {
   std::string problem;  // libcupti could not be loaded or queried; empty otherwise
-  std::string path;
+  std::string path;  // the CUPTI library loaded
   unsigned version = 0;  // cuptiGetVersion (CUPTI_API_VERSION, e.g. 130001)
   std::string owner;     // the tool holding CUPTI's single subscriber slot ("Nsight Compute"); empty: free
   std::string subscribe_problem;  // cuptiSubscribe_v2 failed for another reason; empty otherwise
 };
 
+// Whether this process may read hardware counters.
 struct CounterFacts {
   std::optional<bool> admin_only;  // RmProfilingAdminOnly in /proc/driver/nvidia/params
   bool root = false;               // effective uid 0
@@ -91,22 +98,24 @@ struct CounterFacts {
   std::string problem;             // probed: why it failed (empty = counters readable); else why not probed
 };
 
+// The Nsight Compute CLI that Backend::ncu drives.
 struct NcuFacts {
-  std::string path;
+  std::string path;  // the ncu program found
   std::string version;        // "2025.3.1.0"; empty when unknown
   std::string problem;        // missing, too old or broken; empty when kscope can drive it
   std::string rerun_problem;  // this process cannot be re-run under ncu (interactive Python); empty otherwise
 };
 
+// Everything the doctor found, before any verdict.
 struct DoctorFacts {
-  HostFacts host;
-  CudaStateFacts cuda_state;
+  HostFacts host;  // the host
+  CudaStateFacts cuda_state;  // CUDA's state in this process
   int runtime_cuda_version = 0;  // cudaRuntimeGetVersion of the runtime kscope uses
-  DriverFacts driver;
-  NvmlFacts nvml;
-  CuptiFacts cupti;
-  CounterFacts counters;
-  NcuFacts ncu;
+  DriverFacts driver;  // the driver and its GPUs
+  NvmlFacts nvml;  // NVML
+  CuptiFacts cupti;  // CUPTI
+  CounterFacts counters;  // counter permission
+  NcuFacts ncu;  // the Nsight Compute CLI
 };
 
 // --- Verdicts -----------------------------------------------------------------------------------
@@ -114,6 +123,7 @@ struct DoctorFacts {
 enum class CheckStatus { ok, warning, error, skipped };
 std::string to_string(CheckStatus status);  // "ok", "warning", "error", "skipped"
 
+// One verdict of the report: a line of `kscope doctor`, with its details and fix.
 struct DoctorCheck {
   std::string id;                    // "driver", "devices", "roofs", "cuda_init", "nvml", "clock_lock",
                                      // "energy", "cupti", "cupti_owner", "counters", "ncu"
@@ -123,15 +133,17 @@ struct DoctorCheck {
   std::string fix;                   // what to do; empty when ok
 };
 
+// Whether a backend can measure on this machine, and why not.
 struct BackendAvailability {
-  Backend backend = Backend::cupti;
-  bool available = false;
+  Backend backend = Backend::cupti;  // the backend judged
+  bool available = false;  // whether it can measure here
   std::string reason;  // why not, or a note (e.g. which backend automatic picks)
 };
 
+// What the doctor returns: the facts, the checks, and each backend's availability.
 struct DoctorReport {
-  DoctorFacts facts;
-  std::vector<DoctorCheck> checks;
+  DoctorFacts facts;  // what the doctor found
+  std::vector<DoctorCheck> checks;  // one per line of the report
   std::vector<BackendAvailability> backends;  // those of the backend registry with a verdict, in its order
 
   int exit_code() const;  // 0, 1 or 2, as documented at the top of this file

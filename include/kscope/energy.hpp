@@ -6,7 +6,7 @@
 //
 // The counter updates about every 100 ms (H200), far slower than a kernel, so each sample is a
 // window: the body repeated back to back for at least Settings::energy_window_s, the energy read
-// at counter updates around it and divided by the repetitions. README "Energy" says what the
+// at counter updates around it and divided by the repetitions. docs/energy.md says what the
 // numbers include (the whole GPU: the body's other work and other processes too) and what is
 // subtracted (the L2 flushes, measured as their own window; idle power, measured in the session).
 #include <string>

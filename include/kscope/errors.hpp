@@ -68,9 +68,10 @@ class InternalError : public Error {
 // the file named; code() the operating system's reason (std::errc), empty when there is none.
 class FileError : public Error {
  public:
+  // The message, the file it names and the operating system's reason.
   FileError(const std::string& message, std::string path, std::error_code code = {});
-  const std::string& path() const { return path_; }
-  std::error_code code() const { return code_; }
+  const std::string& path() const { return path_; }  // the file named
+  std::error_code code() const { return code_; }     // the operating system's reason; empty when none
 
  private:
   std::string path_;
@@ -87,10 +88,13 @@ class ThermalError : public Error {
 // (the user's exception, an AnnotationError, ...) is kept, and so are the results gathered so far.
 class SweepError : public Error {
  public:
+  // Made by the engine: the message, the failed config ("n=4"), the original exception and the
+  // results of the configs measured before it.
   SweepError(const std::string& message, std::string failed_config, std::exception_ptr cause,
              std::shared_ptr<const Results> partial);
-  const std::string& failed_config() const { return failed_config_; }
-  std::exception_ptr cause() const { return cause_; }
+  const std::string& failed_config() const { return failed_config_; }  // "n=4"
+  std::exception_ptr cause() const { return cause_; }  // the original exception: rethrow it to inspect it
+  // Every row measured before the failure (also written under Settings::output_prefix when set).
   const Results& partial_results() const { return *partial_; }
 
  private:
@@ -107,10 +111,11 @@ class SweepError : public Error {
 // kscope.SweepInterrupted is a KeyboardInterrupt, not an Exception).
 class SweepInterrupted : public std::runtime_error {
  public:
+  // Made by the engine: the message, the config in progress and what was measured.
   SweepInterrupted(const std::string& message, std::string interrupted_config, std::shared_ptr<const Results> partial);
   // The config that was being measured ("n=4"); empty when the sweep was between configs.
   const std::string& interrupted_config() const { return interrupted_config_; }
-  const Results& partial_results() const { return *partial_; }
+  const Results& partial_results() const { return *partial_; }  // every run measured before the interrupt
 
  private:
   std::string interrupted_config_;

@@ -60,15 +60,15 @@ std::string attack_stopped(Finding finding);
 
 // Something seen about one call; a front end reports those only it can see (a Python output's type).
 struct Observation {
-  Finding finding;
-  std::string detail;
+  Finding finding;  // what was seen
+  std::string detail;  // in words
 };
 
 // Tensors a function takes or returns, and what keeps their memory alive while kscope holds them:
 // kscope keeps `owner` until it is done with the views (outputs: until the next run of the config
 // has been checked, so an output that aliases an earlier one is seen as such).
 struct Tensors {
-  std::vector<TensorView> views;
+  std::vector<TensorView> views;  // the tensors, in order
   std::shared_ptr<const void> owner;   // nullptr: the caller keeps the memory alive itself
   std::vector<Observation> observed;   // what the front end saw of this call (outputs only)
 };
@@ -84,7 +84,7 @@ struct Contest {
   std::function<Tensors(const Config& config, std::uint64_t seed)> inputs;
   // Each is called on its own copy of the inputs and returns its outputs.
   std::function<Tensors(const Tensors& inputs)> reference;
-  std::function<Tensors(const Tensors& inputs)> candidate;
+  std::function<Tensors(const Tensors& inputs)> candidate;  // the kernel under test
   // The stream a caller of the functions waits on for their outputs (a cudaStream_t as an integer;
   // 0, the default: the legacy default stream). Asked after each call returns.
   std::function<std::uintptr_t()> caller_stream;
@@ -128,48 +128,51 @@ std::string to_string(EvaluationVerdict verdict);
 
 // One config's evaluation.
 struct EvaluationRow {
-  std::size_t config_index = 0;
+  std::size_t config_index = 0;  // into the sweep's configs
   std::size_t runs = 0;                // recorded pairs of runs with both durations
   double reference_median_ns = NAN;    // over the recorded runs
-  double candidate_median_ns = NAN;
+  double candidate_median_ns = NAN;  // over the recorded runs
   // The median over the recorded runs of reference time / candidate time of the same run, and its
   // distribution-free interval (order statistics of the ratios) at EvaluateOptions::confidence or
   // the nearest coverage above it; NaN bounds when the runs are too few to reach it.
   double speedup = NAN;
-  double speedup_ci_lower = NAN;
-  double speedup_ci_upper = NAN;
-  bool correct = true;
+  double speedup_ci_lower = NAN;  // lower bound of the speedup's interval
+  double speedup_ci_upper = NAN;  // upper bound of the speedup's interval
+  bool correct = true;  // no checked run failed (mismatch says how the first one did)
   double max_abs_error = NAN;          // over every checked run and output element
   double max_rel_error = NAN;          // |c - r| / max(|r|, atol / rtol): relative, judged at atol's scale near zero
   std::size_t checked_runs = 0;        // runs whose outputs were compared (warm-ups included)
-  std::size_t mismatched_runs = 0;
+  std::size_t mismatched_runs = 0;  // runs with an output outside its tolerance
   std::optional<std::uint64_t> failing_seed;  // the first failing run's seed, to make its inputs again
   std::string mismatch;                // the first failure, in words
   std::vector<Finding> findings;       // every finding of either side, in Finding order
-  EvaluationVerdict verdict = EvaluationVerdict::same;
+  EvaluationVerdict verdict = EvaluationVerdict::same;  // faster, slower, same, incorrect or suspect
   std::string reason;                  // one line: why this verdict, with the numbers that decided it
 };
 
 // A finding at one config.
 struct FindingRecord {
-  std::size_t config_index = 0;
-  Side side = Side::candidate;
-  Finding finding = Finding::no_work;
+  std::size_t config_index = 0;  // into the sweep's configs
+  Side side = Side::candidate;  // whose call it was seen in
+  Finding finding = Finding::no_work;  // what was seen
   std::size_t runs = 0;  // the runs it was seen in
   std::string detail;    // the first time it was seen ("run 3: ..."), in words
 };
 
+// What evaluate() returns: per config, whether the candidate is correct and faster, with the
+// findings and both sides' measurements.
 class Evaluation {
  public:
   Evaluation() = default;
+  // Made by evaluate() and load_evaluation().
   Evaluation(Results measurements, std::vector<EvaluationRow> rows, std::vector<FindingRecord> findings,
              EvaluateOptions options);
 
   // The durations of both sides: annotations "candidate" and "reference", one sample per run.
   const Results& measurements() const { return measurements_; }
-  const std::vector<EvaluationRow>& rows() const { return rows_; }
-  const std::vector<FindingRecord>& findings() const { return findings_; }
-  const EvaluateOptions& options() const { return options_; }
+  const std::vector<EvaluationRow>& rows() const { return rows_; }          // one per config
+  const std::vector<FindingRecord>& findings() const { return findings_; }  // one per finding and config
+  const EvaluateOptions& options() const { return options_; }               // as evaluate() was given them
 
   // One row per config: the axes, then Verdict, Speedup, SpeedupCI_Lower, SpeedupCI_Upper,
   // ReferenceMedianNs, CandidateMedianNs, Runs, Correct, MaxAbsError, MaxRelError, CheckedRuns,
@@ -179,7 +182,7 @@ class Evaluation {
   Table findings_table() const;
   // kscope's results file (load_results reads its measurements) with an "evaluation" section.
   void write_json(const std::string& path) const;
-  void write_json(std::ostream& out) const;
+  void write_json(std::ostream& out) const;  // the same, to a stream
 
  private:
   Results measurements_;
@@ -211,8 +214,9 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& settings, c
 // evaluate() stopped by a failing config: the SweepError, with the evaluation of the configs before it.
 class EvaluationError : public SweepError {
  public:
+  // The failure, and the evaluation of the configs before it.
   EvaluationError(const SweepError& failure, std::shared_ptr<const Evaluation> partial);
-  const Evaluation& partial_evaluation() const { return *partial_; }
+  const Evaluation& partial_evaluation() const { return *partial_; }  // the configs evaluated before
 
  private:
   std::shared_ptr<const Evaluation> partial_;
@@ -221,8 +225,9 @@ class EvaluationError : public SweepError {
 // evaluate() stopped by Ctrl-C: the SweepInterrupted, with the evaluation of the configs before it.
 class EvaluationInterrupted : public SweepInterrupted {
  public:
+  // The interrupt, and the evaluation of the configs before it.
   EvaluationInterrupted(const SweepInterrupted& interrupt, std::shared_ptr<const Evaluation> partial);
-  const Evaluation& partial_evaluation() const { return *partial_; }
+  const Evaluation& partial_evaluation() const { return *partial_; }  // the configs evaluated before
 
  private:
   std::shared_ptr<const Evaluation> partial_;

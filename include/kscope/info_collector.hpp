@@ -42,9 +42,11 @@ struct CollectionContext {
   std::string annotation;          // annotation scope: the annotation being opened
 };
 
+// A callback whose values become columns of the results (Settings::info_collectors), as Nsight
+// Python's custom information collectors: called once, per config, per run or per annotation.
 struct InfoCollector {
   std::string name;  // the column (or column prefix) in the results
-  CollectionScope scope = CollectionScope::once;
+  CollectionScope scope = CollectionScope::once;  // when it is called: once, per config, per run or per annotation
   // Its value: a number, text, a boolean, or an empty Cell for "none".
   std::function<Cell(const CollectionContext&)> collect;
 };

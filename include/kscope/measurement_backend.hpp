@@ -33,16 +33,17 @@
 
 namespace kscope {
 
+// A metric a backend measures: the Metric and Unit columns, and a line saying what it is.
 struct MetricSpec {
-  std::string name;
-  std::string unit;
-  std::string description;
+  std::string name;         // the Metric column
+  std::string unit;         // the Unit column
+  std::string description;  // what it measures, in a few words
 };
 
 // When a kernel ran on the GPU: its start and end timestamps in ns, on one clock for the session.
 struct GpuInterval {
-  std::uint64_t start_ns = 0;
-  std::uint64_t end_ns = 0;
+  std::uint64_t start_ns = 0;  // the kernel's start
+  std::uint64_t end_ns = 0;  // the kernel's end
 };
 
 // One kernel (or, for backends that cannot see kernels, the whole region) measured in one run.
@@ -56,7 +57,7 @@ struct KernelMeasurement {
   // Set by backends that observe calls (CallObserver) for evaluate()'s findings: launched after
   // the call returned; still running when the caller's stream reached the call's end.
   bool launched_after_return = false;
-  bool unjoined = false;
+  bool unjoined = false;  // still running when the caller's stream reached the call's end
 };
 
 // What one run produced: per region index, the kernels that ran in it.
@@ -64,9 +65,9 @@ using RunMeasurement = std::vector<std::vector<KernelMeasurement>>;
 
 // A region a run opened, in order.
 struct RegionRecord {
-  std::string name;
+  std::string name;  // the annotation
   bool failed = false;  // marked failed (ignore_failures): recorded as NaN
-  std::string reason;
+  std::string reason;  // why it failed, for the warning
 };
 
 // Where the session is when it calls the backend.
@@ -79,15 +80,17 @@ struct RunContext {
   std::size_t recorded_run = 0;  // run - warmup_runs, for recorded runs
 };
 
+// The region a backend is told about at region_begin and region_end.
 struct RegionContext {
-  const RunContext& run;
+  const RunContext& run;  // the run the region is in
   std::size_t index;        // region index in the run
   const std::string& name;  // the annotation
 };
 
+// The clocks read around a run, and NVML's clock-event reasons (throttling).
 struct ClockReading {
-  double sm_mhz = NAN;
-  double memory_mhz = NAN;
+  double sm_mhz = NAN;      // NaN when unknown
+  double memory_mhz = NAN;  // NaN when unknown
   std::optional<std::uint64_t> event_reasons;  // NVML clock-event reason bits, when known
 };
 
@@ -105,21 +108,21 @@ class EnergyCounter {
   virtual ~EnergyCounter() = default;
   // Throws BackendError naming why the counter cannot be read (no NVML, no counter on this GPU).
   virtual EnergyReading read() = 0;
-  virtual double now_s() = 0;
+  virtual double now_s() = 0;  // the clock the readings are timed on, in seconds
 };
 
 // Telemetry and clock control of the measured GPU: NVML on the real backends, fakes in tests.
 class DeviceControl {
  public:
   virtual ~DeviceControl() = default;
-  virtual ClockReading clocks() = 0;
+  virtual ClockReading clocks() = 0;  // the SM and memory clocks now, and the clock-event reasons
   // T.Limit headroom in °C (how far the GPU is below its slowdown temperature); nullopt if unknown.
   virtual std::optional<double> thermal_margin_c() = 0;
   // Locks the SM clock to base until restore_clocks() (NVML has no base memory clock to lock to);
   // returns the clocks read once locked. Throws BackendError naming the fix when not permitted or
   // not supported.
   virtual ClockReading lock_base_clocks() = 0;
-  virtual void restore_clocks() noexcept = 0;
+  virtual void restore_clocks() noexcept = 0;  // undoes lock_base_clocks(); called on every way out
   // The GPU's total-energy counter, for the energy metrics (kscope/energy.hpp); nullptr where
   // there is none to ask. Its read() says why, where it cannot be read.
   virtual EnergyCounter* energy_counter() { return nullptr; }
@@ -145,17 +148,21 @@ class CallObserver {
   // one wait for the GPU: the sum of the squares of each one's finite elements, each one's checksum
   // (core/tensor_elements.hpp's rule), and each candidate against its reference (TensorComparison).
   virtual std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) = 0;
-  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;
+  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;  // one per tensor
+  // Each candidate against its reference, within its tolerance.
   virtual std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                                 const std::vector<TensorView>& references,
                                                 const std::vector<Tolerance>& tolerances) = 0;
 };
 
+// What measures: the interface every backend implements (cupti, events, counters, ncu and the
+// simulated one). The engine calls it phase by phase; docs/architecture.md, "The backend
+// interface", says in which order.
 class MeasurementBackend {
  public:
   virtual ~MeasurementBackend() = default;
 
-  virtual std::vector<MetricSpec> metrics() const = 0;
+  virtual std::vector<MetricSpec> metrics() const = 0;  // what it measures, in its order
   // Backend, device and host facts for every row; cache/clock fields are filled by the session.
   virtual SessionInfo describe() const = 0;
   // The measured device's telemetry and clock control; nullptr where there is none.
@@ -163,21 +170,22 @@ class MeasurementBackend {
   // What evaluate() needs; nullptr for a backend that cannot see every stream's work.
   virtual CallObserver* call_observer() { return nullptr; }
 
+  // Opens the session before the first run (throws BackendError when nothing can measure here).
   virtual void begin_session(const Settings& settings) = 0;
-  virtual void end_session() noexcept = 0;
+  virtual void end_session() noexcept = 0;  // after the last run, on every way out
 
   // The most runs one batch may hold.
   virtual std::size_t max_batch_runs() const { return 1; }
   // In pass 1, after each run: false ends the batch there (a backend whose batch storage fills with
   // what the runs launch, which it learns only as they run).
   virtual bool batch_has_room() const { return true; }
-  virtual void begin_batch(std::size_t /*runs*/) {}
-  virtual void begin_run(const RunContext& /*run*/) {}
-  virtual void flush_cache() = 0;
+  virtual void begin_batch(std::size_t /*runs*/) {}  // before a batch of this many runs
+  virtual void begin_run(const RunContext& /*run*/) {}  // before each run's body
+  virtual void flush_cache() = 0;  // the L2 flush before a region (cache_control all), outside what it measures
   // Waits until the GPU has finished the work launched so far (energy windows end on it).
   virtual void synchronize() {}
-  virtual void region_begin(const RegionContext& region) = 0;
-  virtual void region_end(const RegionContext& region) = 0;
+  virtual void region_begin(const RegionContext& region) = 0;  // an annotation opened
+  virtual void region_end(const RegionContext& region) = 0;    // it closed
   // `regions`: what the run opened, in order.
   virtual void end_run(const RunContext& /*run*/, const std::vector<RegionRecord>& /*regions*/) {}
   // After each pass over the batch: true asks for another pass over the same runs.

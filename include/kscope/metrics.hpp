@@ -31,12 +31,13 @@ inline constexpr const char* kGpuTimeDuration = "gpu__time_duration.sum";
 enum class MetricType { counter, ratio, throughput };
 std::string to_string(MetricType t);
 
+// A metric of a chip's database (list_metrics, describe_metric): its name, kind, unit and meaning.
 struct MetricInfo {
   std::string name;                   // the base name (list_metrics) or the full name asked for
-  MetricType type = MetricType::counter;
+  MetricType type = MetricType::counter;  // counter, ratio or throughput
   std::string unit;                   // as Nsight Compute reports it: "ns", "byte", "%", "inst/cycle", ...
   std::string hw_unit;                // the unit that counts it: "dram", "sm", "lts", ...
-  std::string description;
+  std::string description;  // what it measures, in words
   std::vector<std::string> suffixes;  // what may follow the base (".sum", ".avg.pct_of_peak_sustained_elapsed", ...)
 };
 

@@ -7,7 +7,7 @@
 // table per architecture (flops_per_sm_per_cycle; src/core/roofline.cpp lists its sources). Every
 // duration row of an annotation with declared work gets a RooflinePoint: its achieved bandwidth and
 // FLOP/s, each as a percentage of its roof at the clocks observed around each run, the arithmetic
-// intensity and a Bound verdict (README: "Why is it slow, without counters").
+// intensity and a Bound verdict (docs/roofline.md).
 #include <cmath>
 #include <cstddef>
 #include <optional>
@@ -32,10 +32,10 @@ std::string architecture_name(std::size_t compute_capability);
 
 // A device's roofs at one SM and memory clock.
 struct Roofs {
-  std::size_t sm_count = 0;
-  std::size_t compute_capability = 0;
-  double sm_clock_mhz = NAN;
-  double memory_clock_mhz = NAN;
+  std::size_t sm_count = 0;  // streaming multiprocessors
+  std::size_t compute_capability = 0;  // major * 10 + minor: 90 for sm_90
+  double sm_clock_mhz = NAN;  // the clock the compute roofs are at
+  double memory_clock_mhz = NAN;  // the clock the DRAM roof is at
   double dram_bytes_per_s = NAN;  // NaN when the clock or the bus width is unknown
 
   // SMs x SM clock x flops_per_sm_per_cycle; NaN where any of them is unknown.
@@ -56,8 +56,8 @@ std::string to_string(Bound b);  // "memory", "compute", "latency"
 // the roof, compute-bound when its FLOP/s reach compute_pct (the larger percentage decides when both
 // do), latency-bound when neither does. 60%, as Nsight Compute's Speed of Light (kscope::bottleneck_rule).
 struct BoundThresholds {
-  double memory_pct = 60;
-  double compute_pct = 60;
+  double memory_pct = 60;  // DRAMRoofPct from which a row is memory-bound
+  double compute_pct = 60;  // ComputeRoofPct from which a row is compute-bound
 };
 // nullopt when a percentage is NaN.
 std::optional<Bound> classify_bound(double dram_pct, double compute_pct, const BoundThresholds& thresholds);
@@ -66,9 +66,9 @@ std::string bound_rule(const BoundThresholds& thresholds);
 
 // A mean over a row's runs, with the 95% confidence interval of that mean (NaN for one run).
 struct MeanWithCI {
-  double mean = NAN;
-  double ci95_lower = NAN;
-  double ci95_upper = NAN;
+  double mean = NAN;  // over the runs
+  double ci95_lower = NAN;  // lower bound of the mean's 95% interval
+  double ci95_upper = NAN;  // upper bound of the mean's 95% interval
 };
 
 // The roofline of one duration row with declared work: per run, the declared work over the run's

@@ -72,11 +72,12 @@ enum class StopCriterion {
   rsd,           // the samples' relative standard deviation is below the target
 };
 
+// When adaptive sampling (Sampling::adaptive) stops running a config.
 struct AdaptiveSampling {
-  StopCriterion criterion = StopCriterion::ci_halfwidth;
+  StopCriterion criterion = StopCriterion::ci_halfwidth;  // what must fall below target_pct
   double target_pct = 1.0;        // for every measured (annotation, metric) of the config
-  std::size_t min_runs = 10;
-  std::size_t max_runs = 100000;
+  std::size_t min_runs = 10;      // runs before the target is checked
+  std::size_t max_runs = 100000;  // runs after which a config stops, converged or not
   double config_budget_s = 1.0;   // wall time per config; a config out of budget is "not converged"
   double timeout_s = 600.0;       // wall time for the whole sweep
 };
@@ -89,20 +90,21 @@ std::string mode_name(CacheControl cache, ClockControl clock);
 
 // A value computed from one run's measured values (and the config), e.g. bandwidth from a duration.
 struct DerivedValue {
-  std::string name;
-  double value;
-  std::string unit;
+  std::string name;  // the Metric column
+  double value;      // this run's value
+  std::string unit;  // the Unit column
 };
 
 // The measured values of one annotation in one run, by metric name, in the backend's metric order.
 class MeasuredValues {
  public:
+  // Made by the engine for each derive_metric call.
   MeasuredValues(const std::vector<std::string>* names, const std::vector<double>* values)
       : names_(names), values_(values) {}
   double operator[](const std::string& metric) const;  // throws ConfigError for an unknown metric
   double front() const { return values_->front(); }     // the first (often only) metric
-  const std::vector<std::string>& names() const { return *names_; }
-  const std::vector<double>& values() const { return *values_; }
+  const std::vector<std::string>& names() const { return *names_; }  // the metrics, in order
+  const std::vector<double>& values() const { return *values_; }        // one per metric, in that order
 
  private:
   const std::vector<std::string>* names_;
@@ -116,18 +118,21 @@ using CombineKernels = std::function<double(double, double)>;
 // The most runs (or warm-up runs) per config a Settings may ask for.
 inline constexpr std::size_t kMaxRunsPerConfig = 1'000'000'000;
 
+// Everything that shapes a profiling session: runs, backend and metrics, cache and clock control,
+// derived metrics, sampling, the thermal guard, files, shards. The defaults are the measurement
+// an experienced user expects: 10 runs after 1 warm-up, kernel durations, a cold L2.
 struct Settings {
   std::size_t runs = 10;          // recorded runs per config
   std::size_t warmup_runs = 1;    // runs per config before recording (module load, caches, clocks)
-  Backend backend = Backend::from_metrics;
+  Backend backend = Backend::from_metrics;  // what measures; by default chosen from the metrics (chosen_backend)
   std::vector<std::string> metrics;  // metric names (Nsight Compute's for counters); empty = the backend's default
-  ReplayMode replay_mode = ReplayMode::kernel;
+  ReplayMode replay_mode = ReplayMode::kernel;  // a result per kernel, or per region (range)
   // Backend::ncu only: Nsight Compute sections collected into the kept .ncu-rep (e.g.
   // "SpeedOfLight", "MemoryWorkloadAnalysis"), for its GUI; the table holds `metrics`.
   std::vector<std::string> ncu_sections;
-  CacheControl cache_control = CacheControl::all;
-  ClockControl clock_control = ClockControl::none;
-  Verbosity verbosity = Verbosity::info;
+  CacheControl cache_control = CacheControl::all;  // all: the L2 flushed before every region; none: left warm
+  ClockControl clock_control = ClockControl::none;  // none: clocks left alone; base: the SM clock locked to base
+  Verbosity verbosity = Verbosity::info;  // quiet, info (progress and warnings) or debug
   // If set, receives the progress (kscope/progress.hpp) that would otherwise be printed; debug lines
   // are still printed. Not called with Verbosity::quiet.
   ProgressObserver progress_observer;
@@ -135,23 +140,23 @@ struct Settings {
 
   CombineKernels combine_kernel_metrics;      // several kernels in one region: reduce them
   std::vector<std::string> ignore_kernel_list;  // kernels dropped before attribution (exact name)
-  DeriveMetric derive_metric;
+  DeriveMetric derive_metric;  // per run, before aggregation: values computed from the measured ones
   std::string normalize_against;              // annotation whose AvgValue divides the others'
   // The bytes and FLOPs each annotation must move and do at each config (kscope/work.hpp), called
   // once per annotation and config: its duration rows then carry the roofline columns
-  // (kscope/roofline.hpp; README "Why is it slow, without counters").
+  // (kscope/roofline.hpp; docs/roofline.md).
   DeclaredWork work;
   BoundThresholds bound_thresholds;           // when such a row is memory-, compute- or latency-bound
 
-  Sampling sampling = Sampling::fixed;
-  AdaptiveSampling adaptive;
+  Sampling sampling = Sampling::fixed;  // fixed: `runs` runs; adaptive: until `adaptive` is met
+  AdaptiveSampling adaptive;  // when adaptive sampling stops
 
-  ThermalMode thermal_mode = ThermalMode::automatic;
+  ThermalMode thermal_mode = ThermalMode::automatic;  // the thermal guard: automatic, manual or off
   double thermal_wait_c = 10.0;     // pause when the T.Limit margin falls to this (°C)
   double thermal_cont_c = 20.0;     // resume when it is back to this
   double thermal_timeout_s = 180.0; // longest pause
 
-  ThrottledRuns throttled_runs = ThrottledRuns::keep;
+  ThrottledRuns throttled_runs = ThrottledRuns::keep;  // whether throttled runs enter the statistics
 
   // Callbacks whose values become extra columns (kscope/info_collector.hpp); not with Backend::ncu.
   std::vector<InfoCollector> info_collectors;

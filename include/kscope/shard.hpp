@@ -14,9 +14,10 @@
 
 namespace kscope {
 
+// One shard of a sweep split over processes: the configs whose position modulo count is index.
 struct Shard {
-  std::size_t index = 0;
-  std::size_t count = 1;
+  std::size_t index = 0;  // from 0 to count - 1
+  std::size_t count = 1;  // the shards the sweep is split into
 
   // The configs this shard measures: index modulo count.
   bool measures(std::size_t config_index) const { return config_index % count == index; }
@@ -24,7 +25,7 @@ struct Shard {
   std::string to_string() const;
   // "shard-<index>-of-<count>-": where this shard's files go, after the output prefix.
   std::string file_prefix() const;
-  bool operator==(const Shard&) const = default;
+  bool operator==(const Shard&) const = default;  // the same index of the same count
 };
 
 // "index/count" (e.g. "3/8"); throws ConfigError naming `source` and the expected form.
@@ -32,7 +33,7 @@ Shard parse_shard(const std::string& text, const std::string& source);
 
 // Where a shard comes from when a program asks its launcher.
 struct LaunchedShard {
-  Shard shard;
+  Shard shard;  // which shard this process measures
   std::string launcher;  // "KSCOPE_SHARD", "torchrun", "Slurm job array", "srun" or "Slurm job array and srun"
   int local_rank = -1;   // torchrun's LOCAL_RANK: the GPU of this process on its host; -1 otherwise
 };

@@ -10,6 +10,7 @@
 
 namespace kscope {
 
+// The statistics of one summary row over its valid samples.
 struct SampleStatistics {
   std::size_t count = 0;       // valid (non-NaN) samples
   double mean = 0, stddev = 0, min = 0, max = 0, median = 0;  // NaN where undefined
@@ -20,7 +21,7 @@ struct SampleStatistics {
   // order statistics, as numpy's default), and the samples outside Tukey's fences
   // [q1 - 1.5 IQR, q3 + 1.5 IQR].
   double q1 = 0, q3 = 0, iqr = 0, p20 = 0, p80 = 0;
-  std::size_t outliers = 0;
+  std::size_t outliers = 0;  // samples outside Tukey's fences
   // The values of the table's statistics without a field of their own (those a program registers),
   // in summary_statistics()' order; statistic() reads them by name.
   std::vector<double> added;

@@ -9,6 +9,7 @@
 
 namespace kscope {
 
+// The configs a profile() call measures: cartesian axes and zipped groups of values, crossed.
 class Sweep {
  public:
   // A cartesian axis. All values must share one type; names must be unique.
@@ -19,8 +20,8 @@ class Sweep {
   // Every configuration, first axis slowest. Throws ConfigError (arity, types, empty axes,
   // duplicate names, a value or zipped row given twice) before anything runs.
   std::vector<Config> configs() const;
-  std::vector<std::string> names() const;
-  void validate() const;
+  std::vector<std::string> names() const;  // the axes, in order
+  void validate() const;  // throws ConfigError as configs() would, without making them
 
  private:
   struct Group {

@@ -12,9 +12,10 @@ namespace kscope {
 // A missing value is std::monostate: empty in CSV, null in JSON, NaN/NA in pandas.
 using Cell = std::variant<std::monostate, std::int64_t, double, std::string, bool>;
 
+// A table as kscope writes it (CSV, JSON, the console): column names and rows of cells.
 struct Table {
-  std::vector<std::string> columns;
-  std::vector<std::vector<Cell>> rows;
+  std::vector<std::string> columns;      // the names, in order
+  std::vector<std::vector<Cell>> rows;  // each a cell per column
 
   std::size_t column(const std::string& name) const;  // index; throws Error if absent
 };

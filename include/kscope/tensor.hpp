@@ -25,21 +25,21 @@ enum class MemorySpace { device, host };
 
 // A contiguous, row-major tensor.
 struct TensorView {
-  const void* data = nullptr;
+  const void* data = nullptr;  // its first element
   std::vector<std::int64_t> shape;  // elements per dimension; empty for a scalar
-  DType dtype = DType::f32;
-  MemorySpace memory = MemorySpace::device;
+  DType dtype = DType::f32;  // the element type
+  MemorySpace memory = MemorySpace::device;  // where `data` points
 
   std::size_t elements() const;  // the product of the shape (1 for a scalar)
-  std::size_t bytes() const { return elements() * size_of(dtype); }
+  std::size_t bytes() const { return elements() * size_of(dtype); }  // elements times the dtype's size
   // [2, 3] float32 on the device
   std::string describe() const;
 };
 
 // How far a candidate's element may be from the reference's: |c - r| <= atol + rtol * |r|.
 struct Tolerance {
-  double atol = 0;
-  double rtol = 0;
+  double atol = 0;  // absolute tolerance
+  double rtol = 0;  // relative tolerance
 };
 
 // A candidate tensor against a reference tensor of the same dtype and element count, element by
@@ -48,15 +48,15 @@ struct Tolerance {
 // infinities differ); its relative error |c - r| / max(|r|, atol / rtol) (|c - r| / |r| with rtol 0,
 // 0 where both are 0).
 struct TensorComparison {
-  std::size_t elements = 0;
+  std::size_t elements = 0;  // compared
   std::size_t mismatched = 0;  // elements that do not pass
-  double max_abs_error = 0;
-  double max_rel_error = 0;
+  double max_abs_error = 0;  // the largest |c - r|
+  double max_rel_error = 0;  // the largest relative error
   // The first element that does not pass (its flat index and both values); meaningful when
   // mismatched > 0.
   std::size_t first_mismatch = 0;
-  double first_candidate = 0;
-  double first_reference = 0;
+  double first_candidate = 0;  // the candidate's value there
+  double first_reference = 0;  // the reference's value there
 };
 
 }  // namespace kscope

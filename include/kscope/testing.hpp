@@ -38,14 +38,14 @@ class SimulatedEnergy final : public EnergyCounter {
  public:
   // Before the session: the counter starts at power.start_mj.
   void set_power(SimulatedPower power);
-  const SimulatedPower& power() const { return power_; }
+  const SimulatedPower& power() const { return power_; }  // as set_power left it
   // The GPU draws `watts` for `seconds`.
   void run(double seconds, double watts);
   // Makes read() throw BackendError(message), as a GPU without the counter.
   void remove(std::string message) { missing_ = std::move(message); }
   // The counter continues from `millijoules` at its next update (as after a driver reload).
   void restart_at(std::uint64_t millijoules);
-  std::size_t reads() const { return reads_; }
+  std::size_t reads() const { return reads_; }  // how often the counter was read
 
   // Each read takes read_s, half of it before the value is taken, at idle power.
   EnergyReading read() override;
@@ -75,16 +75,16 @@ class FakeDevice final : public DeviceControl {
   // Makes lock_base_clocks() throw BackendError with this message.
   void deny_clock_lock(std::string message) { deny_ = std::move(message); }
 
-  bool clocks_locked() const { return locked_; }
-  std::size_t restore_count() const { return restores_; }
-  static constexpr ClockReading kBaseClocks{1590, 3201, 0};
+  bool clocks_locked() const { return locked_; }            // lock_base_clocks() holds
+  std::size_t restore_count() const { return restores_; }  // restore_clocks() calls so far
+  static constexpr ClockReading kBaseClocks{1590, 3201, 0};  // what a locked SimulatedBackend reads: 1590 MHz SM, 3201 MHz memory
 
   ClockReading clocks() override;
   std::optional<double> thermal_margin_c() override;
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
   EnergyCounter* energy_counter() override { return &energy_; }
-  SimulatedEnergy& energy() { return energy_; }
+  SimulatedEnergy& energy() { return energy_; }  // its energy counter, to set its power
 
  private:
   SimulatedEnergy energy_;
@@ -100,18 +100,18 @@ class FakeDevice final : public DeviceControl {
 
 // The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.
 struct SimulatedDevice {
-  std::string name = "simulated GPU (no measurement)";
-  double rated_sm_clock_mhz = 1980;
-  double rated_memory_clock_mhz = 3201;
-  std::size_t sm_count = 132;
-  std::size_t compute_capability = 90;
-  std::size_t memory_bus_width_bits = 6144;
+  std::string name = "simulated GPU (no measurement)";  // the GPU column
+  double rated_sm_clock_mhz = 1980;  // its rated SM clock
+  double rated_memory_clock_mhz = 3201;  // its rated memory clock
+  std::size_t sm_count = 132;  // streaming multiprocessors
+  std::size_t compute_capability = 90;  // major * 10 + minor
+  std::size_t memory_bus_width_bits = 6144;  // the DRAM interface's width
 };
 
 // The simulated backend's CallObserver (kscope::evaluate): its device memory is the host's.
 class SimulatedCalls final : public CallObserver {
  public:
-  explicit SimulatedCalls(class SimulatedBackend& backend) : backend_(backend) {}
+  explicit SimulatedCalls(class SimulatedBackend& backend) : backend_(backend) {}  // observes this backend's calls
   void observe_calls() override;
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
@@ -125,9 +125,12 @@ class SimulatedCalls final : public CallObserver {
   class SimulatedBackend& backend_;
 };
 
+// A backend that measures nothing: its "kernels" are launch() calls of known durations on a
+// simulated GPU clock, with the noise, clocks, power, passes and failures a test sets. Give it to
+// profile_with_backend() to test a sweep without a GPU; its rows say "test (simulated)".
 class SimulatedBackend final : public MeasurementBackend {
  public:
-  SimulatedBackend();
+  SimulatedBackend();  // an H200-like device, no noise, one run per batch
 
   // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
   void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
@@ -149,12 +152,13 @@ class SimulatedBackend final : public MeasurementBackend {
   // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
   // resets it (as does each flush).
   void set_persisting_l2(std::size_t bytes);
-  std::size_t persisting_l2_resets() const { return persisting_resets_; }
+  std::size_t persisting_l2_resets() const { return persisting_resets_; }  // resets of the carve-out so far
   // Runs `fn` inside each synchronize() (kscope waiting for the GPU to drain), as another thread
   // launching while the caller waits; an empty function for none.
   void during_synchronize(std::function<void()> fn) { during_synchronize_ = std::move(fn); }
 
-  FakeDevice& device() { return device_; }
+  FakeDevice& device() { return device_; }  // its clocks, thermal margins and energy counter
+  // Clock readings returned in turn around the runs (FakeDevice::set_clock_readings).
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
 
   // Replay passes per batch (as a counter backend with a multi-pass metric set); 1 by default.
@@ -165,15 +169,15 @@ class SimulatedBackend final : public MeasurementBackend {
   // The most launches pass 1 of a batch holds, as the counter backend's image holds ranges: the
   // batch takes no more runs once one more like its largest would not fit. No limit by default.
   void set_batch_launches(std::size_t launches) { batch_launches_ = launches; }
-  std::size_t collections() const { return batch_sizes_.size(); }
+  std::size_t collections() const { return batch_sizes_.size(); }  // batches collected so far
   // The runs of each batch collected, in order.
   const std::vector<std::size_t>& batch_sizes() const { return batch_sizes_; }
   // Makes region_end throw BackendError(message) once, as a backend failing while a region closes.
   void fail_next_region_end(std::string message) { region_end_failure_ = std::move(message); }
 
-  std::size_t flush_count() const { return flushes_; }
-  std::size_t session_count() const { return sessions_; }
-  bool session_open() const { return open_; }
+  std::size_t flush_count() const { return flushes_; }      // L2 flushes so far
+  std::size_t session_count() const { return sessions_; }  // sessions opened so far
+  bool session_open() const { return open_; }              // a session is open now
 
   std::vector<MetricSpec> metrics() const override;
   SessionInfo describe() const override;

@@ -34,7 +34,7 @@
 // and a resumed race reads the rounds back, takes the same decisions from the same samples, and goes
 // on where it stopped. A shard (Settings::shard, KSCOPE_SHARD) races its own configs only: the final
 // decision needs every finalist measured side by side on one GPU, which shards on other GPUs cannot
-// give; race the shards' winners and ties again in one process (README "Choosing a config").
+// give; race the shards' winners and ties again in one process (docs/tune.md).
 #include <cmath>
 #include <cstddef>
 #include <iosfwd>
@@ -47,6 +47,7 @@
 
 namespace kscope {
 
+// How tune() races: the threshold and error level of its decisions and the sizes of its rounds.
 struct RaceOptions {
   double threshold_pct = 2.0;  // configs within this of the winner are ties; eliminations need more than this
   double alpha = 0.05;         // the chance that the fastest config ends neither winner nor tie, at most
@@ -68,9 +69,10 @@ enum class RaceOutcome {
 };
 std::string to_string(RaceOutcome outcome);
 
+// A raced config's fate: its outcome, in which round, after how many runs, and why.
 struct RaceRow {
   std::size_t config_index = 0;  // into the sweep's configs
-  RaceOutcome outcome = RaceOutcome::eliminated;
+  RaceOutcome outcome = RaceOutcome::eliminated;  // winner, tied, slower, eliminated or left_out
   std::size_t round = 0;         // 1-based: the round it was eliminated after, or the last it ran in
   std::size_t runs = 0;          // recorded runs over every round
   double median_ns = NAN;        // of all its recorded durations
@@ -92,24 +94,27 @@ struct RaceRound {
 // What the race spent, against the exhaustive sweep (every raced config warmup_runs + runs times).
 struct RaceCost {
   std::size_t runs = 0;              // warm-ups included
-  std::size_t exhaustive_runs = 0;
+  std::size_t exhaustive_runs = 0;  // what the exhaustive sweep would run, warm-ups included
   double gpu_s = 0;                  // recorded durations, plus each visit's warm-ups at its mean duration
   double exhaustive_gpu_s = 0;       // each config's mean duration times its warmup_runs + runs
   double wall_s = 0;                 // host time of the race
 };
 
+// What tune() returns: the winner, its ties, each config's row, the rounds and the cost.
 class Race {
  public:
   Race() = default;
+  // Made by tune().
   Race(Results measurements, std::vector<RaceRow> rows, std::vector<RaceRound> rounds, RaceCost cost,
        RaceOptions options);
 
   // Every recorded run of every round, by the sweep's configs (Results::configs() is the sweep's).
   const Results& measurements() const { return measurements_; }
   const std::vector<RaceRow>& rows() const { return rows_; }  // the raced configs, in the sweep's order
-  const std::vector<RaceRound>& rounds() const { return rounds_; }
-  const RaceCost& cost() const { return cost_; }
-  const RaceOptions& options() const { return options_; }
+  const std::vector<RaceRound>& rounds() const { return rounds_; }  // in the order they ran
+  const RaceCost& cost() const { return cost_; }  // against the exhaustive sweep of the same runs
+  const RaceOptions& options() const { return options_; }  // as tune() was given them
+  // 1 - alpha: the confidence that the fastest config is the winner or one of its ties.
   double confidence() const { return 1 - options_.alpha; }
 
   std::size_t winner() const;               // config index

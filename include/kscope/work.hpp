@@ -26,32 +26,34 @@ std::string to_string(Precision p);  // "fp64", "fp32", "fp16", "bf16", "fp8"
 
 // The arithmetic the FLOPs are done in. fp32 on tensor cores is TF32; fp8 exists on tensor cores only.
 struct FlopKind {
-  Precision precision = Precision::fp32;
-  bool tensor_cores = false;
-  friend bool operator==(const FlopKind&, const FlopKind&) = default;
+  Precision precision = Precision::fp32;  // fp64, fp32, fp16, bf16 or fp8
+  bool tensor_cores = false;  // on the tensor cores (fp32 there is TF32)
+  friend bool operator==(const FlopKind&, const FlopKind&) = default;  // the same precision and units
 };
 std::string to_string(FlopKind kind);  // "fp32", "fp16 tensor", ...
 // "fp16 tensor" -> {fp16, true}; nullopt for any other text.
 std::optional<FlopKind> parse_flop_kind(const std::string& text);
 
+// What a region must do, declared by its author (Settings::work): the bytes it must move and the
+// FLOPs it must do, for the roofline without counters (docs/roofline.md).
 struct Work {
   // Bytes the region must move between DRAM and the SMs, reads plus writes, each byte once: what
   // it costs with a perfect cache (a copy of n floats: 8n).
   double bytes = 0;
   // Floating-point operations it must do; a fused multiply-add counts 2 (an n x n x n GEMM: 2n^3).
   double flops = 0;
-  FlopKind kind;
+  FlopKind kind;  // the FLOPs' kind
 
   // Throws ConfigError naming the problem: a negative, NaN or infinite amount, no work at all, fp8
   // off the tensor cores.
   void validate() const;
-  friend bool operator==(const Work&, const Work&) = default;
+  friend bool operator==(const Work&, const Work&) = default;  // the same amounts and kind
 };
 
 // Settings::work: the declared work of each annotation at each config.
 class DeclaredWork {
  public:
-  using ForConfig = std::function<Work(const Config&)>;
+  using ForConfig = std::function<Work(const Config&)>;  // one annotation's work at a config
   // nullopt: the annotation has no declared work at this config.
   using Function = std::function<std::optional<Work>(const std::string& annotation, const Config& config)>;
 
@@ -69,7 +71,7 @@ class DeclaredWork {
   // that a name no region has is reported.
   static DeclaredWork of(Function function, std::vector<std::string> annotations = {});
 
-  explicit operator bool() const { return static_cast<bool>(function_); }
+  explicit operator bool() const { return static_cast<bool>(function_); }  // some work is declared
   // The annotation's work at the config, validated; nullopt when none is declared.
   std::optional<Work> operator()(const std::string& annotation, const Config& config) const;
   // The annotations it names; empty when it may declare work for any.

@@ -48,15 +48,21 @@ class EvaluationResults:
 
     @property
     def measurements(self) -> ProfileResults:
+        """The durations of both sides (annotations 'candidate' and 'reference') as a
+        ProfileResults, which kscope.compare takes too."""
         return ProfileResults(self._core.measurements(), self._configs, self.parameters)
 
     def to_dataframe(self) -> pd.DataFrame:
+        """One row per config: its columns, then Verdict, Speedup with its interval, both
+        medians, the errors, the Findings and the Reason (the class's description lists them)."""
         if self._table is None:
             columns, self._config_indices = self._core.table()
             self._table = self._frame(columns, self._config_indices)
         return self._table.copy()
 
     def findings(self) -> pd.DataFrame:
+        """One row per finding: the config's columns, Side, Finding, Runs and Detail
+        (docs/evaluate.md catalogues each finding)."""
         return self._frame(*self._core.findings())
 
     def config_index(self, row: int) -> int:

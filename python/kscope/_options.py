@@ -284,7 +284,7 @@ def _option_table():
                     "backend's durations: each recorded run is then a window of back-to-back runs (see "
                     "energy_window)."),
         Option("derive_metric", None, _derive_metric,
-               help="f(*metric_values, *config_values) per run, before aggregation; returns a value, (value, "
+               help="``f(*metric_values, *config_values)`` per run, before aggregation; returns a value, (value, "
                     "unit), or a dict of them. With the energy metrics it gets the duration, then the energy "
                     "metrics as asked, per window; kscope.energy_efficiency(joules, flop=..., bytes=...) returns "
                     "FLOP/J and bytes/J (with work= declared, kscope adds them itself)."),
@@ -323,7 +323,7 @@ def _option_table():
                help="kscope.VerbosityLevel SILENT/INFO/DEBUG (0/3/4) or their names."),
         Option("output_prefix", None, _prefix, ["output_prefix"], engine=lambda v: {},  # the call's, at each call
                help="a directory ('out/'; an existing directory's name without the slash, 'out', means the same) "
-                    "or a path prefix ('out/run_'). The engine writes {prefix}{func}-{n}-<file> for the n-th "
+                    "or a path prefix (``'out/run_'``). The engine writes {prefix}{func}-{n}-<file> for the n-th "
                     "successful call, each of " + ", ".join(_core.result_files()) + " (and, with backend='ncu', "
                     "its Nsight Compute report and logs; without a prefix those go to a temporary directory). The "
                     "raw samples are streamed: -samples.csv gets each config's samples as it finishes (with "
@@ -364,7 +364,7 @@ def _option_table():
                     "metrics: none -> 'cupti', Nsight Compute names -> 'counters'. Or one of the engine's "
                     "backends (the Backend column says which measured): " + backend_choices() + "."),
         Option("adaptive", None, _adaptive, ["sampling", "adaptive"], engine=_adaptive_engine, label=kscope_only,
-               help="None for exactly `runs` runs; True, or a dict of criterion (" +
+               help="None for exactly ``runs`` runs; True, or a dict of criterion (" +
                     " | ".join(map(repr, _CRITERIA.choices)) + "), target_pct, min_runs, max_runs, config_budget_s, "
                     "timeout_s, to sample each config until every measured series meets the target (the "
                     "Converged column says which did)."),
@@ -374,7 +374,7 @@ def _option_table():
                     "samples)."),
         Option("ncu_sections", None, _sections, ["ncu_sections"], label="kscope, backend='ncu'",
                help="Nsight Compute sections such as 'SpeedOfLight' or 'MemoryWorkloadAnalysis', collected into "
-                    "the kept report (results.report_path) for ncu's GUI; the table holds `metrics`."),
+                    "the kept report (results.report_path) for ncu's GUI; the table holds ``metrics``."),
         Option("shard", None, lambda o, v: _shard.check_option(v), ["shard"],
                engine=lambda v: {"shard": v} if isinstance(v, tuple) else {}, label=kscope_only,
                help="measure only one shard of the configs, for sweeps split over processes, GPUs or hosts: "
@@ -384,14 +384,14 @@ def _option_table():
                     "over gloo; the other ranks return their own part), a Slurm job array "
                     "(SLURM_ARRAY_TASK_ID/_MIN/_MAX/_STEP/_COUNT) or srun's tasks (SLURM_PROCID of "
                     "SLURM_STEP_NUM_TASKS). None (the default) still honours KSCOPE_SHARD. A shard's files get "
-                    "shard-<index>-of-<count>- after the prefix; kscope.merge or `kscope merge` joins them. "
-                    "README \"Scaling out\" shows both launch styles."),
+                    "shard-<index>-of-<count>- after the prefix; kscope.merge or ``kscope merge`` joins them. "
+                    "docs/scaling-out.md shows both launch styles."),
         Option("energy_window", 1.0, _number, ["energy_window_s"], label=kscope_only,
                help="with the energy metrics, each recorded run is a window in which the function runs back to "
                     "back for at least this many seconds (1.0; the GPU's energy counter updates about every 0.1 "
                     "s), and every metric's sample is the window's: the durations are its runs' mean, the energy "
-                    "its counter's difference per run. Each run must open exactly one annotation. README "
-                    "\"Energy\" says what the energy includes and what is taken out."),
+                    "its counter's difference per run. Each run must open exactly one annotation. "
+                    "docs/energy.md says what the energy includes and what is taken out."),
         Option("work", None, label=kscope_only,  # its functions' parameters: checked against the function's
                help="what each region must do, for the roofline without counters: a function of the config's "
                     "values (as derive_metric gets them) returning a kscope.Work (bytes moved between DRAM and the "
@@ -399,8 +399,8 @@ def _option_table():
                     "functions per annotation. E.g. ``work=lambda n: kscope.Work(bytes=8 * n)`` for a copy of n "
                     "floats. Each duration row of a region with declared work then gets AchievedGBps, "
                     "DRAMRoofPct, AchievedTFLOPs, ComputeRoofPct (with their 95% intervals), ArithmeticIntensity "
-                    "and Bound, against the device's roofs at the clocks observed around each run (README \"Why "
-                    "is it slow, without counters\"); ProfileResults.roofs() lists the roofs, plot_roofline() "
+                    "and Bound, against the device's roofs at the clocks observed around each run (docs/roofline.md, "
+                    "\"Why is it slow, without counters\"); ProfileResults.roofs() lists the roofs, plot_roofline() "
                     "draws them."),
         Option("bound_thresholds", None, _bound_thresholds, ["bound_thresholds"], engine=_thresholds_engine,
                label=kscope_only,

@@ -40,11 +40,25 @@ class ProfileResults:
         self.figure: Figure | None = None  # @kscope.analyze.plot: the matplotlib Figure it drew
 
     def to_dataframe(self) -> pd.DataFrame:
+        """The summary: one row per (annotation, config, metric), measured metrics first, then
+        derived ones. Columns: Annotation, one per config parameter, Metric, Unit, AvgValue,
+        StdDev, MinValue, MaxValue, Median, NumRuns, CI95_Lower, CI95_Upper, RelativeStdDevPct,
+        StableMeasurement, the normalization and session columns, the clocks, ThrottledRuns,
+        Converged, ThermalPauses, the declared work and roofline columns where work= was given,
+        then the info collectors' (docs/table.md says what each means). A copy: changing it
+        changes nothing here.
+
+            df = results.to_dataframe()
+            df[df.Metric == "cupti__kernel_duration"][["n", "Median", "CI95_Lower", "CI95_Upper"]]
+        """
         if self._summary is None:
             self._summary = self._frame(*self._core.summary())
         return self._summary.copy()
 
     def raw_dataframe(self) -> pd.DataFrame:
+        """Every recorded run's value behind the summary: one row per (annotation, config, run,
+        metric, kernel), with the run's Throttled flag, the clocks observed around it and the
+        info collectors' values for it. Warm-up runs are not recorded. A copy."""
         if self._samples is None:
             self._samples = self._frame(*self._core.samples())
         return self._samples.copy()
@@ -76,7 +90,7 @@ class ProfileResults:
     def roofs(self) -> pd.DataFrame:
         """The roofs of the device these results were measured on: the DRAM bandwidth (GB/s) and the
         peak FLOP/s (TFLOP/s) of each kind it has, at its rated clocks and at the mean of the clocks
-        observed during the samples (README: "Why is it slow, without counters")."""
+        observed during the samples (docs/roofline.md)."""
         return _roofline.roofs(self)
 
     def plot_roofline(self, filename: str | os.PathLike[str] | None = None, *, title: str = "kscope roofline",

@@ -1,5 +1,5 @@
 """Why is it slow, without counters: declared work (kscope.Work, the work= option), the device's
-roofs as a DataFrame, and the roofline plot. The engine computes the roofline columns (README: "Why
+roofs as a DataFrame, and the roofline plot. The engine computes the roofline columns (docs/roofline.md: "Why
 is it slow, without counters")."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def tune(
         ``{output_prefix}race.csv`` holds the table, and ``summary.csv``, ``samples.csv`` and
         ``results.json`` every run of every round.
     shard: as for analyze.kernel; a shard races its own configs only (its winner and ties, raced
-        again in one process with the other shards', decide the sweep: README "Choosing a config").
+        again in one process with the other shards', decide the sweep: docs/tune.md).
 
     Returns RaceResults: ``winner`` (the config), ``ties``, ``confidence``, ``to_dataframe()`` (one
     row per config: Outcome winner/tied/slower/eliminated/left_out, Round, Runs, MedianNs,
@@ -141,6 +141,7 @@ class RaceResults:
 
     @property
     def winner(self) -> tuple[Any, ...]:
+        """The winning config: a tuple of its values, as the configs were given."""
         return self._configs[self._core.winner()]
 
     @property
@@ -150,25 +151,34 @@ class RaceResults:
 
     @property
     def ties(self) -> list[tuple[Any, ...]]:
+        """The configs that cannot be told apart from the winner within the threshold."""
         return [self._configs[i] for i in self._core.ties()]
 
     @property
     def confidence(self) -> float:
+        """1 - alpha: the confidence that the fastest config is the winner or one of its ties."""
         return float(self._core.confidence())
 
     @property
     def cost(self) -> dict[str, float]:
+        """What the race cost against the exhaustive sweep of the same runs: {'runs',
+        'exhaustive_runs', 'gpu_s', 'exhaustive_gpu_s', 'wall_s'}."""
         return dict(self._core.cost())
 
     @property
     def rounds(self) -> list[dict[str, Any]]:
+        """Each round of the race, in order: [{'kind', 'configs', 'runs', 'eliminated'}]."""
         return list(self._core.rounds())
 
     @property
     def measurements(self) -> ProfileResults:
+        """Every recorded run of every round, by config, as a ProfileResults."""
         return ProfileResults(self._core.measurements(), self._configs, self.parameters)
 
     def to_dataframe(self) -> pd.DataFrame:
+        """One row per raced config: its parameters, Outcome ('winner', 'tied', 'slower',
+        'eliminated' or 'left_out'), Round, Runs, MedianNs, FinalMedianNs, RatioToWinner with
+        RatioCI_Lower and RatioCI_Upper, and the Reason of its outcome."""
         columns, indices = self._core.table()
         data = {}
         for name, cells in columns.items():

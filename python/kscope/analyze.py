@@ -19,6 +19,8 @@ from ._results import ProfileResults
 from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
                      SweepWarning, also_builtin)
 
+__all__ = ["kernel", "plot", "ignore_failures", "ProfiledFunction", "KernelDecorator", "PlotDecorator"]
+
 
 _Params = ParamSpec("_Params")  # the profiled function's parameters
 _Options = ParamSpec("_Options")  # a decorator's options, as its definition declares them

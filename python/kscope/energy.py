@@ -1,4 +1,4 @@
-"""Energy per run (README "Energy"): the metric names to ask for, and FLOP/J and bytes/J.
+"""Energy per run (docs/energy.md): the metric names to ask for, and FLOP/J and bytes/J.
 
     @kscope.analyze.kernel(configs=[4096, 8192], metrics=kscope.energy_metrics(),
                            derive_metric=lambda ns, joules, watts, above_idle, n:

@@ -708,8 +708,12 @@ void bind_metrics(py::module_& m) {
                     py::arg("hw_unit") = m.hw_unit, py::arg("description") = m.description);
   }, py::arg("name"), py::arg("chip") = "");
   m.def("count_passes", &kscope::count_passes, py::arg("metrics"), py::arg("chip") = "");
-  m.def("sol_metrics", &kscope::sol_metrics);
-  m.def("bottleneck_rule", &kscope::bottleneck_rule);
+  m.def("sol_metrics", &kscope::sol_metrics,
+        "The Speed-of-Light preset, in Nsight Compute's names: gpu__time_duration.sum and the compute, memory and DRAM\n"
+        "throughputs in % of peak; the counters backend's default metrics, which ProfileResults.speed_of_light() reads.");
+  m.def("bottleneck_rule", &kscope::bottleneck_rule,
+        "The rule speed_of_light() applies, in words: the higher of compute and memory throughput decides when it\n"
+        "reaches 60% of peak, else the kernel is latency-bound.");
   m.def("speed_of_light", [](const kscope::Results& r) { return py::object(columns(kscope::speed_of_light(r), {})[0]); },
         "{column: [cells]} of the Speed-of-Light table of counter results");
 }
@@ -937,7 +941,10 @@ void bind_doctor(py::module_& m) {
 void bind_testing(py::module_& m) {
   auto testing = m.def_submodule("testing", "The simulated backend of kscope's own tests (no measurement)");
   using kscope::testing::SimulatedBackend;
-  py::class_<SimulatedBackend>(testing, "SimulatedBackend")
+  py::class_<SimulatedBackend>(testing, "SimulatedBackend",
+                               "A GPU that measures nothing: kernels of the durations launch() gives, on a simulated clock.\n"
+                               "kscope.testing.simulated_backend() routes profiled calls to one; its methods set what its\n"
+                               "device, clocks, power, noise and failures look like, for tests without a GPU.")
       .def(py::init<>())
       .def("launch", [](SimulatedBackend& b, const py::object& kernel_name, const py::object& duration_ns,
                         const py::object& gap_ns, std::uintptr_t stream) {
@@ -967,7 +974,8 @@ void bind_testing(py::module_& m) {
            "into_stream waits for what from_stream launched so far (an event recorded and waited on)")
       .def("set_persisting_l2", &SimulatedBackend::set_persisting_l2, py::arg("bytes"),
            "A persisting-L2 carve-out, as a candidate would set it")
-      .def_property_readonly("persisting_l2_resets", &SimulatedBackend::persisting_l2_resets)
+      .def_property_readonly("persisting_l2_resets", &SimulatedBackend::persisting_l2_resets,
+                             "How often kscope reset a persisting-L2 carve-out (set_persisting_l2)")
       .def("during_synchronize", [](SimulatedBackend& b, py::object fn) {
         if (fn.is_none()) return b.during_synchronize(nullptr);
         b.during_synchronize([fn] {
@@ -990,7 +998,9 @@ void bind_testing(py::module_& m) {
       }, "T.Limit margins (°C) returned in turn before each run (the last one repeats)")
       .def("deny_clock_lock", [](SimulatedBackend& b, std::string message) { b.device().deny_clock_lock(std::move(message)); },
            "Makes clock_control='base' fail with this message, as without the right to lock clocks")
-      .def_property_readonly("clocks_locked", [](SimulatedBackend& b) { return b.device().clocks_locked(); })
+      .def_property_readonly(
+          "clocks_locked", [](SimulatedBackend& b) { return b.device().clocks_locked(); },
+          "Whether the simulated clocks are locked now (clock_control='base' during a session)")
       .def("fail_next_region_end", &SimulatedBackend::fail_next_region_end, py::arg("message"),
            "Makes the next region's close fail with BackendError(message), as a backend failing there")
       .def("set_max_batch_runs", &SimulatedBackend::set_max_batch_runs, py::arg("runs"),
@@ -1060,9 +1070,12 @@ void bind_testing(py::module_& m) {
          "drift_period_s, and its SM clock (in the clock readings) drops to dropped_sm_clock_mhz clock_drops_per_s "
          "times a simulated second, for clock_drop_s; each run adds run_overhead_s of simulated time. The same seed "
          "gives the same timings")
-      .def_property_readonly("metric", [](const SimulatedBackend& b) { return b.metrics().front().name; })
-      .def_property_readonly("flush_count", &SimulatedBackend::flush_count)
-      .def_property_readonly("session_count", &SimulatedBackend::session_count);
+      .def_property_readonly(
+          "metric", [](const SimulatedBackend& b) { return b.metrics().front().name; },
+          "The metric its rows carry: test__kernel_duration")
+      .def_property_readonly("flush_count", &SimulatedBackend::flush_count,
+                             "L2 flushes so far (one per region of cache_control='all')")
+      .def_property_readonly("session_count", &SimulatedBackend::session_count, "Profiling sessions opened so far");
 }
 
 PYBIND11_MODULE(_core, m) {

@@ -1,6 +1,6 @@
 #pragma once
 // Energy per run from a GPU's total-energy counter, which changes only at its own updates (every
-// ~100 ms on an H200, in whole mJ) while a kernel lasts microseconds. The method (README "Energy"):
+// ~100 ms on an H200, in whole mJ) while a kernel lasts microseconds. The method (docs/energy.md):
 //   - A window opens at a counter update, then the runs go back to back until their work has
 //     lasted window_s; once the GPU has finished it, the window closes at the first update at least
 //     kSettleSeconds later. The counter's difference is then the energy between two updates, whose

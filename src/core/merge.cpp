@@ -60,7 +60,7 @@ std::string names_of(const std::vector<Shard>& shards) {
 }
 
 // How to measure these shards (in order of index): their KSCOPE_SHARD or shard option, or their
-// tasks of a Slurm job array whose task ids are the shard indexes (README's recipe), in Slurm's
+// tasks of a Slurm job array whose task ids are the shard indexes (docs/scaling-out.md's recipe), in Slurm's
 // list syntax ("1,3,5-7").
 std::string how_to_run(const std::vector<Shard>& shards) {
   const Shard& first = shards.front();

@@ -254,7 +254,7 @@ std::string missing_compute_roof(const SessionInfo& session, FlopKind kind) {
   const std::string name = architecture_name(session.compute_capability);
   if (name.empty())
     return "compute capability " + compute_capability_text(session.compute_capability) +
-           " is not in kscope's table of FLOP rates (Volta to Blackwell: README \"Why is it slow, without counters\")";
+           " is not in kscope's table of FLOP rates (Volta to Blackwell: docs/roofline.md \"Why is it slow, without counters\")";
   if (std::isnan(flops_per_sm_per_cycle(session.compute_capability, kind)))
     return name + " has no " + to_string(kind) + " arithmetic";
   return {};

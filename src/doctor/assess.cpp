@@ -106,7 +106,7 @@ std::string roofs_line(const DoctorDevice& d) {
 DoctorCheck roofs_check(const DoctorFacts& f) {
   if (f.driver.devices.empty()) return {"roofs", CheckStatus::skipped, "not computed: no device", {}, ""};
   DoctorCheck c{"roofs", CheckStatus::ok,
-                "peak DRAM bandwidth and FLOP/s at the rated clocks: the roofs of the work= columns (README \"Why is "
+                "peak DRAM bandwidth and FLOP/s at the rated clocks: the roofs of the work= columns (docs/roofline.md \"Why is "
                 "it slow, without counters\")",
                 {}, ""};
   for (const auto& d : f.driver.devices) {

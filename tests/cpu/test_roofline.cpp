@@ -189,7 +189,7 @@ TEST(Work, DeclaredForEveryAnnotationOrPerAnnotationAndValidatedWhenAsked) {
   EXPECT_FALSE(none);
   EXPECT_FALSE(none("a", c));
   DeclaredWork every = [](const Config& config) { return Work{8.0 * config.get<std::int64_t>("n"), 0, {}}; };
-  Settings s;  // the README's line
+  Settings s;  // docs/roofline.md's line
   s.work = [](const kscope::Config& c) { return kscope::Work{.bytes = 8.0 * c.get<int64_t>("n")}; };
   EXPECT_EQ(s.work("copy", c), (std::optional<Work>{Work{8192, 0, {Precision::fp32, false}}}));
   EXPECT_EQ(every("anything", c)->bytes, 8192);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python README's install, run as written in a scratch copy of this checkout: a venv that sees
+# docs/install.md's Python install, run as written in a scratch copy of this checkout: a venv that sees
 # the system's packages (Debian's pandas, numpy, pybind11), `pip install --no-build-isolation
 # --no-deps .` (nothing downloaded), then `import kscope` from another directory and the console
 # command `kscope` (--version, a closed pipe). Built without CUDA to save minutes: `kscope doctor`

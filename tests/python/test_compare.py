@@ -176,7 +176,7 @@ def test_google_benchmarks_compare_reads_the_gbench_json(sim, tmp_path):
     (10, False, False),   # over 8 runs a side, no ties, at most 2500 pairs: kscope exact, scipy approximate
 ])
 def test_google_benchmarks_u_test_p_value_is_kscopes_only_where_scipy_computes_it_the_same_way(sim, runs, tied, same):
-    """README, "Google Benchmark JSON": compare.py's U test is scipy.stats.mannwhitneyu(a, b,
+    """docs/compare.md, "Google Benchmark JSON": compare.py's U test is scipy.stats.mannwhitneyu(a, b,
     alternative='two-sided') with scipy's default method; which of kscope's p-values it gives back."""
     stats = pytest.importorskip("scipy.stats", reason="scipy is not installed")
 

@@ -185,11 +185,11 @@ def test_a_malformed_kscope_shard_is_a_config_error(monkeypatch):
             profiled(sim, "auto")()
 
 
-def test_readme_shows_the_slurm_scripts_that_tests_slurm_runs():
-    """README's Slurm recipe holds examples/slurm's scripts word for word: tests/slurm submits those
-    files (and README's submission lines) to a real Slurm."""
+def test_the_docs_show_the_slurm_scripts_that_tests_slurm_runs():
+    """docs/scaling-out.md's Slurm recipe holds examples/slurm's scripts word for word: tests/slurm
+    submits those files (and the page's submission lines) to a real Slurm."""
     root = HERE.parents[1]
-    readme = (root / "README.md").read_text()
+    page = (root / "docs" / "scaling-out.md").read_text()
     for name in ("sweep.sbatch", "steps.sbatch"):
         script = (root / "examples" / "slurm" / name).read_text()
-        assert f"`examples/slurm/{name}`" in readme and f"```bash\n{script}```" in readme, name
+        assert f"`examples/slurm/{name}`" in page and f"```bash\n{script}```" in page, name

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest's slurm_recipe (label slurm): starts a one-node Slurm cluster (cluster.sh), runs README's
+# ctest's slurm_recipe (label slurm): starts a one-node Slurm cluster (cluster.sh), runs docs/scaling-out.md's
 # Slurm recipe on it (test_slurm.py), and stops the cluster at the end, also when a scenario fails
 # or the run is interrupted. Where the cluster cannot start (not root; slurm-wlm or munge not
 # installed) it says why and exits 77, which ctest reports as skipped.
@@ -12,7 +12,7 @@ source "$here/cluster.sh"
 
 reason=$(slurm_cannot_start)
 if [ -n "$reason" ]; then
-  echo "SKIPPED: README's Slurm recipe is tested on a one-node Slurm cluster, which cannot start here: $reason"
+  echo "SKIPPED: The Slurm recipe of docs/scaling-out.md is tested on a one-node Slurm cluster, which cannot start here: $reason"
   exit 77
 fi
 

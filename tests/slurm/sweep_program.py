@@ -1,4 +1,4 @@
-"""The program the Slurm tests submit where README's recipe submits yours (tune_gemm.py): a kscope
+"""The program the Slurm tests submit where docs/scaling-out.md's recipe submits yours (tune_gemm.py): a kscope
 sweep with shard="auto" and an output_prefix, on the simulated backend, whose durations depend only
 on the config and its call number (sharded_workload.launch: so shards, resumed or not, merge to one
 process's table).

@@ -1,4 +1,4 @@
-"""Scale-out on a real Slurm (issue 42): README's recipe (examples/slurm/ and the submission lines of
+"""Scale-out on a real Slurm: docs/scaling-out.md's recipe (examples/slurm/ and the submission lines of
 "Scaling out") run as written on the one-node cluster that tests/slurm/run.sh starts, measuring
 sweep_program.py on the simulated backend. Every scenario ends in a merged table that must equal
 the single-process table of the same sweep, cell for cell."""
@@ -28,14 +28,14 @@ pytestmark = pytest.mark.skipif(
 
 
 class Recipe:
-    """README's two submission lines: the array of sweep.sbatch, then the merge chained to it. The
-    test runs them with its own array, shard count and program in place of README's."""
+    """docs/scaling-out.md's two submission lines: the array of sweep.sbatch, then the merge chained
+    to it. The test runs them with its own array, shard count and program in place of the page's."""
 
     SUBMIT = "sbatch --parsable --array=0-15 sweep.sbatch 16 python3 tune_gemm.py"
     MERGE = '--wrap "kscope merge sweep/merged- sweep/"'
 
     def __init__(self):
-        text = (ROOT / "README.md").read_text()
+        text = (ROOT / "docs" / "scaling-out.md").read_text()
         self.submit_line = self._line(text, self.SUBMIT)
         self.merge_line = self._line(text, self.MERGE)
         assert "$array" in self.merge_line, self.merge_line
@@ -43,7 +43,7 @@ class Recipe:
     @staticmethod
     def _line(text, part):
         lines = [line for line in text.splitlines() if part in line]
-        assert len(lines) == 1, f"README's Slurm recipe should have one line with {part!r}, not {lines}"
+        assert len(lines) == 1, f"docs/scaling-out.md's Slurm recipe should have one line with {part!r}, not {lines}"
         return lines[0]
 
     def submit(self, directory, array, shards, *program_options):
@@ -290,7 +290,7 @@ def test_requeued_tasks_resume(recipe, directory, whole, report):
                f"{len(second)}, the rest of its {len(mine)}")
 
     # The chain of the cancelled array broke (Slurm: a cancelled task fails afterok for good, requeued
-    # or not), so the merge is by hand, as README says.
+    # or not), so the merge is by hand, as docs/scaling-out.md says.
     assert jobs(cancelled_merge)["-"][:2] == ("PENDING", "DependencyNeverSatisfied")
     subprocess.run(["scancel", cancelled_merge], check=True)
     subprocess.run(["kscope", "merge", "sweep/merged-", "sweep/"], cwd=cancelled_dir, check=True, capture_output=True)

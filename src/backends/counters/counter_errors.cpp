@@ -21,7 +21,7 @@ std::string timing_still_works() {
          " measure kernel durations without counters, and " + backend_choice(Backend::automatic) +
          " falls back to them; with the bytes and FLOPs each kernel must move and do (" + detail::option("work") +
          "), their rows say how close it comes to the memory and compute roofs and whether it is memory-, compute- "
-         "or latency-bound (README: \"Why is it slow, without counters\")";
+         "or latency-bound (docs/roofline.md, \"Why is it slow, without counters\")";
 }
 
 std::string failed(CUptiResult status, const std::string& call) {

@@ -1,10 +1,10 @@
 #pragma once
 // The counter backend's range profiler outlives its profile() call: the next call on the same
 // context, with the same metric config and replay mode, takes it back and pays neither CUPTI's
-// Enable nor a new profiler's first start again (README, "Cost"). One is kept per process (CUPTI
-// allows one per context). Whatever else needs the context's profiler, or CUPTI's activity records
-// with their timestamps (which an enabled range profiler can zero), releases it first: the cupti
-// backend's sessions and kscope doctor's probe. A context being destroyed takes it along.
+// Enable nor a new profiler's first start again (docs/cost.md, "The counters backend's cost"). One
+// is kept per process (CUPTI allows one per context). Whatever else needs the context's profiler,
+// or CUPTI's activity records with their timestamps (which an enabled range profiler can zero),
+// releases it first: the cupti backend's sessions and kscope doctor's probe. A context being destroyed takes it along.
 #include <cuda.h>
 
 #include <cstddef>

@@ -1,0 +1,31 @@
+"""README is the front page: at most 250 lines, its two commands the ones that exist and that CI
+runs, the command that builds the documentation site, and a link to every page of docs/."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def test_the_readme_is_a_front_page():
+    lines = README.count("\n")
+    assert lines <= 250, f"README has {lines} lines: move the detail into a docs/ page"
+
+
+def test_the_two_commands_are_the_scripts_ci_runs():
+    section = README[README.index("## The two commands"):README.index("## Python quick start")]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)[1]
+    commands = [line for line in block.splitlines() if line and not line.startswith("#")]
+    assert commands == ["bash scripts/run_example.sh", "bash scripts/test.sh"]
+    assert all((ROOT / command.split()[1]).is_file() for command in commands)
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == "bash scripts/test.sh", "CI runs the README's test command last"
+
+
+def test_the_readme_names_the_docs_build_and_links_every_page():
+    assert "`bash scripts/docs.sh`" in README and (ROOT / "scripts" / "docs.sh").is_file()
+    pages = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*.md")
+                   if p.name != "index.md" and "_build" not in p.parts)
+    unlinked = [page for page in pages if f"]({page})" not in README]
+    assert unlinked == [], f"README's map of the docs does not link {unlinked}"
