@@ -51,6 +51,15 @@ inline constexpr CUpti_CallbackId kCaptureEndCallbacks[] = {
     CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
 };
 
+// +1 for a call that begins a stream capture, -1 for one that ends it, 0 for any other call.
+inline int capture_step(CUpti_CallbackId cbid) {
+  for (CUpti_CallbackId begin : kCaptureBeginCallbacks)
+    if (cbid == begin) return 1;
+  for (CUpti_CallbackId end : kCaptureEndCallbacks)
+    if (cbid == end) return -1;
+  return 0;
+}
+
 inline bool is_graph_launch(CUpti_CallbackId cbid) {
   return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }

@@ -1,6 +1,7 @@
 #include "device/persisting_l2.hpp"
 
 #include <cstdio>
+#include <optional>
 
 #include "device/cuda_check.hpp"
 
@@ -14,28 +15,27 @@ std::string window_text(const cudaAccessPolicyWindow& w) {
   return text;
 }
 
-}  // namespace
-
-std::size_t persisting_l2_limit() {
+// The set-aside, or nothing on a GPU none of whose L2 lines can be set aside.
+std::optional<std::size_t> limit_if_supported() {
   int device = 0, persisting_max = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize, device),
              "cudaDeviceGetAttribute(cudaDevAttrMaxPersistingL2CacheSize)");
-  if (persisting_max == 0) return 0;  // no line of this GPU's L2 can be set aside
+  if (persisting_max == 0) return std::nullopt;
   std::size_t limit = 0;
   check_cuda(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize),
              "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize)");
   return limit;
 }
 
-std::string take_persisting_l2(cudaStream_t stream, std::size_t limit_before) {
-  int device = 0, persisting_max = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  check_cuda(cudaDeviceGetAttribute(&persisting_max, cudaDevAttrMaxPersistingL2CacheSize, device),
-             "cudaDeviceGetAttribute(cudaDevAttrMaxPersistingL2CacheSize)");
-  if (persisting_max == 0) return "";  // no line of this GPU's L2 can be set aside
+}  // namespace
 
-  const std::size_t limit = persisting_l2_limit();
+std::size_t persisting_l2_limit() { return limit_if_supported().value_or(0); }
+
+std::string take_persisting_l2(cudaStream_t stream, std::size_t limit_before) {
+  const std::optional<std::size_t> found_limit = limit_if_supported();
+  if (!found_limit) return "";
+  const std::size_t limit = *found_limit;
   const bool limit_changed = limit != limit_before;
   cudaStreamAttrValue attribute{};
   if (cudaStreamGetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &attribute) != cudaSuccess) {

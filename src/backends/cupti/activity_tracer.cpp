@@ -2,7 +2,6 @@
 
 #include <cuda.h>
 
-#include <algorithm>
 #include <new>
 #include <optional>
 #include <span>
@@ -195,8 +194,8 @@ void CUPTIAPI ActivityTracer::on_callback(void* userdata, CUpti_CallbackDomain d
 }
 
 void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
-  if (is_capture_call(cbid)) {
-    if (call.callbackSite == CUPTI_API_EXIT) count_capture(cbid, *static_cast<const CUresult*>(call.functionReturnValue));
+  if (const int step = capture_step(cbid)) {
+    if (call.callbackSite == CUPTI_API_EXIT) count_capture(step, *static_cast<const CUresult*>(call.functionReturnValue));
     return;
   }
   if (call.callbackSite != CUPTI_API_ENTER) {
@@ -228,13 +227,8 @@ void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackD
   ledger_.called(call.correlationId, made);
 }
 
-bool ActivityTracer::is_capture_call(CUpti_CallbackId cbid) {
-  const auto in = [&](std::span<const CUpti_CallbackId> list) { return std::ranges::find(list, cbid) != list.end(); };
-  return in(kCaptureBeginCallbacks) || in(kCaptureEndCallbacks);
-}
-
-void ActivityTracer::count_capture(CUpti_CallbackId cbid, CUresult result) {
-  if (std::ranges::find(kCaptureBeginCallbacks, cbid) != std::end(kCaptureBeginCallbacks)) {
+void ActivityTracer::count_capture(int step, CUresult result) {
+  if (step > 0) {
     if (result == CUDA_SUCCESS) captures_.fetch_add(1, std::memory_order_acq_rel);
     return;
   }

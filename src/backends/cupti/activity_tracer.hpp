@@ -55,8 +55,8 @@ class ActivityTracer {
   static void CUPTIAPI on_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                    const void* data);
   void on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call);
-  static bool is_capture_call(CUpti_CallbackId cbid);
-  void count_capture(CUpti_CallbackId cbid, CUresult result);
+  // A capture begun (step +1, counted when it succeeded) or ended (-1).
+  void count_capture(int step, CUresult result);
   static void CUPTIAPI on_buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
   static void CUPTIAPI on_buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                            std::size_t size, std::size_t valid);
