@@ -12,6 +12,7 @@
 #include "kscope/progress.hpp"
 #include "kscope/roofline.hpp"
 #include "kscope/shard.hpp"
+#include "kscope/stopping_rule.hpp"
 #include "kscope/work.hpp"
 
 namespace kscope {
@@ -67,14 +68,9 @@ enum class Sampling {
   adaptive,  // until the statistics converge (Settings::adaptive), within time budgets
 };
 
-enum class StopCriterion {
-  ci_halfwidth,  // the 95% CI half-width, relative to the mean, is below the target
-  rsd,           // the samples' relative standard deviation is below the target
-};
-
 // When adaptive sampling (Sampling::adaptive) stops running a config.
 struct AdaptiveSampling {
-  StopCriterion criterion = StopCriterion::ci_halfwidth;  // what must fall below target_pct
+  StopCriterion criterion = StopCriterion::ci_halfwidth;  // the stopping rule whose spread must fall below target_pct
   double target_pct = 1.0;        // for every measured (annotation, metric) of the config
   std::size_t min_runs = 10;      // runs before the target is checked
   std::size_t max_runs = 100000;  // runs after which a config stops, converged or not

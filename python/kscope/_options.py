@@ -122,14 +122,19 @@ class EngineChoice:
         return getattr(self.enum, self.spelt.get(value, value))
 
 
-_CRITERIA = EngineChoice(_core.StopCriterion)
+def _criterion(option, name):
+    """A stopping rule of the engine's table (its names: kscope._core.stopping_rules()), by name."""
+    return _core.StopCriterion.named(_choice(option, name, _core.stopping_rules()))
+
+
 _ADAPTIVE_KEYS = ("criterion", "target_pct", "min_runs", "max_runs", "config_budget_s", "timeout_s")
 _THRESHOLD_KEYS = ("memory_pct", "compute_pct")
 
 
 def _adaptive(option, adaptive):
     """None/False: fixed runs. True: the engine's adaptive defaults. A dict: some of
-    criterion ('ci_halfwidth' | 'rsd'), target_pct, min_runs, max_runs, config_budget_s, timeout_s."""
+    criterion (the name of one of the engine's stopping rules), target_pct, min_runs, max_runs,
+    config_budget_s, timeout_s."""
     if adaptive is None or adaptive is False:
         return None
     if adaptive is True:
@@ -141,7 +146,7 @@ def _adaptive(option, adaptive):
         raise ConfigError(f"{option} has unknown keys {unknown}; valid keys: {', '.join(_ADAPTIVE_KEYS)}")
     engine = dict(adaptive)
     if "criterion" in engine:
-        engine["criterion"] = _CRITERIA.engine(_CRITERIA.check(f"{option}['criterion']", engine["criterion"]))
+        engine["criterion"] = _criterion(f"{option}['criterion']", engine["criterion"])
     for key in ("min_runs", "max_runs"):
         if key in engine:
             engine[key] = _count(f"{option}['{key}']", engine[key], 0)
@@ -365,7 +370,7 @@ def _option_table():
                     "backends (the Backend column says which measured): " + backend_choices() + "."),
         Option("adaptive", None, _adaptive, ["sampling", "adaptive"], engine=_adaptive_engine, label=kscope_only,
                help="None for exactly ``runs`` runs; True, or a dict of criterion (" +
-                    " | ".join(map(repr, _CRITERIA.choices)) + "), target_pct, min_runs, max_runs, config_budget_s, "
+                    " | ".join(map(repr, _core.stopping_rules())) + "), target_pct, min_runs, max_runs, config_budget_s, "
                     "timeout_s, to sample each config until every measured series meets the target (the "
                     "Converged column says which did)."),
         Option("throttled_runs", "keep", choices=EngineChoice(_core.ThrottledRuns), fields=["throttled_runs"],

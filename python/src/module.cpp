@@ -567,6 +567,23 @@ void bind_enum(py::module_& m, const char* name) {
     bound.value(is_keyword(engine_name).template cast<bool>() ? (std::string(engine_name) + "_").c_str() : engine_name, value);
 }
 
+// Adaptive sampling's stopping rules by name (kscope/stopping_rule.hpp): AdaptiveSampling.criterion,
+// and the names of the engine's table, which adaptive={'criterion': ...} accepts.
+void bind_stop_criterion(py::module_& m) {
+  py::class_<kscope::StopCriterion>(m, "StopCriterion")
+      .def_property_readonly("name", [](kscope::StopCriterion c) { return kscope::to_string(c); })
+      .def_static("named", [](const std::string& name) { return kscope::StopCriterion::named(name); }, py::arg("name"),
+                  "The registered stopping rule of this name; ConfigError naming the registered ones")
+      .def("__eq__", [](kscope::StopCriterion a, kscope::StopCriterion b) { return a == b; }, py::is_operator())
+      .def("__hash__", [](kscope::StopCriterion c) { return py::hash(py::str(kscope::to_string(c))); })
+      .def("__repr__", [](kscope::StopCriterion c) { return "StopCriterion.named('" + kscope::to_string(c) + "')"; });
+  m.def("stopping_rules", [] {
+    std::vector<std::string> names;
+    for (const kscope::StopCriterion c : kscope::registered_stopping_rules()) names.push_back(kscope::to_string(c));
+    return names;
+  }, "The names of the engine's stopping rules, kscope's own first");
+}
+
 // The enumerations and parts of Settings.
 void bind_settings_parts(py::module_& m) {
   bind_enum<kscope::CacheControl>(m, "CacheControl");
@@ -574,7 +591,7 @@ void bind_settings_parts(py::module_& m) {
   bind_enum<kscope::ThermalMode>(m, "ThermalMode");
   bind_enum<kscope::ReplayMode>(m, "ReplayMode");
   bind_enum<kscope::Sampling>(m, "Sampling");
-  bind_enum<kscope::StopCriterion>(m, "StopCriterion");
+  bind_stop_criterion(m);
   bind_enum<kscope::ThrottledRuns>(m, "ThrottledRuns");
   py::class_<kscope::AdaptiveSampling>(m, "AdaptiveSampling")
       .def(py::init<>())

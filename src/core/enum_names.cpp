@@ -47,12 +47,6 @@ std::span<const EnumName<Sampling>> enum_names(Sampling) {
   return names;
 }
 
-std::span<const EnumName<StopCriterion>> enum_names(StopCriterion) {
-  static constexpr EnumName<StopCriterion> names[] = {{StopCriterion::ci_halfwidth, "ci_halfwidth"},
-                                                      {StopCriterion::rsd, "rsd"}};
-  return names;
-}
-
 std::span<const EnumName<CollectionScope>> enum_names(CollectionScope) {
   static constexpr EnumName<CollectionScope> names[] = {{CollectionScope::once, "once"},
                                                         {CollectionScope::config, "config"},

@@ -11,6 +11,7 @@
 #include "core/evaluation_report.hpp"
 #include "core/evaluator.hpp"
 #include "core/log.hpp"
+#include "core/request_checks.hpp"
 #include "core/session.hpp"
 #include "core/suggest.hpp"
 #include "core/session_guard.hpp"

@@ -17,6 +17,7 @@
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"
 #include "kscope/settings.hpp"
+#include "kscope/stopping_rule.hpp"
 
 namespace kscope::detail::json_fields {
 
@@ -83,12 +84,15 @@ inline void decode(const Read& j, std::vector<double>& out, const std::string& w
 template <typename E>
 using Names = std::vector<std::pair<E, std::string>>;
 
-// Backends by their names in the backend registry, which a program may extend: read at each use.
-inline Names<Backend> names(Backend) {
-  Names<Backend> n;
-  for (const Backend b : registered_backends()) n.emplace_back(b, to_string(b));
+// Backends and stopping rules by their registered names, which a program may extend: read at each use.
+template <typename Registered>
+Names<Registered> registered_names(const std::vector<Registered>& registered) {
+  Names<Registered> n;
+  for (const Registered r : registered) n.emplace_back(r, to_string(r));
   return n;
 }
+inline Names<Backend> names(Backend) { return registered_names(registered_backends()); }
+inline Names<StopCriterion> names(StopCriterion) { return registered_names(registered_stopping_rules()); }
 // The other enumerations by their one table of names (kscope/detail/enum_names.hpp).
 template <typename E>
   requires requires(E v) { enum_names(v); }

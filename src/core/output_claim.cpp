@@ -18,7 +18,7 @@
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/output_formats.hpp"
-#include "core/session.hpp"
+#include "core/start_stamp.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {

@@ -1,12 +1,13 @@
 // profile(): checks the request, holds the process's one session, and carries the call out as the
 // backend registry says: on a backend's route (e.g. Nsight Compute re-running the program), else
-// on the chosen backend in this process.
+// on the chosen backend in this process. profile_with_backend(): the same on the caller's backend.
 #include "kscope/profile.hpp"
 
 #include <atomic>
 
 #include "core/log.hpp"
 #include "core/metric_request.hpp"
+#include "core/request_checks.hpp"
 #include "core/session.hpp"
 #include "core/session_guard.hpp"
 #include "core/sharding.hpp"
@@ -35,6 +36,17 @@ Results profile(const Sweep& sweep, const Settings& requested, const Body& body)
   const auto backend = chosen.make(settings);
   if (!chosen.capabilities.measures_duration) detail::check_backend_measures(settings, *backend);
   return detail::Session(std::move(configs), settings, body, *backend).run();
+}
+
+// profile() without the backend registry's route and factory: the caller's backend measures.
+Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
+                             MeasurementBackend& backend) {
+  detail::LogScope log(settings.verbosity);
+  const Settings launched = detail::resolve_launch(settings);
+  std::vector<Config> configs = detail::check_request(sweep, launched, body);
+  detail::SessionGuard guard;
+  detail::check_backend_measures(launched, backend);
+  return detail::Session(std::move(configs), launched, body, backend).run();
 }
 
 }  // namespace kscope

@@ -1,7 +1,6 @@
 #include "core/sampling_plan.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/caller_language.hpp"
 #include "kscope/errors.hpp"
@@ -10,7 +9,9 @@
 namespace kscope::detail {
 
 SamplingPlan::SamplingPlan(const Settings& settings, double sweep_start_s)
-    : settings_(settings), sweep_deadline_s_(sweep_start_s + settings.adaptive.timeout_s) {
+    : settings_(settings),
+      rule_(stopping_rule(settings.adaptive.criterion)),
+      sweep_deadline_s_(sweep_start_s + settings.adaptive.timeout_s) {
   if (!adaptive()) return;
   const AdaptiveSampling& a = settings.adaptive;
   if (!(a.target_pct > 0))
@@ -36,10 +37,7 @@ std::size_t SamplingPlan::expected_runs() const {
 bool SamplingPlan::meets_target(const std::vector<double>& values) const {
   const SampleStatistics s = summarize(values, settings_.stable_rsd_pct);
   if (s.count < 2 || s.mean == 0) return false;
-  const double spread_pct = settings_.adaptive.criterion == StopCriterion::rsd
-                                ? s.rsd_pct
-                                : 100.0 * (s.ci95_upper - s.mean) / std::fabs(s.mean);
-  return spread_pct < settings_.adaptive.target_pct;
+  return rule_.spread_pct(s) < settings_.adaptive.target_pct;
 }
 
 SamplingPlan::Verdict SamplingPlan::after_run(std::size_t recorded, const std::vector<std::vector<double>>& series,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kscope/settings.hpp"
+#include "kscope/stopping_rule.hpp"
 
 namespace kscope::detail {
 
@@ -31,6 +32,7 @@ class SamplingPlan {
   bool meets_target(const std::vector<double>& values) const;
 
   const Settings& settings_;
+  const StoppingRule& rule_;  // the one settings_.adaptive.criterion names
   double sweep_deadline_s_;
   double config_deadline_s_ = 0;
 };

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <ctime>
 #include <limits>
 #include <thread>
 #include <utility>
@@ -13,10 +11,9 @@
 #include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/log.hpp"
-#include "core/metric_request.hpp"
 #include "core/outcome.hpp"
-#include "core/session_guard.hpp"
-#include "core/sharding.hpp"
+#include "core/request_checks.hpp"
+#include "core/start_stamp.hpp"
 #include "core/suggest.hpp"
 #include "core/throttle.hpp"
 #include "kscope/energy.hpp"
@@ -29,15 +26,6 @@ double now_s() {
 }
 
 ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
-
-// The backend's metrics, then the energy metrics asked for, in the order asked.
-std::vector<MetricSpec> session_metrics(const MeasurementBackend& backend, const Settings& settings) {
-  std::vector<MetricSpec> metrics = backend.metrics();
-  for (const auto& name : energy_metrics_requested(settings.metrics))
-    for (const auto& spec : energy_metrics())
-      if (spec.name == name) metrics.push_back(spec);
-  return metrics;
-}
 
 std::string names_of(const std::vector<RegionRecord>& regions) {
   std::string out;
@@ -500,48 +488,4 @@ void Session::stop_if_interrupted(const Config* config) {
                           "in " + config_label(*config, configs_.size()) + " after " + run_label(next_run_ - 1));
 }
 
-void stamp_start(SessionInfo& info) {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char text[40];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S%z", &local);
-  const std::string date = text;
-  info.started_at = date.substr(0, date.size() - 2) + ":" + date.substr(date.size() - 2);  // +0100 -> +01:00
-  double load[3] = {};
-  if (getloadavg(load, 3) == 3) info.load_avg.assign(load, load + 3);
-}
-
-std::vector<Config> check_request(const Sweep& sweep, const Settings& settings, const Body& body) {
-  std::vector<Config> configs = sweep.configs();  // validates the sweep
-  settings.validate();
-  check_output_prefix(settings);
-  std::vector<std::string> collector_names;
-  for (const InfoCollector& c : settings.info_collectors) collector_names.push_back(c.name);
-  check_collector_names_against_axes(collector_names, sweep.names());  // the rest: settings.validate()
-  if (!body) throw ConfigError(spell("profile() was given an empty body function", "the profiled function is None"));
-  return configs;
-}
-
-void check_backend_measures(const Settings& settings, const MeasurementBackend& backend) {
-  std::vector<std::string> measured;
-  for (const auto& m : session_metrics(backend, settings)) measured.push_back(m.name);
-  check_requested_metrics(settings.metrics, measured, to_string(backend.describe().backend));
-}
-
 }  // namespace kscope::detail
-
-namespace kscope {
-
-// profile() without the backend registry's route and factory: the caller's backend measures.
-Results profile_with_backend(const Sweep& sweep, const Settings& settings, const Body& body,
-                             MeasurementBackend& backend) {
-  detail::LogScope log(settings.verbosity);
-  const Settings launched = detail::resolve_launch(settings);
-  std::vector<Config> configs = detail::check_request(sweep, launched, body);
-  detail::SessionGuard guard;
-  detail::check_backend_measures(launched, backend);
-  return detail::Session(std::move(configs), launched, body, backend).run();
-}
-
-}  // namespace kscope

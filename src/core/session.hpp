@@ -40,17 +40,6 @@
 
 namespace kscope::detail {
 
-// ConfigError for a bad sweep, settings or body, before anything touches the GPU; the sweep's
-// configs otherwise. Each check runs once per call: the Session trusts what passed it.
-std::vector<Config> check_request(const Sweep& sweep, const Settings& settings, const Body& body);
-// ConfigError unless `backend` measures every metric the settings ask for; made once per call,
-// by whoever made or was given the backend (profile() checks a duration backend's before making it).
-void check_backend_measures(const Settings& settings, const MeasurementBackend& backend);
-
-// Records in `info` when the session starts and the host's load then (SessionInfo::started_at,
-// load_avg).
-void stamp_start(SessionInfo& info);
-
 // What a caller inside kscope adds to a session (evaluate(): its attribution rule, and every run's
 // measurement before it is attributed, warm-ups included).
 struct SessionHooks {
@@ -60,8 +49,8 @@ struct SessionHooks {
 
 class Session {
  public:
-  // The settings must have passed check_request() and the backend check_backend_measures(); the
-  // caller holds the SessionGuard.
+  // The settings must have passed check_request() and the backend check_backend_measures()
+  // (core/request_checks.hpp); the caller holds the SessionGuard.
   Session(std::vector<Config> configs, const Settings& settings, const Body& body, MeasurementBackend& backend,
           SessionHooks hooks = {});
   ~Session();

@@ -17,6 +17,7 @@
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/race.hpp"
+#include "core/request_checks.hpp"
 #include "core/session.hpp"
 #include "core/session_guard.hpp"
 #include "core/sharding.hpp"

@@ -174,7 +174,7 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
             assert set(option.choices.choices) == spelt, (name, option.choices.choices, spelt)
     engine = _options.Options(runs=3, thermal_mode="off", adaptive={"criterion": "rsd"}).settings()
     assert (engine.runs, engine.thermal_mode, engine.sampling, engine.adaptive.criterion) == (
-        3, kscope._core.ThermalMode.off, kscope._core.Sampling.adaptive, kscope._core.StopCriterion.rsd)
+        3, kscope._core.ThermalMode.off, kscope._core.Sampling.adaptive, kscope._core.StopCriterion.named("rsd"))
 
 
 def test_the_engines_names_are_the_pythons():
@@ -190,6 +190,24 @@ def test_the_engines_names_are_the_pythons():
                        and issubclass(getattr(kscope.errors, name), kscope.errors.ProfilerException)}
     assert profiler_errors - raised_by_python == set(engine_errors)
     assert list(kscope._core.InfoCollectorErrors.__members__) == ["warn", "raise_"]
+
+
+def test_stopping_rules_come_from_the_engine():
+    """adaptive={'criterion': ...} takes the names of the engine's table of stopping rules, each one
+    set as that rule in the engine's Settings; another name is refused with the table's names, which
+    analyze.kernel's help lists too."""
+    rules = kscope._core.stopping_rules()
+    assert rules[:2] == ["ci_halfwidth", "rsd"]  # kscope's own, as results files name them
+    for name in rules:
+        criterion = _options.Options(adaptive={"criterion": name}).settings().adaptive.criterion
+        assert criterion == kscope._core.StopCriterion.named(name) and criterion.name == name
+    listed = " or ".join(map(repr, rules))
+    with pytest.raises(kscope.ConfigError, match=re.escape(f"adaptive['criterion'] must be {listed}, not 'noise'")):
+        _options.Options(adaptive={"criterion": "noise"})
+    with pytest.raises(kscope.ConfigError, match="no stopping rule is named 'noise': the registered ones are "
+                                                 "'ci_halfwidth', 'rsd'"):
+        kscope._core.StopCriterion.named("noise")
+    assert " | ".join(map(repr, rules)) in " ".join((kscope.analyze.kernel.__doc__ or "").split())
 
 
 def test_an_option_added_to_the_table_is_checked_set_and_described(monkeypatch):

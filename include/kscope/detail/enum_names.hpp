@@ -25,7 +25,6 @@ std::span<const EnumName<Verbosity>> enum_names(Verbosity);
 std::span<const EnumName<ThermalMode>> enum_names(ThermalMode);
 std::span<const EnumName<InfoCollectorErrors>> enum_names(InfoCollectorErrors);
 std::span<const EnumName<Sampling>> enum_names(Sampling);
-std::span<const EnumName<StopCriterion>> enum_names(StopCriterion);
 std::span<const EnumName<CollectionScope>> enum_names(CollectionScope);
 
 // The name of `value`, from its enumeration's table; InternalError for a value the table lacks

@@ -73,9 +73,16 @@ class Sampling(_Enum):
     fixed: ClassVar[Sampling]
     adaptive: ClassVar[Sampling]
 
-class StopCriterion(_Enum):
-    ci_halfwidth: ClassVar[StopCriterion]
-    rsd: ClassVar[StopCriterion]
+class StopCriterion:
+    # A stopping rule by its engine name (stopping_rules() lists them).
+    @property
+    def name(self) -> str: ...
+    @staticmethod
+    def named(name: str) -> StopCriterion: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+def stopping_rules() -> list[str]: ...
 
 class ThrottledRuns(_Enum):
     keep: ClassVar[ThrottledRuns]

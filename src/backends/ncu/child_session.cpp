@@ -8,6 +8,7 @@
 #include "backends/ncu/ncu_command.hpp"
 #include "core/exception_message.hpp"
 #include "core/log.hpp"
+#include "core/request_checks.hpp"
 #include "core/session.hpp"
 #include "kscope/errors.hpp"
 

@@ -22,7 +22,7 @@
 #include "core/log.hpp"
 #include "core/outcome.hpp"
 #include "core/output_claim.hpp"
-#include "core/session.hpp"
+#include "core/start_stamp.hpp"
 #include "device/nvml.hpp"
 #include "kscope/errors.hpp"
 
