@@ -5,8 +5,8 @@
 #     and has its code (a step_ function, or a step of scripts/gpu_check.sh);
 #   - calls 3-6 run every step scripts/gpu_check.sh can leave out, each once, and gpu_debt.sh's list
 #     of those steps is gpu_check.sh's;
-#   - bench/counters_floor knows every flush variant call 1 runs;
-#   - each patch of scripts/gpu_debt/ is one that call 2 applies, and applies to this tree;
+#   - bench/counters_floor knows every flush variant call 1 runs (the page names them), and calls the older Profiler API's
+#     Enable/DisableProfiling only inside that API's own session (elsewhere CUPTI refuses them);
 #   - bench/cost_table.py reads the programs' lines: the cold-run ratio and a variant's verdict.
 # Usage: check_gpu_plan.sh <source root>. Prints each discrepancy; fails if there is one.
 set -u
@@ -68,26 +68,21 @@ all_steps=$(sed -n '/^GPU_CHECK_STEPS="/,/"$/p' "$debt" | tr -d '"' | sed 's/GPU
 [[ $all_steps == "$skippable" ]] ||
   problem "GPU_CHECK_STEPS in $debt is not the list of $check's steps:"$'\n'"$(diff <(echo "$skippable") <(echo "$all_steps"))"
 
-# Call 1's flush variants, known to bench/counters_floor.
+# Call 1's flush variants, known to bench/counters_floor and named in the page's row.
 known=$(sed -n '/const std::vector<std::string> known{/,/};/p' bench/counters_floor.cu)
-for variant in $(sed -nE 's/^VARIANTS="(.*)"/\1/p' "$debt"); do
+variants=$(sed -nE 's/^VARIANTS="(.*)"/\1/p' "$debt")
+for variant in $variants; do
   grep -q "\"$variant\"" <<< "$known" || problem "call1's variant $variant is not one of bench/counters_floor's"
 done
-
-# Call 2's patches: each one applied, each applying to this tree.
-applied=$(grep -oE 'patched_step [a-z0-9_]+;' "$debt" | awk '{print $2}' | tr -d ';' | sort)
-present=$(ls scripts/gpu_debt/*.patch 2> /dev/null | xargs -n1 basename 2> /dev/null | sed 's/\.patch$//' | sort)
-[[ $applied == "$present" ]] ||
-  problem "call2 applies [$(echo $applied)] but scripts/gpu_debt/ holds [$(echo $present)]"
-if command -v git > /dev/null; then
-  for patch in scripts/gpu_debt/*.patch; do
-    [[ -f $patch ]] || continue
-    why=$(git apply --check "$patch" 2>&1) ||
-      problem "$patch no longer applies to this tree (remake it: $page, 'How to decide'): $why"
-  done
-else
-  echo "gpu plan: no git here: the patches were not tried (SKIPPED)"
-fi
+grep -qF "for V in \`$variants\`" "$page" || problem "$page's variants row does not name call1's variants: $variants"
+# cuptiProfilerEnable/DisableProfiling (the bench's set_profiling) gate kernels only between that API's
+# cuptiProfilerBeginSession and EndSession; on a range profiler's context CUPTI answers
+# CUPTI_ERROR_INVALID_OPERATION.
+outside=$(awk '/cuptiProfilerBeginSession\(/ {open = 1} /cuptiProfilerEndSession\(/ {open = 0}
+               /(^|[^A-Za-z_])set_profiling\(/ && !/^void / && !open {print FILENAME ":" FNR ": " $0}' \
+          bench/counters_floor.cu)
+[[ -z $outside ]] ||
+  problem "bench/counters_floor.cu gates profiling outside the older Profiler API's session:"$'\n'"$outside"
 
 # bench/cost_table.py on lines as the programs print them.
 work=$(mktemp -d)
