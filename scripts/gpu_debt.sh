@@ -16,7 +16,7 @@
 # a step that could end after it. Never changes clocks, power or modes: ncu runs only in
 # gpu_check.sh's steps, with --clock-control none.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 export OUT=${OUT:-$ROOT/gpu-debt-out}
 export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-570}

@@ -37,7 +37,7 @@ done
 targets=$( (grep -ohE '\$BUILD/(bench|tests/gpu|examples)/[A-Za-z0-9_]+' "$debt" "$check" | sed 's|.*/||'
             sed -nE 's/^COLD_TARGETS="(.*)"/\1/p' "$debt" | tr ' ' '\n') | sort -u)
 for target in $targets; do
-  grep -rqE --include=CMakeLists.txt "(add_executable|kscope_gpu_test|pybind11_add_module)\($target[ )]" . ||
+  grep -rqE --include=CMakeLists.txt "(add_executable|kscope_gpu_test|pybind11_add_module)\(${target}[ )]" . ||
     problem "$target, which $debt or $check runs or builds, is no CMake target"
 done
 
