@@ -153,8 +153,8 @@ step_gpu_x3() {  # the whole GPU suite three times in a row, each result line re
 }
 
 # --- call2 -------------------------------------------------------------------------------------
-# A build of its own with the Python package in it (build-debt/python), so that bench/durations_cost.py
-# runs the tree's package without a pip install.
+# A build of its own with the Python package in it (build-debt/python), so that
+# bench/durations_cost.py runs the tree's package without a pip install.
 step_build_py() {
   BUILD=$ROOT/build-debt
   # shellcheck disable=SC2086  # the targets are words

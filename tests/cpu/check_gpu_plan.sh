@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The GPU plan (docs/gpu-checks.md) stays true where that can be checked without a GPU or a build:
 #   - the GPU scripts parse (bash -n), and every script, program and build target they name exists;
-#   - the calls `scripts/gpu_debt.sh list` prints are the page's, and each step is in the page's tables
-#     and has its code (a step_ function, or a step of scripts/gpu_check.sh);
+#   - the calls `scripts/gpu_debt.sh list` prints are the page's, each step is in the page's tables
+#     and has its code (a step_ function, or a step of scripts/gpu_check.sh), and each step row of
+#     those tables is a step its call runs;
 #   - calls 3-6 run every step scripts/gpu_check.sh can leave out, each once, and gpu_debt.sh's list
 #     of those steps is gpu_check.sh's;
-#   - bench/counters_floor knows every flush variant call 1 runs (the page names them), and calls the older Profiler API's
-#     Enable/DisableProfiling only inside that API's own session (elsewhere CUPTI refuses them);
+#   - bench/counters_floor knows every flush variant call 1 runs (the page names them), and calls the
+#     older Profiler API's Enable/DisableProfiling only inside that API's own session (elsewhere
+#     CUPTI refuses them);
 #   - bench/cost_table.py reads the programs' lines: the cold-run ratio and a variant's verdict.
 # Usage: check_gpu_plan.sh <source root>. Prints each discrepancy; fails if there is one.
 set -u
@@ -61,6 +63,13 @@ while read -r call steps; do
     fi
   done
 done <<< "$listed"
+# ...and each step row of the page's call tables is a step its call runs (no row outlives its step).
+while read -r call step; do
+  [[ " $(sed -n "s/^$call: //p" <<< "$listed") " == *" $step "* ]] ||
+    problem "$page has a row for $call's step $step, which \`bash $debt $call\` does not run"
+done < <(awk '/^### call[0-9]:/ {call = substr($2, 1, 5); next} /^#/ {call = ""}
+              call && /^\| `[a-z0-9_]+` \|/ {gsub(/`/, "", $2); print call, $2}
+              /^\| call[0-9] \| `[a-z0-9_]+` \|/ {gsub(/`/, "", $4); print $2, $4}' "$page")
 [[ $(sort <<< "${from_calls%$'\n'}") == "$skippable" ]] ||
   problem "calls 3-6 do not run each of $check's steps once:"$'\n'"$(diff <(echo "$skippable") <(sort <<< "${from_calls%$'\n'}"))"
 all_steps=$(sed -n '/^GPU_CHECK_STEPS="/,/"$/p' "$debt" | tr -d '"' | sed 's/GPU_CHECK_STEPS=//' | tr -s ' \n' '\n' |
