@@ -621,7 +621,7 @@ void flush_row(const char* metrics_name, const std::vector<std::string>& metrics
 //              profiler object that is disabled again, the host API's config image (can the two
 //              API families share them? the row says). Its Enable/DisableProfiling gate kernels only
 //              in that API's own session: on a range profiler's context CUPTI refuses them
-//              (CUPTI_ERROR_INVALID_OPERATION), so no AutoRange variant above can gate the flush so.
+//              (CUPTI_ERROR_INVALID_OPERATION), so the range profiler's variants cannot gate the flush so.
 //   read_1x    AutoRange, the flush one read kernel over the L2's bytes (the FLUSH rows' read_1x):
 //              one launch, and it leaves no dirty line; its kernel is a range, as inside's discard kernel
 //   read_2x    the same over twice the L2's bytes
