@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <utility>
 
+#include "base/elapsed.hpp"
 #include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/interrupt_scope.hpp"
@@ -57,15 +59,22 @@ void Evaluator::run(const Config& config) {
                                       : "warm-up run " + std::to_string(context.run + 1),
                      seed_of(options_.seed, config.index(), context.run)};
   if (context.run == 0) previous_outputs_ = {};  // a new config: nothing of the last one is compared
+  checks_.finish_checksums();  // none, unless a run failed between its calls and its checks
 
   std::array<Tensors, 2> inputs;
-  inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
-  inputs[index_of(Side::reference)] = make_inputs(config, record.seed, "the reference's");
-  check_inputs(config, context, inputs);
+  {
+    TimeInto timed(time_.inputs);
+    inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
+    inputs[index_of(Side::reference)] = make_inputs(config, record.seed, "the reference's");
+    check_inputs(config, context, inputs);
+  }
 
   std::array<Call, 2> calls;
   for (Side side : kSides) calls[index_of(side)] = call(side, inputs[index_of(side)], *recorder);
-  check(record, inputs, calls);
+  {
+    TimeInto timed(time_.checks);
+    check(record, inputs, calls);
+  }
   for (Side side : kSides) previous_outputs_[index_of(side)] = std::move(calls[index_of(side)].outputs);
 }
 
@@ -109,7 +118,9 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
   const auto& function = side == Side::candidate ? contest_.candidate : contest_.reference;
   std::uintptr_t stream = 0;
   {
+    std::optional<TimeInto> timed(time_.region_open);
     Annotation region(to_string(side));
+    timed.emplace(time_.functions);
     try {
       c.outputs = function(inputs);
     } catch (...) {
@@ -119,15 +130,19 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
       region.mark_failed("the candidate raised " + c.raised);
     }
     stream = contest_.caller_stream ? contest_.caller_stream() : 0;
+    timed.emplace(time_.drain);
     recorder.call_returned(stream);
   }
+  TimeInto timed(time_.after_call);
   c.persisting_l2 = observer_.take_persisting_l2(stream);
-  c.checksums = checksums(c.outputs);
+  checks_.start_checksums(c.outputs.views);  // read in check(), after both calls
   return c;
 }
 
 void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls) {
-  // One batch of checksums: both sides' outputs as they are now, then their inputs after both calls.
+  // Each call's outputs were checksummed as its region closed (started then, not waited for); now
+  // both sides' outputs again, then their inputs after both calls. All are read after the
+  // comparison, whose waits for the GPU they share.
   std::vector<TensorView> batch;
   for (Side side : kSides) {
     const auto& v = calls[index_of(side)].outputs.views;
@@ -137,16 +152,22 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     const auto& v = inputs[index_of(side)].views;
     batch.insert(batch.end(), v.begin(), v.end());
   }
-  const std::vector<std::uint64_t> sums = checks_.checksums(batch);
-  std::size_t next = 0;
+  checks_.start_checksums(batch);
+  const Call& candidate = calls[index_of(Side::candidate)];
+  const Call& reference = calls[index_of(Side::reference)];
+  const bool comparable = !reference.outputs.views.empty() && candidate.raised.empty();
+  if (comparable) compare_outputs(record, candidate.outputs, reference.outputs);
+  const std::vector<std::uint64_t> sums = checks_.finish_checksums();
+
+  std::size_t at_close = 0, next = candidate.outputs.views.size() + reference.outputs.views.size();
   for (Side side : kSides) {
     const Call& c = calls[index_of(side)];
     std::vector<Observation>& seen = record.observed[index_of(side)];
     seen.insert(seen.end(), c.outputs.observed.begin(), c.outputs.observed.end());
     if (!c.persisting_l2.empty()) seen.push_back({Finding::persisting_l2, c.persisting_l2});
     bool changed = false;
-    for (std::size_t i = 0; i < c.checksums.size(); ++i, ++next) {
-      if (changed || sums[next] == c.checksums[i]) continue;
+    for (std::size_t i = 0; i < c.outputs.views.size(); ++i, ++at_close, ++next) {
+      if (changed || sums[next] == sums[at_close]) continue;
       changed = true;
       seen.push_back({Finding::work_after_return,
                       "output " + std::to_string(i) + " changed after the call returned and the GPU drained (a "
@@ -159,8 +180,6 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
   const std::vector<std::uint64_t> theirs(sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs), sums.end());
 
   record.checked = true;
-  const Call& candidate = calls[index_of(Side::candidate)];
-  const Call& reference = calls[index_of(Side::reference)];
   if (reference.outputs.views.empty())
     throw EvaluationRequestError("the reference returned no tensor: evaluate compares the candidate's outputs with "
                                  "the reference's, so both must return their outputs");
@@ -169,7 +188,6 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     record.failure = "the candidate raised " + candidate.raised;
     return;
   }
-  compare_outputs(record, candidate.outputs, reference.outputs);
   check_aliasing(record, inputs, calls);
   for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
     if (mine[i] != theirs[i]) {
@@ -272,6 +290,14 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
                         output + " shares memory with the reference's output " + std::to_string(k) +
                             " of the run before"});
   }
+}
+
+std::string Evaluator::time_spent() const {
+  return "evaluate: host time in the runs: making inputs " + as_milliseconds(time_.inputs) +
+         ", opening the calls' regions (the L2 flush) " + as_milliseconds(time_.region_open) + ", the functions " +
+         as_milliseconds(time_.functions) + ", draining the GPU after them " + as_milliseconds(time_.drain) +
+         ", reading each call's outputs " + as_milliseconds(time_.after_call) + ", checking both calls " +
+         as_milliseconds(time_.checks);
 }
 
 void Evaluator::measured(const RunContext& run, const std::vector<RegionRecord>& regions,
