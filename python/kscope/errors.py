@@ -27,7 +27,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._results import ProfileResults
+    from ._measured import MeasuredResults
 
 __all__ = [
     "AnnotationError",
@@ -96,7 +96,7 @@ class SweepError(ProfilerException):
     through.
     """
 
-    def __init__(self, message: str, failed_config: str = "", partial_results: ProfileResults | None = None) -> None:
+    def __init__(self, message: str, failed_config: str = "", partial_results: MeasuredResults | None = None) -> None:
         super().__init__(message)
         self.failed_config = failed_config
         self.partial_results = partial_results
@@ -110,7 +110,7 @@ class SweepInterrupted(KeyboardInterrupt):
     measure only the rest. A KeyboardInterrupt, so ``except Exception`` does not swallow it.
     """
 
-    def __init__(self, message: str, interrupted_config: str = "", partial_results: ProfileResults | None = None) -> None:
+    def __init__(self, message: str, interrupted_config: str = "", partial_results: MeasuredResults | None = None) -> None:
         super().__init__(message)
         self.interrupted_config = interrupted_config
         self.partial_results = partial_results
