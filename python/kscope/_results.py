@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from . import _core, _html, _notebook, _roofline
-from ._plot_style import Style, check_filename
 from ._configs import _engine_type
+from ._plot_style import Style, check_filename
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -91,9 +91,9 @@ class SweepError(ProfilerException):
 
     ``__cause__`` is the original exception (the body's own, or a KernelCountError...),
     ``failed_config`` names the config, and ``partial_results`` holds every row measured before it
-    (a ProfileResults, like a successful call returns). The error is also an instance of the
-    cause's built-in class (ValueError, RuntimeError, ...), as Nsight Python lets that exception
-    through.
+    (a ProfileResults, like a successful call returns; kscope.evaluate's: an EvaluationResults). The
+    error is also an instance of the cause's built-in class (ValueError, RuntimeError, ...), as
+    Nsight Python lets that exception through.
     """
 
     def __init__(self, message: str, failed_config: str = "", partial_results: MeasuredResults | None = None) -> None:
