@@ -108,7 +108,7 @@ def test_stub_names_what_the_module_exports(module, stub):
     in_module = module_names(module)
     assert in_stub == in_module, (
         f"python/kscope/_core/{stub} lacks {sorted(in_module - in_stub)} and has {sorted(in_stub - in_module)} "
-        f"that {module.__name__} does not export: update the stub with python/src/module.cpp")
+        f"that {module.__name__} does not export: update the stub with the bindings in python/src/")
 
 
 def test_stub_classes_name_the_members_of_the_module():

@@ -1,4 +1,4 @@
-# Type stub of the compiled extension kscope._core (python/src/module.cpp): a stub package, so that
+# Type stub of the compiled extension kscope._core (python/src/): a stub package, so that
 # mypy reads it beside _core*.so (which it cannot read) and its submodule testing has a file of its own.
 # tests/python/test_typing.py checks that it names exactly what the built module exports.
 from collections.abc import Callable, Mapping, Sequence
