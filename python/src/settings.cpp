@@ -2,7 +2,9 @@
 // table of its fields (settings_fields(), which the Python option table is checked against) and the
 // engine's checks of them.
 #include <string>
+#include <optional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "bindings.hpp"
@@ -25,6 +27,32 @@ void bind_enum(py::module_& m, const char* name) {
   const py::object is_keyword = py::module_::import("keyword").attr("iskeyword");
   for (const auto& [value, engine_name] : kscope::detail::enum_names(E{}))
     bound.value(is_keyword(engine_name).template cast<bool>() ? (std::string(engine_name) + "_").c_str() : engine_name, value);
+}
+
+using SettingsClass = py::class_<kscope::Settings>;
+using kscope::detail::SettingsFieldInfo;
+
+void bind_field(SettingsClass&, const SettingsFieldInfo&, std::monostate) {}
+
+template <typename T>
+void bind_field(SettingsClass& settings, const SettingsFieldInfo& field, T kscope::Settings::*member) {
+  settings.def_readwrite(field.name.c_str(), member, field.doc.c_str());
+}
+
+// A shard as Python writes it: None, or (index, count).
+void bind_field(SettingsClass& settings, const SettingsFieldInfo& field,
+                std::optional<kscope::Shard> kscope::Settings::*member) {
+  settings.def_property(
+      field.name.c_str(),
+      [member](const kscope::Settings& s) -> py::object {
+        const auto& shard = s.*member;
+        return shard ? py::object(py::make_tuple(shard->index, shard->count)) : py::none();
+      },
+      [member](kscope::Settings& s, const std::optional<std::pair<std::size_t, std::size_t>>& shard) {
+        if (shard) s.*member = kscope::Shard{shard->first, shard->second};
+        else (s.*member).reset();
+      },
+      (field.doc + ": None, or (index, count)").c_str());
 }
 
 }  // namespace
@@ -56,46 +84,12 @@ void bind_settings_parts(py::module_& m) {
 
 // Settings, the table of its fields, and its checks.
 void bind_settings(py::module_& m) {
-  // The plain-data part of kscope::Settings; callables are passed to profile() separately.
-  py::class_<kscope::Settings>(m, "Settings")
-      .def(py::init<>())
-      .def_readwrite("runs", &kscope::Settings::runs)
-      .def_readwrite("warmup_runs", &kscope::Settings::warmup_runs)
-      .def_readwrite("backend", &kscope::Settings::backend)
-      .def_readwrite("metrics", &kscope::Settings::metrics)
-      .def_readwrite("replay_mode", &kscope::Settings::replay_mode)
-      .def_readwrite("ncu_sections", &kscope::Settings::ncu_sections)
-      .def_readwrite("cache_control", &kscope::Settings::cache_control)
-      .def_readwrite("clock_control", &kscope::Settings::clock_control)
-      .def_readwrite("thermal_mode", &kscope::Settings::thermal_mode)
-      .def_readwrite("thermal_wait_c", &kscope::Settings::thermal_wait_c)
-      .def_readwrite("thermal_cont_c", &kscope::Settings::thermal_cont_c)
-      .def_readwrite("thermal_timeout_s", &kscope::Settings::thermal_timeout_s)
-      .def_readwrite("sampling", &kscope::Settings::sampling)
-      .def_readwrite("adaptive", &kscope::Settings::adaptive)
-      .def_readwrite("throttled_runs", &kscope::Settings::throttled_runs)
-      .def_readwrite("verbosity", &kscope::Settings::verbosity)
-      .def_readwrite("ignore_kernel_list", &kscope::Settings::ignore_kernel_list)
-      .def_readwrite("normalize_against", &kscope::Settings::normalize_against)
-      .def_readwrite("info_collector_errors", &kscope::Settings::info_collector_errors)
-      .def_readwrite("stable_rsd_pct", &kscope::Settings::stable_rsd_pct)
-      .def_readwrite("bound_thresholds", &kscope::Settings::bound_thresholds)
-      .def_readwrite("energy_window_s", &kscope::Settings::energy_window_s)
-      .def_readwrite("output_prefix", &kscope::Settings::output_prefix)
-      .def_readwrite("resume", &kscope::Settings::resume)
-      .def_readwrite("overwrite", &kscope::Settings::overwrite)
-      .def_readwrite("fsync_interval_s", &kscope::Settings::fsync_interval_s)
-      .def_readwrite("device", &kscope::Settings::device)
-      .def_property(
-          "shard",
-          [](const kscope::Settings& s) -> py::object {
-            return s.shard ? py::object(py::make_tuple(s.shard->index, s.shard->count)) : py::none();
-          },
-          [](kscope::Settings& s, const std::optional<std::pair<std::size_t, std::size_t>>& shard) {
-            if (shard) s.shard = kscope::Shard{shard->first, shard->second};
-            else s.shard.reset();
-          },
-          "None, or (index, count)");
+  // Each field of the engine's table with a type Python has, as it is (callables are passed to
+  // profile() instead): a field added to the table needs no line here.
+  py::class_<kscope::Settings> settings(m, "Settings", "The engine's Settings; its fields: settings_fields()");
+  settings.def(py::init<>());
+  for (const auto& field : kscope::detail::settings_field_infos())
+    std::visit([&](auto member) { bind_field(settings, field, member); }, field.member);
 
   m.def("settings_fields", [] {
     py::list out;
