@@ -9,6 +9,7 @@ process, alternately.
 
     python3 bench/evaluate_cost.py            # on the GPU: torch tensors on CUDA, backend cupti
     python3 bench/evaluate_cost.py --simulated # anywhere: NumPy arrays on the simulated backend
+    python3 bench/evaluate_cost.py --breakdown # and where evaluate's host time went, per phase
 
 Prints one line per size: EVAL <n> baseline_s X evaluate_s Y ratio Z, then EVAL worst_ratio Z.
 """
@@ -75,8 +76,9 @@ def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate
     pair()
 
 
-def evaluated(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int) -> None:
-    kscope.evaluate(candidate, reference, inputs, [{"n": n}], runs=RUNS, warmup_runs=WARMUP, verbosity="silent")
+def evaluated(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int,
+              verbosity: str = "silent") -> None:
+    kscope.evaluate(candidate, reference, inputs, [{"n": n}], runs=RUNS, warmup_runs=WARMUP, verbosity=verbosity)
 
 
 def timed(fn: Callable[[], None]) -> float:
@@ -88,6 +90,8 @@ def timed(fn: Callable[[], None]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--simulated", action="store_true", help="NumPy on the simulated backend (no GPU)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="after each size, one more evaluation at verbosity 'debug': where its host time went")
     args = parser.parse_args()
     # NumPy makes the simulated inputs on one host core: the largest sizes are the GPU's.
     sizes = [1 << 10, 1 << 14, 1 << 18] if args.simulated else [1 << 10, 1 << 16, 1 << 20, 1 << 24]
@@ -100,6 +104,8 @@ def main() -> None:
             for _ in range(REPEATS):
                 base.append(timed(lambda: by_hand(inputs, reference, candidate, n)))
                 full.append(timed(lambda: evaluated(inputs, reference, candidate, n)))
+            if args.breakdown:
+                evaluated(inputs, reference, candidate, n, verbosity="debug")
         b, f = statistics.median(base), statistics.median(full)
         worst = max(worst, f / b)
         print(f"EVAL {n} baseline_s {b:.4f} evaluate_s {f:.4f} ratio {f / b:.3f}", flush=True)

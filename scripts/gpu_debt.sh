@@ -8,15 +8,15 @@
 # call1  the counters' 8-pass set (issue 43 item 1): bench/counters_floor's flush variants, each in
 #        its own process, against "inside" (bench/cost_table.py); the flush rows of the read-only
 #        flushes; CUPTI's floor; then the GPU suite three times in a row
-# call2  the cold run (item 2): the cupti GPU tests and the cold-run ratio on this tree, then with
-#        each patch of scripts/gpu_debt/ applied, built, measured and reverted
+# call2  the cold run (item 2): the cupti GPU tests and the cold-run ratio (target <= 1.3x the GPU's
+#        busy time) on this tree
 # call3-6  scripts/gpu_check.sh complete (item 3), its steps split over four calls
 # Needs .carry/ from scripts/prepare_carry.sh (call6: given a clone of nsight-python).
 # KSCOPE_GPU_TIME_LIMIT_S (default 570: the device's 600 s less the table and a margin) leaves out
 # a step that could end after it. Never changes clocks, power or modes: ncu runs only in
 # gpu_check.sh's steps, with --clock-control none.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
 export OUT=${OUT:-$ROOT/gpu-debt-out}
 export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-570}
@@ -24,7 +24,7 @@ export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-570}
 CALLS=(call1 call2 call3 call4 call5 call6)
 declare -A STEPS=(
   [call1]="build variants flush floor gpu_x3"
-  [call2]="build_py cold_main batch1024 untraced_flush decide"
+  [call2]="build_py cold_main"
   [call3]="gpu_check cpu gpu example overhead compare ncu counters stages checkpoint"
   [call4]="gpu_check pytest shard adaptive evaluate energy"
   [call5]="gpu_check cost matmul roofline"
@@ -34,7 +34,7 @@ declare -A STEPS=(
 GPU_CHECK_STEPS="cpu gpu example pytest overhead compare shard adaptive evaluate energy ncu counters cost stages
                  checkpoint matmul roofline doctor nsight"
 # bench/counters_floor's variants of the 8-pass set's flush, against inside (call1).
-VARIANTS="inside gated kernel legacy read_1x read_2x"
+VARIANTS="inside kernel legacy read_1x read_2x"
 # What call2 builds: the cupti backend's GPU tests, the flush's GPU time, the Python package.
 COLD_TARGETS="_core kscope_gpu_tests kscope_evaluate_gpu_tests kscope_gpu_late_attach_test kscope_overhead"
 COLD_TESTS="kscope_gpu_tests kscope_evaluate_gpu_tests kscope_gpu_late_attach_test"
@@ -61,11 +61,12 @@ if [[ ${STEPS[$call]} == gpu_check\ * ]]; then
 fi
 source "$ROOT/scripts/gpu_steps.sh"
 WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
 
 finish() {  # the tables, then the step table last
   print_sections "$WORK" "variants_table.txt:flush variants (bench/cost_table.py)" \
     "flush_rows.txt:the flushes' FLUSH rows: the copy after each (us, DRAM read MB, DRAM write MB)" \
-    "cold_table.txt:the cold run on this tree and with each patch"
+    "cold_table.txt:the cold run"
   print_steps "issue 43 on the GPU, $call (scripts/gpu_debt.sh)"
   printf '%s\n' "${SUMMARY[@]}" | grep -q ' FAIL ' && exit 1
   exit 0
@@ -152,8 +153,8 @@ step_gpu_x3() {  # the whole GPU suite three times in a row, each result line re
 }
 
 # --- call2 -------------------------------------------------------------------------------------
-# A build of its own with the Python package in it (build-debt/python), so that a patch needs no
-# pip install: only its files and what links them are rebuilt.
+# A build of its own with the Python package in it (build-debt/python), so that
+# bench/durations_cost.py runs the tree's package without a pip install.
 step_build_py() {
   BUILD=$ROOT/build-debt
   # shellcheck disable=SC2086  # the targets are words
@@ -162,10 +163,10 @@ step_build_py() {
 }
 
 # The cupti backend's GPU tests, then the cold run (bench/kscope_overhead --call-breakdown for the
-# flush's GPU time, bench/durations_cost.py for the wall time, bench/cost_table.py for the ratio),
-# on the tree as it is built now.
-cold_step() {  # name
-  local name=$1 dir=$WORK/cold_$1 log=$OUT/cold_$1.log test passed failed skipped broken=0 cold ratio tests
+# flush's GPU time, bench/durations_cost.py for the wall time, bench/cost_table.py for the ratio).
+step_cold_main() {
+  skipping cold_main 180 && return
+  local dir=$WORK/cold_main log=$OUT/cold_main.log test passed failed skipped broken=0 cold ratio tests
   mkdir -p "$dir"
   for test in $COLD_TESTS; do
     echo "## $test" >> "$log"
@@ -180,72 +181,14 @@ cold_step() {  # name
   { for f in durations_gpu.txt durations.txt durations.err table.txt; do echo "## $f"; cat "$dir/$f"; done; } >> "$log"
   cold=$(grep -m1 '^cold run ratio' "$dir/table.txt")
   tests="cupti GPU tests $passed passed, $failed failed, $skipped skipped, $broken of 3 programs ended in error"
-  { echo "$name: $tests"; echo "  ${cold:-no cold-run ratio (see cold_$name.log)}"; } >> "$WORK/cold_table.txt"
+  { echo "$tests"; echo "  ${cold:-no cold-run ratio (see cold_main.log)}"; } >> "$WORK/cold_table.txt"
   ratio=$(sed -nE 's/^cold run ratio ([0-9.]+)x.*/\1/p' <<< "$cold")
   # A skipped GPU test did not run: on the GPU machine that is a failure to look into.
   if [[ $broken -eq 0 && $passed -gt 0 && $skipped -eq 0 ]]; then
-    echo "$name ${ratio:--} pass" >> "$WORK/cold_ratios"
-    record "$name" PASS "tests $passed passed; cold run ratio ${ratio:+${ratio}x}${ratio:-not measured} (target <= ${COLD_RATIO_TARGET}x)"
+    record cold_main PASS "tests $passed passed; cold run ratio ${ratio:+${ratio}x}${ratio:-not measured} (target <= ${COLD_RATIO_TARGET}x)"
   else
-    echo "$name ${ratio:--} fail" >> "$WORK/cold_ratios"
-    record "$name" FAIL "$tests; cold run ratio ${ratio:+${ratio}x}${ratio:-not measured}"
+    record cold_main FAIL "$tests; cold run ratio ${ratio:+${ratio}x}${ratio:-not measured}"
   fi
-}
-
-step_cold_main() {
-  skipping cold_main 180 || cold_step main
-}
-
-APPLIED=""
-patch_tree() {  # PATCH [-R]: git apply, or patch(1) where git is missing
-  if command -v git > /dev/null; then git apply ${2:-} "$1"; else patch -p1 --silent ${2:-} -i "$1"; fi
-}
-revert_patch() {
-  [[ -n $APPLIED ]] && patch_tree "$APPLIED" -R && APPLIED=""
-}
-trap 'revert_patch; rm -rf "$WORK"' EXIT
-
-patched_step() {  # patch name: applied, built, measured as cold_step does, reverted
-  local name=$1
-  skipping "$name" 240 && return
-  if ! patch_tree "$ROOT/scripts/gpu_debt/$name.patch" >> "$OUT/cold_$name.log" 2>&1; then
-    record "$name" FAIL "scripts/gpu_debt/$name.patch does not apply to this tree"
-    return
-  fi
-  APPLIED=$ROOT/scripts/gpu_debt/$name.patch
-  # shellcheck disable=SC2086  # the targets are words
-  if cmake --build "$BUILD" -j"${KSCOPE_GPU_JOBS:-16}" --target $COLD_TARGETS >> "$OUT/cold_$name.log" 2>&1; then
-    cold_step "$name"
-  else
-    record "$name" FAIL "the build with the patch failed (see cold_$name.log)"
-  fi
-  revert_patch
-}
-
-step_batch1024() { patched_step batch1024; }
-step_untraced_flush() { patched_step untraced_flush; }
-
-# Issue 43's rules: batch1024 is adopted when its cupti GPU tests pass and its cold run is within
-# 1.3x; untraced_flush only when it gains beyond batch1024 (the gain is printed, to be weighed).
-step_decide() {
-  local verdict
-  verdict=$(awk -v target="$COLD_RATIO_TARGET" '
-    function text(name) { return (name in ratio && ratio[name] != "-") ? ratio[name] "x" : "not measured" }
-    function tests(name) { return ok[name] ? "pass" : "FAIL" }
-    { ratio[$1] = $2; ok[$1] = ($3 == "pass") }
-    END {
-      if (!("batch1024" in ratio)) printf "batch1024 not measured"
-      else if (ok["batch1024"] && ratio["batch1024"] != "-" && ratio["batch1024"] <= target)
-        printf "batch1024 ADOPT (tests pass, %s <= %sx)", text("batch1024"), target
-      else printf "batch1024 not adopted (tests %s, %s)", tests("batch1024"), text("batch1024")
-      printf "; main %s", text("main")
-      if ("untraced_flush" in ratio) {
-        printf "; untraced_flush %s, tests %s", text("untraced_flush"), tests("untraced_flush")
-        if (ratio["untraced_flush"] != "-" && ratio["batch1024"] != "-")
-          printf ", %+.2fx against batch1024", ratio["untraced_flush"] - ratio["batch1024"]
-      }
-    }' "$WORK/cold_ratios" 2> /dev/null)
-  record decide INFO "${verdict:-nothing measured}"
 }
 
 for step in ${STEPS[$call]}; do "step_$step"; done

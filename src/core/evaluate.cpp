@@ -306,6 +306,7 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, 
   } catch (const SweepInterrupted& e) {
     throw EvaluationInterrupted(e, std::make_shared<const Evaluation>(evaluation_of(e.partial_results())));
   }
+  detail::log_debug(evaluator.time_spent());
   Evaluation evaluation = evaluation_of(measurements);
   if (!settings.output_prefix.empty()) evaluation.write_json(settings.output_prefix + "results.json");
   return evaluation;

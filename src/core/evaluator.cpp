@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <utility>
 
+#include "base/elapsed.hpp"
 #include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/interrupt_scope.hpp"
@@ -59,13 +61,19 @@ void Evaluator::run(const Config& config) {
   if (context.run == 0) previous_outputs_ = {};  // a new config: nothing of the last one is compared
 
   std::array<Tensors, 2> inputs;
-  inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
-  inputs[index_of(Side::reference)] = make_inputs(config, record.seed, "the reference's");
-  check_inputs(config, context, inputs);
+  {
+    TimeInto timed(time_.inputs);
+    inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
+    inputs[index_of(Side::reference)] = make_inputs(config, record.seed, "the reference's");
+    check_inputs(config, context, inputs);
+  }
 
   std::array<Call, 2> calls;
   for (Side side : kSides) calls[index_of(side)] = call(side, inputs[index_of(side)], *recorder);
-  check(record, inputs, calls);
+  {
+    TimeInto timed(time_.checks);
+    check(record, inputs, calls);
+  }
   for (Side side : kSides) previous_outputs_[index_of(side)] = std::move(calls[index_of(side)].outputs);
 }
 
@@ -109,7 +117,9 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
   const auto& function = side == Side::candidate ? contest_.candidate : contest_.reference;
   std::uintptr_t stream = 0;
   {
+    std::optional<TimeInto> timed(time_.region_open);
     Annotation region(to_string(side));
+    timed.emplace(time_.functions);
     try {
       c.outputs = function(inputs);
     } catch (...) {
@@ -119,8 +129,10 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
       region.mark_failed("the candidate raised " + c.raised);
     }
     stream = contest_.caller_stream ? contest_.caller_stream() : 0;
+    timed.emplace(time_.drain);
     recorder.call_returned(stream);
   }
+  TimeInto timed(time_.after_call);
   c.persisting_l2 = observer_.take_persisting_l2(stream);
   c.checksums = checksums(c.outputs);
   return c;
@@ -272,6 +284,14 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
                         output + " shares memory with the reference's output " + std::to_string(k) +
                             " of the run before"});
   }
+}
+
+std::string Evaluator::time_spent() const {
+  return "evaluate: host time in the runs: making inputs " + as_milliseconds(time_.inputs) +
+         ", opening the calls' regions (the L2 flush) " + as_milliseconds(time_.region_open) + ", the functions " +
+         as_milliseconds(time_.functions) + ", draining the GPU after them " + as_milliseconds(time_.drain) +
+         ", reading each call's outputs " + as_milliseconds(time_.after_call) + ", checking both calls " +
+         as_milliseconds(time_.checks);
 }
 
 void Evaluator::measured(const RunContext& run, const std::vector<RegionRecord>& regions,

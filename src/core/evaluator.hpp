@@ -67,6 +67,8 @@ class Evaluator {
 
   // Per config, the records of its runs, in run order.
   const std::vector<std::vector<RunRecord>>& records() const { return records_; }
+  // Where the evaluation's host time went, in words, for the debug log.
+  std::string time_spent() const;
 
  private:
   struct Call {
@@ -86,6 +88,16 @@ class Evaluator {
   void check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
   std::vector<std::uint64_t> checksums(const Tensors& tensors);
 
+  // Host seconds per phase of a run, summed over the runs (what evaluate costs beyond the calls).
+  struct PhaseTimes {
+    double inputs = 0;        // the inputs function, the reference's copy, the input checks
+    double region_open = 0;   // the call's region opening: the L2 flush and its wait
+    double functions = 0;     // the two functions themselves
+    double drain = 0;         // waiting for the GPU after each call
+    double after_call = 0;    // the persisting-L2 read and the outputs' checksums after each call
+    double checks = 0;        // comparison, checksums and aliasing after both calls
+  };
+
   const Contest& contest_;
   const EvaluateOptions& options_;
   CallObserver& observer_;
@@ -95,6 +107,7 @@ class Evaluator {
   // and its first inputs' checksums.
   std::array<Tensors, 2> previous_outputs_;
   std::vector<std::uint64_t> first_input_checksums_;
+  PhaseTimes time_;
 };
 
 }  // namespace kscope::detail

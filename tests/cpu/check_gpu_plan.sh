@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The GPU plan (docs/gpu-checks.md) stays true where that can be checked without a GPU or a build:
 #   - the GPU scripts parse (bash -n), and every script, program and build target they name exists;
-#   - the calls `scripts/gpu_debt.sh list` prints are the page's, and each step is in the page's tables
-#     and has its code (a step_ function, or a step of scripts/gpu_check.sh);
+#   - the calls `scripts/gpu_debt.sh list` prints are the page's, each step is in the page's tables
+#     and has its code (a step_ function, or a step of scripts/gpu_check.sh), and each step row of
+#     those tables is a step its call runs;
 #   - calls 3-6 run every step scripts/gpu_check.sh can leave out, each once, and gpu_debt.sh's list
 #     of those steps is gpu_check.sh's;
-#   - bench/counters_floor knows every flush variant call 1 runs;
-#   - each patch of scripts/gpu_debt/ is one that call 2 applies, and applies to this tree;
+#   - bench/counters_floor knows every flush variant call 1 runs (the page names them), and calls the
+#     older Profiler API's Enable/DisableProfiling only inside that API's own session (elsewhere
+#     CUPTI refuses them);
 #   - bench/cost_table.py reads the programs' lines: the cold-run ratio and a variant's verdict.
 # Usage: check_gpu_plan.sh <source root>. Prints each discrepancy; fails if there is one.
 set -u
@@ -37,7 +39,7 @@ done
 targets=$( (grep -ohE '\$BUILD/(bench|tests/gpu|examples)/[A-Za-z0-9_]+' "$debt" "$check" | sed 's|.*/||'
             sed -nE 's/^COLD_TARGETS="(.*)"/\1/p' "$debt" | tr ' ' '\n') | sort -u)
 for target in $targets; do
-  grep -rqE --include=CMakeLists.txt "(add_executable|kscope_gpu_test|pybind11_add_module)\($target[ )]" . ||
+  grep -rqE --include=CMakeLists.txt "(add_executable|kscope_gpu_test|pybind11_add_module)\(${target}[ )]" . ||
     problem "$target, which $debt or $check runs or builds, is no CMake target"
 done
 
@@ -61,6 +63,13 @@ while read -r call steps; do
     fi
   done
 done <<< "$listed"
+# ...and each step row of the page's call tables is a step its call runs (no row outlives its step).
+while read -r call step; do
+  [[ " $(sed -n "s/^$call: //p" <<< "$listed") " == *" $step "* ]] ||
+    problem "$page has a row for $call's step $step, which \`bash $debt $call\` does not run"
+done < <(awk '/^### call[0-9]:/ {call = substr($2, 1, 5); next} /^#/ {call = ""}
+              call && /^\| `[a-z0-9_]+` \|/ {gsub(/`/, "", $2); print call, $2}
+              /^\| call[0-9] \| `[a-z0-9_]+` \|/ {gsub(/`/, "", $4); print $2, $4}' "$page")
 [[ $(sort <<< "${from_calls%$'\n'}") == "$skippable" ]] ||
   problem "calls 3-6 do not run each of $check's steps once:"$'\n'"$(diff <(echo "$skippable") <(sort <<< "${from_calls%$'\n'}"))"
 all_steps=$(sed -n '/^GPU_CHECK_STEPS="/,/"$/p' "$debt" | tr -d '"' | sed 's/GPU_CHECK_STEPS=//' | tr -s ' \n' '\n' |
@@ -68,26 +77,21 @@ all_steps=$(sed -n '/^GPU_CHECK_STEPS="/,/"$/p' "$debt" | tr -d '"' | sed 's/GPU
 [[ $all_steps == "$skippable" ]] ||
   problem "GPU_CHECK_STEPS in $debt is not the list of $check's steps:"$'\n'"$(diff <(echo "$skippable") <(echo "$all_steps"))"
 
-# Call 1's flush variants, known to bench/counters_floor.
+# Call 1's flush variants, known to bench/counters_floor and named in the page's row.
 known=$(sed -n '/const std::vector<std::string> known{/,/};/p' bench/counters_floor.cu)
-for variant in $(sed -nE 's/^VARIANTS="(.*)"/\1/p' "$debt"); do
+variants=$(sed -nE 's/^VARIANTS="(.*)"/\1/p' "$debt")
+for variant in $variants; do
   grep -q "\"$variant\"" <<< "$known" || problem "call1's variant $variant is not one of bench/counters_floor's"
 done
-
-# Call 2's patches: each one applied, each applying to this tree.
-applied=$(grep -oE 'patched_step [a-z0-9_]+;' "$debt" | awk '{print $2}' | tr -d ';' | sort)
-present=$(ls scripts/gpu_debt/*.patch 2> /dev/null | xargs -n1 basename 2> /dev/null | sed 's/\.patch$//' | sort)
-[[ $applied == "$present" ]] ||
-  problem "call2 applies [$(echo $applied)] but scripts/gpu_debt/ holds [$(echo $present)]"
-if command -v git > /dev/null; then
-  for patch in scripts/gpu_debt/*.patch; do
-    [[ -f $patch ]] || continue
-    why=$(git apply --check "$patch" 2>&1) ||
-      problem "$patch no longer applies to this tree (remake it: $page, 'How to decide'): $why"
-  done
-else
-  echo "gpu plan: no git here: the patches were not tried (SKIPPED)"
-fi
+grep -qF "for V in \`$variants\`" "$page" || problem "$page's variants row does not name call1's variants: $variants"
+# cuptiProfilerEnable/DisableProfiling (the bench's set_profiling) gate kernels only between that API's
+# cuptiProfilerBeginSession and EndSession; on a range profiler's context CUPTI answers
+# CUPTI_ERROR_INVALID_OPERATION.
+outside=$(awk '/cuptiProfilerBeginSession\(/ {open = 1} /cuptiProfilerEndSession\(/ {open = 0}
+               /(^|[^A-Za-z_])set_profiling\(/ && !/^void / && !open {print FILENAME ":" FNR ": " $0}' \
+          bench/counters_floor.cu)
+[[ -z $outside ]] ||
+  problem "bench/counters_floor.cu gates profiling outside the older Profiler API's session:"$'\n'"$outside"
 
 # bench/cost_table.py on lines as the programs print them.
 work=$(mktemp -d)

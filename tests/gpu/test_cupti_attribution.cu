@@ -122,24 +122,29 @@ TEST(CuptiAttribution, KernelLaunchedFromAnotherThreadBelongsToTheOpenRegion) {
   EXPECT_TRUE(kscope_test::spin_measured(row.stats.median, 30'000));
 }
 
-// The cupti backend collects runs in batches (kRunsPerCollection, 64): each run's kernels must
-// reach that run. Every call spins 5 us longer than the one before, more than a sample's whole
-// window (a 2 us tick below, a 2 us fixed part above: spin_bounds.hpp), so each sample is checked
-// against its own call's spin and a sample read from a neighbouring run cannot pass.
+// The cupti backend collects runs in batches (CuptiBackend::kMaxBatchRuns, 1024, or 20 ms of runs):
+// each run's kernels must reach that run. Every call spins 5 us longer than the one before, more
+// than a sample's whole window (a 2 us tick below, a 2 us fixed part above: spin_bounds.hpp), in a
+// cycle of 50 spins (20..265 us), so each sample is checked against its own call's spin and a sample
+// read from a neighbouring run cannot pass. 1100 runs cross the 1024-run limit as well as the 20 ms one.
 TEST(CuptiAttribution, RunsCollectedInBatchesKeepTheirOwnKernels) {
   KSCOPE_REQUIRE_GPU();
   constexpr double kFirstNs = 20'000, kStepNs = 5'000;
-  const auto spin_of_call = [](std::uint64_t call) { return kFirstNs + kStepNs * static_cast<double>(call); };
+  constexpr std::uint64_t kSpins = 50;
+  constexpr std::size_t kRuns = 1100;
+  const auto spin_of_call = [](std::uint64_t call) {
+    return kFirstNs + kStepNs * static_cast<double>((call - 1) % kSpins);
+  };
   auto settings = quiet_settings();
-  settings.runs = 150;  // three batches
+  settings.runs = kRuns;
   settings.warmup_runs = 1;
   std::uint64_t call = 0;
   const auto results = kscope::profile(one_config(), settings, [&](const Config&) {
-    Annotation region("growing_spin");
+    Annotation region("cycling_spin");
     kscope_test::launch_spin(static_cast<std::uint64_t>(spin_of_call(++call)));
   });
   const auto& samples = results.samples();
-  ASSERT_EQ(samples.size(), 150u);
+  ASSERT_EQ(samples.size(), kRuns);
   std::size_t wrong = 0;
   double smallest = 1e30, largest = -1e30;
   for (std::size_t run = 0; run < samples.size(); ++run) {
@@ -149,8 +154,9 @@ TEST(CuptiAttribution, RunsCollectedInBatchesKeepTheirOwnKernels) {
     const auto in_bounds = kscope_test::spin_measured(samples[run].value, spin);
     if (!in_bounds && ++wrong <= 3) ADD_FAILURE() << "run " << run << ": " << in_bounds.message();
   }
-  std::printf("[result] 150 runs in batches of 64, spins of 30..775 us in 5 us steps: excess over each "
-              "run's own spin %+.0f..%+.0f ns, %zu runs outside its bounds\n", smallest, largest, wrong);
+  std::printf("[result] %zu runs in batches of up to 1024 or 20 ms, spins of 20..265 us in 5 us steps, "
+              "repeating: excess over each run's own spin %+.0f..%+.0f ns, %zu runs outside its bounds\n",
+              kRuns, smallest, largest, wrong);
   EXPECT_EQ(wrong, 0u);
 }
 

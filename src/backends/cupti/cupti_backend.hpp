@@ -32,7 +32,8 @@ class CuptiBackend final : public MeasurementBackend {
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
 
-  // A synchronize and an activity flush cost ~0.2 ms: shared by up to this many runs.
+  // A synchronize and an activity flush cost ~0.3 ms: shared by up to this many runs (a one-pass
+  // batch also ends once its oldest run is 20 ms old: core/batch_planner.hpp).
   std::size_t max_batch_runs() const override { return kMaxBatchRuns; }
   void flush_cache() override;
   void synchronize() override { device_.synchronize(); }
@@ -42,7 +43,7 @@ class CuptiBackend final : public MeasurementBackend {
   std::vector<RunMeasurement> collect_batch() override;
   void abandon_run(const RunContext& run) noexcept override;
 
-  static constexpr std::size_t kMaxBatchRuns = 64;
+  static constexpr std::size_t kMaxBatchRuns = 1024;
 
  private:
   device::MeasuredDevice device_;
