@@ -1,8 +1,8 @@
 // Settings in Python: the engine's enumerations by the engine's names, the parts of Settings, the
 // table of its fields (settings_fields(), which the Python option table is checked against) and the
 // engine's checks of them.
-#include <string>
 #include <optional>
+#include <string>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -32,7 +32,7 @@ void bind_enum(py::module_& m, const char* name) {
 using SettingsClass = py::class_<kscope::Settings>;
 using kscope::detail::SettingsFieldInfo;
 
-void bind_field(SettingsClass&, const SettingsFieldInfo&, std::monostate) {}
+void bind_field(SettingsClass&, const SettingsFieldInfo&, std::monostate) {}  // a callable: given to profile()
 
 template <typename T>
 void bind_field(SettingsClass& settings, const SettingsFieldInfo& field, T kscope::Settings::*member) {
