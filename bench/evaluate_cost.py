@@ -81,6 +81,17 @@ def evaluated(inputs: Callable[..., Any], reference: Callable[..., Any], candida
     kscope.evaluate(candidate, reference, inputs, [{"n": n}], runs=RUNS, warmup_runs=WARMUP, verbosity=verbosity)
 
 
+def _timing(fn: Callable[..., Any], name: str, spent: dict[str, float]) -> Callable[..., Any]:
+    """fn, adding the host time of its calls into spent[name]."""
+    def timed_fn(*args: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args)
+        finally:
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+    return timed_fn
+
+
 def timed(fn: Callable[[], None]) -> float:
     start = time.perf_counter()
     fn()
@@ -105,7 +116,12 @@ def main() -> None:
                 base.append(timed(lambda: by_hand(inputs, reference, candidate, n)))
                 full.append(timed(lambda: evaluated(inputs, reference, candidate, n)))
             if args.breakdown:
-                evaluated(inputs, reference, candidate, n, verbosity="debug")
+                spent: dict[str, float] = {}
+                evaluated(*(_timing(f, name, spent) for f, name in
+                            ((inputs, "inputs"), (reference, "reference"), (candidate, "candidate"))), n,
+                          verbosity="debug")
+                print("EVAL the user's functions alone, within it: " +
+                      ", ".join(f"{name} {1e3 * s:.3f} ms" for name, s in spent.items()), flush=True)
         b, f = statistics.median(base), statistics.median(full)
         worst = max(worst, f / b)
         print(f"EVAL {n} baseline_s {b:.4f} evaluate_s {f:.4f} ratio {f / b:.3f}", flush=True)

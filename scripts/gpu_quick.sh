@@ -34,7 +34,7 @@ if ! skipping pytest_gpu 200; then
 fi
 
 if ! skipping evaluate 150; then
-  PYTHONPATH=$BUILD/python timeout 240 python3 bench/evaluate_cost.py > "$OUT/evaluate.log" 2>&1
+  PYTHONPATH=$BUILD/python timeout 240 python3 bench/evaluate_cost.py --breakdown > "$OUT/evaluate.log" 2>&1
   rc=$?
   echo "--- kscope.evaluate against the two functions measured alone ---"
   cat "$OUT/evaluate.log"

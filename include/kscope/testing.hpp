@@ -117,12 +117,15 @@ class SimulatedCalls final : public CallObserver {
   std::string take_persisting_l2(std::uintptr_t stream) override;
   std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override;
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
+  void start_checksums(const std::vector<TensorView>& tensors) override;  // computed at once, kept
+  std::vector<std::uint64_t> finish_checksums() override;
   std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                         const std::vector<TensorView>& references,
                                         const std::vector<Tolerance>& tolerances) override;
 
  private:
   class SimulatedBackend& backend_;
+  std::vector<std::uint64_t> started_;  // the checksums started since the last finish
 };
 
 // A backend that measures nothing: its "kernels" are launch() calls of known durations on a

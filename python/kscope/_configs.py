@@ -135,7 +135,10 @@ def _engine_type(v):
 
 
 def _label(v):
-    text = " ".join(repr(v).split())
+    # An object whose class says what it is only through __str__ (triton.Config) is shown by it, not
+    # by the default repr's address.
+    own_str = type(v).__repr__ is object.__repr__ and type(v).__str__ is not object.__str__
+    text = " ".join((str(v) if own_str else repr(v)).split())
     return text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
 
 

@@ -266,7 +266,7 @@ def _view(x: Any, device_allowed: bool, what: str) -> tuple[tuple[int, list[int]
     """(view, what keeps its memory, whether x is a plain tensor or array) of an array-like x,
     made contiguous (a copy, outside the timed calls) where needed."""
     if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.kind != "c":  # the common case, quickly
-        return (x.ctypes.data, list(x.shape), _checked_dtype(x.dtype.name, what), "host"), x, True
+        return (x.ctypes.data, list(x.shape), _checked_dtype(_numpy_name(x.dtype), what), "host"), x, True
     if _is_tensor(x):
         import torch
 
@@ -287,7 +287,7 @@ def _view(x: Any, device_allowed: bool, what: str) -> tuple[tuple[int, list[int]
         if np.iscomplexobj(a):
             a = a.view(a.real.dtype).reshape(*a.shape, 2) if a.ndim else np.array([a.real, a.imag])
         a = np.ascontiguousarray(a)
-        return (a.ctypes.data, list(a.shape), _checked_dtype(a.dtype.name, what), "host"), a, plain
+        return (a.ctypes.data, list(a.shape), _checked_dtype(_numpy_name(a.dtype), what), "host"), a, plain
     interface = getattr(x, "__cuda_array_interface__", None)
     if interface is not None:
         shape = [int(d) for d in interface["shape"]]
@@ -301,6 +301,17 @@ def _view(x: Any, device_allowed: bool, what: str) -> tuple[tuple[int, list[int]
                 _checked_memory("device", device_allowed, what)), x, plain
     raise ConfigError(f"{what} is a {type(x).__name__}, not a tensor or array: kscope compares torch tensors, "
                       f"NumPy and CuPy arrays and Python numbers")
+
+
+_NUMPY_NAMES: dict[np.dtype[Any], str] = {}
+
+
+def _numpy_name(dtype: np.dtype[Any]) -> str:
+    """dtype.name, remembered: NumPy computes it anew on every read, a few microseconds a tensor."""
+    name = _NUMPY_NAMES.get(dtype)
+    if name is None:
+        name = _NUMPY_NAMES[dtype] = dtype.name
+    return name
 
 
 def _c_strides(shape: list[int], itemsize: int) -> tuple[int, ...]:

@@ -59,6 +59,7 @@ void Evaluator::run(const Config& config) {
                                       : "warm-up run " + std::to_string(context.run + 1),
                      seed_of(options_.seed, config.index(), context.run)};
   if (context.run == 0) previous_outputs_ = {};  // a new config: nothing of the last one is compared
+  checks_.finish_checksums();  // none, unless a run failed between its calls and its checks
 
   std::array<Tensors, 2> inputs;
   {
@@ -134,12 +135,14 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
   }
   TimeInto timed(time_.after_call);
   c.persisting_l2 = observer_.take_persisting_l2(stream);
-  c.checksums = checksums(c.outputs);
+  checks_.start_checksums(c.outputs.views);  // read in check(), after both calls
   return c;
 }
 
 void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls) {
-  // One batch of checksums: both sides' outputs as they are now, then their inputs after both calls.
+  // Each call's outputs were checksummed as its region closed (started then, not waited for); now
+  // both sides' outputs again, then their inputs after both calls. All are read after the
+  // comparison, whose waits for the GPU they share.
   std::vector<TensorView> batch;
   for (Side side : kSides) {
     const auto& v = calls[index_of(side)].outputs.views;
@@ -149,16 +152,22 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     const auto& v = inputs[index_of(side)].views;
     batch.insert(batch.end(), v.begin(), v.end());
   }
-  const std::vector<std::uint64_t> sums = checks_.checksums(batch);
-  std::size_t next = 0;
+  checks_.start_checksums(batch);
+  const Call& candidate = calls[index_of(Side::candidate)];
+  const Call& reference = calls[index_of(Side::reference)];
+  const bool comparable = !reference.outputs.views.empty() && candidate.raised.empty();
+  if (comparable) compare_outputs(record, candidate.outputs, reference.outputs);
+  const std::vector<std::uint64_t> sums = checks_.finish_checksums();
+
+  std::size_t at_close = 0, next = candidate.outputs.views.size() + reference.outputs.views.size();
   for (Side side : kSides) {
     const Call& c = calls[index_of(side)];
     std::vector<Observation>& seen = record.observed[index_of(side)];
     seen.insert(seen.end(), c.outputs.observed.begin(), c.outputs.observed.end());
     if (!c.persisting_l2.empty()) seen.push_back({Finding::persisting_l2, c.persisting_l2});
     bool changed = false;
-    for (std::size_t i = 0; i < c.checksums.size(); ++i, ++next) {
-      if (changed || sums[next] == c.checksums[i]) continue;
+    for (std::size_t i = 0; i < c.outputs.views.size(); ++i, ++at_close, ++next) {
+      if (changed || sums[next] == sums[at_close]) continue;
       changed = true;
       seen.push_back({Finding::work_after_return,
                       "output " + std::to_string(i) + " changed after the call returned and the GPU drained (a "
@@ -171,8 +180,6 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
   const std::vector<std::uint64_t> theirs(sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs), sums.end());
 
   record.checked = true;
-  const Call& candidate = calls[index_of(Side::candidate)];
-  const Call& reference = calls[index_of(Side::reference)];
   if (reference.outputs.views.empty())
     throw EvaluationRequestError("the reference returned no tensor: evaluate compares the candidate's outputs with "
                                  "the reference's, so both must return their outputs");
@@ -181,7 +188,6 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     record.failure = "the candidate raised " + candidate.raised;
     return;
   }
-  compare_outputs(record, candidate.outputs, reference.outputs);
   check_aliasing(record, inputs, calls);
   for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
     if (mine[i] != theirs[i]) {

@@ -73,8 +73,7 @@ class Evaluator {
  private:
   struct Call {
     Tensors outputs;
-    std::string raised;                    // the candidate's exception, in words
-    std::vector<std::uint64_t> checksums;  // of the outputs as the call's region closed
+    std::string raised;  // the candidate's exception, in words
     std::string persisting_l2;
   };
 

@@ -1,6 +1,7 @@
 #include "core/tensor_checks.hpp"
 
 #include <cmath>
+#include <utility>
 
 #include "core/tensor_elements.hpp"
 
@@ -82,6 +83,33 @@ std::vector<double> TensorChecks::root_mean_squares(const std::vector<TensorView
 std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
   return each<std::uint64_t>(tensors, host_checksum,
                              [&](const std::vector<TensorView>& v) { return device_.checksums(v); });
+}
+
+void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
+  std::vector<TensorView> on_gpu;
+  for (const TensorView& t : tensors) {
+    if (t.memory == MemorySpace::host) {
+      started_.emplace_back(host_checksum(t));
+    } else {
+      started_.emplace_back(std::nullopt);
+      on_gpu.push_back(t);
+    }
+  }
+  if (!on_gpu.empty()) device_.start_checksums(on_gpu);
+}
+
+std::vector<std::uint64_t> TensorChecks::finish_checksums() {
+  const std::vector<std::optional<std::uint64_t>> started = std::exchange(started_, {});
+  std::vector<std::uint64_t> from_gpu;
+  for (const auto& value : started)
+    if (!value) {
+      from_gpu = device_.finish_checksums();
+      break;
+    }
+  std::vector<std::uint64_t> out;
+  std::size_t next = 0;
+  for (const auto& value : started) out.push_back(value ? *value : from_gpu.at(next++));
+  return out;
 }
 
 std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,

@@ -3,6 +3,7 @@
 // share memory. Host tensors are read here; device tensors through the backend's CallObserver, each
 // batch with one wait for the GPU.
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "kscope/measurement_backend.hpp"
@@ -21,6 +22,10 @@ class TensorChecks {
 
   std::vector<double> root_mean_squares(const std::vector<TensorView>& tensors);
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
+  // checksums() without a wait for the GPU: started now, their values (of every start since the
+  // last finish, in order) given by finish_checksums().
+  void start_checksums(const std::vector<TensorView>& tensors);
+  std::vector<std::uint64_t> finish_checksums();
   // Pairs of the same dtype, element count and memory: the caller checks.
   std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                         const std::vector<TensorView>& references,
@@ -28,6 +33,8 @@ class TensorChecks {
 
  private:
   CallObserver& device_;
+  // Per started tensor: its checksum (host memory), or nullopt for one the device gives at finish.
+  std::vector<std::optional<std::uint64_t>> started_;
 };
 
 // Whether the two views' bytes overlap (in the same memory space).

@@ -46,37 +46,49 @@ KSCOPE_HOST_DEVICE inline double small_float(std::uint32_t bits, int exponent_bi
   return negative ? -value : value;
 }
 
+// Element i of a tensor of T, read as one load of a T where `aligned` says the data's address is a
+// multiple of sizeof(T) (the GPU then reads it whole), else byte by byte (any address).
+template <class T>
+KSCOPE_HOST_DEVICE inline T load(const void* data, std::size_t i, bool aligned) {
+  if (aligned) return static_cast<const T*>(data)[i];
+  T v;
+  memcpy(&v, static_cast<const unsigned char*>(data) + sizeof(T) * i, sizeof(T));
+  return v;
+}
+
 // Element i of a tensor of this dtype, as a double (64-bit integers beyond 2^53 rounded).
-KSCOPE_HOST_DEVICE inline double element(const void* data, std::size_t i, DType dtype) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
+// `aligned`: the data's address is a multiple of the dtype's size.
+KSCOPE_HOST_DEVICE inline double element(const void* data, std::size_t i, DType dtype, bool aligned = false) {
   switch (dtype) {
-    case DType::f64: { double v; memcpy(&v, bytes + 8 * i, 8); return v; }
-    case DType::f32: { float v; memcpy(&v, bytes + 4 * i, 4); return v; }
-    case DType::f16: { std::uint16_t v; memcpy(&v, bytes + 2 * i, 2); return small_float(v, 5, 10, true); }
-    case DType::bf16: { std::uint16_t v; memcpy(&v, bytes + 2 * i, 2); return bits_to_f32(std::uint32_t{v} << 16); }
-    case DType::f8_e4m3: return small_float(bytes[i], 4, 3, false);
-    case DType::f8_e5m2: return small_float(bytes[i], 5, 2, true);
-    case DType::i64: { std::int64_t v; memcpy(&v, bytes + 8 * i, 8); return static_cast<double>(v); }
-    case DType::i32: { std::int32_t v; memcpy(&v, bytes + 4 * i, 4); return v; }
-    case DType::i16: { std::int16_t v; memcpy(&v, bytes + 2 * i, 2); return v; }
-    case DType::i8: return static_cast<std::int8_t>(bytes[i]);
-    case DType::u64: { std::uint64_t v; memcpy(&v, bytes + 8 * i, 8); return static_cast<double>(v); }
-    case DType::u32: { std::uint32_t v; memcpy(&v, bytes + 4 * i, 4); return v; }
-    case DType::u16: { std::uint16_t v; memcpy(&v, bytes + 2 * i, 2); return v; }
-    case DType::u8: return bytes[i];
-    case DType::boolean: return bytes[i] != 0 ? 1.0 : 0.0;
+    case DType::f64: return load<double>(data, i, aligned);
+    case DType::f32: return load<float>(data, i, aligned);
+    case DType::f16: return small_float(load<std::uint16_t>(data, i, aligned), 5, 10, true);
+    case DType::bf16: return bits_to_f32(std::uint32_t{load<std::uint16_t>(data, i, aligned)} << 16);
+    case DType::f8_e4m3: return small_float(load<std::uint8_t>(data, i, true), 4, 3, false);
+    case DType::f8_e5m2: return small_float(load<std::uint8_t>(data, i, true), 5, 2, true);
+    case DType::i64: return static_cast<double>(load<std::int64_t>(data, i, aligned));
+    case DType::i32: return load<std::int32_t>(data, i, aligned);
+    case DType::i16: return load<std::int16_t>(data, i, aligned);
+    case DType::i8: return load<std::int8_t>(data, i, true);
+    case DType::u64: return static_cast<double>(load<std::uint64_t>(data, i, aligned));
+    case DType::u32: return load<std::uint32_t>(data, i, aligned);
+    case DType::u16: return load<std::uint16_t>(data, i, aligned);
+    case DType::u8: return load<std::uint8_t>(data, i, true);
+    case DType::boolean: return load<std::uint8_t>(data, i, true) != 0 ? 1.0 : 0.0;
   }
   return NAN;
 }
 
-// Whether element i of two tensors of this dtype holds the same bits: integers compare exactly so,
-// whatever a double would round them to. (A loop: device code has no memcmp.)
-KSCOPE_HOST_DEVICE inline bool same_bits(const void* a, const void* b, std::size_t i, std::size_t size) {
-  const auto* x = static_cast<const unsigned char*>(a) + size * i;
-  const auto* y = static_cast<const unsigned char*>(b) + size * i;
-  for (std::size_t k = 0; k < size; ++k)
-    if (x[k] != y[k]) return false;
-  return true;
+// Whether element i of two tensors of elements of `size` bytes holds the same bits: integers compare
+// exactly so, whatever a double would round them to. `aligned`: both addresses are multiples of size.
+KSCOPE_HOST_DEVICE inline bool same_bits(const void* a, const void* b, std::size_t i, std::size_t size,
+                                         bool aligned = false) {
+  switch (size) {
+    case 8: return load<std::uint64_t>(a, i, aligned) == load<std::uint64_t>(b, i, aligned);
+    case 4: return load<std::uint32_t>(a, i, aligned) == load<std::uint32_t>(b, i, aligned);
+    case 2: return load<std::uint16_t>(a, i, aligned) == load<std::uint16_t>(b, i, aligned);
+    default: return load<std::uint8_t>(a, i, true) == load<std::uint8_t>(b, i, true);
+  }
 }
 
 // One element of TensorComparison's rule (kscope/tensor.hpp).
@@ -105,10 +117,13 @@ KSCOPE_HOST_DEVICE inline std::uint64_t mixed_word(std::uint64_t word, std::uint
   return z ^ (z >> 31);
 }
 
-// Word `w` of a tensor of `bytes` bytes (the last one zero-padded).
-KSCOPE_HOST_DEVICE inline std::uint64_t word_at(const void* data, std::size_t bytes, std::size_t w) {
-  std::uint64_t word = 0;
+// Word `w` of a tensor of `bytes` bytes (the last one zero-padded). `aligned`: the data's address is a
+// multiple of 8, so that a whole word is one load.
+KSCOPE_HOST_DEVICE inline std::uint64_t word_at(const void* data, std::size_t bytes, std::size_t w,
+                                                bool aligned = false) {
   const std::size_t offset = 8 * w;
+  if (aligned && bytes - offset >= 8) return static_cast<const std::uint64_t*>(data)[w];
+  std::uint64_t word = 0;
   memcpy(&word, static_cast<const unsigned char*>(data) + offset, bytes - offset < 8 ? bytes - offset : 8);
   return word;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <tuple>
 #include <utility>
@@ -63,32 +64,34 @@ __global__ void fresh_totals_kernel(Totals* totals, std::size_t count) {
   }
 }
 
-__global__ void sum_of_squares_kernel(const void* data, std::size_t elements, DType dtype, Totals* totals) {
+__global__ void sum_of_squares_kernel(const void* data, std::size_t elements, DType dtype, bool aligned,
+                                      Totals* totals) {
   double squares = 0;
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
-    const double v = detail::element(data, i, dtype);
+    const double v = detail::element(data, i, dtype, aligned);
     if (std::isfinite(v)) squares += v * v;
   }
   squares = across_warp(squares, [](double a, double b) { return sum(a, b); });
   if (warp_leader()) atomicAdd(&totals->sum_of_squares, squares);
 }
 
-__global__ void checksum_kernel(const void* data, std::size_t bytes, Totals* totals) {
+__global__ void checksum_kernel(const void* data, std::size_t bytes, bool aligned, Totals* totals) {
   const std::size_t words = (bytes + 7) / 8;
   unsigned long long mixed = 0;
   for (std::size_t w = first_item(); w < words; w += item_stride())
-    mixed += detail::mixed_word(detail::word_at(data, bytes, w), w);
+    mixed += detail::mixed_word(detail::word_at(data, bytes, w, aligned), w);
   mixed = across_warp(mixed, [](auto a, auto b) { return sum(a, b); });
   if (warp_leader()) atomicAdd(&totals->checksum, mixed);
 }
 
 __global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements, DType dtype,
-                               std::size_t element_bytes, bool exact_bits, double atol, double rtol, Totals* totals) {
+                               std::size_t element_bytes, bool aligned, bool exact_bits, double atol, double rtol,
+                               Totals* totals) {
   unsigned long long mismatched = 0, max_abs = 0, max_rel = 0, first = ULLONG_MAX;
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
-    detail::ElementVerdict v =
-        detail::judge(detail::element(candidate, i, dtype), detail::element(reference, i, dtype), atol, rtol);
-    if (exact_bits) v.passes = detail::same_bits(candidate, reference, i, element_bytes);
+    detail::ElementVerdict v = detail::judge(detail::element(candidate, i, dtype, aligned),
+                                             detail::element(reference, i, dtype, aligned), atol, rtol);
+    if (exact_bits) v.passes = detail::same_bits(candidate, reference, i, element_bytes, aligned);
     max_abs = larger(max_abs, error_bits(v.abs_error));
     max_rel = larger(max_rel, error_bits(v.rel_error));
     if (!v.passes && mismatched++ == 0) first = i;  // a thread's indices only grow
@@ -133,6 +136,9 @@ void launch(void (*kernel)(Params...), std::size_t items, const char* what, Args
       values);
 }
 
+// Whether `data` is a multiple of `size`: the kernels then read whole elements (or words) in one load.
+bool aligned_to(const void* data, std::size_t size) { return reinterpret_cast<std::uintptr_t>(data) % size == 0; }
+
 std::string address_text(const void* p) {
   char text[32];
   std::snprintf(text, sizeof text, "%p", p);
@@ -162,31 +168,36 @@ void check_readable(const TensorView& tensor) {
 
 }  // namespace
 
-TensorChecks::~TensorChecks() {
-  if (device_totals_) cudaFree(device_totals_);
-  if (host_totals_) cudaFreeHost(host_totals_);
+TensorChecks::~TensorChecks() = default;
+
+TensorChecks::TotalsBuffers::~TotalsBuffers() {
+  if (device) cudaFree(device);
+  if (host) cudaFreeHost(host);
+}
+
+void TensorChecks::TotalsBuffers::reserve(std::size_t count) {
+  if (count <= capacity) return;
+  if (device) cudaFree(std::exchange(device, nullptr));
+  if (host) cudaFreeHost(std::exchange(host, nullptr));
+  capacity = 0;
+  check_cuda(cudaMalloc(&device, count * sizeof(Totals)), "cudaMalloc(kscope's tensor check totals)");
+  check_cuda(cudaHostAlloc(&host, count * sizeof(Totals), cudaHostAllocDefault),
+             "cudaHostAlloc(kscope's tensor check totals)");
+  capacity = count;
 }
 
 Totals* TensorChecks::fresh_totals(std::size_t count) {
-  if (count > capacity_) {
-    if (device_totals_) cudaFree(std::exchange(device_totals_, nullptr));
-    if (host_totals_) cudaFreeHost(std::exchange(host_totals_, nullptr));
-    capacity_ = 0;
-    check_cuda(cudaMalloc(&device_totals_, count * sizeof(Totals)), "cudaMalloc(kscope's tensor check totals)");
-    check_cuda(cudaHostAlloc(&host_totals_, count * sizeof(Totals), cudaHostAllocDefault),
-               "cudaHostAlloc(kscope's tensor check totals)");
-    capacity_ = count;
-  }
-  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", device_totals_, count);
-  return device_totals_;
+  totals_.reserve(count);
+  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", totals_.device, count);
+  return totals_.device;
 }
 
 const Totals* TensorChecks::read_totals(std::size_t count) {
-  check_cuda(cudaMemcpyAsync(host_totals_, device_totals_, count * sizeof(Totals), cudaMemcpyDeviceToHost,
+  check_cuda(cudaMemcpyAsync(totals_.host, totals_.device, count * sizeof(Totals), cudaMemcpyDeviceToHost,
                              cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's tensor check totals)");
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
-  return host_totals_;
+  return totals_.host;
 }
 
 template <class Result, class LaunchOne, class ReadOne>
@@ -210,7 +221,7 @@ std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>&
       tensors,
       [](const TensorView& t, Totals* totals) {
         launch(sum_of_squares_kernel, t.elements(), "launching kscope's sum of squares", t.data, t.elements(), t.dtype,
-               totals);
+               aligned_to(t.data, size_of(t.dtype)), totals);
       },
       [](const Totals& totals) { return totals.sum_of_squares; });
 }
@@ -219,9 +230,43 @@ std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>
   return per_tensor<std::uint64_t>(
       tensors,
       [](const TensorView& t, Totals* totals) {
-        launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(), totals);
+        launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(),
+               aligned_to(t.data, 8), totals);
       },
       [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
+}
+
+void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
+  if (tensors.empty()) return;
+  if (started_count_ + tensors.size() > started_.capacity) {
+    keep_started();  // rare (the first runs): the buffers grow only while nothing is in flight
+    started_.reserve(std::max(2 * started_.capacity, tensors.size()));
+  }
+  Totals* totals = started_.device + started_count_;
+  launch(fresh_totals_kernel, tensors.size(), "launching kscope's tensor check totals", totals, tensors.size());
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const TensorView& t = tensors[i];
+    if (t.elements() == 0) continue;
+    check_readable(t);
+    launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(),
+           aligned_to(t.data, 8), totals + i);
+  }
+  check_cuda(cudaMemcpyAsync(started_.host + started_count_, totals, tensors.size() * sizeof(Totals),
+                             cudaMemcpyDeviceToHost, cudaStreamLegacy),
+             "cudaMemcpyAsync(kscope's checksums)");
+  started_count_ += tensors.size();
+}
+
+void TensorChecks::keep_started() {
+  if (started_count_ == 0) return;
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's checksums)");
+  for (std::size_t i = 0; i < started_count_; ++i) finished_.push_back(started_.host[i].checksum);
+  started_count_ = 0;
+}
+
+std::vector<std::uint64_t> TensorChecks::finish_checksums() {
+  keep_started();
+  return std::exchange(finished_, {});
 }
 
 std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,
@@ -244,8 +289,9 @@ std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView
     const std::size_t element_bytes = size_of(r.dtype);
     const Tolerance& t = tolerances[i];
     const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
+    const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);
     launch(compare_kernel, out[i].elements, "launching kscope's comparison", c.data, r.data, out[i].elements, r.dtype,
-           element_bytes, exact_bits, t.atol, t.rtol, totals + i);
+           element_bytes, aligned, exact_bits, t.atol, t.rtol, totals + i);
     launch(first_mismatch_kernel, 1, "launching kscope's comparison", c.data, r.data, element_bytes, totals + i);
   }
   const Totals* read = read_totals(references.size());

@@ -23,6 +23,9 @@ class TensorChecks {
   // CUDA does not know, another device's memory), CudaError for a failed CUDA call.
   std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors);
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
+  // checksums() in two halves: the launches (no wait), then every started one's value, in order.
+  void start_checksums(const std::vector<TensorView>& tensors);
+  std::vector<std::uint64_t> finish_checksums();
   // Pairs of the same dtype and element count: the caller checks.
   std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                         const std::vector<TensorView>& references,
@@ -40,9 +43,21 @@ class TensorChecks {
   template <class Result, class LaunchOne, class ReadOne>
   std::vector<Result> per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one, ReadOne read_one);
 
-  Totals* device_totals_ = nullptr;
-  Totals* host_totals_ = nullptr;  // pinned, so that the copy back is one asynchronous copy
-  std::size_t capacity_ = 0;
+  // Totals for `count` checks: device and pinned host arrays of at least that many.
+  struct TotalsBuffers {
+    Totals* device = nullptr;
+    Totals* host = nullptr;  // pinned, so that the copy back is one asynchronous copy
+    std::size_t capacity = 0;
+    ~TotalsBuffers();
+    void reserve(std::size_t count);
+  };
+  // Waits for the started checksums and moves their values into finished_.
+  void keep_started();
+
+  TotalsBuffers totals_;   // the checks that wait
+  TotalsBuffers started_;  // the checksums started and not yet finished
+  std::size_t started_count_ = 0;
+  std::vector<std::uint64_t> finished_;  // started ones already read back (when started_ had to grow)
 };
 
 }  // namespace kscope::device

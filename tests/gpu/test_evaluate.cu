@@ -659,10 +659,14 @@ struct TwinTensor {
 
   TwinTensor(const TwinTensor&) = delete;  // host_view points into `host`: moved, never copied
   TwinTensor(TwinTensor&&) = default;
-  TwinTensor(const void* data, std::size_t elements, kscope::DType dtype) : host(elements * kscope::size_of(dtype)) {
-    void* d = nullptr;
-    check(cudaMalloc(&d, std::max<std::size_t>(host.size(), 1)), "cudaMalloc");
-    device.reset(d, [](void* p) { cudaFree(p); });
+  // `offset`: the device copy starts this many bytes into its allocation (1: no element is aligned,
+  // so the kernels take their byte-by-byte reads).
+  TwinTensor(const void* data, std::size_t elements, kscope::DType dtype, std::size_t offset = 0)
+      : host(elements * kscope::size_of(dtype)) {
+    void* base = nullptr;
+    check(cudaMalloc(&base, std::max<std::size_t>(host.size() + offset, 1)), "cudaMalloc");
+    device.reset(base, [](void* p) { cudaFree(p); });
+    void* d = static_cast<unsigned char*>(base) + offset;
     if (!host.empty()) {
       std::memcpy(host.data(), data, host.size());
       check(cudaMemcpy(d, host.data(), host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -683,13 +687,14 @@ struct TwinPair {
 // and in the last bit of every 97th ordinary element, as bit patterns of `Bits`.
 template <class Bits>
 TwinPair twin_pair(kscope::DType dtype, std::vector<Bits> reference, const std::vector<Bits>& specials,
-                   const std::vector<std::pair<std::size_t, Bits>>& changes) {
+                   const std::vector<std::pair<std::size_t, Bits>>& changes, std::size_t offset = 0) {
   std::copy(specials.begin(), specials.end(), reference.begin());
   std::vector<Bits> candidate = reference;
   for (const auto& [index, bits] : changes) candidate[index] = bits;
   for (std::size_t i = specials.size(); i < reference.size(); i += 97) candidate[i] ^= Bits{1};
-  return TwinPair{to_string(dtype), TwinTensor(candidate.data(), candidate.size(), dtype),
-                  TwinTensor(reference.data(), reference.size(), dtype)};
+  return TwinPair{to_string(dtype) + (offset ? " (misaligned)" : ""),
+                  TwinTensor(candidate.data(), candidate.size(), dtype, offset),
+                  TwinTensor(reference.data(), reference.size(), dtype, offset)};
 }
 
 template <class Bits>
@@ -730,6 +735,11 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
   pairs.push_back(twin_pair<std::uint64_t>(kscope::DType::i64, random_bits<std::uint64_t>(n, ~std::uint64_t{0}),
                                            {(std::uint64_t{1} << 53) + 1, std::uint64_t(-1), std::uint64_t{1} << 63},
                                            {{0, std::uint64_t{1} << 53}, {1, 0}}));
+  // The same values one byte off their alignment: the kernels' byte-by-byte reads.
+  pairs.push_back(twin_pair<std::uint32_t>(kscope::DType::f32, random_bits<std::uint32_t>(n, 0xbfffffffu),
+                                           {0x7fc00000u, 0x7f800000u}, {{0, 0x3f800000u}, {5, 0x7fc00000u}}, 1));
+  pairs.push_back(twin_pair<std::uint64_t>(kscope::DType::i64, random_bits<std::uint64_t>(n, ~std::uint64_t{0}),
+                                           {(std::uint64_t{1} << 53) + 1}, {{0, std::uint64_t{1} << 53}}, 1));
   pairs.push_back(TwinPair{"empty float32", TwinTensor(nullptr, 0, kscope::DType::f32),
                            TwinTensor(nullptr, 0, kscope::DType::f32)});
 

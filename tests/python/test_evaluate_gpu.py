@@ -273,6 +273,8 @@ def test_a_spin_of_known_cycles_is_timed_at_least_that_long():
     results = evaluated(spin_then_add)
     r = row(results)
     rated_mhz = results.measurements.roofs().set_index("Roof").iloc[-1]["RatedClockMHz"]
-    # No SM clock exceeds the rated (maximum) one: the spin takes at least cycles / that clock.
-    assert r["CandidateMedianNs"] >= cycles / rated_mhz * 1e3, r
+    # No SM clock exceeds the rated (maximum) one: the spin takes at least cycles / that clock, less
+    # what the timestamps may miss: the 2 us that tests/gpu/spin_bounds.hpp allows below a spin
+    # (kGlobalTimerTickNs; an H100 once gave 1,009,490 ns for 2e6 cycles at 1980 MHz, 611 ns short).
+    assert r["CandidateMedianNs"] >= cycles / rated_mhz * 1e3 - 2000, r
     assert r["Verdict"] == "slower", r["Reason"]

@@ -141,3 +141,27 @@ def test_too_few_first_runs_to_eliminate_anything_are_warned_of(sim):
                                                     r"at best, not below the elimination level 0.00278 of 4 configs"):
         race = kscope.tune(space(sim), configs=[0, 1, 2, 3], runs=12, first_runs=3, verbosity="silent")
     assert race.winner == (3,)
+
+
+class _StrOnly:
+    """A config object that says what it is only through __str__, as triton.Config does."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __str__(self):
+        return f"BLOCK: {self.n}"
+
+
+def test_a_config_object_is_shown_by_its_str_not_its_address(sim):
+    configs = [_StrOnly(3), _StrOnly(6)]
+
+    def gemm(config):
+        with kscope.annotate("gemm"):
+            sim.launch(f"k{config.n}", BASE[config.n])
+
+    race = kscope.tune(gemm, configs=configs, runs=20, verbosity="silent")
+    assert race.winner[0] is configs[0]
+    text = str(race)
+    assert "winner: config=BLOCK: 3" in text
+    assert "object at 0x" not in text

@@ -209,6 +209,13 @@ std::vector<std::uint64_t> SimulatedCalls::checksums(const std::vector<TensorVie
   return out;
 }
 
+void SimulatedCalls::start_checksums(const std::vector<TensorView>& tensors) {
+  const std::vector<std::uint64_t> sums = checksums(tensors);
+  started_.insert(started_.end(), sums.begin(), sums.end());
+}
+
+std::vector<std::uint64_t> SimulatedCalls::finish_checksums() { return std::exchange(started_, {}); }
+
 std::vector<TensorComparison> SimulatedCalls::compare(const std::vector<TensorView>& candidates,
                                                       const std::vector<TensorView>& references,
                                                       const std::vector<Tolerance>& tolerances) {
