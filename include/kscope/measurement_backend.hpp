@@ -149,10 +149,10 @@ class CallObserver {
   // (core/tensor_elements.hpp's rule), and each candidate against its reference (TensorComparison).
   virtual std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) = 0;
   virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;  // one per tensor
-  // The same checksums without a wait: start_checksums launches them and returns; finish_checksums
-  // gives those of every start since the last finish, in order, waiting only for what the GPU has
-  // not done yet (a wait in between, such as the L2 flush's, leaves nothing to wait for).
+  // checksums() without a wait: launches them and returns; finish_checksums() gives their values.
   virtual void start_checksums(const std::vector<TensorView>& tensors) = 0;
+  // The checksums of every start_checksums() since the last finish, in order, waiting only for what
+  // the GPU has not done yet (a wait in between, such as the L2 flush's, leaves nothing to wait for).
   virtual std::vector<std::uint64_t> finish_checksums() = 0;
   // Each candidate against its reference, within its tolerance.
   virtual std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,

@@ -118,7 +118,7 @@ class SimulatedCalls final : public CallObserver {
   std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override;
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
   void start_checksums(const std::vector<TensorView>& tensors) override;  // computed at once, kept
-  std::vector<std::uint64_t> finish_checksums() override;
+  std::vector<std::uint64_t> finish_checksums() override;  // those started since the last finish
   std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                         const std::vector<TensorView>& references,
                                         const std::vector<Tolerance>& tolerances) override;

@@ -14,7 +14,7 @@ import warnings
 
 import pandas as pd
 
-from . import _core, _plot
+from . import _core, _plot_style
 from ._evaluation import EvaluationResults
 from ._results import ProfileResults, _config_column, _engine_column
 from .errors import ConfigError, ProfilerWarning
@@ -107,7 +107,7 @@ def compare(
     3), or 'passed' (exit 0).
     """
     if plot is not None:
-        _plot.check_filename(os.fspath(plot), "kscope.compare(plot=...)")  # before the comparison is computed
+        _plot_style.check_filename(os.fspath(plot), "kscope.compare(plot=...)")  # before the comparison is computed
     base = _as_results(baseline, "baseline")
     cand = _as_results(candidate, "candidate")
     options = _core.CompareOptions()

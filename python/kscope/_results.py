@@ -12,6 +12,7 @@ import pandas as pd
 
 from . import _core, _html, _notebook, _roofline
 from ._configs import _engine_type
+from ._plot_style import Style, check_filename
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -91,7 +92,7 @@ class ProfileResults:
         """The roofs of the device these results were measured on: the DRAM bandwidth (GB/s) and the
         peak FLOP/s (TFLOP/s) of each kind it has, at its rated clocks and at the mean of the clocks
         observed during the samples (docs/roofline.md)."""
-        return _roofline.roofs(self)
+        return _roofline.roofs(self._core, self.raw_dataframe())
 
     def plot_roofline(self, filename: str | os.PathLike[str] | None = None, *, title: str = "kscope roofline",
                       annotate_points: bool = False, x_keys: Sequence[str] | None = None,
@@ -101,15 +102,13 @@ class ProfileResults:
         interval, under the DRAM roof and the compute roof of each declared FLOP kind, at the rated
         clocks (solid) and the observed ones (dashed). Writes ``filename`` if given, shows the
         figure inline in a Jupyter notebook, and returns it (also as ``self.figure``)."""
-        from ._plot import Style, check_filename
-
         style = Style(filename=filename, metric=None, title=title, ylabel=None, annotate_points=annotate_points,
                       show_aggregate=None, plot_type="roofline", plot_width=plot_width, plot_height=plot_height,
                       row_panels=None, col_panels=None, x_keys=x_keys, print_data=False, variant_fields=None,
                       variant_annotations=None, plot_callback=None)
         if filename is not None:
             check_filename(filename)
-        self.figure = _roofline.draw(self, style)
+        self.figure = _roofline.draw(self._core, self.to_dataframe(), self.parameters, style)
         if _notebook.in_notebook():
             _notebook.show_figure(self.figure)
         return self.figure

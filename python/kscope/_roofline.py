@@ -20,8 +20,7 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ._plot import Style
-    from ._results import ProfileResults
+    from ._plot_style import Style
 
 Precision = Literal["fp64", "fp32", "fp16", "bf16", "fp8"]
 _PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8")
@@ -140,13 +139,13 @@ def adapter(work: Any, configs: Any) -> tuple[Callable[[str, int], Any] | None, 
     return engine_work, (list(work) if per_annotation else [])
 
 
-def roofs(results: ProfileResults) -> pd.DataFrame:
+def roofs(core: _core.Results, samples: pd.DataFrame) -> pd.DataFrame:
     """One row per roof of the session's device (the DRAM bandwidth, then each FLOP kind it has):
-    its value at the rated clocks and at the mean of the clocks observed during the samples."""
-    samples = results.raw_dataframe()
+    its value at the rated clocks and at the mean of the clocks observed during the samples (the
+    raw samples' DataFrame)."""
     observed = [float(samples[c].mean()) if len(samples) else math.nan for c in ("SMClockMHz", "MemoryClockMHz")]
-    rated = results._core.roofs(math.nan, math.nan)
-    seen = results._core.roofs(*observed)
+    rated = core.roofs(math.nan, math.nan)
+    seen = core.roofs(*observed)
     rows = [("DRAM", "GB/s", rated["dram_gbps"], seen["dram_gbps"], rated["memory_clock_mhz"],
              seen["memory_clock_mhz"])]
     for kind, value in rated["tflops"].items():
@@ -156,31 +155,14 @@ def roofs(results: ProfileResults) -> pd.DataFrame:
                                        "ObservedClockMHz"])
 
 
-# Options of kscope.analyze.plot that the roofline does not use, with why.
-_NOT_FOR_ROOFLINE = {
-    "metric": "it plots each duration row with declared work",
-    "show_aggregate": "a roofline has no aggregate point",
-    "row_panels": "it draws one panel",
-    "col_panels": "it draws one panel",
-    "variant_fields": "every annotation and config is a point already",
-    "variant_annotations": "every annotation and config is a point already",
-}
-
-
-def check_style(style: Style) -> None:
-    for option, why in _NOT_FOR_ROOFLINE.items():
-        if getattr(style, option) is not None:
-            raise ConfigError(f"plot_type='roofline' does not take {option}= ({why}); leave it out")
-
-
-def draw(results: ProfileResults, style: Style) -> Figure:
-    """The roofline: one point per (annotation, config) with declared FLOPs at (arithmetic
+def draw(core: _core.Results, df: pd.DataFrame, parameters: list[str], style: Style) -> Figure:
+    """The roofline of the results `core` (their summary DataFrame `df`, with the config columns
+    `parameters`): one point per (annotation, config) with declared FLOPs at (arithmetic
     intensity, achieved TFLOP/s), its 95% interval as a bar, under the DRAM roof and the compute
     roof of each FLOP kind, at the rated clocks (solid) and at the observed ones (dashed); log-log.
     Writes style.filename and returns the Figure."""
     from matplotlib.figure import Figure
 
-    df = results.to_dataframe()
     points = df[df["Bound"].notna() & (df["WorkFLOPs"] > 0) & np.isfinite(df["ArithmeticIntensity"])] \
         if "Bound" in df else df.iloc[0:0]
     if points.empty:
@@ -188,7 +170,6 @@ def draw(results: ProfileResults, style: Style) -> Figure:
                           "@kscope.analyze.kernel work= a function returning kscope.Work(bytes=..., flops=..., "
                           "kind=...) (a region without FLOPs, a copy, has no place on it: its DRAMRoofPct says how "
                           "close it comes to the DRAM roof)")
-    parameters = results.parameters
     x_fields = list(style.x_keys) if style.x_keys is not None else parameters
     for f in x_fields:
         if f not in parameters:
@@ -199,7 +180,7 @@ def draw(results: ProfileResults, style: Style) -> Figure:
     ax.set_yscale("log")
     lowest_x = points["ArithmeticIntensity"].min() / 4
     highest_x = points["ArithmeticIntensity"].max() * 4
-    rated = results._core.roofs(math.nan, math.nan)
+    rated = core.roofs(math.nan, math.nan)
     observed_dram = float(points["DRAMRoofGBps"].mean())
 
     kinds = list(dict.fromkeys(points["WorkKind"].tolist()))

@@ -6,14 +6,12 @@ import contextlib
 import functools
 import inspect
 import os
-import stat
-import sys
-import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
 
-from . import _core, _notebook, _plot, _roofline, _shard, info_collector, testing, tools
+from . import _core, _notebook, _plot, _plot_style, _roofline, _shard, info_collector, testing, tools
+from ._call_files import CallFiles
 from ._configs import Signature, engine_rows
 from ._options import Options, VerbosityLevel, kernel_signature, options_help
 from ._results import ProfileResults
@@ -144,8 +142,7 @@ class _ProfiledFunction:
         self.work = _roofline.check_option(options.work, len(self.signature.names))
         # Checked at each call, as Nsight Python does: decorating (at import) never fails for them.
         self.configs = configs
-        self.calls = 0  # successful calls: the {n} of the CSV names
-        self.csv_prefix: str | None = None
+        self.files = CallFiles(func.__name__, options)
 
     def _decorated_configs(self) -> Any:
         """The configs given to the decorator; an iterator is read once, at the first call, so that
@@ -185,9 +182,9 @@ class _ProfiledFunction:
         backend, metrics, note, chooser = (opts.backend, opts.metrics, None, None) if simulated else opts.for_call()
         tools.get_active_tool()
         _note_once(note)
-        settings = opts.settings(self._engine_prefix(), backend, metrics)
+        settings = opts.settings(self.files.engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
-        self._check_earlier_csv(placement.shard)
+        self.files.check_earlier_csv(placement.shard)
         if placement.launcher is not None:  # shard='auto' found one (a (index, count) option is in settings)
             settings.shard = placement.shard
         if placement.launcher == "torchrun":
@@ -224,11 +221,10 @@ class _ProfiledFunction:
             if settings.output_prefix and results._core.shard_count():
                 with results_attached(results, "writing the merged results"):
                     _core.write_merged(results._core, settings.output_prefix, settings.overwrite, settings.resume)
-        call = self.calls
-        self.calls += 1  # this call's files are written: the next call gets the next {n}
+        call = self.files.count_call()  # this call's files are written: the next call gets the next {n}
         if opts.output_csv:
             with results_attached(results, "writing the output_csv files"):
-                self._write_csv(results, call)
+                self.files.write_csv(results, call)
         return results
 
     def _measure(self, placement: _shard.Placement, configs: Any, settings: _core.Settings,
@@ -249,91 +245,6 @@ class _ProfiledFunction:
             if placement.gathers:
                 _shard.gather_failure(placement, e)
             raise
-
-    def _engine_prefix(self) -> str:
-        """Where the engine writes this call's files ({prefix}{function}-{n}-summary.csv, ...
-        -samples.csv, -results.json, and the ncu report): only when output_prefix is given. Its
-        directory is made now, so a bad path fails before anything is measured."""
-        prefix = self._prefix()
-        if prefix is None:
-            return ""
-        if os.path.exists(prefix) and not (os.path.isdir(prefix) or os.path.isfile(prefix)):
-            in_the_way = _not_a_directory(prefix)
-            beside = f"{prefix}{self.func.__name__}-{self.calls}-results.json"
-            raise ConfigError(
-                f"output_prefix {prefix!r} is {in_the_way[1] if in_the_way else 'no file'}: an output prefix starts "
-                f"the names of the files written beside it ({beside}, ...) or names a directory to write them in; "
-                f"give one of those"
-            )
-        directory = os.path.dirname(prefix)
-        if directory:
-            try:
-                os.makedirs(directory, exist_ok=True)
-            except OSError as e:
-                in_the_way = _not_a_directory(directory)
-                why = (f"{in_the_way[0]!r} is {in_the_way[1]}, not a directory; give a prefix in a directory"
-                       if in_the_way else f"{e.strerror}; give a prefix in a writable directory")
-                raise ConfigError(f"output_prefix {prefix!r}: cannot create its directory {directory!r}: {why}") from None
-        return f"{prefix}{self.func.__name__}-{self.calls}-"
-
-    def _prefix(self) -> str | None:
-        """output_prefix, an existing directory's name standing for that directory ('out' as 'out/')."""
-        prefix = self.options.output_prefix
-        if prefix is not None and prefix and not prefix.endswith(os.sep) and os.path.isdir(prefix):
-            prefix += os.sep
-        return prefix
-
-    def _csv_paths(self, prefix: str, call: int, shard: tuple[int, int] | None) -> list[tuple[str, str]]:
-        """(kind, path) of the output_csv files of the call-th successful call."""
-        tag = f"{self.func.__name__}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
-        return [(kind, f"{prefix}{kind}_data-{tag}") for kind in ("profiled", "processed")]
-
-    def _check_earlier_csv(self, shard: tuple[int, int] | None) -> None:
-        """output_csv files of an earlier sweep under output_prefix are replaced only when asked
-        (the engine refuses its own files the same way)."""
-        opts = self.options
-        prefix = self._prefix()
-        if not opts.output_csv or prefix is None or opts.overwrite or opts.resume:
-            return
-        earlier = [path for _, path in self._csv_paths(prefix, self.calls, shard) if os.path.lexists(path)]
-        if earlier:
-            raise ConfigError(
-                f"output_csv: {', '.join(earlier)} of an earlier sweep exist, which kscope does not replace "
-                f"unasked: set overwrite=True to replace them, or give another output_prefix"
-            )
-
-    def _write_csv(self, results: ProfileResults, call: int) -> None:
-        prefix = self._prefix()
-        if prefix is None:
-            if self.csv_prefix is None:
-                self.csv_prefix = tempfile.mkdtemp(prefix="kscope_") + os.sep
-            prefix = self.csv_prefix
-        if os.path.dirname(prefix):
-            os.makedirs(os.path.dirname(prefix), exist_ok=True)
-        shard = results._core.shard()  # a shard's own part: beside the other shards', not over them
-        frames = {"profiled": results.raw_dataframe, "processed": results.to_dataframe}
-        for kind, path in self._csv_paths(prefix, call, shard):
-            _core.write_file(path, frames[kind]().to_csv(index=False))  # whole, through links, never over a device
-            if self.options.verbosity >= VerbosityLevel.INFO:
-                print(f"[kscope] {kind} data written to {path}", file=sys.stderr)
-
-
-def _not_a_directory(directory: str) -> tuple[str, str] | None:
-    """(path, what it is) of the nearest existing part of `directory` that is not a directory (a file,
-    a device such as /dev/null), which makes creating `directory` fail; None when there is none."""
-    path = directory
-    while path and not os.path.lexists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
-    if not path or os.path.isdir(path):
-        return None
-    mode = os.stat(path).st_mode if os.path.exists(path) else 0
-    kinds = [(stat.S_ISREG, "a file"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket")]
-    return path, next((kind for test, kind in kinds if test(mode)), "a broken symbolic link")
-
 
 _notes_shown: set[str] = set()
 
@@ -388,7 +299,7 @@ def plot(
     """
     if callable(filename):  # used bare, as @plot
         return plot()(filename)
-    style = _plot.Style(
+    style = _plot_style.Style(
         filename=filename, metric=metric, title=title, ylabel=ylabel,
         annotate_points=annotate_points, show_aggregate=show_aggregate, plot_type=plot_type,
         plot_width=plot_width, plot_height=plot_height, row_panels=row_panels,
@@ -406,7 +317,7 @@ def plot(
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> ProfileResults:
-            _plot.check_filename(style.filename)  # before the sweep: a bad path never costs one
+            _plot_style.check_filename(style.filename)  # before the sweep: a bad path never costs one
             results = func(*args, **kwargs)
             with results_attached(results, "plotting"):
                 results.figure = _plot.draw(results, style)

@@ -27,7 +27,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._results import ProfileResults
+    from ._measured import MeasuredResults
 
 __all__ = [
     "AnnotationError",
@@ -91,12 +91,12 @@ class SweepError(ProfilerException):
 
     ``__cause__`` is the original exception (the body's own, or a KernelCountError...),
     ``failed_config`` names the config, and ``partial_results`` holds every row measured before it
-    (a ProfileResults, like a successful call returns). The error is also an instance of the
-    cause's built-in class (ValueError, RuntimeError, ...), as Nsight Python lets that exception
-    through.
+    (a ProfileResults, like a successful call returns; kscope.evaluate's: an EvaluationResults). The
+    error is also an instance of the cause's built-in class (ValueError, RuntimeError, ...), as
+    Nsight Python lets that exception through.
     """
 
-    def __init__(self, message: str, failed_config: str = "", partial_results: ProfileResults | None = None) -> None:
+    def __init__(self, message: str, failed_config: str = "", partial_results: MeasuredResults | None = None) -> None:
         super().__init__(message)
         self.failed_config = failed_config
         self.partial_results = partial_results
@@ -110,7 +110,7 @@ class SweepInterrupted(KeyboardInterrupt):
     measure only the rest. A KeyboardInterrupt, so ``except Exception`` does not swallow it.
     """
 
-    def __init__(self, message: str, interrupted_config: str = "", partial_results: ProfileResults | None = None) -> None:
+    def __init__(self, message: str, interrupted_config: str = "", partial_results: MeasuredResults | None = None) -> None:
         super().__init__(message)
         self.interrupted_config = interrupted_config
         self.partial_results = partial_results

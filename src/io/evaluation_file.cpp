@@ -10,6 +10,7 @@
 #include "base/file_access.hpp"
 #include "core/caller_language.hpp"
 #include "core/json_fields.hpp"
+#include "io/json_printer.hpp"
 #include "io/results_file.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"

@@ -4,9 +4,6 @@
 // (core/settings_table.cpp), the rows' in the table columns (core/column_cells.cpp). A new column or
 // saved setting is in the files from then on, and files without it load with it empty (or its
 // default): no new format version.
-#include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -32,6 +29,7 @@
 #include "core/sample_store.hpp"
 #include "core/sample_text.hpp"
 #include "core/settings_table.hpp"
+#include "io/json_printer.hpp"
 #include "io/results_file.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
@@ -340,139 +338,23 @@ void check_format(const Read& doc, const std::string& file) {
                       std::to_string(kVersion));
 }
 
-}  // namespace
-
-namespace {
-
-// ---- Writing, piece by piece ---------------------------------------------------------------
-// The document is written as Written::dump(1) prints it whole, one piece at a time, so that its
-// size in memory does not grow with the sweep's: the objects of its first and middle members, then
-// each element of its long lists.
-
-// Invalid UTF-8 in a string (a mangled kernel name, say) becomes U+FFFD instead of throwing.
-std::string dumped(const Written& j) { return j.dump(1, ' ', false, Written::error_handler_t::replace); }
-
-// An object's members, as they are printed inside the document: "\n \"key\": value" each, commas
-// between.
-std::string members(const Written& object) {
-  const std::string text = dumped(object);  // "{" members "\n}"
-  return text.substr(1, text.size() - 3);
-}
-
-void indent(std::string& out, std::size_t depth) {
-  out += '\n';
-  out.append(depth, ' ');
-}
-
-}  // namespace
-
-namespace detail {
-
-void append_json(std::string& out, const Written& j, std::size_t depth) {
-  char digits[64];
-  switch (j.type()) {
-    case Written::value_t::null: out += "null"; return;
-    case Written::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
-    case Written::value_t::number_integer:
-      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<std::int64_t>()).ptr);
-      return;
-    case Written::value_t::number_unsigned:
-      out.append(digits, std::to_chars(digits, digits + sizeof digits, j.get<std::uint64_t>()).ptr);
-      return;
-    case Written::value_t::number_float: {
-      // dump's own shortest round-trip digits (Grisu2, not always std::to_chars'), without the
-      // serializer that dump builds for every call.
-      const double v = j.get<double>();
-      if (!std::isfinite(v)) out += "null";
-      else out.append(digits, nlohmann::detail::to_chars(digits, digits + sizeof digits, v));
-      return;
-    }
-    case Written::value_t::string: {
-      // Printable ASCII without quotes or backslashes is printed as it is; anything else is
-      // escaped by dump.
-      const auto& text = j.get_ref<const std::string&>();
-      if (std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
-        out += '"';
-        out += text;
-        out += '"';
-      } else {
-        out += dumped(j);
-      }
-      return;
-    }
-    case Written::value_t::array:
-    case Written::value_t::object: {
-      const bool object = j.is_object();
-      if (j.empty()) {
-        out += object ? "{}" : "[]";
-        return;
-      }
-      out += object ? '{' : '[';
-      bool first = true;
-      for (auto it = j.begin(); it != j.end(); ++it, first = false) {
-        if (!first) out += ',';
-        indent(out, depth + 1);
-        if (object) {
-          append_json(out, Written(it.key()), depth + 1);
-          out += ": ";
-        }
-        append_json(out, *it, depth + 1);
-      }
-      indent(out, depth);
-      out += object ? '}' : ']';
-      return;
-    }
-    default: out += dumped(j); return;  // binary: never written by kscope
-  }
-}
-
-}  // namespace detail
-
-namespace {
-
-// ",\n \"key\": [...]" with `count` elements, each the text `element` appends (at depth 2).
-void write_list(std::ostream& out, const std::string& key, std::size_t count,
-                const std::function<void(std::size_t, std::string&)>& element) {
-  std::string text = ",\n " + dumped(key) + ": ";
-  if (count == 0) {
-    out << text << "[]";
-    return;
-  }
-  text += "[";
-  for (std::size_t i = 0; i < count; ++i) {
-    if (i) text += ",";
-    indent(text, 2);
-    element(i, text);
-    if (text.size() >= detail::kWriteChunk) {
-      out << text;
-      text.clear();
-    }
-  }
-  out << text << "\n ]";
-}
-
-// A member of an object at `depth`: its separator from the member before, its key and its value.
-void append_member(std::string& out, bool first, const std::string& key, const Written& value, std::size_t depth) {
-  if (!first) out += ',';
-  indent(out, depth + 1);
-  out += key;
-  out += ": ";
-  detail::append_json(out, value, depth + 1);
-}
+// ---- Writing, piece by piece (io/json_printer.hpp) -------------------------------------------
+// The document is written as dump(1) prints it whole, one piece at a time: the objects of its first
+// and middle members, then each element of its long lists.
 
 // The sample objects of "samples", made from the store.
 detail::SampleText sample_objects(const std::vector<std::string>& info_columns) {
   std::vector<detail::SampleText::Column> columns;
   bool first = true;
   for (const auto& f : sample_fields()) {
-    columns.push_back({f.part, [&f, first, key = dumped(f.key)](const SampleRow& row, const SessionInfo&,
+    columns.push_back({f.part, [&f, first, key = detail::dumped_json(f.key)](const SampleRow& row, const SessionInfo&,
                                                                  std::string& out) {
-                         append_member(out, first, key, f.write(row), 2);
+                         detail::append_json_member(out, first, key, f.write(row), 2);
                        }});
     first = false;
   }
   columns.push_back({detail::SamplePart::info, [&info_columns](const SampleRow& row, const SessionInfo&, std::string& out) {
-                       append_member(out, false, "\"Info\"", encode_info(row.info, info_columns), 2);
+                       detail::append_json_member(out, false, "\"Info\"", encode_info(row.info, info_columns), 2);
                      }});
   return detail::SampleText(std::move(columns), "{", "\n  }");
 }
@@ -494,8 +376,8 @@ void write_results(const Results& results, std::ostream& out, const std::functio
   const std::vector<Config>& configs = results.configs();
   for (const auto& name : results.axis_names())
     head["axes"].push_back({{"name", name}, {"type", to_string(configs.front().at(name).type())}});
-  out << "{" << members(head);
-  write_list(out, "configs", configs.size(), [&](std::size_t c, std::string& text) {
+  out << "{" << detail::json_members(head);
+  detail::write_json_list(out, "configs", configs.size(), [&](std::size_t c, std::string& text) {
     Written values = Written::array();
     for (const Value& v : configs[c].values()) values.push_back(encode_value(v));
     detail::append_json(text, values, 2);
@@ -505,19 +387,19 @@ void write_results(const Results& results, std::ostream& out, const std::functio
   middle["info_columns"] = {{"summary", info_columns.summary}, {"samples", info_columns.samples}};
   middle["shard_sessions"] = Written::array();
   for (const auto& s : results.shard_sessions()) middle["shard_sessions"].push_back(write_object(s, session_fields()));
-  out << "," << members(middle);
+  out << "," << detail::json_members(middle);
   std::vector<std::string> keys;
-  for (const auto& f : summary_fields()) keys.push_back(dumped(f.key));
+  for (const auto& f : summary_fields()) keys.push_back(detail::dumped_json(f.key));
   const std::vector<SummaryRow>& rows = results.rows();
-  write_list(out, "summary", rows.size(), [&](std::size_t r, std::string& text) {
+  detail::write_json_list(out, "summary", rows.size(), [&](std::size_t r, std::string& text) {
     text += "{";
-    for (std::size_t k = 0; k < keys.size(); ++k) append_member(text, k == 0, keys[k], summary_fields()[k].write(rows[r]), 2);
-    append_member(text, keys.empty(), "\"Info\"", encode_info(rows[r].info, info_columns.summary), 2);
+    for (std::size_t k = 0; k < keys.size(); ++k) detail::append_json_member(text, k == 0, keys[k], summary_fields()[k].write(rows[r]), 2);
+    detail::append_json_member(text, keys.empty(), "\"Info\"", encode_info(rows[r].info, info_columns.summary), 2);
     text += "\n  }";
   });
   detail::SampleText samples = sample_objects(info_columns.samples);
   const detail::SampleStore& store = results.samples().store();
-  write_list(out, "samples", results.samples().size(), [&](std::size_t i, std::string& text) {
+  detail::write_json_list(out, "samples", results.samples().size(), [&](std::size_t i, std::string& text) {
     samples.append(store, i, results.session_of(store.config(i)), text);
   });
   if (more) more(out);

@@ -1,6 +1,5 @@
 #pragma once
-// How the results file prints JSON.
-#include <cstddef>
+// The results file: written, and read back.
 #include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -9,11 +8,6 @@
 #include "kscope/results.hpp"
 
 namespace kscope::detail {
-
-// Appends `j` as j.dump(1) prints it `depth` levels deep into a document (invalid UTF-8 replaced),
-// without the serializer dump builds for every call: the results file's long lists, an element at
-// a time.
-void append_json(std::string& out, const nlohmann::ordered_json& j, std::size_t depth);
 
 // The results file of `results`, with `more` writing further members (",\n \"key\": value") before
 // its closing brace (an Evaluation's section).

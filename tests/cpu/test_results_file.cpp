@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "io/json_printer.hpp"
 #include "io/results_file.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"

@@ -313,7 +313,7 @@ def test_a_failure_after_the_sweep_keeps_the_results_on_the_exception(sim, tmp_p
         with kscope.annotate("k"):
             sim.launch("kern", n)
 
-    g._kscope_profiled.csv_prefix = str(blocker / "x_")  # a directory that cannot exist
+    g._kscope_profiled.files.csv_prefix = str(blocker / "x_")  # a directory that cannot exist
     with pytest.raises(OSError) as info:
         g()
     assert len(info.value.results.to_dataframe()) == 1

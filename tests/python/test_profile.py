@@ -13,6 +13,7 @@ import pytest
 
 import kscope
 from kscope import AnnotationError, BackendError, ConfigError, SweepError
+from registered_backends import python_backends
 
 QUIET = dict(verbosity=0)
 
@@ -255,8 +256,8 @@ def test_annotate_outside_profiling_is_a_no_op():
         (dict(warmup_runs=-1), r"warmup_runs must be an integer from 0 to"),
         (dict(verbosity=2), r"verbosity must be kscope.VerbosityLevel.SILENT \(0\), INFO \(3\) or DEBUG \(4\)"),
         (dict(verbosity="loud"), r"verbosity must be 'silent', 'info' or 'debug'"),
-        (dict(backend="ncu-cli"), r"backend must be 'cupti' or 'events' or 'counters' or 'auto' or 'ncu', or None "
-                                  r"\(the default: chosen from the metrics\), not 'ncu-cli'"),
+        (dict(backend="ncu-cli"), "backend must be " + re.escape(" or ".join(map(repr, python_backends()))) +
+                                  r", or None \(the default: chosen from the metrics\), not 'ncu-cli'"),
         (dict(backend="test"), r"profile inside `with kscope.testing.simulated_backend\(\) as sim:`"),
         (dict(ignore_kernel_list="helper"), r"ignore_kernel_list must be a list of names, e.g. \['helper'\]"),
         (dict(normalize_against=3), r"normalize_against must be an annotation name"),
