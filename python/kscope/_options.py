@@ -1,20 +1,24 @@
 """The options of kscope.analyze.kernel, one table (OPTIONS): each option's keyword, default, check,
-the engine's Settings fields it sets, and its help. kernel's signature takes its defaults from it,
-its help is made from it, and Options checks each option once at decoration time and turns them into
-the engine's Settings at every call."""
+the engine's Settings fields it sets, and its help; and kernel's signature (kernel_signature), where
+each option's type for type checkers is declared, with the table's default. kernel takes that
+signature, its help is made from the table, and Options checks each option once at decoration time
+and turns them into the engine's Settings at every call."""
 
+from __future__ import annotations
+
+import difflib
 import enum
 import inspect
 import math
 import numbers
 import textwrap
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 
-from . import _core, _shard, info_collector, tools
+from . import _core, _roofline, _shard, info_collector, tools
 from ._roofline import _accepts
 from .errors import ConfigError, ProfilerWarning, also_builtin
 
@@ -424,6 +428,47 @@ def default(name):
     return OPTIONS[name].default
 
 
+def kernel_signature(
+    _func: Callable[..., object] | None = None,
+    *,
+    configs: Iterable[Any] | None = None,
+    runs: int = default("runs"),
+    derive_metric: Callable[..., Any] | None = default("derive_metric"),
+    normalize_against: str | None = default("normalize_against"),
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
+    metrics: Sequence[str] | None = default("metrics"),
+    ignore_kernel_list: Sequence[str] | None = default("ignore_kernel_list"),
+    combine_kernel_metrics: Callable[[float, float], float] | None = default("combine_kernel_metrics"),
+    clock_control: Literal["none", "base"] = default("clock_control"),
+    cache_control: Literal["all", "none"] = default("cache_control"),
+    replay_mode: Literal["kernel", "range"] = default("replay_mode"),
+    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
+    thermal_wait: float | None = default("thermal_wait"),
+    thermal_cont: float | None = default("thermal_cont"),
+    thermal_timeout: float | None = default("thermal_timeout"),
+    thermal_device: int | None = default("thermal_device"),
+    output_prefix: str | None = default("output_prefix"),
+    output_csv: bool = default("output_csv"),
+    info_collectors: Sequence[Any] | None = default("info_collectors"),
+    info_collector_errors: Literal["warn", "raise"] = default("info_collector_errors"),
+    resume: bool = default("resume"),
+    overwrite: bool = default("overwrite"),
+    fsync_interval_s: float = default("fsync_interval_s"),
+    backend: BackendName | None = default("backend"),
+    warmup_runs: int = default("warmup_runs"),
+    adaptive: bool | Mapping[str, Any] | None = default("adaptive"),
+    throttled_runs: Literal["keep", "exclude"] = default("throttled_runs"),
+    ncu_sections: Sequence[str] | None = default("ncu_sections"),
+    shard: Literal["auto"] | tuple[int, int] | None = default("shard"),
+    energy_window: float = default("energy_window"),
+    work: _roofline.WorkOption = default("work"),
+    bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
+) -> None:
+    """analyze.kernel's parameters: its own (_func, configs), then one keyword per row of OPTIONS,
+    typed for type checkers (a choice as the Literal of its engine names), with the row's default.
+    kernel takes this signature (help(), inspect) and type checkers its call forms from it."""
+
+
 def options_help(width=92):
     """analyze.kernel's help of its options, one entry per option of the table."""
     entries = []
@@ -440,8 +485,10 @@ class Options:
 
     def __init__(self, **given):
         unknown = [name for name in given if name not in OPTIONS]
-        if unknown:
-            raise TypeError(f"unknown options {unknown}")
+        if unknown:  # as Python words it for a keyword a signature lacks, with the nearest option
+            close = difflib.get_close_matches(unknown[0], OPTIONS, n=1)
+            raise TypeError(f"kernel() got an unexpected keyword argument {unknown[0]!r}" +
+                            (f": did you mean {close[0]!r}?" if close else f"; its options: {', '.join(OPTIONS)}"))
         self._kept = {name: option.check(name, given.get(name, option.default)) for name, option in OPTIONS.items()}
         if self.backend == "auto" and self.derive_metric is not None:
             raise ConfigError(

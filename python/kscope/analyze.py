@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
 
 from . import _core, _notebook, _plot, _plot_style, _roofline, _shard, info_collector, testing, tools
 from ._call_files import CallFiles
 from ._configs import Signature, engine_rows
-from ._options import OPTIONS, BackendName, Options, VerbosityLevel, default, options_help
+from ._options import Options, VerbosityLevel, kernel_signature, options_help
 from ._results import ProfileResults
 from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
                      SweepWarning, also_builtin)
@@ -71,10 +72,18 @@ class _PlotForms(Protocol[_Options]):
     def __call__(self, *args: _Options.args, **kwargs: _Options.kwargs) -> PlotDecorator: ...
 
 
-def _kernel_forms(kernel: Callable[Concatenate[Any, _Options], object]) -> _KernelForms[_Options]:
-    """Types kernel by its call forms; at run time kernel itself, unchanged. The options are its
-    own parameters after the first, so they are declared once, in its definition."""
-    return cast("_KernelForms[_Options]", kernel)
+def _kernel_forms(
+    signature: Callable[Concatenate[Any, _Options], object],
+) -> Callable[[Callable[..., object]], _KernelForms[_Options]]:
+    """Types kernel by its call forms, its options being `signature`'s parameters after the first
+    (_options.kernel_signature: declared once, beside their table); at run time kernel itself, with
+    that signature for help() and inspect."""
+
+    def typed(kernel: Callable[..., object]) -> _KernelForms[_Options]:
+        kernel.__signature__ = inspect.signature(signature)  # type: ignore[attr-defined]
+        return cast("_KernelForms[_Options]", kernel)
+
+    return typed
 
 
 def _plot_forms(plot: Callable[_Options, object]) -> _PlotForms[_Options]:
@@ -82,42 +91,12 @@ def _plot_forms(plot: Callable[_Options, object]) -> _PlotForms[_Options]:
     return cast("_PlotForms[_Options]", plot)
 
 
-@_kernel_forms
+@_kernel_forms(kernel_signature)
 def kernel(
     _func: Callable[..., object] | None = None,
     *,
     configs: Iterable[Any] | None = None,
-    runs: int = default("runs"),
-    derive_metric: Callable[..., Any] | None = default("derive_metric"),
-    normalize_against: str | None = default("normalize_against"),
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
-    metrics: Sequence[str] | None = default("metrics"),
-    ignore_kernel_list: Sequence[str] | None = default("ignore_kernel_list"),
-    combine_kernel_metrics: Callable[[float, float], float] | None = default("combine_kernel_metrics"),
-    clock_control: Literal["none", "base"] = default("clock_control"),
-    cache_control: Literal["all", "none"] = default("cache_control"),
-    replay_mode: Literal["kernel", "range"] = default("replay_mode"),
-    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
-    thermal_wait: float | None = default("thermal_wait"),
-    thermal_cont: float | None = default("thermal_cont"),
-    thermal_timeout: float | None = default("thermal_timeout"),
-    thermal_device: int | None = default("thermal_device"),
-    output_prefix: str | None = default("output_prefix"),
-    output_csv: bool = default("output_csv"),
-    info_collectors: Sequence[Any] | None = default("info_collectors"),
-    info_collector_errors: Literal["warn", "raise"] = default("info_collector_errors"),
-    resume: bool = default("resume"),
-    overwrite: bool = default("overwrite"),
-    fsync_interval_s: float = default("fsync_interval_s"),
-    backend: BackendName | None = default("backend"),
-    warmup_runs: int = default("warmup_runs"),
-    adaptive: bool | Mapping[str, Any] | None = default("adaptive"),
-    throttled_runs: Literal["keep", "exclude"] = default("throttled_runs"),
-    ncu_sections: Sequence[str] | None = default("ncu_sections"),
-    shard: Literal["auto"] | tuple[int, int] | None = default("shard"),
-    energy_window: float = default("energy_window"),
-    work: _roofline.WorkOption = default("work"),
-    bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
+    **options: Any,
 ) -> ProfiledFunction[Any] | KernelDecorator:
     """Profiles the decorated function over configs; calling it returns a ProfileResults.
 
@@ -133,11 +112,10 @@ def kernel(
         function is called, as Nsight Python does (a generator is read at the first call).
 {options}
     """
-    given = {name: value for name, value in locals().items() if name in OPTIONS}  # the options, as called
-    options = Options(**given)
+    checked = Options(**options)
 
     def decorate(func: Callable[_Params, object]) -> ProfiledFunction[_Params]:
-        profiled = _ProfiledFunction(func, configs, options)
+        profiled = _ProfiledFunction(func, configs, checked)
 
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> ProfileResults:

@@ -1,15 +1,14 @@
 #include "kscope/settings.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "base/text.hpp"
 #include "core/backend_choice.hpp"
 #include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
 #include "core/metric_request.hpp"
-#include "core/row_roofline.hpp"
 #include "core/sampling_plan.hpp"
+#include "core/settings_table.hpp"
 #include "core/suggest.hpp"
 #include "core/thermal_guard.hpp"
 #include "kscope/backend_registry.hpp"
@@ -99,30 +98,15 @@ void check_energy_spelling(const std::vector<std::string>& requested) {
 void Settings::validate() const {
   using detail::option;
   using detail::spell;
-  if (runs == 0) throw ConfigError(option("runs") + " is 0; at least one recorded run per config is needed");
-  const auto at_most = [](const std::string& field, std::size_t value) {
-    if (value > kMaxRunsPerConfig)
-      throw ConfigError(option(field) + " is " + std::to_string(value) + "; at most " +
-                        std::to_string(kMaxRunsPerConfig) + " runs per config are supported");
-  };
-  at_most("runs", runs);
-  at_most("warmup_runs", warmup_runs);
-  if (sampling == Sampling::adaptive) at_most("adaptive.max_runs", adaptive.max_runs);
+  // Each field's own check (its row of the settings table), then the checks across fields.
+  for (const auto& field : detail::settings_fields())
+    if (field.check) field.check(*this);
   if (resume && output_prefix.empty())
     throw ConfigError(option("resume") + " continues the sweep streamed under " + option("output_prefix") +
                       ", which is not set: give the same " + option("output_prefix") + " as the sweep to continue");
   if (resume && overwrite)
     throw ConfigError(option("resume") + " continues the sweep under " + option("output_prefix") + " and " +
                       option("overwrite") + " replaces it: set one of them");
-  if (shard && (shard->count == 0 || shard->index >= shard->count))
-    throw ConfigError(option("shard") + " is " + std::to_string(shard->index) + " of " + std::to_string(shard->count) +
-                      ": give an index from 0 to count - 1 and a count of at least 1");
-  if (!(fsync_interval_s >= 0) || std::isinf(fsync_interval_s))
-    throw ConfigError(option("fsync_interval_s") + " must be 0 (flush after every config) or a number of seconds "
-                      "(the default is 1.0)");
-  detail::check_bound_thresholds(bound_thresholds);
-  if (!(stable_rsd_pct > 0))
-    throw ConfigError(option("stable_rsd_pct") + " must be a positive percentage (the default is 2.0)");
   detail::check_energy_spelling(metrics);
   const Backend measuring = chosen_backend(*this);  // also checks that the metrics can go together
   const BackendDefinition& measured_by = definition(measuring);
@@ -161,8 +145,6 @@ void Settings::validate() const {
                       " measures each region as one result (the span of its kernels), so it would combine nothing: "
                       "drop one of the two (" + option("replay_mode") + spell(" = ReplayMode::kernel", "='kernel'") +
                       " measures each kernel and combines their values)");
-  for (const auto& k : ignore_kernel_list)
-    if (k.empty()) throw ConfigError(option("ignore_kernel_list") + " contains an empty kernel name");
   detail::check_info_collectors(info_collectors);
 
   // Their constructors check the thermal and adaptive-sampling fields.

@@ -3,14 +3,17 @@
 // Python, its Python type, what it is for and its role. Resume (core/sample_stream.cpp) and merge
 // (core/merge.cpp) compare the fields that decide how a sweep was measured; the results file
 // saves the fields that have a saved form; messages name a field as its caller spells it
-// (core/caller_language.hpp); Python reads the list (_core.settings_fields()) and its tests check the
-// options, the bindings and the type stub against it.
+// (core/caller_language.hpp); Settings::validate runs each field's own check; Python binds each
+// field from the list and reads it (_core.settings_fields()), and its tests check the options and
+// the type stub against it.
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json_fields.hpp"
+#include "kscope/detail/settings_fields.hpp"
 #include "kscope/settings.hpp"
 
 namespace kscope::detail {
@@ -28,18 +31,36 @@ enum class SettingsRole {
 
 std::string to_string(SettingsRole role);  // "measurement", "summary", "session"
 
-struct SettingsField {
+// How a field is stored: its JSON form and its member.
+struct SettingsStorage {
   // key: the C++ name, also the key in results.json and manifest.json; write: the value as saved
   // and compared (a callable: whether it is set); read: empty where it cannot be read back.
   json_fields::Field<Settings> json;
+  SettingsMember member;  // what front ends bind (std::monostate: a callable)
+};
+
+struct SettingsField {
+  using Test = bool (*)(const Settings&);
+  using Check = void (*)(const Settings&);
+  SettingsField(SettingsStorage storage, std::string python_name, std::string python_type, SettingsRole role,
+                bool saved, std::string doc, Test in_use = nullptr, Check check = nullptr)
+      : json(std::move(storage.json)), member(storage.member), python_name(std::move(python_name)),
+        python_type(std::move(python_type)), role(role), saved(saved), doc(std::move(doc)), in_use(in_use),
+        check(check) {}
+
+  json_fields::Field<Settings> json;
+  SettingsMember member;
   std::string python_name;  // analyze.kernel's keyword; empty where Python has none
-  std::string python_type;  // its type in the _core stub; empty where Python passes it to profile()
+  std::string python_type;  // of the bound Python attribute; empty where Python passes it to profile()
   SettingsRole role;
   bool saved;  // in results.json
   std::string doc;
   // Whether the field shapes a sweep with these settings (empty: always). One that does not is
   // compared as null, so a resume or merge never tells apart values that changed nothing.
-  bool (*in_use)(const Settings&) = nullptr;
+  Test in_use;
+  // Throws ConfigError naming the fix for a bad value of this field alone (Settings::validate runs
+  // every field's, then its checks across fields).
+  Check check;
 };
 
 const std::vector<SettingsField>& settings_fields();

@@ -10,8 +10,12 @@
 #include <optional>
 #include <random>
 #include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
 
 #include "kscope/annotation.hpp"
+#include "kscope/detail/settings_fields.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/statistics.hpp"
@@ -490,6 +494,43 @@ TEST(Runner, BadSettingsAndSweepsFailBeforeAnythingRuns) {
   EXPECT_THROW(profile_with_backend(Sweep(), s, body, backend), ConfigError);
   EXPECT_EQ(calls, 0);
   EXPECT_EQ(backend.session_count(), 0u);
+}
+
+// A field's own check is its row of the settings table (core/settings_table.cpp); validate runs every row's.
+TEST(Settings, EachFieldsOwnCheckNamesItAndTheFix) {
+  const std::vector<std::pair<std::function<void(Settings&)>, std::string>> bad_fields{
+      {[](Settings& s) { s.runs = 0; }, "runs is 0; at least one recorded run per config is needed"},
+      {[](Settings& s) { s.warmup_runs = kMaxRunsPerConfig + 1; }, "warmup_runs is 1000000001; at most 1000000000"},
+      {[](Settings& s) {
+         s.sampling = Sampling::adaptive;
+         s.adaptive.max_runs = kMaxRunsPerConfig + 1;
+       }, "adaptive.max_runs is 1000000001; at most"},
+      {[](Settings& s) { s.ignore_kernel_list = {"k", ""}; }, "ignore_kernel_list contains an empty kernel name"},
+      {[](Settings& s) { s.stable_rsd_pct = 0; }, "stable_rsd_pct must be a positive percentage"},
+      {[](Settings& s) { s.bound_thresholds.compute_pct = 120; }, "compute_pct is 120: give a percentage of the roof"},
+      {[](Settings& s) { s.shard = Shard{2, 2}; }, "shard is 2 of 2: give an index from 0 to count - 1"},
+      {[](Settings& s) { s.fsync_interval_s = -1; }, "fsync_interval_s must be 0 (flush after every config)"},
+  };
+  for (const auto& [spoil, message] : bad_fields) {
+    Settings s;
+    spoil(s);
+    const std::string error = error_of<ConfigError>([&] { s.validate(); });
+    EXPECT_NE(error.find(message), std::string::npos) << error;
+  }
+}
+
+// Python binds each field from the table: a field of a type Python has needs its member there.
+TEST(Settings, EachFieldWithAPythonTypeHasItsMemberToBind) {
+  for (const auto& f : detail::settings_field_infos())
+    EXPECT_EQ(f.python_type.empty(), std::holds_alternative<std::monostate>(f.member)) << f.name;
+  const auto member_of = [](const std::string& name) {
+    for (const auto& f : detail::settings_field_infos())
+      if (f.name == name) return f.member;
+    return detail::SettingsMember{};
+  };
+  EXPECT_EQ(std::get<std::size_t Settings::*>(member_of("runs")), &Settings::runs);
+  EXPECT_EQ(std::get<double Settings::*>(member_of("thermal_wait_c")), &Settings::thermal_wait_c);
+  EXPECT_EQ(std::get<std::optional<Shard> Settings::*>(member_of("shard")), &Settings::shard);
 }
 
 TEST(Runner, NestedProfileCallsAreRefused) {

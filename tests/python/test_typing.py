@@ -6,6 +6,7 @@ import inspect
 import re
 import subprocess
 import sys
+import types
 import typing
 from pathlib import Path
 
@@ -108,7 +109,7 @@ def test_stub_names_what_the_module_exports(module, stub):
     in_module = module_names(module)
     assert in_stub == in_module, (
         f"python/kscope/_core/{stub} lacks {sorted(in_module - in_stub)} and has {sorted(in_stub - in_module)} "
-        f"that {module.__name__} does not export: update the stub with python/src/module.cpp")
+        f"that {module.__name__} does not export: update the stub with the bindings in python/src/")
 
 
 def test_stub_classes_name_the_members_of_the_module():
@@ -122,9 +123,10 @@ def test_stub_classes_name_the_members_of_the_module():
         assert body, f"no class {name} in the stub"
         in_stub = set(re.findall(r"^    (?:def )?(\w+)[:(]", body.group(1), re.M)) - {"__init__", "__len__"}
         in_stub = {m for m in in_stub if not m.startswith("_")}
-        if name == "Backend":
-            # Its attributes are the engine's registered backends: the stub declares kscope's own,
-            # which must be there; a backend registered besides them needs no line in the stub.
+        if name in ("Backend", "Settings"):
+            # Backend's attributes are the engine's registered backends: the stub declares kscope's
+            # own, which must be there; a backend registered besides them needs no line in the stub.
+            # Settings' are the engine's fields: the stub types those the package names.
             assert in_stub <= members, (name, sorted(members), sorted(in_stub))
         else:
             assert in_stub == members, (name, sorted(members), sorted(in_stub))
@@ -136,21 +138,34 @@ def test_backend_names_come_from_the_engine():
     engine = {d.python_name: d for d in kscope._core.backends() if d.python_name}
     assert list(_options.BACKENDS) == list(engine)
     assert list(typing.get_args(_options.BackendName)) == list(engine)
-    assert typing.get_type_hints(kscope.analyze.kernel)["backend"] == _options.BackendName | None
+    assert typing.get_type_hints(_options.kernel_signature)["backend"] == _options.BackendName | None
     help_text = " ".join((kscope.analyze.kernel.__doc__ or "").split())
     for name, d in engine.items():
         assert f"'{name}' ({d.summary})" in help_text, name
 
 
+def runtime_classes(python_type):
+    """The classes a value of a stub's type may have: "tuple[int, int] | None" -> (tuple, NoneType)."""
+    hint = eval(python_type, vars(kscope._core))
+    alternatives = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    return tuple(typing.get_origin(a) or a for a in alternatives)
+
+
 def test_settings_fields_come_from_the_engine():
-    """The engine's one table of Settings fields: the bindings and the stub's Settings hold each
-    field that has a Python type, as that type, and analyze.kernel takes each Python name."""
+    """The engine's one table of Settings fields: each field that has a Python type is bound, from
+    the table, with a value of that type; the stub's Settings types some of them, as the table
+    does; and analyze.kernel takes each Python name."""
     fields = kscope._core.settings_fields()
     typed = {name: python_type for name, _, python_type, _, _ in fields if python_type}
+    assert {m for m in vars(kscope._core.Settings) if not m.startswith("_")} == set(typed)
+    settings = kscope._core.Settings()
+    for name, python_type in typed.items():
+        assert isinstance(getattr(settings, name), runtime_classes(python_type)), (name, python_type)
+        setattr(settings, name, getattr(settings, name))
     text = (STUBS / "__init__.pyi").read_text()
     body = re.search(r"^class Settings\b.*?:\n((?:    .*\n|\n)*)", text, re.M).group(1)
-    assert dict(re.findall(r"^    (\w+): (.+)$", body, re.M)) == typed
-    assert {m for m in vars(kscope._core.Settings) if not m.startswith("_")} == set(typed)
+    in_stub = dict(re.findall(r"^    (\w+): (.+)$", body, re.M))
+    assert in_stub and in_stub.items() <= typed.items(), sorted(in_stub.items() - typed.items())
     assert {python_name for _, python_name, *_ in fields if python_name} <= set(_options.OPTIONS)
     assert {role for *_, role, _ in fields} == {"measurement", "summary", "session"}
 
@@ -163,7 +178,8 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
     keywords = {name: p for name, p in kernel.items() if name not in ("_func", "configs")}
     assert set(keywords) == set(_options.OPTIONS)
     engine_fields = {name for name, *_ in kscope._core.settings_fields()}
-    hints = typing.get_type_hints(kscope.analyze.kernel)
+    assert inspect.signature(kscope.analyze.kernel) == inspect.signature(_options.kernel_signature)
+    hints = typing.get_type_hints(_options.kernel_signature)
     help_text = kscope.analyze.kernel.__doc__ or ""
     for name, option in _options.OPTIONS.items():
         assert keywords[name].default == option.default, name
@@ -210,14 +226,32 @@ def test_stopping_rules_come_from_the_engine():
     assert " | ".join(map(repr, rules)) in " ".join((kscope.analyze.kernel.__doc__ or "").split())
 
 
-def test_an_option_added_to_the_table_is_checked_set_and_described(monkeypatch):
+def test_an_option_added_to_the_table_is_checked_set_and_described(monkeypatch, sim):
     """The option recipe's Python row, walked: a row added to the table is checked with the others,
-    sets its engine field in the Settings of a call, and has its entry in the help."""
+    has its entry in the help, and sets its engine field, which reaches the engine through the
+    Settings bound from the engine's table: analyze.kernel takes it with no change of its own (its
+    static signature, _options.kernel_signature, is the row's file)."""
     toy = _options.Option("toy_warmups", 2, lambda o, v: _options._count(o, v, 0), ["warmup_runs"],
                           label="kscope", help="a toy option that sets the warm-up runs.")
     monkeypatch.setitem(_options.OPTIONS, toy.name, toy)
     assert _options.Options().settings().warmup_runs == 2
-    assert _options.Options(toy_warmups=5).settings().warmup_runs == 5
     with pytest.raises(kscope.ConfigError, match="toy_warmups must be an integer from 0"):
         _options.Options(toy_warmups=-1)
     assert "    toy_warmups (kscope): a toy option that sets the warm-up runs." in _options.options_help()
+    calls = []
+
+    def body(n):
+        calls.append(n)
+        with kscope.annotate("k"):
+            sim.launch("k", 1.0)
+
+    kscope.analyze.kernel(configs=[(1,)], runs=2, toy_warmups=3, verbosity=0)(body)()
+    assert len(calls) == 2 + 3
+
+
+def test_an_unknown_option_is_named_with_the_nearest_one():
+    with pytest.raises(TypeError, match=r"^kernel\(\) got an unexpected keyword argument 'warmup': did you mean "
+                                        r"'warmup_runs'\?$"):
+        kscope.analyze.kernel(warmup=2)
+    with pytest.raises(TypeError, match=r"^kernel\(\) got an unexpected keyword argument 'xyzzy'; its options: runs, "):
+        kscope.analyze.kernel(xyzzy=2)

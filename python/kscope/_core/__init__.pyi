@@ -1,4 +1,4 @@
-# Type stub of the compiled extension kscope._core (python/src/module.cpp): a stub package, so that
+# Type stub of the compiled extension kscope._core (python/src/): a stub package, so that
 # mypy reads it beside _core*.so (which it cannot read) and its submodule testing has a file of its own.
 # tests/python/test_typing.py checks that it names exactly what the built module exports.
 from collections.abc import Callable, Mapping, Sequence
@@ -111,36 +111,20 @@ class AdaptiveSampling:
     timeout_s: float
     def __init__(self) -> None: ...
 
+# One attribute per field of settings_fields() that has a Python type, bound from the engine's table.
+# Typed here: the fields the package's code names (tests/python/test_typing.py holds them to the
+# table); the option rows set the others by name.
 class Settings:
-    runs: int
-    warmup_runs: int
     backend: Backend
     metrics: list[str]
-    replay_mode: ReplayMode
-    ncu_sections: list[str]
-    cache_control: CacheControl
-    clock_control: ClockControl
-    thermal_mode: ThermalMode
-    thermal_wait_c: float
-    thermal_cont_c: float
-    thermal_timeout_s: float
-    sampling: Sampling
-    adaptive: AdaptiveSampling
-    throttled_runs: ThrottledRuns
-    verbosity: Verbosity
-    ignore_kernel_list: list[str]
-    normalize_against: str
-    info_collector_errors: InfoCollectorErrors
-    stable_rsd_pct: float
-    bound_thresholds: BoundThresholds
-    energy_window_s: float
     output_prefix: str
     resume: bool
-    fsync_interval_s: float
     overwrite: bool
     device: int
     shard: tuple[int, int] | None
     def __init__(self) -> None: ...
+    def __getattr__(self, name: str) -> Any: ...
+    def __setattr__(self, name: str, value: Any) -> None: ...
 
 def settings_fields() -> list[tuple[str, str, str, str, str]]: ...
 
