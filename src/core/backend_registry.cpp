@@ -2,76 +2,59 @@
 #include "kscope/backend_registry.hpp"
 
 #include <deque>
-#include <mutex>
 #include <ostream>
 
-#include "core/suggest.hpp"
+#include "core/name_table.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
 
+// Makes the Backend values, whose constructor is private to them and this class.
 class BackendRegistry {
  public:
-  static BackendRegistry& instance() {
-    static BackendRegistry registry;
-    return registry;
+  static detail::NameTable<BackendDefinition>& table() {
+    static detail::NameTable<BackendDefinition> definitions;
+    return definitions;
   }
 
-  Backend add(BackendDefinition definition) {
-    const std::lock_guard lock(mutex_);
+  static Backend add(BackendDefinition definition) {
     if (definition.name.empty()) throw ConfigError("register_backend(): the backend needs a name");
-    for (const auto& d : definitions_) {
-      if (d.name == definition.name)
-        throw ConfigError("register_backend(): a backend named '" + d.name + "' is registered already");
-      if (!definition.python_name.empty() && d.python_name == definition.python_name)
-        throw ConfigError("register_backend(): the Python name '" + d.python_name + "' is taken by backend '" +
-                          d.name + "'");
-    }
-    if (definition.capabilities.measures_duration && definition.default_metrics.size() != 1)
-      throw ConfigError("register_backend(): backend '" + definition.name + "' measures a duration of its own: give "
-                        "it as its one default metric");
-    // A deque never moves its elements, so the Backend below may view the stored name.
-    definitions_.push_back(std::move(definition));
-    return Backend(definitions_.back().name);
+    const auto refuse = [](const std::deque<BackendDefinition>& definitions, const BackendDefinition& added) {
+      for (const auto& d : definitions) {
+        if (d.name == added.name)
+          throw ConfigError("register_backend(): a backend named '" + d.name + "' is registered already");
+        if (!added.python_name.empty() && d.python_name == added.python_name)
+          throw ConfigError("register_backend(): the Python name '" + d.python_name + "' is taken by backend '" +
+                            d.name + "'");
+      }
+      if (added.capabilities.measures_duration && added.default_metrics.size() != 1)
+        throw ConfigError("register_backend(): backend '" + added.name + "' measures a duration of its own: give "
+                          "it as its one default metric");
+    };
+    return Backend(table().add(std::move(definition), refuse));
   }
 
-  const BackendDefinition* find(std::string_view name) const {
-    const std::lock_guard lock(mutex_);
-    for (const auto& d : definitions_)
-      if (d.name == name) return &d;
-    return nullptr;
-  }
+  static Backend named(std::string_view name) { return Backend(table().named("backend", name).name); }
 
-  std::vector<Backend> all() const {
-    const std::lock_guard lock(mutex_);
+  static std::vector<Backend> all() {
     std::vector<Backend> out;
-    for (const auto& d : definitions_) out.push_back(Backend(d.name));
+    for (const std::string_view name : table().names()) out.push_back(Backend(name));
     return out;
   }
-
- private:
-  mutable std::mutex mutex_;
-  std::deque<BackendDefinition> definitions_;
 };
 
-Backend Backend::named(std::string_view name) {
-  if (const BackendDefinition* d = BackendRegistry::instance().find(name)) return Backend(d->name);
-  std::vector<std::string> names;
-  for (const Backend b : BackendRegistry::instance().all()) names.push_back(to_string(b));
-  throw ConfigError("no backend is named '" + std::string(name) + "': the registered ones are " +
-                    detail::quoted_list(names));
-}
+Backend Backend::named(std::string_view name) { return BackendRegistry::named(name); }
 
 std::string to_string(Backend backend) { return std::string(backend.name()); }
 
 std::ostream& operator<<(std::ostream& out, Backend backend) { return out << backend.name(); }
 
-Backend register_backend(BackendDefinition definition) { return BackendRegistry::instance().add(std::move(definition)); }
+Backend register_backend(BackendDefinition definition) { return BackendRegistry::add(std::move(definition)); }
 
-std::vector<Backend> registered_backends() { return BackendRegistry::instance().all(); }
+std::vector<Backend> registered_backends() { return BackendRegistry::all(); }
 
 const BackendDefinition& definition(Backend backend) {
-  if (const BackendDefinition* d = BackendRegistry::instance().find(backend.name())) return *d;
+  if (const BackendDefinition* d = BackendRegistry::table().find(backend.name())) return *d;
   throw InternalError("backend '" + to_string(backend) + "' is not registered: link kscope::kscope, whose library "
                       "registers kscope's backends");
 }

@@ -5,76 +5,56 @@
 
 #include <cmath>
 #include <deque>
-#include <mutex>
 
-#include "core/suggest.hpp"
+#include "core/name_table.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
 
+// Makes the StopCriterion values, whose constructor is private to them and this class.
 class StoppingRules {
  public:
-  static StoppingRules& instance() {
-    static StoppingRules rules;
+  static detail::NameTable<StoppingRule>& table() {
+    // kscope's own: the CI half-width shrinks as samples accumulate, the RSD only settles.
+    static detail::NameTable<StoppingRule> rules(std::deque<StoppingRule>{
+        {std::string(StopCriterion::ci_halfwidth.name()),
+         [](const SampleStatistics& s) { return 100.0 * (s.ci95_upper - s.mean) / std::fabs(s.mean); }},
+        {std::string(StopCriterion::rsd.name()), [](const SampleStatistics& s) { return s.rsd_pct; }},
+    });
     return rules;
   }
 
-  StopCriterion add(StoppingRule rule) {
-    const std::lock_guard lock(mutex_);
+  static StopCriterion add(StoppingRule rule) {
     if (rule.name.empty() || !rule.spread_pct)
       throw ConfigError("register_stopping_rule(): a stopping rule needs a name and a function");
-    if (find_locked(rule.name))
-      throw ConfigError("register_stopping_rule(): a stopping rule named '" + rule.name +
-                        "' is registered already; choose another name");
-    // A deque never moves its elements, so the StopCriterion below may view the stored name.
-    rules_.push_back(std::move(rule));
-    return StopCriterion(rules_.back().name);
+    const auto refuse = [](const std::deque<StoppingRule>& rules, const StoppingRule& added) {
+      for (const StoppingRule& r : rules)
+        if (r.name == added.name)
+          throw ConfigError("register_stopping_rule(): a stopping rule named '" + r.name +
+                            "' is registered already; choose another name");
+    };
+    return StopCriterion(table().add(std::move(rule), refuse));
   }
 
-  const StoppingRule* find(std::string_view name) const {
-    const std::lock_guard lock(mutex_);
-    return find_locked(name);
-  }
+  static StopCriterion named(std::string_view name) { return StopCriterion(table().named("stopping rule", name).name); }
 
-  std::vector<StopCriterion> all() const {
-    const std::lock_guard lock(mutex_);
+  static std::vector<StopCriterion> all() {
     std::vector<StopCriterion> out;
-    for (const StoppingRule& r : rules_) out.push_back(StopCriterion(r.name));
+    for (const std::string_view name : table().names()) out.push_back(StopCriterion(name));
     return out;
   }
-
- private:
-  const StoppingRule* find_locked(std::string_view name) const {
-    for (const StoppingRule& r : rules_)
-      if (r.name == name) return &r;
-    return nullptr;
-  }
-
-  mutable std::mutex mutex_;
-  // kscope's own: the CI half-width shrinks as samples accumulate, the RSD only settles.
-  std::deque<StoppingRule> rules_{
-      {std::string(StopCriterion::ci_halfwidth.name()),
-       [](const SampleStatistics& s) { return 100.0 * (s.ci95_upper - s.mean) / std::fabs(s.mean); }},
-      {std::string(StopCriterion::rsd.name()), [](const SampleStatistics& s) { return s.rsd_pct; }},
-  };
 };
 
-StopCriterion StopCriterion::named(std::string_view name) {
-  if (const StoppingRule* rule = StoppingRules::instance().find(name)) return StopCriterion(rule->name);
-  std::vector<std::string> names;
-  for (const StopCriterion c : StoppingRules::instance().all()) names.push_back(to_string(c));
-  throw ConfigError("no stopping rule is named '" + std::string(name) + "': the registered ones are " +
-                    detail::quoted_list(names));
-}
+StopCriterion StopCriterion::named(std::string_view name) { return StoppingRules::named(name); }
 
 std::string to_string(StopCriterion criterion) { return std::string(criterion.name()); }
 
-StopCriterion register_stopping_rule(StoppingRule rule) { return StoppingRules::instance().add(std::move(rule)); }
+StopCriterion register_stopping_rule(StoppingRule rule) { return StoppingRules::add(std::move(rule)); }
 
-std::vector<StopCriterion> registered_stopping_rules() { return StoppingRules::instance().all(); }
+std::vector<StopCriterion> registered_stopping_rules() { return StoppingRules::all(); }
 
 const StoppingRule& stopping_rule(StopCriterion criterion) {
-  if (const StoppingRule* rule = StoppingRules::instance().find(criterion.name())) return *rule;
+  if (const StoppingRule* rule = StoppingRules::table().find(criterion.name())) return *rule;
   throw InternalError("stopping rule '" + to_string(criterion) + "' is not registered (kscope bug: please report it)");
 }
 
