@@ -166,6 +166,21 @@ void check_readable(const TensorView& tensor) {
                       ", and kscope measures device " + std::to_string(device) + ": make the tensors on the measured device");
 }
 
+// launch_one(tensor, its totals) for each non-empty tensor, once the device is known to read it.
+template <class LaunchOne>
+void launch_each(const std::vector<TensorView>& tensors, Totals* totals, LaunchOne launch_one) {
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].elements() == 0) continue;
+    check_readable(tensors[i]);
+    launch_one(tensors[i], totals + i);
+  }
+}
+
+void launch_checksum(const TensorView& t, Totals* totals) {
+  launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(), aligned_to(t.data, 8),
+         totals);
+}
+
 }  // namespace
 
 TensorChecks::~TensorChecks() = default;
@@ -205,12 +220,7 @@ std::vector<Result> TensorChecks::per_tensor(const std::vector<TensorView>& tens
                                              ReadOne read_one) {
   std::vector<Result> out(tensors.size(), Result{});
   if (tensors.empty()) return out;
-  Totals* totals = fresh_totals(tensors.size());
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    if (tensors[i].elements() == 0) continue;
-    check_readable(tensors[i]);
-    launch_one(tensors[i], totals + i);
-  }
+  launch_each(tensors, fresh_totals(tensors.size()), launch_one);
   const Totals* read = read_totals(tensors.size());
   for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read_one(read[i]);
   return out;
@@ -227,13 +237,8 @@ std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>&
 }
 
 std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
-  return per_tensor<std::uint64_t>(
-      tensors,
-      [](const TensorView& t, Totals* totals) {
-        launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(),
-               aligned_to(t.data, 8), totals);
-      },
-      [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
+  return per_tensor<std::uint64_t>(tensors, launch_checksum,
+                                   [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
 }
 
 void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
@@ -244,13 +249,7 @@ void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
   }
   Totals* totals = started_.device + started_count_;
   launch(fresh_totals_kernel, tensors.size(), "launching kscope's tensor check totals", totals, tensors.size());
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const TensorView& t = tensors[i];
-    if (t.elements() == 0) continue;
-    check_readable(t);
-    launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(),
-           aligned_to(t.data, 8), totals + i);
-  }
+  launch_each(tensors, totals, launch_checksum);
   check_cuda(cudaMemcpyAsync(started_.host + started_count_, totals, tensors.size() * sizeof(Totals),
                              cudaMemcpyDeviceToHost, cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's checksums)");
