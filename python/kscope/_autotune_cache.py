@@ -101,7 +101,7 @@ class ChoiceCache:
             if entry.get("format") != FORMAT or not 0 <= index < len(configs) or \
                     entry["config"] != config_text(configs[index]):
                 raise ValueError(f"it names config {index}: {entry.get('config')!r}, not one of these configs")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except (OSError, ValueError, KeyError, TypeError) as e:
             _console.warn("setup", f"kscope.triton.autotune: the cached choice {path} cannot be used ({e}); "
