@@ -51,7 +51,7 @@ def population(gpu, durations_ns):
 
 def test_helion_keeps_the_races_choice_and_a_tie_goes_to_its_first_member():
     durations = {"cfg_a": 60000, "cfg_b": 40000, "cfg_c": 40000, "cfg_d": 45000}  # b and c are one kernel
-    kept, winners = set(), set()
+    kept = set()
     for seed in range(6):
         with kscope.testing.simulated_backend() as gpu:
             gpu.set_noise(seed=seed, jitter_pct=1)
