@@ -49,12 +49,13 @@ _here = threading.local()  # .recording: the candidates' calls kept while benchm
 @dataclasses.dataclass
 class Decision:
     """One choice among a layer's candidates: ``candidates`` (Inductor's names and descriptions,
-    in its order), ``chosen`` (one of them), ``rule`` (how a declared tie was settled), ``race``
-    (the RaceResults; None where the candidates were timed one at a time) and ``note`` (why they
-    were, then)."""
+    in its order), ``chosen`` (one of them), ``ties`` (the candidates the race declared tied with
+    its winner), ``rule`` (how a declared tie was settled), ``race`` (the RaceResults; None where the
+    candidates were timed one at a time) and ``note`` (why they were, then)."""
 
     candidates: list[str]
     chosen: str
+    ties: list[str]
     rule: str
     race: RaceResults | None
     note: str = ""
@@ -272,11 +273,13 @@ def _decide(installation: Installation, choices: list[Any], first: dict[Any, flo
         else:
             choice = chosen(race)
             times = dict(zip(runnable, reported_ms(race, choice)))
-            installation.decisions.append(Decision(names, _label(runnable[choice]), TIE_RULE, race))
+            ties = [_label(runnable[i]) for i in race.tie_indices]
+            installation.decisions.append(Decision(names, _label(runnable[choice]), ties, TIE_RULE, race))
             return {c: times.get(c, first[c]) for c in choices}
     timings = one_at_a_time() if runnable else first
     best = min(timings, key=timings.__getitem__) if timings else None
-    installation.decisions.append(Decision(names, _label(best) if best is not None else "", "the minimum", None, note))
+    installation.decisions.append(Decision(names, _label(best) if best is not None else "", [], "the minimum", None,
+                                           note))
     return timings
 
 

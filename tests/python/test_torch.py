@@ -93,6 +93,7 @@ def test_algorithm_selection_races_the_candidates_and_settles_a_tie_by_inductors
             assert decision.rule == "among the winner and the configs tied with it, the one listed first"
             assert decision.candidates[1] == "triton_mm_0 (BLOCK_M=64, BLOCK_N=64)"
             assert decision.chosen == "extern_mm" and len(decision.race) == 4
+            assert set(decision.ties) <= {"extern_mm", "triton_mm_1 (BLOCK_M=128, BLOCK_N=64)"}
             winners.add(decision.race.winner[0])
             assert inductor.own_calls == []
     assert picks == {"extern_mm"}  # tied with triton_mm_1 in every process: Inductor's first, every time
