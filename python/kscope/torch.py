@@ -25,6 +25,7 @@ install() refuses any other version by name.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -113,10 +114,14 @@ def install(*, race: bool = True, **race_options: Any) -> Installation:
                           "install() returned (or leave its with block) before installing again")
     modules = _inductor()
     installation = Installation(race, dict(race_options))
-    _patch_benchmarker(installation, modules["benchmarking"])
-    if race:
-        _patch_choices(installation, modules["select_algorithm"].AlgorithmSelectorCache)
-    _patch_subprocess(installation, modules["autotune_process"].TuningProcess)
+    try:
+        _patch_benchmarker(installation, modules["benchmarking"])
+        if race:
+            _patch_choices(installation, modules["select_algorithm"].AlgorithmSelectorCache)
+        _patch_subprocess(installation, modules["autotune_process"].TuningProcess)
+    except BaseException:
+        installation.uninstall()  # what was patched before the failure
+        raise
     _active = installation
     return installation
 
@@ -140,9 +145,12 @@ def _inductor() -> dict[str, Any]:
              "select_algorithm": "torch._inductor.select_algorithm",
              "autotune_process": "torch._inductor.autotune_process"}
     modules = {key: importlib.import_module(name) for key, name in names.items()}
-    needed = [("benchmarking", "benchmarker"), ("select_algorithm", "AlgorithmSelectorCache"),
-              ("autotune_process", "TuningProcess")]
-    missing = [f"{names[m]}.{attr}" for m, attr in needed if not hasattr(modules[m], attr)]
+    needed = [("benchmarking", "benchmarker", "benchmark_gpu"),
+              ("select_algorithm", "AlgorithmSelectorCache", "benchmark_choices"),
+              ("select_algorithm", "AlgorithmSelectorCache", "benchmark_choice"),
+              ("autotune_process", "TuningProcess", "put")]
+    missing = [f"{names[m]}.{owner}.{attr}" for m, owner, attr in needed
+               if not hasattr(getattr(modules[m], owner, None), attr)]
     if missing:
         raise ConfigError(f"this torch {version} has no {', '.join(missing)}, which kscope.torch hooks: a build of "
                           f"torch {SUPPORTED_TORCH} other than the released one?")
@@ -161,17 +169,7 @@ def _patch_benchmarker(installation: Installation, benchmarking: Any) -> None:
             ban()  # Inductor's deterministic mode allows vetted benchmarking only
         return _time(_callable, kwargs)
 
-    had = "benchmark_gpu" in vars(benchmarker)
-    saved = vars(benchmarker).get("benchmark_gpu")
-    benchmarker.benchmark_gpu = benchmark_gpu
-
-    def restore_gpu() -> None:
-        if had:
-            benchmarker.benchmark_gpu = saved
-        else:
-            del benchmarker.benchmark_gpu
-
-    installation._undo.append(restore_gpu)
+    _replace(installation, benchmarker, "benchmark_gpu", benchmark_gpu)
     if not hasattr(benchmarking, "register_benchmarker") or not hasattr(benchmarking, "_BENCHMARK_DISPATCH"):
         return  # Benchmarker.benchmark calls benchmark_gpu for GPU devices: patched above
     register: Callable[..., None] = benchmarking.register_benchmarker
@@ -213,8 +211,8 @@ def _patch_choices(installation: Installation, selector: Any) -> None:
     """AlgorithmSelectorCache.benchmark_choices(choices, autotune_args, is_collective=False), as
     torch 2.11 calls it: the candidates raced instead of timed one at a time. Its first pass keeps
     each candidate's call (benchmark_choice runs it once through the benchmarker), then the race."""
-    original = selector.__dict__["benchmark_choices"]
-    original_one = selector.__dict__["benchmark_choice"]
+    original = inspect.getattr_static(selector, "benchmark_choices")
+    original_one = inspect.getattr_static(selector, "benchmark_choice")
 
     def benchmark_choice(cls: type, choice: Any, autotune_args: Any, *args: Any, **kwargs: Any) -> float:
         calls = getattr(_here, "calls", None)
@@ -242,14 +240,8 @@ def _patch_choices(installation: Installation, selector: Any) -> None:
         finally:
             _here.calls, _here.recording = outer
 
-    selector.benchmark_choice = classmethod(benchmark_choice)
-    selector.benchmark_choices = classmethod(benchmark_choices)
-
-    def restore() -> None:
-        selector.benchmark_choice = original_one
-        selector.benchmark_choices = original
-
-    installation._undo.append(restore)
+    _replace(installation, selector, "benchmark_choice", classmethod(benchmark_choice))
+    _replace(installation, selector, "benchmark_choices", classmethod(benchmark_choices))
 
 
 def _decide(installation: Installation, choices: list[Any], first: dict[Any, float],
@@ -305,15 +297,26 @@ class _InstalledFirst:
 
 def _patch_subprocess(installation: Installation, process: Any) -> None:
     """TuningProcess.put(job): the job sent to a subprocess of autotune_in_subproc."""
-    original = process.__dict__["put"]
+    original = inspect.getattr_static(process, "put")
 
     def put(self: Any, req: Any, *args: Any, **kwargs: Any) -> Any:
         job = req if req is None or isinstance(req, _InstalledFirst) else _InstalledFirst(req, installation.options)
         return original(self, job, *args, **kwargs)
 
-    process.put = put
+    _replace(installation, process, "put", put)
+
+
+def _replace(installation: Installation, owner: Any, name: str, value: Any) -> None:
+    """Sets owner.name (an object's or a class's own attribute) until the installation is uninstalled,
+    which gives back the one it had, or none (then the class's, or a base class's, shows again)."""
+    had = name in vars(owner)
+    saved = vars(owner).get(name)
+    setattr(owner, name, value)
 
     def restore() -> None:
-        process.put = original
+        if had:
+            setattr(owner, name, saved)
+        else:
+            delattr(owner, name)
 
     installation._undo.append(restore)

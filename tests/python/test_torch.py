@@ -135,3 +135,11 @@ def test_install_names_the_options_it_takes(torch_2_11):
         kscope.torch.install(verbose=True)
     with pytest.raises(kscope.ConfigError, match="^install's race must be True or False, not 'yes'"):
         kscope.torch.install(race="yes")
+
+
+def test_install_refuses_an_inductor_without_the_hooks_it_needs(torch_2_11, monkeypatch):
+    monkeypatch.delattr(inductor.TuningProcess, "put")
+    with pytest.raises(kscope.ConfigError, match=r"^this torch 2.11.0\+cu130 has no torch._inductor.autotune_process."
+                                                 r"TuningProcess.put, which kscope.torch hooks"):
+        kscope.torch.install()
+    assert "benchmark_gpu" not in vars(inductor.benchmarker)  # nothing was patched
