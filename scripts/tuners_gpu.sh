@@ -10,12 +10,10 @@
 # Extra arguments after "experiment" go to the experiment (--parts triton, --processes 10, ...).
 # Never changes clocks, power or modes.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-export OUT=${OUT:-$ROOT/tuners-gpu-out}
-export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-570}
+source "$(dirname "$0")/gpu_steps.sh"  # its ROOT: this checkout
+cd "$ROOT"
+export OUT=${OUT:-$ROOT/tuners-gpu-out} KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-570}
 mkdir -p "$OUT"
-source "$ROOT/scripts/gpu_steps.sh"
 BUILD=$ROOT/build-debt  # gpu_quick.sh's folder: a warm machine finds it built
 step=${1:-tests}
 shift || true
