@@ -23,9 +23,10 @@ def mm_relu(a, b, bias):
 @pytest.fixture
 def fresh_inductor(monkeypatch):
     """Max-autotune from scratch: no cached graph or autotuning result, ATen and Triton candidates."""
-    monkeypatch.setattr(inductor_config, "fx_graph_cache", False)
-    monkeypatch.setattr(inductor_config, "autotune_local_cache", False)
-    monkeypatch.setattr(inductor_config, "max_autotune_gemm_backends", "ATEN,TRITON")
+    for name, value in (("fx_graph_cache", False), ("autotune_local_cache", False), ("autotune_remote_cache", False),
+                        ("max_autotune_gemm_backends", "ATEN,TRITON")):
+        if hasattr(inductor_config, name):
+            monkeypatch.setattr(inductor_config, name, value)
     torch._dynamo.reset()
     yield
     torch._dynamo.reset()
@@ -61,7 +62,7 @@ def test_max_autotune_in_subprocesses_times_with_kscope_there(fresh_inductor, mo
         return send(obj, write_pipe)
 
     monkeypatch.setattr(autotune_process.TuningProcess, "send", staticmethod(kept))
-    a, b, bias = inputs()
+    a, b, bias = inputs(1536)  # another size than the test above: its choices are not reused
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with kscope.torch.install():
