@@ -34,7 +34,7 @@ from . import _console
 from ._race_choice import TIE_RULE, chosen, race_callables, reported_ms
 from ._tune import RaceResults
 from .errors import ConfigError
-from .triton import do_bench
+from .triton import NoGpuWork, do_bench
 
 __all__ = ["Decision", "Installation", "SUPPORTED_TORCH", "install"]
 
@@ -201,10 +201,15 @@ def _time(_callable: Callable[[], Any], kwargs: dict[str, Any]) -> float | list[
         return 0.0
     timing: dict[str, Any] = {"warmup": kwargs.get("warmup", 25), "rep": kwargs.get("rep", 100),
                               "grad_to_none": kwargs.get("grad_to_none")}
-    if kwargs.get("quantiles") is not None:
-        values = do_bench(_callable, quantiles=kwargs["quantiles"], **timing)
-        return values[0] if isinstance(values, list) else values
-    return do_bench(_callable, return_mode=kwargs.get("return_mode") or "median", **timing)
+    try:
+        if kwargs.get("quantiles") is not None:
+            values = do_bench(_callable, quantiles=kwargs["quantiles"], **timing)
+            return values[0] if isinstance(values, list) else values
+        return do_bench(_callable, return_mode=kwargs.get("return_mode") or "median", **timing)
+    except NoGpuWork:
+        # What Inductor asks of a step with nothing to do (its scheduler subtracts the time of cloning
+        # a kernel's mutated inputs, which may be none): it takes no GPU time.
+        return [0.0] if kwargs.get("return_mode") == "all" else 0.0
 
 
 def _patch_choices(installation: Installation, selector: Any) -> None:

@@ -133,10 +133,18 @@ def _measure(fn: Callable[[], Any], runs: int, warmup_runs: int, grad_to_none: S
         times = [v / 1e6 for v in samples["Value"] if not math.isnan(v)]
         if times:
             return times
-        failure = ConfigError("do_bench's fn launched no GPU work to time (each run's span of GPU work is empty): "
-                              "give a function that launches the kernels, such as lambda: kernel[grid](...)")
+        failure = NoGpuWork()  # each run's span of GPU work is empty
     # Outside the except clause, so that the exception raised keeps its own context.
     raise _as_do_bench_error(failure)
+
+
+class NoGpuWork(ConfigError):
+    """do_bench's fn launched no GPU work: a mistake for a user's do_bench, a time of 0 for a tuner
+    that asks what a step costs (Inductor times the copies of a kernel's inputs, which may be none)."""
+
+    def __init__(self) -> None:
+        super().__init__("do_bench's fn launched no GPU work to time: give a function that launches the kernels, "
+                         "such as lambda: kernel[grid](...)")
 
 
 def _as_do_bench_error(failure: BaseException) -> BaseException:
@@ -147,8 +155,7 @@ def _as_do_bench_error(failure: BaseException) -> BaseException:
         return cause  # fn's own: the autotuner skips Triton's OutOfResources and its kin by their class
     message = str(cause)
     if isinstance(cause, KernelCountError) and "no kernels" in message.lower():
-        return ConfigError("do_bench's fn launched no GPU work to time: give a function that launches the "
-                           "kernels, such as lambda: kernel[grid](...)")
+        return NoGpuWork()
     return type(cause)(f"do_bench: {message}")
 
 

@@ -70,6 +70,17 @@ def test_both_timing_paths_measure_with_kscope_until_uninstalled(sim, torch_2_11
     installed.uninstall()  # a second uninstall does nothing
 
 
+def test_a_step_that_launches_no_gpu_work_takes_no_time(sim, torch_2_11):
+    # The scheduler's fusion check subtracts the time of cloning a kernel's mutated inputs: with none
+    # to clone, the callable launches nothing, and Triton's timing reads ~0 for it, not an error.
+    with kscope.torch.install():
+        assert inductor.benchmarker.benchmark_gpu(lambda: None, rep=40) == 0.0
+        assert inductor.benchmarker.benchmark_gpu(lambda: None, quantiles=(0.5, 0.2, 0.8)) == 0.0
+        assert inductor.benchmarker.benchmark_gpu(lambda: None, return_mode="all") == [0.0]
+    with pytest.raises(kscope.ConfigError, match="launched no GPU work"):
+        kscope.triton.do_bench(lambda: None)  # a user's own do_bench of nothing is a mistake
+
+
 def test_deterministic_mode_still_bans_unvetted_benchmarking(sim, torch_2_11):
     torch_2_11.config.deterministic = True
     with kscope.torch.install():

@@ -57,9 +57,9 @@ def test_max_autotune_in_subprocesses_times_with_kscope_there(fresh_inductor, mo
     sent = []
     send = autotune_process.TuningProcess.send
 
-    def kept(obj, write_pipe):
+    def kept(obj, write_pipe, *args, **kwargs):  # torch 2.11 passes extra_env too
         sent.append(obj)
-        return send(obj, write_pipe)
+        return send(obj, write_pipe, *args, **kwargs)
 
     monkeypatch.setattr(autotune_process.TuningProcess, "send", staticmethod(kept))
     a, b, bias = inputs(1536)  # another size than the test above: its choices are not reused
