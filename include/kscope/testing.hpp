@@ -233,6 +233,7 @@ class SimulatedBackend final : public MeasurementBackend {
     double duration_ns;
     GpuInterval gpu_time;
     bool after_return = false;  // launched after its region's call returned
+    std::uintptr_t stream = 0;  // the simulated stream's key
   };
   // The simulated GPU's streams, events and L2 flush, and the engine's StreamJoin over them.
   class Streams;

@@ -35,6 +35,15 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
     issued_ns_ = start;
     return {start, end_ns_[key] = start + length + overlap};
   }
+  // A kernel still running when the flush starts runs beside it too: it ends later by the overlap,
+  // which is returned.
+  std::uint64_t slow_by_flush(std::uintptr_t key, GpuInterval& ran) {
+    const std::uint64_t overlap = overlap_ns(ran, flush_);
+    ran.end_ns += overlap;
+    std::uint64_t& end = end_ns_[key];
+    end = std::max(end, ran.end_ns);
+    return overlap;
+  }
   // The L2 flush on the default stream: after what the legacy stream waits for (the streams kscope
   // joined to it among them); the first call of each other stream waits for its end.
   void flush(std::uint64_t ns) {
@@ -132,7 +141,7 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
   const GpuInterval ran = streams_->run(key, duration_ns, gap_ns);
   const double slowed_ns = static_cast<double>(ran.end_ns - ran.start_ns) - std::llround(std::max(duration_ns, 0.0));
   batch_[current_run_].launches.push_back(
-      Launch{current_region_, kernel_name, duration_ns + slowed_ns, ran, observing_ && returned_});
+      Launch{current_region_, kernel_name, duration_ns + slowed_ns, ran, observing_ && returned_, key});
   SimulatedEnergy& energy = device_.energy();
   energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
   energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
@@ -164,6 +173,8 @@ void SimulatedBackend::flush_cache() {
   persisting_l2_bytes_ = 0;  // the cold cache the flush promises holds no persisting lines either
   device_.energy().run(device_.energy().power().flush_s, device_.energy().power().flush_w);
   streams_->flush(static_cast<std::uint64_t>(std::llround(device_.energy().power().flush_s * 1e9)));
+  for (BatchRun& run : batch_)
+    for (Launch& l : run.launches) l.duration_ns += static_cast<double>(streams_->slow_by_flush(l.stream, l.gpu_time));
 }
 
 void SimulatedBackend::synchronize() {
