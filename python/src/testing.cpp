@@ -77,6 +77,11 @@ void bind_testing(py::module_& m) {
       .def("set_thermal_margins", [](SimulatedBackend& b, std::vector<double> margins) {
         b.device().set_thermal_margins(std::move(margins));
       }, "T.Limit margins (°C) returned in turn before each run (the last one repeats)")
+      .def("set_other_processes", [](SimulatedBackend& b, std::vector<std::vector<unsigned>> readings) {
+        b.device().set_other_processes(std::move(readings));
+      }, py::arg("readings"),
+           "The pids of other processes running kernels on the GPU, one list per batch of runs in turn (the last "
+           "repeats): the runs of a batch with any are flagged OtherProcess")
       .def("deny_clock_lock", [](SimulatedBackend& b, std::string message) { b.device().deny_clock_lock(std::move(message)); },
            "Makes clock_control='base' fail with this message, as without the right to lock clocks")
       .def_property_readonly(

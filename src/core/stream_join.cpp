@@ -18,15 +18,19 @@ StreamJoin::Event StreamJoin::take_event() {
 
 void StreamJoin::before_call(Stream stream) {
   std::lock_guard lock(mutex_);
-  auto [it, added] = streams_.try_emplace(stream);
-  Known& known = it->second;
+  auto it = streams_.find(stream);
+  const bool added = it == streams_.end();
   if (added) {
-    known.follows_legacy = ops_.follows_legacy(stream);
-    unordered_seen_ += !known.follows_legacy;
+    // A stream being captured is asked nothing more (its flags among them) until its capture ends.
+    if (ops_.capturing(stream)) return;
+    it = streams_.emplace(stream, Known{}).first;
+    it->second.follows_legacy = ops_.follows_legacy(stream);
+    unordered_seen_ += !it->second.follows_legacy;
   }
+  Known& known = it->second;
   if (known.follows_legacy) return;
   const bool must_wait = gate_ && !known.gated;
-  if ((known.pending && !must_wait) || ops_.capturing(stream)) return;
+  if ((known.pending && !must_wait) || (!added && ops_.capturing(stream))) return;
   // The event is made on the launching thread, whose context is the stream's.
   if (!known.event) known.event = take_event();
   if (must_wait) {

@@ -182,7 +182,6 @@ class Patterns {
          }},
     };
   }
-  cudaStream_t side() const { return side_.get(); }
 
  private:
   void graph(const Add& a, cudaStreamCaptureMode mode) {
