@@ -27,18 +27,22 @@ EventsBackend::EventsBackend(int device) : device_(device) {}
 void EventsBackend::begin_session(const Settings& settings) {
   device_.begin_session(settings);
   order_.begin_session();
+  const auto unordered = [](const std::string& why) {
+    detail::log_warning(why + ", so the events backend cannot see which streams a region's work goes to: work on a "
+                        "stream created with cudaStreamNonBlocking (a PyTorch side stream) is timed only where the "
+                        "region joins it to the default stream before it ends");
+  };
   try {
     subscriber_ = cupti::route_callbacks(&EventsBackend::on_callback, this);
+    for (CUpti_CallbackId cbid : cupti::StreamOrder::callbacks())
+      check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                  "cuptiEnableCallback(driver launch, copy, fill or stream destruction)");
   } catch (const cupti::OtherProfilerError&) {
-    detail::log_warning("another profiler owns CUPTI in this process (ncu, nsys, torch.profiler, ...), so the "
-                        "events backend cannot see which streams a region's work goes to: work on a stream "
-                        "created with cudaStreamNonBlocking (a PyTorch side stream) is timed only where the region "
-                        "joins it to the default stream before it ends");
-    return;
+    unordered("another profiler owns CUPTI in this process (ncu, nsys, torch.profiler, ...)");
+  } catch (const BackendError& e) {
+    end_session();
+    unordered(std::string("CUPTI's driver callbacks are unavailable (") + e.what() + ")");
   }
-  for (CUpti_CallbackId cbid : cupti::StreamOrder::callbacks())
-    check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                "cuptiEnableCallback(driver launch, copy, fill or stream destruction)");
 }
 
 void EventsBackend::end_session() noexcept {
