@@ -68,21 +68,30 @@ unsigned resident_grid() {
   return static_cast<unsigned>(sms * per_sm) & ~1u;
 }
 
-// The add's operands: a and b hold 1.0f, c the sum.
-struct Add {
-  explicit Add(std::size_t n) : a(n), b(n), c(n), n(n), grid(resident_grid()) {}
-  kscope_test::DeviceFloats a, b, c;
+// One add: c = a + b over n floats, with the grid every launch uses.
+struct AddArgs {
+  const float* a;
+  const float* b;
+  float* c;
   std::size_t n;
   unsigned grid;
 };
 
-void launch_add(const Add& add, cudaStream_t stream) {
-  add_kernel<<<add.grid, kBlock, 0, stream>>>(add.a.get(), add.b.get(), add.c.get(), add.n);
+// The add's operands in memory of their own: a and b hold 1.0f.
+struct Add {
+  explicit Add(std::size_t n) : a(n), b(n), c(n), n(n) {}
+  AddArgs args() const { return {a.get(), b.get(), c.get(), n, resident_grid()}; }
+  kscope_test::DeviceFloats a, b, c;
+  std::size_t n;
+};
+
+void launch_add(const AddArgs& add, cudaStream_t stream) {
+  add_kernel<<<add.grid, kBlock, 0, stream>>>(add.a, add.b, add.c, add.n);
   check(cudaGetLastError(), "add_kernel");
 }
 
 // cudaLaunchKernelEx with one attribute.
-void launch_add_ex(const Add& add, cudaStream_t stream, const cudaLaunchAttribute& attribute) {
+void launch_add_ex(const AddArgs& add, cudaStream_t stream, const cudaLaunchAttribute& attribute) {
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(add.grid);
   config.blockDim = dim3(kBlock);
@@ -90,9 +99,7 @@ void launch_add_ex(const Add& add, cudaStream_t stream, const cudaLaunchAttribut
   cudaLaunchAttribute attributes[] = {attribute};
   config.attrs = attributes;
   config.numAttrs = 1;
-  check(cudaLaunchKernelEx(&config, add_kernel, static_cast<const float*>(add.a.get()),
-                           static_cast<const float*>(add.b.get()), add.c.get(), add.n),
-        "cudaLaunchKernelEx");
+  check(cudaLaunchKernelEx(&config, add_kernel, add.a, add.b, add.c, add.n), "cudaLaunchKernelEx");
 }
 
 class Stream {
@@ -110,7 +117,7 @@ class Stream {
 class GraphExec {
  public:
   // The add captured on `stream` in `mode`.
-  GraphExec(const Add& add, cudaStream_t stream, cudaStreamCaptureMode mode) {
+  GraphExec(const AddArgs& add, cudaStream_t stream, cudaStreamCaptureMode mode) {
     cudaGraph_t graph = nullptr;
     check(cudaStreamBeginCapture(stream, mode), "cudaStreamBeginCapture");
     launch_add(add, stream);
@@ -133,8 +140,8 @@ class GraphExec {
 // work on that the default stream does not wait for (nullptr: none), which evaluate's candidate joins.
 struct Pattern {
   std::string name;
-  std::function<void(const Add&)> prepare;
-  std::function<void(const Add&)> launch;
+  std::function<void(const AddArgs&)> prepare;
+  std::function<void(const AddArgs&)> launch;
   cudaStream_t side = nullptr;
   bool graph = false;  // its kernel is a graph's: the counters backend replays it in range mode only
 };
@@ -142,7 +149,7 @@ struct Pattern {
 class Patterns {
  public:
   std::vector<Pattern> all() {
-    const auto none = [](const Add&) {};
+    const auto none = [](const AddArgs&) {};
     cudaLaunchAttribute pdl{};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     pdl.val.programmaticStreamSerializationAllowed = 1;
@@ -152,28 +159,28 @@ class Patterns {
     cluster.val.clusterDim.y = 1;
     cluster.val.clusterDim.z = 1;
     return {
-        {"non-blocking stream", none, [this](const Add& a) { launch_add(a, side_.get()); }, side_.get()},
-        {"blocking stream", none, [this](const Add& a) { launch_add(a, blocking_.get()); }},
-        {"per-thread default stream", none, [](const Add& a) { launch_add(a, cudaStreamPerThread); }},
-        {"another thread", none, [](const Add& a) { std::thread([&] { launch_add(a, cudaStreamLegacy); }).join(); }},
+        {"non-blocking stream", none, [this](const AddArgs& a) { launch_add(a, side_.get()); }, side_.get()},
+        {"blocking stream", none, [this](const AddArgs& a) { launch_add(a, blocking_.get()); }},
+        {"per-thread default stream", none, [](const AddArgs& a) { launch_add(a, cudaStreamPerThread); }},
+        {"another thread", none, [](const AddArgs& a) { std::thread([&] { launch_add(a, cudaStreamLegacy); }).join(); }},
         {"another thread, non-blocking stream", none,
-         [this](const Add& a) { std::thread([&] { launch_add(a, side_.get()); }).join(); }, side_.get()},
-        {"graph on a side stream, captured global", [this](const Add& a) { graph(a, cudaStreamCaptureModeGlobal); },
-         [this](const Add& a) { graphs_.at({a.c.get(), cudaStreamCaptureModeGlobal})->launch(side_.get()); },
+         [this](const AddArgs& a) { std::thread([&] { launch_add(a, side_.get()); }).join(); }, side_.get()},
+        {"graph on a side stream, captured global", [this](const AddArgs& a) { graph(a, cudaStreamCaptureModeGlobal); },
+         [this](const AddArgs& a) { graphs_.at({a.c, cudaStreamCaptureModeGlobal})->launch(side_.get()); },
          side_.get(), true},
         {"graph on a side stream, captured thread-local",
-         [this](const Add& a) { graph(a, cudaStreamCaptureModeThreadLocal); },
-         [this](const Add& a) { graphs_.at({a.c.get(), cudaStreamCaptureModeThreadLocal})->launch(side_.get()); },
+         [this](const AddArgs& a) { graph(a, cudaStreamCaptureModeThreadLocal); },
+         [this](const AddArgs& a) { graphs_.at({a.c, cudaStreamCaptureModeThreadLocal})->launch(side_.get()); },
          side_.get(), true},
-        {"programmatic dependent launch", none, [pdl](const Add& a) { launch_add_ex(a, cudaStreamLegacy, pdl); }},
+        {"programmatic dependent launch", none, [pdl](const AddArgs& a) { launch_add_ex(a, cudaStreamLegacy, pdl); }},
         {"programmatic dependent launch, non-blocking stream", none,
-         [this, pdl](const Add& a) { launch_add_ex(a, side_.get(), pdl); }, side_.get()},
-        {"cluster launch", none, [cluster](const Add& a) { launch_add_ex(a, cudaStreamLegacy, cluster); }},
+         [this, pdl](const AddArgs& a) { launch_add_ex(a, side_.get(), pdl); }, side_.get()},
+        {"cluster launch", none, [cluster](const AddArgs& a) { launch_add_ex(a, cudaStreamLegacy, cluster); }},
         {"cooperative launch", none,
-         [](const Add& a) {
-           const float* in_a = a.a.get();
-           const float* in_b = a.b.get();
-           float* out = a.c.get();
+         [](const AddArgs& a) {
+           const float* in_a = a.a;
+           const float* in_b = a.b;
+           float* out = a.c;
            std::size_t n = a.n;
            void* args[] = {&in_a, &in_b, &out, &n};
            check(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&add_kernel), dim3(a.grid), dim3(kBlock),
@@ -184,8 +191,8 @@ class Patterns {
   }
 
  private:
-  void graph(const Add& a, cudaStreamCaptureMode mode) {
-    auto& exec = graphs_[{a.c.get(), mode}];
+  void graph(const AddArgs& a, cudaStreamCaptureMode mode) {
+    auto& exec = graphs_[{a.c, mode}];
     if (!exec) exec = std::make_unique<GraphExec>(a, side_.get(), mode);
   }
   Stream side_{cudaStreamNonBlocking}, blocking_{cudaStreamDefault};
@@ -201,8 +208,8 @@ kscope::Settings settings(kscope::Backend backend) {
   return s;
 }
 
-kscope::Results measure(const kscope::Settings& s, const Add& add, const std::function<void(const Add&)>& prepare,
-                        const std::function<void(const Add&)>& launch) {
+kscope::Results measure(const kscope::Settings& s, const AddArgs& add, const std::function<void(const AddArgs&)>& prepare,
+                        const std::function<void(const AddArgs&)>& launch) {
   return kscope::profile(kscope::Sweep(), s, [&](const Config&) {
     prepare(add);
     Annotation region("add");
@@ -224,12 +231,13 @@ double median(const kscope::Results& r, const std::string& metric) { return r.at
 
 void durations_match(kscope::Backend backend, std::size_t floats) {
   KSCOPE_REQUIRE_GPU();
-  const Add add(floats);
+  const Add operands(floats);
+  const AddArgs add = operands.args();
   Patterns patterns;
   const kscope::Settings s = settings(backend);
-  const auto none = [](const Add&) {};
+  const auto none = [](const AddArgs&) {};
   const std::string metric = kscope::to_string(backend) == "cupti" ? "cupti__kernel_duration" : "events__region_duration";
-  const double plain = median(measure(s, add, none, [](const Add& a) { launch_add(a, cudaStreamLegacy); }), metric);
+  const double plain = median(measure(s, add, none, [](const AddArgs& a) { launch_add(a, cudaStreamLegacy); }), metric);
   for (const Pattern& p : patterns.all()) {
     const kscope::Results r = measure(s, add, p.prepare, p.launch);
     EXPECT_TRUE(within(median(r, metric), plain, kDurationPct, kscope::to_string(backend) + ", " + p.name));
@@ -247,13 +255,14 @@ TEST(LaunchPatterns, EventsMeasureEveryPatternAsThePlainLaunch) { durations_matc
 // Bytes moved from and to DRAM after a cold L2: 2 x 64 MiB read, 64 MiB written, whatever the launch.
 TEST(LaunchPatterns, CountersMeasureEveryPatternAsThePlainLaunch) {
   KSCOPE_REQUIRE_GPU();
-  const Add add(kFloats);
+  const Add operands(kFloats);
+  const AddArgs add = operands.args();
   Patterns patterns;
   kscope::Settings s = settings(kscope::Backend::counters);
   s.metrics = {"dram__bytes_read.sum", "dram__bytes_write.sum"};
-  const auto none = [](const Add&) {};
+  const auto none = [](const AddArgs&) {};
   const auto plain_in = [&](const kscope::Settings& with) {
-    return measure(with, add, none, [](const Add& a) { launch_add(a, cudaStreamLegacy); });
+    return measure(with, add, none, [](const AddArgs& a) { launch_add(a, cudaStreamLegacy); });
   };
   kscope::Settings range = s;
   range.replay_mode = kscope::ReplayMode::range;
@@ -276,39 +285,70 @@ TEST(LaunchPatterns, CountersMeasureEveryPatternAsThePlainLaunch) {
   }
 }
 
-// A correct program of each pattern (its side stream joined back to the caller's) against the plain
-// launch: no finding, and no verdict that says the timing cannot be trusted.
+// A correct program of each pattern against the plain launch, as evaluate() runs them: fresh inputs
+// every run (x), a fresh output (2x), the side stream joined back to the caller's; a graph reads and
+// writes the buffers it was captured with, so its program copies the input in and the output out.
+// No finding, and no verdict that says the timing cannot be trusted.
+__global__ void fill_kernel(float* out, std::size_t n, float value) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    out[i] = value;
+}
+
+std::shared_ptr<float> device_floats(std::size_t n) {
+  float* p = nullptr;
+  check(cudaMalloc(&p, n * sizeof(float)), "cudaMalloc");
+  return std::shared_ptr<float>(p, [](float* q) { cudaFree(q); });
+}
+
+kscope::Tensors tensors_of(std::shared_ptr<float> data, std::size_t n) {
+  kscope::TensorView v{data.get(), {static_cast<std::int64_t>(n)}, kscope::DType::f32, kscope::MemorySpace::device};
+  return kscope::Tensors{{v}, std::move(data)};
+}
+
 TEST(LaunchPatterns, EvaluateFindsNothingInAnyPattern) {
   KSCOPE_REQUIRE_GPU();
-  const Add add(kFloats);
+  const Add staging(kFloats);  // a graph's buffers
+  const unsigned grid = staging.args().grid;
   Patterns patterns;
   kscope_test::Event joined;
   kscope::Sweep sweep = kscope::Sweep().axis("n", {static_cast<std::int64_t>(kFloats)});
   kscope::Settings s;
   s.runs = 10;
   s.verbosity = kscope::Verbosity::quiet;
-  const auto output = [&] {
-    kscope::TensorView c{add.c.get(), {static_cast<std::int64_t>(add.n)}, kscope::DType::f32, kscope::MemorySpace::device};
-    return kscope::Tensors{{c}, nullptr};
-  };
+  const std::size_t bytes = kFloats * sizeof(float);
   for (const Pattern& p : patterns.all()) {
     kscope::Contest contest;
-    contest.inputs = [&](const Config&, std::uint64_t) {
-      kscope::TensorView a{add.a.get(), {static_cast<std::int64_t>(add.n)}, kscope::DType::f32, kscope::MemorySpace::device};
-      return kscope::Tensors{{a}, nullptr};
+    contest.inputs = [&](const Config&, std::uint64_t seed) {
+      auto x = device_floats(kFloats);
+      fill_kernel<<<grid, kBlock>>>(x.get(), kFloats, static_cast<float>(seed % 1000) / 8);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize(inputs)");
+      return tensors_of(std::move(x), kFloats);
     };
-    contest.reference = [&](const kscope::Tensors&) {
-      launch_add(add, cudaStreamLegacy);
-      return output();
+    const auto input = [](const kscope::Tensors& in) { return static_cast<const float*>(in.views.at(0).data); };
+    contest.reference = [&](const kscope::Tensors& in) {
+      auto out = device_floats(kFloats);
+      launch_add({input(in), input(in), out.get(), kFloats, grid}, cudaStreamLegacy);
+      return tensors_of(std::move(out), kFloats);
     };
-    contest.candidate = [&](const kscope::Tensors&) {
-      p.prepare(add);
-      p.launch(add);
+    contest.candidate = [&](const kscope::Tensors& in) {
+      auto out = device_floats(kFloats);
+      cudaStream_t stream = p.side ? p.side : cudaStreamLegacy;
+      if (p.graph) {
+        const AddArgs fixed{staging.a.get(), staging.a.get(), staging.c.get(), kFloats, grid};
+        check(cudaMemcpyAsync(staging.a.get(), input(in), bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+        p.prepare(fixed);
+        p.launch(fixed);
+        check(cudaMemcpyAsync(out.get(), staging.c.get(), bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+      } else {
+        const AddArgs fresh{input(in), input(in), out.get(), kFloats, grid};
+        p.prepare(fresh);
+        p.launch(fresh);
+      }
       if (p.side) {
         check(cudaEventRecord(joined.get(), p.side), "cudaEventRecord");
         check(cudaStreamWaitEvent(cudaStreamLegacy, joined.get(), 0), "cudaStreamWaitEvent");
       }
-      return output();
+      return tensors_of(std::move(out), kFloats);
     };
     const kscope::Evaluation e = kscope::evaluate(sweep, s, contest);
     const kscope::EvaluationRow& row = e.rows().at(0);

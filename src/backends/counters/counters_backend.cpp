@@ -178,7 +178,12 @@ void CountersBackend::region_begin(const RegionContext& region) {
 }
 
 void CountersBackend::region_end(const RegionContext&) {
-  if (kind_ == RangeKind::per_region) profiler_->pop_range();
+  if (kind_ == RangeKind::per_region) {
+    // The range ends once the region's work has, on every stream: a side stream's kernel may still
+    // run when the region closes on the host.
+    device_.synchronize();
+    profiler_->pop_range();
+  }
   tracker_.set_region(-1);
 }
 
