@@ -81,6 +81,8 @@ class Add:
 
 def patterns(add):
     """(name, launch, whether its work may stay on a side stream past the call)."""
+    for mode in ("global", "thread_local"):
+        add.graph(mode)  # captured before the measurement
     return [
         ("non-blocking stream", add.on_side_stream, True),
         ("side stream joined both ways", add.joined_both_ways, False),
@@ -149,16 +151,17 @@ def test_evaluate_finds_nothing_in_a_correct_program_of_each_pattern(add):
     def inputs(config, seed):
         return (add.a,)
 
+    # Each returns a copy of the sum: an output of its own, never the other side's or an earlier run's.
     for name, launch, leaves_side_work in patterns(add):
         def candidate(a, launch=launch, leaves_side_work=leaves_side_work):
             launch()
             if leaves_side_work:
                 torch.cuda.current_stream().wait_stream(add.side)  # the caller's stream waits for it
-            return add.c
+            return add.c.clone()
 
         def reference(a):
             add.plain()
-            return add.c
+            return add.c.clone()
 
         results = kscope.evaluate(candidate, reference, inputs, [{"n": N}], runs=10, verbosity="silent")
         r = results.to_dataframe().iloc[0]
