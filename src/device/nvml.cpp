@@ -23,13 +23,14 @@ void resolve(void* library, Fn& fn, const char* name) {
   fn = reinterpret_cast<Fn>(dlsym(library, name));
 }
 
-// An NVML list read the documented way: ask for the count, then fill a buffer of that size (with
-// room for a few more, which may appear in between), again while it grows. `read(count, buffer)`
-// is the call; returns NVML's result, and the entries read into `out`.
+// An NVML list: read into room for 16 entries (one call, for a GPU that few processes share); where
+// NVML says there are more, into room for that many and a few that may appear in between.
+// `read(count, buffer)` is the call; returns NVML's result, and the entries read into `out`.
 template <typename T, typename Read>
 int read_list(std::vector<T>& out, Read read) {
-  unsigned count = 0;
-  int rc = read(&count, nullptr);
+  out.resize(16);
+  auto count = static_cast<unsigned>(out.size());
+  int rc = read(&count, out.data());
   for (int attempt = 0; rc == kInsufficientSize && attempt < 4; ++attempt) {
     out.resize(count + 8);
     count = static_cast<unsigned>(out.size());

@@ -353,7 +353,7 @@ TEST(NvmlOtherProcesses, AloneOnTheGpuNoUtilizationIsRead) {
   NvmlDeviceControl control(fake_api(), "GPU-1");
   gpu.running = {process(kSelf)};
   EXPECT_TRUE(control.other_processes().empty());
-  EXPECT_EQ(gpu.running_reads, 2);  // the count, then nothing more to read: one entry asked for with room
+  EXPECT_EQ(gpu.running_reads, 1);  // one call, with room for more than one process
   EXPECT_EQ(gpu.utilization_reads, 0);
 }
 
@@ -395,6 +395,16 @@ TEST(NvmlOtherProcesses, ReadAtMostOnceInTheReuseInterval) {
 
 // In a container NVML's pids are the host's: this process is one of the busy pids under another
 // number, so one busy pid is no evidence of another process, and two are.
+TEST(NvmlOtherProcesses, ManyProcessesAreReadWhole) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running.push_back(process(kSelf));
+  for (unsigned pid = 100; pid < 140; ++pid) gpu.running.push_back(process(pid));
+  gpu.samples = {busy(kSelf, 1000)};
+  for (unsigned pid = 100; pid < 140; ++pid) gpu.samples.push_back(busy(pid, 1000, pid == 139 ? 10 : 0));
+  EXPECT_EQ(control.other_processes(), std::vector<unsigned>{139});
+  EXPECT_EQ(gpu.running_reads, 2) << "the first call said how many";
+}
+
 TEST(NvmlOtherProcesses, UnderAnotherPidNamespaceTwoBusyProcessesAreNeeded) {
   NvmlDeviceControl control(fake_api(), "GPU-1");
   gpu.running = {process(900001), process(900002)};
