@@ -106,16 +106,15 @@ def evaluate_many(
         raise ConfigError(f"gpumode_configs must be 'benchmarks' or 'tests' (the lists of a task.yml), "
                           f"not {gpumode_configs!r}")
     per_gpu = _count("workers_per_gpu", workers_per_gpu)
-    simulated = testing.active() is not None
-    devices = _gpus(gpus, simulated)
-    measuring = len(devices) * per_gpu
-    compilers = (max(1, (os.cpu_count() or 2) - measuring - 1) if compile_workers is None
-                 else _count("compile_workers", compile_workers))
-
+    if compile_workers is not None:
+        _count("compile_workers", compile_workers)
     if isinstance(problems, (str, os.PathLike)):
         candidates = _problems.find(problems, gpumode_configs)
     else:
         candidates = _problems.pairs(problems)
+    simulated = testing.active() is not None
+    devices = _gpus(gpus, simulated)
+    compilers = compile_workers or max(1, (os.cpu_count() or 2) - len(devices) * per_gpu - 1)
     evaluate_options = {"runs": options.runs, "warmup_runs": options.warmup_runs, "rtol": judged.rtol,
                         "atol": judged.atol, "threshold_pct": judged.threshold_pct,
                         "confidence": judged.confidence, "seed": int(seed), "cache_control": cache_control}
@@ -139,28 +138,29 @@ def _count(name: str, value: Any) -> int:
 
 
 def _gpus(given: Sequence[int] | None, simulated: bool) -> list[str]:
-    """The CUDA_VISIBLE_DEVICES entry of each GPU to measure on."""
+    """The CUDA_VISIBLE_DEVICES entry of each GPU to measure on. The simulated backend has as many
+    GPUs as asked for."""
+    if given is not None and (isinstance(given, (str, bytes)) or not isinstance(given, Sequence) or not given
+                              or not all(isinstance(g, numbers.Integral) and not isinstance(g, bool) for g in given)):
+        raise ConfigError(f"gpus must be a list of GPU indices, e.g. [0, 1], or None for every visible GPU; "
+                          f"not {given!r}")
     visible_env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if simulated:
-        visible = [str(i) for i in range(max(given or [0]) + 1)]
+        visible = [str(i) for i in range(max(0, *(given or [0])) + 1)]
     elif visible_env is not None:
         visible = [v.strip() for v in visible_env.split(",") if v.strip()]
     else:
         visible = [str(i) for i in range(_device_count())]
     if not visible:
-        raise BackendError("evaluate_many measures on GPUs and none is visible here (CUDA_VISIBLE_DEVICES="
-                           f"{visible_env!r}); `kscope doctor` says why")
+        seen = "torch sees no CUDA device" if visible_env is None else f"CUDA_VISIBLE_DEVICES={visible_env!r}"
+        raise BackendError(f"evaluate_many measures on GPUs and none is visible here ({seen}); `kscope doctor` "
+                           f"says why")
     if given is None:
         return visible
-    if isinstance(given, (str, bytes)) or not isinstance(given, Sequence) or not given:
-        raise ConfigError(f"gpus must be a list of GPU indices, e.g. [0, 1], or None for every visible GPU; "
-                          f"not {given!r}")
-    chosen = []
     for g in given:
-        if isinstance(g, bool) or not isinstance(g, numbers.Integral) or not 0 <= g < len(visible):
+        if not 0 <= g < len(visible):
             raise ConfigError(f"gpus: {g!r} is not the index of a visible GPU (0 to {len(visible) - 1})")
-        chosen.append(visible[int(g)])
-    return list(dict.fromkeys(chosen))
+    return list(dict.fromkeys(visible[int(g)] for g in given))
 
 
 def _device_count() -> int:

@@ -3,7 +3,7 @@ ahead of measurement; measuring workers (one or more per GPU) load it, wait for 
 it and put the process back as they found it. A worker that crashes, hangs or leaves its GPU unusable
 is killed and replaced by the parent; the candidate ends as crashed or timed_out with the message.
 
-Parent side: :class:`Worker`, a handle on one process (started as ``python -m kscope._workers``, so
+Parent side: :class:`Worker`, a handle on one process (started as ``python -m kscope._worker_main``, so
 that the caller's script is never run again in it, its output and faults going to a log file). Child
 side: :func:`main`, which answers the parent's messages over a socket:
 
@@ -75,7 +75,7 @@ class Worker:
         with open(log_path, "ab") as log:
             self._log_offset = log.tell()
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "kscope._workers", kind, str(theirs.fileno()), log_path],
+                [sys.executable, "-m", "kscope._worker_main", kind, str(theirs.fileno()), log_path],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                 pass_fds=[theirs.fileno()], start_new_session=True)  # Ctrl-C reaches the parent alone
         theirs.close()
@@ -176,6 +176,8 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
     conn = Connection(fd)
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401 - once, where every candidate would import it: not in one's time
     try:
         if kind == "compile":
             _compile_loop(conn, log_path)
@@ -214,8 +216,6 @@ def _described(e: BaseException) -> str:
 
 
 def _compile_loop(conn: Connection, log_path: str) -> None:
-    with contextlib.suppress(ImportError):
-        import torch  # noqa: F401 - once, not in the first candidate's compile time
     conn.send(("ready", None))
     while True:
         kind, task = conn.recv()
@@ -391,9 +391,3 @@ def _finished(task: Task, state: Any, rows: list[dict[str, Any]], guard: _Guard)
     if replace:
         restored.append(f"worker replaced: {replace}")
     return Outcome(rows, restored, replace)
-
-
-if __name__ == "__main__":
-    from kscope import _workers  # this file again, as the module the parent unpickles its messages from
-
-    sys.exit(_workers.main(sys.argv[1:]))
