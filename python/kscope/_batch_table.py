@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import socket
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -40,7 +40,8 @@ class BatchTable:
         except OSError as e:
             raise ConfigError(f"output directory {directory!r}: cannot create it ({e.strerror}); give a writable "
                               f"directory") from None
-        self._lock = _claim(os.path.join(directory, _LOCK))
+        self._stream: TextIO | None = None
+        self._lock: int | None = _claim(os.path.join(directory, _LOCK))
         try:
             self.done = self._open(settings, resume, overwrite)
         except BaseException:
@@ -82,6 +83,7 @@ class BatchTable:
 
     def add(self, rows: list[dict[str, Any]]) -> None:
         """One candidate's rows, on the disk before this returns."""
+        assert self._stream is not None, "add() after close()"
         self._stream.write(json.dumps({"candidate": rows[0]["Candidate"], "rows": rows}) + "\n")
         self._stream.flush()
         os.fsync(self._stream.fileno())
@@ -100,7 +102,7 @@ class BatchTable:
         return frame
 
     def close(self) -> None:
-        if getattr(self, "_stream", None) is not None:
+        if self._stream is not None:
             self._stream.close()
             self._stream = None
         if self._lock is not None:

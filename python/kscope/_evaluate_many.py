@@ -201,6 +201,8 @@ class _Batch:
         env = {"KSCOPE_WORKER_SIMULATED": "1"} if self.simulated else {}
         if gpu is not None and not self.simulated:
             env["CUDA_VISIBLE_DEVICES"] = gpu
+        if kind == "compile":  # one compiler process each (torch extensions' ninja takes every core)
+            env["MAX_JOBS"] = os.environ.get("MAX_JOBS", "1")
         worker = Worker(name, kind, self.table.path("logs", f"{name}.log"), env, gpu)
         worker.deadline = worker.since + _STARTUP_TIMEOUT_S
         self.workers.append(worker)
@@ -230,11 +232,12 @@ class _Batch:
                 self._assign()
                 deadlines = [w.deadline for w in self.workers if w.deadline is not None]
                 timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-                for worker in wait(list(self.workers), timeout=None if timeout is None else min(timeout, 5.0)):
-                    self._on_message(worker)  # type: ignore[arg-type]
+                by_pipe = {w.conn: w for w in self.workers}
+                for pipe in wait(list(by_pipe), timeout=None if timeout is None else min(timeout, 5.0)):
+                    self._on_message(by_pipe[pipe])  # type: ignore[index]
                 now = time.monotonic()
-                for worker in [w for w in self.workers if w.deadline is not None and now > w.deadline]:
-                    self._on_timeout(worker)
+                for late in [w for w in self.workers if w.deadline is not None and now > w.deadline]:
+                    self._on_timeout(late)
         finally:
             for worker in self.workers:
                 worker.stop() if worker.phase == "idle" else worker.kill()
@@ -280,7 +283,7 @@ class _Batch:
             raise BackendError(f"evaluate_many's measuring worker for GPU {worker.gpu} could not start: {body} "
                                f"(its log: {worker.log_path})")
         elif kind == "compiled":
-            candidate = worker.task.candidate
+            candidate = worker.candidate
             self.compile_s[candidate.id] = worker.elapsed()
             if body["ok"]:
                 self.compiled.append((candidate, worker.elapsed()))
@@ -289,7 +292,7 @@ class _Batch:
                                          for i in range(len(candidate.problem.configs))], [], worker)
             worker.idle()
         elif kind == "loaded":
-            self.load_s[worker.task.candidate.id] = worker.elapsed()
+            self.load_s[worker.candidate.id] = worker.elapsed()
             worker.wait_for_gpu()
         elif kind == "done":
             self._finish(worker, body.rows, body.restored)
@@ -298,7 +301,7 @@ class _Batch:
 
     def _finish(self, worker: Worker, rows: list[dict[str, Any]], restored: list[str]) -> None:
         """The worker's candidate is over: recorded, and the worker (and its GPU) free again."""
-        candidate = worker.task.candidate
+        candidate = worker.candidate
         measured = worker.elapsed() if worker.phase == "measure" else None
         if worker.gpu is not None and self.holder.get(worker.gpu) is worker:
             self.holder[worker.gpu] = None
@@ -326,7 +329,7 @@ class _Batch:
         self._replace(worker)
 
     def _fail(self, worker: Worker, verdict: str, message: str) -> None:
-        candidate = worker.task.candidate
+        candidate = worker.candidate
         if worker.phase == "compile":
             self.compile_s[candidate.id] = worker.elapsed()
         rows = [{"config": i, "Verdict": verdict, "Reason": message} for i in range(len(candidate.problem.configs))]

@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -362,32 +363,44 @@ def _on(torch: Any, values: Iterable[Any], device: str) -> list[Any]:
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def warm_triton(candidate: Candidate, module: Any, reference: Any) -> bool:
+def warm_triton(candidate: Candidate, module: Any, reference: Any, limit_s: float = 60.0) -> bool:
     """Compiles a KernelBench candidate's Triton kernels without running anything: the candidate's
     forward on meta tensors, each Triton launch turned into a compile (``warmup``). Its
     specialisation matches real tensors' (a meta tensor's address, 0, is 16-byte aligned as the
     allocator's are), so the measuring worker finds them in Triton's cache. True when it ran
-    through; a candidate it cannot run so (a raw CUDA extension, say) compiles when first called."""
+    through; a candidate it cannot run so (a raw CUDA extension, say) compiles when first called,
+    and so does one whose forward takes longer than ``limit_s`` on meta tensors."""
     if candidate.problem.format != KERNELBENCH or "triton" not in sys.modules:
         return False
     import torch
     from triton.runtime.jit import KernelInterface
 
+    if not any(isinstance(v, KernelInterface) for v in vars(module).values()):
+        return False
     launch = KernelInterface.__getitem__
 
     def compile_only(self: Any, grid: Any) -> Callable[..., Any]:
         return lambda *args, **kwargs: self.warmup(*args, grid=grid, **kwargs)
 
-    KernelInterface.__getitem__ = compile_only  # type: ignore[method-assign]
+    def too_long(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"its forward ran longer than {limit_s:g} s on meta tensors")
+
+    KernelInterface.__getitem__ = compile_only
+    alarm = signal.signal(signal.SIGALRM, too_long)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
-        with torch.device("meta"), torch.no_grad():
+        meta: Any = torch.device("meta")  # a context in torch >= 2
+        with meta, torch.no_grad():
             torch.manual_seed(INIT_SEED)
             model = module.ModelNew(*reference.get_init_inputs())
             model(*reference.get_inputs())
+        print(f"[kscope] {candidate.id}: Triton kernels compiled ahead", file=sys.stderr)
         return True
     except Exception as e:  # noqa: BLE001 - a candidate that cannot run on meta tensors compiles later
         print(f"[kscope] {candidate.id}: Triton kernels compile when first called ({type(e).__name__}: {e})",
               file=sys.stderr)
         return False
     finally:
-        KernelInterface.__getitem__ = launch  # type: ignore[method-assign]
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, alarm)
+        KernelInterface.__getitem__ = launch

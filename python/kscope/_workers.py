@@ -81,8 +81,11 @@ class Worker:
         theirs.close()
         self.conn = Connection(ours.detach())
 
-    def fileno(self) -> int:
-        return self.conn.fileno()
+    @property
+    def candidate(self) -> _problems.Candidate:
+        """The candidate of its current task."""
+        assert self.task is not None, f"{self.name} has no task"
+        return self.task.candidate
 
     def send(self, kind: str, task: Task | None, timeout_s: float | None) -> None:
         if task is not None:
@@ -216,12 +219,17 @@ def _described(e: BaseException) -> str:
 
 
 def _compile_loop(conn: Connection, log_path: str) -> None:
+    from ._worker_state import WorkerState
+
+    state = WorkerState(None)  # the timers and switches a candidate's import may patch
     conn.send(("ready", None))
     while True:
         kind, task = conn.recv()
         if kind == "exit":
             return
-        conn.send(("compiled", _compile(task, log_path)))
+        compiled = _compile(task, log_path)
+        state.restore()
+        conn.send(("compiled", compiled))
 
 
 def _compile(task: Task, log_path: str) -> dict[str, Any]:
@@ -372,7 +380,7 @@ _KEPT = ("Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceM
 def _table_rows(results: Any) -> list[dict[str, Any]]:
     rows = []
     for record in results.to_dataframe().to_dict("records"):
-        row = {"config": int(record["config"])}
+        row: dict[str, Any] = {"config": int(record["config"])}
         for column in _KEPT:
             value = record[column]
             value = value.item() if hasattr(value, "item") else value
@@ -385,9 +393,9 @@ def _finished(task: Task, state: Any, rows: list[dict[str, Any]], guard: _Guard)
     """The rows as the candidate's fate decides: sys.exit, running out of memory or a context it made
     unusable make it crashed; a lost context or memory it kept needs a new worker."""
     restored, replace, context_lost = state.restore()
-    fatal = guard.fatal or ((guard.cuda_error or replace) if context_lost else None)
-    if fatal is not None:
-        return Outcome(_rows(task, "crashed", fatal), restored, replace)
     if replace:
         restored.append(f"worker replaced: {replace}")
+    fatal = guard.fatal or ((guard.cuda_error or replace) if context_lost else None)
+    if fatal is not None:
+        rows = _rows(task, "crashed", fatal)
     return Outcome(rows, restored, replace)
