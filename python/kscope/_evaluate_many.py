@@ -280,8 +280,11 @@ class _Batch:
             self.startup_failures = 0
             worker.idle()
         elif kind == "failed":
-            raise BackendError(f"evaluate_many's measuring worker for GPU {worker.gpu} could not start: {body} "
-                               f"(its log: {worker.log_path})")
+            self.startup_failures += 1
+            if self.startup_failures >= _STARTUP_FAILURES:
+                raise BackendError(f"evaluate_many's measuring worker for GPU {worker.gpu} could not start: {body} "
+                                   f"(its log: {worker.log_path})")
+            self._replace(worker)
         elif kind == "compiled":
             candidate = worker.candidate
             self.compile_s[candidate.id] = worker.elapsed()

@@ -14,14 +14,16 @@ from typing import Any
 # The driver API's CU_LIMIT_PERSISTING_L2_CACHE_SIZE (cuda.h).
 _CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 0x06
 # Allocated memory a candidate may leave (cuBLAS workspaces for new streams, say) before the worker
-# is replaced; and free memory that may go missing outside torch's allocator.
+# is replaced; and free memory that may go missing outside torch's allocator while it has the GPU
+# (the GPU's free memory is every process's: other processes' contexts come and go).
 _ALLOCATED_SLACK = 256 << 20
 _FREE_SLACK_MIN, _FREE_SLACK_FRACTION = 1 << 30, 0.03
 
 
 class WorkerState:
-    """The state a fresh worker has (taken when it starts), and :meth:`restore`, which puts it back.
-    ``device`` is None where no GPU is used (the simulated backend, or no torch)."""
+    """The state a fresh worker has (taken when it starts), :meth:`begin` as a candidate gets the GPU,
+    and :meth:`restore`, which puts it back after it. ``device`` is None where no GPU is used (the
+    simulated backend, or no torch)."""
 
     def __init__(self, device: int | None) -> None:
         self._torch = sys.modules.get("torch") if device is not None else None
@@ -37,9 +39,14 @@ class WorkerState:
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         self._stream = torch.cuda.default_stream()
-        self._allocated = torch.cuda.memory_allocated()
-        self._free, self._total = torch.cuda.mem_get_info()
         self._driver = _driver()
+        self.begin()
+
+    def begin(self) -> None:
+        """The memory the next candidate will be judged against."""
+        if self._torch is not None:
+            self._allocated = self._torch.cuda.memory_allocated()
+            self._free, self._total = self._torch.cuda.mem_get_info()
 
     def restore(self) -> tuple[list[str], str | None, bool]:
         """(what was put back, why this worker must be replaced or None, whether its CUDA context is

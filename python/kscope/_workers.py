@@ -289,18 +289,22 @@ class _Guard:
 def _measure_loop(conn: Connection) -> None:
     from ._worker_state import WorkerState
 
-    try:
-        state = WorkerState(_device())
-    except Exception as e:  # noqa: BLE001 - said to the parent, which stops the batch with it
-        conn.send(("failed", _described(e)))
-        return
+    for wait_s in (1, 2, 4, 8, None):
+        try:
+            state = WorkerState(_device())
+            break
+        except Exception as e:  # noqa: BLE001 - said to the parent, which retries, then stops the batch with it
+            if wait_s is None or "out of memory" not in str(e):
+                conn.send(("failed", _described(e)))
+                return
+            time.sleep(wait_s)  # a candidate of another worker holds the GPU's memory for now
     conn.send(("ready", None))
     while True:
         kind, task = conn.recv()
         if kind == "exit":
             return
         guard = _Guard()
-        rows = _measure(conn, task, guard, "cpu" if state.device is None else "cuda")
+        rows = _measure(conn, task, guard, state)
         outcome = _finished(task, state, rows, guard)  # the candidate's modules and objects are gone by now
         conn.send(("done", outcome))
         if outcome.replace:
@@ -327,7 +331,7 @@ def _rows(task: Task, verdict: str, message: str) -> list[dict[str, Any]]:
             for i in range(len(task.candidate.problem.configs))]
 
 
-def _measure(conn: Connection, task: Task, guard: _Guard, device: str) -> list[dict[str, Any]]:
+def _measure(conn: Connection, task: Task, guard: _Guard, state: Any) -> list[dict[str, Any]]:
     """Loads the candidate, tells the parent, waits for the GPU, evaluates: its rows."""
     with _candidate_scope(task):
         try:
@@ -342,7 +346,8 @@ def _measure(conn: Connection, task: Task, guard: _Guard, device: str) -> list[d
         kind, _ = conn.recv()
         if kind == "exit":
             raise EOFError
-        return _evaluated(task, module, reference, guard, device)
+        state.begin()  # the GPU is this worker's from now on until it answers
+        return _evaluated(task, module, reference, guard, "cpu" if state.device is None else "cuda")
 
 
 def _evaluated(task: Task, module: Any, reference: Any, guard: _Guard, device: str) -> list[dict[str, Any]]:

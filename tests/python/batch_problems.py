@@ -343,3 +343,23 @@ def gpu_batch(root: Path, mix: list[tuple[str, str, int]]) -> dict[str, str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     return kinds
+
+
+def extensions_unbuildable() -> str | None:
+    """Why torch cannot build CUDA extensions here (load_inline needs ninja and the CUDA toolkit), or None."""
+    from torch.utils import cpp_extension
+
+    if not cpp_extension.is_ninja_available():
+        return "ninja is not installed (pip install ninja): torch builds no extension without it"
+    if cpp_extension.CUDA_HOME is None:
+        return "torch finds no CUDA toolkit (CUDA_HOME, nvcc on PATH)"
+    return None
+
+
+def buildable(mix: list[tuple[str, str, int]]) -> tuple[list[tuple[str, str, int]], str | None]:
+    """The mix with its CUDA-extension candidates made torch ones where extensions cannot be built,
+    and why."""
+    why = extensions_unbuildable()
+    if why is None:
+        return mix, None
+    return [(p, "torch" if k == "cuda" else k, n) for p, k, n in mix if k != "cuda_compile_error"], why
