@@ -184,7 +184,7 @@ class _Batch:
         self.total = len(candidates)
         self.to_compile = deque(c for c in candidates if c.id not in table.done)
         self.left = len(self.to_compile)
-        self.compiled: deque[tuple[_problems.Candidate, float]] = deque()
+        self.compiled: deque[_problems.Candidate] = deque()
         self.compile_s: dict[str, float] = {}
         self.load_s: dict[str, float] = {}
         self.holder: dict[str, Worker | None] = {g: None for g in gpus}
@@ -234,7 +234,8 @@ class _Batch:
                 timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
                 by_pipe = {w.conn: w for w in self.workers}
                 for pipe in wait(list(by_pipe), timeout=None if timeout is None else min(timeout, 5.0)):
-                    self._on_message(by_pipe[pipe])  # type: ignore[index]
+                    if by_pipe[pipe] in self.workers:  # type: ignore[index] # not replaced meanwhile
+                        self._on_message(by_pipe[pipe])  # type: ignore[index]
                 now = time.monotonic()
                 for late in [w for w in self.workers if w.deadline is not None and now > w.deadline]:
                     self._on_timeout(late)
@@ -251,7 +252,7 @@ class _Batch:
                 candidate = self.to_compile.popleft()
                 worker.send("compile", self._task(candidate), self.compile_timeout_s)
             elif worker.kind == "measure" and self.compiled:
-                candidate, _ = self.compiled.popleft()
+                candidate = self.compiled.popleft()
                 worker.send("load", self._task(candidate), self.timeout_s)
         for gpu, holder in self.holder.items():
             if holder is None:
@@ -289,7 +290,7 @@ class _Batch:
             candidate = worker.candidate
             self.compile_s[candidate.id] = worker.elapsed()
             if body["ok"]:
-                self.compiled.append((candidate, worker.elapsed()))
+                self.compiled.append(candidate)
             else:
                 self._record(candidate, [{"config": i, "Verdict": body["verdict"], "Reason": body["message"]}
                                          for i in range(len(candidate.problem.configs))], [], worker)

@@ -138,7 +138,7 @@ class Worker:
             how = f"killed by {signal.Signals(-code).name}"
         else:
             how = f"exited with status {code}"
-        said = last_words(self._log_since(self._log_offset))
+        said = last_words(log_since(self.log_path, self._log_offset))
         return f"the worker {how}" + (f": {said}" if said else "")
 
     def _log_size(self) -> int:
@@ -146,9 +146,6 @@ class Worker:
             return os.path.getsize(self.log_path)
         except OSError:
             return 0
-
-    def _log_since(self, offset: int) -> str:
-        return log_since(self.log_path, offset)
 
 
 def log_since(path: str, offset: int) -> str:
@@ -218,6 +215,17 @@ def _described(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
+def _build_error(e: BaseException, log: str) -> str:
+    """What a failed load says: the exception's first line, and the compiler's first error lines (from
+    the exception, where torch puts a failed build's output, or else from the log)."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    head = f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+    errors = [line for line in lines[1:] if "error" in line.lower()][:2]
+    said = "; ".join(errors) or (last_words(log) if not lines[1:] else "")
+    text = head + (f" ({said})" if said and said not in head else "")
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
 def _compile_loop(conn: Connection, log_path: str) -> None:
     from ._worker_state import WorkerState
 
@@ -247,9 +255,7 @@ def _compile(task: Task, log_path: str) -> dict[str, Any]:
         except SystemExit as e:
             return {"ok": False, "verdict": "crashed", "message": _described(e) + " while loading"}
         except BaseException as e:  # noqa: BLE001 - whatever a candidate raises as it loads
-            built = last_words(log_since(log_path, offset))
-            message = _described(e) + (f" ({built})" if built and built not in str(e) else "")
-            return {"ok": False, "verdict": "compile_failed", "message": message}
+            return {"ok": False, "verdict": "compile_failed", "message": _build_error(e, log_since(log_path, offset))}
         with contextlib.suppress(Exception):
             _problems.warm_triton(candidate, module, reference)
     return {"ok": True, "verdict": None, "message": ""}
@@ -341,7 +347,7 @@ def _measure(conn: Connection, task: Task, guard: _Guard, state: Any) -> list[di
         try:
             module = guard(_problems.load_module)(task.candidate.path, "kscope_problem_candidate")
         except BaseException as e:  # noqa: BLE001 - what the compile worker saw too, or worse
-            return _rows(task, "compile_failed", _described(e))
+            return _rows(task, "crashed" if guard.fatal else "compile_failed", guard.fatal or _build_error(e, ""))
         conn.send(("loaded", None))
         kind, _ = conn.recv()
         if kind == "exit":
