@@ -219,8 +219,8 @@ def _build_error(e: BaseException, log: str) -> str:
     """What a failed load says: the exception's first line, and the compiler's first error lines (from
     the exception, where torch puts a failed build's output, or else from the log)."""
     lines = [line.strip() for line in str(e).splitlines() if line.strip()]
-    head = f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
-    errors = [line for line in lines[1:] if "error" in line.lower()][:2]
+    head = f"{type(e).__name__}: {lines[0][:200]}" if lines else type(e).__name__  # a build's: its command line
+    errors = [line[:300] for line in lines[1:] if "error" in line.lower()][:2]
     said = "; ".join(errors) or (last_words(log) if not lines[1:] else "")
     text = head + (f" ({said})" if said and said not in head else "")
     return text if len(text) <= 600 else text[:597] + "..."

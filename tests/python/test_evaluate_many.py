@@ -261,3 +261,17 @@ def test_the_simulated_backend_measures_in_the_workers_each_on_its_own(tmp_path)
                                      verbosity="silent")
     assert sim.session_count == 0  # the workers measured, on simulated backends of their own
     assert list(table["Verdict"]) == ["faster"] and table["GPU"].iloc[0]
+
+
+def test_a_failed_build_is_said_in_a_line_with_the_compilers_first_error():
+    from kscope._workers import _build_error, last_words
+
+    command = "[1/3] /usr/local/cuda/bin/nvcc " + "-I/include " * 200
+    torch_says = RuntimeError(f"Error building extension 'add': {command}\nFAILED: cuda.cuda.o\n"
+                              "/tmp/add/cuda.cu(9): error: expected a \";\"\n1 error detected in the compilation\n"
+                              "ninja: build stopped: subcommand failed.")
+    said = _build_error(torch_says, "")
+    assert said.startswith("RuntimeError: Error building extension 'add': [1/3]") and len(said) < 700
+    assert 'cuda.cu(9): error: expected a ";"' in said
+    log = "Warning: something\nFatal Python error: Segmentation fault\n  File \"x.py\", line 3 in f\nother\n"
+    assert last_words(log) == "Fatal Python error: Segmentation fault"
