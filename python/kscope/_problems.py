@@ -133,7 +133,8 @@ def _problem_in(top: str, directory: str, files: list[str], gpumode_configs: str
                   and "ModelNew" not in _defined(os.path.join(directory, f))]
     if len(references) > 1:
         raise ConfigError(f"{directory} holds several KernelBench references ({', '.join(references)}): give each "
-                          f"problem a directory of its own, or name its reference reference.py")
+                          f"problem a directory of its own (its reference named reference.py where it has other "
+                          f"files), or give evaluate_many (reference file, candidate file) pairs")
     if not references:
         return None
     return _reference(directory, os.path.join(directory, references[0]), name, gpumode_configs)

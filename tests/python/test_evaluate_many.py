@@ -39,7 +39,7 @@ def kernelbench_batch(tmp_path_factory):
     root = tmp_path_factory.mktemp("kernelbench")
     batch_problems.kernelbench_problem(root / "problems", KERNELBENCH)
     with kscope.testing.simulated_backend():
-        table = kscope.evaluate_many(root / "problems", root / "out", timeout_s=4.0, workers_per_gpu=1,
+        table = kscope.evaluate_many(root / "problems", root / "out", timeout_s=8.0, workers_per_gpu=1,
                                      compile_workers=1, verbosity="silent")
     return table, root / "out"
 
@@ -58,7 +58,7 @@ def test_every_candidate_gets_its_verdict_and_the_crashes_their_message(kernelbe
     assert "Segmentation fault" in reason["scale/segfaults.py"]
     assert verdict["scale/exits.py"] == "crashed" and reason["scale/exits.py"] == "the candidate called sys.exit(3)"
     assert verdict["scale/killed.py"] == "crashed" and "killed by SIGKILL" in reason["scale/killed.py"]
-    assert verdict["scale/hangs.py"] == "timed_out" and "4 s to be measured" in reason["scale/hangs.py"]
+    assert verdict["scale/hangs.py"] == "timed_out" and "8 s to be measured" in reason["scale/hangs.py"]
     assert verdict["scale/syntax_error.py"] == "compile_failed" and "SyntaxError" in reason["scale/syntax_error.py"]
     assert verdict["scale/fails_to_build.py"] == "compile_failed"
     assert "nvcc exited with status 1" in reason["scale/fails_to_build.py"]
