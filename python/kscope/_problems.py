@@ -232,21 +232,23 @@ def problem_modules(problem: Problem, candidate_path: str) -> Iterator[None]:
     """The problem's directories first on sys.path, and the modules named as their files set aside
     (every GPU MODE problem has its own task.py, utils.py and reference.py); afterwards sys.path and
     those modules as they were, and the modules loaded from the problem's files forgotten."""
-    dirs = list(dict.fromkeys([*problem.paths, os.path.dirname(candidate_path)]))
+    dirs = list(dict.fromkeys(os.path.abspath(d) for d in [*problem.paths, os.path.dirname(candidate_path)]))
     names = {f[:-3] for d in dirs for f in _listing(d) if f.endswith(".py")}
     saved_path, before = list(sys.path), set(sys.modules)
-    set_aside = {n: sys.modules.pop(n) for n in names if n in sys.modules and not _ours(n)}
+    set_aside = {n: sys.modules.pop(n) for n in names
+                 if n in sys.modules and not _ours(n) and n not in sys.stdlib_module_names}
     sys.path[:0] = dirs
     try:
         yield
     finally:
         sys.path[:] = saved_path
-        prefixes = tuple(os.path.join(d, "") for d in dirs)
         for name, module in list(sys.modules.items()):
             if _ours(name) or (name in before and name not in set_aside):
                 continue
-            file = os.path.abspath(getattr(module, "__file__", None) or os.sep)
-            if name.startswith("kscope_problem_") or file.startswith(prefixes):
+            # The problem's own files: those in its directories themselves (a library installed
+            # somewhere below them, a venv say, stays loaded).
+            file = getattr(module, "__file__", None)
+            if name.startswith("kscope_problem_") or (file and os.path.dirname(os.path.abspath(file)) in dirs):
                 del sys.modules[name]
         sys.modules.update(set_aside)
 
