@@ -161,7 +161,7 @@ def last_words(text: str, limit: int = 600) -> str:
     """The lines of a log that say what went wrong: a fatal error's, an exception's and error lines,
     else the last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    keys = ("Fatal Python error", "Error", "error:", "CUDA error", "Exception", "Aborted", "Segmentation")
+    keys = ("Fatal Python error", "Error", "error:", "what():", "Exception", "Aborted", "Segmentation")
     said = [line for line in lines if any(k in line for k in keys) and not line.startswith("File ")]
     picked = list(dict.fromkeys(said))[-3:] if said else lines[-1:]
     text = "; ".join(picked)

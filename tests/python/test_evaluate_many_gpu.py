@@ -16,7 +16,10 @@ import kscope
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
-pytest.importorskip("yaml")
+try:
+    import yaml  # noqa: F401 - GPU MODE's task.yml
+except ImportError:
+    yaml = None
 
 TIMEOUT_S = 10.0
 MIX = [  # (problem, kind, count): each failure is followed by honest candidates in the same batch
@@ -94,7 +97,8 @@ GPUMODE_FILES = {
 def batch(tmp_path_factory):
     root = tmp_path_factory.mktemp("gpu-batch")
     kinds = batch_problems.gpu_batch(root / "problems", batch_problems.buildable(MIX)[0])
-    batch_problems.write(root / "problems", {name: textwrap.dedent(text) for name, text in GPUMODE_FILES.items()})
+    if yaml is not None:
+        batch_problems.write(root / "problems", {name: textwrap.dedent(text) for name, text in GPUMODE_FILES.items()})
     table = kscope.evaluate_many(root / "problems", root / "out", runs=10, timeout_s=TIMEOUT_S, verbosity="silent")
     return table, kinds, root / "out"
 
@@ -161,6 +165,8 @@ def test_triton_kernels_are_compiled_ahead_on_meta_tensors(batch):
 
 
 def test_a_gpumode_problem_runs_as_reference_kernels_writes_it(batch):
+    if yaml is None:
+        pytest.skip("GPU test: PyYAML is not installed (pip install pyyaml): GPU MODE's task.yml needs it")
     table, _, _ = batch
     submission = rows_of(table, "grayscale_py/submission.py")
     assert [json.loads(c) for c in submission["Config"]] == [{"size": 1024, "seed": 93246}, {"size": 4096, "seed": 8841}]
