@@ -1,6 +1,7 @@
 // kscope: the command line. `doctor` checks what will and will not work here; `metrics` lists the
 // counter backend's metrics (the same command as kscope-metrics); `compare` compares two saved
-// results (tools/compare_command.cpp); `merge` joins the shards of a sweep (tools/merge_command.cpp).
+// results (tools/compare_command.cpp); `merge` joins the shards of a sweep (tools/merge_command.cpp);
+// `evaluate` runs many candidates against their references (Python's, tools/python_command.cpp).
 // Each command parses its own arguments (CLI11); this program picks the command, and answers
 // --help and --version.
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "kscope/doctor.hpp"
 #include "merge_command.hpp"
 #include "metrics_command.hpp"
+#include "python_command.hpp"
 
 namespace {
 
@@ -75,6 +77,9 @@ const std::map<std::string, Command>& commands() {
       {"merge",
        {"the shards of a sweep as one result",
         [](const std::vector<std::string>& args) { return merge_command(args, std::cout, std::cerr); }}},
+      {"evaluate",
+       {"a directory of candidate kernels against their references, as one table (in Python)",
+        [](const std::vector<std::string>& args) { return python_command("evaluate", args); }}},
   };
   return all;
 }

@@ -13,6 +13,7 @@ from ._core import __version__, bottleneck_rule, sol_metrics
 from ._metrics import count_passes, describe_metric, list_metrics
 from ._compare import CompareWarning, compare, load, load_evaluation
 from ._evaluate import evaluate
+from ._evaluate_many import evaluate_many
 from ._evaluation import EvaluationResults
 from ._options import VerbosityLevel
 from ._results import ProfileResults
@@ -79,6 +80,7 @@ __all__ = [
     "energy_efficiency",
     "energy_metrics",
     "evaluate",
+    "evaluate_many",
     "exceptions",
     "experimental",
     "get_active_tool",

@@ -9,7 +9,9 @@
 
 Inside the block every profiled call, whatever its backend=, runs on the simulated backend; its
 rows say "test (simulated)" in the Backend column and its metric is test__kernel_duration.
-Outside the block nothing can reach it.
+Outside the block nothing can reach it. kscope.evaluate_many inside the block measures in its worker
+processes, each candidate on a simulated backend of its own, which the problems' code reaches with
+``kscope.testing.active()``.
 """
 
 from __future__ import annotations
