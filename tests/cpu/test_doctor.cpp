@@ -57,6 +57,10 @@ class FakeProbes final : public doctor::DoctorProbes {
     if (!skip_reason.empty()) c = {c.admin_only, c.root, false, skip_reason};
     return c;
   }
+  PcSamplingFacts pc_sampling(const std::string& skip_reason) override {
+    log("pc_sampling");
+    return skip_reason.empty() ? f_.pc_sampling : PcSamplingFacts{false, skip_reason};
+  }
   NcuFacts ncu() override { return log("ncu"), f_.ncu; }
 
  private:
