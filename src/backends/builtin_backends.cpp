@@ -124,6 +124,10 @@ void check_pcsampling(const Settings& s) {
       .assess = doctor::ncu_availability,
   });
   register_backend({
+      .name = std::string(Backend::simulated.name()),
+      .summary = "kscope/testing.hpp's simulated GPU for tests: kernels of given durations, nothing measured",
+  });
+  register_backend({
       .name = "pcsampling",
       .python_name = "pcsampling",
       .summary = "program-counter samples of each kernel (CUPTI PC sampling); kscope.analyze.lines gives them per "
@@ -134,10 +138,6 @@ void check_pcsampling(const Settings& s) {
       .make = KSCOPE_IF_CUDA([](const Settings& s) { return std::make_unique<PcSamplingBackend>(s); },
                              built_without_cuda),
       .assess = doctor::pcsampling_availability,
-  });
-  register_backend({
-      .name = std::string(Backend::simulated.name()),
-      .summary = "kscope/testing.hpp's simulated GPU for tests: kernels of given durations, nothing measured",
   });
   return true;
 }();

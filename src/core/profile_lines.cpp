@@ -45,8 +45,8 @@ void note_sampling_limits(SampledCode& code, const LineSampling& sampling) {
       const unsigned finer = k.period_log2 > 7 ? k.period_log2 - 3 : 5;
       note = "only " + std::to_string(k.samples) + " samples over " + std::to_string(k.launches) +
              " launches at a sample every 2^" + std::to_string(k.period_log2) +
-             " cycles: too coarse for this kernel's shares; sample more often (" + period_option() + " " +
-             detail::spell("= ", "=") + std::to_string(finer) + ") or raise " + detail::option("runs");
+             " cycles: too coarse for this kernel's shares; sample more often (" + period_option() +
+             detail::spell(" = ", "=") + std::to_string(finer) + ") or raise " + detail::option("runs");
     }
     if (k.dropped > 0) {
       note += std::string(note.empty() ? "" : "; ") + std::to_string(k.dropped) +
