@@ -20,18 +20,13 @@ namespace {
 
 using namespace detail::json_fields;
 
-std::uint64_t read_count(const Read& j, const std::string& where) {
-  if (!j.is_number_unsigned()) bad_value(where, "a non-negative integer", j);
-  return j.get<std::uint64_t>();
-}
-
 // A field of an unsigned integer type other than std::size_t.
 template <typename Row, typename Access>
 Field<Row> count_field(std::string key, Access access) {
   return {std::move(key), [access](const Row& r) { return Written(static_cast<std::uint64_t>(access(r))); },
           [access](Row& r, const Read& j, const std::string& w) {
             using T = std::remove_reference_t<decltype(access(r))>;
-            const std::uint64_t v = read_count(j, w);
+            const std::uint64_t v = read_unsigned(j, w);
             if (v > std::numeric_limits<T>::max()) bad_value(w, "a smaller integer", j);
             access(r) = static_cast<T>(v);
           }};
@@ -41,7 +36,7 @@ template <typename Row, typename Access>
 Field<Row> optional_count_field(std::string key, Access access) {
   return {std::move(key), [access](const Row& r) { return access(r) ? Written(*access(r)) : Written(); },
           [access](Row& r, const Read& j, const std::string& w) {
-            access(r) = j.is_null() ? std::nullopt : std::optional<std::uint64_t>(read_count(j, w));
+            access(r) = j.is_null() ? std::nullopt : std::optional<std::uint64_t>(read_unsigned(j, w));
           }};
 }
 
@@ -99,7 +94,7 @@ const std::vector<Field<SampledInstruction>>& instruction_fields() {
          i.stalls.clear();
          for (const Read& pair : j) {
            if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) bad_value(w, expected, pair);
-           i.stalls.emplace_back(pair[0].get<std::string>(), read_count(pair[1], w));
+           i.stalls.emplace_back(pair[0].get<std::string>(), read_unsigned(pair[1], w));
          }
        }},
       optional_count_field<SampledInstruction>("Executed", [](auto& i) -> auto& { return i.executed; }),
@@ -115,23 +110,6 @@ Written write_list(const std::vector<Row>& rows, const std::vector<Field<Row>>& 
   return list;
 }
 
-template <typename Row>
-std::vector<Row> read_rows(const Read& section, const char* key, const std::vector<Field<Row>>& fields,
-                           std::size_t configs, const std::string& where) {
-  const auto found = section.find(key);
-  if (found == section.end()) throw ConfigError(where + " has no \"" + key + "\"");
-  if (!found->is_array()) bad_value(where + " \"" + key + "\"", "a list", *found);
-  std::vector<Row> rows;
-  for (std::size_t i = 0; i < found->size(); ++i) {
-    const std::string at = where + " \"" + key + "\" " + std::to_string(i);
-    read_object((*found)[i], rows.emplace_back(), fields, at);
-    if (rows.back().config_index >= configs)
-      throw ConfigError(at + " \"Config\" is " + std::to_string(rows.back().config_index) + ", but the file lists " +
-                        std::to_string(configs) + " configs");
-  }
-  return rows;
-}
-
 std::string saved_by() { return detail::spell("LineResults::write_json", "LineResults.save"); }
 
 LineResults lines_from(const nlohmann::json& section, Results sweep, const std::string& file) {
@@ -139,8 +117,8 @@ LineResults lines_from(const nlohmann::json& section, Results sweep, const std::
   if (!section.is_object()) bad_value(where, "an object", section);
   SampledCode code;
   const std::size_t configs = sweep.configs().size();
-  code.kernels = read_rows(section, "kernels", kernel_fields(), configs, where);
-  code.instructions = read_rows(section, "instructions", instruction_fields(), configs, where);
+  code.kernels = read_config_rows(section, "kernels", kernel_fields(), configs, where);
+  code.instructions = read_config_rows(section, "instructions", instruction_fields(), configs, where);
   const auto sources = section.find("sources");
   if (sources == section.end() || !sources->is_object()) bad_value(where + " \"sources\"", "an object", section);
   for (const auto& [path, text] : sources->items()) {
