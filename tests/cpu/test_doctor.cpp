@@ -33,6 +33,7 @@ DoctorFacts healthy_h200() {
   f.nvml = {"", "580.159.04"};
   f.cupti = {"", "/usr/local/cuda/lib64/libcupti.so.13", 130001, "", ""};
   f.counters = {false, false, true, ""};
+  f.pc_sampling = {true, ""};
   f.ncu = {"/usr/local/cuda/bin/ncu", "2025.3.1.0", "", ""};
   return f;
 }
@@ -224,6 +225,35 @@ TEST(Doctor, CountersRestrictedToAdministrators) {
   EXPECT_TRUE(has(backend(r, Backend::ncu).reason, "needs the hardware counters"));
   EXPECT_TRUE(backend(r, Backend::cupti).available);
   EXPECT_EQ(backend(r, Backend::automatic).reason, "uses cupti (counters unavailable)");
+}
+
+TEST(Doctor, PcSamplingProbedWhereTheCountersAreReadable) {
+  const DoctorReport ok = diagnose(healthy_h200());
+  EXPECT_EQ(check(ok, "pc_sampling").status, CheckStatus::ok);
+  EXPECT_TRUE(backend(ok, Backend::named("pcsampling")).available);
+
+  DoctorFacts busy = healthy_h200();
+  busy.pc_sampling = {true, "cuptiPCSamplingEnable failed: CUPTI_ERROR_HARDWARE_BUSY (26). The GPU's performance "
+                            "monitor is reserved by another client: DCGM profiling (pause it with 'dcgmi profile "
+                            "--pause') ..."};
+  const DoctorReport r = diagnose(busy);
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_EQ(check(r, "pc_sampling").status, CheckStatus::error);
+  EXPECT_TRUE(has(check(r, "pc_sampling").details.at(0), "dcgmi profile --pause"));
+  EXPECT_FALSE(backend(r, Backend::named("pcsampling")).available);
+  EXPECT_TRUE(has(backend(r, Backend::named("pcsampling")).reason, "the PC sampling probe failed"));
+  EXPECT_TRUE(backend(r, Backend::counters).available);
+}
+
+TEST(Doctor, PcSamplingNotProbedWhereTheCountersAreRestricted) {
+  DoctorFacts f = healthy_h200();
+  f.counters = {true, false, true, "cuptiRangeProfilerEnable failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)"};
+  FakeProbes* probes = nullptr;
+  const DoctorReport r = diagnose(f, &probes);
+  EXPECT_EQ(check(r, "pc_sampling").status, CheckStatus::skipped);
+  EXPECT_TRUE(has(check(r, "pc_sampling").summary, "the hardware counters cannot be read"));
+  EXPECT_FALSE(backend(r, Backend::named("pcsampling")).available);
+  EXPECT_TRUE(has(backend(r, Backend::named("pcsampling")).reason, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"));
 }
 
 TEST(Doctor, RestrictedCountersAreReportedEvenWhenNotProbed) {

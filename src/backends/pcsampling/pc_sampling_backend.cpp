@@ -45,7 +45,7 @@ std::vector<MetricSpec> PcSamplingBackend::metrics() const {
 
 SessionInfo PcSamplingBackend::describe() const {
   SessionInfo info = device_.describe(Backend::named("pcsampling"));
-  info.replay_passes = sampling_.sass_metrics ? 2 : 1;
+  info.replay_passes = sass_ ? 2 : 1;  // described after begin_session: the SASS metrics pass where it can run
   return info;
 }
 
