@@ -262,7 +262,8 @@ def _draw_top_lines(df, parameters, top, width, height):
         ax.invert_yaxis()
         ax.set_xlabel("% of the kernel's samples")
         ax.set_title(_title(key, parameters), fontsize=9)
-    if groups:
-        fig.legend(loc="upper right", fontsize=7, title="stall reason", title_fontsize=7)
-    fig.tight_layout()
+    if groups:  # below the panels, where it hides no bar
+        fig.legend(loc="lower center", ncol=min(4, len(shown_in_legend)), fontsize=7, title="stall reason",
+                   title_fontsize=7)
+    fig.tight_layout(rect=(0, 0.04 + 0.03 * math.ceil(len(shown_in_legend) / 4) / panels, 1, 1))
     return fig

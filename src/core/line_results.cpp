@@ -126,7 +126,7 @@ std::optional<double> thread_efficiency_pct(const SourceLine& line) {
 }
 
 std::string location_text(const SourceLine& line) {
-  if (line.at.line == 0) return line.at.function + "+" + hex(line.pc_offset) + " (no line information)";
+  if (line.at.line == 0) return line.at.function + "+" + hex(line.pc_offset);
   return base_name(line.at.file) + ":" + std::to_string(line.at.line);
 }
 
@@ -258,7 +258,7 @@ std::string LineResults::listing(std::size_t top) const {
         if (k.annotation == line.annotation && k.config_index == line.config_index && k.kernel == line.kernel &&
             !k.note.empty())
           out << "\n  note: " << k.note;
-      out << "\n   share  line                    stall (share of the line)       source";
+      out << "\n   share  line                      stall (share of the line)       source";
       shown = 0;
     }
     previous = &line;
@@ -266,12 +266,13 @@ std::string LineResults::listing(std::size_t top) const {
     const auto& [reason, samples] = line.stalls.front();
     std::ostringstream stall;
     stall << reason << " (" << std::fixed << std::setprecision(0) << detail::share_pct(samples, line.samples) << "%)";
-    std::string text = texts.at(line.at.file, line.at.line);
+    std::string text = line.at.line ? texts.at(line.at.file, line.at.line) : "(no line information)";
     text.erase(0, text.find_first_not_of(" \t"));
+    std::string where = detail::location_text(line);
+    if (where.size() > 24) where = where.substr(0, 11) + "..." + where.substr(where.size() - 10);  // its offset kept
     out << "\n  " << std::fixed << std::setprecision(1) << std::setw(5)
-        << detail::share_pct(line.samples, line.kernel_samples) << "%  " << std::left << std::setw(22)
-        << detail::cut(detail::location_text(line), 22) << "  " << std::setw(30) << stall.str() << "  "
-        << std::right << detail::cut(detail::printable(text), 60);
+        << detail::share_pct(line.samples, line.kernel_samples) << "%  " << std::left << std::setw(24) << where << "  "
+        << std::setw(30) << stall.str() << "  " << std::right << detail::printable(text.substr(0, 80));
   }
   return out.str();
 }
