@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -110,7 +111,14 @@ void CubinStore::add(const void* cubin, std::size_t size) {
   if (cubin == nullptr || size == 0) return;
   const std::uint64_t crc = cubin_crc(cubin, size);
   std::lock_guard lock(mutex_);
-  if (!cubins_.contains(crc)) cubins_[crc].bytes.assign(static_cast<const char*>(cubin), size);
+  Cubin& kept = cubins_[crc];
+  if (kept.bytes.empty()) kept.bytes.assign(static_cast<const char*>(cubin), size);
+  kept.loaded = true;
+}
+
+const CubinLines& CubinStore::Cubin::line_table() {
+  if (!lines) lines = std::make_unique<CubinLines>(bytes);
+  return *lines;
 }
 
 void CubinStore::scan_directories() {
@@ -140,27 +148,32 @@ void CubinStore::scan_directories() {
   }
 }
 
-CubinStore::Cubin* CubinStore::find(std::uint64_t crc) {
+CubinStore::Cubin* CubinStore::find(std::uint64_t crc, const std::string& function) {
   auto found = cubins_.find(crc);
   if (found == cubins_.end() && !scanned_) {
     scan_directories();
     found = cubins_.find(crc);
   }
-  return found == cubins_.end() ? nullptr : &found->second;
+  if (found != cubins_.end()) return &found->second;
+  for (auto& [other, cubin] : cubins_) {
+    if (!cubin.loaded) continue;
+    const std::vector<std::string> functions = cubin.line_table().functions();
+    if (std::find(functions.begin(), functions.end(), function) != functions.end()) return &cubin;
+  }
+  return nullptr;
 }
 
 std::vector<SourceLocation> CubinStore::source(std::uint64_t crc, const std::string& function, std::uint64_t pc,
                                                std::string& why) {
   std::lock_guard lock(mutex_);
-  Cubin* cubin = find(crc);
+  Cubin* cubin = find(crc, function);
   if (cubin == nullptr) {
     why = "its module was loaded before kscope started listening and its cubin is in neither KSCOPE_CUBIN_PATH nor "
           "Triton's cache: samples are by function and offset. Sample before the kernel's first launch, or give its "
           "cubin (nvcc -cubin, cuobjdump -xelf all) in KSCOPE_CUBIN_PATH";
     return {};
   }
-  if (!cubin->lines) cubin->lines = std::make_unique<CubinLines>(cubin->bytes);
-  if (!cubin->lines->problem().empty()) {
+  if (!cubin->line_table().problem().empty()) {
     why = "the inlined-call chains are unknown (" + cubin->lines->problem() + "): lines are CUPTI's innermost ones";
     return cupti_line(cubin->bytes, function, pc);
   }
@@ -172,7 +185,7 @@ std::vector<SourceLocation> CubinStore::source(std::uint64_t crc, const std::str
 
 std::string CubinStore::sass(std::uint64_t crc, const std::string& function, std::uint64_t pc, std::string& why) {
   std::lock_guard lock(mutex_);
-  Cubin* cubin = find(crc);
+  Cubin* cubin = find(crc, function);
   if (cubin == nullptr) return "";
   if (!cubin->sass) {
     cubin->sass = disassemble(cubin->bytes, why);

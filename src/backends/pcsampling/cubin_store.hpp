@@ -33,10 +33,14 @@ class CubinStore {
  private:
   struct Cubin {
     std::string bytes;
+    bool loaded = false;  // from a module load (else found in a directory)
     std::unique_ptr<CubinLines> lines;  // read when first asked for
     std::optional<SassListing> sass;
+    const CubinLines& line_table();
   };
-  Cubin* find(std::uint64_t crc);  // with mutex_ held; scans the cubin directories once on a miss
+  // With mutex_ held: the cubin of that CRC (the cubin directories scanned once on a miss), else the
+  // loaded cubin whose line table has `function` (should CUPTI's CRC of a record differ from ours).
+  Cubin* find(std::uint64_t crc, const std::string& function);
   void scan_directories();
 
   std::mutex mutex_;
