@@ -363,11 +363,13 @@ TEST(Doctor, JsonReportCarriesVerdictsAndFacts) {
   const nlohmann::json doc = nlohmann::json::parse(to_json(diagnose(healthy_h200())));
   EXPECT_EQ(doc["exit_code"], 0);
   EXPECT_EQ(doc["verdict"], "every backend works here");
-  EXPECT_EQ(doc["checks"].size(), 11u);
+  EXPECT_EQ(doc["checks"].size(), 12u);
   EXPECT_EQ(doc["checks"][0]["id"], "driver");
   EXPECT_EQ(doc["checks"][0]["status"], "ok");
-  EXPECT_EQ(doc["backends"].size(), 5u);
+  EXPECT_EQ(doc["backends"].size(), 6u);
   EXPECT_EQ(doc["backends"][4]["backend"], "ncu");
+  EXPECT_EQ(doc["backends"][5]["backend"], "pcsampling");
+  EXPECT_EQ(doc["facts"]["pc_sampling"]["probed"], true);
   EXPECT_EQ(doc["backends"][4]["available"], true);
   EXPECT_EQ(doc["facts"]["devices"][0]["sm_count"], 132);
   EXPECT_EQ(doc["facts"]["devices"][0]["compute_capability"], "9.0");
