@@ -55,6 +55,11 @@ TEST(CubinLines, EveryFunctionOfTheCubinAndNothingForOthers) {
   EXPECT_EQ(lines.functions(), (std::vector<std::string>{"_Z10sync_heavyPfi", kChase}));
   EXPECT_EQ(lines.at("_Z10sync_heavyPfi", 0x0).at(0).line, 18u);
   EXPECT_TRUE(lines.at("no_such_kernel", 0x10).empty());
+  // Past a function's code: no line (CUPTI's correlation would name the next function's).
+  const std::uint64_t size = lines.code_size(kChase);
+  EXPECT_GT(size, 0x160u);
+  EXPECT_FALSE(lines.at(kChase, size - 16).empty());
+  EXPECT_TRUE(lines.at(kChase, size).empty());
 }
 
 TEST(CubinLines, NotACubinOrCutShortHasNoLinesAndSaysWhy) {

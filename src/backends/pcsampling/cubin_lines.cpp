@@ -232,6 +232,7 @@ void CubinLines::parse(std::string_view elf) {
         std::vector<Row>& kept = sequences_[function];
         kept.insert(kept.end(), rows.begin(), rows.end());
         unit_of_[function] = files_.size() - 1;
+        end_of_[function] = std::max(end_of_[function], state.address);
       }
       rows.clear();
       function.clear();
@@ -302,6 +303,7 @@ std::vector<SourceLocation> CubinLines::at(const std::string& function, std::uin
   const auto found = sequences_.find(function);
   if (found == sequences_.end()) return {};
   const std::vector<Row>& rows = found->second;
+  if (pc_offset >= code_size(function)) return {};  // past the function's code
   const std::size_t unit = unit_of_.at(function);
   // The last row at or before the instruction (rows of one address: the last one holds).
   std::size_t row = rows.size();
@@ -318,6 +320,11 @@ std::vector<SourceLocation> CubinLines::at(const std::string& function, std::uin
     row = r.context - 1;
   }
   return frames;
+}
+
+std::uint64_t CubinLines::code_size(const std::string& function) const {
+  const auto found = end_of_.find(function);
+  return found == end_of_.end() ? 0 : found->second;
 }
 
 std::vector<std::string> CubinLines::functions() const {

@@ -28,6 +28,8 @@ class CubinLines {
   // without line information for that instruction. `function`: the symbol (mangled) name.
   std::vector<SourceLocation> at(const std::string& function, std::uint64_t pc_offset) const;
 
+  // The bytes of `function`'s code its line table covers (0 for a function it does not have).
+  std::uint64_t code_size(const std::string& function) const;
   bool empty() const { return sequences_.empty(); }       // no line information at all
   const std::string& problem() const { return problem_; }  // why the line table could not be read; empty if it could
   std::vector<std::string> functions() const;              // the functions with line information
@@ -45,6 +47,7 @@ class CubinLines {
 
   std::map<std::string, std::vector<Row>> sequences_;  // by function symbol, rows in program order
   std::map<std::string, std::size_t> unit_of_;         // the line-program unit of each function
+  std::map<std::string, std::uint64_t> end_of_;        // where each function's sequence ends
   std::vector<std::vector<std::string>> files_;        // per unit: the file table, paths joined with directories
   std::string problem_;
 };
