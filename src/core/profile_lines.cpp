@@ -2,7 +2,10 @@
 // into the LineResults' tables; what the samples cannot tell (too few, dropped) said per kernel.
 #include <functional>
 
+#include <algorithm>
+
 #include "base/file_access.hpp"
+#include "core/attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "kscope/backend_registry.hpp"
@@ -60,6 +63,15 @@ void note_sampling_limits(SampledCode& code, const LineSampling& sampling) {
   }
 }
 
+// The kernels Settings::ignore_kernel_list leaves out of the sweep's table leave the line tables too.
+void drop_ignored(SampledCode& code, const std::vector<std::string>& ignored) {
+  const auto is_ignored = [&](const std::string& kernel) {
+    return std::any_of(ignored.begin(), ignored.end(), [&](const std::string& p) { return detail::kernel_matches(kernel, p); });
+  };
+  std::erase_if(code.instructions, [&](const SampledInstruction& in) { return is_ignored(in.kernel); });
+  std::erase_if(code.kernels, [&](const SampledKernel& k) { return is_ignored(k.kernel); });
+}
+
 // The text of each file the line rows name, read as it is now (the sampler gives those it holds
 // itself); a file that cannot be read leaves its rows without text.
 void read_sources(SampledCode& code) {
@@ -110,6 +122,7 @@ LineResults profile_lines_with_backend(const Sweep& sweep, const Settings& setti
   }
   SampledCode code = sampler->take_samples();
   detail::LogScope log(settings.verbosity);
+  drop_ignored(code, settings.ignore_kernel_list);
   note_sampling_limits(code, sampling);
   read_sources(code);
   return LineResults(std::move(sweep_results), std::move(code));

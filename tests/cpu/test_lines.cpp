@@ -272,6 +272,24 @@ TEST(Lines, ComparedLineByLine) {
   EXPECT_EQ(text(at(t, 0, "DominantStall")), "long_scoreboard");
 }
 
+TEST(Lines, IgnoredKernelsLeaveTheLineTablesToo) {
+  Sampled s;
+  kscope::Settings settings = kscope_test::quiet(2);
+  settings.ignore_kernel_list = {"warmup_copy"};
+  const LineResults r = kscope::profile_lines_with_backend(
+      kscope::Sweep(), settings,
+      [&](const kscope::Config&) {
+        kscope::Annotation a("chase");
+        s.sim.launch("warmup_copy", 10'000);
+        s.sim.launch("chase", 50'000);
+      },
+      s.sim);
+  ASSERT_EQ(r.code().kernels.size(), 1u);
+  EXPECT_EQ(r.code().kernels[0].kernel, "chase");
+  for (const auto& in : r.code().instructions) EXPECT_EQ(in.kernel, "chase");
+  EXPECT_EQ(r.sweep().rows().at(0).kernel, "chase");
+}
+
 TEST(Lines, RefusedWithTheFix) {
   Sampled s;
   LineSampling bad;
