@@ -235,15 +235,12 @@ std::string LineResults::listing(std::size_t top) const {
   std::ostringstream out;
   const std::vector<SourceLine> lines = detail::source_lines(code_);
   detail::SourceLines texts(code_.sources);
-  if (lines.empty()) {
-    out << "kscope lines: no samples";
-    for (const auto& k : code_.kernels)
-      if (!k.note.empty()) out << "\n  " << k.kernel << ": " << k.note;
-    return out.str();
-  }
   const SessionInfo& s = sweep_.session();
   out << "kscope lines: " << s.gpu << " | backend " << to_string(s.backend);
   for (const auto& note : code_.notes) out << "\n  note: " << note;
+  // Kernels that ran without a sample: named, with why, where their lines would be.
+  for (const auto& k : code_.kernels)
+    if (k.samples == 0) out << "\n\n" << k.annotation << "  " << k.kernel << "  (no samples)\n  note: " << k.note;
   std::size_t shown = 0;
   const SourceLine* previous = nullptr;
   for (const SourceLine& line : lines) {
