@@ -62,7 +62,7 @@ for kernel in chase fma barrier; do
   timeout 120 "$LINES_COST" lines "$kernel" "$OUT/kscope_$kernel.csv" > "$OUT/kscope_$kernel.log" 2>&1
   kscope_s=$((SECONDS - start))
   start=$SECONDS
-  timeout 180 "$NCU" --clock-control none --section SourceCounters -k "regex:$kernel" -c 1 -f \
+  timeout 180 "$NCU" --clock-control none --section SourceCounters -k "regex:$kernel" -c 5 -f \
     -o "$OUT/ncu_$kernel" "$LINES_COST" plain "$kernel" > "$OUT/ncu_$kernel.log" 2>&1
   ncu_s=$((SECONDS - start))
   "$NCU" -i "$OUT/ncu_$kernel.ncu-rep" --page source --csv --print-source sass > "$OUT/ncu_$kernel.csv" 2>> "$OUT/ncu_$kernel.log"
