@@ -2,6 +2,7 @@
 // counter backend's metrics (the same command as kscope-metrics); `compare` compares two saved
 // results (tools/compare_command.cpp); `merge` joins the shards of a sweep (tools/merge_command.cpp);
 // `evaluate` runs many candidates against their references (Python's, tools/python_command.cpp).
+// `lines` prints a saved line sampling (tools/lines_command.cpp).
 // Each command parses its own arguments (CLI11); this program picks the command, and answers
 // --help and --version.
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "command_line.hpp"
 #include "compare_command.hpp"
 #include "kscope/doctor.hpp"
+#include "lines_command.hpp"
 #include "merge_command.hpp"
 #include "metrics_command.hpp"
 #include "python_command.hpp"
@@ -30,11 +32,12 @@ const char* const kDoctorDescription =
     "not: NVIDIA driver and CUDA versions, the GPUs (name, SMs, L2, rated clocks, UUID), CUPTI (loads,\n"
     "version, owned by another profiler?), hardware-counter permission (RmProfilingAdminOnly and a\n"
     "one-metric range-profiler probe), NVML and clock-lock permission (read, never tried), the Nsight\n"
-    "Compute CLI (ncu) and its version, and whether CUDA was already initialised in this process.";
+    "Compute CLI (ncu) and its version, PC-sampling permission (a sampling probe), and whether CUDA was\n"
+    "already initialised in this process.";
 
 const char* const kDoctorFooter =
     "Exit status:\n"
-    "  0   every backend (cupti, events, counters, automatic, ncu) works here\n"
+    "  0   every backend (cupti, events, counters, automatic, ncu, pcsampling) works here\n"
     "  1   some backends are unavailable; the report says which and why\n"
     "  2   nothing can measure: no NVIDIA driver, no GPU, or a driver too old for kscope's CUDA\n"
     "  64  bad command line\n"
@@ -80,6 +83,9 @@ const std::map<std::string, Command>& commands() {
       {"evaluate",
        {"a directory of candidate kernels against their references, as one table (in Python)",
         [](const std::vector<std::string>& args) { return python_command("evaluate", args); }}},
+      {"lines",
+       {"which line is slow: a saved line sampling's listing, or two compared",
+        [](const std::vector<std::string>& args) { return lines_command(args, std::cout, std::cerr); }}},
   };
   return all;
 }

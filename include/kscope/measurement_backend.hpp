@@ -33,6 +33,8 @@
 
 namespace kscope {
 
+class PcSampler;  // kscope/lines.hpp
+
 // A metric a backend measures: the Metric and Unit columns, and a line saying what it is.
 struct MetricSpec {
   std::string name;         // the Metric column
@@ -178,6 +180,8 @@ class MeasurementBackend {
   virtual DeviceControl* device_control() { return nullptr; }
   // What evaluate() needs; nullptr for a backend that cannot see every stream's work.
   virtual CallObserver* call_observer() { return nullptr; }
+  // What profile_lines() needs: program-counter sampling; nullptr for a backend that cannot sample.
+  virtual PcSampler* pc_sampler() { return nullptr; }
 
   // Opens the session before the first run (throws BackendError when nothing can measure here).
   virtual void begin_session(const Settings& settings) = 0;

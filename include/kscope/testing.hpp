@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "kscope/lines.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/simulated_noise.hpp"
 
@@ -142,6 +143,33 @@ class SimulatedCalls final : public CallObserver {
   std::vector<std::uint64_t> started_;  // the checksums started since the last finish
 };
 
+// One SASS instruction of a simulated kernel: what PC sampling finds there (SimulatedBackend::set_code).
+struct SimulatedInstruction {
+  std::uint64_t pc_offset = 0;  // from its function's start, in bytes
+  std::string sass;             // its text ("LDG.E R2, desc[UR4][R2.64]")
+  // Where its code was written, innermost first (SampledInstruction::source); empty: no line information.
+  std::vector<SourceLocation> source;
+  // Each stall reason's weight: the kernel's samples are shared out over its instructions' reasons in
+  // proportion to these.
+  std::vector<std::pair<std::string, double>> stalls;
+  std::string function;  // a device function not inlined; empty: the kernel's own code
+  std::uint64_t executed = 0;         // SASS metrics: warp instructions per launch
+  std::uint64_t thread_executed = 0;  // and the threads that executed them
+};
+
+// The simulated backend's PcSampler: a launched kernel of duration d gets d * SM clock * SMs / 2^period
+// samples, shared out over its code's instructions and reasons (largest remainders, so the counts are
+// exact), in the recorded runs' regions of the first pass.
+class SimulatedPcSampler final : public PcSampler {
+ public:
+  explicit SimulatedPcSampler(class SimulatedBackend& backend) : backend_(backend) {}  // samples this backend's launches
+  void sample_pcs(const LineSampling& sampling) override;
+  SampledCode take_samples() override;
+
+ private:
+  class SimulatedBackend& backend_;
+};
+
 // A backend that measures nothing: its "kernels" are launch() calls of known durations on a
 // simulated GPU clock, with the noise, clocks, power, passes and failures a test sets. Give it to
 // profile_with_backend() to test a sweep without a GPU; its rows say "test (simulated)".
@@ -184,6 +212,18 @@ class SimulatedBackend final : public MeasurementBackend {
   // launching while the caller waits; an empty function for none.
   void during_synchronize(std::function<void()> fn) { during_synchronize_ = std::move(fn); }
 
+  // PC sampling (profile_lines_with_backend): the code a kernel's samples land on; a kernel without
+  // code gets its samples on one instruction without line information, as a library kernel would.
+  void set_code(const std::string& kernel_name, std::vector<SimulatedInstruction> code);
+  // The text of a source file, as sampling reads it for the line rows (else the file on disk).
+  void set_source_text(const std::string& file, std::string text);
+  // Each sampled launch loses this many samples in the hardware (a full buffer).
+  void set_dropped_samples(std::uint64_t per_launch) { dropped_per_launch_ = per_launch; }
+  // Makes sample_pcs throw BackendError(message), as a GPU without profiling permission.
+  void deny_sampling(std::string message) { sampling_denied_ = std::move(message); }
+  // Whether the simulated GPU counts executed instructions (SASS metrics); true by default.
+  void set_sass_metrics_supported(bool supported) { sass_metrics_supported_ = supported; }
+
   FakeDevice& device() { return device_; }  // its clocks, thermal margins and energy counter
   // Clock readings returned in turn around the runs (FakeDevice::set_clock_readings).
   void set_clock_readings(std::vector<ClockReading> readings) { device_.set_clock_readings(std::move(readings)); }
@@ -210,6 +250,7 @@ class SimulatedBackend final : public MeasurementBackend {
   SessionInfo describe() const override;
   DeviceControl* device_control() override { return &device_; }
   CallObserver* call_observer() override { return &calls_; }
+  PcSampler* pc_sampler() override { return &pc_sampler_; }
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
   std::size_t max_batch_runs() const override { return max_batch_runs_; }
@@ -227,6 +268,7 @@ class SimulatedBackend final : public MeasurementBackend {
 
  private:
   friend class SimulatedCalls;
+  friend class SimulatedPcSampler;
   struct Launch {
     std::ptrdiff_t region;  // -1 outside any region
     std::string name;
@@ -257,6 +299,19 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t persisting_l2_bytes_ = 0;
   std::size_t persisting_resets_ = 0;
   SimulatedCalls calls_{*this};
+  SimulatedPcSampler pc_sampler_{*this};
+  // Line sampling: what the open region is, and what was sampled so far.
+  void sample_launch(const std::string& kernel_name, double duration_ns);  // with mutex_ held
+  std::optional<LineSampling> sampling_;
+  std::string sampling_denied_;
+  bool sass_metrics_supported_ = true;
+  std::uint64_t dropped_per_launch_ = 0;
+  std::map<std::string, std::vector<SimulatedInstruction>> code_;
+  std::map<std::string, std::string> source_texts_;
+  std::string region_name_;
+  std::size_t region_config_ = 0;
+  bool region_sampled_ = false;  // a recorded run's region in its first pass
+  SampledCode sampled_;
   std::function<void()> during_synchronize_;
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;

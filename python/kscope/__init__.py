@@ -17,6 +17,7 @@ from ._evaluate_many import evaluate_many
 from ._evaluation import EvaluationResults
 from ._options import VerbosityLevel
 from ._results import ProfileResults
+from ._lines import LineResults, load_lines, stall_reasons
 from ._shard import MergeWarning, merge
 from ._tune import RaceResults, tune
 from ._doctor import doctor
@@ -55,6 +56,7 @@ __all__ = [
     "InfoCollector",
     "InternalError",
     "KernelCountError",
+    "LineResults",
     "MergeWarning",
     "ProfileResults",
     "ProfilerException",
@@ -88,10 +90,12 @@ __all__ = [
     "list_metrics",
     "load",
     "load_evaluation",
+    "load_lines",
     "merge",
     "row_panel",
     "sol_metrics",
     "speed_of_light",
+    "stall_reasons",
     "testing",
     "tools",
     "tune",

@@ -92,6 +92,7 @@ ordered_json facts_json(const DoctorFacts& f) {
             {"root", f.counters.root},
             {"probed", f.counters.probed},
             {"problem", f.counters.problem}}},
+          {"pc_sampling", {{"probed", f.pc_sampling.probed}, {"problem", f.pc_sampling.problem}}},
           {"ncu",
            {{"path", f.ncu.path},
             {"version", f.ncu.version},

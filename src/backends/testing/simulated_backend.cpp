@@ -135,6 +135,7 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
   std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
   if (noise_) duration_ns = noise_->launch(kernel_name, duration_ns, gap_ns);
+  sample_launch(kernel_name, duration_ns);
   const std::uintptr_t key = streams_->key_of(stream);
   // As from CUPTI's launch callback: the default streams follow the legacy one by definition.
   if (key != 0 && stream != kPerThreadStream) streams_->join.before_call(key);
@@ -228,12 +229,16 @@ void SimulatedBackend::region_begin(const RegionContext& region) {
   std::lock_guard lock(mutex_);
   current_region_ = static_cast<std::ptrdiff_t>(region.index);
   returned_ = false;
+  region_name_ = region.name;
+  region_config_ = region.run.config;
+  region_sampled_ = region.run.recorded && region.run.pass == 1;
 }
 
 void SimulatedBackend::region_end(const RegionContext&) {
   std::lock_guard lock(mutex_);
   current_region_ = -1;
   returned_ = false;
+  region_sampled_ = false;
   if (!region_end_failure_.empty()) throw BackendError(std::exchange(region_end_failure_, ""));
 }
 
