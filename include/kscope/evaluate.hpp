@@ -95,12 +95,15 @@ struct Contest {
 double default_rtol(DType dtype);
 
 // How the outputs are judged and the speedup decided. An output element passes when
-// |candidate - reference| <= atol + rtol * |reference| (NaN matching NaN, an infinity the same
-// infinity); the shapes, dtypes and number of outputs must be the reference's.
+// |candidate - reference| <= atol + rtol * |reference| (NaN matching NaN; an infinity or the
+// dtype's largest finite magnitude, a mask's fill, only the same value); the shapes, dtypes and
+// number of outputs must be the reference's.
 struct EvaluateOptions {
   std::optional<double> rtol;  // every output; default_rtol(its dtype) when unset
-  // Every output; when unset, rtol times the reference output's root mean square, so that elements
-  // near zero are judged at the output's own scale rather than by an absolute number.
+  // Every output; when unset, rtol times the reference output's typical magnitude (the median
+  // magnitude of its finite, nonzero elements other than the extremes), so that elements near zero
+  // are judged at the output's own scale rather than by an absolute number, and neither masked
+  // elements, nor padding, nor a few large elements change that scale.
   std::optional<double> atol;
   // A speedup whose whole interval lies beyond 1 + threshold_pct/100 (or below its inverse) is
   // faster (slower); anything else is same.

@@ -234,7 +234,7 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
     if (options_.atol) tolerances.back().atol = *options_.atol;
   }
   if (!options_.atol && !theirs.empty()) {
-    const std::vector<double> scales = checks_.root_mean_squares(theirs);  // atol's default: rtol times the scale
+    const std::vector<double> scales = checks_.typical_magnitudes(theirs);  // atol's default: rtol times the scale
     for (std::size_t k = 0; k < scales.size(); ++k) tolerances[k].atol = tolerances[k].rtol * scales[k];
   }
   const std::vector<TensorComparison> results = checks_.compare(mine, theirs, tolerances);

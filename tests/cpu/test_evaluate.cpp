@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -152,6 +153,53 @@ TEST(Evaluate, LowerPrecisionIsOutsideFloat32sDefaultTolerance) {
   const kscope::EvaluationRow row = f.run().rows()[0];
   EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect) << row.reason;
   EXPECT_GT(row.max_rel_error, kscope::default_rtol(kscope::DType::f32));
+}
+
+// Reference outputs whose scale a few elements would set: a mask's fill (the dtype's extreme, -inf or
+// -1e9 in every fourth element), zeros of padding in three of four, and one element in sixteen a
+// million times larger than the rest. The honest candidate computes the same; the wrong one computes
+// the same special elements and 1.5 times every other one. A tolerance derived from the root mean
+// square of such an output was ~1e34 (the audit's `faster`, Correct, MaxRelError 2.2e-38).
+TEST(Evaluate, AMaskPaddingOrAFewLargeElementsNeverBlindTheTolerance) {
+  struct Output {
+    const char* what;
+    bool (*special)(std::size_t i);
+    float (*value)(float x);  // a special element's value, from the input
+  };
+  const Output outputs[] = {
+      {"finfo(float32).min in every fourth element", [](std::size_t i) { return i % 4 == 0; },
+       [](float) { return std::numeric_limits<float>::lowest(); }},
+      {"-inf in every fourth element", [](std::size_t i) { return i % 4 == 0; },
+       [](float) { return -std::numeric_limits<float>::infinity(); }},
+      {"-1e9 in every fourth element", [](std::size_t i) { return i % 4 == 0; }, [](float) { return -1e9f; }},
+      {"zeros of padding in three elements of four", [](std::size_t i) { return i % 4 != 0; },
+       [](float) { return 0.0f; }},
+      {"one element in sixteen a million times larger", [](std::size_t i) { return i % 16 == 0; },
+       [](float x) { return 1e6f * x; }},
+  };
+  for (const Output& output : outputs) {
+    SCOPED_TRACE(output.what);
+    const auto computed = [&](const Tensors& in, SimulatedBackend& sim, const char* kernel, double ns, float factor) {
+      Tensors out = doubled(in, sim, kernel, ns);
+      std::vector<float>& y = buffer_of(out);
+      const std::vector<float>& x = buffer_of(in);
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = output.special(i) ? output.value(x[i]) : factor * y[i];
+      return out;
+    };
+    Fixture honest;
+    honest.contest.reference = [&](const Tensors& in) { return computed(in, honest.sim, "reference_kernel", 1000, 1); };
+    honest.contest.candidate = [&](const Tensors& in) { return computed(in, honest.sim, "candidate_kernel", 500, 1); };
+    const kscope::EvaluationRow right = honest.run().rows()[0];
+    EXPECT_EQ(right.verdict, EvaluationVerdict::faster) << right.reason;
+
+    Fixture wrong;
+    wrong.contest.reference = [&](const Tensors& in) { return computed(in, wrong.sim, "reference_kernel", 1000, 1); };
+    wrong.contest.candidate = [&](const Tensors& in) { return computed(in, wrong.sim, "candidate_kernel", 500, 1.5f); };
+    const kscope::EvaluationRow row = wrong.run().rows()[0];
+    EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect) << row.reason;
+    EXPECT_FALSE(row.correct);
+    EXPECT_GT(row.max_rel_error, 0.3) << row.reason;
+  }
 }
 
 TEST(Evaluate, ToleranceOptionsWidenTheCheck) {
@@ -606,6 +654,27 @@ TEST(TensorChecks, NanAndInfinityRulesAndIntegersCompareExactly) {
   const std::int64_t big_ref[] = {std::int64_t{1} << 53};
   EXPECT_EQ(kscope::detail::host_compare(host_view(big, 1, kscope::DType::i64), host_view(big_ref, 1, kscope::DType::i64),
                                          0, 0).mismatched, 1u);
+}
+
+// A mask's fill is matched only by itself, whatever the tolerance: a candidate that fills masked
+// elements with another large value, or a float16 output one step below its largest value, is wrong.
+TEST(TensorChecks, TheDtypesExtremesMatchOnlyThemselves) {
+  const float lowest = std::numeric_limits<float>::lowest();
+  const float reference[] = {lowest, 1.0f, -std::numeric_limits<float>::max()};
+  const float candidate[] = {-3.0e38f, 1.0f, lowest};
+  const auto masked = kscope::detail::host_compare(host_view(candidate, 3, kscope::DType::f32),
+                                                   host_view(reference, 3, kscope::DType::f32), 1e38, 0.5);
+  EXPECT_EQ(masked.mismatched, 1u);
+  EXPECT_EQ(masked.first_mismatch, 0u);
+  EXPECT_EQ(masked.first_reference, lowest);
+  // float16: 65504 (0x7bff), its largest, against 65472 (0x7bfe), within rtol 5e-3 of it.
+  const std::uint16_t largest[] = {0x7bff}, below[] = {0x7bfe};
+  EXPECT_EQ(kscope::detail::host_compare(host_view(below, 1, kscope::DType::f16), host_view(largest, 1, kscope::DType::f16),
+                                         0, 5e-3).mismatched, 1u);
+  EXPECT_EQ(kscope::detail::host_compare(host_view(largest, 1, kscope::DType::f16), host_view(below, 1, kscope::DType::f16),
+                                         0, 5e-3).mismatched, 1u);
+  EXPECT_EQ(kscope::detail::host_compare(host_view(largest, 1, kscope::DType::f16),
+                                         host_view(largest, 1, kscope::DType::f16), 0, 0).mismatched, 0u);
 }
 
 TEST(TensorChecks, TheChecksumSeesAnyChangeAndAnyMove) {

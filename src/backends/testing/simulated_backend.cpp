@@ -197,9 +197,9 @@ std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
 }
 
 // The simulated GPU's memory is the host's: a device view is read where it points.
-std::vector<double> SimulatedCalls::sums_of_squares(const std::vector<TensorView>& tensors) {
+std::vector<double> SimulatedCalls::typical_magnitudes(const std::vector<TensorView>& tensors) {
   std::vector<double> out;
-  for (const TensorView& t : tensors) out.push_back(detail::host_sum_of_squares(t));
+  for (const TensorView& t : tensors) out.push_back(detail::host_typical_magnitude(t));
   return out;
 }
 
