@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -463,8 +464,14 @@ def test_failing_inputs_where_no_directory_can_be_fails_before_the_first_run(tmp
     assert "give a directory kscope can write in" in message
 
 
-def test_failing_inputs_in_a_read_only_directory_fails_before_the_first_run(tmp_path):
-    """Run as another user where the tests run as root (who may write anywhere)."""
+def test_failing_inputs_in_a_read_only_directory_fails_before_the_first_run():
+    """Run as another user where the tests run as root (who may write anywhere), in a directory
+    that user can reach."""
+    with tempfile.TemporaryDirectory() as scratch:
+        failing_inputs_in_a_read_only_directory(Path(scratch))
+
+
+def failing_inputs_in_a_read_only_directory(tmp_path):
     directory = tmp_path / "ro"
     directory.mkdir()
     code = ("import sys, numpy as np, kscope\n"

@@ -1,8 +1,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <tuple>
 #include <utility>
 
+#include "core/caller_language.hpp"
+#include "core/suggest.hpp"
 #include "core/tensor_checks.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
@@ -14,11 +18,16 @@ SimulatedBackend::SimulatedBackend() = default;
 void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns,
                               std::uintptr_t stream) {
   constexpr double kLongest = 1e18;  // the simulated GPU clock counts nanoseconds in 64 bits
-  for (const auto& [name, ns] : {std::pair{"duration_ns", duration_ns}, std::pair{"gap_ns", gap_ns}})
+  const std::string where = detail::spell("SimulatedBackend::launch: ", "SimulatedBackend.launch: ");
+  for (const auto& [name, ns, what] : {std::tuple{"duration_ns", duration_ns, "a kernel"},
+                                       std::tuple{"gap_ns", gap_ns, "a gap"}}) {
     if (!(std::abs(ns) <= kLongest))
-      throw ConfigError(std::string("SimulatedBackend::launch: ") + name + " is " + std::to_string(ns) +
-                        ", beyond what the simulated GPU clock counts: give a finite number of nanoseconds of at "
-                        "most 1e18 (31 years)");
+      throw ConfigError(where + name + " is " + detail::number_text(ns) + ", beyond what the simulated GPU clock "
+                        "counts: give a finite number of nanoseconds of at most 1e18 (31 years)");
+    if (ns < 0)
+      throw ConfigError(where + name + " is " + detail::number_text(ns) + ": " + what + " takes 0 ns or more; give "
+                        "a number of nanoseconds from 0 to 1e18");
+  }
   std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
   if (noise_) duration_ns = noise_->launch(kernel_name, duration_ns, gap_ns);
