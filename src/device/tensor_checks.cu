@@ -110,15 +110,27 @@ __global__ void exponent_counts_kernel(const void* data, std::size_t elements, D
   });
 }
 
-// After exponent_counts_kernel on the same stream: where the median is.
+// After exponent_counts_kernel on the same stream, one block: where the median is. Each thread sums
+// its run of bins; the first finds the run, then the bin, that holds the median.
 __global__ void median_exponent_kernel(Magnitudes* magnitudes) {
-  if (first_item() != 0) return;
+  constexpr unsigned kPerThread = detail::kExponentBins / kThreads;
+  static_assert(detail::kExponentBins % kThreads == 0, "the bins split evenly over the threads");
+  __shared__ unsigned long long run_counts[kThreads];
+  const unsigned first = threadIdx.x * kPerThread;
+  unsigned long long sum = 0;
+  for (unsigned b = first; b < first + kPerThread; ++b) sum += magnitudes->exponent_counts[b];
+  run_counts[threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
   unsigned long long counted = 0;
-  for (unsigned b = 0; b < detail::kExponentBins; ++b) counted += magnitudes->exponent_counts[b];
+  for (unsigned t = 0; t < kThreads; ++t) counted += run_counts[t];
   magnitudes->counted = counted;
   if (counted == 0) return;
   unsigned long long rank = detail::median_rank(counted);
-  magnitudes->exponent = detail::bin_of_rank(magnitudes->exponent_counts, detail::kExponentBins, rank);
+  unsigned run = 0;
+  while (rank >= run_counts[run]) rank -= run_counts[run++];
+  const unsigned start = run * kPerThread;
+  magnitudes->exponent = start + detail::bin_of_rank(magnitudes->exponent_counts + start, kPerThread, rank);
   magnitudes->rank_in_bin = rank;
 }
 
@@ -299,7 +311,7 @@ std::vector<double> TensorChecks::typical_magnitudes(const std::vector<TensorVie
     const bool aligned = aligned_to(t.data, size_of(t.dtype));
     const double largest = detail::largest_finite(t.dtype);
     launch(exponent_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
-    launch(median_exponent_kernel, 1, what, mine);
+    launch(median_exponent_kernel, kThreads, what, mine);  // one block
     launch(mantissa_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
   });
   // Each tensor's fields up to its exponent counts, which stay on the device.

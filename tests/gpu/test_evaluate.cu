@@ -854,7 +854,9 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
     EXPECT_EQ(judged[i].first_mismatch, host.first_mismatch);
     EXPECT_TRUE(same_value(judged[i].max_rel_error, host.max_rel_error));
     if (i >= first_shaped) {
-      EXPECT_GT(host.mismatched, n / 5) << "atol " << derived[i].atol;
+      // Random bits make the ordinary magnitudes log-uniform below 2: ~59% of them lie well above a
+      // median-based atol, so at least a tenth of all elements (a quarter ordinary, with padding).
+      EXPECT_GT(host.mismatched, n / 10) << "atol " << derived[i].atol;
       EXPECT_LT(magnitudes[i], 2.0) << "the typical magnitude of ordinary values below 2";
     }
   }
