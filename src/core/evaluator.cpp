@@ -273,7 +273,7 @@ std::optional<std::vector<std::size_t>> Evaluator::paired_outputs(RunRecord& rec
   if (!lacked.empty()) why += " it lacks " + spoken_list(lacked);
   if (!extra.empty())
     why += std::string(lacked.empty() ? " it" : ", and") + " returns " + spoken_list(extra) +
-           (extra.size() == 1 ? ", which the reference does not" : ", which the reference does not return");
+           ", which the reference does not return";
   return fail(why);
 }
 
@@ -360,19 +360,19 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
     }
     if (const auto k = any_overlap(outputs[i], reference_outputs); k >= 0)
       seen.push_back({Finding::output_aliases_reference,
-                      output + " shares memory with the reference's " + output_label(reference, k) + " of this run"});
+                      output + " shares memory with the reference's " + output_label(reference, static_cast<std::size_t>(k)) + " of this run"});
     // Earlier outputs are held only where an owner keeps them alive; others may have been freed and reused.
     const Tensors& earlier = previous_outputs_[index_of(Side::candidate)];
     if (earlier.owner)
       if (const auto k = any_overlap(outputs[i], earlier.views); k >= 0)
         seen.push_back({Finding::output_aliases_earlier_output,
-                        output + " shares memory with " + output_label(earlier, k) + " of the run before, which "
+                        output + " shares memory with " + output_label(earlier, static_cast<std::size_t>(k)) + " of the run before, which "
                         "kscope still holds"});
     const Tensors& earlier_reference = previous_outputs_[index_of(Side::reference)];
     if (earlier_reference.owner)
       if (const auto k = any_overlap(outputs[i], earlier_reference.views); k >= 0)
         seen.push_back({Finding::output_aliases_reference,
-                        output + " shares memory with the reference's " + output_label(earlier_reference, k) +
+                        output + " shares memory with the reference's " + output_label(earlier_reference, static_cast<std::size_t>(k)) +
                             " of the run before"});
   }
 }

@@ -236,7 +236,7 @@ TEST(Evaluate, NamedOutputsArePairedByNameAndOtherNamesAreNamed) {
   const kscope::EvaluationRow renamed = f.run().rows()[0];
   EXPECT_EQ(renamed.verdict, EvaluationVerdict::incorrect);
   EXPECT_NE(renamed.mismatch.find("the candidate's outputs are not named as the reference's: it lacks "
-                                  "output['shifted'], and returns output['moved'], which the reference does not"),
+                                  "output['shifted'], and returns output['moved'], which the reference does not return"),
             std::string::npos)
       << renamed.mismatch;
 }

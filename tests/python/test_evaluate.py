@@ -407,7 +407,7 @@ def test_dict_outputs_are_compared_by_key_and_other_keys_are_named():
     assert results["reordered"].verdicts() == ["faster"], results["reordered"].to_dataframe()["Reason"][0]
     reason = results["renamed"].to_dataframe()["Reason"][0]
     assert results["renamed"].verdicts() == ["incorrect"]
-    assert "it lacks output['shifted'], and returns output['moved'], which the reference does not" in reason, reason
+    assert "it lacks output['shifted'], and returns output['moved'], which the reference does not return" in reason, reason
     reason = results["nested"].to_dataframe()["Reason"][0]
     assert "it lacks output['shifted'], and returns output['shifted'][0]" in reason, reason
     reason = results["wrong_shift"].to_dataframe()["Reason"][0]

@@ -77,7 +77,7 @@ void SimulatedBackend::synchronize() {
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
-  return {{"test__kernel_duration", "ns", "simulated duration given to SimulatedBackend::launch (not a measurement)"}};
+  return {{"test__kernel_duration", "ns", "simulated duration given to the simulated backend's launch (not a measurement)"}};
 }
 
 SessionInfo SimulatedBackend::describe() const {
