@@ -126,6 +126,10 @@ class DeviceControl {
   // The GPU's total-energy counter, for the energy metrics (kscope/energy.hpp); nullptr where
   // there is none to ask. Its read() says why, where it cannot be read.
   virtual EnergyCounter* energy_counter() { return nullptr; }
+  // The processes other than this one that ran kernels on the GPU lately (NVML's running compute
+  // processes and their SM utilization, as of its latest sample), by the pid NVML gives; empty when
+  // none did, or where it cannot tell. Asked after each batch of runs: those runs are flagged.
+  virtual std::vector<unsigned> other_processes() { return {}; }
 };
 
 // What evaluate() (kscope/evaluate.hpp) needs of a backend beyond durations: every activity a

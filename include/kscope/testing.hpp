@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -74,6 +75,9 @@ class FakeDevice final : public DeviceControl {
   void set_thermal_margins(std::vector<double> margins) { margins_ = std::move(margins); }
   // Makes lock_base_clocks() throw BackendError with this message.
   void deny_clock_lock(std::string message) { deny_ = std::move(message); }
+  // What other_processes() returns in turn, one reading per batch of runs (the last one repeats):
+  // the pids of other processes running kernels on the GPU; none when empty.
+  void set_other_processes(std::vector<std::vector<unsigned>> readings) { others_ = std::move(readings); }
 
   bool clocks_locked() const { return locked_; }            // lock_base_clocks() holds
   std::size_t restore_count() const { return restores_; }  // restore_clocks() calls so far
@@ -84,6 +88,7 @@ class FakeDevice final : public DeviceControl {
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
   EnergyCounter* energy_counter() override { return &energy_; }
+  std::vector<unsigned> other_processes() override;
   SimulatedEnergy& energy() { return energy_; }  // its energy counter, to set its power
 
  private:
@@ -93,9 +98,18 @@ class FakeDevice final : public DeviceControl {
   std::function<ClockReading()> clock_source_;
   std::vector<double> margins_;
   std::size_t margin_cursor_ = 0;
+  std::vector<std::vector<unsigned>> others_;
+  std::size_t others_cursor_ = 0;
   std::string deny_;
   bool locked_ = false;
   std::size_t restores_ = 0;
+};
+
+// How a simulated stream is ordered against the default (legacy) stream, as the flags of
+// cudaStreamCreateWithFlags say.
+enum class StreamKind {
+  non_blocking,  // cudaStreamNonBlocking (PyTorch's side streams): no implicit order with the default stream
+  blocking,      // cudaStreamDefault: waits for the default stream's earlier work, and the default stream for its
 };
 
 // The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.
@@ -134,6 +148,7 @@ class SimulatedCalls final : public CallObserver {
 class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();  // an H200-like device, no noise, one run per batch
+  ~SimulatedBackend() override;
 
   // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
   void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
@@ -147,9 +162,18 @@ class SimulatedBackend final : public MeasurementBackend {
   // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
   // `stream` (0: the default) is one of the simulated GPU's streams: a kernel starts once the
   // kernel before it on its stream has ended and the host has issued it (the latest start so far),
-  // so kernels of other streams run beside it. Launches may come from any thread. Durations and
-  // gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
+  // so kernels of other streams run beside it, as make_stream() says. Launches may come from any
+  // thread. Durations and gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
+  // With cache_control all, the L2 flush before each region runs on the default stream for
+  // SimulatedPower::flush_s, and a kernel running beside it takes longer by the time it overlapped
+  // the flush (as a memory-bound kernel sharing DRAM with it): kscope orders the region's streams
+  // after the flush as it does on a GPU (core/stream_join.hpp), so none should.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0, std::uintptr_t stream = 0);
+  // Launches on `stream` follow `kind` from now on; a stream never made is non-blocking. 0 (the
+  // default stream) follows the legacy stream's rules, and kPerThreadStream is each launching
+  // thread's own default stream, blocking; neither can be made.
+  void make_stream(std::uintptr_t stream, StreamKind kind);
+  static constexpr std::uintptr_t kPerThreadStream = 2;  // as cudaStreamPerThread
   // `into` waits for what `from` has launched so far (an event recorded on `from`, waited on by `into`).
   void join(std::uintptr_t from, std::uintptr_t into = 0);
   // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
@@ -209,7 +233,10 @@ class SimulatedBackend final : public MeasurementBackend {
     double duration_ns;
     GpuInterval gpu_time;
     bool after_return = false;  // launched after its region's call returned
+    std::uintptr_t stream = 0;  // the simulated stream's key
   };
+  // The simulated GPU's streams, events and L2 flush, and the engine's StreamJoin over them.
+  class Streams;
   struct BatchRun {
     std::vector<Launch> launches;
     std::size_t regions = 0;
@@ -223,8 +250,7 @@ class SimulatedBackend final : public MeasurementBackend {
   FakeDevice device_;
   SimulatedDevice simulated_device_;
   std::mutex mutex_;  // launches may come from any thread
-  std::map<std::uintptr_t, std::uint64_t> stream_end_ns_;  // where each stream's last kernel ends
-  std::uint64_t issued_ns_ = 0;  // the latest start so far: the host has issued everything before it
+  std::unique_ptr<Streams> streams_;  // guarded by mutex_
   bool observing_ = false;       // observe_calls(): launches carry the call's flags
   bool returned_ = false;        // the open region's call has returned
   std::uint64_t returned_at_ns_ = 0;  // where the caller's stream was then

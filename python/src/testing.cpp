@@ -47,6 +47,12 @@ void bind_testing(py::module_& m) {
            "after the previous kernel of its stream ends, beside the other streams' kernels")
       .def("join", &SimulatedBackend::join, py::arg("from_stream"), py::arg("into_stream") = 0,
            "into_stream waits for what from_stream launched so far (an event recorded and waited on)")
+      .def("make_stream", [](SimulatedBackend& b, std::uintptr_t stream, bool non_blocking) {
+        b.make_stream(stream, non_blocking ? kscope::testing::StreamKind::non_blocking : kscope::testing::StreamKind::blocking);
+      }, py::arg("stream"), py::arg("non_blocking") = true,
+           "Launches on `stream` from now on are ordered against the default stream as a CUDA stream made with "
+           "these flags: non-blocking (a PyTorch side stream; every stream never made) or blocking. Stream 2 is "
+           "each thread's own default stream (cudaStreamPerThread), blocking")
       .def("set_persisting_l2", &SimulatedBackend::set_persisting_l2, py::arg("bytes"),
            "A persisting-L2 carve-out, as a candidate would set it")
       .def_property_readonly("persisting_l2_resets", &SimulatedBackend::persisting_l2_resets,
@@ -71,6 +77,11 @@ void bind_testing(py::module_& m) {
       .def("set_thermal_margins", [](SimulatedBackend& b, std::vector<double> margins) {
         b.device().set_thermal_margins(std::move(margins));
       }, "T.Limit margins (°C) returned in turn before each run (the last one repeats)")
+      .def("set_other_processes", [](SimulatedBackend& b, std::vector<std::vector<unsigned>> readings) {
+        b.device().set_other_processes(std::move(readings));
+      }, py::arg("readings"),
+           "The pids of other processes running kernels on the GPU, one list per batch of runs in turn (the last "
+           "repeats): the runs of a batch with any are flagged OtherProcess")
       .def("deny_clock_lock", [](SimulatedBackend& b, std::string message) { b.device().deny_clock_lock(std::move(message)); },
            "Makes clock_control='base' fail with this message, as without the right to lock clocks")
       .def_property_readonly(
