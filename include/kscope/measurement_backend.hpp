@@ -151,9 +151,10 @@ class CallObserver {
   // last call, in words, and reset to none; empty when none was set.
   virtual std::string take_persisting_l2(std::uintptr_t stream) = 0;
   // Reads of tensors in device memory (host memory kscope reads itself), each over many tensors with
-  // one wait for the GPU: the sum of the squares of each one's finite elements, each one's checksum
-  // (core/tensor_elements.hpp's rule), and each candidate against its reference (TensorComparison).
-  virtual std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) = 0;
+  // one wait for the GPU: each one's typical magnitude (the median magnitude of its finite, nonzero,
+  // non-extreme elements, cut to 8 mantissa bits) and checksum (core/tensor_elements.hpp's rules),
+  // and each candidate against its reference (TensorComparison).
+  virtual std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) = 0;
   virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;  // one per tensor
   // checksums() without a wait: launches them and returns; finish_checksums() gives their values.
   virtual void start_checksums(const std::vector<TensorView>& tensors) = 0;

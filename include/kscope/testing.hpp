@@ -130,7 +130,7 @@ class SimulatedCalls final : public CallObserver {
   void observe_calls() override;
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
-  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override;
+  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) override;
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
   void start_checksums(const std::vector<TensorView>& tensors) override;  // computed at once, kept
   std::vector<std::uint64_t> finish_checksums() override;  // those started since the last finish

@@ -70,13 +70,19 @@ def _finite(value: numbers.Real) -> bool:
         return False
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, limit: int = 60) -> str:
     """A value in a message, cut short: an integer of thousands of digits is named by its size."""
     try:
         text = repr(value)
     except ValueError:  # beyond the digits Python converts to text
         return f"an integer of {value.bit_length()} bits"
-    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """Text in a message, at most about `limit` characters: a message names a value, it does not
+    repeat a megabyte of it."""
+    return text if len(text) <= limit else f"{text[:limit - 20]}... ({len(text)} characters)"
 
 
 WorkFunction = Callable[..., Union[Work, None]]

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "base/text.hpp"
 #include "core/attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
@@ -29,7 +30,7 @@ std::string keep(const Results& kept, const Settings& settings, const std::strin
 
 std::string config_label(const Config& config, std::size_t config_count) {
   return "config " + std::to_string(config.index() + 1) + "/" + std::to_string(config_count) + " (" +
-         config.to_string() + ")";
+         cut(config.to_string(), 200) + ")";
 }
 
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,

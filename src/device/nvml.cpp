@@ -47,9 +47,7 @@ class NvmlLibrary {
     void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* why = dlerror();
-      api.unavailable_reason = "libnvidia-ml.so.1 could not be loaded (" +
-                               std::string(why ? why : "unknown reason") +
-                               "); it comes with the NVIDIA driver";
+      api.unavailable_reason = unloadable_nvml(why ? why : "unknown reason");
       return;
     }
     int (*init)() = nullptr;
@@ -100,6 +98,13 @@ class NvmlLibrary {
 const NvmlApi& nvml() {
   static NvmlLibrary library;
   return library.api;
+}
+
+std::string unloadable_nvml(const std::string& why) {
+  return "libnvidia-ml.so.1 could not be loaded (" + why + "). It comes with the NVIDIA driver: install the "
+         "driver (nvidia-smi needs the same library); in a container, give it the driver's utility libraries "
+         "(NVIDIA Container Toolkit: docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility); or "
+         "add the directory that holds libnvidia-ml.so.1 to LD_LIBRARY_PATH";
 }
 
 std::string driver_version(const NvmlApi& api) {

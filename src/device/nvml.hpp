@@ -59,6 +59,10 @@ struct NvmlApi {
 // The process-wide library: dlopen and nvmlInit_v2 on first use, nvmlShutdown at exit.
 const NvmlApi& nvml();
 
+// Why NVML is unavailable where dlopen could not load its library (`why`, dlerror's words), with
+// what to do about it.
+std::string unloadable_nvml(const std::string& why);
+
 // The NVIDIA driver's version ("580.65.06"); empty when NVML cannot tell.
 std::string driver_version(const NvmlApi& api);
 

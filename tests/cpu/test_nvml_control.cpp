@@ -210,6 +210,18 @@ TEST(NvmlControl, WithoutNvmlTelemetryIsEmptyAndLockingIsRefused) {
   }
 }
 
+// A machine without NVML's library (a container started without the driver's utility libraries)
+// said only that it "comes with the NVIDIA driver".
+TEST(NvmlControl, AMissingLibrarySaysWhatToDo) {
+  const std::string reason =
+      kscope::device::unloadable_nvml("libnvidia-ml.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_NE(reason.find("libnvidia-ml.so.1 could not be loaded (libnvidia-ml.so.1: cannot open shared object file"),
+            std::string::npos)
+      << reason;
+  for (const char* fix : {"install the driver", "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "LD_LIBRARY_PATH"})
+    EXPECT_NE(reason.find(fix), std::string::npos) << fix << " in: " << reason;
+}
+
 TEST(NvmlControl, ClockLockRestoresOnScopeExitAndOnSignal) {
   NvmlDeviceControl control(fake_api(), "GPU-1");
   {

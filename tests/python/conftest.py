@@ -2,7 +2,9 @@
 marker and gives CPU tests the simulated backend."""
 
 import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -45,6 +47,26 @@ def pytest_collection_modifyitems(config, items):
             reason = reason or gpu_skip_reason()
             if reason:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture
+def unprivileged():
+    """(a scratch directory, run(code, *args)): Python code run as a user whom file permissions
+    bind, the tests' own or 'nobody' where they run as root (who may write anywhere), with this
+    kscope importable; the directory (world-writable, under the system's temporary directory) is one
+    that user reaches. Skips where that user cannot import kscope."""
+    user = "nobody" if os.geteuid() == 0 else None
+    package = str(Path(kscope.__file__).resolve().parents[1])
+
+    def run(code, *args):
+        return subprocess.run([sys.executable, "-c", code, *map(str, args)], user=user, text=True,
+                              capture_output=True, env=dict(os.environ, PYTHONPATH=package))
+
+    if run("import kscope").returncode != 0:
+        pytest.skip(f"the user {user} cannot import the kscope package under {package}")
+    with tempfile.TemporaryDirectory() as scratch:
+        Path(scratch).chmod(0o777)
+        yield Path(scratch), run
 
 
 @pytest.fixture

@@ -2,10 +2,14 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 
+#include "core/caller_language.hpp"
 #include "core/stream_join.hpp"
+#include "core/suggest.hpp"
 #include "core/tensor_checks.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
@@ -127,11 +131,16 @@ void SimulatedBackend::make_stream(std::uintptr_t stream, StreamKind kind) {
 void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns,
                               std::uintptr_t stream) {
   constexpr double kLongest = 1e18;  // the simulated GPU clock counts nanoseconds in 64 bits
-  for (const auto& [name, ns] : {std::pair{"duration_ns", duration_ns}, std::pair{"gap_ns", gap_ns}})
+  const std::string where = detail::spell("SimulatedBackend::launch: ", "SimulatedBackend.launch: ");
+  for (const auto& [name, ns, what] : {std::tuple{"duration_ns", duration_ns, "a kernel"},
+                                       std::tuple{"gap_ns", gap_ns, "a gap"}}) {
     if (!(std::abs(ns) <= kLongest))
-      throw ConfigError(std::string("SimulatedBackend::launch: ") + name + " is " + std::to_string(ns) +
-                        ", beyond what the simulated GPU clock counts: give a finite number of nanoseconds of at "
-                        "most 1e18 (31 years)");
+      throw ConfigError(where + name + " is " + detail::number_text(ns) + ", beyond what the simulated GPU clock "
+                        "counts: give a finite number of nanoseconds of at most 1e18 (31 years)");
+    if (ns < 0)
+      throw ConfigError(where + name + " is " + detail::number_text(ns) + ": " + what + " takes 0 ns or more; give "
+                        "a number of nanoseconds from 0 to 1e18");
+  }
   std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
   if (noise_) duration_ns = noise_->launch(kernel_name, duration_ns, gap_ns);
@@ -185,7 +194,7 @@ void SimulatedBackend::synchronize() {
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
-  return {{"test__kernel_duration", "ns", "simulated duration given to SimulatedBackend::launch (not a measurement)"}};
+  return {{"test__kernel_duration", "ns", "simulated duration given to the simulated backend's launch (not a measurement)"}};
 }
 
 SessionInfo SimulatedBackend::describe() const {
@@ -318,9 +327,9 @@ std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
 }
 
 // The simulated GPU's memory is the host's: a device view is read where it points.
-std::vector<double> SimulatedCalls::sums_of_squares(const std::vector<TensorView>& tensors) {
+std::vector<double> SimulatedCalls::typical_magnitudes(const std::vector<TensorView>& tensors) {
   std::vector<double> out;
-  for (const TensorView& t : tensors) out.push_back(detail::host_sum_of_squares(t));
+  for (const TensorView& t : tensors) out.push_back(detail::host_typical_magnitude(t));
   return out;
 }
 
