@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import kscope
+from conftest import need
 from fake_workloads import DTYPES
 
 
@@ -178,7 +179,7 @@ def test_google_benchmarks_compare_reads_the_gbench_json(sim, tmp_path):
 def test_google_benchmarks_u_test_p_value_is_kscopes_only_where_scipy_computes_it_the_same_way(sim, runs, tied, same):
     """docs/compare.md, "Google Benchmark JSON": compare.py's U test is scipy.stats.mannwhitneyu(a, b,
     alternative='two-sided') with scipy's default method; which of kscope's p-values it gives back."""
-    stats = pytest.importorskip("scipy.stats", reason="scipy is not installed")
+    stats = need("scipy.stats")
 
     def measured(offset):
         calls = []

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import kscope
-from conftest import EXAMPLES
+from conftest import EXAMPLES, need
 
 import fake_workloads
 
@@ -41,7 +41,7 @@ def test_basic_sweep(run_example):
 
 
 def test_evaluate_kernelbench(run_example):
-    pytest.importorskip("torch")
+    need("torch")
     honest, cached = run_example("evaluate_kernelbench")
     assert honest.to_dataframe()["Correct"].all()
     # The simulated backend sees no kernel of CPU tensors: every call is no_work, hence suspect.

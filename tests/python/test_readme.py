@@ -1,5 +1,6 @@
 """README is the front page: at most 250 lines, its two commands the ones that exist and that CI
-runs, the command that builds the documentation site, and a link to every page of docs/."""
+runs (and all it runs), the packages they install, the command that builds the documentation site,
+and a link to every page of docs/."""
 
 import re
 from pathlib import Path
@@ -21,6 +22,20 @@ def test_the_two_commands_are_the_scripts_ci_runs():
     assert all((ROOT / command.split()[1]).is_file() for command in commands)
     ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     assert ci[-1] == "bash scripts/test.sh", "CI runs the README's test command last"
+    # CI installs nothing itself: the README's command must set up a fresh machine, and CI proves it.
+    assert not [line for line in ci if "apt" in line or "pip" in line], "CI installs through scripts/test.sh only"
+
+
+def test_the_readme_lists_the_packages_the_commands_install():
+    listed = {}
+    for line in (ROOT / "scripts" / "debian-packages.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            package, group = line.split()[:2]
+            listed.setdefault(group, []).append(package)
+    assert set(listed) == {"build", "test"}
+    said = {group: " ".join(re.search(rf"^- the {title}[^:]*: ([^\n]*(?:\n  [^\n]*)*)", README, re.M)[1].split())
+            for group, title in (("build", "build"), ("test", "tests"))}
+    assert said == {group: " ".join(packages) for group, packages in listed.items()}
 
 
 def test_the_readme_names_the_docs_build_and_links_every_page():

@@ -14,6 +14,7 @@ import pytest
 
 import kscope._core
 import kscope.analyze
+from conftest import missing_reason
 from kscope import _options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ try:
     import mypy  # noqa: F401
 except ImportError:
     mypy = None
-needs_mypy = pytest.mark.skipif(mypy is None, reason="mypy is not installed (Debian: apt install python3-mypy)")
+needs_mypy = pytest.mark.skipif(mypy is None, reason=missing_reason("import:mypy"))
 
 
 # The flags of mypy --strict that may be set per module (--strict itself is global only): typed
