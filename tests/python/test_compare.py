@@ -12,7 +12,9 @@ import pytest
 
 import kscope
 from conftest import need
-from fake_workloads import DTYPES
+from kscope.testing.workloads import SimulatedDtype
+
+DTYPES = (SimulatedDtype("float16", 2), SimulatedDtype("bfloat16", 2))  # objects, not numbers or strings
 
 
 def profile(sim, scale=1.0, configs=((1024, 0.5, "f32", True, DTYPES[0]), (2048, 2.0, "f16", False, DTYPES[1])),
@@ -42,7 +44,7 @@ def test_save_and_load_give_back_every_table(sim, tmp_path):
     assert back["n"].dtype == np.int64 and back["alpha"].dtype == np.float64 and back["fused"].dtype == bool
     # The user's objects were saved as the engine's labels of them.
     assert original["dtype"].tolist() == [DTYPES[0], DTYPES[1]]
-    assert back["dtype"].tolist() == ["fake.float16", "fake.bfloat16"]
+    assert back["dtype"].tolist() == ["simulated.float16", "simulated.bfloat16"]
     assert str(loaded).startswith("kscope: simulated GPU (no measurement) | backend test (simulated)")
 
 
@@ -85,7 +87,7 @@ def test_compare_gives_verdicts_with_the_users_config_objects(sim, tmp_path):
     from_files = kscope.compare(str(tmp_path / "b.json"), tmp_path / "s.json")
     assert from_files["Verdict"].tolist() == ["slower", "slower"]
     assert from_files["PValue"].tolist() == frame["PValue"].tolist()
-    assert from_files["dtype"].tolist() == ["fake.float16", "fake.bfloat16"]
+    assert from_files["dtype"].tolist() == ["simulated.float16", "simulated.bfloat16"]
 
     same = kscope.compare(baseline, profile(sim))
     assert same["Verdict"].tolist() == ["same", "same"]
