@@ -27,9 +27,19 @@ log() { echo "[fresh] $(date +%H:%M:%S) $*"; }
 [ "$(id -u)" = 0 ] || { echo "run it as root (chroot, mount, debootstrap)" >&2; exit 1; }
 command -v debootstrap >/dev/null || { echo "needs debootstrap: apt-get install debootstrap" >&2; exit 1; }
 
+# Never delete through a mount that a killed run left behind (a chroot's /dev is this machine's).
+no_mounts_under() {
+  if grep -q " $1/" /proc/mounts; then
+    echo "$1 still has mounts (a run that was killed?): umount -R them first:" >&2
+    grep " $1/" /proc/mounts | cut -d' ' -f2 >&2
+    exit 1
+  fi
+}
+
 mkdir -p "$top"
 if [ ! -x "$base/usr/bin/apt-get" ]; then
   log "debootstrap bookworm into $base"
+  no_mounts_under "$base"
   rm -rf "$base"
   debootstrap --variant=minbase bookworm "$base" "$mirror" >"$top/debootstrap.log" 2>&1 ||
     { tail -20 "$top/debootstrap.log"; exit 1; }
@@ -49,6 +59,7 @@ bind() {  # bind SOURCE TARGET-IN-ROOT [ro]
   return 0
 }
 
+no_mounts_under "$root"
 log "a fresh copy of the base in $root"
 rm -rf "$root"
 cp -a "$base" "$root"
