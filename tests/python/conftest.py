@@ -40,7 +40,7 @@ for _required in ("numpy", "pandas"):  # kscope's own dependencies: no test runs
     try:
         __import__(_required)
     except ImportError:
-        raise RuntimeError(f"kscope needs {_required}, which {missing_reason(f'import:{_required}')}") from None
+        raise RuntimeError(f"kscope needs {_required}: {missing_reason(f'import:{_required}')}") from None
 
 try:
     import kscope  # noqa: F401

@@ -1,9 +1,14 @@
 """README is the front page: at most 250 lines, its two commands the ones that exist and that CI
 runs (and all it runs), the packages they install, the command that builds the documentation site,
-and a link to every page of docs/."""
+and a link to every page of docs/; run_example.sh says at once when no GPU can run it."""
 
 import re
+import shutil
+import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -44,3 +49,14 @@ def test_the_readme_names_the_docs_build_and_links_every_page():
                    if p.name != "index.md" and "_build" not in p.parts)
     unlinked = [page for page in pages if f"]({page})" not in README]
     assert unlinked == [], f"README's map of the docs does not link {unlinked}"
+
+
+def test_run_example_says_at_once_that_a_machine_without_a_gpu_cannot_run_it():
+    if shutil.which("nvidia-smi") or any(Path("/dev").glob("nvidia[0-9]*")):
+        pytest.skip("a GPU machine: the example builds and runs there (scripts/gpu_check.sh)")
+    start = time.monotonic()
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "run_example.sh")], capture_output=True, text=True,
+                          timeout=60, env={"PATH": "/usr/bin:/bin", "KSCOPE_SKIP_APT": "1"})
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - start < 10, "it must say so before building"
+    assert "has none that can run it" in done.stderr and "--simulated" in done.stderr, done.stderr

@@ -26,7 +26,7 @@ import os
 
 from .._core.testing import SimulatedBackend
 
-__all__ = ["SimulatedBackend", "simulated_backend", "active", "workloads"]
+__all__ = ["SimulatedBackend", "simulated_backend", "active"]
 
 # The process-wide one of KSCOPE_SIMULATED=1 first; simulated_backend() blocks above it.
 _active: list[SimulatedBackend] = [SimulatedBackend()] if os.environ.get("KSCOPE_SIMULATED") == "1" else []
