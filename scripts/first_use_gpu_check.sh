@@ -7,13 +7,11 @@
 # scripts/prepare_carry.sh. Never changes clocks, power or modes.
 #   bash scripts/first_use_gpu_check.sh
 set -uo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-export OUT=${OUT:-$ROOT/first-use-out}
-export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-540}
-mkdir -p "$OUT"
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 source "$ROOT/scripts/gpu_steps.sh"
-BUILD=$ROOT/build-first-use
+cd "$ROOT" && BUILD=$ROOT/build-first-use
+export OUT=${OUT:-$ROOT/first-use-out} KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-540}
+mkdir -p "$OUT"
 
 if ! skipping run_example 240; then
   # The machine has no package registry: nothing to install (KSCOPE_SKIP_APT=1).
