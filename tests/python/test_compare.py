@@ -145,7 +145,7 @@ def test_gbench_json_has_google_benchmarks_schema(sim, tmp_path):
     doc = json.loads((tmp_path / "g.json").read_text())
     assert doc["context"]["json_schema_version"] == 1
     iterations = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
-    assert [b["name"] for b in iterations[:1]] == ["copy/n:1024/alpha:0.5/name:f32/fused:true/dtype:fake.float16"]
+    assert [b["name"] for b in iterations[:1]] == ["copy/n:1024/alpha:0.5/name:f32/fused:true/dtype:simulated.float16"]
     assert len(iterations) == 20 and {b["time_unit"] for b in iterations} == {"ns"}
     aggregates = [b["aggregate_name"] for b in doc["benchmarks"] if b["run_type"] == "aggregate"]
     assert aggregates == ["mean", "median", "stddev", "cv"] * 2

@@ -50,7 +50,6 @@ def test_example_runs_as_a_script_without_a_gpu(name, tmp_path):
     done = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"{name}.py failed under KSCOPE_SIMULATED=1:\n{done.stdout}\n{done.stderr}"
-    assert "test (simulated)" in done.stdout or "simulated GPU" in done.stdout, done.stdout
 
 
 def test_basic_sweep(run_example):
