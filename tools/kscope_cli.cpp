@@ -17,6 +17,7 @@
 
 #include "command_line.hpp"
 #include "compare_command.hpp"
+#include "kscope/detail/caller.hpp"
 #include "kscope/doctor.hpp"
 #include "lines_command.hpp"
 #include "merge_command.hpp"
@@ -37,13 +38,15 @@ const char* const kDoctorDescription =
 
 const char* const kDoctorFooter =
     "Exit status:\n"
-    "  0   every backend (cupti, events, counters, automatic, ncu, pcsampling) works here\n"
+    "  0   every backend (cupti, events, counters, auto, ncu, pcsampling) works here\n"
     "  1   some backends are unavailable; the report says which and why\n"
     "  2   nothing can measure: no NVIDIA driver, no GPU, or a driver too old for kscope's CUDA\n"
     "  64  bad command line\n"
     "  74  the report could not be written\n";
 
 int doctor(const std::vector<std::string>& args) {
+  // Backends and fixes named as the command line and Python name them (backend='auto', `kscope doctor`).
+  const kscope::detail::CallerScope caller(kscope::detail::Caller::command_line);
   CLI::App app{kDoctorDescription, "kscope doctor"};
   app.footer(kDoctorFooter);
   bool json = false;

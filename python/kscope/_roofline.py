@@ -212,7 +212,8 @@ def draw(core: _core.Results, df: pd.DataFrame, parameters: list[str], style: St
         pct = rows["ComputeRoofPct"].to_numpy(dtype=float)
         low = y * rows["ComputeRoofPct_CI95_Lower"].to_numpy(dtype=float) / pct
         high = y * rows["ComputeRoofPct_CI95_Upper"].to_numpy(dtype=float) / pct
-        spread = np.nan_to_num(np.array([y - low, high - y]), nan=0.0)
+        # Without spread the bounds are the value itself, give or take a rounding: never below 0.
+        spread = np.clip(np.nan_to_num(np.array([y - low, high - y]), nan=0.0), 0.0, None)
         ax.errorbar(x, y, yerr=spread, fmt="o", capsize=3, label=str(annotation))
         if style.annotate_points:
             for (_, row), xi, yi in zip(rows.iterrows(), x, y):

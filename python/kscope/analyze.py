@@ -81,7 +81,11 @@ def _kernel_forms(
     that signature for help() and inspect."""
 
     def typed(kernel: Callable[..., object]) -> _KernelForms[_Options]:
-        kernel.__signature__ = inspect.signature(signature)  # type: ignore[attr-defined]
+        # Annotations evaluated (help() shows `runs: int = 10`, not `runs: 'int'`), and kernel's own
+        # return type rather than the signature function's None.
+        options = inspect.signature(signature, eval_str=True)
+        returns = inspect.signature(kernel, eval_str=True).return_annotation
+        kernel.__signature__ = options.replace(return_annotation=returns)  # type: ignore[attr-defined]
         return cast("_KernelForms[_Options]", kernel)
 
     return typed
@@ -154,6 +158,15 @@ class _ProfiledFunction:
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], configs: Iterable[Any] | None) -> ProfileResults:
         name = self.func.__name__
+        misplaced = [key for key in kwargs if key in OPTIONS and key not in self.signature.names]
+        if misplaced:
+            given = ", ".join(f"{key}={kwargs[key]!r}" for key in misplaced)
+            raise also_builtin(ConfigError, TypeError)(
+                f"{name}() got {given}: {'an option' if len(misplaced) == 1 else 'options'} of "
+                f"kscope.analyze.kernel, not {'a parameter' if len(misplaced) == 1 else 'parameters'} of {name}. "
+                f"Give {'it' if len(misplaced) == 1 else 'them'} to the decorator, @kscope.analyze.kernel({given}); "
+                f"a call takes only configs=[...] or one config's values"
+            )
         decorated = self._decorated_configs()
         if args or kwargs:
             if configs is not None or decorated is not None:

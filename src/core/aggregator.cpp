@@ -6,6 +6,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "base/text.hpp"
 #include "core/attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
@@ -320,7 +321,10 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
       first_samples.push_back(first);
     }
   }
-  if (final) warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
+  if (final) {
+    warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
+    warn_about_single_runs(rows);
+  }
   // Nsight Python's order: every measured metric's rows before the derived ones, each part by
   // annotation (in order of first appearance), then config and metric as recorded (the order of
   // their first samples). Sweeps with one annotation and no derived metric have it already.
@@ -383,6 +387,18 @@ std::vector<SummaryRow> Aggregator::normalized(std::vector<SummaryRow> rows) con
     log_warning(option("normalize_against") + " '" + baseline + "' has an AvgValue of 0 for " + zero + ", so the rows divided by it there are infinite or NaN: normalize against "
                 "an annotation whose values are not 0 for those metrics");
   return kept;
+}
+
+void Aggregator::warn_about_single_runs(const std::vector<SummaryRow>& rows) const {
+  const auto one = static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.stats.count == 1; }));
+  if (one == 0) return;
+  log_warning((one == rows.size() ? "every row rests" : counted(one, "row") + " of " + std::to_string(rows.size()) +
+                                                             (one == 1 ? " rests" : " rest")) +
+              " on one recorded run (" + option("runs") + " = " + std::to_string(settings_.runs) +
+              "): one sample has no spread, so StdDev, the 95% CI and RelativeStdDevPct are NaN and a comparison "
+              "cannot judge " + (one == 1 ? "it" : "them") + ". Record more runs: " +
+              spell("Settings::runs = 10", "runs=10") + " or more gives an interval worth reading");
 }
 
 void Aggregator::warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const {

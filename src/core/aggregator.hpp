@@ -101,6 +101,9 @@ class Aggregator {
   // Warns once about each thing the declared work of the rows could not give (no duration metric,
   // an unknown roof, a work function naming no recorded annotation).
   void warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const;
+  // Warns once when rows rest on one recorded run (runs=1, Nsight Python's default): no spread, no
+  // interval, nothing compare() can judge.
+  void warn_about_single_runs(const std::vector<SummaryRow>& rows) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/availability.hpp"
+#include "core/backend_choice.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"
 
@@ -111,7 +112,7 @@ std::string to_text(const DoctorReport& report) {
   }
   out += "\nBackends\n";
   for (const auto& b : report.backends) {
-    out += "  " + padded(to_string(b.backend), 11) + (b.available ? "available" : "UNAVAILABLE");
+    out += "  " + padded(detail::backend_label(b.backend), 11) + (b.available ? "available" : "UNAVAILABLE");
     if (!b.reason.empty()) out += (b.available ? " (" : ": ") + b.reason + (b.available ? ")" : "");
     out += "\n";
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "doctor/probes.hpp"
+#include "kscope/detail/caller.hpp"
 #include "kscope/doctor.hpp"
 
 using namespace kscope;
@@ -357,6 +358,18 @@ TEST(Doctor, TextReportListsChecksFixesAndBackends) {
   EXPECT_TRUE(has(text, "ncu        UNAVAILABLE: ncu was not found")) << text;
   EXPECT_TRUE(has(text, "counters   available")) << text;
   EXPECT_TRUE(has(text, "Verdict: some backends are unavailable here (each says why) (exit code 1)")) << text;
+}
+
+TEST(Doctor, TextReportNamesBackendsAsItsReaderDoes) {
+  // C++ says Backend::automatic; Python and the command line (`kscope doctor`) say backend='auto'.
+  DoctorFacts f = healthy_h200();
+  f.ncu = {"", "", "ncu was not found", ""};
+  EXPECT_TRUE(has(to_text(diagnose(f)), "automatic  available")) << to_text(diagnose(f));
+  const detail::CallerScope command_line(detail::Caller::command_line);
+  const std::string text = to_text(diagnose(f));
+  EXPECT_TRUE(has(text, "auto       available")) << text;
+  EXPECT_FALSE(has(text, "Backend::")) << text;
+  EXPECT_FALSE(has(text, "automatic")) << text;
 }
 
 TEST(Doctor, JsonReportCarriesVerdictsAndFacts) {

@@ -105,6 +105,23 @@ TEST(Evaluate, HonestFasterCandidateIsFasterWithItsSpeedupAndNoFinding) {
   EXPECT_EQ(e.measurements().samples()[1].annotation, "reference");
 }
 
+TEST(Evaluate, NoGpuWorkOnEitherSideHasNoSpeedupRatherThanAnInfiniteOne) {
+  Fixture f;
+  const auto on_the_host = [](const Tensors& in) {
+    auto out = std::make_shared<Buffer>(buffer_of(in));
+    for (float& x : *out) x *= 2;
+    return tensors_of(out);
+  };
+  f.contest.candidate = on_the_host;
+  f.contest.reference = on_the_host;
+  const kscope::EvaluationRow row = f.run().rows()[0];
+  EXPECT_EQ(row.candidate_median_ns, 0);
+  EXPECT_EQ(row.reference_median_ns, 0);
+  EXPECT_TRUE(std::isnan(row.speedup)) << row.speedup;
+  EXPECT_TRUE(std::isnan(row.speedup_ci_lower) && std::isnan(row.speedup_ci_upper));
+  EXPECT_NE(row.verdict, EvaluationVerdict::faster) << row.reason;
+}
+
 TEST(Evaluate, SlowerAndSameCandidates) {
   Fixture slower;
   slower.contest.candidate = [&](const Tensors& in) { return doubled(in, slower.sim, "candidate_kernel", 1500); };

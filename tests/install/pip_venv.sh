@@ -8,6 +8,12 @@
 set -euo pipefail
 python=${1:-/usr/bin/python3}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+source "$src/scripts/install_packages.sh"
+missing=$(kscope_missing_packages "$python" import:venv import:ensurepip import:setuptools import:wheel program:git)
+if [[ -n $missing ]]; then
+  echo "SKIPPED: the venv install needs $missing: apt-get install $missing (bash scripts/test.sh does as root)"
+  exit 77
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

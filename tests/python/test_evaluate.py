@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 import kscope
+from conftest import need
 from kscope.errors import ConfigError, SweepError
 
-torch = pytest.importorskip("torch")
+torch = need("torch")
 
 
 def normal(config, seed):
