@@ -77,6 +77,29 @@ TEST(StreamJoin, AStreamThatDoesNotFollowTheLegacyOneWaitsForTheGateOncePerGate)
   EXPECT_EQ(ops.destroyed, ops.made) << "every event made is destroyed with the join";
 }
 
+TEST(StreamJoin, AGateAfterTheLegacyStreamCostsNothingUntilAStreamThatDoesNotFollowItIsCalled) {
+  RecordingOps ops;
+  {
+    StreamJoin join(ops);
+    join.gate_after_legacy();  // the flush of a program on the default streams only
+    join.before_call(1);       // a blocking stream
+    join.join();
+    join.gate_after_legacy();
+    EXPECT_EQ(ops.take(), Log{}) << "no event recorded, waited for or joined";
+    EXPECT_EQ(ops.made, 0);
+    join.before_call(10);  // the first non-blocking stream: the flush's end is recorded now, once
+    join.before_call(11);
+    EXPECT_EQ(ops.take(), (Log{"record 102 on 0", "10 waits 102", "11 waits 102"}));
+    join.join();
+    ops.take();
+    join.gate_after_legacy();  // from now on recorded right after the flush
+    EXPECT_EQ(ops.take(), Log{"record 102 on 0"});
+    join.before_call(10);
+    EXPECT_EQ(ops.take(), Log{"10 waits 102"});
+  }
+  EXPECT_EQ(ops.destroyed, ops.made);
+}
+
 TEST(StreamJoin, BlockingStreamsAreLeftToTheLegacyStreamsOwnOrder) {
   RecordingOps ops;
   StreamJoin join(ops);
