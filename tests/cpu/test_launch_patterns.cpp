@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/region_thread.hpp"
 #include "core/stream_join.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/detail/log_sink.hpp"
@@ -98,6 +99,26 @@ TEST(StreamJoin, AGateAfterTheLegacyStreamCostsNothingUntilAStreamThatDoesNotFol
     EXPECT_EQ(ops.take(), Log{"10 waits 102"});
   }
   EXPECT_EQ(ops.destroyed, ops.made);
+}
+
+TEST(RegionThread, ARegionWhoseWorkAnotherThreadLaunchedIsRefusedByPattern) {
+  kscope::detail::RegionThread region;
+  region.call_made("cuLaunchKernel");  // outside every region: nobody's business
+  region.open();
+  region.call_made("cuLaunchKernel");  // the region's own thread
+  EXPECT_EQ(region.close(), "");
+  region.open();
+  std::thread([&] { region.call_made("cuLaunchKernelEx"); }).join();
+  std::thread([&] { region.call_made("cuMemsetD32Async"); }).join();
+  const std::string refused = region.close();
+  EXPECT_NE(refused.find("launch pattern 'another thread': cuLaunchKernelEx came from a thread other than the region's"),
+            std::string::npos) << refused;
+  EXPECT_NE(refused.find("Backend::cupti"), std::string::npos) << refused;
+  region.open();  // the next region starts afresh
+  EXPECT_EQ(region.close(), "");
+  std::thread([&] { region.call_made("cuLaunchKernel"); }).join();  // after the region closed
+  region.open();
+  EXPECT_EQ(region.close(), "");
 }
 
 TEST(StreamJoin, BlockingStreamsAreLeftToTheLegacyStreamsOwnOrder) {
