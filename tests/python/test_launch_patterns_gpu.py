@@ -125,6 +125,12 @@ def test_every_pattern_measures_as_the_plain_launch(backend, add):
     plain = row(profiled(work.plain, backend), metric)["Median"]
     failed = []
     for name, launch, _ in patterns(work):
+        if backend == "events" and name.startswith("another thread"):
+            # Its events would span the host's time while the thread starts: refused by pattern.
+            with pytest.raises(kscope.errors.SweepError, match="launch pattern 'another thread'") as refused:
+                profiled(launch, backend)
+            assert "backend='cupti'" in str(refused.value), str(refused.value)
+            continue
         r = row(profiled(launch, backend), metric)
         if not within(r["Median"], plain, DURATION_PCT, f"{backend}, {name}"):
             failed.append(name)
@@ -149,19 +155,22 @@ def test_counters_measure_every_pattern_as_the_plain_launch(add):
 
 def test_evaluate_finds_nothing_in_a_correct_program_of_each_pattern(add):
     def inputs(config, seed):
-        return (add.a,)
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        return (torch.rand(config["n"], device="cuda", generator=generator),)
 
-    # Each returns a copy of the sum: an output of its own, never the other side's or an earlier run's.
+    # Each copies the run's input where its launch (a graph among them) reads it, and returns a copy of
+    # the sum: an output of its own, never the other side's or an earlier run's.
     for name, launch, leaves_side_work in patterns(add):
         def candidate(a, launch=launch, leaves_side_work=leaves_side_work):
+            add.a.copy_(a)
+            add.side.wait_stream(torch.cuda.current_stream())  # a side stream's launch reads the copy
             launch()
             if leaves_side_work:
                 torch.cuda.current_stream().wait_stream(add.side)  # the caller's stream waits for it
             return add.c.clone()
 
         def reference(a):
-            add.plain()
-            return add.c.clone()
+            return torch.add(a, add.b)
 
         results = kscope.evaluate(candidate, reference, inputs, [{"n": N}], runs=10, verbosity="silent")
         r = results.to_dataframe().iloc[0]
