@@ -133,8 +133,12 @@ void StreamOrder::check() {
 
 void StreamOrder::gate(cudaEvent_t event) {
   check();
-  if (event) join_.gate(reinterpret_cast<detail::StreamOps::Event>(event));
-  else join_.ungate();
+  join_.gate(reinterpret_cast<detail::StreamOps::Event>(event));
+}
+
+void StreamOrder::gate_after_flush() {
+  check();
+  join_.gate_after_legacy();
 }
 
 void StreamOrder::join() {

@@ -40,7 +40,8 @@ class StreamOrder {
   void on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) noexcept;
 
   // On the session's thread (each throws CudaError for a failure of its own, or one kept from a callback).
-  void gate(cudaEvent_t event);  // nullptr: none (ungate)
+  void gate(cudaEvent_t event);  // a recorded event
+  void gate_after_flush();       // the legacy stream's work so far (the L2 flush just enqueued)
   void ungate() { join_.ungate(); }
   void join();
   void check();

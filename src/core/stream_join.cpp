@@ -7,6 +7,7 @@ StreamJoin::~StreamJoin() {
     if (known.event) ops_.destroy_event(*known.event);
   for (Event e : destroyed_) ops_.destroy_event(e);
   for (Event e : free_) ops_.destroy_event(e);
+  if (legacy_point_) ops_.destroy_event(*legacy_point_);
 }
 
 StreamJoin::Event StreamJoin::take_event() {
@@ -29,11 +30,12 @@ void StreamJoin::before_call(Stream stream) {
   }
   Known& known = it->second;
   if (known.follows_legacy) return;
-  const bool must_wait = gate_ && !known.gated;
+  const bool must_wait = (gate_ || gate_pending_) && !known.gated;
   if ((known.pending && !must_wait) || (!added && ops_.capturing(stream))) return;
   // The event is made on the launching thread, whose context is the stream's.
   if (!known.event) known.event = take_event();
   if (must_wait) {
+    if (gate_pending_) record_legacy_point();
     ops_.wait(stream, *gate_);
     known.gated = true;
   }
@@ -58,12 +60,29 @@ void StreamJoin::stream_destroyed(Stream stream) {
 void StreamJoin::gate(Event event) {
   std::lock_guard lock(mutex_);
   gate_ = event;
+  gate_pending_ = false;
   for (auto& [stream, known] : streams_) known.gated = false;
+}
+
+void StreamJoin::gate_after_legacy() {
+  std::lock_guard lock(mutex_);
+  gate_.reset();
+  gate_pending_ = true;
+  if (unordered_seen_ > 0) record_legacy_point();
+  for (auto& [stream, known] : streams_) known.gated = false;
+}
+
+void StreamJoin::record_legacy_point() {
+  if (!legacy_point_) legacy_point_ = ops_.make_event();
+  ops_.record(*legacy_point_, 0);
+  gate_ = legacy_point_;
+  gate_pending_ = false;
 }
 
 void StreamJoin::ungate() {
   std::lock_guard lock(mutex_);
   gate_.reset();
+  gate_pending_ = false;
 }
 
 void StreamJoin::join() {

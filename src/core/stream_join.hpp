@@ -5,7 +5,10 @@
 // The legacy stream, the per-thread default streams and blocking streams already wait for it and it
 // for them; those never reach StreamJoin. On the GPU, without a host wait:
 //   gate(e)   the first kernel, copy or fill on each such stream from then on waits for event e
-//             (the end of the flush, the region's start event);
+//             (the region's start event);
+//   gate_after_legacy()   the same for the legacy stream's work so far (the flush), with an
+//             event of its own recorded on the legacy stream only once such a stream has been
+//             seen: a program that only uses streams that follow the legacy one pays nothing;
 //   join()    the legacy stream waits for everything enqueued so far on each such stream called
 //             since the last join (before the next flush, before the region's stop event).
 // A stream being captured into a graph runs nothing now and is left alone (its graph's launch is a
@@ -52,8 +55,12 @@ class StreamJoin {
   void before_call(Stream stream);
   // From any thread, just before `stream` is destroyed: what it still holds is joined at the next join().
   void stream_destroyed(Stream stream);
-  // The first call on each stream that does not follow the legacy one waits for `event` from now on.
+  // The first call on each stream that does not follow the legacy one waits for `event` (recorded) from now on.
   void gate(Event event);
+  // The same for the legacy stream's work enqueued so far: an event is recorded on the legacy stream
+  // now when such a stream has been seen, else at the first such stream's first call (a later point
+  // of the legacy stream: still after its work now, only more conservative, once per StreamJoin).
+  void gate_after_legacy();
   void ungate();  // from now on calls wait for nothing
   // The legacy stream waits for every stream that does not follow it, called on since the last join.
   void join();
@@ -72,7 +79,11 @@ class StreamJoin {
   StreamOps& ops_;
   mutable std::mutex mutex_;  // calls come from any thread
   std::unordered_map<Stream, Known> streams_;
+  void record_legacy_point();
+
   std::optional<Event> gate_;
+  bool gate_pending_ = false;  // gate_after_legacy's event is still to be recorded (gate_ is empty)
+  std::optional<Event> legacy_point_;  // gate_after_legacy's event, made at its first record
   std::vector<Event> destroyed_;  // recorded on streams destroyed before their join
   std::vector<Event> free_;       // made and not in use
   std::size_t unordered_seen_ = 0;

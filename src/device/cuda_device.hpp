@@ -52,10 +52,8 @@ class MeasuredDevice {
   // values, crashes).
   enum class FlushLaunch { graph, kernels };
   // Evicts the L2 on `stream` (a graph launch makes persisting lines normal first, as `reset` says).
-  // Returns an event that completes when a graph launch's flush has finished; nullptr for one launched
-  // kernel by kernel, or when there is no L2 to flush.
-  cudaEvent_t flush_l2(cudaStream_t stream, FlushLaunch launch = FlushLaunch::graph,
-                       L2Flusher::PersistingReset reset = L2Flusher::PersistingReset::if_limit_set);
+  void flush_l2(cudaStream_t stream, FlushLaunch launch = FlushLaunch::graph,
+                L2Flusher::PersistingReset reset = L2Flusher::PersistingReset::if_limit_set);
   // Waits for everything launched on the device.
   void synchronize();
   DeviceControl& control() { return control_; }

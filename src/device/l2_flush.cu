@@ -57,7 +57,6 @@ L2Flusher::L2Flusher(int device) {
   void* p = nullptr;
   check_cuda(cudaMalloc(&p, bytes_), "cudaMalloc(L2 flush buffer)");  // 256-byte aligned: whole lines
   buffer_.reset(p);
-  check_cuda(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming), "cudaEventCreate(L2 flush done)");
   CaptureStream capture;
   check_cuda(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal),
              "cudaStreamBeginCapture(L2 flush)");
@@ -65,9 +64,6 @@ L2Flusher::L2Flusher(int device) {
   std::exception_ptr failed;
   try {
     enqueue(capture.get());
-    // An event-record node of the graph (not a capture dependency): each launch records done_.
-    check_cuda(cudaEventRecordWithFlags(done_, capture.get(), cudaEventRecordExternal),
-               "cudaEventRecordWithFlags(L2 flush done)");
   } catch (...) {
     failed = std::current_exception();
   }
@@ -81,7 +77,6 @@ L2Flusher::L2Flusher(int device) {
 
 L2Flusher::~L2Flusher() {
   if (graph_) cudaGraphExecDestroy(graph_);
-  if (done_) cudaEventDestroy(done_);
 }
 
 L2Flusher& L2Flusher::of(int device) {
@@ -94,8 +89,8 @@ L2Flusher& L2Flusher::of(int device) {
   return *flusher;
 }
 
-cudaEvent_t L2Flusher::flush(cudaStream_t stream, PersistingReset reset) {
-  if (!buffer_) return nullptr;
+void L2Flusher::flush(cudaStream_t stream, PersistingReset reset) {
+  if (!buffer_) return;
   if (persisting_l2_supported_) {
     // Persisting lines survive a memset; demote them to normal first. The user's persisting limit
     // itself is left as it is.
@@ -107,7 +102,6 @@ cudaEvent_t L2Flusher::flush(cudaStream_t stream, PersistingReset reset) {
       check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
   }
   check_cuda(cudaGraphLaunch(graph_, stream), "cudaGraphLaunch(L2 flush)");
-  return done_;
 }
 
 void L2Flusher::enqueue(cudaStream_t stream) {

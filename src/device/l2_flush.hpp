@@ -7,8 +7,7 @@
 //      kernels ran up to 20% slower than under ncu on the H200; a read of a second L2-sized buffer
 //      instead of the discard still left 23% of a 32 MiB read's bytes written back.
 // Both are captured once into a CUDA graph and launched as one: one call on the host instead of
-// two. The graph ends by recording an event (done()), which the backends make the caller's streams
-// that do not wait for the legacy stream wait for (core/stream_join.hpp), on the GPU. The counters backend launches them one by one instead (enqueue): CUPTI does not support a
+// two. The counters backend launches them one by one instead (enqueue): CUPTI does not support a
 // graph launch in an AutoRange pass with user replay, and on the H200 it broke multi-pass sessions
 // (MeasuredDevice::FlushLaunch). A persisting-L2 reset goes first when persisting lines may exist.
 #include <cuda_runtime_api.h>
@@ -35,8 +34,8 @@ class L2Flusher {
   // is set (the user's carve-out), or always (evaluate(): a candidate may have set and cleared it).
   enum class PersistingReset { if_limit_set, always };
   // Enqueues the flush on `stream` (one graph launch, outside every region). Call it outside any
-  // timed interval: it costs ~20 us on an H200. Returns done(), or nullptr when there is no L2 to flush.
-  cudaEvent_t flush(cudaStream_t stream, PersistingReset reset = PersistingReset::if_limit_set);
+  // timed interval: it costs ~20 us on an H200.
+  void flush(cudaStream_t stream, PersistingReset reset = PersistingReset::if_limit_set);
   // The memset and the discard kernel enqueued one by one: what the graph holds.
   void enqueue(cudaStream_t stream);
 
@@ -50,7 +49,6 @@ class L2Flusher {
   int discard_blocks_ = 0;
   bool persisting_l2_supported_ = false;
   std::unique_ptr<void, DeviceFree> buffer_;
-  cudaEvent_t done_ = nullptr;  // recorded by the graph's last node: the flush has finished
   cudaGraphExec_t graph_ = nullptr;
 };
 

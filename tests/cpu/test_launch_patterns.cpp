@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/region_thread.hpp"
 #include "core/stream_join.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/detail/log_sink.hpp"
@@ -75,6 +76,49 @@ TEST(StreamJoin, AStreamThatDoesNotFollowTheLegacyOneWaitsForTheGateOncePerGate)
     EXPECT_EQ(join.unordered_streams_seen(), 3u);
   }
   EXPECT_EQ(ops.destroyed, ops.made) << "every event made is destroyed with the join";
+}
+
+TEST(StreamJoin, AGateAfterTheLegacyStreamCostsNothingUntilAStreamThatDoesNotFollowItIsCalled) {
+  RecordingOps ops;
+  {
+    StreamJoin join(ops);
+    join.gate_after_legacy();  // the flush of a program on the default streams only
+    join.before_call(1);       // a blocking stream
+    join.join();
+    join.gate_after_legacy();
+    EXPECT_EQ(ops.take(), Log{}) << "no event recorded, waited for or joined";
+    EXPECT_EQ(ops.made, 0);
+    join.before_call(10);  // the first non-blocking stream: the flush's end is recorded now, once
+    join.before_call(11);
+    EXPECT_EQ(ops.take(), (Log{"record 102 on 0", "10 waits 102", "11 waits 102"}));
+    join.join();
+    ops.take();
+    join.gate_after_legacy();  // from now on recorded right after the flush
+    EXPECT_EQ(ops.take(), Log{"record 102 on 0"});
+    join.before_call(10);
+    EXPECT_EQ(ops.take(), Log{"10 waits 102"});
+  }
+  EXPECT_EQ(ops.destroyed, ops.made);
+}
+
+TEST(RegionThread, ARegionWhoseWorkAnotherThreadLaunchedIsRefusedByPattern) {
+  kscope::detail::RegionThread region;
+  region.call_made("cuLaunchKernel");  // outside every region: nobody's business
+  region.open();
+  region.call_made("cuLaunchKernel");  // the region's own thread
+  EXPECT_EQ(region.close(), "");
+  region.open();
+  std::thread([&] { region.call_made("cuLaunchKernelEx"); }).join();
+  std::thread([&] { region.call_made("cuMemsetD32Async"); }).join();
+  const std::string refused = region.close();
+  EXPECT_NE(refused.find("launch pattern 'another thread': cuLaunchKernelEx came from a thread other than the region's"),
+            std::string::npos) << refused;
+  EXPECT_NE(refused.find("Backend::cupti"), std::string::npos) << refused;
+  region.open();  // the next region starts afresh
+  EXPECT_EQ(region.close(), "");
+  std::thread([&] { region.call_made("cuLaunchKernel"); }).join();  // after the region closed
+  region.open();
+  EXPECT_EQ(region.close(), "");
 }
 
 TEST(StreamJoin, BlockingStreamsAreLeftToTheLegacyStreamsOwnOrder) {

@@ -125,6 +125,12 @@ def test_every_pattern_measures_as_the_plain_launch(backend, add):
     plain = row(profiled(work.plain, backend), metric)["Median"]
     failed = []
     for name, launch, _ in patterns(work):
+        if backend == "events" and name.startswith("another thread"):
+            # Its events would span the host's time while the thread starts: refused by pattern.
+            with pytest.raises(kscope.errors.SweepError, match="launch pattern 'another thread'") as refused:
+                profiled(launch, backend)
+            assert "backend='cupti'" in str(refused.value), str(refused.value)
+            continue
         r = row(profiled(launch, backend), metric)
         if not within(r["Median"], plain, DURATION_PCT, f"{backend}, {name}"):
             failed.append(name)
@@ -149,19 +155,22 @@ def test_counters_measure_every_pattern_as_the_plain_launch(add):
 
 def test_evaluate_finds_nothing_in_a_correct_program_of_each_pattern(add):
     def inputs(config, seed):
-        return (add.a,)
+        generator = torch.Generator(device="cuda").manual_seed(seed)
+        return (torch.rand(config["n"], device="cuda", generator=generator),)
 
-    # Each returns a copy of the sum: an output of its own, never the other side's or an earlier run's.
+    # Each copies the run's input where its launch (a graph among them) reads it, and returns a copy of
+    # the sum: an output of its own, never the other side's or an earlier run's.
     for name, launch, leaves_side_work in patterns(add):
         def candidate(a, launch=launch, leaves_side_work=leaves_side_work):
+            add.a.copy_(a)
+            add.side.wait_stream(torch.cuda.current_stream())  # a side stream's launch reads the copy
             launch()
             if leaves_side_work:
                 torch.cuda.current_stream().wait_stream(add.side)  # the caller's stream waits for it
             return add.c.clone()
 
         def reference(a):
-            add.plain()
-            return add.c.clone()
+            return torch.add(a, add.b)
 
         results = kscope.evaluate(candidate, reference, inputs, [{"n": N}], runs=10, verbosity="silent")
         r = results.to_dataframe().iloc[0]
@@ -211,10 +220,23 @@ def test_torch_compile_reduce_overhead_measures_as_its_kernel_launched_directly(
     r = row(profiled(graphed, "cupti"), DURATION["cupti"])
     assert r["Kernel"] == plain["Kernel"], (r["Kernel"], plain["Kernel"])
     assert within(r["Median"], plain["Median"], DURATION_PCT, "cupti, torch.compile(mode='reduce-overhead')")
-    for metric in BYTES:
-        p = row(profiled(direct, "counters", metrics=BYTES, replay_mode="range"), metric)["Median"]
-        assert within(row(profiled(graphed, "counters", metrics=BYTES, replay_mode="range"), metric)["Median"], p,
-                      COUNTER_PCT, f"counters {metric} (range replay), torch.compile(mode='reduce-overhead')")
+    plain = profiled(direct, "counters", metrics=BYTES, replay_mode="range")
+    r = profiled(graphed, "counters", metrics=BYTES, replay_mode="range")
+    read, write = BYTES
+    assert within(row(r, read)["Median"], row(plain, read)["Median"], COUNTER_PCT,
+                  f"counters {read} (range replay), torch.compile(mode='reduce-overhead')")
+    # DRAM writes are not comparable to 1%: the range ends with up to an L2 of the output still dirty
+    # in the cache, and how much depends on where the output lies (the graph writes its static
+    # output, the plain call a fresh block of the caching allocator: other L2 sets, other evictions;
+    # 2.8% fewer bytes on an H100). What the hardware guarantees: every output byte not left in the
+    # L2 was written, and nothing more than the output was.
+    out_bytes = add.a.numel() * add.a.element_size()
+    l2_bytes = torch.cuda.get_device_properties(add.a.device).L2_cache_size
+    for results, how in ((plain, "without graphs"), (r, "reduce-overhead")):
+        written = row(results, write)["Median"]
+        print(f"[result] counters {write} (range replay), torch.compile {how}: {written:.4g}, "
+              f"bound [{out_bytes - l2_bytes:.4g}, {out_bytes * (1 + COUNTER_PCT / 100):.4g}]")
+        assert out_bytes - l2_bytes <= written <= out_bytes * (1 + COUNTER_PCT / 100), (how, written)
 
 
 def test_two_kernels_at_once_on_two_streams_are_both_measured_with_their_overlap_reported():

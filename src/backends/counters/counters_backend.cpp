@@ -188,6 +188,8 @@ void CountersBackend::region_end(const RegionContext&) {
 }
 
 void CountersBackend::end_run(const RunContext& run, const std::vector<RegionRecord>& regions) {
+  // Refused by name here, before the range profiler's stop fails with CUPTI_ERROR_UNKNOWN.
+  if (kind_ == RangeKind::per_kernel && pass_ == 0) counters::refuse_graph_launches(tracker_.launches(run.batch_index));
   if (pass_ > 0) {
     counters::check_same_launches(counters::launches_of(first_pass_, run.batch_index),
                                   tracker_.launches(run.batch_index), run.pass);

@@ -58,8 +58,9 @@ void CuptiBackend::flush_cache() {
   order_.join();
   if (!calls_.observing()) {
     // Their first calls from now on wait for the flush's end: the legacy stream's own work and the
-    // blocking streams' wait for it anyway.
-    order_.gate(device_.flush_l2(cudaStreamLegacy));
+    // blocking streams' wait for it anyway. A program that never used such a stream pays nothing.
+    device_.flush_l2(cudaStreamLegacy);
+    order_.gate_after_flush();
     return;
   }
   // evaluate(): persisting lines are made normal whatever the limit says now (a candidate may have

@@ -1,5 +1,6 @@
 #include "backends/events/events_backend.hpp"
 
+#include <string>
 #include <utility>
 
 #include "backends/cupti_subscriber.hpp"
@@ -55,8 +56,13 @@ void EventsBackend::end_session() noexcept {
 
 void CUPTIAPI EventsBackend::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                          const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-    static_cast<EventsBackend*>(self)->order_.on_driver_call(cbid, *static_cast<const CUpti_CallbackData*>(data));
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  auto& backend = *static_cast<EventsBackend*>(self);
+  const auto& call = *static_cast<const CUpti_CallbackData*>(data);
+  backend.order_.on_driver_call(cbid, call);
+  if (call.callbackSite == CUPTI_API_ENTER && cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy &&
+      cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2)
+    backend.region_thread_.call_made(call.functionName);
 }
 
 void EventsBackend::flush_cache() {
@@ -79,6 +85,7 @@ void EventsBackend::region_begin(const RegionContext& region) {
   const cudaEvent_t start = intervals_[region.index].start.get();
   check_cuda(cudaEventRecord(start, cudaStreamLegacy), "cudaEventRecord(region begin)");
   order_.gate(start);
+  region_thread_.open();
 }
 
 void EventsBackend::region_end(const RegionContext& region) {
@@ -86,6 +93,7 @@ void EventsBackend::region_end(const RegionContext& region) {
   check_cuda(cudaEventRecord(intervals_[region.index].stop.get(), cudaStreamLegacy),
              "cudaEventRecord(region end)");
   order_.ungate();
+  if (std::string refused = region_thread_.close(); !refused.empty()) throw BackendError(refused);
 }
 
 void EventsBackend::end_run(const RunContext&, const std::vector<RegionRecord>& regions) {
@@ -110,6 +118,7 @@ std::vector<RunMeasurement> EventsBackend::collect_batch() {
 
 void EventsBackend::abandon_run(const RunContext&) noexcept {
   // Let the failed run's work finish so that its events are not read by the next run.
+  region_thread_.close();
   cudaDeviceSynchronize();
 }
 

@@ -6,12 +6,14 @@
 // wait for the start event and the stop event for it, on the GPU, through CUPTI's driver callbacks
 // (backends/stream_order.*), so the events bracket it too. Where another tool owns CUPTI there are
 // no callbacks: the session says so, and such work counts only where the caller joins it.
+// A region whose work another thread launched is refused (core/region_thread.hpp).
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
 #include <vector>
 
 #include "backends/stream_order.hpp"
+#include "core/region_thread.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/measurement_backend.hpp"
 
@@ -56,6 +58,7 @@ class EventsBackend final : public MeasurementBackend {
 
   device::MeasuredDevice device_;
   cupti::StreamOrder order_;
+  detail::RegionThread region_thread_;  // a region's work launched from another thread is refused
   CUpti_SubscriberHandle subscriber_ = nullptr;  // the session's callbacks; null while none are enabled
   std::vector<Interval> intervals_;  // one per region index, reused by every run
   std::size_t region_count_ = 0;     // of the run collected next

@@ -56,8 +56,7 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
     flush_ = {start, start + ns};
     issued_ns_ = start;
     end_ns_[0] = flush_.end_ns;
-    event_ns_[kFlushEvent] = flush_.end_ns;
-    join.gate(kFlushEvent);
+    join.gate_after_legacy();
   }
   void join_streams(std::uintptr_t from, std::uintptr_t into) {
     std::uint64_t& end = end_ns_[into];
@@ -83,7 +82,6 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
 
  private:
   static constexpr std::uintptr_t kFirstPerThreadKey = std::uintptr_t(1) << 62;
-  static constexpr Event kFlushEvent = 0;  // make_event() starts above it
 
   static std::uint64_t overlap_ns(const GpuInterval& a, const GpuInterval& b) {
     const std::uint64_t start = std::max(a.start_ns, b.start_ns), end = std::min(a.end_ns, b.end_ns);
@@ -112,7 +110,7 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
   std::map<Event, std::uint64_t> event_ns_;  // when each recorded event completes
   std::uint64_t issued_ns_ = 0;  // the latest start so far: the host has issued everything before it
   GpuInterval flush_{};
-  Event next_event_ = kFlushEvent + 1;
+  Event next_event_ = 1;
 };
 
 SimulatedBackend::SimulatedBackend() : streams_(std::make_unique<Streams>()) {}
