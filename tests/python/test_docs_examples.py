@@ -46,14 +46,17 @@ def params(kind):
 
 
 def run(code, directory, simulated=False):
-    """Runs the example in its own interpreter (it may set warning filters or change directory),
+    """Runs the example as a script in its own interpreter (it may set warning filters or change directory),
     importing the kscope these tests import; `simulated`: with KSCOPE_SIMULATED=1."""
     env = dict(os.environ, PYTHONPATH=str(Path(kscope.__file__).parents[1]), PYTHONDONTWRITEBYTECODE="1",
                MPLBACKEND="Agg")
     env.pop("KSCOPE_TOOL", None)
     if simulated:
         env["KSCOPE_SIMULATED"] = "1"
-    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True,
+    # As a script of its own, as users run it: Triton's @jit reads its kernel's source from a file.
+    script = Path(directory) / "example.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, str(script)], cwd=directory, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, f"the example failed:\n{code}\n{done.stdout}\n{done.stderr}"
 

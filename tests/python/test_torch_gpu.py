@@ -51,7 +51,7 @@ def test_max_autotune_chooses_by_a_race_in_this_process(fresh_inductor):
     assert "benchmark_gpu" not in vars(benchmarking.benchmarker)  # Inductor's own benchmarker is back
 
 
-def test_max_autotune_in_subprocesses_times_with_kscope_there(fresh_inductor, monkeypatch):
+def test_max_autotune_in_subprocesses_times_with_kscope_there(fresh_inductor, monkeypatch, caplog):
     autotune_process = pytest.importorskip("torch._inductor.autotune_process")
     monkeypatch.setattr(inductor_config, "autotune_in_subproc", True)
     sent = []
@@ -71,4 +71,8 @@ def test_max_autotune_in_subprocesses_times_with_kscope_there(fresh_inductor, mo
     jobs = [obj for obj in sent if obj is not None]
     assert jobs and all(isinstance(job, kscope.torch._InstalledFirst) for job in jobs)  # kscope installs itself there
     failed = [str(w.message) for w in caught if "Failed to benchmark choice" in str(w.message)]
-    assert not failed, failed  # and each job ran: a subprocess that failed would leave its choice out
+    # Each job ran (a subprocess that failed would leave its choice out), but for the configs that
+    # need more shared memory than the GPU has: Inductor logs their precompile as "out of resource"
+    # and leaves them out with or without kscope (on an H100, a 128x128x128 tile of 4 stages).
+    too_big = sum("out of resource" in record.getMessage() for record in caplog.records)
+    assert len(failed) <= too_big, failed
