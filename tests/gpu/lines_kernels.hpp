@@ -43,7 +43,7 @@ void launch_fma_without_lines(float* out, int iterations, cudaStream_t stream = 
 inline constexpr int kFmaBlocks = 132, kFmaThreads = 128, kFmasPerIteration = 16;
 
 // Demangled kernel names, as kscope reports them.
-inline constexpr const char* kChaseKernel = "kscope_lines_test::chase(const int*, float*, int)";
+inline constexpr const char* kChaseKernel = "kscope_lines_test::chase(int const*, float*, int)";  // as the demangler spells it
 inline constexpr const char* kFmaKernel = "kscope_lines_test::fma_chain(float*, int)";
 
 }  // namespace kscope_lines_test

@@ -109,7 +109,10 @@ TEST(Lines, SyncthreadsLineFirstWithBarrier) {
   const kscope::LineResults r = sample([&] { launch_barrier_bound(scratch.get(), 2000); });
   const std::vector<Line> lines = lines_of(r, "kscope_lines_test::barrier_bound(float*, int)");
   ASSERT_FALSE(lines.empty()) << r.listing();
-  EXPECT_EQ(lines[0].number, marked_line("BARRIER")) << describe(lines);
+  // A warp waiting at a barrier is sampled at the instruction it waits to issue, the one after the
+  // BAR: the barrier's line or the next (Nsight Compute's source counters put them there too).
+  EXPECT_GE(lines[0].number, marked_line("BARRIER")) << describe(lines);
+  EXPECT_LE(lines[0].number, marked_line("BARRIER") + 1) << describe(lines);
   EXPECT_EQ(lines[0].dominant, "barrier") << describe(lines);
   std::cout << r.listing(5) << "\n";
 }
@@ -129,7 +132,8 @@ TEST(Lines, FmaChainLineFirstWithADependencyOrMathStall) {
   std::cout << r.listing(5) << "\n";
 
   // The SASS metrics count every instruction of the line: a whole number per iteration of each warp
-  // of each run, the 16 FMAs and the few moves the compiler puts beside them, all 32 threads active.
+  // of each run (the 16 FMAs and the few moves the compiler puts beside them), plus the few the
+  // compiler files under the line outside the loop (3 a warp on an H100), all 32 threads active.
   if (!r.code().sass_metrics) {
     std::cout << "SASS metrics not measured here:";
     for (const auto& n : r.code().notes) std::cout << "\n  " << n;
@@ -139,7 +143,7 @@ TEST(Lines, FmaChainLineFirstWithADependencyOrMathStall) {
   ASSERT_TRUE(lines[0].executed.has_value());
   const std::int64_t warps = kFmaBlocks * kFmaThreads / 32;
   const std::int64_t iterations = 5 * warps * static_cast<std::int64_t>(kIterations);
-  EXPECT_EQ(*lines[0].executed % iterations, 0) << *lines[0].executed;
+  EXPECT_LE(*lines[0].executed % iterations, 5 * warps * 8) << *lines[0].executed;
   EXPECT_GE(*lines[0].executed / iterations, kFmasPerIteration);
   EXPECT_LE(*lines[0].executed / iterations, kFmasPerIteration + 4);
   EXPECT_NEAR(lines[0].thread_efficiency.value_or(0), 100.0, 1e-9);
