@@ -39,14 +39,15 @@ struct SourceLocation {
   std::string file;          // as the line table names it (directory and name); empty without line information
   std::uint32_t line = 0;    // 1-based; 0 without line information
   std::string function;      // the function the line is in (demangled)
+  // Equal: the same file, line and function.
   friend bool operator==(const SourceLocation&, const SourceLocation&) = default;
 };
 
 // One SASS instruction's samples in one annotation, config and kernel (the raw table's rows, one per
 // stall reason). Summed over the recorded runs.
 struct SampledInstruction {
-  std::string annotation;
-  std::size_t config_index = 0;
+  std::string annotation;          // the annotation (region) it ran in
+  std::size_t config_index = 0;    // the config's index in the sweep
   std::string kernel;              // the launched kernel (demangled)
   std::string function;            // the function the instruction is in: the kernel, or a device function not inlined
   std::uint64_t pc_offset = 0;     // from the function's start, in bytes
@@ -59,15 +60,15 @@ struct SampledInstruction {
   std::vector<std::pair<std::string, std::uint64_t>> stalls;
   // The SASS metrics, where measured: warp-level instructions executed, and the threads that executed
   // them (at most 32 per warp instruction).
-  std::optional<std::uint64_t> executed;
-  std::optional<std::uint64_t> thread_executed;
+  std::optional<std::uint64_t> executed;         // warp-level instructions executed
+  std::optional<std::uint64_t> thread_executed;  // threads that executed them
 };
 
 // What sampling saw of one kernel in one annotation and config, over the recorded runs.
 struct SampledKernel {
-  std::string annotation;
-  std::size_t config_index = 0;
-  std::string kernel;
+  std::string annotation;        // the annotation (region) it ran in
+  std::size_t config_index = 0;  // the config's index in the sweep
+  std::string kernel;            // the launched kernel (demangled)
   std::uint64_t samples = 0;  // the samples of its instructions (the table's rows: shares are of this)
   std::uint64_t dropped = 0;  // samples the hardware dropped while its annotation ran (a full buffer)
   std::size_t launches = 0;   // its sampled launches
@@ -77,8 +78,8 @@ struct SampledKernel {
 
 // Everything a PcSampler collected in a session.
 struct SampledCode {
-  std::vector<SampledInstruction> instructions;
-  std::vector<SampledKernel> kernels;
+  std::vector<SampledInstruction> instructions;  // every sampled instruction (the raw table)
+  std::vector<SampledKernel> kernels;            // every sampled kernel (the kernels table)
   // The text of each source file the line rows name, as it was when measured (file -> its text).
   std::map<std::string, std::string> sources;
   bool sass_metrics = false;  // the SASS metrics were measured
@@ -102,6 +103,7 @@ class PcSampler {
 class LineResults {
  public:
   LineResults() = default;
+  // The sweep's results and what was sampled in it (profile_lines() makes them; load_line_results reads them).
   LineResults(Results sweep, SampledCode code);
 
   const Results& sweep() const { return sweep_; }  // the session, configs and per-run sample counts
@@ -123,6 +125,7 @@ class LineResults {
 
   // kscope's line results format (JSON), which load_line_results reads back.
   void write_json(const std::string& path) const;
+  // The same, written to a stream.
   void write_json(std::ostream& out) const;
 
  private:
