@@ -138,6 +138,9 @@ void bind_shards(py::module_& m) {
     kscope::Results merged = kscope::merge_files(inputs, &warnings);
     return py::make_tuple(std::move(merged), warnings);
   }, py::arg("inputs"), "(merged Results, [warning]) of shard results files or output prefixes");
+  m.def("make_room_for_call", &kscope::detail::make_room_for_call, py::arg("settings"), py::arg("companions"),
+        "Moves a finished call's files under prefix, and the companions beside them, aside; refuses what "
+        "it must not move");
   m.def("write_merged", &kscope::write_merged, py::arg("merged"), py::arg("prefix"), py::arg("overwrite"),
         py::arg("resumed"), py::call_guard<py::gil_scoped_release>(),
         "Writes merged results under prefix as a sweep writes its files: never over a sweep or an earlier "

@@ -362,15 +362,8 @@ std::string write_merged(const Results& merged, const std::string& out_prefix, b
   settings.output_prefix = detail::directory_as_prefix(out_prefix);
   settings.overwrite = overwrite;
   settings.resume = resumed;
-  detail::check_output_prefix(settings, detail::PrefixWriter::merge);
-  const detail::OutputClaim claim(settings, detail::PrefixWriter::merge);
-  if (overwrite)
-    for (const char* file : {detail::kManifestFile, detail::kProgressFile, "ncu_report.ncu-rep"})
-      if (const std::string path = settings.output_prefix + file; ::unlink(path.c_str()) != 0 && errno != ENOENT) {
-        const int error = errno;
-        throw FileError("cannot remove '" + path + "' of the sweep being replaced: " + std::strerror(error), path,
-                        std::error_code(error, std::generic_category()));
-      }
+  detail::check_output_prefix(settings, detail::ResultKind::merge);
+  const detail::OutputClaim claim(settings, detail::ResultKind::merge);
   merged.write_all(settings.output_prefix);
   return settings.output_prefix;
 }

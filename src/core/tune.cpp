@@ -93,19 +93,6 @@ double smallest_p(std::size_t n) {
   return p;
 }
 
-// The race's own files under the output prefix, refused without resume or overwrite as a sweep's are.
-void claim_race_files(const Settings& settings) {
-  if (settings.output_prefix.empty() || settings.resume || settings.overwrite) return;
-  for (const char* name : {"race.csv", "results.json"}) {
-    const std::string path = settings.output_prefix + name;
-    if (std::filesystem::exists(path))
-      throw ConfigError(option("output_prefix") + " '" + settings.output_prefix + "' holds the files of an earlier " +
-                        "race (" + path + "), which kscope does not replace unasked: set " + option("resume") +
-                        spell(" = true", "=True") + " to continue it, " + option("overwrite") +
-                        spell(" = true", "=True") + " to replace it, or give another " + option("output_prefix"));
-  }
-}
-
 // Everything the rounds recorded, as one sweep's samples: each config's runs numbered on across rounds.
 class Measurements {
  public:
@@ -270,7 +257,8 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
                       option("runs") + " (" + std::to_string(settings.runs) + "), the most runs a config gets " +
                       "before the final round: raise " + option("runs") + " (100, say) or lower " +
                       race_option("first_runs"));
-  claim_race_files(settings);
+  std::optional<detail::OutputClaim> claim;  // the race's files and its rounds', until the last is written
+  if (!settings.output_prefix.empty()) claim.emplace(settings, detail::ResultKind::race);
   detail::SessionGuard guard;
   detail::check_backend_measures(settings, backend);
   const MetricSpec duration = duration_metric(backend);
