@@ -1,5 +1,7 @@
 #include "command_line.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -25,8 +27,14 @@ std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, st
   }
   for (const auto& extra : app.remaining()) {
     if (extra == "--") continue;
-    return bad_usage(extra.size() > 1 && extra[0] == '-' ? "unknown option '" + extra + "'"
-                                                          : "unexpected argument '" + extra + "'");
+    if (extra.size() < 2 || extra[0] != '-') return bad_usage("unexpected argument '" + extra + "'");
+    struct stat status {};
+    // A file whose name starts with '-' reads as an option, as in every Unix tool: -- ends the options.
+    const bool a_file = ::stat(extra.c_str(), &status) == 0;
+    return bad_usage("unknown option '" + extra + "'" +
+                     (a_file ? "; to name the file '" + extra + "', put -- before the file names: " + name +
+                                   " [OPTIONS] -- " + extra + " ..."
+                             : std::string()));
   }
   return std::nullopt;
 }

@@ -10,9 +10,10 @@
 //     existing file keeps its permission bits.
 // Every failure is a FileError naming the path and the operating system's reason.
 //
-// Reading takes only a regular file: the path is opened without blocking and checked with fstat,
-// so a FIFO, a device or a socket is refused with a FileError instead of waiting for a writer or
-// reading forever.
+// Reading takes a regular file, or a pipe read once (a shell's process substitution, <(cat a.json);
+// a FIFO): the path is opened without blocking and checked with fstat, so a device or a socket is
+// refused with a FileError instead of reading forever, and a FIFO that nothing writes to reads as
+// empty instead of waiting for a writer.
 #include <cstdint>
 #include <functional>
 #include <istream>
@@ -40,8 +41,8 @@ std::string kind_of_file(const std::string& path);
 // be what it made.
 bool names_open_file(const std::string& path, int fd);
 
-// A regular file opened for reading, read through stream(). Throws FileError when `path` is
-// missing, a directory, not a regular file or unreadable; `expected` says what the caller should
+// A regular file or a pipe opened for reading, read through stream(). Throws FileError when `path`
+// is missing, a directory, a device, a socket or unreadable; `expected` says what the caller should
 // give instead ("a file written by ProfileResults.save"). A read error later throws FileError too.
 class InputFile {
  public:
@@ -53,7 +54,7 @@ class InputFile {
   InputFile& operator=(InputFile&&) noexcept;
 
   std::istream& stream();
-  std::uint64_t size() const;  // when it was opened
+  std::uint64_t size() const;  // when it was opened (a pipe: 0)
 
  private:
   struct Open;

@@ -108,7 +108,7 @@ std::size_t lines_of(const std::string& path) {
                       ", not a file kscope wrote there. kscope never writes, replaces or moves the files of an output "
                       "prefix through such a path (it would write into what it names): remove it, or give another " +
                       option("output_prefix"),
-                  path, std::error_code(EEXIST, std::generic_category()));
+                  path);
 }
 
 // The finished or unfinished sweep or evaluation whose manifest is under `prefix`; unknown when

@@ -306,9 +306,11 @@ void check_output_prefix(const Settings& settings, ResultKind writer) {
     throw ConfigError(named + ": its directory '" + directory + "' " +
                       (kind.empty() ? "does not exist; create it, or give a prefix in an existing directory"
                                     : "is " + kind + ", not a directory; give a prefix in a directory"));
-  if (::access(directory.c_str(), W_OK | X_OK) != 0)
-    throw ConfigError(named + ": its directory '" + directory + "' is not writable (" + std::strerror(errno) +
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    const int error = errno;  // before the hint's own file system calls
+    throw ConfigError(named + ": its directory '" + directory + "' is not writable (" + std::strerror(error) +
                       "); give a prefix in a writable directory" + finished_sweep_hint(settings));
+  }
 }
 
 SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
@@ -485,6 +487,9 @@ SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
     back.progress_end += text.size() + 1;
     ++back.configs;
   }
+  if (!back.has_header && progress_file && next_line(progress_file->stream(), text, kMaxProgressLine))
+    dropped = "'" + samples_path + "' is " + (samples_file ? "empty" : "missing") + ", but '" + progress_path +
+              "' lists finished configs: their samples are gone";
   if (!dropped.empty()) log_warning(dropped + ": the configs from there on are measured again");
   return back;
 }

@@ -86,13 +86,6 @@ double seconds_per(const std::string& unit) {
   return unit == "ms" ? 1e-3 : 1;
 }
 
-// The smallest one-sided p-value that n runs against n can give: all of one side above the other.
-double smallest_p(std::size_t n) {
-  double p = 1;
-  for (std::size_t k = 1; k <= n; ++k) p *= static_cast<double>(k) / static_cast<double>(n + k);
-  return p;
-}
-
 // Everything the rounds recorded, as one sweep's samples: each config's runs numbered on across rounds.
 class Measurements {
  public:
@@ -269,10 +262,10 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   std::vector<std::string> names;
   for (const Config& c : raced) names.push_back(c.to_string());
   detail::Racer racer(names, options, settings.runs);
-  if (raced.size() > 1 && smallest_p(options.first_runs) >= racer.elimination_level())
+  if (raced.size() > 1 && detail::smallest_one_sided_p(options.first_runs, options.first_runs) >= racer.elimination_level())
     detail::log_warning(race_option("first_runs") + " = " + std::to_string(options.first_runs) + ": " +
                 std::to_string(options.first_runs) + " runs a side can show a difference at p = " +
-                number_text(smallest_p(options.first_runs)) + " at best, not below the elimination level " +
+                number_text(detail::smallest_one_sided_p(options.first_runs, options.first_runs)) + " at best, not below the elimination level " +
                 formatted("%.3g", racer.elimination_level()) + " of " + std::to_string(raced.size()) +
                 " configs: nothing is eliminated before the runs double; raise " + race_option("first_runs"));
   if (settings.shard && settings.shard->count > 1)

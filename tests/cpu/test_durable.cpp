@@ -250,6 +250,25 @@ TEST(Streaming, ConfigsAreWrittenTogetherWithinTheWriteWindow) {
   EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
 }
 
+// Quick configs followed by a long one: the quick ones reach the operating system at most
+// kWriteWindow after they finished, while the long one still runs (a kill then keeps them).
+TEST(Streaming, QuickConfigsAreWrittenWithinTheWriteWindowWhileALongConfigRuns) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  SimulatedBackend backend;
+  Workload w(backend);
+  std::size_t written_during_the_long_config = 0;
+  w.hook = [&](const Config& c, int) {
+    if (c.index() != 3 || w.calls_per_config[3] != 1) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (lines(prefix + "progress.jsonl").size() < 3 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(detail::SampleStream::kWriteWindow / 5);
+    written_during_the_long_config = lines(prefix + "progress.jsonl").size();
+  };
+  profile_with_backend(sweep_of(4), streamed(prefix), w.body(), backend);
+  EXPECT_EQ(written_during_the_long_config, 3u);
+}
+
 TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasured) {
   TempDir dir;
   const std::string prefix = dir.prefix();

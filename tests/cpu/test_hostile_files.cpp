@@ -347,36 +347,39 @@ TEST(HostileFiles, AWholeFileWriteNeverRemovesALinkPutInPlaceOfItsTemporary) {
 }
 
 // Bad case 4: kscope merge replaced a measured sweep's results silently (leaving its manifest and
-// progress), wrote /dev/nullresults.json into /dev, and replaced an earlier merge unasked.
+// progress), wrote /dev/nullresults.json into /dev, and replaced an earlier merge unasked. Merged
+// results are a kind of their own: never written over a sweep (even with --overwrite), and an
+// earlier merge is moved aside, or replaced with --overwrite.
 TEST(HostileFiles, MergedResultsNeverReplaceASweepOrAnEarlierMergeUnasked) {
   TempDir dir;
   const Settings s = two_shards(dir.prefix("sweep_"));
   const std::string measured = dir.prefix("measured_");
   sweep(streamed(measured));
   const std::string before = read(measured + "results.json");
-  std::ostringstream out, err;
-  EXPECT_EQ(merge_command({measured, s.output_prefix}, out, err), 2);
-  EXPECT_TRUE(has(err.str(), "kscope merge: OUT_PREFIX '" + measured + "' holds a finished sweep (" + measured +
-                                 "manifest.json, " + measured + "progress.jsonl, " + measured + "samples.csv, " +
-                                 measured + "summary.csv, " + measured + "results.json), which kscope does not "
-                                 "replace unasked: the merged results would take the place of its files. Give "
-                                 "--overwrite to replace that sweep (its manifest and progress go too), or another "
-                                 "OUT_PREFIX"))
-      << err.str();
-  EXPECT_EQ(read(measured + "results.json"), before);
-  EXPECT_EQ(merge_command({measured, s.output_prefix, "--overwrite"}, out, err), 0) << err.str();
-  EXPECT_FALSE(fs::exists(measured + "manifest.json"));
-  EXPECT_FALSE(fs::exists(measured + "progress.jsonl"));
-  EXPECT_EQ(load_results(measured + "results.json").shard_sessions().size(), 2u);
+  for (const bool overwrite : {false, true}) {
+    std::ostringstream out, err;
+    std::vector<std::string> args{measured, s.output_prefix};
+    if (overwrite) args.push_back("--overwrite");
+    EXPECT_EQ(merge_command(args, out, err), 2);
+    EXPECT_TRUE(has(err.str(), "kscope merge: OUT_PREFIX '" + measured + "' holds a finished sweep (" + measured +
+                                   "manifest.json, " + measured + "progress.jsonl, " + measured + "samples.csv, " +
+                                   measured + "summary.csv, " + measured + "results.json), not the files of merged "
+                                   "results: kscope never continues, replaces or moves another kind of result's "
+                                   "files. Give this merge another OUT_PREFIX, or move those files away"))
+        << err.str();
+    EXPECT_EQ(read(measured + "results.json"), before);
+    EXPECT_TRUE(fs::exists(measured + "manifest.json"));
+  }
 
+  std::ostringstream out, err;
   const std::string merged = dir.prefix("merged_");
   EXPECT_EQ(merge_command({merged, s.output_prefix}, out, err), 0) << err.str();
+  const std::string first = read(merged + "results.json");
   std::ostringstream again;
-  EXPECT_EQ(merge_command({merged, s.output_prefix}, out, again), 2);
-  EXPECT_TRUE(has(again.str(), "holds a sweep's results (" + merged + "samples.csv, " + merged + "summary.csv, " +
-                                   merged + "results.json)"))
-      << again.str();
+  EXPECT_EQ(merge_command({merged, s.output_prefix}, out, again), 0) << again.str();
+  EXPECT_EQ(read(merged + "results.json.~1~"), first);
   EXPECT_EQ(merge_command({merged, s.output_prefix, "--overwrite"}, out, err), 0) << err.str();
+  EXPECT_FALSE(fs::exists(merged + "results.json.~2~"));
   // The merge of a resumed sweep replaces the merge it made before (Python's torchrun rank 0).
   EXPECT_NO_THROW(write_merged(merge_files({s.output_prefix}), merged, false, true));
 
