@@ -8,6 +8,22 @@
 #include <iostream>
 
 namespace kscope::cli {
+namespace {
+
+// The first argument before "--" that starts with '-', is none of the app's options, and names a file.
+std::optional<std::string> dash_led_file(const CLI::App& app, const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-' || app.get_option_no_throw(arg.substr(0, arg.find('='))) ||
+        arg == "--help" || arg == "-h" || arg == "--version")
+      continue;
+    struct stat status {};
+    if (::stat(arg.c_str(), &status) == 0) return arg;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
                          const std::string& usage) {
@@ -19,6 +35,10 @@ std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, st
     err << name << ": " << what << "\n" << usage;
     return kUsageError;
   };
+  // A file whose name starts with '-' reads as an option, as in every Unix tool: -- ends the options.
+  if (const auto file = dash_led_file(app, args))
+    return bad_usage("unknown option '" + *file + "'; to name the file '" + *file +
+                     "', put -- before the file names: " + name + " [OPTIONS] -- " + *file + " ...");
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::ParseError& e) {
@@ -27,14 +47,8 @@ std::optional<int> parse(CLI::App& app, const std::vector<std::string>& args, st
   }
   for (const auto& extra : app.remaining()) {
     if (extra == "--") continue;
-    if (extra.size() < 2 || extra[0] != '-') return bad_usage("unexpected argument '" + extra + "'");
-    struct stat status {};
-    // A file whose name starts with '-' reads as an option, as in every Unix tool: -- ends the options.
-    const bool a_file = ::stat(extra.c_str(), &status) == 0;
-    return bad_usage("unknown option '" + extra + "'" +
-                     (a_file ? "; to name the file '" + extra + "', put -- before the file names: " + name +
-                                   " [OPTIONS] -- " + extra + " ..."
-                             : std::string()));
+    return bad_usage(extra.size() > 1 && extra[0] == '-' ? "unknown option '" + extra + "'"
+                                                          : "unexpected argument '" + extra + "'");
   }
   return std::nullopt;
 }

@@ -112,6 +112,7 @@ void bind_results(py::module_& m) {
         py::arg("path"), py::arg("text"), py::call_guard<py::gil_scoped_release>(),
         "Writes text to path as kscope writes its files: whole, through symbolic links, never over a device");
   m.def("load_results", py::overload_cast<const std::string&>(&kscope::load_results), py::arg("path"),
+        py::call_guard<py::gil_scoped_release>(),  // a pipe may be fed by another Python thread
         "Reads a file written by Results.write_json");
   m.def("results_from_json", [](const std::string& text, const std::string& name) {
     std::istringstream in(text);

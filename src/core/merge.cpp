@@ -395,8 +395,8 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
       const bool one = found.whole.size() == 1;
       throw ConfigError("nothing to merge under '" + input + "': it holds the results of " +
                         (one ? "a sweep" : std::to_string(found.whole.size()) + " sweeps") + " measured without " +
-                        "shards (" + detail::cut(detail::quoted_list(found.whole), 300) + "), which " + (one ? "is" : "are") +
-                        " whole already: read " + (one ? "it" : "each") + " with " +
+                        "shards (" + detail::cut(detail::quoted_list(found.whole), 300) + "), which are whole already: read " +
+                        (one ? "them" : "each") + " with " +
                         detail::spell("kscope::load_results(\"" + found.whole.front() + "\")",
                                       "kscope.load('" + found.whole.front() + "')"));
     }

@@ -58,9 +58,12 @@ std::string overwrite_option(ResultKind writer) {
   return caller() == Caller::command_line ? "--overwrite" : spell("write_merged's overwrite = true", "overwrite=True");
 }
 
+// "a, b, c": the first files of a prefix, "and 4 more" of a race's many.
 std::string joined(const std::vector<std::string>& items) {
+  constexpr std::size_t kShown = 6;
   std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  for (std::size_t i = 0; i < items.size() && i < kShown; ++i) out += (out.empty() ? "" : ", ") + items[i];
+  if (items.size() > kShown) out += " and " + std::to_string(items.size() - kShown) + " more";
   return out;
 }
 

@@ -17,7 +17,6 @@
 #include "base/file_access.hpp"
 #include "base/json_text.hpp"
 #include "core/caller_language.hpp"
-#include "core/column_cells.hpp"
 #include "core/output_formats.hpp"
 #include "kscope/errors.hpp"
 
@@ -62,15 +61,12 @@ std::string read_text(const std::string& path, std::uint64_t limit) {
   }
 }
 
-// Whether the text is a samples.csv header: "Annotation", the axes, then the sample columns.
+// Whether the text is a samples.csv header: its first column is "Annotation".
 bool is_samples_header(const std::string& line) {
   std::istringstream in(line + "\n");
-  CsvRecordReader records(in);
+  CsvRecordReader records(in, 1);
   CsvRecord record;
-  if (!records.next(record) || record.fields.empty() || record.fields.front() != "Annotation") return false;
-  std::vector<std::string> columns;
-  for (const auto& d : sample_column_definitions()) columns.push_back(d.spec.name);
-  return std::search(record.fields.begin(), record.fields.end(), columns.begin(), columns.end()) != record.fields.end();
+  return records.next(record) && !record.fields.empty() && record.fields.front() == "Annotation";
 }
 
 bool ends_with(const std::string& text, const std::string& end) {
@@ -103,12 +99,12 @@ std::size_t lines_of(const std::string& path) {
   }
 }
 
-[[noreturn]] void not_a_file(const std::string& path, const std::string& what) {
+[[noreturn]] void not_a_file(const std::string& path, const std::string& what, int error = 0) {
   throw FileError("cannot write '" + path + "' under " + option("output_prefix") + ": it is " + what +
                       ", not a file kscope wrote there. kscope never writes, replaces or moves the files of an output "
                       "prefix through such a path (it would write into what it names): remove it, or give another " +
                       option("output_prefix"),
-                  path);
+                  path, error ? std::error_code(error, std::generic_category()) : std::error_code());
 }
 
 // The finished or unfinished sweep or evaluation whose manifest is under `prefix`; unknown when
@@ -202,8 +198,8 @@ void check_prefix_file(const std::string& path) {
     const auto target = std::filesystem::read_symlink(path, error);
     not_a_file(path, "a symbolic link" + (error ? std::string() : " (to '" + target.string() + "')"));
   }
-  not_a_file(path, S_ISDIR(status.st_mode) ? "a directory" : kind_of_file(path).empty() ? "not a regular file"
-                                                                                       : kind_of_file(path));
+  if (S_ISDIR(status.st_mode)) not_a_file(path, "a directory", EISDIR);
+  not_a_file(path, kind_of_file(path).empty() ? "not a regular file" : kind_of_file(path));
 }
 
 std::vector<std::string> files_of(ResultKind kind, const std::string& prefix) {

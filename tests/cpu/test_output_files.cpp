@@ -211,7 +211,9 @@ TEST(OutputFiles, AFormatAddedToTheTableIsWrittenByAStreamedSweepAndReplacedOnOv
     for (const char* file : {"manifest.json", "progress.jsonl", "samples.csv", "summary.csv", "results.json"})
       fs::remove(prefix + file);
     const std::string refused = error_of([&] { sweep(streamed(prefix)); });
-    expect(has(refused, "holds an earlier sweep's files (" + prefix + "rows.txt)"), "refused for rows.txt: " + refused);
+    expect(has(refused, "holds files no kscope result is known by (no manifest.json, results.json or race.csv says "
+                        "what wrote them) (" + prefix + "rows.txt)"),
+           "refused for rows.txt: " + refused);
 
     std::ofstream(prefix + "rows.txt") << "stale";
     Settings replace = streamed(prefix);
@@ -235,7 +237,7 @@ TEST(OutputFiles, AFormatAddedToTheTableIsWrittenByAStreamedSweepAndReplacedOnOv
   EXPECT_EQ(problems, "");
 }
 
-TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
+TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTargetExceptAPrefixsFiles) {
   TempDir dir;
   const Results r = sweep(streamed(""));
   fs::create_directory(dir.prefix("data"));
@@ -249,13 +251,17 @@ TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
   EXPECT_EQ(load_results(dir.prefix("data/base.json")).rows().size(), 3u);
   EXPECT_TRUE(has(read(dir.prefix("data/new.csv")), "Annotation"));
 
-  // A sweep's own files too, when the caller lets it replace what is there.
+  // Never the files of an output prefix, even when the caller lets the sweep replace what is there.
+  std::ofstream(dir.prefix("data/samples.csv")) << "precious\n";
   fs::create_symlink(dir.prefix("data/samples.csv"), dir.prefix("sweep_samples.csv"));
   Settings s = streamed(dir.prefix("sweep_"));
   s.overwrite = true;
-  sweep(s);
-  EXPECT_TRUE(fs::is_symlink(dir.prefix("sweep_samples.csv")));
-  EXPECT_TRUE(has(read(dir.prefix("data/samples.csv")), "Annotation"));
+  EXPECT_EQ(error_of<FileError>([&] { sweep(s); }),
+            "cannot write '" + dir.prefix("sweep_samples.csv") + "' under Settings::output_prefix: it is a symbolic "
+            "link (to '" + dir.prefix("data/samples.csv") + "'), not a file kscope wrote there. kscope never writes, "
+            "replaces or moves the files of an output prefix through such a path (it would write into what it "
+            "names): remove it, or give another Settings::output_prefix");
+  EXPECT_EQ(read(dir.prefix("data/samples.csv")), "precious\n");
 }
 
 TEST(OutputFiles, WhatIsNoRegularFileIsNeverReplaced) {
