@@ -87,7 +87,8 @@ def test_compare_gate_cannot_judge_results_of_one_run(sim):
             sim.launch("k", 1000)
 
     a, b = once(), once()
-    with pytest.warns(kscope.CompareWarning, match="1 row cannot be judged: a side has fewer than min_samples"):
+    with pytest.warns(kscope.CompareWarning, match=r"1 row cannot be judged \(verdict too_few_samples\): 1 row with "
+                                                   r"fewer than min_samples \(5\) runs on a side"):
         df = kscope.compare(a, b)
     assert list(df["Verdict"]) == ["too_few_samples"]
     assert df.attrs["gate"] == "cannot_judge"
