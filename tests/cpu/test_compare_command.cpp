@@ -236,7 +236,7 @@ TEST_F(CompareCommand, HelpExitsZero) {
                          "judged\n  1   at least one row is slower\n"))
       << r.out;
   EXPECT_TRUE(has(r.out, "  3   cannot judge: no row is slower, but a side of some row has fewer than --min-samples "
-                         "valid\n      runs (too_few_samples; results of runs=1 have one)\n"))
+                         "valid\n      runs, or too few for the U test (too_few_samples; results of runs=1 have one)\n"))
       << r.out;
 }
 
