@@ -304,6 +304,15 @@ std::string read_whole(InputFile& in, const std::string& path, std::uint64_t lim
   return text;
 }
 
+std::string text_if_readable(const std::string& path, std::uint64_t limit) {
+  try {
+    auto in = InputFile::if_exists(path, "a file");
+    return in ? read_whole(*in, path, limit, "a file") : std::string();
+  } catch (const FileError&) {
+    return {};
+  }
+}
+
 std::uint64_t json_document_limit() {
   const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
   if (pages <= 0 || page <= 0) return std::uint64_t(1) << 32;

@@ -66,6 +66,10 @@ class InputFile {
 // than `limit` bytes: `what` says what that text is ("a results file").
 std::string read_whole(InputFile& in, const std::string& path, std::uint64_t limit, const std::string& what);
 
+// The text of the file at `path`, read to say what it holds (in a message, a lock's holder); empty
+// when it cannot be read or holds more than `limit` bytes.
+std::string text_if_readable(const std::string& path, std::uint64_t limit);
+
 // The most a JSON document kscope reads whole (a results file, a manifest) may hold: a quarter of
 // this machine's memory, as the parsed document takes several times its text's size.
 std::uint64_t json_document_limit();

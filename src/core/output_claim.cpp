@@ -34,17 +34,6 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &status) == 0;
 }
 
-// A file read to say what it holds, in a message: empty when it cannot be read, or holds more
-// than `limit` bytes.
-std::string read_text(const std::string& path, std::uint64_t limit) {
-  try {
-    auto in = InputFile::if_exists(path, "a file");
-    return in ? read_whole(*in, path, limit, "a file") : std::string();
-  } catch (const FileError&) {
-    return {};
-  }
-}
-
 std::string this_host() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
@@ -137,7 +126,7 @@ void make_room(const Settings& settings, ResultKind writer, const std::vector<st
 // "process 12 on host gpu1 (since ...) is writing a sweep"
 std::string holder_of(const std::string& lock_path) {
   try {
-    const auto holder = parse_json(read_text(lock_path, kMaxLockRecordBytes));
+    const auto holder = parse_json(text_if_readable(lock_path, kMaxLockRecordBytes));
     const auto text = [&](const char* key) { return cut(printable(holder.at(key).get<std::string>()), 60); };
     return "process " + std::to_string(holder.at("pid").get<long>()) + " on host " + text("host") + " (since " +
            text("since") + ") is writing " + (holder.contains("kind") ? text("kind") : std::string("a sweep"));

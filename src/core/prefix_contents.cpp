@@ -19,6 +19,7 @@
 #include "core/caller_language.hpp"
 #include "core/output_formats.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/shard.hpp"
 
 namespace kscope::detail {
 namespace {
@@ -52,15 +53,6 @@ bool any_exists(const std::string& prefix) {
   return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return exists(prefix + n); });
 }
 
-std::string read_text(const std::string& path, std::uint64_t limit) {
-  try {
-    auto in = InputFile::if_exists(path, "a file");
-    return in ? read_whole(*in, path, limit, "a file") : std::string();
-  } catch (const FileError&) {
-    return {};
-  }
-}
-
 // Whether the text is a samples.csv header: its first column is "Annotation".
 bool is_samples_header(const std::string& line) {
   std::istringstream in(line + "\n");
@@ -79,7 +71,7 @@ bool records_nothing(const std::string& path) {
   if (::lstat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
   if (ends_with(path, kProgressFile)) return status.st_size == 0;
   if (!ends_with(path, kSamplesFile) || static_cast<std::uint64_t>(status.st_size) > kMaxHeaderBytes) return false;
-  const std::string text = read_text(path, kMaxHeaderBytes);
+  const std::string text = text_if_readable(path, kMaxHeaderBytes);
   if (text.empty()) return status.st_size == 0;
   const auto lines = std::count(text.begin(), text.end(), '\n');
   return lines == 1 && text.back() == '\n' && is_samples_header(text.substr(0, text.size() - 1));
@@ -112,18 +104,25 @@ std::size_t lines_of(const std::string& path) {
 PrefixContents measured(const std::string& prefix) {
   PrefixContents c;
   try {
-    const auto manifest = parse_json(read_text(prefix + kManifestFile, json_document_limit()));
+    const auto manifest = parse_json(text_if_readable(prefix + kManifestFile, json_document_limit()));
     const auto configs = manifest.is_object() ? manifest.find("configs") : manifest.end();
     if (configs == manifest.end() || !configs->is_array()) throw JsonTextError("no configs");
     const std::string kind = manifest.value("kind", to_string(ResultKind::sweep));
     if (kind == to_string(ResultKind::evaluation)) c.kind = ResultKind::evaluation;
     else if (kind != to_string(ResultKind::sweep)) throw JsonTextError("another kind");
+    // A shard measures its own configs of the sweep's (kscope/shard.hpp).
+    std::size_t own = configs->size();
+    const auto identity = manifest.value("identity", nlohmann::json::object());
+    if (const auto shard = identity.find("shard"); shard != identity.end() && shard->is_string()) {
+      const Shard s = parse_shard(shard->get<std::string>(), "the manifest");
+      own = 0;
+      for (std::size_t c = 0; c < configs->size(); ++c) own += s.measures(c);
+    }
     const std::size_t done = lines_of(prefix + kProgressFile);
-    c.state = done >= configs->size() ? PrefixContents::State::finished : PrefixContents::State::unfinished;
-    c.description = done >= configs->size()
-                        ? "a finished " + to_string(c.kind)
-                        : "an unfinished " + to_string(c.kind) + " (" + std::to_string(done) + " of " +
-                              std::to_string(configs->size()) + " configs measured: killed, interrupted or failed)";
+    c.state = done >= own ? PrefixContents::State::finished : PrefixContents::State::unfinished;
+    c.description = done >= own ? "a finished " + to_string(c.kind)
+                                : "an unfinished " + to_string(c.kind) + " (" + std::to_string(done) + " of " +
+                                      std::to_string(own) + " configs measured: killed, interrupted or failed)";
   } catch (const std::exception&) {  // a JsonTextError, or a manifest of other members
     c.state = PrefixContents::State::unknown;
   }

@@ -133,6 +133,15 @@ def test_a_script_run_again_moves_its_finished_calls_aside_output_csv_included(s
             ) in capfd.readouterr().err
 
 
+def test_a_finished_shard_run_again_is_moved_aside_too(sim, tmp_path, capfd):
+    """A shard measures its own configs of the sweep's: finished with them, not unfinished."""
+    prefix = str(tmp_path / "out_")
+    for _ in range(2):
+        profiled(sim, prefix, shard=(1, 2), verbosity="info")()
+    assert (f"moved a finished sweep under '{prefix}f-0-shard-1-of-2-' aside: its 5 files end in '.~1~' now"
+            in capfd.readouterr().err)
+
+
 def test_an_unfinished_sweep_is_refused_naming_resume(sim, tmp_path):
     prefix = str(tmp_path / "out_")
     calls = []
