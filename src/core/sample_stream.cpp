@@ -284,12 +284,22 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
   return false;
 }
 
-// A prefix refused for its directory may hold a finished sweep, whose results need no writing.
-std::string finished_sweep_hint(const Settings& settings) {
+// A prefix refused for its directory may hold a finished result, which needs no writing.
+std::string finished_result_hint(const Settings& settings) {
   const std::string results = settings.output_prefix + kResultsFile;
   if (kind_of_file(results) != "a regular file") return "";
-  return ". The results of the sweep there need no writing: read them with " +
-         spell("kscope::load_results(\"" + results + "\")", "kscope.load('" + results + "')");
+  const bool evaluation = [&] {
+    try {
+      const PrefixContents held = prefix_contents(settings.output_prefix);
+      return held.state == PrefixContents::State::finished && held.kind == ResultKind::evaluation;
+    } catch (const FileError&) {  // a link among its files: said when it is written to
+      return false;
+    }
+  }();
+  return ". The results of the " + std::string(evaluation ? "evaluation" : "sweep") +
+         " there need no writing: read them with " +
+         (evaluation ? spell("kscope::load_evaluation(\"" + results + "\")", "kscope.load_evaluation('" + results + "')")
+                     : spell("kscope::load_results(\"" + results + "\")", "kscope.load('" + results + "')"));
 }
 
 }  // namespace
@@ -309,7 +319,7 @@ void check_output_prefix(const Settings& settings, ResultKind writer) {
   if (::access(directory.c_str(), W_OK | X_OK) != 0) {
     const int error = errno;  // before the hint's own file system calls
     throw ConfigError(named + ": its directory '" + directory + "' is not writable (" + std::strerror(error) +
-                      "); give a prefix in a writable directory" + finished_sweep_hint(settings));
+                      "); give a prefix in a writable directory" + finished_result_hint(settings));
   }
 }
 
