@@ -116,7 +116,7 @@ PrefixContents measured(const std::string& prefix) {
     if (const auto shard = identity.find("shard"); shard != identity.end() && shard->is_string()) {
       const Shard s = parse_shard(shard->get<std::string>(), "the manifest");
       own = 0;
-      for (std::size_t c = 0; c < configs->size(); ++c) own += s.measures(c);
+      for (std::size_t i = 0; i < configs->size(); ++i) own += s.measures(i);
     }
     const std::size_t done = lines_of(prefix + kProgressFile);
     c.state = done >= own ? PrefixContents::State::finished : PrefixContents::State::unfinished;

@@ -525,7 +525,7 @@ SampleStream::~SampleStream() {
   stop_writer();
   try {
     sync();
-  } catch (const Error&) {
+  } catch (...) {  // the writer thread's failure included, which the sweep has reported or will not
   }
 }
 
