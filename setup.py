@@ -77,7 +77,7 @@ setup(
     name="kscope",
     version=version(),
     description="Profiling as code for GPU kernels: sweeps, attribution and statistics in a pandas DataFrame",
-    packages=["kscope"],
+    packages=["kscope", "kscope.testing"],
     package_dir={"": "python"},
     # PEP 561: the package is typed, and kscope._core has its type stub beside it.
     package_data={"kscope": ["py.typed", "_core/*.pyi"]},

@@ -11,6 +11,7 @@ Prints one line per figure, for bench/cost_table.py:
                                 bodies (the body's calls with kscope's per-run work), collecting (the
                                 batches' collections: for cupti, waiting for the GPU, CUPTI's activity
                                 flush, attributing the records), recording, and the batches
+With --cold, only the lines of the cold run's ratio: kernel_ns and cupti all.
 Needs torch with CUDA and the kscope package on PYTHONPATH.
 """
 
@@ -20,6 +21,7 @@ import contextlib
 import io
 import re
 import statistics
+import sys
 import time
 
 import torch
@@ -105,17 +107,19 @@ def split(backend: str, cache: str, runs: int = MANY) -> str:
 
 
 def main() -> None:
-    print(f"PY bare_events_loop_us {bare_events_loop_us():.3f}")
-    print(f"PY body_host_us {body_host_us():.3f}")
+    cold_only = "--cold" in sys.argv[1:]
+    if not cold_only:
+        print(f"PY bare_events_loop_us {bare_events_loop_us():.3f}")
+        print(f"PY body_host_us {body_host_us():.3f}")
     kernel = profiled("cupti", "all", 200)().to_dataframe()["Median"].iloc[0]
     print(f"PY kernel_ns {kernel:.1f}")
-    for backend, cache in (("cupti", "all"), ("cupti", "none"), ("events", "all")):
+    for backend, cache in (("cupti", "all"),) if cold_only else (("cupti", "all"), ("cupti", "none"), ("events", "all")):
         few = wall_ms(profiled(backend, cache, FEW), 30)
         many = wall_ms(profiled(backend, cache, MANY), 5)
         per_run_ms = (many - few) / (MANY - FEW)
         fixed_ms = few - (FEW + 1) * per_run_ms  # one warm-up run per call
         print(f"PY {backend} {cache} per_run_us {1e3 * per_run_ms:.3f} fixed_ms {fixed_ms:.3f}", flush=True)
-    for backend, cache in (("cupti", "all"), ("cupti", "none")):
+    for backend, cache in (("cupti", "all"),) if cold_only else (("cupti", "all"), ("cupti", "none")):
         print(split(backend, cache), flush=True)
 
 

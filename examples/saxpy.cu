@@ -1,7 +1,8 @@
 // kscope's main example: y = a*x + y swept over size and precision, one annotated kernel per
-// config, durations from CUPTI, bandwidth derived from them.
+// config, durations from CUPTI, bandwidth derived from them (the sweep: saxpy_sweep.hpp).
 //
 //   ./saxpy          prints the summary table and writes saxpy.csv and saxpy.json
+//   (saxpy_simulated: the same sweep on the simulated backend, on any machine)
 //
 // Exit code: 0 on success, 2 when no CUDA device is usable, 1 on any other error.
 #include <cuda_fp16.h>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "kscope/kscope.hpp"
+#include "saxpy_sweep.hpp"
 
 // At namespace scope, so that the Kernel column reads "void saxpy<float>(...)".
 template <typename T>
@@ -58,8 +60,6 @@ class Buffers {
   void* y_ = nullptr;
 };
 
-std::size_t element_bytes(const std::string& dtype) { return dtype == "f16" ? 2 : 4; }
-
 }  // namespace
 
 int main() {
@@ -71,22 +71,11 @@ int main() {
     return 2;
   }
   try {
-    kscope::Sweep sweep;
-    sweep.axis("n", {1 << 16, 1 << 20, 1 << 24}).axis("dtype", {"f32", "f16"});
-
-    kscope::Settings settings;
-    settings.runs = 20;
+    kscope::Settings settings = saxpy_example::settings();
     settings.backend = kscope::Backend::cupti;
-    // Bytes moved (read x and y, write y) over the kernel's duration; bytes per ns = GB/s.
-    settings.derive_metric = [](const kscope::MeasuredValues& measured, const kscope::Config& c) {
-      const double bytes = 3.0 * static_cast<double>(c.get<std::int64_t>("n")) *
-                           static_cast<double>(element_bytes(c.get<std::string>("dtype")));
-      return std::vector<kscope::DerivedValue>{
-          {"bandwidth", bytes / measured["cupti__kernel_duration"], "GB/s"}};
-    };
 
     const Buffers buffers(std::size_t(4) << 24);
-    const kscope::Results results = kscope::profile(sweep, settings, [&](const kscope::Config& c) {
+    const kscope::Results results = kscope::profile(saxpy_example::sweep(), settings, [&](const kscope::Config& c) {
       const auto n = static_cast<std::size_t>(c.get<std::int64_t>("n"));
       kscope::Annotation region("saxpy");
       if (c.get<std::string>("dtype") == "f16") {

@@ -12,13 +12,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/_build}
 python=${KSCOPE_DOCS_PYTHON:-/usr/bin/python3}
-missing=()
-"$python" -c "import sphinx, myst_parser, furo, breathe" 2>/dev/null ||
-  missing+=(python3-sphinx python3-myst-parser furo python3-breathe)
-command -v doxygen >/dev/null || missing+=(doxygen)
-if (( ${#missing[@]} )); then
-  echo "the docs need ${missing[*]}: apt-get install ${missing[*]}" >&2
-  exit 1
+source scripts/install_packages.sh
+missing=$(kscope_missing_packages "$python" import:sphinx import:myst_parser import:furo import:breathe program:doxygen)
+if [[ -n $missing ]]; then
+  # ctest's docs_site passes KSCOPE_MISSING_TOOL_EXIT=77: skipped, saying why.
+  [[ ${KSCOPE_MISSING_TOOL_EXIT:-1} == 77 ]] && echo -n "SKIPPED: "
+  echo "the documentation site needs $missing: apt-get install $missing (bash scripts/test.sh does as root)"
+  exit "${KSCOPE_MISSING_TOOL_EXIT:-1}"
 fi
 if [[ -z ${KSCOPE_PYTHON_PATH:-} ]]; then
   build=${KSCOPE_BUILD_DIR:-build}

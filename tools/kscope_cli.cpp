@@ -1,6 +1,8 @@
 // kscope: the command line. `doctor` checks what will and will not work here; `metrics` lists the
 // counter backend's metrics (the same command as kscope-metrics); `compare` compares two saved
-// results (tools/compare_command.cpp); `merge` joins the shards of a sweep (tools/merge_command.cpp).
+// results (tools/compare_command.cpp); `merge` joins the shards of a sweep (tools/merge_command.cpp);
+// `evaluate` runs many candidates against their references (Python's, tools/python_command.cpp).
+// `lines` prints a saved line sampling (tools/lines_command.cpp).
 // Each command parses its own arguments (CLI11); this program picks the command, and answers
 // --help and --version.
 #include <unistd.h>
@@ -15,9 +17,12 @@
 
 #include "command_line.hpp"
 #include "compare_command.hpp"
+#include "kscope/detail/caller.hpp"
 #include "kscope/doctor.hpp"
+#include "lines_command.hpp"
 #include "merge_command.hpp"
 #include "metrics_command.hpp"
+#include "python_command.hpp"
 
 namespace {
 
@@ -28,17 +33,20 @@ const char* const kDoctorDescription =
     "not: NVIDIA driver and CUDA versions, the GPUs (name, SMs, L2, rated clocks, UUID), CUPTI (loads,\n"
     "version, owned by another profiler?), hardware-counter permission (RmProfilingAdminOnly and a\n"
     "one-metric range-profiler probe), NVML and clock-lock permission (read, never tried), the Nsight\n"
-    "Compute CLI (ncu) and its version, and whether CUDA was already initialised in this process.";
+    "Compute CLI (ncu) and its version, PC-sampling permission (a sampling probe), and whether CUDA was\n"
+    "already initialised in this process.";
 
 const char* const kDoctorFooter =
     "Exit status:\n"
-    "  0   every backend (cupti, events, counters, automatic, ncu) works here\n"
+    "  0   every backend (cupti, events, counters, auto, ncu, pcsampling) works here\n"
     "  1   some backends are unavailable; the report says which and why\n"
     "  2   nothing can measure: no NVIDIA driver, no GPU, or a driver too old for kscope's CUDA\n"
     "  64  bad command line\n"
     "  74  the report could not be written\n";
 
 int doctor(const std::vector<std::string>& args) {
+  // Backends and fixes named as the command line and Python name them (backend='auto', `kscope doctor`).
+  const kscope::detail::CallerScope caller(kscope::detail::Caller::command_line);
   CLI::App app{kDoctorDescription, "kscope doctor"};
   app.footer(kDoctorFooter);
   bool json = false;
@@ -75,6 +83,12 @@ const std::map<std::string, Command>& commands() {
       {"merge",
        {"the shards of a sweep as one result",
         [](const std::vector<std::string>& args) { return merge_command(args, std::cout, std::cerr); }}},
+      {"evaluate",
+       {"a directory of candidate kernels against their references, as one table (in Python)",
+        [](const std::vector<std::string>& args) { return python_command("evaluate", args); }}},
+      {"lines",
+       {"which line is slow: a saved line sampling's listing, or two compared",
+        [](const std::vector<std::string>& args) { return lines_command(args, std::cout, std::cerr); }}},
   };
   return all;
 }

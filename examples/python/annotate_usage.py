@@ -8,7 +8,7 @@ Run: python examples/python/annotate_usage.py
 """
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 BLOCK = 1 << 12
 

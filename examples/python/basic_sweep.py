@@ -4,7 +4,7 @@ Run: python examples/python/basic_sweep.py
 """
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 
 def vector_add(n):

@@ -9,7 +9,7 @@ Run: python examples/python/choose_config.py
 """
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 N = 1 << 24
 

@@ -9,7 +9,7 @@ Run: python examples/python/derive_tflops.py
 import itertools
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 
 def throughput(duration_ns, n, dtype):

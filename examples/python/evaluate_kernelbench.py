@@ -12,7 +12,7 @@ Run: python examples/python/evaluate_kernelbench.py
 import torch
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 
 class Model(torch.nn.Module):

@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 
 def make(prefix):

@@ -6,7 +6,7 @@ Run: python examples/python/plot_results.py   (writes plot_results.png)
 import itertools
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 
 def tflops(duration_ns, n, dtype):

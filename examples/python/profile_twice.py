@@ -6,7 +6,7 @@ Run: python examples/python/profile_twice.py
 """
 
 import kscope
-import workloads
+from kscope.testing import workloads
 
 
 @kscope.analyze.kernel(configs=[(1 << 20,), (1 << 22,)], runs=10, verbosity=kscope.VerbosityLevel.SILENT)

@@ -6,53 +6,36 @@
 - the same decorated function is profiled twice in this one process.
 
 Run: python examples/python/torch_vs_triton.py [output directory]
+(With KSCOPE_SIMULATED=1, no GPU, Triton or torch: simulated kernels stand in for both.)
 """
 
 import os
 import sys
 
-import torch
+SIMULATED = os.environ.get("KSCOPE_SIMULATED") == "1"
+if not SIMULATED:
+    import torch
 
-torch.ones(1, device="cuda").sum().item()  # CUDA is initialised before kscope is imported
-
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
+    torch.ones(1, device="cuda").sum().item()  # CUDA is initialised before kscope is imported
+    from triton_matmul import triton_matmul
 
 import kscope  # noqa: E402
+from kscope.testing import workloads  # noqa: E402
 
 SIZES = [1024, 2048, 4096, 8192]
 
 
-@triton.jit
-def _matmul_kernel(a, b, c, n, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                   GROUP_M: tl.constexpr):
-    # Tiles are visited in groups of GROUP_M rows, so neighbouring programs share B tiles in L2.
-    pid = tl.program_id(0)
-    tiles = tl.cdiv(n, BLOCK_N)
-    group = pid // (GROUP_M * tiles)
-    row = group * GROUP_M + (pid % GROUP_M)
-    col = (pid % (GROUP_M * tiles)) // GROUP_M
-    rm = row * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = col * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, n, BLOCK_K):
-        x = tl.load(a + rm[:, None] * n + (k + rk)[None, :])
-        y = tl.load(b + (k + rk)[:, None] * n + rn[None, :])
-        acc += tl.dot(x, y)
-    tl.store(c + rm[:, None] * n + rn[None, :], acc.to(tl.float16))
-
-
-def triton_matmul(a, b, out):
-    n = a.shape[0]  # square, a multiple of 1024 (whole groups of whole tiles)
-    grid = ((n // 128) * (n // 128),)
-    _matmul_kernel[grid](a, b, out, n, BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=4)
+def simulated_triton_matmul(a, b, out):
+    """A simulated Triton kernel, a tenth slower than the simulated cuBLAS one at large sizes."""
+    workloads.launch("_matmul_kernel", 5000.0 + 2.0 * a**3 / 450e3)
 
 
 _inputs = {}
 
 
 def inputs(n):
+    if SIMULATED:
+        return n, n, None, None
     if n not in _inputs:
         _inputs.clear()  # one size at a time on the GPU
         a, b = (torch.randn(n, n, device="cuda", dtype=torch.float16) for _ in range(2))
@@ -67,16 +50,17 @@ def tflops(duration_ns, n):
 def compare(n):
     a, b, c_torch, c_triton = inputs(n)
     with kscope.annotate("torch"):
-        torch.matmul(a, b, out=c_torch)
+        workloads.matmul(a, b) if SIMULATED else torch.matmul(a, b, out=c_torch)
     with kscope.annotate("triton"):
-        triton_matmul(a, b, c_triton)
+        (simulated_triton_matmul if SIMULATED else triton_matmul)(a, b, c_triton)
 
 
 def main(out_dir="."):
     os.makedirs(out_dir, exist_ok=True)
-    a, b, c_torch, c_triton = inputs(1024)
-    triton_matmul(a, b, c_triton)
-    torch.testing.assert_close(c_triton, a @ b, rtol=2e-2, atol=2e-1)  # the two compute the same
+    if not SIMULATED:
+        a, b, c_torch, c_triton = inputs(1024)
+        triton_matmul(a, b, c_triton)
+        torch.testing.assert_close(c_triton, a @ b, rtol=2e-2, atol=2e-1)  # the two compute the same
 
     # Every size: a warm-up run (Triton compiles there), then 10 recorded runs. cuBLAS may split
     # a product into several kernels: their durations add up.

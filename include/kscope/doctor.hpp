@@ -98,6 +98,12 @@ struct CounterFacts {
   std::string problem;             // probed: why it failed (empty = counters readable); else why not probed
 };
 
+// Whether this process may sample program counters (the pcsampling backend, kscope.analyze.lines).
+struct PcSamplingFacts {
+  bool probed = false;  // PC sampling was enabled and disabled on device 0's primary context
+  std::string problem;  // probed: why it failed (empty = permitted); else why not probed
+};
+
 // The Nsight Compute CLI that Backend::ncu drives.
 struct NcuFacts {
   std::string path;  // the ncu program found
@@ -115,6 +121,7 @@ struct DoctorFacts {
   NvmlFacts nvml;  // NVML
   CuptiFacts cupti;  // CUPTI
   CounterFacts counters;  // counter permission
+  PcSamplingFacts pc_sampling;  // PC sampling permission
   NcuFacts ncu;  // the Nsight Compute CLI
 };
 
@@ -126,7 +133,7 @@ std::string to_string(CheckStatus status);  // "ok", "warning", "error", "skippe
 // One verdict of the report: a line of `kscope doctor`, with its details and fix.
 struct DoctorCheck {
   std::string id;                    // "driver", "devices", "roofs", "cuda_init", "nvml", "clock_lock",
-                                     // "energy", "cupti", "cupti_owner", "counters", "ncu"
+                                     // "energy", "cupti", "cupti_owner", "counters", "pc_sampling", "ncu"
   CheckStatus status = CheckStatus::ok;
   std::string summary;               // one line
   std::vector<std::string> details;  // more lines (one per device, ...)

@@ -71,6 +71,10 @@ struct Tensors {
   std::vector<TensorView> views;  // the tensors, in order
   std::shared_ptr<const void> owner;   // nullptr: the caller keeps the memory alive itself
   std::vector<Observation> observed;   // what the front end saw of this call (outputs only)
+  // Outputs only, optional: each view's name, such as "output['attn']" or "output[0]". Where both
+  // sides name their outputs, the candidate's are paired with the reference's by name, whatever
+  // their order, and messages call them by it; else by position, as "output 0", "output 1"...
+  std::vector<std::string> names;
 };
 
 enum class Side { candidate, reference };
@@ -79,9 +83,14 @@ std::string to_string(Side side);  // "candidate", "reference"
 // The two functions and their inputs.
 struct Contest {
   // One run's inputs from a seed; the same seed must give the same values (kscope checks). Called
-  // twice each run with one seed, for the candidate's copy and the reference's, outside the timed
-  // calls; each run of each config gets its own seed (EvaluateOptions::seed says how).
+  // for the candidate's copy and the reference's (twice each run with one seed, or once where
+  // copy_inputs makes the reference's), outside the timed calls; each run of each config gets its
+  // own seed (EvaluateOptions::seed says how).
   std::function<Tensors(const Config& config, std::uint64_t seed)> inputs;
+  // Optional: the reference's copy of inputs `inputs` made (a clone, cheaper than making them
+  // again). Used from each config's second run on: its first run calls `inputs` twice, so that
+  // inputs that differ for one seed are found. Unset: `inputs` is called twice every run.
+  std::function<Tensors(const Tensors& made)> copy_inputs;
   // Each is called on its own copy of the inputs and returns its outputs.
   std::function<Tensors(const Tensors& inputs)> reference;
   std::function<Tensors(const Tensors& inputs)> candidate;  // the kernel under test
@@ -95,12 +104,15 @@ struct Contest {
 double default_rtol(DType dtype);
 
 // How the outputs are judged and the speedup decided. An output element passes when
-// |candidate - reference| <= atol + rtol * |reference| (NaN matching NaN, an infinity the same
-// infinity); the shapes, dtypes and number of outputs must be the reference's.
+// |candidate - reference| <= atol + rtol * |reference| (NaN matching NaN; an infinity or the
+// dtype's largest finite magnitude, a mask's fill, only the same value); the shapes, dtypes and
+// number of outputs must be the reference's.
 struct EvaluateOptions {
   std::optional<double> rtol;  // every output; default_rtol(its dtype) when unset
-  // Every output; when unset, rtol times the reference output's root mean square, so that elements
-  // near zero are judged at the output's own scale rather than by an absolute number.
+  // Every output; when unset, rtol times the reference output's typical magnitude (the median
+  // magnitude of its finite, nonzero elements other than the extremes), so that elements near zero
+  // are judged at the output's own scale rather than by an absolute number, and neither masked
+  // elements, nor padding, nor a few large elements change that scale.
   std::optional<double> atol;
   // A speedup whose whole interval lies beyond 1 + threshold_pct/100 (or below its inverse) is
   // faster (slower); anything else is same.
@@ -204,7 +216,7 @@ Evaluation load_evaluation(std::istream& in, const std::string& name);
 // derive_metric, normalize_against, resume, shard). The backend must see every stream (cupti, the
 // default; events and the counter backends cannot). A candidate that raises makes its config
 // incorrect; a reference or inputs function that raises stops the evaluation with an
-// EvaluationError holding the configs evaluated so far.
+// EvaluationError that names it ("in Contest::reference: ...") holding the configs evaluated so far.
 Evaluation evaluate(const Sweep& sweep, const Settings& settings, const Contest& contest,
                     const EvaluateOptions& options = {});
 // The same on a backend supplied by the caller: kscope::testing::SimulatedBackend for tests.

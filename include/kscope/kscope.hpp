@@ -8,6 +8,7 @@
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/info_collector.hpp"
+#include "kscope/lines.hpp"
 #include "kscope/merge.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/progress.hpp"

@@ -33,6 +33,8 @@
 
 namespace kscope {
 
+class PcSampler;  // kscope/lines.hpp
+
 // A metric a backend measures: the Metric and Unit columns, and a line saying what it is.
 struct MetricSpec {
   std::string name;         // the Metric column
@@ -126,6 +128,10 @@ class DeviceControl {
   // The GPU's total-energy counter, for the energy metrics (kscope/energy.hpp); nullptr where
   // there is none to ask. Its read() says why, where it cannot be read.
   virtual EnergyCounter* energy_counter() { return nullptr; }
+  // The processes other than this one that ran kernels on the GPU lately (NVML's running compute
+  // processes and their SM utilization, as of its latest sample), by the pid NVML gives; empty when
+  // none did, or where it cannot tell. Asked after each batch of runs: those runs are flagged.
+  virtual std::vector<unsigned> other_processes() { return {}; }
 };
 
 // What evaluate() (kscope/evaluate.hpp) needs of a backend beyond durations: every activity a
@@ -145,9 +151,10 @@ class CallObserver {
   // last call, in words, and reset to none; empty when none was set.
   virtual std::string take_persisting_l2(std::uintptr_t stream) = 0;
   // Reads of tensors in device memory (host memory kscope reads itself), each over many tensors with
-  // one wait for the GPU: the sum of the squares of each one's finite elements, each one's checksum
-  // (core/tensor_elements.hpp's rule), and each candidate against its reference (TensorComparison).
-  virtual std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) = 0;
+  // one wait for the GPU: each one's typical magnitude (the median magnitude of its finite, nonzero,
+  // non-extreme elements, cut to 8 mantissa bits) and checksum (core/tensor_elements.hpp's rules),
+  // and each candidate against its reference (TensorComparison).
+  virtual std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) = 0;
   virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;  // one per tensor
   // checksums() without a wait: launches them and returns; finish_checksums() gives their values.
   virtual void start_checksums(const std::vector<TensorView>& tensors) = 0;
@@ -174,6 +181,8 @@ class MeasurementBackend {
   virtual DeviceControl* device_control() { return nullptr; }
   // What evaluate() needs; nullptr for a backend that cannot see every stream's work.
   virtual CallObserver* call_observer() { return nullptr; }
+  // What profile_lines() needs: program-counter sampling; nullptr for a backend that cannot sample.
+  virtual PcSampler* pc_sampler() { return nullptr; }
 
   // Opens the session before the first run (throws BackendError when nothing can measure here).
   virtual void begin_session(const Settings& settings) = 0;

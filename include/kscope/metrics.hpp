@@ -21,6 +21,9 @@ namespace kscope {
 // gives every backend's).
 inline constexpr const char* kCuptiKernelDuration = "cupti__kernel_duration";
 inline constexpr const char* kEventsRegionDuration = "events__region_duration";
+// The pcsampling backend's: the program-counter samples of a region's kernels in one run
+// (kscope/lines.hpp gives them per source line).
+inline constexpr const char* kPcSamples = "pcsampling__samples";
 // Nsight Compute's kernel duration, which the counters and ncu backends measure (ncu's default).
 inline constexpr const char* kGpuTimeDuration = "gpu__time_duration.sum";
 

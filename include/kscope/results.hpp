@@ -72,6 +72,10 @@ struct SampleRow {
   double memory_clock_mhz;      // the same for the memory clock
   bool throttled;               // see the throttle rule in docs/measurement-control.md
   std::vector<Cell> info = {};  // the info collectors' values for this run (InfoColumns::samples)
+  bool other_process = false;   // another process ran kernels on the GPU during the run (NVML)
+  // How long two or more of the region's kernels, copies and fills ran at the same time in the run
+  // (ns); NaN where the backend does not time each of them.
+  double overlap_ns = NAN;
 };
 
 namespace detail {
@@ -167,6 +171,8 @@ struct SummaryRow {
   std::optional<Work> work = {};
   // The annotation's duration row with declared work: where it stands under the roofs; NaN otherwise.
   RooflinePoint roofline = {};
+  std::size_t other_process_runs = 0;  // runs during which another process ran kernels on the GPU
+  std::size_t overlapped_runs = 0;     // runs in which the region's kernels ran at the same time (overlap_ns > 0)
 };
 
 // The columns of Settings::info_collectors (kscope/info_collector.hpp), after the schema's in each

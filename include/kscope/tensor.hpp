@@ -43,10 +43,11 @@ struct Tolerance {
 };
 
 // A candidate tensor against a reference tensor of the same dtype and element count, element by
-// element: an element passes when |c - r| <= atol + rtol * |r|, when both are NaN, or when both are
-// the same infinity. Its error is |c - r| (infinite where exactly one is NaN or infinite, or the
-// infinities differ); its relative error |c - r| / max(|r|, atol / rtol) (|c - r| / |r| with rtol 0,
-// 0 where both are 0).
+// element: an element passes when |c - r| <= atol + rtol * |r|, or when both are NaN; where either
+// is an infinity or the floating dtype's largest finite magnitude (finfo.min, the usual fill of
+// masked elements), only when both are the same value. Its error is |c - r| (infinite where exactly
+// one is NaN or infinite, or the infinities differ); its relative error |c - r| / max(|r|, atol /
+// rtol) (|c - r| / |r| with rtol 0, 0 where both are 0).
 struct TensorComparison {
   std::size_t elements = 0;  // compared
   std::size_t mismatched = 0;  // elements that do not pass

@@ -11,10 +11,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kscope/lines.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/simulated_noise.hpp"
 
@@ -74,6 +76,9 @@ class FakeDevice final : public DeviceControl {
   void set_thermal_margins(std::vector<double> margins) { margins_ = std::move(margins); }
   // Makes lock_base_clocks() throw BackendError with this message.
   void deny_clock_lock(std::string message) { deny_ = std::move(message); }
+  // What other_processes() returns in turn, one reading per batch of runs (the last one repeats):
+  // the pids of other processes running kernels on the GPU; none when empty.
+  void set_other_processes(std::vector<std::vector<unsigned>> readings) { others_ = std::move(readings); }
 
   bool clocks_locked() const { return locked_; }            // lock_base_clocks() holds
   std::size_t restore_count() const { return restores_; }  // restore_clocks() calls so far
@@ -84,6 +89,7 @@ class FakeDevice final : public DeviceControl {
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
   EnergyCounter* energy_counter() override { return &energy_; }
+  std::vector<unsigned> other_processes() override;
   SimulatedEnergy& energy() { return energy_; }  // its energy counter, to set its power
 
  private:
@@ -93,9 +99,18 @@ class FakeDevice final : public DeviceControl {
   std::function<ClockReading()> clock_source_;
   std::vector<double> margins_;
   std::size_t margin_cursor_ = 0;
+  std::vector<std::vector<unsigned>> others_;
+  std::size_t others_cursor_ = 0;
   std::string deny_;
   bool locked_ = false;
   std::size_t restores_ = 0;
+};
+
+// How a simulated stream is ordered against the default (legacy) stream, as the flags of
+// cudaStreamCreateWithFlags say.
+enum class StreamKind {
+  non_blocking,  // cudaStreamNonBlocking (PyTorch's side streams): no implicit order with the default stream
+  blocking,      // cudaStreamDefault: waits for the default stream's earlier work, and the default stream for its
 };
 
 // The GPU the simulated backend's sessions describe (SessionInfo): an H200 by default.
@@ -115,7 +130,7 @@ class SimulatedCalls final : public CallObserver {
   void observe_calls() override;
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
-  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override;
+  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) override;
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
   void start_checksums(const std::vector<TensorView>& tensors) override;  // computed at once, kept
   std::vector<std::uint64_t> finish_checksums() override;  // those started since the last finish
@@ -128,12 +143,40 @@ class SimulatedCalls final : public CallObserver {
   std::vector<std::uint64_t> started_;  // the checksums started since the last finish
 };
 
+// One SASS instruction of a simulated kernel: what PC sampling finds there (SimulatedBackend::set_code).
+struct SimulatedInstruction {
+  std::uint64_t pc_offset = 0;  // from its function's start, in bytes
+  std::string sass;             // its text ("LDG.E R2, desc[UR4][R2.64]")
+  // Where its code was written, innermost first (SampledInstruction::source); empty: no line information.
+  std::vector<SourceLocation> source;
+  // Each stall reason's weight: the kernel's samples are shared out over its instructions' reasons in
+  // proportion to these.
+  std::vector<std::pair<std::string, double>> stalls;
+  std::string function;  // a device function not inlined; empty: the kernel's own code
+  std::uint64_t executed = 0;         // SASS metrics: warp instructions per launch
+  std::uint64_t thread_executed = 0;  // and the threads that executed them
+};
+
+// The simulated backend's PcSampler: a launched kernel of duration d gets d * SM clock * SMs / 2^period
+// samples, shared out over its code's instructions and reasons (largest remainders, so the counts are
+// exact), in the recorded runs' regions of the first pass.
+class SimulatedPcSampler final : public PcSampler {
+ public:
+  explicit SimulatedPcSampler(class SimulatedBackend& backend) : backend_(backend) {}  // samples this backend's launches
+  void sample_pcs(const LineSampling& sampling) override;
+  SampledCode take_samples() override;
+
+ private:
+  class SimulatedBackend& backend_;
+};
+
 // A backend that measures nothing: its "kernels" are launch() calls of known durations on a
 // simulated GPU clock, with the noise, clocks, power, passes and failures a test sets. Give it to
 // profile_with_backend() to test a sweep without a GPU; its rows say "test (simulated)".
 class SimulatedBackend final : public MeasurementBackend {
  public:
   SimulatedBackend();  // an H200-like device, no noise, one run per batch
+  ~SimulatedBackend() override;
 
   // The device later sessions describe (its roofs, kscope/roofline.hpp, follow from it).
   void set_device(SimulatedDevice device) { simulated_device_ = std::move(device); }
@@ -147,9 +190,18 @@ class SimulatedBackend final : public MeasurementBackend {
   // its energy counter sees the gap at SimulatedPower::idle_w and the kernel at kernel_w.
   // `stream` (0: the default) is one of the simulated GPU's streams: a kernel starts once the
   // kernel before it on its stream has ended and the host has issued it (the latest start so far),
-  // so kernels of other streams run beside it. Launches may come from any thread. Durations and
-  // gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
+  // so kernels of other streams run beside it, as make_stream() says. Launches may come from any
+  // thread. Durations and gaps beyond +-1e18 ns (31 years), or not finite, are a ConfigError.
+  // With cache_control all, the L2 flush before each region runs on the default stream for
+  // SimulatedPower::flush_s, and a kernel running beside it takes longer by the time it overlapped
+  // the flush (as a memory-bound kernel sharing DRAM with it): kscope orders the region's streams
+  // after the flush as it does on a GPU (core/stream_join.hpp), so none should.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0, std::uintptr_t stream = 0);
+  // Launches on `stream` follow `kind` from now on; a stream never made is non-blocking. 0 (the
+  // default stream) follows the legacy stream's rules, and kPerThreadStream is each launching
+  // thread's own default stream, blocking; neither can be made.
+  void make_stream(std::uintptr_t stream, StreamKind kind);
+  static constexpr std::uintptr_t kPerThreadStream = 2;  // as cudaStreamPerThread
   // `into` waits for what `from` has launched so far (an event recorded on `from`, waited on by `into`).
   void join(std::uintptr_t from, std::uintptr_t into = 0);
   // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
@@ -159,6 +211,18 @@ class SimulatedBackend final : public MeasurementBackend {
   // Runs `fn` inside each synchronize() (kscope waiting for the GPU to drain), as another thread
   // launching while the caller waits; an empty function for none.
   void during_synchronize(std::function<void()> fn) { during_synchronize_ = std::move(fn); }
+
+  // PC sampling (profile_lines_with_backend): the code a kernel's samples land on; a kernel without
+  // code gets its samples on one instruction without line information, as a library kernel would.
+  void set_code(const std::string& kernel_name, std::vector<SimulatedInstruction> code);
+  // The text of a source file, as sampling reads it for the line rows (else the file on disk).
+  void set_source_text(const std::string& file, std::string text);
+  // Each sampled launch loses this many samples in the hardware (a full buffer).
+  void set_dropped_samples(std::uint64_t per_launch) { dropped_per_launch_ = per_launch; }
+  // Makes sample_pcs throw BackendError(message), as a GPU without profiling permission.
+  void deny_sampling(std::string message) { sampling_denied_ = std::move(message); }
+  // Whether the simulated GPU counts executed instructions (SASS metrics); true by default.
+  void set_sass_metrics_supported(bool supported) { sass_metrics_supported_ = supported; }
 
   FakeDevice& device() { return device_; }  // its clocks, thermal margins and energy counter
   // Clock readings returned in turn around the runs (FakeDevice::set_clock_readings).
@@ -186,6 +250,7 @@ class SimulatedBackend final : public MeasurementBackend {
   SessionInfo describe() const override;
   DeviceControl* device_control() override { return &device_; }
   CallObserver* call_observer() override { return &calls_; }
+  PcSampler* pc_sampler() override { return &pc_sampler_; }
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
   std::size_t max_batch_runs() const override { return max_batch_runs_; }
@@ -203,13 +268,17 @@ class SimulatedBackend final : public MeasurementBackend {
 
  private:
   friend class SimulatedCalls;
+  friend class SimulatedPcSampler;
   struct Launch {
     std::ptrdiff_t region;  // -1 outside any region
     std::string name;
     double duration_ns;
     GpuInterval gpu_time;
     bool after_return = false;  // launched after its region's call returned
+    std::uintptr_t stream = 0;  // the simulated stream's key
   };
+  // The simulated GPU's streams, events and L2 flush, and the engine's StreamJoin over them.
+  class Streams;
   struct BatchRun {
     std::vector<Launch> launches;
     std::size_t regions = 0;
@@ -223,14 +292,26 @@ class SimulatedBackend final : public MeasurementBackend {
   FakeDevice device_;
   SimulatedDevice simulated_device_;
   std::mutex mutex_;  // launches may come from any thread
-  std::map<std::uintptr_t, std::uint64_t> stream_end_ns_;  // where each stream's last kernel ends
-  std::uint64_t issued_ns_ = 0;  // the latest start so far: the host has issued everything before it
+  std::unique_ptr<Streams> streams_;  // guarded by mutex_
   bool observing_ = false;       // observe_calls(): launches carry the call's flags
   bool returned_ = false;        // the open region's call has returned
   std::uint64_t returned_at_ns_ = 0;  // where the caller's stream was then
   std::size_t persisting_l2_bytes_ = 0;
   std::size_t persisting_resets_ = 0;
   SimulatedCalls calls_{*this};
+  SimulatedPcSampler pc_sampler_{*this};
+  // Line sampling: what the open region is, and what was sampled so far.
+  void sample_launch(const std::string& kernel_name, double duration_ns);  // with mutex_ held
+  std::optional<LineSampling> sampling_;
+  std::string sampling_denied_;
+  bool sass_metrics_supported_ = true;
+  std::uint64_t dropped_per_launch_ = 0;
+  std::map<std::string, std::vector<SimulatedInstruction>> code_;
+  std::map<std::string, std::string> source_texts_;
+  std::string region_name_;
+  std::size_t region_config_ = 0;
+  bool region_sampled_ = false;  // a recorded run's region in its first pass
+  SampledCode sampled_;
   std::function<void()> during_synchronize_;
   std::size_t passes_ = 1;
   std::size_t pass_ = 1;

@@ -13,9 +13,11 @@ from ._core import __version__, bottleneck_rule, sol_metrics
 from ._metrics import count_passes, describe_metric, list_metrics
 from ._compare import CompareWarning, compare, load, load_evaluation
 from ._evaluate import evaluate
+from ._evaluate_many import evaluate_many
 from ._evaluation import EvaluationResults
 from ._options import VerbosityLevel
 from ._results import ProfileResults
+from ._lines import LineResults, load_lines, stall_reasons
 from ._shard import MergeWarning, merge
 from ._tune import RaceResults, tune
 from ._doctor import doctor
@@ -54,6 +56,7 @@ __all__ = [
     "InfoCollector",
     "InternalError",
     "KernelCountError",
+    "LineResults",
     "MergeWarning",
     "ProfileResults",
     "ProfilerException",
@@ -79,6 +82,7 @@ __all__ = [
     "energy_efficiency",
     "energy_metrics",
     "evaluate",
+    "evaluate_many",
     "exceptions",
     "experimental",
     "get_active_tool",
@@ -86,10 +90,12 @@ __all__ = [
     "list_metrics",
     "load",
     "load_evaluation",
+    "load_lines",
     "merge",
     "row_panel",
     "sol_metrics",
     "speed_of_light",
+    "stall_reasons",
     "testing",
     "tools",
     "tune",

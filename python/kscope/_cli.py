@@ -1,6 +1,6 @@
 """The console command ``kscope`` that pip installs: it runs the C++ program bundled in
 kscope/bin/, the same ``kscope`` a CMake build makes (tools/kscope_cli.cpp), with the same
-arguments and exit status."""
+arguments and exit status; ``kscope evaluate``, which is Python's, it runs here."""
 
 import os
 import signal
@@ -14,6 +14,10 @@ NOTHING_CAN_MEASURE = 2
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["evaluate"]:
+        from ._evaluate_cli import main as evaluate
+
+        return evaluate(sys.argv[2:])
     if not os.access(PROGRAM, os.X_OK):
         sys.stderr.write(
             f"kscope: this installation has no kscope program ({PROGRAM}): reinstall kscope from its "

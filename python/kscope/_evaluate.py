@@ -11,9 +11,11 @@ import math
 import numbers
 import os
 import pickle
+import stat
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -22,8 +24,8 @@ from . import _core, _notebook, testing
 from ._configs import engine_rows
 from ._evaluation import EvaluationResults
 from ._options import Options, VerbosityLevel
-from ._roofline import Work, _accepts
-from .errors import ConfigError, SweepError, SweepInterrupted
+from ._roofline import Work, _accepts, _cut, _shown
+from .errors import ConfigError, ProfilerWarning, SweepError, SweepInterrupted
 
 # The dtypes the engine compares, by the names NumPy and PyTorch give them.
 _DTYPES = frozenset({"float64", "float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2", "int64", "int32",
@@ -56,8 +58,10 @@ def evaluate(
 
     For every config, each of ``warmup_runs + runs`` runs makes fresh inputs with
     ``inputs(config, seed)`` (a different seed every run), gives the candidate one copy and the
-    reference another, and calls the candidate, then the reference, each on its own copy: on a
-    tuple or list of inputs as ``f(*inputs)``, on a dict as ``f(**inputs)``, else ``f(inputs)``.
+    reference another (made by ``inputs`` again in the first run, to check that one seed gives one
+    set of values; a clone after that), and calls the candidate, then the reference, each on its
+    own copy: on a tuple or list of inputs as ``f(*inputs)``, on a dict as ``f(**inputs)``, else
+    ``f(inputs)``.
     Each call is timed over all the GPU work it caused (kernels, copies and fills, on any stream,
     from any thread, including work still running after it returned: kscope waits for the GPU to
     drain before the call's time closes), with the L2 flushed before it (``cache_control``). Outside
@@ -66,7 +70,8 @@ def evaluate(
     finding with the attack it stops).
 
     candidate, reference: functions of the inputs returning their outputs: torch tensors, NumPy or
-        CuPy arrays, Python numbers, or a tuple, list or dict of them.
+        CuPy arrays, Python numbers, or a tuple, list or dict of them (nested too). Outputs are
+        paired by their place: a dict's by key, whatever the order, a tuple's or list's by position.
     inputs: ``inputs(config, seed) -> inputs``; the same seed must give the same values (seed a
         random generator with it: ``torch.Generator(device).manual_seed(seed)``), and runs must get
         different values.
@@ -74,10 +79,13 @@ def evaluate(
         the table's columns; any other value is one column, "config"). None: one config, None.
     runs: recorded pairs of runs per config (at least 6 for a 95% interval of the speedup).
     rtol, atol: an output element passes when ``|candidate - reference| <= atol + rtol * |reference|``
-        (NaN matching NaN, an infinity the same infinity); outputs must have the reference's shapes,
-        dtypes and count. rtol defaults per dtype: float64 1e-9, float32 1e-4, float16 5e-3,
-        bfloat16 4e-2, float8_e4m3fn 0.125, float8_e5m2 0.25, integers and bool 0 (exact); atol
-        defaults to rtol times the reference output's root mean square.
+        (NaN matching NaN; an infinity, or the dtype's largest finite magnitude such as a mask's
+        ``finfo.min`` fill, only the same value); outputs must have the reference's shapes, dtypes
+        and names. rtol defaults per dtype: float64 1e-9, float32 1e-4, float16 5e-3, bfloat16
+        4e-2, float8_e4m3fn 0.125, float8_e5m2 0.25, integers and bool 0 (exact); atol defaults to
+        rtol times the reference output's typical magnitude: the median magnitude of its finite,
+        nonzero elements other than those extremes, which masks, padding and a few large elements
+        do not move.
     threshold_pct, confidence: the verdict is 'faster' when the whole ``confidence`` interval of the
         speedup lies above ``1 + threshold_pct/100``, 'slower' below its inverse, 'same' otherwise.
     seed: mixed with the config and the run into each run's seed (each below 2**31).
@@ -87,27 +95,29 @@ def evaluate(
         must see every stream's work ('cupti', the default).
     output_prefix, overwrite: write the evaluation's files ({prefix}summary.csv, samples.csv and
         results.json, which kscope.load_evaluation reads back).
-    failing_inputs: a directory; for each 'incorrect' config, the inputs of its first failing run
-        are made again from its seed, both functions run on them, and
-        ``{dir}/failing-{config index}-seed{seed}.pt`` (torch.save; ``.pkl``, pickle, without
-        torch) holds config, seed, inputs, reference_outputs, candidate_outputs and mismatch
-        (EvaluationResults.failing_inputs lists the files).
+    failing_inputs: a directory (made if missing; checked before the first run); for each
+        'incorrect' config, the inputs of its first failing run are made again from its seed, both
+        functions run on them, and ``{dir}/failing-{config index}-seed{seed}.pt`` (torch.save;
+        ``.pkl``, pickle, without torch) holds config, seed, inputs, reference_outputs,
+        candidate_outputs and mismatch (EvaluationResults.failing_inputs lists the files). A file
+        that cannot be saved is a ProfilerWarning; the results are returned all the same.
 
     Returns EvaluationResults: ``to_dataframe()`` has one row per config with its Verdict
     ('faster', 'slower', 'same', 'incorrect' or 'suspect'), Speedup with its interval, both
     medians, the errors, the Findings and the Reason; ``findings()`` one row per finding.
     A candidate that raises makes its config 'incorrect'; a reference or inputs function that
-    raises stops the evaluation with a SweepError whose ``partial_results`` are the
+    raises stops the evaluation with a SweepError that names it, whose ``partial_results`` are the
     EvaluationResults of the configs before it.
     """
     for name, fn in (("candidate", candidate), ("reference", reference), ("inputs", inputs)):
         if not callable(fn):
-            raise ConfigError(f"evaluate's {name} must be a function, not {fn!r}")
+            raise ConfigError(f"evaluate's {name} must be a function, not {_shown(fn)}")
     if not _accepts(inputs, 2):
-        raise ConfigError(f"inputs is called as inputs(config, seed), but {getattr(inputs, '__name__', inputs)!s}"
-                          f"{inspect.signature(inputs)} does not accept two arguments")
+        raise ConfigError(f"inputs is called as inputs(config, seed), but "
+                          f"{_cut(getattr(inputs, '__name__', str(inputs)) + str(inspect.signature(inputs)))} "
+                          f"does not accept two arguments")
     if work is not None and not callable(work):
-        raise ConfigError(f"work must be a function of the config returning a kscope.Work, not {work!r}")
+        raise ConfigError(f"work must be a function of the config returning a kscope.Work, not {_shown(work)}")
     given = [None] if configs is None else list(configs)
     if not given:
         raise ConfigError("configs is empty: give at least one config, or None for one config (None)")
@@ -120,17 +130,18 @@ def evaluate(
     judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
     judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
-        raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
+        raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {_shown(seed)}")
     judged.seed = int(seed)
     judged.validate()
+    failing_directory = None if failing_inputs is None else _writable_directory(failing_inputs)
 
     simulated = testing.active()
     contest = _Contest(candidate, reference, inputs, given, device_allowed=simulated is None)
     engine_work = None if work is None else _work_adapter(work, given)
     progress = _notebook.progress_display(options.verbosity >= VerbosityLevel.INFO)
     try:
-        core = _core.evaluate(names, rows, settings, judged, contest.make_inputs, contest.reference,
-                              contest.candidate, _caller_stream, simulated, progress, engine_work)
+        core = _core.evaluate(names, rows, settings, judged, contest.make_inputs, contest.copy_inputs,
+                              contest.reference, contest.candidate, _caller_stream, simulated, progress, engine_work)
     except (SweepError, SweepInterrupted) as e:
         if isinstance(e.partial_results, _core.Evaluation):  # the configs evaluated before it stopped
             e.partial_results = EvaluationResults(e.partial_results, _config_tuples(given, names), names)
@@ -139,16 +150,69 @@ def evaluate(
         if progress is not None:
             progress.close()
     results = EvaluationResults(core, _config_tuples(given, names), names)
-    if failing_inputs is not None:
-        results.failing_inputs = contest.save_failing(results, os.fspath(failing_inputs))
+    if failing_directory is not None:
+        results.failing_inputs = contest.save_failing(results, failing_directory)
     return results
+
+
+_NO_DIRECTORY = "give a directory kscope can write in (it is made if missing), or failing_inputs=None"
+
+
+def _writable_directory(path: Any) -> str:
+    """failing_inputs' directory, checked before the first run: a directory kscope may write in,
+    or one it can make there (under a directory it may write in)."""
+    try:
+        directory = os.fspath(path)
+    except TypeError:
+        raise ConfigError(f"failing_inputs must be a directory's path (a str or os.PathLike), not "
+                          f"{_shown(path)}") from None
+    shown = _shown(directory, 300)
+    if os.path.isdir(directory):
+        problem = _unwritable(directory)
+        if problem:
+            raise ConfigError(f"failing_inputs {shown} is {problem}; {_NO_DIRECTORY}")
+        return directory
+    if os.path.lexists(directory):
+        raise ConfigError(f"failing_inputs {shown} is {_kind(directory)}, not a directory; {_NO_DIRECTORY}")
+    parent = os.path.dirname(os.path.abspath(directory))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    problem = _unwritable(parent) if os.path.isdir(parent) else f"{_kind(parent)}, not a directory"
+    if problem:
+        raise ConfigError(f"failing_inputs {shown} cannot be made: {_shown(parent, 300)} is {problem}; "
+                          f"{_NO_DIRECTORY}")
+    return directory
+
+
+def _kind(path: str) -> str:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return "a symbolic link to nothing"
+    for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "neither a file nor a directory"
+
+
+def _unwritable(directory: str) -> str | None:
+    """Why files cannot be made in this directory; None where they can."""
+    if os.access(directory, os.W_OK | os.X_OK):
+        return None
+    try:
+        read_only = bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    return "on a read-only file system" if read_only else "not writable (Permission denied)"
 
 
 def _tolerance(name: str, value: float | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{name} must be a finite number >= 0, or None for the per-dtype default; not {value!r}")
+        raise ConfigError(f"{name} must be a finite number >= 0, or None for the per-dtype default; not {_shown(value)}")
     return float(value)
 
 
@@ -158,10 +222,10 @@ def _axes(configs: list[Any]) -> tuple[list[str], list[list[Any]]]:
         names = list(configs[0])
         for i, c in enumerate(configs):
             if list(c) != names:
-                raise ConfigError(f"config {i + 1} has the keys {list(c)}, config 1 {names}: give every config the "
-                                  f"same keys, in the same order")
+                raise ConfigError(f"config {i + 1} has the keys {_shown(list(c))}, config 1 {_shown(names)}: give "
+                                  f"every config the same keys, in the same order")
         if not names or not all(isinstance(n, str) and n for n in names):
-            raise ConfigError(f"a dict config's keys name its columns: give non-empty strings, not {names}")
+            raise ConfigError(f"a dict config's keys name its columns: give non-empty strings, not {_shown(names)}")
     elif any(isinstance(c, Mapping) for c in configs):
         raise ConfigError("configs mixes dicts with other values: give every config as a dict, or none")
     else:
@@ -199,8 +263,8 @@ def _work_adapter(work: Callable[[Any], Any], configs: list[Any]) -> Callable[[s
         if out is None:
             return None
         if not isinstance(out, Work):
-            raise ConfigError(f"work({configs[config_index]!r}) returned {out!r}: return a kscope.Work(bytes=..., "
-                              f"flops=..., kind=...), or None for no declared work")
+            raise ConfigError(f"work({_shown(configs[config_index])}) returned {_shown(out)}: return a "
+                              f"kscope.Work(bytes=..., flops=..., kind=...), or None for no declared work")
         return float(out.bytes), float(out.flops), out.kind, out.tensor_cores
 
     return engine_work
@@ -249,12 +313,14 @@ def _not_original(timers: dict[str, Any]) -> list[str]:
 
 # ---- Values as the engine's views ------------------------------------------------------------------
 
-def _leaves(value: Any) -> list[Any]:
+def _named_leaves(value: Any, name: str) -> list[tuple[str, Any]]:
+    """The leaves of a function's inputs or outputs, each with the name that places it:
+    output, output[0], output['attn'], output[1]['x']."""
     if isinstance(value, (tuple, list)):
-        return [leaf for item in value for leaf in _leaves(item)]
+        return [leaf for i, item in enumerate(value) for leaf in _named_leaves(item, f"{name}[{i}]")]
     if isinstance(value, Mapping):
-        return [leaf for item in value.values() for leaf in _leaves(item)]
-    return [value]
+        return [leaf for key, item in value.items() for leaf in _named_leaves(item, f"{name}[{key!r}]")]
+    return [(name, value)]
 
 
 def _is_tensor(x: Any) -> bool:
@@ -365,34 +431,47 @@ def _call(fn: Callable[..., Any], value: Any) -> Any:
 
 
 class _Contest:
-    """The user's functions as the engine calls them: each returns (views, owner, observed)."""
+    """The user's functions as the engine calls them: each returns (views, owner, observed), the
+    outputs also their names."""
 
     def __init__(self, candidate: Callable[..., Any], reference: Callable[..., Any], inputs: Callable[[Any, int], Any],
                  configs: list[Any], device_allowed: bool) -> None:
         self._candidate, self._reference, self._inputs = candidate, reference, inputs
         self._configs = configs
         self._device_allowed = device_allowed
-        self._made: tuple[int, Any] | None = None  # the candidate's copy of this run's inputs, by seed
+        self._made: tuple[int, int] = (0, 0)  # the config index and seed of the inputs made last
         self._timers = _timers()
         self._replaced_before = _not_original(self._timers)
 
     def make_inputs(self, config_index: int, seed: int) -> tuple[list[Any], Any, list[Any]]:
-        """The candidate's copy (made from the seed), then the reference's (a clone of it)."""
-        if self._made is not None and self._made[0] == seed:
-            value = _copy(self._made[1])
-            self._made = None
-        else:
-            value = self._inputs(self._configs[config_index], seed)
-            self._made = (seed, value)
+        value = self._inputs(self._configs[config_index], seed)
+        if isinstance(value, Iterator):
+            raise ConfigError(f"inputs(config, seed) returned a {type(value).__name__}, which can be read only once, "
+                              f"while each run's inputs go to both functions: return a tuple or list of them "
+                              f"(tuple(...) of it), a dict, or one tensor")
+        self._made = (config_index, seed)
+        return self._input_views(value)
+
+    def copy_inputs(self, value: Any) -> tuple[list[Any], Any, list[Any]]:
+        """The reference's copy of a run's inputs (after the first run): a clone, or, where something
+        in them cannot be copied (a generator, a lock), the inputs made again from their seed."""
+        try:
+            copied = _copy(value)
+        except Exception:  # deepcopy's refusal, of whatever type the object chose
+            config_index, seed = self._made
+            copied = self._inputs(self._configs[config_index], seed)
+        return self._input_views(copied)
+
+    def _input_views(self, value: Any) -> tuple[list[Any], Any, list[Any]]:
         views: list[Any] = []
-        for leaf in _leaves(value):
+        for name, leaf in _named_leaves(value, "inputs"):
             if _is_tensor(leaf) and not leaf.is_contiguous():
                 continue  # its memory is no one range: left out of the input checks
             if _is_tensor(leaf) or isinstance(leaf, np.ndarray) or hasattr(leaf, "__cuda_array_interface__"):
-                views.append(_view(leaf, self._device_allowed, f"input {len(views)}")[0])
+                views.append(_view(leaf, self._device_allowed, _cut(name))[0])
         return views, value, []
 
-    def candidate(self, inputs: Any) -> tuple[list[Any], Any, list[Any]]:
+    def candidate(self, inputs: Any) -> tuple[list[Any], Any, list[Any], list[str]]:
         out = _call(self._candidate, inputs)
         observed = [("timer_patched", f"{name} was replaced during the candidate's call")
                     for name, fn in _timers().items() if self._timers.get(name) is not fn]
@@ -400,48 +479,56 @@ class _Contest:
                      for name in self._replaced_before]
         return self._outputs(out, observed)
 
-    def reference(self, inputs: Any) -> tuple[list[Any], Any, list[Any]]:
+    def reference(self, inputs: Any) -> tuple[list[Any], Any, list[Any], list[str]]:
         return self._outputs(_call(self._reference, inputs), [])
 
-    def _outputs(self, out: Any, observed: list[tuple[str, str]]) -> tuple[list[Any], Any, list[Any]]:
-        views, kept = [], []
-        for i, leaf in enumerate(_leaves(out)):
-            view, holder, plain = _view(leaf, self._device_allowed, f"output {i}")
+    def _outputs(self, out: Any, observed: list[tuple[str, str]]) -> tuple[list[Any], Any, list[Any], list[str]]:
+        views, kept, names = [], [], []
+        for name, leaf in _named_leaves(out, "output"):
+            view, holder, plain = _view(leaf, self._device_allowed, _cut(name))
             if not plain:
-                observed.append(("output_not_plain", f"output {i} is a {type(leaf).__module__}.{type(leaf).__name__}, "
-                                                     f"not a plain tensor or array"))
+                observed.append(("output_not_plain", f"{_cut(name)} is a {type(leaf).__module__}."
+                                                     f"{type(leaf).__name__}, not a plain tensor or array"))
             views.append(view)
             kept.append(holder)
-        return views, (out, kept), observed
+            names.append(name)
+        return views, (out, kept), observed, names
 
     def save_failing(self, results: EvaluationResults, directory: str) -> list[str]:
         """Each incorrect config's first failing inputs, made again from its seed, with both sides'
-        outputs on them."""
+        outputs on them. One that cannot be saved is warned about: the results stand."""
         table = results.to_dataframe()
         saved: list[str] = []
         failing = table[(table["Verdict"] == "incorrect") & table["FailingSeed"].notna()]
-        if failing.empty:
-            return saved
-        os.makedirs(directory, exist_ok=True)
-        torch = sys.modules.get("torch")
         for row_index, row in failing.iterrows():
             index = results.config_index(int(row_index))
-            config, seed = self._configs[index], int(row["FailingSeed"])
-            made = self._inputs(config, seed)
-            record: dict[str, Any] = {"config": config, "seed": seed, "inputs": _copy(made),
-                                      "mismatch": row["Mismatch"]}
-            record["reference_outputs"] = _call(self._reference, _copy(made))
+            seed = int(row["FailingSeed"])
             try:
-                record["candidate_outputs"] = _call(self._candidate, made)
-            except Exception as e:  # the record says what it raised
-                record["candidate_outputs"] = f"{type(e).__name__}: {e}"
-            stem = os.path.join(directory, f"failing-{index}-seed{seed}")
-            if torch is not None:
-                path = stem + ".pt"
-                torch.save(record, path)
-            else:
-                path = stem + ".pkl"
-                with open(path, "wb") as f:
-                    pickle.dump(record, f)
-            saved.append(path)
+                saved.append(self._save_failing_run(directory, index, seed, row["Mismatch"]))
+            except Exception as e:  # the file is lost, not the evaluation
+                warnings.warn(f"could not save the failing inputs of config {index + 1} "
+                              f"({_shown(self._configs[index])}) under failing_inputs {_shown(directory, 300)}: "
+                              f"{type(e).__name__}: {_cut(str(e), 300)}; the evaluation's results are complete, "
+                              f"and inputs(config, {seed}) makes those inputs again", ProfilerWarning, stacklevel=3)
         return saved
+
+    def _save_failing_run(self, directory: str, index: int, seed: int, mismatch: str) -> str:
+        config = self._configs[index]
+        os.makedirs(directory, exist_ok=True)
+        record: dict[str, Any] = {"config": config, "seed": seed, "inputs": self._inputs(config, seed),
+                                  "mismatch": mismatch}
+        record["reference_outputs"] = _call(self._reference, self._inputs(config, seed))
+        try:
+            record["candidate_outputs"] = _call(self._candidate, self._inputs(config, seed))
+        except Exception as e:  # the record says what it raised
+            record["candidate_outputs"] = f"{type(e).__name__}: {e}"
+        stem = os.path.join(directory, f"failing-{index}-seed{seed}")
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            path = stem + ".pt"
+            torch.save(record, path)
+        else:
+            path = stem + ".pkl"
+            with open(path, "wb") as f:
+                pickle.dump(record, f)
+        return path

@@ -43,6 +43,10 @@ def _flags(row):
         flags.append("not converged")
     if _known(row.get("ThermalPauses")) and row["ThermalPauses"] > 0:
         flags.append(f"thermal pauses {int(row['ThermalPauses'])}")
+    if _known(row.get("OtherProcessRuns")) and row["OtherProcessRuns"] > 0:
+        flags.append(f"another process {int(row['OtherProcessRuns'])}")
+    if _known(row.get("OverlappedRuns")) and row["OverlappedRuns"] > 0:
+        flags.append(f"overlapped {int(row['OverlappedRuns'])}")
     return ", ".join(flags)
 
 

@@ -42,7 +42,7 @@ _ENGINE_VERBOSITY = {
 # backend=None, the default, is Backend.from_metrics unless a tool is active (kscope.activate).
 BACKENDS = {d.python_name: d.backend for d in _core.backends() if d.python_name}
 # The same names for type checkers; tests/python/test_typing.py checks that they are BACKENDS'.
-BackendName = Literal["cupti", "events", "counters", "auto", "ncu"]
+BackendName = Literal["cupti", "events", "counters", "auto", "ncu", "pcsampling"]
 
 
 def backend_choices():

@@ -135,7 +135,8 @@ class ProfileResults:
         return _html.results_html(self.to_dataframe(), self.parameters)
 
     def __repr__(self) -> str:
-        return f"<kscope.ProfileResults: {len(self)} summary rows>\n{self}"
+        rows = len(self)
+        return f"<kscope.ProfileResults: {rows} summary row{'' if rows == 1 else 's'}>\n{self}"
 
     def _frame(self, columns: dict[str, list[_core.Cell]], config_indices: Sequence[int]) -> pd.DataFrame:
         data = {}

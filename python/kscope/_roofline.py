@@ -70,13 +70,19 @@ def _finite(value: numbers.Real) -> bool:
         return False
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, limit: int = 60) -> str:
     """A value in a message, cut short: an integer of thousands of digits is named by its size."""
     try:
         text = repr(value)
     except ValueError:  # beyond the digits Python converts to text
         return f"an integer of {value.bit_length()} bits"
-    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """Text in a message, at most about `limit` characters: a message names a value, it does not
+    repeat a megabyte of it."""
+    return text if len(text) <= limit else f"{text[:limit - 20]}... ({len(text)} characters)"
 
 
 WorkFunction = Callable[..., Union[Work, None]]
@@ -206,7 +212,8 @@ def draw(core: _core.Results, df: pd.DataFrame, parameters: list[str], style: St
         pct = rows["ComputeRoofPct"].to_numpy(dtype=float)
         low = y * rows["ComputeRoofPct_CI95_Lower"].to_numpy(dtype=float) / pct
         high = y * rows["ComputeRoofPct_CI95_Upper"].to_numpy(dtype=float) / pct
-        spread = np.nan_to_num(np.array([y - low, high - y]), nan=0.0)
+        # Without spread the bounds are the value itself, give or take a rounding: never below 0.
+        spread = np.clip(np.nan_to_num(np.array([y - low, high - y]), nan=0.0), 0.0, None)
         ax.errorbar(x, y, yerr=spread, fmt="o", capsize=3, label=str(annotation))
         if style.annotate_points:
             for (_, row), xi, yi in zip(rows.iterrows(), x, y):

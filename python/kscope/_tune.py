@@ -140,19 +140,26 @@ class RaceResults:
         self.parameters = list(parameters)
 
     @property
-    def winner(self) -> tuple[Any, ...]:
-        """The winning config: a tuple of its values, as the configs were given."""
-        return self._configs[self._core.winner()]
+    def winner(self) -> tuple[Any, ...] | None:
+        """The winning config: a tuple of its values, as the configs were given; None when the race
+        raced no config (a shard that holds none of the sweep's configs)."""
+        index = self.winner_index
+        return None if index is None else self._configs[index]
 
     @property
-    def winner_index(self) -> int:
-        """The winner's position in the configs given."""
-        return int(self._core.winner())
+    def winner_index(self) -> int | None:
+        """The winner's position in the configs given; None when no config was raced."""
+        return int(self._core.winner()) if len(self) else None
 
     @property
     def ties(self) -> list[tuple[Any, ...]]:
         """The configs that cannot be told apart from the winner within the threshold."""
-        return [self._configs[i] for i in self._core.ties()]
+        return [self._configs[i] for i in self.tie_indices]
+
+    @property
+    def tie_indices(self) -> list[int]:
+        """The ties' positions in the configs given."""
+        return [int(i) for i in self._core.ties()]
 
     @property
     def confidence(self) -> float:
@@ -195,5 +202,7 @@ class RaceResults:
         return str(self._core.text())
 
     def __repr__(self) -> str:
+        if not len(self):
+            return "<kscope.RaceResults: no config raced (a shard that holds none of the sweep's configs)>"
         return f"<kscope.RaceResults: winner {self.winner!r}, {len(self.ties)} ties, {len(self)} configs raced>"
 

@@ -13,12 +13,13 @@ from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overloa
 from . import _core, _notebook, _plot, _plot_style, _roofline, _shard, info_collector, testing, tools
 from ._call_files import CallFiles
 from ._configs import Signature, engine_rows
-from ._options import Options, VerbosityLevel, kernel_signature, options_help
+from ._lines import LineResults
+from ._options import OPTIONS, Options, VerbosityLevel, kernel_signature, options_help
 from ._results import ProfileResults
 from .errors import (BackendError, ConfigError, CudaError, ProfilerWarning, SweepError, SweepInterrupted,
                      SweepWarning, also_builtin)
 
-__all__ = ["kernel", "plot", "ignore_failures", "ProfiledFunction", "KernelDecorator", "PlotDecorator"]
+__all__ = ["kernel", "lines", "plot", "ignore_failures", "ProfiledFunction", "KernelDecorator", "PlotDecorator"]
 
 
 _Params = ParamSpec("_Params")  # the profiled function's parameters
@@ -80,7 +81,11 @@ def _kernel_forms(
     that signature for help() and inspect."""
 
     def typed(kernel: Callable[..., object]) -> _KernelForms[_Options]:
-        kernel.__signature__ = inspect.signature(signature)  # type: ignore[attr-defined]
+        # Annotations evaluated (help() shows `runs: int = 10`, not `runs: 'int'`), and kernel's own
+        # return type rather than the signature function's None.
+        options = inspect.signature(signature, eval_str=True)
+        returns = inspect.signature(kernel, eval_str=True).return_annotation
+        kernel.__signature__ = options.replace(return_annotation=returns)  # type: ignore[attr-defined]
         return cast("_KernelForms[_Options]", kernel)
 
     return typed
@@ -153,6 +158,15 @@ class _ProfiledFunction:
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any], configs: Iterable[Any] | None) -> ProfileResults:
         name = self.func.__name__
+        misplaced = [key for key in kwargs if key in OPTIONS and key not in self.signature.names]
+        if misplaced:
+            given = ", ".join(f"{key}={kwargs[key]!r}" for key in misplaced)
+            raise also_builtin(ConfigError, TypeError)(
+                f"{name}() got {given}: {'an option' if len(misplaced) == 1 else 'options'} of "
+                f"kscope.analyze.kernel, not {'a parameter' if len(misplaced) == 1 else 'parameters'} of {name}. "
+                f"Give {'it' if len(misplaced) == 1 else 'them'} to the decorator, @kscope.analyze.kernel({given}); "
+                f"a call takes only configs=[...] or one config's values"
+            )
         decorated = self._decorated_configs()
         if args or kwargs:
             if configs is not None or decorated is not None:
@@ -245,6 +259,121 @@ class _ProfiledFunction:
             if placement.gathers:
                 _shard.gather_failure(placement, e)
             raise
+
+# analyze.kernel's options that line sampling honours; the others measure what lines does not.
+LINE_OPTIONS = ("runs", "warmup_runs", "ignore_kernel_list", "cache_control", "clock_control", "thermal_mode",
+                "thermal_wait", "thermal_cont", "thermal_timeout", "thermal_device", "verbosity", "throttled_runs")
+
+
+def lines(
+    _func: Callable[..., object] | None = None,
+    *,
+    configs: Iterable[Any] | None = None,
+    sampling_period: int | None = None,
+    sass_metrics: bool = True,
+    runs: int = 1,
+    warmup_runs: int = 1,
+    ignore_kernel_list: Sequence[str] | None = None,
+    cache_control: Literal["all", "none"] = "all",
+    clock_control: Literal["none", "base"] = "none",
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
+    **options: Any,
+) -> Any:
+    """Which line is slow, and why: profiles the decorated function as ``kernel`` does while the GPU
+    samples each warp's program counter, and returns a kscope.LineResults with one row per
+    annotation x config x kernel x source line x stall reason (Nsight Compute's Source page, as a
+    table), the SASS instructions behind it, and each line's executed instructions.
+
+    Works as ``@lines``, ``@lines()`` and ``@lines(**options)``, with the configs and call forms of
+    ``kernel``. Samples land on the line you wrote: CUDA C++ built with ``-lineinfo``, Triton kernels
+    (line information is on unless TRITON_DISABLE_LINE_INFO=1); inlined helpers count on the calling
+    line, their chain in InlinedFrom; code without line information (cuBLAS, cuDNN) by function and
+    SASS offset. Only the recorded runs are sampled: raise ``runs`` for short kernels.
+
+    sampling_period: a sample every 2**sampling_period SM cycles per SM, 5 to 31 (None: 10, about
+        0.5 us at 2 GHz); smaller samples short kernels better, at more overhead.
+    sass_metrics: also count, in a second pass of each run, each line's executed instructions and
+        active threads (InstExecuted, ThreadEfficiencyPct), where the GPU supports it.
+    runs, warmup_runs, ignore_kernel_list, cache_control, clock_control, verbosity, and
+    thermal_mode, thermal_wait, thermal_cont, thermal_timeout, thermal_device, throttled_runs: as
+    for ``kernel``. Other options of ``kernel`` do not apply (no metrics, no output files: save with
+    ``LineResults.save``).
+    """
+    given = dict(options, runs=runs, warmup_runs=warmup_runs, ignore_kernel_list=ignore_kernel_list,
+                 cache_control=cache_control, clock_control=clock_control, verbosity=verbosity)
+    refused = [name for name in given if name in OPTIONS and name not in LINE_OPTIONS]
+    if refused:
+        raise ConfigError(
+            f"kscope.analyze.lines does not take {refused[0]}=: line sampling measures program-counter samples "
+            f"per source line, with the options {', '.join(LINE_OPTIONS)}; measure {refused[0]} with "
+            f"@kscope.analyze.kernel in a profile of its own"
+        )
+    if sampling_period is not None and (isinstance(sampling_period, bool) or not isinstance(sampling_period, int)
+                                        or not 5 <= sampling_period <= 31):
+        raise ConfigError(f"sampling_period must be an integer from 5 to 31 (a sample every 2**sampling_period "
+                          f"cycles), or None for {_core.default_sampling_period()}, not {sampling_period!r}")
+    if not isinstance(sass_metrics, bool):
+        raise ConfigError(f"sass_metrics must be True or False, not {sass_metrics!r}")
+    checked = Options(**given)
+
+    def decorate(func: Callable[..., object]) -> Callable[..., LineResults]:
+        profiled = _LineSampledFunction(func, configs, checked, sampling_period or 0, sass_metrics)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> LineResults:
+            call_configs = kwargs.pop("configs", None)
+            return profiled(args, kwargs, call_configs)  # type: ignore[return-value]
+
+        return wrapper
+
+    return decorate if _func is None else decorate(_func)
+
+
+class _LineSampledFunction(_ProfiledFunction):
+    """A function profiled with line sampling: its configs as kernel's, its call the engine's profile_lines."""
+
+    def __init__(self, func: Callable[..., object], configs: Iterable[Any] | None, options: Options,
+                 period_log2: int, sass_metrics: bool) -> None:
+        super().__init__(func, configs, options)
+        self.period_log2 = period_log2
+        self.sass_metrics = sass_metrics
+
+    def _profile(self, configs: Any) -> LineResults:  # type: ignore[override]
+        simulated = testing.active()
+        settings = self.options.settings("", None, [])
+        _point_at_tritons_nvdisasm()
+
+        def body(config_index: int) -> None:
+            self.signature.call(self.func, configs[config_index])
+
+        progress = _notebook.progress_display(self.options.verbosity >= VerbosityLevel.INFO)
+        try:
+            core = _core.profile_lines(self.signature.names, engine_rows(configs, self.signature.names), settings,
+                                       body, self.period_log2, self.sass_metrics, simulated, progress)
+        finally:
+            if progress is not None:
+                progress.close()
+        return LineResults(core, configs, self.signature.names)
+
+
+def _point_at_tritons_nvdisasm() -> None:
+    """The SASS text comes from nvdisasm: where neither KSCOPE_NVDISASM nor a CUDA toolkit gives one,
+    the one Triton ships."""
+    if os.environ.get("KSCOPE_NVDISASM") or any(
+            os.access(os.path.join(d, "nvdisasm"), os.X_OK)
+            for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/local/cuda/bin"] if d):
+        return
+    import importlib.util
+
+    spec = importlib.util.find_spec("triton")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for root in spec.submodule_search_locations:
+        candidate = os.path.join(root, "backends", "nvidia", "bin", "nvdisasm")
+        if os.access(candidate, os.X_OK):
+            os.environ["KSCOPE_NVDISASM"] = candidate
+            return
+
 
 _notes_shown: set[str] = set()
 

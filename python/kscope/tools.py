@@ -28,6 +28,7 @@ import os
 import threading
 
 from . import _core
+from ._roofline import _shown
 from .errors import BackendError, ConfigError
 
 __all__ = ["ENVIRONMENT", "Tool", "activate", "deactivate", "get_active_tool"]
@@ -47,6 +48,17 @@ class Tool(str, enum.Enum):
 
     NCU = "ncu"
     CUPTI = "cupti"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Tool:
+        """A tool's name in any case, as KSCOPE_TOOL takes it; ConfigError (a ValueError, as Enum's
+        own refusal) naming the tools for anything else."""
+        if isinstance(value, str):
+            for tool in cls:
+                if tool.value == value.strip().lower():
+                    return tool
+        raise ConfigError(f"{_shown(value)} is not a kscope.Tool: the tools are 'ncu' (kscope.Tool.NCU: Nsight Compute's "
+                          f"metrics, measured in process) and 'cupti' (kscope.Tool.CUPTI: CUPTI kernel durations)")
 
 
 _BACKEND = {Tool.NCU: "counters", Tool.CUPTI: "cupti"}

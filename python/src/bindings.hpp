@@ -22,6 +22,7 @@ void bind_compare(py::module_& m);   // compare_tune_evaluate.cpp
 void bind_evaluate(py::module_& m);  // compare_tune_evaluate.cpp
 void bind_tune(py::module_& m);      // compare_tune_evaluate.cpp
 void bind_sessions(py::module_& m);  // session.cpp: profile() and the regions a body opens
+void bind_lines(py::module_& m);     // lines.cpp: line sampling, its results and stall reasons
 void bind_doctor(py::module_& m);    // backends.cpp: the environment doctor
 void bind_testing(py::module_& m);   // testing.cpp: the simulated backend
 

@@ -58,9 +58,9 @@ kscope::Race run_tune(const std::vector<std::string>& names, const py::list& row
                    : kscope::tune(sweep, settings, call_body, options);
 }
 
-// The Python side (kscope/_evaluate.py) makes every Tensors as (views, owner, observed): views
-// [(address, shape, dtype name, "device" | "host")], the Python object whose life keeps their memory,
-// and [(finding name, detail)] seen of the call.
+// The Python side (kscope/_evaluate.py) makes every Tensors as (views, owner, observed[, names]):
+// views [(address, shape, dtype name, "device" | "host")], the Python object whose life keeps their
+// memory, [(finding name, detail)] seen of the call, and outputs' names ("output['attn']").
 
 // The engine holds `owner` as long as it needs the views; released with the GIL.
 std::shared_ptr<const void> kept_alive(py::object owner) {
@@ -88,16 +88,17 @@ kscope::Tensors to_tensors(const py::handle& made) {
     if (!finding) throw kscope::InternalError("the Python side passed an unknown finding (kscope bug: please report it)");
     t.observed.push_back({*finding, o[1].cast<std::string>()});
   }
+  if (parts.size() > 3) t.names = parts[3].cast<std::vector<std::string>>();
   return t;
 }
 
 const py::object& owner_of(const kscope::Tensors& t) { return *static_cast<const py::object*>(t.owner.get()); }
 
-// inputs(config index, seed), reference(inputs owner), candidate(inputs owner): each -> (views, owner,
-// observed); stream() -> the caller's stream as an integer.
+// inputs(config index, seed), copy_inputs(inputs owner), reference(inputs owner), candidate(inputs
+// owner): each -> (views, owner, observed[, names]); stream() -> the caller's stream as an integer.
 kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py::list& rows,
                                 const kscope::Settings& base, const kscope::EvaluateOptions& options,
-                                const py::function& inputs, const py::function& reference,
+                                const py::function& inputs, const py::function& copy_inputs, const py::function& reference,
                                 const py::function& candidate, const py::function& stream,
                                 kscope::testing::SimulatedBackend* simulated, const py::object& progress,
                                 const py::object& work) {
@@ -115,6 +116,7 @@ kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py:
       return call_python([&] { return to_tensors(py::reinterpret_borrow<py::function>(fn)(owner_of(in))); });
     };
   };
+  contest.copy_inputs = side(copy_inputs.ptr());
   contest.reference = side(reference.ptr());
   contest.candidate = side(candidate.ptr());
   PyObject* stream_fn = stream.ptr();
@@ -213,7 +215,8 @@ void bind_evaluate(py::module_& m) {
       .def("options", [](const kscope::Evaluation& e) { return e.options(); })
       .def("__len__", [](const kscope::Evaluation& e) { return e.rows().size(); });
   m.def("evaluate", &run_evaluate, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("options"),
-        py::arg("inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"), py::arg("simulated"),
+        py::arg("inputs"), py::arg("copy_inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"),
+        py::arg("simulated"),
         py::arg("progress") = py::none(), py::arg("work") = py::none(),
         "Evaluates candidate against reference over the configs rows; returns the Evaluation");
   m.def("load_evaluation", py::overload_cast<const std::string&>(&kscope::load_evaluation), py::arg("path"),

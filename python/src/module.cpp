@@ -26,6 +26,7 @@ PYBIND11_MODULE(_core, m) {
   kp::bind_evaluate(m);
   kp::bind_tune(m);
   kp::bind_sessions(m);
+  kp::bind_lines(m);
   kp::bind_doctor(m);
   kp::bind_testing(m);
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -47,6 +48,12 @@ void bind_testing(py::module_& m) {
            "after the previous kernel of its stream ends, beside the other streams' kernels")
       .def("join", &SimulatedBackend::join, py::arg("from_stream"), py::arg("into_stream") = 0,
            "into_stream waits for what from_stream launched so far (an event recorded and waited on)")
+      .def("make_stream", [](SimulatedBackend& b, std::uintptr_t stream, bool non_blocking) {
+        b.make_stream(stream, non_blocking ? kscope::testing::StreamKind::non_blocking : kscope::testing::StreamKind::blocking);
+      }, py::arg("stream"), py::arg("non_blocking") = true,
+           "Launches on `stream` from now on are ordered against the default stream as a CUDA stream made with "
+           "these flags: non-blocking (a PyTorch side stream; every stream never made) or blocking. Stream 2 is "
+           "each thread's own default stream (cudaStreamPerThread), blocking")
       .def("set_persisting_l2", &SimulatedBackend::set_persisting_l2, py::arg("bytes"),
            "A persisting-L2 carve-out, as a candidate would set it")
       .def_property_readonly("persisting_l2_resets", &SimulatedBackend::persisting_l2_resets,
@@ -71,6 +78,11 @@ void bind_testing(py::module_& m) {
       .def("set_thermal_margins", [](SimulatedBackend& b, std::vector<double> margins) {
         b.device().set_thermal_margins(std::move(margins));
       }, "T.Limit margins (°C) returned in turn before each run (the last one repeats)")
+      .def("set_other_processes", [](SimulatedBackend& b, std::vector<std::vector<unsigned>> readings) {
+        b.device().set_other_processes(std::move(readings));
+      }, py::arg("readings"),
+           "The pids of other processes running kernels on the GPU, one list per batch of runs in turn (the last "
+           "repeats): the runs of a batch with any are flagged OtherProcess")
       .def("deny_clock_lock", [](SimulatedBackend& b, std::string message) { b.device().deny_clock_lock(std::move(message)); },
            "Makes clock_control='base' fail with this message, as without the right to lock clocks")
       .def_property_readonly(
@@ -150,7 +162,39 @@ void bind_testing(py::module_& m) {
           "The metric its rows carry: test__kernel_duration")
       .def_property_readonly("flush_count", &SimulatedBackend::flush_count,
                              "L2 flushes so far (one per region of cache_control='all')")
-      .def_property_readonly("session_count", &SimulatedBackend::session_count, "Profiling sessions opened so far");
+      .def_property_readonly("session_count", &SimulatedBackend::session_count, "Profiling sessions opened so far")
+      .def("set_code", [](SimulatedBackend& b, const std::string& kernel_name, const py::list& instructions) {
+        std::vector<kscope::testing::SimulatedInstruction> code;
+        for (const py::handle& item : instructions) {
+          const py::dict d = py::reinterpret_borrow<py::dict>(item);
+          kscope::testing::SimulatedInstruction in;
+          in.pc_offset = d.contains("pc_offset") ? d["pc_offset"].cast<std::uint64_t>() : 0;
+          in.sass = d.contains("sass") ? d["sass"].cast<std::string>() : "";
+          if (d.contains("source"))
+            for (const auto& frame : d["source"].cast<std::vector<std::tuple<std::string, std::uint32_t, std::string>>>())
+              in.source.push_back({std::get<0>(frame), std::get<1>(frame), std::get<2>(frame)});
+          if (d.contains("stalls"))
+            for (const auto& [reason, weight] : d["stalls"].cast<std::map<std::string, double>>())
+              in.stalls.emplace_back(reason, weight);
+          in.function = d.contains("function") ? d["function"].cast<std::string>() : "";
+          in.executed = d.contains("executed") ? d["executed"].cast<std::uint64_t>() : 0;
+          in.thread_executed = d.contains("thread_executed") ? d["thread_executed"].cast<std::uint64_t>() : 0;
+          code.push_back(std::move(in));
+        }
+        b.set_code(kernel_name, std::move(code));
+      }, py::arg("kernel_name"), py::arg("instructions"),
+           "PC sampling (kscope.analyze.lines): the code a kernel's samples land on, one dict per SASS instruction: "
+           "pc_offset, sass, source=[(file, line, function), ...] innermost first (empty: no line information), "
+           "stalls={reason: weight}, function (a device function not inlined), executed and thread_executed per "
+           "launch (SASS metrics)")
+      .def("set_source_text", &SimulatedBackend::set_source_text, py::arg("file"), py::arg("text"),
+           "The text of a source file as line sampling reads it (else the file on disk)")
+      .def("set_dropped_samples", &SimulatedBackend::set_dropped_samples, py::arg("per_launch"),
+           "Each sampled launch loses this many samples in the hardware (a full buffer)")
+      .def("deny_sampling", &SimulatedBackend::deny_sampling, py::arg("message"),
+           "Makes line sampling fail with BackendError(message), as without profiling permission")
+      .def("set_sass_metrics_supported", &SimulatedBackend::set_sass_metrics_supported, py::arg("supported"),
+           "Whether the simulated GPU counts executed instructions (SASS metrics)");
 }
 
 }  // namespace kscope_python

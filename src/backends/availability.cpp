@@ -59,6 +59,15 @@ BackendAvailability ncu_availability(const DoctorFacts& f) {
   return verdict(ncu);
 }
 
+// PC sampling needs what the counters need (CUPTI free, profiling permitted, the monitor free), and
+// the sampling probe's own verdict where it ran.
+BackendAvailability pcsampling_availability(const DoctorFacts& f) {
+  std::string problem = counters_problem(f);
+  if (problem.empty() && f.pc_sampling.probed && !f.pc_sampling.problem.empty())
+    problem = "the PC sampling probe failed: " + f.pc_sampling.problem;
+  return verdict(problem);
+}
+
 std::string cuda_version_text(int version) {
   if (version <= 0) return "unknown";
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);

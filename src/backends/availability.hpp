@@ -29,5 +29,6 @@ BackendAvailability events_availability(const DoctorFacts& facts);
 BackendAvailability counters_availability(const DoctorFacts& facts);
 BackendAvailability automatic_availability(const DoctorFacts& facts);
 BackendAvailability ncu_availability(const DoctorFacts& facts);
+BackendAvailability pcsampling_availability(const DoctorFacts& facts);
 
 }  // namespace kscope::doctor

@@ -17,6 +17,7 @@
 #include "backends/cupti/cupti_backend.hpp"
 #include "backends/events/events_backend.hpp"
 #include "backends/ncu/ncu_routes.hpp"
+#include "backends/pcsampling/pc_sampling_backend.hpp"
 // The part of a definition that needs CUDA, and what stands in for it in a build without.
 #define KSCOPE_IF_CUDA(with_cuda, without_cuda) with_cuda
 #else
@@ -55,6 +56,15 @@ void check_ncu(const Settings& s) {
                       ": the body runs in a process that Nsight Compute starts, whose collector values do not come "
                       "back. Use " + backend_choice(Backend::counters) +
                       " (the same metric names, measured in this process), or no collectors");
+}
+
+// PC sampling counts samples of whole regions' kernels: no metrics of its own to choose, no range replay.
+void check_pcsampling(const Settings& s) {
+  using detail::option;
+  if (!s.metrics.empty() && !(s.metrics.size() == 1 && s.metrics.front() == kPcSamples))
+    throw ConfigError(option("metrics") + " cannot be used with the pcsampling backend: it measures " + kPcSamples +
+                      " (the program-counter samples of each kernel). Measure hardware metrics with the counters "
+                      "backend, in a profile of their own");
 }
 
 [[maybe_unused]] const bool registered = [] {
@@ -116,6 +126,18 @@ void check_ncu(const Settings& s) {
   register_backend({
       .name = std::string(Backend::simulated.name()),
       .summary = "kscope/testing.hpp's simulated GPU for tests: kernels of given durations, nothing measured",
+  });
+  register_backend({
+      .name = "pcsampling",
+      .python_name = "pcsampling",
+      .summary = "program-counter samples of each kernel (CUPTI PC sampling); kscope.analyze.lines gives them per "
+                 "source line and stall reason",
+      .default_metrics = {kPcSamples},
+      .capabilities = {.replay_modes = false},
+      .check = check_pcsampling,
+      .make = KSCOPE_IF_CUDA([](const Settings& s) { return std::make_unique<PcSamplingBackend>(s); },
+                             built_without_cuda),
+      .assess = doctor::pcsampling_availability,
   });
   return true;
 }();

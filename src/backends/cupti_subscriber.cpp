@@ -19,6 +19,7 @@ struct Subscription {
   CUpti_SubscriberHandle handle = nullptr;
   Route route;
   ContextHook context_destroyed = nullptr;
+  ModuleHook module_loaded = nullptr;
 };
 
 Subscription& subscription() {
@@ -29,14 +30,19 @@ Subscription& subscription() {
 void CUPTIAPI dispatch(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Route route;
   ContextHook context_destroyed = nullptr;
+  ModuleHook module_loaded = nullptr;
   {
     std::lock_guard lock(subscription().mutex);
     route = subscription().route;
     context_destroyed = subscription().context_destroyed;
+    module_loaded = subscription().module_loaded;
   }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && context_destroyed)
-      context_destroyed(static_cast<const CUpti_ResourceData*>(data)->context);
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING && context_destroyed) context_destroyed(resource->context);
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED && module_loaded)
+      if (const auto* module = static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor))
+        module_loaded(module->pCubin, module->cubinSize);
     return;
   }
   // Called outside the lock: a callback may itself take locks that route_callbacks' callers hold.
@@ -68,16 +74,29 @@ CUpti_SubscriberHandle subscriber() {
   return s.handle;
 }
 
-void on_context_destroyed(ContextHook hook) {
+namespace {
+
+// Keeps `hook` in its slot for the process and enables its resource callback.
+template <typename Hook>
+void install(Hook Subscription::*slot, Hook hook, CUpti_CallbackId cbid, const char* call) {
   CUpti_SubscriberHandle handle = subscriber();
   {
     std::lock_guard lock(subscription().mutex);
-    if (subscription().context_destroyed == hook) return;
-    subscription().context_destroyed = hook;
+    if (subscription().*slot == hook) return;
+    subscription().*slot = hook;
   }
-  device::check_cupti(
-      cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
-      "cuptiEnableCallback(context destroyed)");
+  device::check_cupti(cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RESOURCE, cbid), call);
+}
+
+}  // namespace
+
+void on_context_destroyed(ContextHook hook) {
+  install(&Subscription::context_destroyed, hook, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+          "cuptiEnableCallback(context destroyed)");
+}
+
+void on_module_loaded(ModuleHook hook) {
+  install(&Subscription::module_loaded, hook, CUPTI_CBID_RESOURCE_MODULE_LOADED, "cuptiEnableCallback(module loaded)");
 }
 
 CUpti_SubscriberHandle route_callbacks(CallbackFunction fn, void* userdata) {

@@ -5,6 +5,7 @@
 // itself when its session begins, enables the callbacks it needs, and disables them at its end.
 #include <cupti.h>
 
+#include <cstddef>
 #include <string>
 
 #include "kscope/errors.hpp"
@@ -95,6 +96,11 @@ CUpti_SubscriberHandle route_callbacks(CallbackFunction fn, void* userdata);
 // routed to (registered once, kept for the process; a second hook replaces the first).
 using ContextHook = void (*)(CUcontext) noexcept;
 void on_context_destroyed(ContextHook hook);
+
+// Calls `hook` with each module's cubin as it loads, whichever backend the callbacks are routed to
+// (registered once, kept for the process, as on_context_destroyed).
+using ModuleHook = void (*)(const void* cubin, std::size_t size) noexcept;
+void on_module_loaded(ModuleHook hook);
 
 // The message for CUPTI owned by `other` (empty: unknown) when `call` failed because of it.
 std::string other_profiler_message(const std::string& call, const std::string& other);

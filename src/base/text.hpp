@@ -28,6 +28,11 @@ bool is_utf8(const std::string& text);
 // characters)"): a message names a value, it does not repeat a megabyte of it.
 std::string cut(const std::string& text, std::size_t keep = 100);
 
+// "1 summary row", "2 summary rows": a count and its noun, plural unless one.
+inline std::string counted(std::size_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 // Visitor built from lambdas, one per Cell alternative.
 template <class... Handlers>
 struct Overloaded : Handlers... {

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "base/text.hpp"
 #include "core/attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
@@ -131,11 +132,10 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
     series_.clear();
   }
   SampleStore& store = *store_;
-  const SampleStore::Id conditions = store.conditions_id(sm, mem, run.throttled);
   // The run's samples enter together, once derive_metric has accepted all of them: a run is never half kept.
   struct Pending {
     double value;
-    SampleStore::Id label, info;
+    SampleStore::Id label, conditions, info;
     bool measured;
   };
   std::vector<Pending> pending;
@@ -147,6 +147,9 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
       throw CallbackFailure(option("work"), std::current_exception());
     }
     const SampleStore::Id info = run.info && r < run.info->size() ? store.info_id((*run.info)[r]) : 0;
+    const SampleStore::Id conditions =
+        store.conditions_id({sm, mem, run.throttled, run.other_process, region.overlap_ns});
+    warn_if_combined_overlap(region, config);
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
                       ") and was recorded as NaN (ignore_failures): " + region.failure_reason,
@@ -155,11 +158,13 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
     std::vector<std::string> derived_names;
     const auto add_derived = [&](const DerivedValue& d) {
       pending.push_back({region.failed ? NAN : d.value,
-                         store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), info, false});
+                         store.label_id(annotation, store.text_id(d.name), store.text_id(d.unit), kernel), conditions,
+                         info, false});
       derived_names.push_back(d.name);
     };
     for (std::size_t m = 0; m < metrics_.size(); ++m)
-      pending.push_back({region.values[m], store.label_id(annotation, metric_ids_[m], unit_ids_[m], kernel), info, true});
+      pending.push_back(
+          {region.values[m], store.label_id(annotation, metric_ids_[m], unit_ids_[m], kernel), conditions, info, true});
     if (settings_.derive_metric) {
       // A failed run still yields the derived names (called on its NaN values), valued NaN.
       const MeasuredValues measured(&metric_names_, &region.values);
@@ -186,9 +191,22 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
         if (std::find(derived_names.begin(), derived_names.end(), d.name) == derived_names.end()) add_derived(d);
   }
   for (const Pending& p : pending) {
-    store.append(p.value, run.config, run.run, p.label, conditions, p.info);
+    store.append(p.value, run.config, run.run, p.label, p.conditions, p.info);
     if (p.measured) add_to_series(p.label, run.throttled, p.value);
   }
+}
+
+void Aggregator::warn_if_combined_overlap(const RegionMeasurement& region, const Config& config) {
+  if (!(region.overlap_ns > 0) || settings_.replay_mode == ReplayMode::range ||
+      !overlap_warned_.insert(region.annotation).second)
+    return;
+  log_warning("the kernels of annotation '" + region.annotation + "' ran at the same time (" +
+                  fixed(region.overlap_ns / 1e3, 2) + " us of overlap at config (" + config.to_string() + ")), and " +
+                  option("combine_kernel_metrics") +
+                  " combines their values as if one ran after the other (added durations count the overlap twice). "
+                  "OverlapNs in the samples and OverlappedRuns in the summary say how much; " + option("replay_mode") +
+                  spell(" = ReplayMode::range", "='range'") + " measures the region's span instead",
+              WarningKind::run);
 }
 
 void Aggregator::check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config) {
@@ -248,11 +266,13 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
       values.clear();
       infos.clear();
       double sm_sum = 0, mem_sum = 0;
-      std::size_t sm_count = 0, mem_count = 0, throttled = 0;
+      std::size_t sm_count = 0, mem_count = 0, throttled = 0, other_process = 0, overlapped = 0;
       for (Index k = member_start[g]; k < member_start[g + 1]; ++k) {
         const std::size_t i = members[k];
         const SampleStore::Conditions& run = store.conditions(store.conditions_of(i));
         throttled += run.throttled;
+        other_process += run.other_process;
+        overlapped += run.overlap_ns > 0;
         if (!enters_statistics(run.throttled)) continue;
         values.push_back(store.value(i));
         infos.push_back(&store.info(store.info_of(i)));
@@ -272,6 +292,8 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
       row.observed_sm_clock_mhz = sm_count ? sm_sum / static_cast<double>(sm_count) : NAN;
       row.observed_memory_clock_mhz = mem_count ? mem_sum / static_cast<double>(mem_count) : NAN;
       row.throttled_runs = throttled;
+      row.other_process_runs = other_process;
+      row.overlapped_runs = overlapped;
       row.converged = outcomes_[c].converged;
       row.thermal_pauses = outcomes_[c].thermal_pauses;
       row.info = summarize_info(collectors, info, infos, store.info(store.info_of(first)));
@@ -299,7 +321,10 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
       first_samples.push_back(first);
     }
   }
-  if (final) warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
+  if (final) {
+    warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
+    warn_about_single_runs(rows);
+  }
   // Nsight Python's order: every measured metric's rows before the derived ones, each part by
   // annotation (in order of first appearance), then config and metric as recorded (the order of
   // their first samples). Sweeps with one annotation and no derived metric have it already.
@@ -362,6 +387,18 @@ std::vector<SummaryRow> Aggregator::normalized(std::vector<SummaryRow> rows) con
     log_warning(option("normalize_against") + " '" + baseline + "' has an AvgValue of 0 for " + zero + ", so the rows divided by it there are infinite or NaN: normalize against "
                 "an annotation whose values are not 0 for those metrics");
   return kept;
+}
+
+void Aggregator::warn_about_single_runs(const std::vector<SummaryRow>& rows) const {
+  const auto one = static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.stats.count == 1; }));
+  if (one == 0) return;
+  log_warning((one == rows.size() ? "every row rests" : counted(one, "row") + " of " + std::to_string(rows.size()) +
+                                                             (one == 1 ? " rests" : " rest")) +
+              " on one recorded run (" + option("runs") + " = " + std::to_string(settings_.runs) +
+              "): one sample has no spread, so StdDev, the 95% CI and RelativeStdDevPct are NaN and a comparison "
+              "cannot judge " + (one == 1 ? "it" : "them") + ". Record more runs: " +
+              spell("Settings::runs = 10", "runs=10") + " or more gives an interval worth reading");
 }
 
 void Aggregator::warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const {

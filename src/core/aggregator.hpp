@@ -30,6 +30,7 @@ struct RecordedRun {
   ClockReading after{};
   bool throttled = false;
   const std::vector<std::vector<Cell>>* info = nullptr;  // per region: the info collectors' values
+  bool other_process = false;  // another process ran kernels on the GPU during the run
 };
 
 class Aggregator {
@@ -84,6 +85,8 @@ class Aggregator {
  private:
   bool enters_statistics(bool throttled) const;
   void add_to_series(SampleStore::Id label, bool throttled, double value);
+  // Warns once per annotation whose kernels ran at the same time and were combined as if they had not.
+  void warn_if_combined_overlap(const RegionMeasurement& region, const Config& config);
   // Warns once per (annotation, derived metric) whose unit changes between runs or configs.
   void check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config);
   // Asks Settings::work once per annotation and config; throws what it throws.
@@ -98,6 +101,9 @@ class Aggregator {
   // Warns once about each thing the declared work of the rows could not give (no duration metric,
   // an unknown roof, a work function naming no recorded annotation).
   void warn_about_roofline(const std::vector<SummaryRow>& rows, const SessionInfo& session) const;
+  // Warns once when rows rest on one recorded run (runs=1, Nsight Python's default): no spread, no
+  // interval, nothing compare() can judge.
+  void warn_about_single_runs(const std::vector<SummaryRow>& rows) const;
 
   std::vector<Config> configs_;
   std::vector<MetricSpec> metrics_;
@@ -113,6 +119,7 @@ class Aggregator {
   std::vector<SampleStore::Id> series_keys_;  // the store's series ids: (annotation, metric)
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
+  std::set<std::string> overlap_warned_;                            // annotations
   struct DerivedUnit {
     std::string unit;  // the first run's
     bool warned = false;

@@ -54,6 +54,25 @@ std::optional<double> span_of(const std::vector<KernelMeasurement>& kernels) {
   return static_cast<double>(last - first);
 }
 
+// The time during which two or more of the kernels ran at once, from their GPU timestamps.
+double overlap_of(const std::vector<KernelMeasurement>& kernels) {
+  std::vector<GpuInterval> spans;
+  for (const auto& k : kernels) {
+    if (!k.gpu_time) return NAN;
+    spans.push_back(*k.gpu_time);
+  }
+  std::sort(spans.begin(), spans.end(), [](const GpuInterval& a, const GpuInterval& b) { return a.start_ns < b.start_ns; });
+  std::uint64_t summed = 0, covered = 0, reached = 0;  // covered: the union's length so far, up to `reached`
+  for (const GpuInterval& s : spans) {
+    summed += s.end_ns - s.start_ns;
+    if (s.end_ns > reached) {
+      covered += s.end_ns - std::max(s.start_ns, reached);
+      reached = s.end_ns;
+    }
+  }
+  return static_cast<double>(summed - covered);
+}
+
 }  // namespace
 
 CallbackFailure::CallbackFailure(std::string callback, std::exception_ptr cause)
@@ -92,6 +111,7 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
     if (kept.empty() && all.empty() && range && rules.empty_range_measures_zero && metric_count == 1) {
       m.kernel = "range";
       m.values = {0.0};
+      m.overlap_ns = 0;
       out.push_back(std::move(m));
       continue;
     }
@@ -114,6 +134,7 @@ std::vector<RegionMeasurement> attribute_run(const std::vector<RegionRecord>& re
                              "start and end. Check that the launch happens inside the region (not before it, not "
                              "skipped by a condition or an empty size)");
     }
+    m.overlap_ns = overlap_of(kept);
     if (range) {
       m.kernel = "range";  // as Nsight Compute names a range replay's result
       if (const auto span = span_of(kept)) {

@@ -4,6 +4,7 @@
 // combine rule, unless ReplayMode::range measures the region as one range (Kernel "range"; on a
 // backend that times each kernel, the span from the first kernel's start to the last one's end).
 // A broken rule is a KernelCountError.
+#include <cmath>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -33,6 +34,9 @@ struct RegionMeasurement {
   std::vector<double> values;  // one per backend metric; NaN when the region failed
   bool failed = false;
   std::string failure_reason;
+  // How long two or more of its kept kernels (copies, fills) ran at once: the sum of their
+  // durations less the time any of them ran; NaN when the backend did not time each of them.
+  double overlap_ns = NAN;
 };
 
 // What the settings do not say about attribution: evaluate() measures a region that caused no GPU

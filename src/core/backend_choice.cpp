@@ -14,9 +14,12 @@ namespace kscope {
 namespace detail {
 
 std::string backend_choice(Backend b) {
+  return spell("Backend::" + to_string(b), "backend=" + (b == Backend::from_metrics ? "None" : "'" + backend_label(b) + "'"));
+}
+
+std::string backend_label(Backend b) {
   const std::string& python = definition(b).python_name;
-  return spell("Backend::" + to_string(b),
-               "backend=" + (b == Backend::from_metrics ? "None" : "'" + (python.empty() ? to_string(b) : python) + "'"));
+  return caller() == Caller::cpp || python.empty() ? to_string(b) : python;
 }
 
 }  // namespace detail

@@ -29,4 +29,8 @@ std::string spell(const std::string& cpp, const std::string& python) {
   return caller() == Caller::cpp ? cpp : python;
 }
 
+std::string spell(const std::string& cpp, const std::string& python, const std::string& command_line) {
+  return caller() == Caller::command_line ? command_line : spell(cpp, python);
+}
+
 }  // namespace kscope::detail

@@ -14,5 +14,7 @@ namespace kscope::detail {
 std::string option(const std::string& settings_field);
 // One of two spellings of a value or a fix, for the caller's language (the command line: Python's).
 std::string spell(const std::string& cpp, const std::string& python);
+// One of three: a fix the command line words in its own terms (`kscope doctor`, a flag).
+std::string spell(const std::string& cpp, const std::string& python, const std::string& command_line);
 
 }  // namespace kscope::detail

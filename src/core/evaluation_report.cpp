@@ -193,7 +193,8 @@ EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& re
         if (r == theirs.end() || std::isnan(c) || std::isnan(r->second)) continue;
         candidate.push_back(c);
         reference.push_back(r->second);
-        ratios.push_back(c > 0 ? r->second / c : INFINITY);
+        // Neither side timed any work: no speedup (NaN, left out of the interval), not an infinite one.
+        ratios.push_back(c > 0 ? r->second / c : r->second > 0 ? INFINITY : NAN);
       }
       const std::size_t mine_out = out_of_line(mine);
       if (mine_out >= kOutOfLineRuns && out_of_line(theirs) == 0)

@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <optional>
+#include <set>
 #include <utility>
 
 #include "base/elapsed.hpp"
+#include "base/text.hpp"
+#include "core/attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
 #include "core/interrupt_scope.hpp"
@@ -25,6 +29,35 @@ std::string shape_text(const TensorView& v) {
 }
 
 std::string memory_text(MemorySpace m) { return m == MemorySpace::device ? "device memory" : "host memory"; }
+
+// How messages call output i: by its name where the function named its outputs, else "output i".
+std::string output_label(const Tensors& outputs, std::size_t i) {
+  return i < outputs.names.size() ? cut(outputs.names[i]) : "output " + std::to_string(i);
+}
+
+// "a", "a and b", "a, b and c": the names a message lists, at most five, then how many more.
+std::string spoken_list(const std::vector<std::string>& names) {
+  constexpr std::size_t kShown = 5;
+  std::string out;
+  const std::size_t shown = std::min(names.size(), kShown);
+  for (std::size_t i = 0; i < shown; ++i) {
+    const bool last = i + 1 == shown && names.size() <= kShown;
+    out += (i == 0 ? "" : last ? " and " : ", ") + cut(names[i]);
+  }
+  if (names.size() > kShown) out += " and " + std::to_string(names.size() - kShown) + " more";
+  return out;
+}
+
+// One of the caller's functions, by the name messages give it: what it throws names it.
+template <class Call>
+Tensors called(const std::string& name, Call&& call) {
+  try {
+    return call();
+  } catch (...) {
+    if (interrupt_requested()) throw;  // Ctrl-C stops the evaluation as interrupted, not failed
+    throw CallbackFailure(name, std::current_exception());
+  }
+}
 
 CallObserver& observer_of(MeasurementBackend& backend) {
   CallObserver* observer = backend.call_observer();
@@ -64,8 +97,14 @@ void Evaluator::run(const Config& config) {
   std::array<Tensors, 2> inputs;
   {
     TimeInto timed(time_.inputs);
-    inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
-    inputs[index_of(Side::reference)] = make_inputs(config, record.seed, "the reference's");
+    const Tensors& made = inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
+    // The first run makes both copies, so that check_inputs sees inputs that differ for one seed.
+    inputs[index_of(Side::reference)] =
+        context.run > 0 && contest_.copy_inputs
+            ? checked_inputs(called(spell("Contest::copy_inputs", "copying the inputs for the reference"),
+                                    [&] { return contest_.copy_inputs(made); }),
+                             "the reference's")
+            : make_inputs(config, record.seed, "the reference's");
     check_inputs(config, context, inputs);
   }
 
@@ -79,7 +118,11 @@ void Evaluator::run(const Config& config) {
 }
 
 Tensors Evaluator::make_inputs(const Config& config, std::uint64_t seed, const char* whose) {
-  Tensors made = contest_.inputs(config, seed);
+  return checked_inputs(
+      called(spell("Contest::inputs", "inputs(config, seed)"), [&] { return contest_.inputs(config, seed); }), whose);
+}
+
+Tensors Evaluator::checked_inputs(Tensors made, const char* whose) {
   for (std::size_t i = 0; i < made.views.size(); ++i)
     if (made.views[i].data == nullptr && made.views[i].elements() > 0)
       throw EvaluationRequestError(std::string("the inputs function gave ") + whose + " input " + std::to_string(i) +
@@ -100,14 +143,14 @@ void Evaluator::check_inputs(const Config& config, const RunContext& run, const 
     for (std::size_t i = 0; same && i < candidate.views.size(); ++i)
       same = candidate.views[i].dtype == reference.views[i].dtype && candidate.views[i].shape == reference.views[i].shape;
     if (!same || mine != checksums(reference))
-      throw EvaluationRequestError("the inputs function gave different inputs for the same seed (" + config.to_string() +
+      throw EvaluationRequestError("the inputs function gave different inputs for the same seed (" + cut(config.to_string()) +
                         "): the candidate and the reference must get the same values, so it must make them from "
                         "the seed alone (a random generator seeded with it)");
     first_input_checksums_ = mine;
     return;
   }
   if (!mine.empty() && mine == first_input_checksums_)
-    throw EvaluationRequestError("the inputs function gave the same inputs for two different seeds (" + config.to_string() +
+    throw EvaluationRequestError("the inputs function gave the same inputs for two different seeds (" + cut(config.to_string()) +
                       "): each run must get fresh values, or a candidate that caches its answers or replays a "
                       "recorded graph passes as correct. Make the inputs from the seed (seed a random generator "
                       "with it)");
@@ -125,7 +168,8 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
       c.outputs = function(inputs);
     } catch (...) {
       // A failing candidate is an incorrect one; a failing reference (or Ctrl-C) stops the evaluation.
-      if (side == Side::reference || interrupt_requested()) throw;
+      if (interrupt_requested()) throw;
+      if (side == Side::reference) throw CallbackFailure(spell("Contest::reference", "the reference"), std::current_exception());
       c.raised = exception_message(std::current_exception());
       region.mark_failed("the candidate raised " + c.raised);
     }
@@ -170,7 +214,7 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
       if (changed || sums[next] == sums[at_close]) continue;
       changed = true;
       seen.push_back({Finding::work_after_return,
-                      "output " + std::to_string(i) + " changed after the call returned and the GPU drained (a "
+                      output_label(c.outputs, i) + " changed after the call returned and the GPU drained (a "
                       "thread or stream still writing it)"});
     }
   }
@@ -198,22 +242,54 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     }
 }
 
+std::optional<std::vector<std::size_t>> Evaluator::paired_outputs(RunRecord& record, const Tensors& candidate,
+                                                                   const Tensors& reference) {
+  const std::size_t mine = candidate.views.size(), theirs = reference.views.size();
+  const std::string counts = "the candidate returned " + std::to_string(mine) + " outputs, the reference " +
+                             std::to_string(theirs);
+  const auto fail = [&](const std::string& why) {
+    if (record.failure.empty()) record.failure = why;
+    return std::nullopt;
+  };
+  std::vector<std::size_t> partner(theirs);
+  if (candidate.names.size() != mine || reference.names.size() != theirs) {  // unnamed: by position
+    if (mine != theirs) return fail(counts);
+    for (std::size_t i = 0; i < theirs; ++i) partner[i] = i;
+    return partner;
+  }
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < mine; ++i) by_name.emplace(candidate.names[i], i);
+  const std::set<std::string> reference_names(reference.names.begin(), reference.names.end());
+  std::vector<std::string> lacked, extra;
+  for (std::size_t i = 0; i < theirs; ++i) {
+    const auto found = by_name.find(reference.names[i]);
+    if (found == by_name.end()) lacked.push_back(reference.names[i]);
+    else partner[i] = found->second;
+  }
+  for (const std::string& name : candidate.names)
+    if (!reference_names.count(name)) extra.push_back(name);
+  if (lacked.empty() && extra.empty() && mine == theirs) return partner;
+  std::string why = (mine == theirs ? "the candidate's outputs are not named as the reference's" : counts) + ":";
+  if (!lacked.empty()) why += " it lacks " + spoken_list(lacked);
+  if (!extra.empty())
+    why += std::string(lacked.empty() ? " it" : ", and") + " returns " + spoken_list(extra) +
+           ", which the reference does not return";
+  return fail(why);
+}
+
 void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, const Tensors& reference) {
   const auto fail = [&](std::string why) {
     if (record.failure.empty()) record.failure = std::move(why);
   };
-  if (candidate.views.size() != reference.views.size()) {
-    fail("the candidate returned " + std::to_string(candidate.views.size()) + " outputs, the reference " +
-         std::to_string(reference.views.size()));
-    return;
-  }
+  const std::optional<std::vector<std::size_t>> partner = paired_outputs(record, candidate, reference);
+  if (!partner) return;
   // The outputs alike in dtype, shape and memory are compared, in one batch.
   std::vector<std::size_t> compared;
   std::vector<TensorView> mine, theirs;
   for (std::size_t i = 0; i < reference.views.size(); ++i) {
-    const TensorView& c = candidate.views[i];
+    const TensorView& c = candidate.views[(*partner)[i]];
     const TensorView& r = reference.views[i];
-    const std::string output = "output " + std::to_string(i);
+    const std::string output = output_label(reference, i);
     if (c.dtype != r.dtype) {
       fail(output + " is " + to_string(c.dtype) + ", the reference's " + to_string(r.dtype));
     } else if (c.shape != r.shape) {
@@ -234,7 +310,7 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
     if (options_.atol) tolerances.back().atol = *options_.atol;
   }
   if (!options_.atol && !theirs.empty()) {
-    const std::vector<double> scales = checks_.root_mean_squares(theirs);  // atol's default: rtol times the scale
+    const std::vector<double> scales = checks_.typical_magnitudes(theirs);  // atol's default: rtol times the scale
     for (std::size_t k = 0; k < scales.size(); ++k) tolerances[k].atol = tolerances[k].rtol * scales[k];
   }
   const std::vector<TensorComparison> results = checks_.compare(mine, theirs, tolerances);
@@ -243,7 +319,7 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
     record.max_abs_error = std::fmax(record.max_abs_error, result.max_abs_error);
     record.max_rel_error = std::fmax(record.max_rel_error, result.max_rel_error);
     if (result.mismatched > 0)
-      fail("output " + std::to_string(compared[k]) + ": " + std::to_string(result.mismatched) + " of " +
+      fail(output_label(reference, compared[k]) + ": " + std::to_string(result.mismatched) + " of " +
            std::to_string(result.elements) + " elements outside |candidate - reference| <= atol + rtol * |reference| "
            "(atol " + number_text(tolerances[k].atol) + ", rtol " + number_text(tolerances[k].rtol) + "); the first, element " +
            std::to_string(result.first_mismatch) + ", is " + number_text(result.first_candidate) + " against " +
@@ -253,8 +329,10 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
 
 void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs,
                                const std::array<Call, 2>& calls) {
-  const std::vector<TensorView>& outputs = calls[index_of(Side::candidate)].outputs.views;
-  const std::vector<TensorView>& reference_outputs = calls[index_of(Side::reference)].outputs.views;
+  const Tensors& candidate = calls[index_of(Side::candidate)].outputs;
+  const Tensors& reference = calls[index_of(Side::reference)].outputs;
+  const std::vector<TensorView>& outputs = candidate.views;
+  const std::vector<TensorView>& reference_outputs = reference.views;
   const std::vector<TensorView>& my_inputs = inputs[index_of(Side::candidate)].views;
   const std::vector<TensorView>& reference_inputs = inputs[index_of(Side::reference)].views;
   std::vector<Observation>& seen = record.observed[index_of(Side::candidate)];
@@ -263,31 +341,38 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
       if (overlaps(v, others[k])) return static_cast<std::ptrdiff_t>(k);
     return -1;
   };
+  // The reference's output paired with the candidate's output i: of the same name, or position.
+  const auto reference_output = [&](std::size_t i) -> std::size_t {
+    if (i >= candidate.names.size() || reference.names.size() != reference_outputs.size()) return i;
+    const auto named = std::find(reference.names.begin(), reference.names.end(), candidate.names[i]);
+    return static_cast<std::size_t>(named - reference.names.begin());  // past the end where none is
+  };
   for (std::size_t i = 0; i < outputs.size(); ++i) {
-    const std::string output = "output " + std::to_string(i);
+    const std::string output = output_label(candidate, i);
+    const std::size_t paired = reference_output(i);
     for (std::size_t j = 0; j < my_inputs.size(); ++j) {
       // An in-place operation's outputs are its inputs on both sides: only a difference is a finding.
-      const bool reference_too = i < reference_outputs.size() && j < reference_inputs.size() &&
-                                 overlaps(reference_outputs[i], reference_inputs[j]);
+      const bool reference_too = paired < reference_outputs.size() && j < reference_inputs.size() &&
+                                 overlaps(reference_outputs[paired], reference_inputs[j]);
       if (overlaps(outputs[i], my_inputs[j]) && !reference_too)
         seen.push_back({Finding::output_aliases_input,
                         output + " shares memory with input " + std::to_string(j) + " (the reference's does not)"});
     }
     if (const auto k = any_overlap(outputs[i], reference_outputs); k >= 0)
       seen.push_back({Finding::output_aliases_reference,
-                      output + " shares memory with the reference's output " + std::to_string(k) + " of this run"});
+                      output + " shares memory with the reference's " + output_label(reference, static_cast<std::size_t>(k)) + " of this run"});
     // Earlier outputs are held only where an owner keeps them alive; others may have been freed and reused.
     const Tensors& earlier = previous_outputs_[index_of(Side::candidate)];
     if (earlier.owner)
       if (const auto k = any_overlap(outputs[i], earlier.views); k >= 0)
         seen.push_back({Finding::output_aliases_earlier_output,
-                        output + " shares memory with output " + std::to_string(k) + " of the run before, which "
+                        output + " shares memory with " + output_label(earlier, static_cast<std::size_t>(k)) + " of the run before, which "
                         "kscope still holds"});
     const Tensors& earlier_reference = previous_outputs_[index_of(Side::reference)];
     if (earlier_reference.owner)
       if (const auto k = any_overlap(outputs[i], earlier_reference.views); k >= 0)
         seen.push_back({Finding::output_aliases_reference,
-                        output + " shares memory with the reference's output " + std::to_string(k) +
+                        output + " shares memory with the reference's " + output_label(earlier_reference, static_cast<std::size_t>(k)) +
                             " of the run before"});
   }
 }

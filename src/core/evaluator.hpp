@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,11 +80,17 @@ class Evaluator {
 
   RunRecord& record_of(std::size_t config, const RunContext& run);
   Tensors make_inputs(const Config& config, std::uint64_t seed, const char* whose);
+  // Refuses inputs that point at no memory.
+  Tensors checked_inputs(Tensors made, const char* whose);
   // The same seed gave the same inputs (first run) and another seed other inputs (second run).
   void check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs);
   Call call(Side side, const Tensors& inputs, RunRecorder& recorder);
   void check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
   void compare_outputs(RunRecord& record, const Tensors& candidate, const Tensors& reference);
+  // For each reference output, the candidate's of the same name (or position, where a side names
+  // none); nullopt, with the record's failure saying why, where the two do not pair up.
+  std::optional<std::vector<std::size_t>> paired_outputs(RunRecord& record, const Tensors& candidate,
+                                                         const Tensors& reference);
   void check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
   std::vector<std::uint64_t> checksums(const Tensors& tensors);
 

@@ -2,6 +2,8 @@
 // kscope's own JSON files, field by field: each field of a record listed once with how it is
 // written and read back (the results file's records, the settings table of core/settings_fields).
 // Reals through core/cell_json.hpp; enumerations by name.
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -166,6 +168,30 @@ void read_object(const Read& object, Row& row, const std::vector<Field<Row>>& fi
     if (found == object.end()) throw ConfigError(where + " has no \"" + f.key + "\"");
     f.read(row, *found, where + " \"" + f.key + "\"");
   }
+}
+
+inline std::uint64_t read_unsigned(const Read& j, const std::string& where) {
+  if (!j.is_number_unsigned()) bad_value(where, "a non-negative integer", j);
+  return j.get<std::uint64_t>();
+}
+
+// The list of records at section[key], each naming a config (its "Config" field: config_index)
+// that must be one of the file's `configs`.
+template <typename Row>
+std::vector<Row> read_config_rows(const Read& section, const char* key, const std::vector<Field<Row>>& fields,
+                                  std::size_t configs, const std::string& where) {
+  const auto found = section.find(key);
+  if (found == section.end()) throw ConfigError(where + " has no \"" + key + "\"");
+  if (!found->is_array()) bad_value(where + " \"" + key + "\"", "a list", *found);
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < found->size(); ++i) {
+    const std::string at = where + " \"" + key + "\" " + std::to_string(i);
+    read_object((*found)[i], rows.emplace_back(), fields, at);
+    if (rows.back().config_index >= configs)
+      throw ConfigError(at + " \"Config\" is " + std::to_string(rows.back().config_index) + ", but the file lists " +
+                        std::to_string(configs) + " configs");
+  }
+  return rows;
 }
 
 // A field holding an object of its own fields.

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "base/text.hpp"
 #include "core/attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/exception_message.hpp"
@@ -13,7 +14,7 @@ namespace {
 // Results that a stopped sweep keeps: written to the output prefix when there is one. Returns
 // what the message says about them.
 std::string keep(const Results& kept, const Settings& settings, const std::string& holder) {
-  std::string message = std::to_string(kept.rows().size()) + " summary rows measured before it are kept in " + holder;
+  std::string message = counted(kept.rows().size(), "summary row") + " measured before it " + (kept.rows().size() == 1 ? "is" : "are") + " kept in " + holder;
   if (!settings.output_prefix.empty()) {
     try {
       kept.write_all(settings.output_prefix);
@@ -29,7 +30,7 @@ std::string keep(const Results& kept, const Settings& settings, const std::strin
 
 std::string config_label(const Config& config, std::size_t config_count) {
   return "config " + std::to_string(config.index() + 1) + "/" + std::to_string(config_count) + " (" +
-         config.to_string() + ")";
+         cut(config.to_string(), 200) + ")";
 }
 
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
@@ -49,7 +50,8 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
     auto complete = std::make_shared<const Results>(std::move(results));
     throw SweepError("all configs ran, but writing the results to " + result_files_text(settings.output_prefix) +
                          " failed: " + e.what() + "\nall " +
-                         std::to_string(complete->rows().size()) + " summary rows are kept in " +
+                         counted(complete->rows().size(), "summary row") + (complete->rows().size() == 1 ? " is" : " are") +
+                         " kept in " +
                          spell("SweepError::partial_results()", "the error's partial_results"),
                      "", std::current_exception(), complete);
   }

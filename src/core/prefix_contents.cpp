@@ -25,6 +25,7 @@ namespace kscope::detail {
 namespace {
 
 constexpr const char* kRaceFile = "race.csv";
+constexpr const char* kRaceOptionsFile = "race-options.json";  // written as the race starts
 constexpr const char* kNcuReport = "ncu_report.ncu-rep";
 // Longer than any header of samples.csv.
 constexpr std::uint64_t kMaxHeaderBytes = 1 << 20;
@@ -144,7 +145,7 @@ bool is_file_of(const std::string& prefix, const std::string& name) {
     const std::size_t digits = rest.find_first_not_of("0123456789", 6);
     if (digits == 6 || digits == std::string::npos || rest[digits] != '-') return false;
     rest = rest.substr(digits + 1);
-  } else if (rest == kRaceFile) {
+  } else if (rest == kRaceFile || rest == kRaceOptionsFile) {
     return true;
   }
   const auto names = sweep_file_names();
@@ -205,6 +206,7 @@ std::vector<std::string> files_of(ResultKind kind, const std::string& prefix) {
   std::vector<std::string> files;
   if (kind == ResultKind::race) {
     files.push_back(prefix + kRaceFile);
+    files.push_back(prefix + kRaceOptionsFile);
     for (const std::string& file : result_files()) files.push_back(prefix + file);
     for (std::size_t k = 1, rounds = rounds_under(prefix); k <= rounds; ++k)
       for (const std::string& file : sweep_file_names()) files.push_back(round_prefix(prefix, k) + file);
@@ -228,7 +230,8 @@ PrefixContents prefix_contents(const std::string& prefix) {
   };
   using State = PrefixContents::State;
   PrefixContents c;
-  if (const std::size_t rounds = rounds_under(prefix); rounds || exists(prefix + kRaceFile)) {
+  if (const std::size_t rounds = rounds_under(prefix);
+      rounds || exists(prefix + kRaceFile) || exists(prefix + kRaceOptionsFile)) {
     c.kind = ResultKind::race;
     c.files = holding(race);
     c.state = exists(prefix + kRaceFile) ? State::finished : State::unfinished;

@@ -5,7 +5,8 @@
 //                the output formats' files (summary.csv, results.json, ...), ncu_report.ncu-rep
 //                (Backend::ncu writes no manifest: its report says it was a sweep)
 //   evaluation   a sweep's files, its manifest's "kind" "evaluation", and results.json holding it
-//   race         race.csv and the output formats' files, and each round's sweep under round-<k>-
+//   race         race-options.json (written as it starts), race.csv and the output formats' files,
+//                and each round's sweep under round-<k>-
 //   merge        the output formats' files alone: merged shards
 // One kind never continues, replaces or moves another's files; a finished result of the writer's
 // own kind is moved aside as GNU's numbered backups are (cp --backup=numbered): every file gets

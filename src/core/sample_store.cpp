@@ -43,13 +43,20 @@ SampleStore::Id SampleStore::label_id(Id annotation, Id metric, Id unit, Id kern
   return id;
 }
 
-SampleStore::Id SampleStore::conditions_id(double sm_clock_mhz, double memory_clock_mhz, bool throttled) {
-  auto& ids = conditions_ids_[throttled];
-  const Key key{std::bit_cast<std::uint64_t>(sm_clock_mhz), std::bit_cast<std::uint64_t>(memory_clock_mhz)};
-  if (const auto found = ids.find(key); found != ids.end()) return found->second;
+SampleStore::Id SampleStore::conditions_id(const Conditions& c) {
+  // By their bits: NaN clocks and overlaps (unknown) are one value here.
+  const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
+  const auto same = [&](const Conditions& a) {
+    return bits(a.sm_clock_mhz) == bits(c.sm_clock_mhz) && bits(a.memory_clock_mhz) == bits(c.memory_clock_mhz) &&
+           a.throttled == c.throttled && a.other_process == c.other_process && bits(a.overlap_ns) == bits(c.overlap_ns);
+  };
+  const std::uint64_t hash = (bits(c.sm_clock_mhz) * 0x9E3779B97F4A7C15ULL ^ bits(c.memory_clock_mhz)) * 31 +
+                             bits(c.overlap_ns) * 7 + (c.throttled ? 2 : 0) + (c.other_process ? 1 : 0);
+  for (auto [it, end] = conditions_ids_.equal_range(hash); it != end; ++it)
+    if (same(conditions_[it->second])) return it->second;
   const Id id = next_id(conditions_.size(), "run conditions");
-  conditions_.push_back({sm_clock_mhz, memory_clock_mhz, throttled});
-  ids.emplace(key, id);
+  conditions_.push_back(c);
+  conditions_ids_.emplace(hash, id);
   return id;
 }
 
@@ -79,10 +86,11 @@ void SampleStore::append(double value, std::size_t config, std::size_t run, Id l
 
 void SampleStore::append(const SampleRow& row) {
   // Every field of a SampleRow is stored: one added to it fails to compile here until it is.
-  const auto& [annotation, config, run, metric, unit, value, kernel, sm_clock_mhz, memory_clock_mhz, throttled, info] =
-      row;
+  const auto& [annotation, config, run, metric, unit, value, kernel, sm_clock_mhz, memory_clock_mhz, throttled, info,
+               other_process, overlap_ns] = row;
   const Id label = label_id(text_id(annotation), text_id(metric), text_id(unit), text_id(kernel));
-  append(value, config, run, label, conditions_id(sm_clock_mhz, memory_clock_mhz, throttled), info_id(info));
+  append(value, config, run, label,
+         conditions_id({sm_clock_mhz, memory_clock_mhz, throttled, other_process, overlap_ns}), info_id(info));
 }
 
 void SampleStore::truncate(std::size_t count) {
@@ -95,7 +103,8 @@ SampleRow SampleStore::row(std::size_t i) const {
   const Label& l = labels_[r.label];
   const Conditions& c = conditions_[r.conditions];
   return SampleRow{texts_[l.annotation], r.config, r.run, texts_[l.metric], texts_[l.unit], r.value,
-                   texts_[l.kernel], c.sm_clock_mhz, c.memory_clock_mhz, c.throttled, info_rows_[info_of(i)]};
+                   texts_[l.kernel], c.sm_clock_mhz, c.memory_clock_mhz, c.throttled, info_rows_[info_of(i)],
+                   c.other_process, c.overlap_ns};
 }
 
 SampleStore::Id SampleStore::Copier::text(Id id) {
@@ -114,10 +123,8 @@ void SampleStore::Copier::copy(std::size_t i) {
     const Label& l = from_.label(from_.label_of(i));
     return to_.label_id(text(l.annotation), text(l.metric), text(l.unit), text(l.kernel));
   });
-  const Id conditions = mapped(conditions_, from_.conditions_of(i), [&] {
-    const Conditions& c = from_.conditions(from_.conditions_of(i));
-    return to_.conditions_id(c.sm_clock_mhz, c.memory_clock_mhz, c.throttled);
-  });
+  const Id conditions = mapped(conditions_, from_.conditions_of(i),
+                               [&] { return to_.conditions_id(from_.conditions(from_.conditions_of(i))); });
   const Id info = mapped(infos_, from_.info_of(i), [&] { return to_.info_id(from_.info(from_.info_of(i))); });
   to_.append(from_.value(i), from_.config(i), from_.run(i), label, conditions, info);
 }

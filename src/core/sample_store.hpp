@@ -6,6 +6,7 @@
 // kscope::Samples is a view of the first n of them, so Results share the store of the sweep that
 // measured them instead of copying it.
 #include <cstddef>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -32,15 +33,17 @@ class SampleStore {
     Id annotation, metric, unit, kernel;
     Id series;
   };
-  // How the GPU ran during the sample's run.
+  // How the GPU ran during the sample's run (and its region's kernels among themselves).
   struct Conditions {
     double sm_clock_mhz, memory_clock_mhz;
     bool throttled;
+    bool other_process = false;
+    double overlap_ns = NAN;
   };
 
   Id text_id(std::string_view text);
   Id label_id(Id annotation, Id metric, Id unit, Id kernel);
-  Id conditions_id(double sm_clock_mhz, double memory_clock_mhz, bool throttled);
+  Id conditions_id(const Conditions& conditions);
   // Id 0 is the empty row (no info collectors); a row equal to the last one added gets its id.
   Id info_id(const std::vector<Cell>& cells);
 
@@ -102,7 +105,7 @@ class SampleStore {
   std::vector<std::pair<Id, Id>> series_;  // (annotation, metric)
   std::unordered_map<std::uint64_t, Id> series_ids_;
   std::vector<Conditions> conditions_;
-  std::unordered_map<Key, Id, KeyHash> conditions_ids_[2];  // by throttled, then the clocks' bits
+  std::unordered_multimap<std::uint64_t, Id> conditions_ids_;  // by the fields' hash
   std::vector<std::vector<Cell>> info_rows_{{}};
   std::unordered_multimap<std::size_t, Id> info_ids_;  // by the cells' hash
 };

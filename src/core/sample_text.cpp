@@ -38,6 +38,8 @@ void SampleText::fill(SamplePart part, const SampleStore& store, std::size_t i) 
       row_.sm_clock_mhz = c.sm_clock_mhz;
       row_.memory_clock_mhz = c.memory_clock_mhz;
       row_.throttled = c.throttled;
+      row_.other_process = c.other_process;
+      row_.overlap_ns = c.overlap_ns;
       return;
     }
     case SamplePart::info: row_.info = store.info(store.info_of(i)); return;

@@ -27,6 +27,12 @@ double now_s() {
 
 ClockReading read_clocks(DeviceControl* device) { return device ? device->clocks() : ClockReading{}; }
 
+std::string pids_of(const std::vector<unsigned>& pids) {
+  std::string out;
+  for (unsigned pid : pids) out += (out.empty() ? "" : ", ") + std::to_string(pid);
+  return out;
+}
+
 std::string names_of(const std::vector<RegionRecord>& regions) {
   std::string out;
   for (const auto& r : regions) out += (out.empty() ? "'" : ", '") + r.name + "'";
@@ -287,6 +293,7 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
     throw RunsFailed{runs, std::current_exception()};
   }
   const ClockReading collected = read_clocks(device_);
+  const bool other_process = other_processes_ran();
   timed.emplace(time_.record_s);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const BatchRun& b = batch[i];
@@ -305,7 +312,7 @@ bool Session::record_batch(const Config& config, const std::vector<BatchRun>& ba
     if (b.context.recorded) {
       try {
         aggregator_.add_run({config.index(), b.context.recorded_run, b.regions, measured[i], b.before, after,
-                             is_throttled(b.before, after, expected_sm_mhz_), &b.info});
+                             is_throttled(b.before, after, expected_sm_mhz_), &b.info, other_process});
       } catch (...) {
         throw RunsFailed{run_label(b.context.run), std::current_exception()};
       }
@@ -354,7 +361,8 @@ bool Session::close_window(const Config& config, const ClockReading& after) {
   try {
     const RunMeasurement folded;  // the window's sample comes attributed
     aggregator_.add_regions({config.index(), windows_, window_->regions(), folded, window_before_, after,
-                             is_throttled(window_before_, after, expected_sm_mhz_), &window_info_},
+                             is_throttled(window_before_, after, expected_sm_mhz_), &window_info_,
+                             other_processes_ran()},
                             window_->sample(energy));
   } catch (...) {
     throw RunsFailed{window, std::current_exception()};
@@ -368,6 +376,19 @@ bool Session::close_window(const Config& config, const ClockReading& after) {
   if (v == Verdict::more) return false;
   if (v != Verdict::done) converged_ = v == Verdict::converged;
   return true;
+}
+
+bool Session::other_processes_ran() {
+  const std::vector<unsigned> others = device_ ? device_->other_processes() : std::vector<unsigned>{};
+  if (!others.empty() && !other_process_warned_) {
+    other_process_warned_ = true;
+    log_warning("another process ran kernels on this GPU while kscope measured (pid " + pids_of(others) +
+                    ", as NVML names it): the runs it touched are flagged (OtherProcess in the samples, "
+                    "OtherProcessRuns in the summary), since its kernels share the GPU with yours. Measure on a GPU "
+                    "of your own",
+                WarningKind::run);
+  }
+  return !others.empty();
 }
 
 void Session::check_first_config(const Config& config) {

@@ -87,6 +87,8 @@ class Session {
   // The thermal guard's pause before a run (or a window), if the GPU is too hot.
   void pause_if_hot(std::size_t run);
   bool record_batch(const Config& config, const std::vector<BatchRun>& batch);
+  // Whether another process ran kernels on the GPU since the last ask (warns the first time).
+  bool other_processes_ran();
   void open_window(const Config& config);
   // The window's sample into the aggregator; true once the sampling plan says the config has enough.
   bool close_window(const Config& config, const ClockReading& after);
@@ -133,6 +135,7 @@ class Session {
   std::optional<EnergyMeter> energy_;  // with the energy metrics
   double expected_sm_mhz_ = 0;
   bool backend_open_ = false;
+  bool other_process_warned_ = false;
 
   // Where a config's wall time went, for the debug log: kscope's own cost, seen per config.
   struct ConfigTime {

@@ -179,7 +179,9 @@ SampleStatistics summarize(std::span<const double> samples, double stable_rsd_pc
   stats.outliers = static_cast<std::size_t>(std::count_if(valid.begin(), valid.end(), [&](double x) {
     return x < stats.q1 - 1.5 * stats.iqr || x > stats.q3 + 1.5 * stats.iqr;
   }));
-  stats.mean = std::accumulate(valid.begin(), valid.end(), 0.0) / static_cast<double>(n);
+  // Equal samples have their value as mean and no spread, exactly: a rounded sum / n would leave
+  // a StdDev of 1e-11 where there is none.
+  stats.mean = stats.min == stats.max ? stats.min : std::accumulate(valid.begin(), valid.end(), 0.0) / static_cast<double>(n);
   if (n < 2) return stats;
 
   // Two passes (mean first, then squared deviations) avoid the cancellation of sum-of-squares.

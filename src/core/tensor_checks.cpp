@@ -7,14 +7,27 @@
 
 namespace kscope::detail {
 
-double host_sum_of_squares(const TensorView& tensor) {
-  double sum = 0;
+double host_typical_magnitude(const TensorView& tensor) {
   const std::size_t n = tensor.elements();
+  const double largest = largest_finite(tensor.dtype);
+  std::vector<unsigned long long> exponents(kExponentBins), mantissas(kMantissaBins);
+  std::uint64_t counted = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double v = element(tensor.data, i, tensor.dtype);
-    if (std::isfinite(v)) sum += v * v;
+    if (!counts_toward_scale(v, largest)) continue;
+    ++exponents[exponent_bin(magnitude_bits(v))];
+    ++counted;
   }
-  return sum;
+  if (counted == 0) return 0;
+  unsigned long long rank = median_rank(counted);
+  const unsigned exponent = bin_of_rank(exponents.data(), kExponentBins, rank);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double v = element(tensor.data, i, tensor.dtype);
+    if (!counts_toward_scale(v, largest)) continue;
+    const std::uint64_t bits = magnitude_bits(v);
+    if (exponent_bin(bits) == exponent) ++mantissas[mantissa_bin(bits)];
+  }
+  return bin_magnitude(exponent, bin_of_rank(mantissas.data(), kMantissaBins, rank));
 }
 
 TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol) {
@@ -22,9 +35,10 @@ TensorComparison host_compare(const TensorView& candidate, const TensorView& ref
   out.elements = reference.elements();
   const bool exact_bits = !is_floating(reference.dtype) && atol == 0 && rtol == 0;
   const std::size_t size = size_of(reference.dtype);
+  const double largest = largest_finite(reference.dtype);
   for (std::size_t i = 0; i < out.elements; ++i) {
     const double c = element(candidate.data, i, candidate.dtype), r = element(reference.data, i, reference.dtype);
-    ElementVerdict v = judge(c, r, atol, rtol);
+    ElementVerdict v = judge(c, r, atol, rtol, largest);
     if (exact_bits) v.passes = same_bits(candidate.data, reference.data, i, size);
     out.max_abs_error = std::fmax(out.max_abs_error, v.abs_error);
     out.max_rel_error = std::fmax(out.max_rel_error, v.rel_error);
@@ -70,14 +84,9 @@ std::vector<Result> each(const std::vector<TensorView>& tensors, OnHost on_host,
 
 }  // namespace
 
-std::vector<double> TensorChecks::root_mean_squares(const std::vector<TensorView>& tensors) {
-  std::vector<double> sums = each<double>(tensors, host_sum_of_squares,
-                                          [&](const std::vector<TensorView>& v) { return device_.sums_of_squares(v); });
-  for (std::size_t i = 0; i < sums.size(); ++i) {
-    const std::size_t n = tensors[i].elements();
-    sums[i] = n == 0 ? 0 : std::sqrt(sums[i] / static_cast<double>(n));
-  }
-  return sums;
+std::vector<double> TensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
+  return each<double>(tensors, host_typical_magnitude,
+                      [&](const std::vector<TensorView>& v) { return device_.typical_magnitudes(v); });
 }
 
 std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {

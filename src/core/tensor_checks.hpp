@@ -1,7 +1,7 @@
 #pragma once
-// The checks evaluate() makes of tensors: compared, checksummed, measured for scale, and whether two
-// share memory. Host tensors are read here; device tensors through the backend's CallObserver, each
-// batch with one wait for the GPU.
+// The checks evaluate() makes of tensors: compared, checksummed, their typical magnitude (atol's
+// scale, core/tensor_elements.hpp's rule), and whether two share memory. Host tensors are read
+// here; device tensors through the backend's CallObserver, each batch with one wait for the GPU.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -12,7 +12,7 @@
 namespace kscope::detail {
 
 // The checks of one tensor in host memory (the simulated backend's "device" memory too).
-double host_sum_of_squares(const TensorView& tensor);
+double host_typical_magnitude(const TensorView& tensor);
 TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol);
 std::uint64_t host_checksum(const TensorView& tensor);
 
@@ -20,7 +20,7 @@ class TensorChecks {
  public:
   explicit TensorChecks(CallObserver& device) : device_(device) {}
 
-  std::vector<double> root_mean_squares(const std::vector<TensorView>& tensors);
+  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors);
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
   // checksums() without a wait for the GPU: started now, their values (of every start since the
   // last finish, in order) given by finish_checksums().

@@ -91,6 +91,24 @@ KSCOPE_HOST_DEVICE inline bool same_bits(const void* a, const void* b, std::size
   }
 }
 
+// The largest finite magnitude of a floating dtype (its finfo.max, and -finfo.min); infinity for
+// integers and bool, whose extremes are ordinary values compared exactly by default.
+KSCOPE_HOST_DEVICE inline double largest_finite(DType dtype) {
+  switch (dtype) {
+    case DType::f64: return 1.7976931348623157e308;
+    case DType::f32: return 3.4028234663852886e38;
+    case DType::f16: return 65504.0;
+    case DType::bf16: return 3.3895313892515355e38;
+    case DType::f8_e4m3: return 448.0;
+    case DType::f8_e5m2: return 57344.0;
+    default: return INFINITY;
+  }
+}
+
+// An infinity, or the dtype's largest finite magnitude (`largest`): the fill of masked elements
+// (finfo.min, -inf) and the value of a saturated one, which a tolerance must never absorb.
+KSCOPE_HOST_DEVICE inline bool is_extreme(double v, double largest) { return std::isinf(v) || std::fabs(v) == largest; }
+
 // One element of TensorComparison's rule (kscope/tensor.hpp).
 struct ElementVerdict {
   bool passes;
@@ -98,14 +116,61 @@ struct ElementVerdict {
   double rel_error;
 };
 
-KSCOPE_HOST_DEVICE inline ElementVerdict judge(double c, double r, double atol, double rtol) {
+// `largest`: the dtype's largest finite magnitude (largest_finite), which, as an infinity, passes
+// only against the same value.
+KSCOPE_HOST_DEVICE inline ElementVerdict judge(double c, double r, double atol, double rtol, double largest) {
   const bool c_nan = c != c, r_nan = r != r;
   if (c_nan || r_nan) return {c_nan && r_nan, c_nan && r_nan ? 0.0 : INFINITY, c_nan && r_nan ? 0.0 : INFINITY};
   if (std::isinf(c) || std::isinf(r)) return {c == r, c == r ? 0.0 : INFINITY, c == r ? 0.0 : INFINITY};
   const double error = std::fabs(c - r);
   const double scale = rtol > 0 ? std::fmax(std::fabs(r), atol / rtol) : std::fabs(r);
   const double relative = error == 0 ? 0.0 : scale > 0 ? error / scale : INFINITY;
-  return {error <= atol + rtol * std::fabs(r), error, relative};
+  const bool exact = is_extreme(c, largest) || is_extreme(r, largest);
+  return {exact ? c == r : error <= atol + rtol * std::fabs(r), error, relative};
+}
+
+// atol's scale, a tensor's typical magnitude: the median magnitude of its finite, nonzero elements
+// other than the extremes, so that neither masked or saturated elements, nor zeros of padding, nor a
+// few elements orders of magnitude larger than the rest move it. It is found from two histograms of
+// the magnitudes as doubles, each counted in one pass (a GPU's atomics): by their exponent, then,
+// within the exponent holding the median, by the next 8 bits; the median's bin gives the scale, the
+// median with its mantissa cut to 8 bits (at most 0.4% below it).
+constexpr unsigned kExponentBins = 2048;
+constexpr unsigned kMantissaBins = 256;
+
+KSCOPE_HOST_DEVICE inline bool counts_toward_scale(double v, double largest) {
+  return v == v && v != 0 && !is_extreme(v, largest);
+}
+
+KSCOPE_HOST_DEVICE inline std::uint64_t magnitude_bits(double v) {
+  const double magnitude = std::fabs(v);
+  std::uint64_t bits;
+  memcpy(&bits, &magnitude, sizeof bits);
+  return bits;
+}
+
+KSCOPE_HOST_DEVICE inline unsigned exponent_bin(std::uint64_t bits) { return static_cast<unsigned>(bits >> 52); }
+KSCOPE_HOST_DEVICE inline unsigned mantissa_bin(std::uint64_t bits) { return static_cast<unsigned>(bits >> 44) & 0xffu; }
+
+// The median's rank among `counted` magnitudes, from 0 in increasing order (the lower median).
+KSCOPE_HOST_DEVICE inline std::uint64_t median_rank(std::uint64_t counted) { return (counted - 1) / 2; }
+
+// The bin of `counts` holding the magnitude of `rank`; `rank` becomes its rank within that bin.
+KSCOPE_HOST_DEVICE inline unsigned bin_of_rank(const unsigned long long* counts, unsigned bins,
+                                               unsigned long long& rank) {
+  for (unsigned b = 0; b < bins; ++b) {
+    if (rank < counts[b]) return b;
+    rank -= counts[b];
+  }
+  return bins - 1;  // unreachable while rank is below the counts' total
+}
+
+// The lowest magnitude of an exponent's and mantissa bin's pair.
+KSCOPE_HOST_DEVICE inline double bin_magnitude(unsigned exponent, unsigned mantissa) {
+  const std::uint64_t bits = (std::uint64_t{exponent} << 52) | (std::uint64_t{mantissa} << 44);
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
 }
 
 // The checksum: the sum, modulo 2^64, of a mix of each 8-byte word with its position, so that it can

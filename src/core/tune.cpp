@@ -3,11 +3,14 @@
 // as one Results over the sweep, each raced config's outcome, and the cost against the exhaustive sweep.
 #include "kscope/tune.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
 #include <utility>
@@ -16,6 +19,7 @@
 #include "core/aggregator.hpp"
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
+#include "core/outcome.hpp"
 #include "core/race.hpp"
 #include "core/request_checks.hpp"
 #include "core/session.hpp"
@@ -86,6 +90,55 @@ double seconds_per(const std::string& unit) {
   return unit == "ms" ? 1e-3 : 1;
 }
 
+// The options the race's decisions depend on, kept under the output prefix: a resumed race takes the
+// same decisions again from the runs on disk only with the options it was raced with (others would
+// plan other rounds, and the rounds on disk would no longer be theirs).
+void keep_race_options(const Settings& settings, const RaceOptions& options) {
+  if (settings.output_prefix.empty()) return;
+  const std::string path = settings.output_prefix + "race-options.json";
+  const nlohmann::ordered_json mine = {{"runs", settings.runs},
+                                       {"threshold_pct", options.threshold_pct},
+                                       {"alpha", options.alpha},
+                                       {"first_runs", options.first_runs},
+                                       {"final_runs", options.final_runs},
+                                       {"max_finalists", options.max_finalists},
+                                       {"annotation", options.annotation}};
+  if (settings.resume && std::filesystem::exists(path)) {
+    nlohmann::json raced;
+    try {
+      std::ifstream in(path);
+      raced = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      throw ConfigError("cannot resume the race under " + option("output_prefix") + " '" + settings.output_prefix +
+                        "': its options file " + path + " cannot be read (" + e.what() + "): race again with " +
+                        option("overwrite") + spell(" = true", "=True") + " (its files are replaced)");
+    }
+    std::vector<std::string> then, now;
+    for (const auto& [name, value] : mine.items()) {
+      if (raced.contains(name) && raced[name] == value) continue;
+      const std::string spelled = name == "runs" ? option("runs") : race_option(name);
+      const auto text = [](const nlohmann::json& v) {
+        return v.is_number() ? number_text(v.get<double>()) : v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump();
+      };
+      then.push_back(spelled + spell(" = ", "=") + (raced.contains(name) ? text(raced[name]) : "(none)"));
+      now.push_back(text(value));
+    }
+    if (!then.empty()) {
+      std::string given;
+      for (std::size_t i = 0; i < now.size(); ++i) given += (i ? ", " : "") + now[i];
+      std::string asked;
+      for (std::size_t i = 0; i < then.size(); ++i) asked += (i ? ", " : "") + then[i];
+      throw ConfigError("cannot resume the race under " + option("output_prefix") + " '" + settings.output_prefix +
+                        "': it was raced with " + asked + " (this call gives " + given + "), and only the options " +
+                        "it was raced with take the same decisions again from its runs on disk: resume with " + asked +
+                        ", or race again with " + option("overwrite") + spell(" = true", "=True") +
+                        " (its files are replaced), or give another " + option("output_prefix"));
+    }
+    return;
+  }
+  detail::write_whole(path, [&](std::ostream& out) { out << mine.dump(1) << "\n"; });
+}
+
 // Everything the rounds recorded, as one sweep's samples: each config's runs numbered on across rounds.
 class Measurements {
  public:
@@ -137,6 +190,39 @@ class DecidingAnnotation {
 
  private:
   std::string name_;
+};
+
+// A round that stopped (a failing body, Ctrl-C), told in the race's terms: the round's own numbering
+// of its visits ("config 2/40 (n=1)", the final round's 40 visits) becomes the config's place among the
+// sweep's, and the round's count of the rows it kept the race's, whose rounds so far are all kept.
+struct RoundStop {
+  std::size_t round;
+  std::string kind;
+  std::size_t visits;
+  const std::vector<Config>& raced;
+  std::size_t config_count;
+  const Settings& settings;
+
+  std::string message(const std::string& round_message, const std::string& config, const Results& kept,
+                      const std::string& cpp_holder, const std::string& python_holder) const {
+    // The round's message, then on its last line what the round kept: replaced below.
+    std::string text = round_message.substr(0, std::min(round_message.rfind('\n'), round_message.size()));
+    const auto named = std::find_if(raced.begin(), raced.end(), [&](const Config& c) { return c.to_string() == config; });
+    for (std::size_t v = 1; named != raced.end() && v <= visits; ++v) {
+      const std::string label = "config " + std::to_string(v) + "/" + std::to_string(visits) + " (" + config + ")";
+      if (const std::size_t at = text.find(label); at != std::string::npos) {
+        text.replace(at, label.size(), detail::config_label(*named, config_count));
+        break;
+      }
+    }
+    std::string out = "race round " + std::to_string(round) + " (" + kind + "): " + text + "\n" +
+                      std::to_string(kept.rows().size()) + " summary rows of the race's rounds so far are kept in " +
+                      spell(cpp_holder, python_holder);
+    if (!settings.output_prefix.empty())
+      out += "; each round's runs are on disk under " + settings.output_prefix + "round-<k>-: call tune again with " +
+             option("resume") + spell(" = true", "=True") + " to continue the race";
+    return out;
+  }
 };
 
 }  // namespace
@@ -252,6 +338,7 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
                       race_option("first_runs"));
   std::optional<detail::OutputClaim> claim;  // the race's files and its rounds', until the last is written
   if (!settings.output_prefix.empty()) claim.emplace(settings, detail::ResultKind::race);
+  keep_race_options(settings, options);
   detail::SessionGuard guard;
   detail::check_backend_measures(settings, backend);
   const MetricSpec duration = duration_metric(backend);
@@ -262,10 +349,11 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   std::vector<std::string> names;
   for (const Config& c : raced) names.push_back(c.to_string());
   detail::Racer racer(names, options, settings.runs);
-  if (raced.size() > 1 && detail::smallest_one_sided_p(options.first_runs, options.first_runs) >= racer.elimination_level())
+  const double smallest_p = detail::smallest_one_sided_p(options.first_runs, options.first_runs);
+  if (raced.size() > 1 && smallest_p >= racer.elimination_level())
     detail::log_warning(race_option("first_runs") + " = " + std::to_string(options.first_runs) + ": " +
                 std::to_string(options.first_runs) + " runs a side can show a difference at p = " +
-                number_text(detail::smallest_one_sided_p(options.first_runs, options.first_runs)) + " at best, not below the elimination level " +
+                number_text(smallest_p) + " at best, not below the elimination level " +
                 formatted("%.3g", racer.elimination_level()) + " of " + std::to_string(raced.size()) +
                 " configs: nothing is eliminated before the runs double; raise " + race_option("first_runs"));
   if (settings.shard && settings.shard->count > 1)
@@ -320,13 +408,18 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
       measured = detail::Session(visits, round, visit_body, backend, std::move(hooks)).run();
     } catch (const SweepError& e) {
       measurements.add_round(e.partial_results(), sweep_index);
-      throw SweepError("race round " + std::to_string(k) + " (" + plan->kind + "): " + e.what(), e.failed_config(),
-                       e.cause(), std::make_shared<const Results>(measurements.results(backend.describe())));
+      auto kept = std::make_shared<const Results>(measurements.results(backend.describe()));
+      const RoundStop stop{k, plan->kind, plan->visits.size(), raced, configs.size(), settings};
+      throw SweepError(stop.message(e.what(), e.failed_config(), *kept, "SweepError::partial_results()",
+                                    "the error's partial_results"),
+                       e.failed_config(), e.cause(), kept);
     } catch (const SweepInterrupted& e) {
       measurements.add_round(e.partial_results(), sweep_index);
-      throw SweepInterrupted("race round " + std::to_string(k) + " (" + plan->kind + "): " + e.what(),
-                             e.interrupted_config(),
-                             std::make_shared<const Results>(measurements.results(backend.describe())));
+      auto kept = std::make_shared<const Results>(measurements.results(backend.describe()));
+      const RoundStop stop{k, plan->kind, plan->visits.size(), raced, configs.size(), settings};
+      throw SweepInterrupted(stop.message(e.what(), e.interrupted_config(), *kept,
+                                          "SweepInterrupted::partial_results()", "the exception's partial_results"),
+                             e.interrupted_config(), kept);
     }
     measurements.add_round(measured, sweep_index);
     // The deciding annotation's durations, per visit in run order (a round read back from disk was never checked).

@@ -114,7 +114,7 @@ void check_cuda(cudaError_t status, const char* call) {
   if (status == cudaSuccess) return;
   if (const std::string problem = no_usable_gpu(status); !problem.empty())
     throw CudaError(problem + " (" + call + " failed: " + cudaGetErrorName(status) + "). " +
-                    detail::spell("Run `kscope doctor`", "Run kscope.doctor()") +
+                    detail::spell("Run `kscope doctor`", "Run kscope.doctor()", "Run `kscope doctor`") +
                     " to see what is missing here, and nvidia-smi to check the driver");
   std::string message = std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
                         cudaGetErrorString(status) + ")";

@@ -1,7 +1,9 @@
 #include "device/nvml.hpp"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "kscope/errors.hpp"
@@ -12,11 +14,30 @@ namespace {
 // nvml.h values.
 constexpr int kNotSupported = 3;     // NVML_ERROR_NOT_SUPPORTED
 constexpr int kNoPermission = 4;     // NVML_ERROR_NO_PERMISSION
+constexpr int kNotFound = 6;         // NVML_ERROR_NOT_FOUND
+constexpr int kInsufficientSize = 7; // NVML_ERROR_INSUFFICIENT_SIZE
 constexpr unsigned kClockLimitTdp = 0xffffff01;  // NVML_CLOCK_LIMIT_ID_TDP: the rated base clock
 
 template <typename Fn>
 void resolve(void* library, Fn& fn, const char* name) {
   fn = reinterpret_cast<Fn>(dlsym(library, name));
+}
+
+// An NVML list: read into room for 16 entries (one call, for a GPU that few processes share); where
+// NVML says there are more, into room for that many and a few that may appear in between.
+// `read(count, buffer)` is the call; returns NVML's result, and the entries read into `out`.
+template <typename T, typename Read>
+int read_list(std::vector<T>& out, Read read) {
+  out.resize(16);
+  auto count = static_cast<unsigned>(out.size());
+  int rc = read(&count, out.data());
+  for (int attempt = 0; rc == kInsufficientSize && attempt < 4; ++attempt) {
+    out.resize(count + 8);
+    count = static_cast<unsigned>(out.size());
+    rc = read(&count, out.data());
+  }
+  out.resize(rc == 0 ? std::min<std::size_t>(count, out.size()) : 0);
+  return rc;
 }
 
 class NvmlLibrary {
@@ -26,9 +47,7 @@ class NvmlLibrary {
     void* library = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* why = dlerror();
-      api.unavailable_reason = "libnvidia-ml.so.1 could not be loaded (" +
-                               std::string(why ? why : "unknown reason") +
-                               "); it comes with the NVIDIA driver";
+      api.unavailable_reason = unloadable_nvml(why ? why : "unknown reason");
       return;
     }
     int (*init)() = nullptr;
@@ -57,6 +76,8 @@ class NvmlLibrary {
     resolve(library, api.device_set_gpu_locked_clocks, "nvmlDeviceSetGpuLockedClocks");
     resolve(library, api.device_reset_gpu_locked_clocks, "nvmlDeviceResetGpuLockedClocks");
     resolve(library, api.device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
+    resolve(library, api.device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+    resolve(library, api.device_get_process_utilization, "nvmlDeviceGetProcessUtilization");
     resolve(library, api.system_get_driver_version, "nvmlSystemGetDriverVersion");
     resolve(library, api.device_get_api_restriction, "nvmlDeviceGetAPIRestriction");
   }
@@ -77,6 +98,13 @@ class NvmlLibrary {
 const NvmlApi& nvml() {
   static NvmlLibrary library;
   return library.api;
+}
+
+std::string unloadable_nvml(const std::string& why) {
+  return "libnvidia-ml.so.1 could not be loaded (" + why + "). It comes with the NVIDIA driver: install the "
+         "driver (nvidia-smi needs the same library); in a container, give it the driver's utility libraries "
+         "(NVIDIA Container Toolkit: docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility); or "
+         "add the directory that holds libnvidia-ml.so.1 to LD_LIBRARY_PATH";
 }
 
 std::string driver_version(const NvmlApi& api) {
@@ -152,6 +180,47 @@ void NvmlDeviceControl::restore_clocks() noexcept {
   if (device_ != nullptr && api_.device_reset_gpu_locked_clocks != nullptr) {
     api_.device_reset_gpu_locked_clocks(device_);
   }
+}
+
+std::vector<unsigned> NvmlDeviceControl::other_processes() {
+  if (device_ == nullptr || others_unsupported_ || api_.device_get_compute_running_processes == nullptr)
+    return {};
+  const auto now = std::chrono::steady_clock::now();
+  if (others_read_at_ && now - *others_read_at_ < kOthersReuse) return others_;
+  others_read_at_ = now;
+  std::vector<NvmlApi::ProcessInfo> running;
+  const int rc = read_list(running, [&](unsigned* count, NvmlApi::ProcessInfo* infos) {
+    return api_.device_get_compute_running_processes(device_, count, infos);
+  });
+  if (rc == kNotSupported) others_unsupported_ = true;
+  // This process holds a context on the GPU, so it is the one listed when one is (under its pid, or
+  // another PID namespace's). None listed: NVML hides them here, and the samples may still tell.
+  if (rc != 0 || running.size() == 1) return others_ = {};
+  if (auto busy = busy_since_last()) others_ = std::move(*busy);
+  return others_;
+}
+
+std::optional<std::vector<unsigned>> NvmlDeviceControl::busy_since_last() {
+  if (api_.device_get_process_utilization == nullptr) return std::nullopt;
+  std::vector<NvmlApi::ProcessUtilizationSample> samples;
+  const int rc = read_list(samples, [&](unsigned* count, NvmlApi::ProcessUtilizationSample* out) {
+    return api_.device_get_process_utilization(device_, out, count, last_sample_us_);
+  });
+  if (rc == kNotSupported) others_unsupported_ = true;
+  if (rc != 0) return rc == kNotFound ? std::nullopt : std::optional<std::vector<unsigned>>(std::vector<unsigned>{});
+  const auto self = static_cast<unsigned>(getpid());
+  std::vector<unsigned> busy;
+  bool self_busy = false;
+  for (const NvmlApi::ProcessUtilizationSample& s : samples) {
+    last_sample_us_ = std::max(last_sample_us_, s.time_stamp_us);
+    if (s.sm_util == 0) continue;
+    if (s.pid == self) self_busy = true;
+    else if (std::find(busy.begin(), busy.end(), s.pid) == busy.end()) busy.push_back(s.pid);
+  }
+  // This process measures, so it was busy: not found under its pid, it is one of the busy ones under
+  // another PID namespace's (a container's), and only a second one is another process.
+  if (!self_busy && busy.size() < 2) busy.clear();
+  return busy;
 }
 
 ClockReading NvmlDeviceControl::read(int (*clock_info)(NvmlApi::Device, int, unsigned*)) const {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kscope/measurement_backend.hpp"
 
@@ -22,6 +23,16 @@ struct NvmlApi {
   static constexpr unsigned kMarginTemperatureV1 = sizeof(MarginTemperature) | (1u << 24);
   static constexpr int kClockSm = 1;      // NVML_CLOCK_SM
   static constexpr int kClockMemory = 2;  // NVML_CLOCK_MEM
+  struct ProcessInfo {  // nvmlProcessInfo_t (v2 on): what nvmlDeviceGetComputeRunningProcesses_v3 fills
+    unsigned pid;
+    unsigned long long used_gpu_memory;
+    unsigned gpu_instance_id, compute_instance_id;
+  };
+  struct ProcessUtilizationSample {  // nvmlProcessUtilizationSample_t
+    unsigned pid;
+    unsigned long long time_stamp_us;  // CPU timestamp of the sample
+    unsigned sm_util, mem_util, enc_util, dec_util;  // percent of the sample period
+  };
 
   int (*device_get_handle_by_uuid)(const char* uuid, Device* device) = nullptr;
   int (*device_get_clock_info)(Device device, int clock_type, unsigned* mhz) = nullptr;
@@ -32,6 +43,9 @@ struct NvmlApi {
   int (*device_set_gpu_locked_clocks)(Device device, unsigned min_mhz, unsigned max_mhz) = nullptr;
   int (*device_reset_gpu_locked_clocks)(Device device) = nullptr;
   int (*device_get_total_energy_consumption)(Device device, unsigned long long* millijoules) = nullptr;
+  int (*device_get_compute_running_processes)(Device device, unsigned* count, ProcessInfo* infos) = nullptr;
+  int (*device_get_process_utilization)(Device device, ProcessUtilizationSample* samples, unsigned* count,
+                                        unsigned long long last_seen_us) = nullptr;
   // Read-only facts for `kscope doctor`.
   int (*system_get_driver_version)(char* text, unsigned length) = nullptr;
   int (*device_get_api_restriction)(Device device, int api, int* state) = nullptr;
@@ -44,6 +58,10 @@ struct NvmlApi {
 
 // The process-wide library: dlopen and nvmlInit_v2 on first use, nvmlShutdown at exit.
 const NvmlApi& nvml();
+
+// Why NVML is unavailable where dlopen could not load its library (`why`, dlerror's words), with
+// what to do about it.
+std::string unloadable_nvml(const std::string& why);
 
 // The NVIDIA driver's version ("580.65.06"); empty when NVML cannot tell.
 std::string driver_version(const NvmlApi& api);
@@ -86,6 +104,14 @@ class NvmlDeviceControl final : public DeviceControl {
   ClockReading lock_base_clocks() override;
   void restore_clocks() noexcept override;
   EnergyCounter* energy_counter() override { return &energy_; }
+  // NVML's running compute processes of the GPU; where another process than this one holds a
+  // context there, their SM utilization since the last reading (NVML returns a sample for each
+  // process busy in its sampling period): the busy ones. Read at most every kOthersReuse; between
+  // readings, and while NVML has no newer sample, the last answer stands. Where this process is not
+  // among the busy pids (NVML's pids are another PID namespace's, in a container), one of them is
+  // it, so two are needed.
+  std::vector<unsigned> other_processes() override;
+  static constexpr std::chrono::milliseconds kOthersReuse{20};
 
   // The maximum SM and memory clocks; NaN fields when unknown.
   ClockReading rated_clocks() const { return rated_; }
@@ -94,6 +120,9 @@ class NvmlDeviceControl final : public DeviceControl {
 
  private:
   ClockReading read(int (*clock_info)(NvmlApi::Device, int, unsigned*)) const;
+  // The busy processes but this one in NVML's samples since the last reading; nullopt when NVML has
+  // none newer (or cannot say).
+  std::optional<std::vector<unsigned>> busy_since_last();
 
   NvmlApi api_;
   NvmlApi::Device device_ = nullptr;
@@ -101,6 +130,11 @@ class NvmlDeviceControl final : public DeviceControl {
   std::string reason_;
   std::optional<std::chrono::steady_clock::time_point> margin_read_at_;
   std::optional<double> margin_c_;
+  // other_processes(): when last read, NVML's newest sample then, and the answer.
+  std::optional<std::chrono::steady_clock::time_point> others_read_at_;
+  unsigned long long last_sample_us_ = 0;
+  std::vector<unsigned> others_;
+  bool others_unsupported_ = false;
   NvmlEnergyCounter energy_{api_, device_, reason_};
 };
 

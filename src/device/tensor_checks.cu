@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <tuple>
@@ -23,15 +24,25 @@ struct TensorChecks::Totals {
   unsigned long long max_rel_error_bits;
   unsigned long long first_mismatch;  // ULLONG_MAX: none
   unsigned long long checksum;        // modulo 2^64, as the host's
-  double sum_of_squares;
   // The first mismatching element of each side, as its bytes.
   unsigned char first_candidate[8];
   unsigned char first_reference[8];
 };
 
+// One tensor's typical magnitude (core/tensor_elements.hpp's rule): the median's place and the
+// counts of its exponent's mantissa bins, which are read back, then the counts by exponent.
+struct TensorChecks::Magnitudes {
+  unsigned long long counted;      // the elements that count toward the scale
+  unsigned long long exponent;     // the exponent bin holding their median
+  unsigned long long rank_in_bin;  // the median's rank within that bin
+  unsigned long long mantissa_counts[detail::kMantissaBins];
+  unsigned long long exponent_counts[detail::kExponentBins];  // not read back
+};
+
 namespace {
 
 using Totals = TensorChecks::Totals;
+using Magnitudes = TensorChecks::Magnitudes;
 
 constexpr unsigned kThreads = 256;
 // Enough blocks to fill any GPU; each thread strides over the rest, so any element count fits.
@@ -50,7 +61,6 @@ __device__ T across_warp(T value, Combine combine) {
 __device__ unsigned long long larger(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
 __device__ unsigned long long smaller(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
 __device__ unsigned long long sum(unsigned long long a, unsigned long long b) { return a + b; }
-__device__ double sum(double a, double b) { return a + b; }
 
 // An error's bits for the running maximum: NaN counts as 0, as std::fmax ignores it on the host.
 __device__ unsigned long long error_bits(double error) {
@@ -64,15 +74,77 @@ __global__ void fresh_totals_kernel(Totals* totals, std::size_t count) {
   }
 }
 
-__global__ void sum_of_squares_kernel(const void* data, std::size_t elements, DType dtype, bool aligned,
-                                      Totals* totals) {
-  double squares = 0;
-  for (std::size_t i = first_item(); i < elements; i += item_stride()) {
-    const double v = detail::element(data, i, dtype, aligned);
-    if (std::isfinite(v)) squares += v * v;
+__global__ void fresh_magnitudes_kernel(Magnitudes* magnitudes, std::size_t count) {
+  auto* words = reinterpret_cast<unsigned long long*>(magnitudes);
+  const std::size_t total = count * (sizeof(Magnitudes) / sizeof(unsigned long long));
+  for (std::size_t i = first_item(); i < total; i += item_stride()) words[i] = 0;
+}
+
+// Adds to `counts` the count of each element's bin, bin_of(element index), in `Bins` bins (Bins
+// itself: not counted). Each block counts in shared memory, and the lanes of a warp that share a bin
+// add to it once: a tensor's magnitudes mostly fall in a few bins.
+template <unsigned Bins, class BinOf>
+__device__ void count_bins(std::size_t elements, unsigned long long* counts, BinOf bin_of) {
+  __shared__ unsigned block_counts[Bins];
+  for (unsigned b = threadIdx.x; b < Bins; b += blockDim.x) block_counts[b] = 0;
+  __syncthreads();
+  // `base` is the same for a whole block, so every lane of a warp takes each step (for the match).
+  for (std::size_t base = blockIdx.x * std::size_t(blockDim.x); base < elements; base += item_stride()) {
+    const std::size_t i = base + threadIdx.x;
+    const unsigned bin = i < elements ? bin_of(i) : Bins;
+    const unsigned same = __match_any_sync(0xffffffffu, bin);
+    if (bin < Bins && threadIdx.x % 32 == static_cast<unsigned>(__ffs(same) - 1))
+      atomicAdd(&block_counts[bin], static_cast<unsigned>(__popc(same)));
   }
-  squares = across_warp(squares, [](double a, double b) { return sum(a, b); });
-  if (warp_leader()) atomicAdd(&totals->sum_of_squares, squares);
+  __syncthreads();
+  for (unsigned b = threadIdx.x; b < Bins; b += blockDim.x)
+    if (block_counts[b] != 0) atomicAdd(&counts[b], static_cast<unsigned long long>(block_counts[b]));
+}
+
+__global__ void exponent_counts_kernel(const void* data, std::size_t elements, DType dtype, bool aligned,
+                                       double largest, Magnitudes* magnitudes) {
+  count_bins<detail::kExponentBins>(elements, magnitudes->exponent_counts, [&](std::size_t i) {
+    const double v = detail::element(data, i, dtype, aligned);
+    return detail::counts_toward_scale(v, largest) ? detail::exponent_bin(detail::magnitude_bits(v))
+                                                   : detail::kExponentBins;
+  });
+}
+
+// After exponent_counts_kernel on the same stream, one block: where the median is. Each thread sums
+// its run of bins; the first finds the run, then the bin, that holds the median.
+__global__ void median_exponent_kernel(Magnitudes* magnitudes) {
+  constexpr unsigned kPerThread = detail::kExponentBins / kThreads;
+  static_assert(detail::kExponentBins % kThreads == 0, "the bins split evenly over the threads");
+  __shared__ unsigned long long run_counts[kThreads];
+  const unsigned first = threadIdx.x * kPerThread;
+  unsigned long long sum = 0;
+  for (unsigned b = first; b < first + kPerThread; ++b) sum += magnitudes->exponent_counts[b];
+  run_counts[threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  unsigned long long counted = 0;
+  for (unsigned t = 0; t < kThreads; ++t) counted += run_counts[t];
+  magnitudes->counted = counted;
+  if (counted == 0) return;
+  unsigned long long rank = detail::median_rank(counted);
+  unsigned run = 0;
+  while (rank >= run_counts[run]) rank -= run_counts[run++];
+  const unsigned start = run * kPerThread;
+  magnitudes->exponent = start + detail::bin_of_rank(magnitudes->exponent_counts + start, kPerThread, rank);
+  magnitudes->rank_in_bin = rank;
+}
+
+// After median_exponent_kernel on the same stream: the mantissa bins of the median's exponent.
+__global__ void mantissa_counts_kernel(const void* data, std::size_t elements, DType dtype, bool aligned,
+                                       double largest, Magnitudes* magnitudes) {
+  if (magnitudes->counted == 0) return;
+  const auto exponent = static_cast<unsigned>(magnitudes->exponent);
+  count_bins<detail::kMantissaBins>(elements, magnitudes->mantissa_counts, [&](std::size_t i) {
+    const double v = detail::element(data, i, dtype, aligned);
+    if (!detail::counts_toward_scale(v, largest)) return detail::kMantissaBins;
+    const std::uint64_t bits = detail::magnitude_bits(v);
+    return detail::exponent_bin(bits) == exponent ? detail::mantissa_bin(bits) : detail::kMantissaBins;
+  });
 }
 
 __global__ void checksum_kernel(const void* data, std::size_t bytes, bool aligned, Totals* totals) {
@@ -86,11 +158,11 @@ __global__ void checksum_kernel(const void* data, std::size_t bytes, bool aligne
 
 __global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements, DType dtype,
                                std::size_t element_bytes, bool aligned, bool exact_bits, double atol, double rtol,
-                               Totals* totals) {
+                               double largest, Totals* totals) {
   unsigned long long mismatched = 0, max_abs = 0, max_rel = 0, first = ULLONG_MAX;
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
     detail::ElementVerdict v = detail::judge(detail::element(candidate, i, dtype, aligned),
-                                             detail::element(reference, i, dtype, aligned), atol, rtol);
+                                             detail::element(reference, i, dtype, aligned), atol, rtol, largest);
     if (exact_bits) v.passes = detail::same_bits(candidate, reference, i, element_bytes, aligned);
     max_abs = larger(max_abs, error_bits(v.abs_error));
     max_rel = larger(max_rel, error_bits(v.rel_error));
@@ -166,13 +238,13 @@ void check_readable(const TensorView& tensor) {
                       ", and kscope measures device " + std::to_string(device) + ": make the tensors on the measured device");
 }
 
-// launch_one(tensor, its totals) for each non-empty tensor, once the device is known to read it.
-template <class LaunchOne>
-void launch_each(const std::vector<TensorView>& tensors, Totals* totals, LaunchOne launch_one) {
+// launch_one(tensor, its results) for each non-empty tensor, once the device is known to read it.
+template <class Results, class LaunchOne>
+void launch_each(const std::vector<TensorView>& tensors, Results* results, LaunchOne launch_one) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].elements() == 0) continue;
     check_readable(tensors[i]);
-    launch_one(tensors[i], totals + i);
+    launch_one(tensors[i], results + i);
   }
 }
 
@@ -185,19 +257,21 @@ void launch_checksum(const TensorView& t, Totals* totals) {
 
 TensorChecks::~TensorChecks() = default;
 
-TensorChecks::TotalsBuffers::~TotalsBuffers() {
+template <class T>
+TensorChecks::Buffers<T>::~Buffers() {
   if (device) cudaFree(device);
   if (host) cudaFreeHost(host);
 }
 
-void TensorChecks::TotalsBuffers::reserve(std::size_t count) {
+template <class T>
+void TensorChecks::Buffers<T>::reserve(std::size_t count) {
   if (count <= capacity) return;
   if (device) cudaFree(std::exchange(device, nullptr));
   if (host) cudaFreeHost(std::exchange(host, nullptr));
   capacity = 0;
-  check_cuda(cudaMalloc(&device, count * sizeof(Totals)), "cudaMalloc(kscope's tensor check totals)");
-  check_cuda(cudaHostAlloc(&host, count * sizeof(Totals), cudaHostAllocDefault),
-             "cudaHostAlloc(kscope's tensor check totals)");
+  check_cuda(cudaMalloc(&device, count * sizeof(T)), "cudaMalloc(kscope's tensor check results)");
+  check_cuda(cudaHostAlloc(&host, count * sizeof(T), cudaHostAllocDefault),
+             "cudaHostAlloc(kscope's tensor check results)");
   capacity = count;
 }
 
@@ -226,14 +300,34 @@ std::vector<Result> TensorChecks::per_tensor(const std::vector<TensorView>& tens
   return out;
 }
 
-std::vector<double> TensorChecks::sums_of_squares(const std::vector<TensorView>& tensors) {
-  return per_tensor<double>(
-      tensors,
-      [](const TensorView& t, Totals* totals) {
-        launch(sum_of_squares_kernel, t.elements(), "launching kscope's sum of squares", t.data, t.elements(), t.dtype,
-               aligned_to(t.data, size_of(t.dtype)), totals);
-      },
-      [](const Totals& totals) { return totals.sum_of_squares; });
+std::vector<double> TensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
+  std::vector<double> out(tensors.size(), 0.0);
+  if (tensors.empty()) return out;
+  magnitudes_.reserve(tensors.size());
+  const char* what = "launching kscope's typical magnitude";
+  launch(fresh_magnitudes_kernel, tensors.size() * (sizeof(Magnitudes) / sizeof(unsigned long long)), what,
+         magnitudes_.device, tensors.size());
+  launch_each(tensors, magnitudes_.device, [&](const TensorView& t, Magnitudes* mine) {
+    const bool aligned = aligned_to(t.data, size_of(t.dtype));
+    const double largest = detail::largest_finite(t.dtype);
+    launch(exponent_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
+    launch(median_exponent_kernel, kThreads, what, mine);  // one block
+    launch(mantissa_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
+  });
+  // Each tensor's fields up to its exponent counts, which stay on the device.
+  check_cuda(cudaMemcpy2DAsync(magnitudes_.host, sizeof(Magnitudes), magnitudes_.device, sizeof(Magnitudes),
+                               offsetof(Magnitudes, exponent_counts), tensors.size(), cudaMemcpyDeviceToHost,
+                               cudaStreamLegacy),
+             "cudaMemcpy2DAsync(kscope's typical magnitudes)");
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Magnitudes& found = magnitudes_.host[i];
+    if (found.counted == 0) continue;
+    unsigned long long rank = found.rank_in_bin;
+    out[i] = detail::bin_magnitude(static_cast<unsigned>(found.exponent),
+                                   detail::bin_of_rank(found.mantissa_counts, detail::kMantissaBins, rank));
+  }
+  return out;
 }
 
 std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
@@ -290,7 +384,7 @@ std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView
     const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
     const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);
     launch(compare_kernel, out[i].elements, "launching kscope's comparison", c.data, r.data, out[i].elements, r.dtype,
-           element_bytes, aligned, exact_bits, t.atol, t.rtol, totals + i);
+           element_bytes, aligned, exact_bits, t.atol, t.rtol, detail::largest_finite(r.dtype), totals + i);
     launch(first_mismatch_kernel, 1, "launching kscope's comparison", c.data, r.data, element_bytes, totals + i);
   }
   const Totals* read = read_totals(references.size());

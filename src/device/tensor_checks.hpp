@@ -1,9 +1,9 @@
 #pragma once
-// evaluate()'s checks of tensors in device memory (kscope::CallObserver's sums_of_squares,
+// evaluate()'s checks of tensors in device memory (kscope::CallObserver's typical_magnitudes,
 // checksums and compare): kernels that apply core/tensor_elements.hpp's rules, the same functions
-// the host checks (core/tensor_checks.cpp) apply, so that both give the same answers (a sum of
-// squares up to the order of its additions). A batch of tensors is one series of launches on the
-// legacy default stream and one wait for it.
+// the host checks (core/tensor_checks.cpp) apply, so that both give the same answers (counts and
+// bits, never sums of doubles in another order). A batch of tensors is one series of launches on
+// the legacy default stream and one wait for it.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -21,7 +21,7 @@ class TensorChecks {
 
   // Each throws ConfigError for a view whose memory the current device cannot read (host memory
   // CUDA does not know, another device's memory), CudaError for a failed CUDA call.
-  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors);
+  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors);
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
   // checksums() in two halves: the launches (no wait), then every started one's value, in order.
   void start_checksums(const std::vector<TensorView>& tensors);
@@ -32,6 +32,7 @@ class TensorChecks {
                                         const std::vector<Tolerance>& tolerances);
 
   struct Totals;  // what the kernels find for one tensor (or pair)
+  struct Magnitudes;  // the histograms of one tensor's typical magnitude
 
  private:
   // Fresh totals in device memory for `count` checks, set by a kernel on the legacy stream.
@@ -43,19 +44,21 @@ class TensorChecks {
   template <class Result, class LaunchOne, class ReadOne>
   std::vector<Result> per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one, ReadOne read_one);
 
-  // Totals for `count` checks: device and pinned host arrays of at least that many.
-  struct TotalsBuffers {
-    Totals* device = nullptr;
-    Totals* host = nullptr;  // pinned, so that the copy back is one asynchronous copy
+  // Results of `count` checks: device and pinned host arrays of at least that many.
+  template <class T>
+  struct Buffers {
+    T* device = nullptr;
+    T* host = nullptr;  // pinned, so that the copy back is one asynchronous copy
     std::size_t capacity = 0;
-    ~TotalsBuffers();
+    ~Buffers();
     void reserve(std::size_t count);
   };
   // Waits for the started checksums and moves their values into finished_.
   void keep_started();
 
-  TotalsBuffers totals_;   // the checks that wait
-  TotalsBuffers started_;  // the checksums started and not yet finished
+  Buffers<Totals> totals_;   // the checks that wait
+  Buffers<Totals> started_;  // the checksums started and not yet finished
+  Buffers<Magnitudes> magnitudes_;
   std::size_t started_count_ = 0;
   std::vector<std::uint64_t> finished_;  // started ones already read back (when started_ had to grow)
 };

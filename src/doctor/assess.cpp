@@ -251,6 +251,18 @@ DoctorCheck counters_check(const DoctorFacts& f) {
   return {"counters", CheckStatus::skipped, "not probed: " + c.problem + " (" + admin_only_text(c) + ")", {}, ""};
 }
 
+DoctorCheck pc_sampling_check(const DoctorFacts& f) {
+  const PcSamplingFacts& p = f.pc_sampling;
+  if (p.probed && p.problem.empty())
+    return {"pc_sampling", CheckStatus::ok,
+            "program counters can be sampled: PC sampling was enabled on device #0 (kscope.analyze.lines)", {}, ""};
+  if (p.probed)
+    return {"pc_sampling", CheckStatus::error, "program counters cannot be sampled on device #0", {p.problem},
+            counters_restricted(f.counters) || p.problem.find("PRIVILEGES") != std::string::npos ? permission_fix()
+                                                                                                 : ""};
+  return {"pc_sampling", CheckStatus::skipped, "not probed: " + p.problem, {}, ""};
+}
+
 DoctorCheck ncu_check(const DoctorFacts& f) {
   if (!f.ncu.problem.empty()) return {"ncu", CheckStatus::warning, backend_choice(Backend::ncu) + " unavailable", {f.ncu.problem}, ""};
   DoctorCheck c{"ncu", CheckStatus::ok, "Nsight Compute CLI " + f.ncu.version + " (" + f.ncu.path + ")", {}, ""};
@@ -295,7 +307,7 @@ DoctorReport assess(DoctorFacts facts) {
   DoctorReport report;
   report.checks = {driver_check(facts),  devices_check(facts),     roofs_check(facts), cuda_init_check(facts),
                    nvml_check(facts),    clock_lock_check(facts),  energy_check(facts), cupti_check(facts),
-                   cupti_owner_check(facts), counters_check(facts), ncu_check(facts)};
+                   cupti_owner_check(facts), counters_check(facts), pc_sampling_check(facts), ncu_check(facts)};
   for (const Backend b : registered_backends())
     if (const auto& assess_backend = definition(b).assess) {
       report.backends.push_back(assess_backend(facts));

@@ -12,6 +12,7 @@ DoctorReport run_doctor() {
   facts.nvml.problem = why;
   facts.cupti.problem = why;
   facts.counters.problem = why;
+  facts.pc_sampling.problem = why;
   facts.ncu.problem = why;
   return assess(facts);
 }

@@ -16,6 +16,10 @@ DoctorFacts gather_facts(DoctorProbes& probes) {
   if (const std::string owner = other_cupti_owner(facts.cupti); skip.empty() && !owner.empty())
     skip = "CUPTI is owned by " + owner + " in this process";
   facts.counters = probes.counters(skip);
+  // Sampling needs the same permission and a free monitor: where the counters cannot be read, that says why.
+  if (skip.empty() && facts.counters.probed && !facts.counters.problem.empty())
+    skip = "the hardware counters cannot be read";
+  facts.pc_sampling = probes.pc_sampling(skip);
   facts.ncu = probes.ncu();
   return facts;
 }

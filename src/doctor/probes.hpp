@@ -24,6 +24,8 @@ class DoctorProbes {
   // The counter permission; the one-metric probe only when skip_reason is empty (otherwise it is
   // reported as the reason the probe did not run).
   virtual CounterFacts counters(const std::string& skip_reason) = 0;
+  // Whether PC sampling may run: enabled and disabled once on device 0, only when skip_reason is empty.
+  virtual PcSamplingFacts pc_sampling(const std::string& skip_reason) = 0;
   virtual NcuFacts ncu() = 0;
 };
 

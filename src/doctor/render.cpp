@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/availability.hpp"
+#include "core/backend_choice.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"
 
@@ -92,6 +93,7 @@ ordered_json facts_json(const DoctorFacts& f) {
             {"root", f.counters.root},
             {"probed", f.counters.probed},
             {"problem", f.counters.problem}}},
+          {"pc_sampling", {{"probed", f.pc_sampling.probed}, {"problem", f.pc_sampling.problem}}},
           {"ncu",
            {{"path", f.ncu.path},
             {"version", f.ncu.version},
@@ -110,7 +112,7 @@ std::string to_text(const DoctorReport& report) {
   }
   out += "\nBackends\n";
   for (const auto& b : report.backends) {
-    out += "  " + padded(to_string(b.backend), 11) + (b.available ? "available" : "UNAVAILABLE");
+    out += "  " + padded(detail::backend_label(b.backend), 11) + (b.available ? "available" : "UNAVAILABLE");
     if (!b.reason.empty()) out += (b.available ? " (" : ": ") + b.reason + (b.available ? ")" : "");
     out += "\n";
   }

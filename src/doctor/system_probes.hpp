@@ -18,6 +18,7 @@ class SystemProbes final : public DoctorProbes {
   NvmlFacts nvml(std::vector<DoctorDevice>& devices) override;  // nvml_probe.cpp
   CuptiFacts cupti() override;                // cupti_probe.cpp
   CounterFacts counters(const std::string& skip_reason) override;  // cupti_probe.cpp
+  PcSamplingFacts pc_sampling(const std::string& skip_reason) override;  // pc_sampling_probe.cpp
   NcuFacts ncu() override;
 };
 

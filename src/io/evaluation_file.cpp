@@ -34,11 +34,6 @@ std::optional<double> read_optional_real(const Read& j, const std::string& where
   return v;
 }
 
-std::uint64_t read_unsigned(const Read& j, const std::string& where) {
-  if (!j.is_number_unsigned()) bad_value(where, "a non-negative integer", j);
-  return j.get<std::uint64_t>();
-}
-
 template <typename E>
 E read_named(const Read& j, const std::vector<E>& values, const std::string& where) {
   std::string listed;
@@ -126,23 +121,6 @@ const std::vector<Field<FindingRecord>>& finding_fields() {
   return fields;
 }
 
-template <typename Row>
-std::vector<Row> read_list(const Read& section, const char* key, const std::vector<Field<Row>>& fields,
-                           std::size_t configs, const std::string& where) {
-  const auto found = section.find(key);
-  if (found == section.end()) throw ConfigError(where + " has no \"" + key + "\"");
-  if (!found->is_array()) bad_value(where + " \"" + key + "\"", "a list", *found);
-  std::vector<Row> rows;
-  for (std::size_t i = 0; i < found->size(); ++i) {
-    const std::string at = where + " \"" + key + "\" " + std::to_string(i);
-    read_object((*found)[i], rows.emplace_back(), fields, at);
-    if (rows.back().config_index >= configs)
-      throw ConfigError(at + " \"Config\" is " + std::to_string(rows.back().config_index) + ", but the file lists " +
-                        std::to_string(configs) + " configs");
-  }
-  return rows;
-}
-
 }  // namespace
 
 void Evaluation::write_json(std::ostream& out) const {
@@ -189,8 +167,8 @@ Evaluation evaluation_from(const nlohmann::json& section, Results measurements,
   if (saved_options == section.end()) throw ConfigError(where + " has no \"options\"");
   read_object(*saved_options, options, option_fields(), where + " \"options\"");
   const std::size_t configs = measurements.configs().size();
-  std::vector<EvaluationRow> rows = read_list(section, "rows", row_fields(), configs, where);
-  std::vector<FindingRecord> findings = read_list(section, "findings", finding_fields(), configs, where);
+  std::vector<EvaluationRow> rows = read_config_rows(section, "rows", row_fields(), configs, where);
+  std::vector<FindingRecord> findings = read_config_rows(section, "findings", finding_fields(), configs, where);
   return Evaluation(std::move(measurements), std::move(rows), std::move(findings), std::move(options));
 }
 

@@ -85,6 +85,19 @@ TEST(CounterAttribution, AutoRangesMustMatchTheLaunches) {
   }
 }
 
+TEST(CounterAttribution, AGraphLaunchInARegionIsRefusedByNameBeforeTheRangeProfilerStops) {
+  // The backend checks each run's launches as it ends, before CUPTI's stop fails with an unknown error.
+  EXPECT_NO_THROW(counters::refuse_graph_launches({in_region(0, "a"), {0, -1, "CUDA graph", true, false}}));
+  try {
+    counters::refuse_graph_launches({in_region(0, "a"), {0, 1, "CUDA graph", true, false}});
+    FAIL() << "a graph launch in a region was accepted for kernel replay";
+  } catch (const BackendError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel replay cannot replay a CUDA graph launch (region 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("ReplayMode::range"), std::string::npos) << what;
+  }
+}
+
 // A pass spanning a batch of three runs, each flushing before its one region, with a setup kernel
 // before the region in run 1 only: the ranges are numbered across the whole pass. A flush is one
 // record, whatever number of ranges CUPTI gave it (none for the graph launch kscope makes, two when

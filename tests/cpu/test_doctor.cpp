@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "doctor/probes.hpp"
+#include "kscope/detail/caller.hpp"
 #include "kscope/doctor.hpp"
 
 using namespace kscope;
@@ -33,6 +34,7 @@ DoctorFacts healthy_h200() {
   f.nvml = {"", "580.159.04"};
   f.cupti = {"", "/usr/local/cuda/lib64/libcupti.so.13", 130001, "", ""};
   f.counters = {false, false, true, ""};
+  f.pc_sampling = {true, ""};
   f.ncu = {"/usr/local/cuda/bin/ncu", "2025.3.1.0", "", ""};
   return f;
 }
@@ -56,6 +58,10 @@ class FakeProbes final : public doctor::DoctorProbes {
     CounterFacts c = f_.counters;
     if (!skip_reason.empty()) c = {c.admin_only, c.root, false, skip_reason};
     return c;
+  }
+  PcSamplingFacts pc_sampling(const std::string& skip_reason) override {
+    log("pc_sampling");
+    return skip_reason.empty() ? f_.pc_sampling : PcSamplingFacts{false, skip_reason};
   }
   NcuFacts ncu() override { return log("ncu"), f_.ncu; }
 
@@ -222,6 +228,35 @@ TEST(Doctor, CountersRestrictedToAdministrators) {
   EXPECT_EQ(backend(r, Backend::automatic).reason, "uses cupti (counters unavailable)");
 }
 
+TEST(Doctor, PcSamplingProbedWhereTheCountersAreReadable) {
+  const DoctorReport ok = diagnose(healthy_h200());
+  EXPECT_EQ(check(ok, "pc_sampling").status, CheckStatus::ok);
+  EXPECT_TRUE(backend(ok, Backend::named("pcsampling")).available);
+
+  DoctorFacts busy = healthy_h200();
+  busy.pc_sampling = {true, "cuptiPCSamplingEnable failed: CUPTI_ERROR_HARDWARE_BUSY (26). The GPU's performance "
+                            "monitor is reserved by another client: DCGM profiling (pause it with 'dcgmi profile "
+                            "--pause') ..."};
+  const DoctorReport r = diagnose(busy);
+  EXPECT_EQ(r.exit_code(), 1);
+  EXPECT_EQ(check(r, "pc_sampling").status, CheckStatus::error);
+  EXPECT_TRUE(has(check(r, "pc_sampling").details.at(0), "dcgmi profile --pause"));
+  EXPECT_FALSE(backend(r, Backend::named("pcsampling")).available);
+  EXPECT_TRUE(has(backend(r, Backend::named("pcsampling")).reason, "the PC sampling probe failed"));
+  EXPECT_TRUE(backend(r, Backend::counters).available);
+}
+
+TEST(Doctor, PcSamplingNotProbedWhereTheCountersAreRestricted) {
+  DoctorFacts f = healthy_h200();
+  f.counters = {true, false, true, "cuptiRangeProfilerEnable failed: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (35)"};
+  FakeProbes* probes = nullptr;
+  const DoctorReport r = diagnose(f, &probes);
+  EXPECT_EQ(check(r, "pc_sampling").status, CheckStatus::skipped);
+  EXPECT_TRUE(has(check(r, "pc_sampling").summary, "the hardware counters cannot be read"));
+  EXPECT_FALSE(backend(r, Backend::named("pcsampling")).available);
+  EXPECT_TRUE(has(backend(r, Backend::named("pcsampling")).reason, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"));
+}
+
 TEST(Doctor, RestrictedCountersAreReportedEvenWhenNotProbed) {
   DoctorFacts f = healthy_h200();
   f.cupti.owner = "Nsight Systems";
@@ -325,15 +360,29 @@ TEST(Doctor, TextReportListsChecksFixesAndBackends) {
   EXPECT_TRUE(has(text, "Verdict: some backends are unavailable here (each says why) (exit code 1)")) << text;
 }
 
+TEST(Doctor, TextReportNamesBackendsAsItsReaderDoes) {
+  // C++ says Backend::automatic; Python and the command line (`kscope doctor`) say backend='auto'.
+  DoctorFacts f = healthy_h200();
+  f.ncu = {"", "", "ncu was not found", ""};
+  EXPECT_TRUE(has(to_text(diagnose(f)), "automatic  available")) << to_text(diagnose(f));
+  const detail::CallerScope command_line(detail::Caller::command_line);
+  const std::string text = to_text(diagnose(f));
+  EXPECT_TRUE(has(text, "auto       available")) << text;
+  EXPECT_FALSE(has(text, "Backend::")) << text;
+  EXPECT_FALSE(has(text, "automatic")) << text;
+}
+
 TEST(Doctor, JsonReportCarriesVerdictsAndFacts) {
   const nlohmann::json doc = nlohmann::json::parse(to_json(diagnose(healthy_h200())));
   EXPECT_EQ(doc["exit_code"], 0);
   EXPECT_EQ(doc["verdict"], "every backend works here");
-  EXPECT_EQ(doc["checks"].size(), 11u);
+  EXPECT_EQ(doc["checks"].size(), 12u);
   EXPECT_EQ(doc["checks"][0]["id"], "driver");
   EXPECT_EQ(doc["checks"][0]["status"], "ok");
-  EXPECT_EQ(doc["backends"].size(), 5u);
+  EXPECT_EQ(doc["backends"].size(), 6u);
   EXPECT_EQ(doc["backends"][4]["backend"], "ncu");
+  EXPECT_EQ(doc["backends"][5]["backend"], "pcsampling");
+  EXPECT_EQ(doc["facts"]["pc_sampling"]["probed"], true);
   EXPECT_EQ(doc["backends"][4]["available"], true);
   EXPECT_EQ(doc["facts"]["devices"][0]["sm_count"], 132);
   EXPECT_EQ(doc["facts"]["devices"][0]["compute_capability"], "9.0");

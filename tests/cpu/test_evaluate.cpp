@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -104,6 +105,23 @@ TEST(Evaluate, HonestFasterCandidateIsFasterWithItsSpeedupAndNoFinding) {
   EXPECT_EQ(e.measurements().samples()[1].annotation, "reference");
 }
 
+TEST(Evaluate, NoGpuWorkOnEitherSideHasNoSpeedupRatherThanAnInfiniteOne) {
+  Fixture f;
+  const auto on_the_host = [](const Tensors& in) {
+    auto out = std::make_shared<Buffer>(buffer_of(in));
+    for (float& x : *out) x *= 2;
+    return tensors_of(out);
+  };
+  f.contest.candidate = on_the_host;
+  f.contest.reference = on_the_host;
+  const kscope::EvaluationRow row = f.run().rows()[0];
+  EXPECT_EQ(row.candidate_median_ns, 0);
+  EXPECT_EQ(row.reference_median_ns, 0);
+  EXPECT_TRUE(std::isnan(row.speedup)) << row.speedup;
+  EXPECT_TRUE(std::isnan(row.speedup_ci_lower) && std::isnan(row.speedup_ci_upper));
+  EXPECT_NE(row.verdict, EvaluationVerdict::faster) << row.reason;
+}
+
 TEST(Evaluate, SlowerAndSameCandidates) {
   Fixture slower;
   slower.contest.candidate = [&](const Tensors& in) { return doubled(in, slower.sim, "candidate_kernel", 1500); };
@@ -152,6 +170,144 @@ TEST(Evaluate, LowerPrecisionIsOutsideFloat32sDefaultTolerance) {
   const kscope::EvaluationRow row = f.run().rows()[0];
   EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect) << row.reason;
   EXPECT_GT(row.max_rel_error, kscope::default_rtol(kscope::DType::f32));
+}
+
+// Reference outputs whose scale a few elements would set: a mask's fill (the dtype's extreme, -inf or
+// -1e9 in every fourth element), zeros of padding in three of four, and one element in sixteen a
+// million times larger than the rest. The honest candidate computes the same; the wrong one computes
+// the same special elements and 1.5 times every other one. A tolerance derived from the root mean
+// square of such an output was ~1e34 (the audit's `faster`, Correct, MaxRelError 2.2e-38).
+TEST(Evaluate, AMaskPaddingOrAFewLargeElementsNeverBlindTheTolerance) {
+  struct Output {
+    const char* what;
+    bool (*special)(std::size_t i);
+    float (*value)(float x);  // a special element's value, from the input
+  };
+  const Output outputs[] = {
+      {"finfo(float32).min in every fourth element", [](std::size_t i) { return i % 4 == 0; },
+       [](float) { return std::numeric_limits<float>::lowest(); }},
+      {"-inf in every fourth element", [](std::size_t i) { return i % 4 == 0; },
+       [](float) { return -std::numeric_limits<float>::infinity(); }},
+      {"-1e9 in every fourth element", [](std::size_t i) { return i % 4 == 0; }, [](float) { return -1e9f; }},
+      {"zeros of padding in three elements of four", [](std::size_t i) { return i % 4 != 0; },
+       [](float) { return 0.0f; }},
+      {"one element in sixteen a million times larger", [](std::size_t i) { return i % 16 == 0; },
+       [](float x) { return 1e6f * x; }},
+  };
+  for (const Output& output : outputs) {
+    SCOPED_TRACE(output.what);
+    const auto computed = [&](const Tensors& in, SimulatedBackend& sim, const char* kernel, double ns, float factor) {
+      Tensors out = doubled(in, sim, kernel, ns);
+      std::vector<float>& y = buffer_of(out);
+      const std::vector<float>& x = buffer_of(in);
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] = output.special(i) ? output.value(x[i]) : factor * y[i];
+      return out;
+    };
+    Fixture honest;
+    honest.contest.reference = [&](const Tensors& in) { return computed(in, honest.sim, "reference_kernel", 1000, 1); };
+    honest.contest.candidate = [&](const Tensors& in) { return computed(in, honest.sim, "candidate_kernel", 500, 1); };
+    const kscope::EvaluationRow right = honest.run().rows()[0];
+    EXPECT_EQ(right.verdict, EvaluationVerdict::faster) << right.reason;
+
+    Fixture wrong;
+    wrong.contest.reference = [&](const Tensors& in) { return computed(in, wrong.sim, "reference_kernel", 1000, 1); };
+    wrong.contest.candidate = [&](const Tensors& in) { return computed(in, wrong.sim, "candidate_kernel", 500, 1.5f); };
+    const kscope::EvaluationRow row = wrong.run().rows()[0];
+    EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect) << row.reason;
+    EXPECT_FALSE(row.correct);
+    EXPECT_GT(row.max_rel_error, 0.3) << row.reason;
+  }
+}
+
+// Outputs given names (a Python function's dict, or a C++ caller's) are paired by name, whatever
+// their order; names one side lacks are named, as a different count is.
+TEST(Evaluate, NamedOutputsArePairedByNameAndOtherNamesAreNamed) {
+  const auto two_outputs = [](const Tensors& in, SimulatedBackend& sim, const char* kernel, double ns,
+                              std::vector<std::string> names, float shift) {
+    Tensors out = doubled(in, sim, kernel, ns);
+    auto shifted = std::make_shared<Buffer>(buffer_of(in));
+    for (float& x : *shifted) x += shift;
+    out.views.push_back(tensors_of(shifted).views[0]);
+    out.owner = std::make_shared<std::pair<std::shared_ptr<const void>, std::shared_ptr<Buffer>>>(out.owner, shifted);
+    out.names = std::move(names);
+    return out;
+  };
+  Fixture f;
+  f.contest.reference = [&](const Tensors& in) {
+    return two_outputs(in, f.sim, "reference_kernel", 1000, {"output['doubled']", "output['shifted']"}, 100);
+  };
+  std::vector<std::string> names;
+  float shift = 100;
+  f.contest.candidate = [&](const Tensors& in) {
+    Tensors out = two_outputs(in, f.sim, "candidate_kernel", 500, names, shift);
+    std::swap(out.views[0], out.views[1]);  // in another order than the reference's
+    return out;
+  };
+  names = {"output['shifted']", "output['doubled']"};
+  EXPECT_EQ(f.run().rows()[0].verdict, EvaluationVerdict::faster);
+  shift = 101;
+  const kscope::EvaluationRow wrong = f.run().rows()[0];
+  EXPECT_NE(wrong.reason.find("output['shifted']: 64 of 64 elements outside"), std::string::npos) << wrong.reason;
+  names = {"output['moved']", "output['doubled']"};
+  shift = 100;
+  const kscope::EvaluationRow renamed = f.run().rows()[0];
+  EXPECT_EQ(renamed.verdict, EvaluationVerdict::incorrect);
+  EXPECT_NE(renamed.mismatch.find("the candidate's outputs are not named as the reference's: it lacks "
+                                  "output['shifted'], and returns output['moved'], which the reference does not return"),
+            std::string::npos)
+      << renamed.mismatch;
+}
+
+// What the caller's functions throw names the function: inputs and the reference stop the evaluation
+// (the candidate's makes it incorrect, its Reason saying so).
+TEST(Evaluate, TheFunctionThatThrewIsNamed) {
+  for (const char* which : {"inputs", "reference"}) {
+    Fixture f;
+    const auto thrown = [](const auto&...) -> Tensors { throw std::runtime_error("no such size"); };
+    if (std::string(which) == "inputs") f.contest.inputs = thrown;
+    else f.contest.reference = thrown;
+    try {
+      f.run();
+      ADD_FAILURE() << which << " threw nothing out of evaluate";
+    } catch (const kscope::EvaluationError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("failed in warm-up run 1, in Contest::") + which +
+                                           ": no such size"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// The reference's copy of the inputs comes from copy_inputs after the first run; the first run calls
+// inputs twice, so inputs that differ for one seed are found all the same.
+TEST(Evaluate, CopiedInputsAfterTheFirstRunAndInputsThatDifferForOneSeedRefused) {
+  Fixture f;
+  int made = 0, copied = 0;
+  f.settings.runs = 6;
+  f.contest.inputs = [&](const kscope::Config&, std::uint64_t seed) {
+    ++made;
+    return random_inputs(64, seed);
+  };
+  f.contest.copy_inputs = [&](const Tensors& in) {
+    ++copied;
+    return tensors_of(std::make_shared<Buffer>(buffer_of(in)));
+  };
+  EXPECT_EQ(f.run().rows()[0].verdict, EvaluationVerdict::faster);
+  EXPECT_EQ(made, 2 + 6);  // the warm-up's two, then one per run
+  EXPECT_EQ(copied, 6);
+
+  std::uint64_t calls = 0;
+  f.contest.inputs = [&](const kscope::Config&, std::uint64_t seed) { return random_inputs(64, seed + calls++); };
+  EXPECT_THROW(
+      {
+        try {
+          f.run();
+        } catch (const kscope::ConfigError& e) {
+          EXPECT_NE(std::string(e.what()).find("different inputs for the same seed"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      kscope::ConfigError);
 }
 
 TEST(Evaluate, ToleranceOptionsWidenTheCheck) {
@@ -606,6 +762,59 @@ TEST(TensorChecks, NanAndInfinityRulesAndIntegersCompareExactly) {
   const std::int64_t big_ref[] = {std::int64_t{1} << 53};
   EXPECT_EQ(kscope::detail::host_compare(host_view(big, 1, kscope::DType::i64), host_view(big_ref, 1, kscope::DType::i64),
                                          0, 0).mismatched, 1u);
+}
+
+// A mask's fill is matched only by itself, whatever the tolerance: a candidate that fills masked
+// elements with another large value, or a float16 output one step below its largest value, is wrong.
+TEST(TensorChecks, TheDtypesExtremesMatchOnlyThemselves) {
+  const float lowest = std::numeric_limits<float>::lowest();
+  const float reference[] = {lowest, 1.0f, -std::numeric_limits<float>::max()};
+  const float candidate[] = {-3.0e38f, 1.0f, lowest};
+  const auto masked = kscope::detail::host_compare(host_view(candidate, 3, kscope::DType::f32),
+                                                   host_view(reference, 3, kscope::DType::f32), 1e38, 0.5);
+  EXPECT_EQ(masked.mismatched, 1u);
+  EXPECT_EQ(masked.first_mismatch, 0u);
+  EXPECT_EQ(masked.first_reference, lowest);
+  // float16: 65504 (0x7bff), its largest, against 65472 (0x7bfe), within rtol 5e-3 of it.
+  const std::uint16_t largest[] = {0x7bff}, below[] = {0x7bfe};
+  EXPECT_EQ(kscope::detail::host_compare(host_view(below, 1, kscope::DType::f16), host_view(largest, 1, kscope::DType::f16),
+                                         0, 5e-3).mismatched, 1u);
+  EXPECT_EQ(kscope::detail::host_compare(host_view(largest, 1, kscope::DType::f16), host_view(below, 1, kscope::DType::f16),
+                                         0, 5e-3).mismatched, 1u);
+  EXPECT_EQ(kscope::detail::host_compare(host_view(largest, 1, kscope::DType::f16),
+                                         host_view(largest, 1, kscope::DType::f16), 0, 0).mismatched, 0u);
+}
+
+// atol's scale: the median magnitude of the ordinary elements with its mantissa cut to 8 bits (at
+// most 0.4% below the median, never above), which a mask's fill, infinities, NaN and zeros of padding
+// leave exactly as it is, and a tenth of the elements far larger moves only within the ordinary ones.
+TEST(TensorChecks, TheTypicalMagnitudeIsTheMedianOfTheOrdinaryElements) {
+  std::vector<float> ordinary;
+  for (int i = 1; i <= 1001; ++i) ordinary.push_back((i % 2 ? 0.01f : -0.01f) * static_cast<float>(i));
+  const auto typical = [](const std::vector<float>& v) {
+    return kscope::detail::host_typical_magnitude(host_view(v.data(), v.size(), kscope::DType::f32));
+  };
+  const double median = 0.01f * 501;
+  const double scale = typical(ordinary);
+  EXPECT_LE(scale, median);
+  EXPECT_GE(scale, median * (1 - 1.0 / 256));
+
+  std::vector<float> special = ordinary;
+  special.insert(special.end(), 3000, 0.0f);  // padding
+  special.insert(special.end(), 900, std::numeric_limits<float>::lowest());  // a mask's fill
+  special.insert(special.end(), 100, std::numeric_limits<float>::max());
+  special.insert(special.end(), 50, -std::numeric_limits<float>::infinity());
+  special.insert(special.end(), 50, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(typical(special), scale);
+
+  std::vector<float> with_large = ordinary;
+  with_large.insert(with_large.end(), 100, 1e30f);
+  EXPECT_GT(typical(with_large), scale);
+  EXPECT_LT(typical(with_large), 10.02);  // still one of the ordinary magnitudes
+
+  EXPECT_EQ(typical(std::vector<float>(64, 0.0f)), 0);  // nothing to scale by: atol 0
+  const std::int32_t integers[] = {-7, 0, 3, 100, -2};
+  EXPECT_EQ(kscope::detail::host_typical_magnitude(host_view(integers, 5, kscope::DType::i32)), 3);
 }
 
 TEST(TensorChecks, TheChecksumSeesAnyChangeAndAnyMove) {

@@ -3,12 +3,14 @@
 // profile session; and kscope doctor's energy row. No real NVML call is made, so no clock of any
 // machine is changed.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -36,6 +38,11 @@ struct FakeGpu {
   std::string seen_uuid;
   unsigned long long energy_mj = 5000;
   int energy_result = 0;  // what nvmlDeviceGetTotalEnergyConsumption returns
+  std::vector<NvmlApi::ProcessInfo> running;  // processes with a compute context
+  std::vector<NvmlApi::ProcessUtilizationSample> samples;  // the driver's sample buffer
+  int utilization_result = 0;  // when not 0, what nvmlDeviceGetProcessUtilization returns
+  int running_reads = 0, utilization_reads = 0;
+  unsigned long long last_seen_asked = 0;
 } gpu;
 
 NvmlApi::Device const kHandle = reinterpret_cast<NvmlApi::Device>(0x1);
@@ -81,6 +88,35 @@ NvmlApi fake_api() {
   api.device_get_total_energy_consumption = [](NvmlApi::Device, unsigned long long* mj) {
     if (gpu.energy_result != 0) return gpu.energy_result;
     *mj = gpu.energy_mj;
+    return 0;
+  };
+  // Both lists as NVML gives them: the count alone for a null buffer (INSUFFICIENT_SIZE, 7), then
+  // the entries; samples newer than the last seen only, NOT_FOUND (6) when there is none.
+  api.device_get_compute_running_processes = [](NvmlApi::Device, unsigned* count, NvmlApi::ProcessInfo* infos) {
+    ++gpu.running_reads;
+    if (*count < gpu.running.size() || !infos) {
+      *count = static_cast<unsigned>(gpu.running.size());
+      return gpu.running.empty() ? 0 : 7;
+    }
+    std::copy(gpu.running.begin(), gpu.running.end(), infos);
+    *count = static_cast<unsigned>(gpu.running.size());
+    return 0;
+  };
+  api.device_get_process_utilization = [](NvmlApi::Device, NvmlApi::ProcessUtilizationSample* out, unsigned* count,
+                                          unsigned long long last_seen) {
+    ++gpu.utilization_reads;
+    gpu.last_seen_asked = last_seen;
+    if (gpu.utilization_result != 0) return gpu.utilization_result;
+    std::vector<NvmlApi::ProcessUtilizationSample> newer;
+    for (const auto& s : gpu.samples)
+      if (s.time_stamp_us > last_seen) newer.push_back(s);
+    if (newer.empty()) return 6;
+    if (!out || *count < newer.size()) {
+      *count = static_cast<unsigned>(newer.size());
+      return 7;
+    }
+    std::copy(newer.begin(), newer.end(), out);
+    *count = static_cast<unsigned>(newer.size());
     return 0;
   };
   api.error_string = [](int rc) { return rc == 4 ? "Insufficient Permissions" : rc == 3 ? "Not Supported" : "Unknown Error"; };
@@ -172,6 +208,18 @@ TEST(NvmlControl, WithoutNvmlTelemetryIsEmptyAndLockingIsRefused) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A machine without NVML's library (a container started without the driver's utility libraries)
+// said only that it "comes with the NVIDIA driver".
+TEST(NvmlControl, AMissingLibrarySaysWhatToDo) {
+  const std::string reason =
+      kscope::device::unloadable_nvml("libnvidia-ml.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_NE(reason.find("libnvidia-ml.so.1 could not be loaded (libnvidia-ml.so.1: cannot open shared object file"),
+            std::string::npos)
+      << reason;
+  for (const char* fix : {"install the driver", "NVIDIA_DRIVER_CAPABILITIES=compute,utility", "LD_LIBRARY_PATH"})
+    EXPECT_NE(reason.find(fix), std::string::npos) << fix << " in: " << reason;
 }
 
 TEST(NvmlControl, ClockLockRestoresOnScopeExitAndOnSignal) {
@@ -297,4 +345,100 @@ TEST(DoctorEnergy, EveryCounterReadableIsOkAndNoNvmlSkipsTheCheck) {
   report = kscope::assess(facts);
   EXPECT_EQ(energy().status, kscope::CheckStatus::skipped);
   EXPECT_FALSE(facts.driver.devices[0].energy_counter_readable.has_value());
+}
+
+namespace {
+
+const unsigned kSelf = static_cast<unsigned>(getpid());
+
+NvmlApi::ProcessInfo process(unsigned pid) { return {pid, 1 << 20, 0, 0}; }
+NvmlApi::ProcessUtilizationSample busy(unsigned pid, unsigned long long at_us, unsigned sm = 50) {
+  return {pid, at_us, sm, 0, 0, 0};
+}
+
+// The next other_processes() reads NVML again.
+void after_reuse() { std::this_thread::sleep_for(NvmlDeviceControl::kOthersReuse + std::chrono::milliseconds(2)); }
+
+}  // namespace
+
+TEST(NvmlOtherProcesses, AloneOnTheGpuNoUtilizationIsRead) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running = {process(kSelf)};
+  EXPECT_TRUE(control.other_processes().empty());
+  EXPECT_EQ(gpu.running_reads, 1);  // one call, with room for more than one process
+  EXPECT_EQ(gpu.utilization_reads, 0);
+}
+
+TEST(NvmlOtherProcesses, AnotherProcessBusyOnTheGpuIsNamedAndAnIdleOneIsNot) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running = {process(kSelf), process(4242)};
+  gpu.samples = {busy(kSelf, 1000), busy(4242, 1000, 97)};
+  EXPECT_EQ(control.other_processes(), std::vector<unsigned>{4242});
+  EXPECT_EQ(gpu.last_seen_asked, 0u);
+  // The next sample: the other process holds its context but runs nothing (NVML returns no sample of it).
+  gpu.samples.push_back(busy(kSelf, 2000));
+  after_reuse();
+  EXPECT_TRUE(control.other_processes().empty());
+  EXPECT_EQ(gpu.last_seen_asked, 1000u) << "only the samples newer than those read";
+}
+
+TEST(NvmlOtherProcesses, WithoutANewerSampleTheLastAnswerStands) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running = {process(kSelf), process(4242)};
+  gpu.samples = {busy(kSelf, 1000), busy(4242, 1000)};
+  EXPECT_EQ(control.other_processes(), std::vector<unsigned>{4242});
+  after_reuse();
+  EXPECT_EQ(control.other_processes(), std::vector<unsigned>{4242}) << "NVML samples every ~100 ms: nothing newer yet";
+  EXPECT_EQ(gpu.last_seen_asked, 1000u);
+}
+
+TEST(NvmlOtherProcesses, ReadAtMostOnceInTheReuseInterval) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running = {process(kSelf), process(4242)};
+  gpu.samples = {busy(4242, 1000), busy(kSelf, 1000)};
+  const auto t0 = std::chrono::steady_clock::now();
+  control.other_processes();
+  const int reads = gpu.running_reads;
+  control.other_processes();
+  if (std::chrono::steady_clock::now() - t0 < NvmlDeviceControl::kOthersReuse) {
+    EXPECT_EQ(gpu.running_reads, reads);
+  }
+}
+
+// In a container NVML's pids are the host's: this process is one of the busy pids under another
+// number, so one busy pid is no evidence of another process, and two are.
+TEST(NvmlOtherProcesses, ManyProcessesAreReadWhole) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running.push_back(process(kSelf));
+  for (unsigned pid = 100; pid < 140; ++pid) gpu.running.push_back(process(pid));
+  gpu.samples = {busy(kSelf, 1000)};
+  for (unsigned pid = 100; pid < 140; ++pid) gpu.samples.push_back(busy(pid, 1000, pid == 139 ? 10 : 0));
+  EXPECT_EQ(control.other_processes(), std::vector<unsigned>{139});
+  EXPECT_EQ(gpu.running_reads, 2) << "the first call said how many";
+}
+
+TEST(NvmlOtherProcesses, UnderAnotherPidNamespaceTwoBusyProcessesAreNeeded) {
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running = {process(900001), process(900002)};
+  gpu.samples = {busy(900001, 1000)};
+  EXPECT_TRUE(control.other_processes().empty());
+  gpu.samples.push_back(busy(900001, 2000));
+  gpu.samples.push_back(busy(900002, 2000));
+  after_reuse();
+  EXPECT_EQ(control.other_processes(), (std::vector<unsigned>{900001, 900002}));
+}
+
+TEST(NvmlOtherProcesses, WhereNvmlCannotTellNothingIsFlagged) {
+  NvmlApi old_driver = fake_api();
+  old_driver.device_get_compute_running_processes = nullptr;
+  NvmlDeviceControl without(old_driver, "GPU-1");
+  EXPECT_TRUE(without.other_processes().empty());
+
+  NvmlDeviceControl control(fake_api(), "GPU-1");
+  gpu.running = {process(kSelf), process(4242)};
+  gpu.utilization_result = 3;  // NVML_ERROR_NOT_SUPPORTED: not asked again
+  EXPECT_TRUE(control.other_processes().empty());
+  after_reuse();
+  EXPECT_TRUE(control.other_processes().empty());
+  EXPECT_EQ(gpu.utilization_reads, 1);
 }

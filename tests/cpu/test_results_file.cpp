@@ -466,7 +466,7 @@ TEST_F(ResultsFile, LoadingNamesTheBadField) {
        file + ": samples row 0 \"Config\" is 3, but the file lists 3 configs"},
       {[](auto& d) { d["session"]["backend"] = "cuda"; },
        file + ": \"session\" \"backend\" must be \"from_metrics\" or \"cupti\" or \"events\" or \"counters\" or "
-              "\"automatic\" or \"ncu\" or \"test (simulated)\", not \"cuda\""},
+              "\"automatic\" or \"ncu\" or \"test (simulated)\" or \"pcsampling\", not \"cuda\""},
       {[](auto& d) { d["settings"]["adaptive"]["min_runs"] = -1; },
        file + ": \"settings\" \"adaptive\" \"min_runs\" must be a non-negative integer, not -1"},
       {[](auto& d) { d["configs"][1][0] = 1.5; }, file + ": config 1 \"n\" must be an integer, not 1.5"},

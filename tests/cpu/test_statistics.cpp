@@ -35,6 +35,18 @@ TEST(Summarize, FiveSamples) {
   EXPECT_TRUE(*s.stable);
 }
 
+TEST(Summarize, EqualSamplesHaveTheirValueAsMeanAndNoSpreadExactly) {
+  // 20 x 10000.123456789 sums to a double whose 20th part is 1.8e-12 off the value: a StdDev
+  // computed from it was 1e-12 where there is no spread at all.
+  const std::vector<double> samples(20, 10000.123456789);
+  const auto s = summarize(samples, 2.0);
+  EXPECT_EQ(s.mean, 10000.123456789);
+  EXPECT_EQ(s.stddev, 0.0);
+  EXPECT_EQ(s.ci95_lower, s.mean);
+  EXPECT_EQ(s.ci95_upper, s.mean);
+  EXPECT_EQ(s.rsd_pct, 0.0);
+}
+
 TEST(Summarize, TwoSamplesUseTheWidestT) {
   const std::vector<double> samples{10, 12};
   const auto s = summarize(samples, 2.0);

@@ -2,12 +2,18 @@
 # docs/install.md's Python install, run as written in a scratch copy of this checkout: a venv that sees
 # the system's packages (Debian's pandas, numpy, pybind11), `pip install --no-build-isolation
 # --no-deps .` (nothing downloaded), then `import kscope` from another directory and the console
-# command `kscope` (--version, a closed pipe). Built without CUDA to save minutes: `kscope doctor`
+# command `kscope` (--version, a closed pipe, `kscope evaluate` in Python). Built without CUDA to save minutes: `kscope doctor`
 # must then say so.
 # usage: tests/install/pip_venv.sh [PYTHON]   (ctest: pip_venv_install, label install)
 set -euo pipefail
 python=${1:-/usr/bin/python3}
 src=$(cd "$(dirname "$0")/../.." && pwd)
+source "$src/scripts/install_packages.sh"
+missing=$(kscope_missing_packages "$python" import:venv import:ensurepip import:setuptools import:wheel program:git)
+if [[ -n $missing ]]; then
+  echo "SKIPPED: the venv install needs $missing: apt-get install $missing (bash scripts/test.sh does as root)"
+  exit 77
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -52,4 +58,12 @@ print(subprocess.call([sys.argv[1], "compare", "--help"], stdout=write, stderr=s
 ' "$work/kscope/.venv/bin/kscope")
 echo "kscope compare --help into a closed pipe: $closed_pipe (-13: SIGPIPE)"
 [[ $closed_pipe == -13 ]] || { echo "FAIL: the console command did not end by SIGPIPE"; exit 1; }
+# `kscope evaluate` is Python's: the console command runs it in the venv's interpreter, and so does the
+# bundled program, which finds the package beside it.
+for program in "$work/kscope/.venv/bin/kscope" "$("$work/kscope/.venv/bin/python" -c 'import kscope, os; print(os.path.join(os.path.dirname(kscope.__file__), "bin", "kscope"))')"; do
+  rc=0
+  out=$("$program" evaluate "$work/no-such-directory" 2>&1) || rc=$?
+  echo "$program evaluate (exit code $rc): $out"
+  [[ $rc -eq 64 && $out == *"is not a directory"* ]] || { echo "FAIL: kscope evaluate did not reach Python"; exit 1; }
+done
 echo "PASS"

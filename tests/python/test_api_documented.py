@@ -10,13 +10,15 @@ from pathlib import Path
 
 import kscope
 import kscope.analyze
+import kscope.helion
 import kscope.testing
+import kscope.torch
 import kscope.triton
 from kscope import _core
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = {"kscope": kscope, "kscope.analyze": kscope.analyze, "kscope.testing": kscope.testing,
-           "kscope.triton": kscope.triton}
+           "kscope.triton": kscope.triton, "kscope.torch": kscope.torch, "kscope.helion": kscope.helion}
 
 
 def description(obj):

@@ -11,7 +11,10 @@ import pandas as pd
 import pytest
 
 import kscope
-from fake_workloads import DTYPES
+from conftest import need
+from kscope.testing.workloads import SimulatedDtype
+
+DTYPES = (SimulatedDtype("float16", 2), SimulatedDtype("bfloat16", 2))  # objects, not numbers or strings
 
 
 def profile(sim, scale=1.0, configs=((1024, 0.5, "f32", True, DTYPES[0]), (2048, 2.0, "f16", False, DTYPES[1])),
@@ -41,7 +44,7 @@ def test_save_and_load_give_back_every_table(sim, tmp_path):
     assert back["n"].dtype == np.int64 and back["alpha"].dtype == np.float64 and back["fused"].dtype == bool
     # The user's objects were saved as the engine's labels of them.
     assert original["dtype"].tolist() == [DTYPES[0], DTYPES[1]]
-    assert back["dtype"].tolist() == ["fake.float16", "fake.bfloat16"]
+    assert back["dtype"].tolist() == ["simulated.float16", "simulated.bfloat16"]
     assert str(loaded).startswith("kscope: simulated GPU (no measurement) | backend test (simulated)")
 
 
@@ -84,7 +87,7 @@ def test_compare_gives_verdicts_with_the_users_config_objects(sim, tmp_path):
     from_files = kscope.compare(str(tmp_path / "b.json"), tmp_path / "s.json")
     assert from_files["Verdict"].tolist() == ["slower", "slower"]
     assert from_files["PValue"].tolist() == frame["PValue"].tolist()
-    assert from_files["dtype"].tolist() == ["fake.float16", "fake.bfloat16"]
+    assert from_files["dtype"].tolist() == ["simulated.float16", "simulated.bfloat16"]
 
     same = kscope.compare(baseline, profile(sim))
     assert same["Verdict"].tolist() == ["same", "same"]
@@ -142,7 +145,7 @@ def test_gbench_json_has_google_benchmarks_schema(sim, tmp_path):
     doc = json.loads((tmp_path / "g.json").read_text())
     assert doc["context"]["json_schema_version"] == 1
     iterations = [b for b in doc["benchmarks"] if b["run_type"] == "iteration"]
-    assert [b["name"] for b in iterations[:1]] == ["copy/n:1024/alpha:0.5/name:f32/fused:true/dtype:fake.float16"]
+    assert [b["name"] for b in iterations[:1]] == ["copy/n:1024/alpha:0.5/name:f32/fused:true/dtype:simulated.float16"]
     assert len(iterations) == 20 and {b["time_unit"] for b in iterations} == {"ns"}
     aggregates = [b["aggregate_name"] for b in doc["benchmarks"] if b["run_type"] == "aggregate"]
     assert aggregates == ["mean", "median", "stddev", "cv"] * 2
@@ -178,7 +181,7 @@ def test_google_benchmarks_compare_reads_the_gbench_json(sim, tmp_path):
 def test_google_benchmarks_u_test_p_value_is_kscopes_only_where_scipy_computes_it_the_same_way(sim, runs, tied, same):
     """docs/compare.md, "Google Benchmark JSON": compare.py's U test is scipy.stats.mannwhitneyu(a, b,
     alternative='two-sided') with scipy's default method; which of kscope's p-values it gives back."""
-    stats = pytest.importorskip("scipy.stats", reason="scipy is not installed")
+    stats = need("scipy.stats")
 
     def measured(offset):
         calls = []

@@ -2,7 +2,8 @@
 an empty directory. A block marks itself with the line before its fence:
 
 - nothing: it runs here, on the simulated backend where it measures (kscope.testing);
-- ``<!-- example: gpu -->``: it needs a CUDA GPU and torch, and runs in the GPU suite (marker gpu);
+- ``<!-- example: gpu -->``: on a GPU it measures the GPU (the GPU suite, marker gpu); here it runs
+  with KSCOPE_SIMULATED=1, every profiled call on the simulated backend;
 - ``<!-- example: excerpt -->``: lines of a larger program (the rest left out), only compiled
   (decorators alone with a function under them).
 
@@ -44,13 +45,18 @@ def params(kind):
             for where, found_kind, code in examples() if found_kind == kind]
 
 
-def run(code, directory):
-    """Runs the example in its own interpreter (it may set warning filters or change directory),
-    importing the kscope these tests import."""
+def run(code, directory, simulated=False):
+    """Runs the example as a script in its own interpreter (it may set warning filters or change directory),
+    importing the kscope these tests import; `simulated`: with KSCOPE_SIMULATED=1."""
     env = dict(os.environ, PYTHONPATH=str(Path(kscope.__file__).parents[1]), PYTHONDONTWRITEBYTECODE="1",
                MPLBACKEND="Agg")
     env.pop("KSCOPE_TOOL", None)
-    done = subprocess.run([sys.executable, "-c", code], cwd=directory, env=env, capture_output=True,
+    if simulated:
+        env["KSCOPE_SIMULATED"] = "1"
+    # As a script of its own, as users run it: Triton's @jit reads its kernel's source from a file.
+    script = Path(directory) / "example.py"
+    script.write_text(code)
+    done = subprocess.run([sys.executable, str(script)], cwd=directory, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, f"the example failed:\n{code}\n{done.stdout}\n{done.stderr}"
 
@@ -63,6 +69,11 @@ def test_example_runs(code, tmp_path):
 @pytest.mark.parametrize("code", params("gpu"))
 def test_gpu_example_runs(code, tmp_path):
     run(code, tmp_path)
+
+
+@pytest.mark.parametrize("code", [pytest.param(code, id=where) for where, kind, code in examples() if kind == "gpu"])
+def test_gpu_example_runs_without_a_gpu_under_kscope_simulated(code, tmp_path):
+    run(code, tmp_path, simulated=True)
 
 
 @pytest.mark.parametrize("code", params("excerpt"))

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import kscope
+from conftest import need
 from kscope import ConfigError, SweepInterrupted
 
 from durable_workload import make
@@ -250,8 +251,8 @@ def assert_same_table_files(prefix, expected):
 
 
 def test_a_jupyter_interrupt_stops_the_sweep_and_the_kernel_stays_usable(tmp_path):
-    jupyter_client = pytest.importorskip("jupyter_client")
-    pytest.importorskip("ipykernel")
+    jupyter_client = need("jupyter_client")
+    need("ipykernel")
     prefix = str(tmp_path / "nb_")
     km = jupyter_client.KernelManager(kernel_name="python3")
     km.start_kernel(env=dict(os.environ, PYTHONPATH=os.pathsep.join([KSCOPE_PATH, str(HERE)]),

@@ -2,6 +2,7 @@
 plain, timers replaced), its values (NumPy arrays, torch CPU tensors, numbers, tuples and dicts), the
 results object, failing inputs saved for replay, and the errors it gives."""
 
+import math
 import os
 import time
 
@@ -10,9 +11,10 @@ import pandas as pd
 import pytest
 
 import kscope
+from conftest import need
 from kscope.errors import ConfigError, SweepError
 
-torch = pytest.importorskip("torch")
+torch = need("torch")
 
 
 def normal(config, seed):
@@ -302,4 +304,308 @@ def test_an_output_that_is_no_array_makes_the_candidate_incorrect():
         _, reference = sides(sim)
         results = evaluated(lambda x: "not an array", reference)
     assert results.verdicts() == ["incorrect"]
-    assert "output 0 is a str, not a tensor or array" in results.to_dataframe()["Reason"][0]
+    assert "output is a str, not a tensor or array" in results.to_dataframe()["Reason"][0]
+
+
+# ---- Tolerances a few elements cannot blind ---------------------------------------------------------
+
+LOWEST = float(np.finfo(np.float32).min)
+
+
+@pytest.mark.parametrize("special, value", [
+    (lambda i: i % 4 == 0, lambda x: np.full_like(x, LOWEST)),           # a mask's fill, finfo.min
+    (lambda i: i % 4 == 0, lambda x: np.full_like(x, -np.inf)),          # -inf
+    (lambda i: i % 4 == 0, lambda x: np.full_like(x, -1e9)),             # masked_fill(mask, -1e9)
+    (lambda i: i % 4 != 0, lambda x: np.zeros_like(x)),                  # padding in three of four
+    (lambda i: i % 16 == 0, lambda x: 1e6 * x),                          # a few elements far larger
+], ids=["finfo-min-mask", "minus-inf-mask", "minus-1e9-mask", "padding", "mixed-magnitudes"])
+def test_a_mask_padding_or_a_few_large_elements_never_blind_the_tolerance(special, value):
+    """A reference holding finfo(float32).min in every fourth element made atol ~1e34: a candidate
+    50% wrong everywhere else was 'faster', Correct, with MaxRelError 2.2e-38."""
+    def output(x, factor):
+        return np.where(special(np.arange(x.size)), value(x), factor * 2 * x).astype(np.float32)
+
+    with kscope.testing.simulated_backend() as sim:
+        def reference(x):
+            sim.launch("reference_kernel", 1000)
+            return output(x, 1)
+
+        def right(x):
+            sim.launch("candidate_kernel", 500)
+            return output(x, 1)
+
+        def half_wrong(x):
+            sim.launch("candidate_kernel", 500)
+            return output(x, 1.5)
+
+        honest, wrong = evaluated(right, reference), evaluated(half_wrong, reference)
+    assert honest.verdicts() == ["faster"], honest.to_dataframe()["Reason"][0]
+    row = wrong.to_dataframe().iloc[0]
+    assert row["Verdict"] == "incorrect" and not row["Correct"], row["Reason"]
+    assert row["MaxRelError"] > 0.3
+
+
+def test_an_attention_mask_filled_with_the_dtypes_minimum_must_match_and_never_blinds():
+    def scores(config, seed):
+        g = torch.Generator().manual_seed(seed)
+        return torch.randn(32, 16, generator=g), torch.randn(32, 16, generator=g)
+
+    causal = torch.ones(32, 32, dtype=torch.bool).triu(1)
+    lowest = torch.finfo(torch.float32).min
+
+    with kscope.testing.simulated_backend() as sim:
+        def reference(q, k):
+            sim.launch("reference_kernel", 1000)
+            return (q @ k.T).masked_fill(causal, lowest)
+
+        def reordered(q, k):  # honest: another summation order
+            sim.launch("candidate_kernel", 500)
+            return torch.einsum("id,jd->ij", q, k).masked_fill(causal, lowest)
+
+        def half_wrong(q, k):
+            sim.launch("candidate_kernel", 500)
+            return (1.5 * (q @ k.T)).masked_fill(causal, lowest)
+
+        def other_fill(q, k):
+            sim.launch("candidate_kernel", 500)
+            return (q @ k.T).masked_fill(causal, -1e38)
+
+        results = {f.__name__: evaluated(f, reference, inputs=scores, configs=[None])
+                   for f in (reordered, half_wrong, other_fill)}
+    assert results["reordered"].verdicts() == ["faster"], results["reordered"].to_dataframe()["Reason"][0]
+    for name in ("half_wrong", "other_fill"):
+        row = results[name].to_dataframe().iloc[0]
+        assert row["Verdict"] == "incorrect", (name, row["Reason"])
+    assert "against -3.40282e+38" in results["other_fill"].to_dataframe()["Reason"][0]
+
+
+# ---- Outputs by name --------------------------------------------------------------------------------
+
+def test_dict_outputs_are_compared_by_key_and_other_keys_are_named():
+    """The same dict with its keys in another order was 'incorrect': outputs were paired by position."""
+    with kscope.testing.simulated_backend() as sim:
+        def reference(x):
+            sim.launch("reference_kernel", 1000)
+            return {"scaled": x * 2, "shifted": x + 100}
+
+        def reordered(x):
+            sim.launch("candidate_kernel", 500)
+            return {"shifted": x + 100, "scaled": x * 2}
+
+        def renamed(x):
+            sim.launch("candidate_kernel", 500)
+            return {"scaled": x * 2, "moved": x + 100}
+
+        def nested(x):
+            sim.launch("candidate_kernel", 500)
+            return {"scaled": x * 2, "shifted": [x + 100]}
+
+        def wrong_shift(x):
+            sim.launch("candidate_kernel", 500)
+            return {"shifted": x + 101, "scaled": x * 2}
+
+        results = {f.__name__: evaluated(f, reference) for f in (reordered, renamed, nested, wrong_shift)}
+    assert results["reordered"].verdicts() == ["faster"], results["reordered"].to_dataframe()["Reason"][0]
+    reason = results["renamed"].to_dataframe()["Reason"][0]
+    assert results["renamed"].verdicts() == ["incorrect"]
+    assert "it lacks output['shifted'], and returns output['moved'], which the reference does not return" in reason, reason
+    reason = results["nested"].to_dataframe()["Reason"][0]
+    assert "it lacks output['shifted'], and returns output['shifted'][0]" in reason, reason
+    reason = results["wrong_shift"].to_dataframe()["Reason"][0]
+    assert "output['shifted']: 64 of 64 elements outside" in reason, reason  # a mismatch names its output
+
+
+# ---- failing_inputs= ----------------------------------------------------------------------------
+
+def counting_sides(sim):
+    calls = []
+
+    def reference(x):
+        calls.append("reference")
+        sim.launch("reference_kernel", 1000)
+        return x * 2
+
+    def wrong(x):
+        calls.append("candidate")
+        sim.launch("candidate_kernel", 500)
+        return x * 3
+
+    return wrong, reference, calls
+
+
+@pytest.mark.parametrize("where, words", [
+    ("a-file", "is a regular file, not a directory"),
+    ("/dev/null", "is a character device, not a directory"),
+    ("/dev/null/failing", "cannot be made: '/dev/null' is a character device, not a directory"),
+    ("a-file/failing", "cannot be made: '{tmp}/a-file' is a regular file, not a directory"),
+])
+def test_failing_inputs_where_no_directory_can_be_fails_before_the_first_run(tmp_path, where, words):
+    """It failed after every run, with a bare [Errno 20], and the whole evaluation was lost."""
+    (tmp_path / "a-file").write_text("x")
+    path = where if where.startswith("/") else str(tmp_path / where)
+    with kscope.testing.simulated_backend() as sim:
+        wrong, reference, calls = counting_sides(sim)
+        with pytest.raises(ConfigError) as caught:
+            evaluated(wrong, reference, failing_inputs=path)
+    assert calls == []
+    message = str(caught.value)
+    assert f"failing_inputs {path!r}" in message and words.format(tmp=tmp_path) in message, message
+    assert "give a directory kscope can write in" in message
+
+
+def test_failing_inputs_in_a_read_only_directory_fails_before_the_first_run(unprivileged):
+    """Run as another user where the tests run as root (who may write anywhere)."""
+    scratch, run = unprivileged
+    directory = scratch / "ro"
+    directory.mkdir()
+    code = ("import sys, numpy as np, kscope\n"
+            "calls = []\n"
+            "with kscope.testing.simulated_backend() as sim:\n"
+            "    def reference(x):\n"
+            "        calls.append(1); sim.launch('r', 1000); return x * 2\n"
+            "    def wrong(x):\n"
+            "        calls.append(1); sim.launch('c', 500); return x * 3\n"
+            "    inputs = lambda c, seed: (np.random.default_rng(seed).standard_normal(8).astype(np.float32),)\n"
+            "    try:\n"
+            "        kscope.evaluate(wrong, reference, inputs, [None], verbosity='silent', failing_inputs=sys.argv[1])\n"
+            "    except kscope.ConfigError as e:\n"
+            "        print(e, len(calls))\n")
+    directory.chmod(0o555)
+    try:
+        inside, itself = run(code, directory / "failing"), run(code, directory)
+    finally:
+        directory.chmod(0o755)
+    assert f"failing_inputs '{directory}/failing' cannot be made: '{directory}' is not writable" in inside.stdout, inside
+    assert inside.stdout.rstrip().endswith(" 0"), inside  # no function was called
+    assert f"failing_inputs '{directory}' is not writable" in itself.stdout, itself
+
+
+def test_a_reproducer_that_cannot_be_saved_keeps_the_results_with_a_warning(tmp_path):
+    """A failure to save after the runs lost the whole EvaluationResults."""
+    directory = tmp_path / "failing"
+    with kscope.testing.simulated_backend() as sim:
+        wrong, reference, calls = counting_sides(sim)
+
+        def wrong_and_in_the_way(x):
+            if directory.is_dir():  # the directory is taken away while the evaluation runs
+                directory.rmdir()
+                directory.write_text("in the way")
+            return wrong(x)
+
+        with pytest.warns(kscope.ProfilerWarning, match="could not save the failing inputs of config 1") as warned:
+            results = evaluated(wrong_and_in_the_way, reference, failing_inputs=directory)
+    assert results.verdicts() == ["incorrect"]
+    assert results.failing_inputs == []
+    assert "the evaluation's results are complete" in str(warned[0].message)
+
+
+def test_inputs_that_cannot_be_copied_are_made_again_and_a_generator_of_inputs_is_refused(tmp_path):
+    """A generator among the inputs failed with "cannot pickle 'generator' object"."""
+    with kscope.testing.simulated_backend() as sim:
+        def with_a_generator(config, seed):
+            x = normal({"n": 8}, seed)[0]
+            return x, (float(v) for v in x)
+
+        def reference(x, values):
+            sim.launch("reference_kernel", 1000)
+            return np.array(list(values), dtype=np.float32) * 2
+
+        def candidate(x, values):
+            sim.launch("candidate_kernel", 500)
+            return np.array(list(values), dtype=np.float32) * 2
+
+        assert evaluated(candidate, reference, inputs=with_a_generator, configs=[None]).verdicts() == ["faster"]
+
+        with pytest.raises(SweepError) as caught:
+            evaluated(*sides(sim), inputs=lambda config, seed: (x for x in normal({"n": 8}, seed)), configs=[None])
+    message = str(caught.value)
+    assert "in inputs(config, seed): ConfigError: inputs(config, seed) returned a generator" in message, message
+    assert "return a tuple or list" in message
+
+
+# ---- Which function failed --------------------------------------------------------------------------
+
+def test_the_function_that_raised_is_named():
+    """Only "ValueError: ..." was said, not whether inputs(), the reference or the candidate raised."""
+    def bad_inputs(config, seed):
+        raise ValueError("no such size")
+
+    with kscope.testing.simulated_backend() as sim:
+        candidate, reference = sides(sim)
+        with pytest.raises(SweepError) as from_inputs:
+            evaluated(candidate, reference, inputs=bad_inputs)
+
+        def bad_reference(x):
+            raise ValueError("reference broken")
+
+        with pytest.raises(SweepError) as from_reference:
+            evaluated(candidate, bad_reference)
+
+        def returns_text(x):
+            return "done"
+
+        with pytest.raises(SweepError) as from_reference_outputs:
+            evaluated(candidate, returns_text)
+
+        def bad_candidate(x):
+            raise ValueError("candidate broken")
+
+        failed = evaluated(bad_candidate, reference)
+    assert "failed in warm-up run 1, in inputs(config, seed): ValueError: no such size" in str(from_inputs.value)
+    assert "failed in warm-up run 1, in the reference: ValueError: reference broken" in str(from_reference.value)
+    assert "in the reference: ConfigError: output is a str, not a tensor or array" in str(from_reference_outputs.value)
+    assert "the candidate raised ValueError: candidate broken" in failed.to_dataframe()["Reason"][0]
+
+
+def test_inputs_that_differ_for_one_seed_are_refused():
+    """The reference got a clone of the candidate's inputs, so the same-seed check could never fail."""
+    with kscope.testing.simulated_backend() as sim:
+        with pytest.raises(ConfigError, match="different inputs for the same seed"):
+            evaluated(*sides(sim), inputs=lambda config, seed: (np.random.default_rng().standard_normal(8),))
+
+
+# ---- Long values in messages ------------------------------------------------------------------------
+
+def test_long_values_are_cut_in_evaluate_messages():
+    """100 KB and 1 MB values were echoed whole."""
+    huge = "x" * 1_000_000
+    with kscope.testing.simulated_backend() as sim:
+        candidate, reference = sides(sim)
+        refused = []
+        for arguments in (dict(candidate=huge), dict(rtol=huge), dict(seed=huge), dict(configs=[{huge: 1}]),
+                          dict(work=lambda config: huge)):
+            call = dict(candidate=candidate, reference=reference, inputs=normal, configs=[{"n": 8}])
+            call.update(arguments)
+            with pytest.raises((ConfigError, SweepError)) as caught:
+                kscope.evaluate(call.pop("candidate"), call.pop("reference"), call.pop("inputs"), call.pop("configs"),
+                                verbosity="silent", **call)
+            refused.append(str(caught.value))
+
+        def bad_inputs(config, seed):
+            raise ValueError("no inputs for this config")
+
+        with pytest.raises(SweepError) as caught:
+            evaluated(candidate, reference, inputs=bad_inputs, configs=[{"n": "y" * 100_000}])
+        refused.append(str(caught.value))
+
+        def keyed(x):
+            sim.launch("candidate_kernel", 500)
+            return {huge: x * 2}
+
+        refused.append(evaluated(keyed, reference).to_dataframe()["Reason"][0])
+    for message in refused:
+        assert len(message) < 2000 and "characters)" in message, message[:300]
+
+
+# ---- The simulated backend in Python's words --------------------------------------------------------
+
+def test_a_negative_or_endless_simulated_duration_is_refused_in_python_terms():
+    """A negative duration was accepted (as 0 ns); the refusal of inf named SimulatedBackend::launch."""
+    with kscope.testing.simulated_backend() as sim:
+        for duration, words in ((-5.0, "duration_ns is -5: a kernel takes 0 ns or more"),
+                                (math.inf, "duration_ns is inf, beyond what the simulated GPU clock counts")):
+            with pytest.raises(ConfigError) as caught:
+                sim.launch("k", duration)
+            assert str(caught.value).startswith("SimulatedBackend.launch: " + words), str(caught.value)
+        with pytest.raises(ConfigError, match="gap_ns is -1: a gap takes 0 ns or more"):
+            sim.launch("k", 10.0, gap_ns=-1.0)

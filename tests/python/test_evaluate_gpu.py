@@ -278,3 +278,46 @@ def test_a_spin_of_known_cycles_is_timed_at_least_that_long():
     # (kGlobalTimerTickNs; an H100 once gave 1,009,490 ns for 2e6 cycles at 1980 MHz, 611 ns short).
     assert r["CandidateMedianNs"] >= cycles / rated_mhz * 1e3 - 2000, r
     assert r["Verdict"] == "slower", r["Reason"]
+
+
+# ---- Tolerances and outputs on the GPU ------------------------------------------------------------
+
+def attention_inputs(config, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    n = config["n"]
+    return torch.randn(n, 64, device="cuda", generator=g), torch.randn(n, 64, device="cuda", generator=g)
+
+
+def test_an_attention_mask_fill_never_blinds_the_tolerance_on_the_gpu():
+    """Scores masked with finfo(float32).min made atol ~1e34: a candidate 50% wrong elsewhere was faster."""
+    lowest = torch.finfo(torch.float32).min
+
+    def causal(n):
+        return torch.ones(n, n, dtype=torch.bool, device="cuda").triu(1)
+
+    def reference(q, k):
+        return (q @ k.T).masked_fill(causal(q.shape[0]), lowest)
+
+    def reordered(q, k):  # the same scores, another kernel
+        return torch.einsum("id,jd->ij", q, k).masked_fill(causal(q.shape[0]), lowest)
+
+    def half_wrong(q, k):
+        return (1.5 * (q @ k.T)).masked_fill(causal(q.shape[0]), lowest)
+
+    def other_fill(q, k):
+        return (q @ k.T).masked_fill(causal(q.shape[0]), -1e38)
+
+    honest(evaluated(reordered, reference, attention_inputs, n=1024))
+    for wrong in (half_wrong, other_fill):
+        r = row(evaluated(wrong, reference, attention_inputs, n=1024))
+        assert r["Verdict"] == "incorrect", (wrong.__name__, r["Reason"])
+
+
+def test_dict_outputs_on_the_gpu_are_compared_by_key():
+    def reference(a, b):
+        return {"sum": a + b, "product": a * b}
+
+    def reordered(a, b):
+        return {"product": torch.mul(a, b), "sum": torch.add(a, b)}
+
+    honest(evaluated(reordered, reference))

@@ -1,37 +1,55 @@
-"""Every example runs: on the CPU with the simulated backend standing in for the GPU (its
-workloads module replaced), and for real on a GPU (marker gpu)."""
+"""Every example runs: as a script with KSCOPE_SIMULATED=1 (no GPU: its work is kscope.testing.workloads'
+simulated kernels), as a user runs it; its main() in this process on the simulated backend, checking
+what it returns; and for real on a GPU (marker gpu)."""
 
 import importlib
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
 import kscope
-from conftest import EXAMPLES
+from conftest import EXAMPLES, need
+from kscope.testing import workloads
 
-import fake_workloads
-
+SCRIPTS = sorted(path.stem for path in EXAMPLES.glob("*.py") if "__main__" in path.read_text())  # not their modules
 CPU_EXAMPLES = ["basic_sweep", "derive_tflops", "plot_results", "annotate_usage", "output_csv", "profile_twice",
                 "evaluate_kernelbench", "choose_config"]
+NEEDS_TORCH = {"evaluate_kernelbench"}  # torch's modules on CPU tensors when simulated
 
 
-def load(name, workloads):
+def load(name):
     sys.path.insert(0, str(EXAMPLES))
     try:
-        sys.modules["workloads"] = workloads
         sys.modules.pop(name, None)
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(EXAMPLES))
         sys.modules.pop(name, None)
-        sys.modules.pop("workloads", None)
 
 
 @pytest.fixture
 def run_example(sim, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples write their files into the working directory
-    return lambda name: load(name, fake_workloads).main()
+    return lambda name: load(name).main()
+
+
+def test_every_example_is_run_here():
+    assert set(CPU_EXAMPLES) | {"torch_vs_triton"} == set(SCRIPTS)
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_example_runs_as_a_script_without_a_gpu(name, tmp_path):
+    if name in NEEDS_TORCH:
+        need("torch")
+    env = dict(os.environ, KSCOPE_SIMULATED="1", MPLBACKEND="Agg", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONPATH=str(Path(kscope.__file__).parents[1]))
+    done = subprocess.run([sys.executable, str(EXAMPLES / f"{name}.py")], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{name}.py failed under KSCOPE_SIMULATED=1:\n{done.stdout}\n{done.stderr}"
 
 
 def test_basic_sweep(run_example):
@@ -41,7 +59,7 @@ def test_basic_sweep(run_example):
 
 
 def test_evaluate_kernelbench(run_example):
-    pytest.importorskip("torch")
+    need("torch")
     honest, cached = run_example("evaluate_kernelbench")
     assert honest.to_dataframe()["Correct"].all()
     # The simulated backend sees no kernel of CPU tensors: every call is no_work, hence suspect.
@@ -61,7 +79,7 @@ def test_derive_tflops(run_example):
     df = run_example("derive_tflops")
     tflops = df[df["Metric"] == "tflops"]
     assert len(tflops) == 6 and (tflops["Unit"] == "TFLOP/s").all()
-    assert tflops["dtype"].tolist()[:2] == list(fake_workloads.DTYPES)  # the very objects
+    assert tflops["dtype"].tolist()[:2] == list(workloads.DTYPES)  # the very objects
     big = tflops[tflops["n"] == 4096]["AvgValue"].iloc[0]
     assert 400 < big < 500  # 2 n^3 / duration
 

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -167,16 +166,13 @@ def test_a_sweep_that_failed_as_it_started_leaves_nothing_that_holds_the_prefix(
     assert len(g().to_dataframe()) == 1
 
 
-def test_a_finished_sweep_in_a_read_only_directory_points_to_kscope_load():
+def test_a_finished_sweep_in_a_read_only_directory_points_to_kscope_load(unprivileged):
     """It was refused without pointing to kscope.load. Run as another user where the tests run as
-    root (who may write anywhere), in a directory that user can reach."""
-    with tempfile.TemporaryDirectory() as scratch:
-        finished_sweep_in_a_read_only_directory(Path(scratch))
-
-
-def finished_sweep_in_a_read_only_directory(tmp_path):
-    directory = tmp_path / "ro"
+    root (who may write anywhere)."""
+    scratch, run = unprivileged
+    directory = scratch / "ro"
     directory.mkdir()
+    directory.chmod(0o777)
     code = ("import kscope, kscope.testing as t, sys\n"
             "with t.simulated_backend() as sim:\n"
             "    @kscope.analyze.kernel(configs=[(1,)], runs=2, verbosity=0, output_prefix=sys.argv[1],"
@@ -188,20 +184,11 @@ def finished_sweep_in_a_read_only_directory(tmp_path):
             "        f()\n"
             "    except kscope.ConfigError as e:\n"
             "        print(e)\n")
-    user = "nobody" if os.geteuid() == 0 else None
-    for path in (tmp_path, directory):
-        path.chmod(0o777)
-    run = lambda how: subprocess.run([sys.executable, "-c", code, f"{directory}/", how], user=user, text=True,
-                                     capture_output=True, env=dict(os.environ, PYTHONPATH=PACKAGE_PARENT))
-    reachable = subprocess.run([sys.executable, "-c", "import kscope"], user=user, capture_output=True,
-                               env=dict(os.environ, PYTHONPATH=PACKAGE_PARENT))
-    if reachable.returncode != 0:
-        pytest.skip(f"the user {user} cannot import the kscope package under {PACKAGE_PARENT}")
-    first = run("measure")
+    first = run(code, f"{directory}/", "measure")
     assert first.returncode == 0 and first.stdout == "", first
     directory.chmod(0o555)
     try:
-        refused = run("resume")
+        refused = run(code, f"{directory}/", "resume")
     finally:
         directory.chmod(0o755)
     assert (f"The results of the sweep there need no writing: read them with kscope.load('{directory}/f-0-results.json')"

@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 import kscope
+from conftest import need
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "notebooks" / "quickstart.ipynb"
 
 
 def execute(tmp_path, monkeypatch, simulated):
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    pytest.importorskip("ipykernel")
+    nbformat = need("nbformat")
+    nbclient = need("nbclient")
+    need("ipykernel")
     # The kernel is a new process: it finds this kscope through PYTHONPATH.
     package_root = str(Path(kscope.__file__).resolve().parents[1])
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import kscope
+from conftest import need
 from kscope import ConfigError
 
 from sharded_workload import CONFIGS, profiled
@@ -124,7 +125,7 @@ def _free_port():
 
 
 def torchrun(tmp_path, *args, **env):
-    pytest.importorskip("torch.distributed.run", reason="torchrun needs torch (Debian: python3-torch)")
+    need("torch.distributed.run")
     # --redirects/--tee given as 1: Debian's torch 1.13 on Python 3.11 reads the default 0 as None
     # (Flag iteration no longer yields the zero member) and fails before starting a worker.
     command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=3",

@@ -231,3 +231,13 @@ def test_the_cupti_note_is_shown_once_per_process(recwarn):
             f()
     notes = [w for w in recwarn if "kscope.Tool.CUPTI is active" in str(w.message)]
     assert len(notes) == 1 and notes[0].category is kscope.ProfilerWarning
+
+
+def test_an_unknown_tool_names_the_tools():
+    """Tool('nvprof') said only "'nvprof' is not a valid Tool"."""
+    with pytest.raises(ConfigError) as caught:
+        Tool("nvprof")
+    message = str(caught.value)
+    assert "'nvprof' is not a kscope.Tool" in message and "'ncu'" in message and "'cupti'" in message, message
+    assert isinstance(caught.value, ValueError)  # as Enum's own refusal
+    assert Tool("CUPTI") is Tool.CUPTI  # as KSCOPE_TOOL, in any case

@@ -1,6 +1,8 @@
 """kscope.tune (racing configs), compare's clock-aware verdicts and gate, and the simulated backend's
 noise, on the simulated backend against its known truth."""
 
+import os
+
 import pytest
 
 import kscope
@@ -166,3 +168,49 @@ def test_a_config_object_is_shown_by_its_str_not_its_address(sim):
     text = str(race)
     assert "winner: config=BLOCK: 3" in text
     assert "object at 0x" not in text
+
+
+def test_a_failure_mid_race_is_numbered_among_the_sweeps_configs_and_keeps_every_row(sim):
+    calls = []
+
+    def crashes_in_the_final(n):
+        calls.append(n)
+        if len(calls) == 110:  # the final round: 88 screening runs (8 x (1 + 10)), then passes of 2 finalists
+            raise RuntimeError("the kernel crashed")
+        with kscope.annotate("gemm"):
+            sim.launch(f"k{n}", BASE[n])
+
+    with pytest.raises(kscope.SweepError) as failed:
+        kscope.tune(crashes_in_the_final, configs=list(BASE), runs=40, verbosity="silent")
+    message = str(failed.value)
+    assert message.startswith("race round 2 (final): config 5/8 (n=4) failed in run 1: RuntimeError: the kernel "
+                              "crashed\n8 summary rows of the race's rounds so far are kept in the error's "
+                              "partial_results"), message
+    assert len(failed.value.partial_results.to_dataframe()) == 8
+
+
+def test_a_resume_with_other_race_options_is_refused_by_name(sim, tmp_path):
+    prefix = str(tmp_path / "race_")
+    gemm = space(sim)
+    kscope.tune(gemm, configs=list(BASE), runs=40, output_prefix=prefix, verbosity="silent")
+    with pytest.raises(kscope.ConfigError, match=r"^cannot resume the race under output_prefix '.*race_': it was "
+                                                 r"raced with threshold_pct=2, first_runs=10 \(this call gives 15, 5\), "
+                                                 r"and only the options it was raced with take the same decisions "
+                                                 r"again from its runs on disk: resume with threshold_pct=2, "
+                                                 r"first_runs=10, or race again with overwrite=True"):
+        kscope.tune(gemm, configs=list(BASE), runs=40, threshold_pct=15, first_runs=5, output_prefix=prefix,
+                    resume=True, verbosity="silent")
+    assert kscope.tune(gemm, configs=list(BASE), runs=40, output_prefix=prefix, resume=True,
+                       verbosity="silent").winner == (3,)
+    # Run again without resume: the finished race is moved aside, its options file with it.
+    assert kscope.tune(gemm, configs=list(BASE), runs=40, output_prefix=prefix, verbosity="silent").winner == (3,)
+    assert os.path.exists(f"{prefix}race-options.json.~1~") and os.path.exists(f"{prefix}race.csv.~1~")
+
+
+def test_a_shard_with_nothing_to_race_answers_without_raising(sim):
+    race = kscope.tune(space(sim), configs=[0, 1], runs=20, shard=(3, 4), verbosity="silent")
+    assert race.winner is None and race.winner_index is None
+    assert race.ties == [] and race.tie_indices == [] and len(race) == 0
+    assert repr(race) == "<kscope.RaceResults: no config raced (a shard that holds none of the sweep's configs)>"
+    assert "winner" not in str(race)
+    assert race.to_dataframe().empty

@@ -14,6 +14,7 @@ import pytest
 
 import kscope._core
 import kscope.analyze
+from conftest import missing_reason
 from kscope import _options
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ try:
     import mypy  # noqa: F401
 except ImportError:
     mypy = None
-needs_mypy = pytest.mark.skipif(mypy is None, reason="mypy is not installed (Debian: apt install python3-mypy)")
+needs_mypy = pytest.mark.skipif(mypy is None, reason=missing_reason("import:mypy"))
 
 
 # The flags of mypy --strict that may be set per module (--strict itself is global only): typed
@@ -178,7 +179,9 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
     keywords = {name: p for name, p in kernel.items() if name not in ("_func", "configs")}
     assert set(keywords) == set(_options.OPTIONS)
     engine_fields = {name for name, *_ in kscope._core.settings_fields()}
-    assert inspect.signature(kscope.analyze.kernel) == inspect.signature(_options.kernel_signature)
+    # help() shows the options' annotations evaluated, and what kernel returns.
+    options = inspect.signature(_options.kernel_signature, eval_str=True)
+    assert list(inspect.signature(kscope.analyze.kernel).parameters.values()) == list(options.parameters.values())
     hints = typing.get_type_hints(_options.kernel_signature)
     help_text = kscope.analyze.kernel.__doc__ or ""
     for name, option in _options.OPTIONS.items():

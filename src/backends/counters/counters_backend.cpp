@@ -152,6 +152,9 @@ void CountersBackend::begin_run(const RunContext& run) {
 }
 
 void CountersBackend::flush_cache() {
+  // Everything enqueued before, on every stream (a side stream does not wait for the legacy one),
+  // ends before the flush starts.
+  device_.synchronize();
   // Its kernels launched one by one (a graph launch breaks CUPTI's AutoRange passes): on the H200
   // the discard kernel is a range of its own, the memset none. The tracker records the flush as one,
   // whatever its ranges, and attribution skips them.
@@ -163,7 +166,8 @@ void CountersBackend::flush_cache() {
     throw;
   }
   tracker_.end_flush();
-  // Finished before the region's range starts, so no counter of the region sees the flush.
+  // Finished before the region's range starts, and before any of its calls on any stream is made, so
+  // no counter of the region sees the flush.
   device::check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize (after the L2 flush)");
 }
 
@@ -174,11 +178,18 @@ void CountersBackend::region_begin(const RegionContext& region) {
 }
 
 void CountersBackend::region_end(const RegionContext&) {
-  if (kind_ == RangeKind::per_region) profiler_->pop_range();
+  if (kind_ == RangeKind::per_region) {
+    // The range ends once the region's work has, on every stream: a side stream's kernel may still
+    // run when the region closes on the host.
+    device_.synchronize();
+    profiler_->pop_range();
+  }
   tracker_.set_region(-1);
 }
 
 void CountersBackend::end_run(const RunContext& run, const std::vector<RegionRecord>& regions) {
+  // Refused by name here, before the range profiler's stop fails with CUPTI_ERROR_UNKNOWN.
+  if (kind_ == RangeKind::per_kernel && pass_ == 0) counters::refuse_graph_launches(tracker_.launches(run.batch_index));
   if (pass_ > 0) {
     counters::check_same_launches(counters::launches_of(first_pass_, run.batch_index),
                                   tracker_.launches(run.batch_index), run.pass);

@@ -32,8 +32,11 @@ std::string device_chip(int device) {
     if (device < 0) device::check_cuda(cudaGetDevice(&device), "cudaGetDevice");
     device::check_cuda(cudaFree(nullptr), "cudaFree(0)");
   } catch (const CudaError& e) {
-    throw CudaError(std::string(e.what()) +
-                    ". Without a usable device, name the chip instead (e.g. \"GH100\" for the H100/H200)");
+    throw CudaError(std::string(e.what()) + ". Without a usable device, " +
+                    detail::spell("name the chip instead (e.g. \"GH100\" for the H100/H200)",
+                                  "name the chip instead (e.g. chip=\"GH100\" for the H100/H200)",
+                                  "name the chip with --chip (e.g. --chip GH100 for the H100/H200; "
+                                  "kscope metrics --chips lists them)"));
   }
   return counters::chip_of_device(device);
 }

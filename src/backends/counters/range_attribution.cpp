@@ -72,18 +72,22 @@ std::string user_range_name(std::size_t run, std::size_t region) {
   return std::to_string(run) + ":" + std::to_string(region);
 }
 
-std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& launches,
-                                                    const std::vector<RangeResult>& ranges,
-                                                    const std::vector<std::size_t>& region_counts,
-                                                    const MetricLayout& layout) {
+void refuse_graph_launches(const std::vector<Launch>& launches) {
   for (const auto& l : launches) {
     if (l.graph && l.region >= 0) {
-      throw BackendError("region " + std::to_string(l.region) +
-                         " launched a CUDA graph: the range profiler cannot replay the kernels of a graph one by one "
+      throw BackendError("kernel replay cannot replay a CUDA graph launch (region " + std::to_string(l.region) +
+                         " launched one): the range profiler cannot measure the kernels of a graph one by one "
                          "(CUPTI limitation). Use " + replay_range_fix() +
                          ", which measures the whole region, or launch the kernels without a graph");
     }
   }
+}
+
+std::vector<RunMeasurement> attribute_kernel_ranges(const std::vector<Launch>& launches,
+                                                    const std::vector<RangeResult>& ranges,
+                                                    const std::vector<std::size_t>& region_counts,
+                                                    const MetricLayout& layout) {
+  refuse_graph_launches(launches);
   // Every flush made the same number of ranges (it is the same work each time): 0 to kMaxFlushRanges.
   const auto flushes = static_cast<std::size_t>(std::count_if(launches.begin(), launches.end(), [](const Launch& l) {
     return l.flush;

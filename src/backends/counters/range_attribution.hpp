@@ -40,6 +40,10 @@ struct RangeResult {
 // The user range of region `region` of the batch's run `run`.
 std::string user_range_name(std::size_t run, std::size_t region);
 
+// Throws BackendError naming the CUDA graph where a region launched one: kernel replay cannot
+// measure a graph's kernels one by one, and CUPTI fails the pass with an unknown error if asked.
+void refuse_graph_launches(const std::vector<Launch>& launches);
+
 // One measurement per run of the batch: `region_counts[k]` is how many regions run k opened, and
 // every launch's run is below region_counts.size(). `layout` puts each kernel's launch__ metrics
 // beside its counter values (none by default).

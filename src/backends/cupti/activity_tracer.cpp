@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <new>
 #include <optional>
 #include <span>
@@ -67,7 +68,7 @@ ActivityTracer& ActivityTracer::instance() {
   return *tracer;
 }
 
-void ActivityTracer::begin_session(bool observe_calls) {
+void ActivityTracer::begin_session(bool observe_calls, StreamOrder& order) {
   std::lock_guard lock(session_mutex_);
   if (std::string fatal = fatal_error(); !fatal.empty()) throw BackendError(fatal_error_message(fatal));
   // The process's one CUPTI subscriber, shared with the counters backend, now calls us.
@@ -79,10 +80,12 @@ void ActivityTracer::begin_session(bool observe_calls) {
     buffers_registered_ = true;
   }
   observing_calls_ = observe_calls;
+  order_.store(&order, std::memory_order_release);
   try {
-    for (CUpti_CallbackId cbid : kLaunchCallbacks)
+    // Every launch, copy, fill and stream destruction: the stream order's; the launches' records too.
+    for (CUpti_CallbackId cbid : StreamOrder::callbacks())
       check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                  "cuptiEnableCallback(driver launch)");
+                  "cuptiEnableCallback(driver launch, copy, fill or stream destruction)");
     for (const auto& list : {std::span<const CUpti_CallbackId>(kCaptureBeginCallbacks), std::span<const CUpti_CallbackId>(kCaptureEndCallbacks)})
       for (CUpti_CallbackId cbid : list)
         check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
@@ -91,12 +94,6 @@ void ActivityTracer::begin_session(bool observe_calls) {
                 "cuptiEnableCallback(state fatal error)");
     check_cupti(cuptiActivityEnable(kKernelKind), "cuptiActivityEnable(CONCURRENT_KERNEL)");
     if (observe_calls) {
-      for (CUpti_CallbackId cbid : kDeprecatedLaunchCallbacks)
-        check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                    "cuptiEnableCallback(deprecated driver launch)");
-      for (CUpti_CallbackId cbid : memory_callbacks())
-        check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                    "cuptiEnableCallback(driver copy or fill)");
       for (CUpti_ActivityKind kind : kMemoryKinds)
         check_cupti(cuptiActivityEnable(kind), "cuptiActivityEnable(MEMCPY, MEMCPY2, MEMSET)");
     }
@@ -117,17 +114,14 @@ void ActivityTracer::end_session() noexcept {
 void ActivityTracer::quiet() noexcept {
   set_region(kNoRegion);
   cuptiActivityDisable(kKernelKind);
-  for (CUpti_CallbackId cbid : kLaunchCallbacks) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (CUpti_CallbackId cbid : StreamOrder::callbacks())
+    cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  order_.store(nullptr, std::memory_order_release);
   for (const auto& list : {std::span<const CUpti_CallbackId>(kCaptureBeginCallbacks), std::span<const CUpti_CallbackId>(kCaptureEndCallbacks)})
     for (CUpti_CallbackId cbid : list) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   captures_.store(0, std::memory_order_relaxed);
-  if (observing_calls_) {
+  if (observing_calls_)
     for (CUpti_ActivityKind kind : kMemoryKinds) cuptiActivityDisable(kind);
-    for (CUpti_CallbackId cbid : kDeprecatedLaunchCallbacks)
-      cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    for (CUpti_CallbackId cbid : memory_callbacks())
-      cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-  }
   cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   clear();
@@ -194,10 +188,18 @@ void CUPTIAPI ActivityTracer::on_callback(void* userdata, CUpti_CallbackDomain d
 }
 
 void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
+  if (StreamOrder* order = order_.load(std::memory_order_acquire)) order->on_driver_call(cbid, call);
   if (const int step = capture_step(cbid)) {
     if (call.callbackSite == CUPTI_API_EXIT) count_capture(step, *static_cast<const CUresult*>(call.functionReturnValue));
     return;
   }
+  // Copies, fills and the deprecated launches are traced only while calls are observed; a stream's
+  // destruction never is.
+  const bool traced = observing_calls_ ? cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy &&
+                                             cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2
+                                       : std::find(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks), cbid) !=
+                                             std::end(kLaunchCallbacks);
+  if (!traced) return;
   if (call.callbackSite != CUPTI_API_ENTER) {
     if (*static_cast<const CUresult*>(call.functionReturnValue) != CUDA_SUCCESS) {
       // A failed call runs nothing; forget it rather than report a missing record.

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "backends/cupti/activity_ledger.hpp"
+#include "backends/stream_order.hpp"
 
 namespace kscope::cupti {
 
@@ -26,8 +27,9 @@ class ActivityTracer {
   // Never destroyed: CUPTI may still call back while the process exits, after static destructors ran.
   static ActivityTracer& instance();
 
-  // `observe_calls`: copies and fills are traced too, and launch_marker() is available.
-  void begin_session(bool observe_calls);
+  // `observe_calls`: copies and fills are traced too, and launch_marker() is available. `order`
+  // sees every launch, copy, fill and stream destruction until the session ends.
+  void begin_session(bool observe_calls, StreamOrder& order);
   void end_session() noexcept;
 
   // The region calls are made in from now on (-1: none).
@@ -65,6 +67,7 @@ class ActivityTracer {
   bool buffers_registered_ = false;
   bool observing_calls_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::atomic<StreamOrder*> order_{nullptr};  // the session's
   // The open region and whether its call returned, in one word so that a launching thread reads
   // both at once: -1 for none, else region * 2 + returned.
   std::atomic<std::int64_t> region_state_{-1};

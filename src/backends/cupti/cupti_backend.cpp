@@ -34,7 +34,8 @@ void CuptiBackend::begin_session(const Settings& settings) {
   // An enabled range profiler on the context can leave the activity records without timestamps.
   counters::release_kept_profiler();
   device_.begin_session(settings);
-  ActivityTracer::instance().begin_session(calls_.observing());
+  order_.begin_session();
+  ActivityTracer::instance().begin_session(calls_.observing(), order_);
   session_open_ = true;
 }
 
@@ -53,8 +54,13 @@ void CuptiBackend::end_session() noexcept {
 }
 
 void CuptiBackend::flush_cache() {
+  // The work enqueued before on streams that do not wait for the legacy one ends before the flush.
+  order_.join();
   if (!calls_.observing()) {
+    // Their first calls from now on wait for the flush's end: the legacy stream's own work and the
+    // blocking streams' wait for it anyway. A program that never used such a stream pays nothing.
     device_.flush_l2(cudaStreamLegacy);
+    order_.gate_after_flush();
     return;
   }
   // evaluate(): persisting lines are made normal whatever the limit says now (a candidate may have

@@ -6,6 +6,10 @@
 // and each activity is flagged as launched after the call returned, or not joined to the caller's
 // stream.
 //
+// With cache_control all, the region's kernels, copies and fills on streams that do not wait for the
+// legacy stream (PyTorch's side streams) are made to wait for the L2 flush, and the flush for their
+// earlier work, on the GPU (backends/stream_order.*): none runs beside it, whatever its stream.
+//
 // Runs are collected in batches: each launch is tagged with the run it belongs to, and one
 // synchronize plus one activity flush hands back every run ended since the last collection.
 #include <string>
@@ -13,6 +17,7 @@
 #include <vector>
 
 #include "backends/cupti/cupti_calls.hpp"
+#include "backends/stream_order.hpp"
 #include "core/kernel_names.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/measurement_backend.hpp"
@@ -48,6 +53,7 @@ class CuptiBackend final : public MeasurementBackend {
  private:
   device::MeasuredDevice device_;
   cupti::CuptiCalls calls_;
+  cupti::StreamOrder order_;
   std::vector<std::size_t> ended_region_counts_;  // per run ended since the last collection
   bool session_open_ = false;
   struct CollectionTime {  // summed over a session, for the debug log

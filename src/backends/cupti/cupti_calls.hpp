@@ -20,8 +20,8 @@ class CuptiCalls final : public CallObserver {
 
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
-  std::vector<double> sums_of_squares(const std::vector<TensorView>& tensors) override {
-    return checks_.sums_of_squares(tensors);
+  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) override {
+    return checks_.typical_magnitudes(tensors);
   }
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override {
     return checks_.checksums(tensors);

@@ -10,6 +10,9 @@ namespace {
 
 // The size a call moves, from its parameters; nullptr where it is not known from them.
 using SizeOf = std::size_t (*)(const void* params);
+// The stream a call is enqueued on, from its parameters: 0 for a synchronous call (the legacy or
+// the per-thread default stream).
+using StreamOf = CUstream (*)(const void* params);
 
 template <class Params>
 std::size_t copied_bytes(const void* params) {
@@ -27,9 +30,17 @@ std::size_t filled_area(const void* params) {
   return p->Width * p->Height;
 }
 
+template <class Params>
+CUstream stream_param(const void* params) {
+  if constexpr (requires(const Params& p) { p.hStream; }) return static_cast<const Params*>(params)->hStream;
+  else return nullptr;
+}
+CUstream no_stream(const void*) { return nullptr; }  // a synchronous call without a parameter struct of its own
+
 struct MemoryCall {
   CUpti_CallbackId cbid;
   SizeOf size;
+  StreamOf stream;
 };
 
 // Copies between a named pair of memories (device, array, host to or from device or array, peer
@@ -39,11 +50,11 @@ struct MemoryCall {
 // (CUpti_ActivityMemcpy6::copyCount): their records are taken, whatever their number.
 // Each name is pasted where it is given: cuda.h defines the legacy names (cuMemcpyHtoD) as macros
 // for their _v2 successors, which an argument passed on unpasted would become.
-#define KSCOPE_SIZED(cbid, params, size_of) MemoryCall{cbid, &size_of<params>}
+#define KSCOPE_SIZED(cbid, params, size_of) MemoryCall{cbid, &size_of<params>, &stream_param<params>}
 #define KSCOPE_COPY(name) KSCOPE_SIZED(CUPTI_DRIVER_TRACE_CBID_##name, name##_params, copied_bytes)
 #define KSCOPE_FILL(name) KSCOPE_SIZED(CUPTI_DRIVER_TRACE_CBID_##name, name##_params, filled_elements)
 #define KSCOPE_FILL_2D(name) KSCOPE_SIZED(CUPTI_DRIVER_TRACE_CBID_##name, name##_params, filled_area)
-#define KSCOPE_UNSIZED(name) MemoryCall{CUPTI_DRIVER_TRACE_CBID_##name, nullptr}
+#define KSCOPE_UNSIZED(name) MemoryCall{CUPTI_DRIVER_TRACE_CBID_##name, nullptr, &stream_param<name##_params>}
 
 const std::array kMemoryCalls{
     // Copies between named memories: synchronous, then asynchronous.
@@ -63,7 +74,8 @@ const std::array kMemoryCalls{
     KSCOPE_COPY(cuMemcpyAtoHAsync), KSCOPE_COPY(cuMemcpyAtoHAsync_v2), KSCOPE_COPY(cuMemcpyAtoHAsync_v2_ptsz),
     KSCOPE_COPY(cuMemcpyPeerAsync), KSCOPE_COPY(cuMemcpyPeerAsync_ptsz),
     // Copies through unified addresses or descriptors, and batches.
-    KSCOPE_UNSIZED(cuMemcpy), KSCOPE_UNSIZED(cuMemcpy_v2), KSCOPE_UNSIZED(cuMemcpy_ptds),
+    KSCOPE_UNSIZED(cuMemcpy), MemoryCall{CUPTI_DRIVER_TRACE_CBID_cuMemcpy_v2, nullptr, &no_stream},
+    KSCOPE_UNSIZED(cuMemcpy_ptds),
     KSCOPE_UNSIZED(cuMemcpyAsync), KSCOPE_UNSIZED(cuMemcpyAsync_ptsz),
     KSCOPE_UNSIZED(cuMemcpy2D), KSCOPE_UNSIZED(cuMemcpy2D_v2), KSCOPE_UNSIZED(cuMemcpy2D_v2_ptds),
     KSCOPE_UNSIZED(cuMemcpy2DUnaligned), KSCOPE_UNSIZED(cuMemcpy2DUnaligned_v2),
@@ -125,6 +137,13 @@ std::optional<Records> memory_call_records(CUpti_CallbackId cbid, const void* pa
   if (!call) return std::nullopt;
   // Zero bytes may be no GPU work at all: its record, if any, is taken.
   return call->size && params && call->size(params) > 0 ? Records::one : Records::any;
+}
+
+std::optional<CUstream> memory_call_stream(CUpti_CallbackId cbid, const void* params) {
+  if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE || !params) return std::nullopt;
+  const MemoryCall* call = calls_by_id()[cbid];
+  if (!call) return std::nullopt;
+  return call->stream(params);
 }
 
 std::string copy_name(std::uint8_t copy_kind) {

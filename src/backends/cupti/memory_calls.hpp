@@ -21,6 +21,10 @@ const std::vector<CUpti_CallbackId>& memory_callbacks();
 // functionParams) yields; nullopt when `cbid` is not a copy or a fill.
 std::optional<Records> memory_call_records(CUpti_CallbackId cbid, const void* params);
 
+// The stream the copy or fill `cbid` with these parameters is enqueued on: 0 for a synchronous one
+// (the legacy or the per-thread default stream); nullopt when `cbid` is not a copy or a fill.
+std::optional<CUstream> memory_call_stream(CUpti_CallbackId cbid, const void* params);
+
 // A copy's name in a region's measurement, from its record's copyKind: "[memcpy HtoD]".
 std::string copy_name(std::uint8_t copy_kind);
 inline constexpr const char* kPeerCopyName = "[memcpy PtoP]";

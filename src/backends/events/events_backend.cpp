@@ -1,7 +1,10 @@
 #include "backends/events/events_backend.hpp"
 
+#include <string>
 #include <utility>
 
+#include "backends/cupti_subscriber.hpp"
+#include "core/log.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
@@ -9,6 +12,7 @@
 namespace kscope {
 
 using device::check_cuda;
+using device::check_cupti;
 
 EventsBackend::Event::Event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
 
@@ -21,6 +25,51 @@ EventsBackend::Event::Event(Event&& other) noexcept
 
 EventsBackend::EventsBackend(int device) : device_(device) {}
 
+void EventsBackend::begin_session(const Settings& settings) {
+  device_.begin_session(settings);
+  order_.begin_session();
+  const auto unordered = [](const std::string& why) {
+    detail::log_warning(why + ", so the events backend cannot see which streams a region's work goes to: work on a "
+                        "stream created with cudaStreamNonBlocking (a PyTorch side stream) is timed only where the "
+                        "region joins it to the default stream before it ends");
+  };
+  try {
+    subscriber_ = cupti::route_callbacks(&EventsBackend::on_callback, this);
+    for (CUpti_CallbackId cbid : cupti::StreamOrder::callbacks())
+      check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                  "cuptiEnableCallback(driver launch, copy, fill or stream destruction)");
+  } catch (const cupti::OtherProfilerError&) {
+    unordered("another profiler owns CUPTI in this process (ncu, nsys, torch.profiler, ...)");
+  } catch (const BackendError& e) {
+    end_session();
+    unordered(std::string("CUPTI's driver callbacks are unavailable (") + e.what() + ")");
+  }
+}
+
+void EventsBackend::end_session() noexcept {
+  if (subscriber_)
+    for (CUpti_CallbackId cbid : cupti::StreamOrder::callbacks())
+      cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  subscriber_ = nullptr;
+  order_.ungate();
+}
+
+void CUPTIAPI EventsBackend::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                         const void* data) {
+  if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  auto& backend = *static_cast<EventsBackend*>(self);
+  const auto& call = *static_cast<const CUpti_CallbackData*>(data);
+  backend.order_.on_driver_call(cbid, call);
+  if (call.callbackSite == CUPTI_API_ENTER && cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy &&
+      cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2)
+    backend.region_thread_.call_made(call.functionName);
+}
+
+void EventsBackend::flush_cache() {
+  order_.join();  // earlier work on the other streams ends before the flush
+  device_.flush_l2(cudaStreamLegacy);
+}
+
 std::vector<MetricSpec> EventsBackend::metrics() const {
   return {{kEventsRegionDuration, "ns",
            "cudaEventElapsedTime between CUDA events recorded on the legacy default stream at "
@@ -28,17 +77,23 @@ std::vector<MetricSpec> EventsBackend::metrics() const {
            "between its kernels (resolution about 0.5 us)"}};
 }
 
-// The legacy default stream orders against every blocking stream, so the events bracket the
-// region's kernels whichever stream (or thread) launched them.
+// The legacy default stream orders against every blocking stream, and the stream order joins the
+// others to it, so the events bracket the region's work whichever stream (or thread) launched it.
 void EventsBackend::region_begin(const RegionContext& region) {
   while (intervals_.size() <= region.index) intervals_.emplace_back();
-  check_cuda(cudaEventRecord(intervals_[region.index].start.get(), cudaStreamLegacy),
-             "cudaEventRecord(region begin)");
+  order_.join();
+  const cudaEvent_t start = intervals_[region.index].start.get();
+  check_cuda(cudaEventRecord(start, cudaStreamLegacy), "cudaEventRecord(region begin)");
+  order_.gate(start);
+  region_thread_.open();
 }
 
 void EventsBackend::region_end(const RegionContext& region) {
+  order_.join();
   check_cuda(cudaEventRecord(intervals_[region.index].stop.get(), cudaStreamLegacy),
              "cudaEventRecord(region end)");
+  order_.ungate();
+  if (std::string refused = region_thread_.close(); !refused.empty()) throw BackendError(refused);
 }
 
 void EventsBackend::end_run(const RunContext&, const std::vector<RegionRecord>& regions) {
@@ -63,6 +118,7 @@ std::vector<RunMeasurement> EventsBackend::collect_batch() {
 
 void EventsBackend::abandon_run(const RunContext&) noexcept {
   // Let the failed run's work finish so that its events are not read by the next run.
+  region_thread_.close();
   cudaDeviceSynchronize();
 }
 

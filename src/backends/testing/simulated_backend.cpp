@@ -1,33 +1,155 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <string>
+#include <thread>
+#include <tuple>
 #include <utility>
 
+#include "core/caller_language.hpp"
+#include "core/stream_join.hpp"
+#include "core/suggest.hpp"
 #include "core/tensor_checks.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
 
 namespace kscope::testing {
 
-SimulatedBackend::SimulatedBackend() = default;
+// The simulated GPU's timeline: where each stream's work ends, the events recorded on them, the
+// last L2 flush, and the engine's StreamJoin acting on them as on CUDA streams.
+class SimulatedBackend::Streams final : public detail::StreamOps {
+ public:
+  // Each thread's own default stream (kPerThreadStream) has a key of its own, above every stream a
+  // test can name.
+  std::uintptr_t key_of(std::uintptr_t stream) {
+    if (stream != kPerThreadStream) return stream;
+    const auto [it, added] = per_thread_.try_emplace(std::this_thread::get_id(), kFirstPerThreadKey + per_thread_.size());
+    kinds_[it->second] = StreamKind::blocking;
+    return it->second;
+  }
+  void make(std::uintptr_t stream, StreamKind kind) { kinds_[stream] = kind; }
+
+  // A kernel enqueued now on the stream of `key`: it starts once the stream is ready and the host
+  // has issued it, and takes `duration_ns` plus the time it overlaps the L2 flush.
+  GpuInterval run(std::uintptr_t key, double duration_ns, double gap_ns) {
+    const std::uint64_t start = std::max(ready_ns(key), issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
+    const auto length = static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
+    const std::uint64_t overlap = overlap_ns({start, start + length}, flush_);
+    issued_ns_ = start;
+    return {start, end_ns_[key] = start + length + overlap};
+  }
+  // A kernel still running when the flush starts runs beside it too: it ends later by the overlap,
+  // which is returned.
+  std::uint64_t slow_by_flush(std::uintptr_t key, GpuInterval& ran) {
+    const std::uint64_t overlap = overlap_ns(ran, flush_);
+    ran.end_ns += overlap;
+    std::uint64_t& end = end_ns_[key];
+    end = std::max(end, ran.end_ns);
+    return overlap;
+  }
+  // The L2 flush on the default stream: after what the legacy stream waits for (the streams kscope
+  // joined to it among them); the first call of each other stream waits for its end.
+  void flush(std::uint64_t ns) {
+    join.join();
+    const std::uint64_t start = std::max(ready_ns(0), issued_ns_);
+    flush_ = {start, start + ns};
+    issued_ns_ = start;
+    end_ns_[0] = flush_.end_ns;
+    join.gate_after_legacy();
+  }
+  void join_streams(std::uintptr_t from, std::uintptr_t into) {
+    std::uint64_t& end = end_ns_[into];
+    end = std::max(end, ready_ns(from));
+  }
+  // Where the stream of `key` has reached once the host has issued everything so far.
+  std::uint64_t reached_ns(std::uintptr_t key) { return std::max(ready_ns(key), issued_ns_); }
+  void drain() {
+    for (const auto& [stream, end] : end_ns_) issued_ns_ = std::max(issued_ns_, end);  // the GPU is idle now
+  }
+
+  bool follows_legacy(Stream stream) override { return kind(stream) == StreamKind::blocking; }
+  bool capturing(Stream) override { return false; }
+  Event make_event() override { return next_event_++; }
+  void destroy_event(Event) noexcept override {}
+  void record(Event event, Stream stream) override { event_ns_[event] = ready_ns(stream); }
+  void wait(Stream stream, Event event) override {
+    std::uint64_t& end = end_ns_[stream];
+    end = std::max(end, event_ns_[event]);
+  }
+
+  detail::StreamJoin join{*this};
+
+ private:
+  static constexpr std::uintptr_t kFirstPerThreadKey = std::uintptr_t(1) << 62;
+
+  static std::uint64_t overlap_ns(const GpuInterval& a, const GpuInterval& b) {
+    const std::uint64_t start = std::max(a.start_ns, b.start_ns), end = std::min(a.end_ns, b.end_ns);
+    return end > start ? end - start : 0;
+  }
+  StreamKind kind(std::uintptr_t stream) const {
+    const auto it = kinds_.find(stream);
+    return it == kinds_.end() ? StreamKind::non_blocking : it->second;
+  }
+  // Where the work so far on a stream ends, with the work it waits for implicitly: the legacy stream
+  // waits for every blocking stream, a blocking stream for the legacy stream.
+  std::uint64_t ready_ns(std::uintptr_t key) {
+    std::uint64_t ready = end_ns_[key];
+    if (key == 0) {
+      for (const auto& [stream, end] : end_ns_)
+        if (stream != 0 && kind(stream) == StreamKind::blocking) ready = std::max(ready, end);
+    } else if (kind(key) == StreamKind::blocking) {
+      ready = std::max(ready, end_ns_[0]);
+    }
+    return ready;
+  }
+
+  std::map<std::uintptr_t, std::uint64_t> end_ns_;  // where each stream's last call ends
+  std::map<std::uintptr_t, StreamKind> kinds_;
+  std::map<std::thread::id, std::uintptr_t> per_thread_;
+  std::map<Event, std::uint64_t> event_ns_;  // when each recorded event completes
+  std::uint64_t issued_ns_ = 0;  // the latest start so far: the host has issued everything before it
+  GpuInterval flush_{};
+  Event next_event_ = 1;
+};
+
+SimulatedBackend::SimulatedBackend() : streams_(std::make_unique<Streams>()) {}
+
+SimulatedBackend::~SimulatedBackend() = default;
+
+void SimulatedBackend::make_stream(std::uintptr_t stream, StreamKind kind) {
+  if (stream == 0 || stream == kPerThreadStream)
+    throw ConfigError("SimulatedBackend::make_stream: stream " + std::to_string(stream) + " is " +
+                      (stream == 0 ? "the default stream" : "each thread's default stream") +
+                      ", which follows the default stream's rules; make another number a stream");
+  std::lock_guard lock(mutex_);
+  streams_->make(stream, kind);
+}
 
 void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns, double gap_ns,
                               std::uintptr_t stream) {
   constexpr double kLongest = 1e18;  // the simulated GPU clock counts nanoseconds in 64 bits
-  for (const auto& [name, ns] : {std::pair{"duration_ns", duration_ns}, std::pair{"gap_ns", gap_ns}})
+  const std::string where = detail::spell("SimulatedBackend::launch: ", "SimulatedBackend.launch: ");
+  for (const auto& [name, ns, what] : {std::tuple{"duration_ns", duration_ns, "a kernel"},
+                                       std::tuple{"gap_ns", gap_ns, "a gap"}}) {
     if (!(std::abs(ns) <= kLongest))
-      throw ConfigError(std::string("SimulatedBackend::launch: ") + name + " is " + std::to_string(ns) +
-                        ", beyond what the simulated GPU clock counts: give a finite number of nanoseconds of at "
-                        "most 1e18 (31 years)");
+      throw ConfigError(where + name + " is " + detail::number_text(ns) + ", beyond what the simulated GPU clock "
+                        "counts: give a finite number of nanoseconds of at most 1e18 (31 years)");
+    if (ns < 0)
+      throw ConfigError(where + name + " is " + detail::number_text(ns) + ": " + what + " takes 0 ns or more; give "
+                        "a number of nanoseconds from 0 to 1e18");
+  }
   std::lock_guard lock(mutex_);
   if (current_run_ >= batch_.size()) return;  // outside profiling: nothing measures it
   if (noise_) duration_ns = noise_->launch(kernel_name, duration_ns, gap_ns);
-  std::uint64_t& stream_end = stream_end_ns_[stream];
-  const auto start = std::max(stream_end, issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
-  stream_end = start + static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
-  issued_ns_ = start;
+  sample_launch(kernel_name, duration_ns);
+  const std::uintptr_t key = streams_->key_of(stream);
+  // As from CUPTI's launch callback: the default streams follow the legacy one by definition.
+  if (key != 0 && stream != kPerThreadStream) streams_->join.before_call(key);
+  const GpuInterval ran = streams_->run(key, duration_ns, gap_ns);
+  const double slowed_ns = static_cast<double>(ran.end_ns - ran.start_ns) - std::llround(std::max(duration_ns, 0.0));
   batch_[current_run_].launches.push_back(
-      Launch{current_region_, kernel_name, duration_ns, {start, stream_end}, observing_ && returned_});
+      Launch{current_region_, kernel_name, duration_ns + slowed_ns, ran, observing_ && returned_, key});
   SimulatedEnergy& energy = device_.energy();
   energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
   energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
@@ -44,8 +166,7 @@ void SimulatedBackend::set_noise(const SimulatedNoise& noise) {
 
 void SimulatedBackend::join(std::uintptr_t from, std::uintptr_t into) {
   std::lock_guard lock(mutex_);
-  std::uint64_t& end = stream_end_ns_[into];
-  end = std::max(end, stream_end_ns_[from]);
+  streams_->join_streams(streams_->key_of(from), streams_->key_of(into));
 }
 
 void SimulatedBackend::set_persisting_l2(std::size_t bytes) {
@@ -59,16 +180,19 @@ void SimulatedBackend::flush_cache() {
   if (persisting_l2_bytes_ > 0) ++persisting_resets_;
   persisting_l2_bytes_ = 0;  // the cold cache the flush promises holds no persisting lines either
   device_.energy().run(device_.energy().power().flush_s, device_.energy().power().flush_w);
+  streams_->flush(static_cast<std::uint64_t>(std::llround(device_.energy().power().flush_s * 1e9)));
+  for (BatchRun& run : batch_)
+    for (Launch& l : run.launches) l.duration_ns += static_cast<double>(streams_->slow_by_flush(l.stream, l.gpu_time));
 }
 
 void SimulatedBackend::synchronize() {
   if (during_synchronize_) during_synchronize_();
   std::lock_guard lock(mutex_);
-  for (const auto& [stream, end] : stream_end_ns_) issued_ns_ = std::max(issued_ns_, end);  // the GPU is idle now
+  streams_->drain();
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
-  return {{"test__kernel_duration", "ns", "simulated duration given to SimulatedBackend::launch (not a measurement)"}};
+  return {{"test__kernel_duration", "ns", "simulated duration given to the simulated backend's launch (not a measurement)"}};
 }
 
 SessionInfo SimulatedBackend::describe() const {
@@ -112,12 +236,16 @@ void SimulatedBackend::region_begin(const RegionContext& region) {
   std::lock_guard lock(mutex_);
   current_region_ = static_cast<std::ptrdiff_t>(region.index);
   returned_ = false;
+  region_name_ = region.name;
+  region_config_ = region.run.config;
+  region_sampled_ = region.run.recorded && region.run.pass == 1;
 }
 
 void SimulatedBackend::region_end(const RegionContext&) {
   std::lock_guard lock(mutex_);
   current_region_ = -1;
   returned_ = false;
+  region_sampled_ = false;
   if (!region_end_failure_.empty()) throw BackendError(std::exchange(region_end_failure_, ""));
 }
 
@@ -184,7 +312,7 @@ void SimulatedCalls::call_returned(const RegionContext& region, std::uintptr_t s
   if (backend_.current_run_ >= backend_.batch_.size()) return;
   backend_.returned_ = true;
   // The caller's stream reaches the call's end once its own work before it has run.
-  const std::uint64_t reached = std::max(backend_.stream_end_ns_[stream], backend_.issued_ns_);
+  const std::uint64_t reached = backend_.streams_->reached_ns(backend_.streams_->key_of(stream));
   backend_.batch_[backend_.current_run_].returned_at_ns[static_cast<std::ptrdiff_t>(region.index)] = reached;
 }
 
@@ -197,9 +325,9 @@ std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
 }
 
 // The simulated GPU's memory is the host's: a device view is read where it points.
-std::vector<double> SimulatedCalls::sums_of_squares(const std::vector<TensorView>& tensors) {
+std::vector<double> SimulatedCalls::typical_magnitudes(const std::vector<TensorView>& tensors) {
   std::vector<double> out;
-  for (const TensorView& t : tensors) out.push_back(detail::host_sum_of_squares(t));
+  for (const TensorView& t : tensors) out.push_back(detail::host_typical_magnitude(t));
   return out;
 }
 
@@ -271,6 +399,11 @@ std::optional<double> FakeDevice::thermal_margin_c() {
   const double m = margins_[std::min(margin_cursor_, margins_.size() - 1)];
   ++margin_cursor_;
   return m;
+}
+
+std::vector<unsigned> FakeDevice::other_processes() {
+  if (others_.empty()) return {};
+  return others_[std::min(others_cursor_++, others_.size() - 1)];
 }
 
 ClockReading FakeDevice::lock_base_clocks() {

@@ -1,0 +1,412 @@
+"""The worker processes of kscope.evaluate_many: compile workers (CPU) build and warm a candidate
+ahead of measurement; measuring workers (one or more per GPU) load it, wait for their GPU, evaluate
+it and put the process back as they found it. A worker that crashes, hangs or leaves its GPU unusable
+is killed and replaced by the parent; the candidate ends as crashed or timed_out with the message.
+
+Parent side: :class:`Worker`, a handle on one process (started as ``python -m kscope._worker_main``, so
+that the caller's script is never run again in it, its output and faults going to a log file). Child
+side: :func:`main`, which answers the parent's messages over a socket:
+
+    parent -> compile worker:   ("compile", Task)             <- ("compiled", {ok, verdict, message})
+    parent -> measuring worker: ("load", Task)                <- ("loaded", None) or ("done", Outcome)
+                                ("measure", None)             <- ("done", Outcome)
+    any worker, once started:                                 <- ("ready", None) or ("failed", message)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import faulthandler
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any
+
+from . import _problems
+
+_PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+
+
+@dataclass
+class Task:
+    """One candidate for a worker: where its builds go, how to evaluate it, where to save the
+    evaluation."""
+
+    candidate: _problems.Candidate
+    build_dir: str
+    simulated: bool
+    options: dict[str, Any] = field(default_factory=dict)  # kscope.evaluate's
+    evaluation: str = ""  # the EvaluationResults' file
+
+
+@dataclass
+class Outcome:
+    """What measuring one candidate gave: one row per config (the evaluation's columns), what the
+    worker put back after it, and why the worker must be replaced (None: it may go on)."""
+
+    rows: list[dict[str, Any]]
+    restored: list[str]
+    replace: str | None = None
+
+
+# ---- Parent side --------------------------------------------------------------------------------------
+
+class Worker:
+    """One worker process: its pipe, its log, what it is doing and until when it may."""
+
+    def __init__(self, name: str, kind: str, log_path: str, env: dict[str, str], gpu: str | None = None) -> None:
+        self.name, self.kind, self.gpu, self.log_path = name, kind, gpu, log_path
+        self.task: Task | None = None
+        self.phase = "starting"  # starting, idle, compile, load, loaded, measure
+        self.since = time.monotonic()
+        self.deadline: float | None = None
+        self._log_offset = 0
+        ours, theirs = socket.socketpair()
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = {**os.environ, **env, "PYTHONUNBUFFERED": "1",
+               "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH", "")) if p)}
+        with open(log_path, "ab") as log:
+            self._log_offset = log.tell()
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "kscope._worker_main", kind, str(theirs.fileno()), log_path],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+                pass_fds=[theirs.fileno()], start_new_session=True)  # Ctrl-C reaches the parent alone
+        theirs.close()
+        self.conn = Connection(ours.detach())
+
+    @property
+    def candidate(self) -> _problems.Candidate:
+        """The candidate of its current task."""
+        assert self.task is not None, f"{self.name} has no task"
+        return self.task.candidate
+
+    def send(self, kind: str, task: Task | None, timeout_s: float | None) -> None:
+        if task is not None:
+            self.task = task
+            self._log_offset = self._log_size()
+        self.phase, self.since = kind, time.monotonic()
+        self.deadline = None if timeout_s is None else self.since + timeout_s
+        self.conn.send((kind, task))
+
+    def wait_for_gpu(self) -> None:
+        """Loaded: its time stops counting until the GPU is its."""
+        self.phase, self.deadline = "loaded", None
+
+    def idle(self) -> None:
+        self.task, self.phase, self.deadline = None, "idle", None
+
+    def receive(self) -> tuple[str, Any] | None:
+        """The next message, or None when the process is gone."""
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            return None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.since
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        self.process.wait()
+        self.conn.close()
+
+    def stop(self) -> None:
+        """Asks it to end, and ends it if it does not within a second."""
+        with contextlib.suppress(OSError):
+            self.conn.send(("exit", None))
+        try:
+            self.process.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+    def death(self) -> str:
+        """How the process ended, and the last words its log holds since the current task began."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=2.0)  # its pipe closes a moment before it has ended
+        self.kill()
+        code = self.process.returncode
+        if code is not None and code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        else:
+            how = f"exited with status {code}"
+        said = last_words(log_since(self.log_path, self._log_offset))
+        return f"the worker {how}" + (f": {said}" if said else "")
+
+    def _log_size(self) -> int:
+        try:
+            return os.path.getsize(self.log_path)
+        except OSError:
+            return 0
+
+
+def log_since(path: str, offset: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read()[-65536:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def last_words(text: str, limit: int = 600) -> str:
+    """The lines of a log that say what went wrong: a fatal error's, an exception's and error lines,
+    else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    keys = ("Fatal Python error", "Error", "error:", "what():", "Exception", "Aborted", "Segmentation")
+    said = [line for line in lines if any(k in line for k in keys) and not line.startswith("File ")]
+    picked = list(dict.fromkeys(said))[-3:] if said else lines[-1:]
+    text = "; ".join(picked)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# ---- Child side ---------------------------------------------------------------------------------------
+
+def main(argv: list[str]) -> int:
+    kind, fd, log_path = argv[0], int(argv[1]), argv[2]
+    faulthandler.enable()  # a segfault or an abort says so in the log, with the Python stack
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
+    conn = Connection(fd)
+    with contextlib.suppress(ImportError):
+        import torch  # noqa: F401 - once, where every candidate would import it: not in one's time
+    try:
+        if kind == "compile":
+            _compile_loop(conn, log_path)
+        else:
+            _measure_loop(conn)
+    except (EOFError, BrokenPipeError, ConnectionResetError):
+        pass  # the parent is gone
+    return 0
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() == 1:
+        os._exit(0)
+
+
+@contextlib.contextmanager
+def _candidate_scope(task: Task) -> Any:
+    """The candidate's problem on sys.path, its builds in its own directory, and in simulated mode a
+    simulated backend of its own (which the problem's code reaches with kscope.testing.active())."""
+    os.environ["TORCH_EXTENSIONS_DIR"] = os.path.join(task.build_dir, task.candidate.key)
+    os.makedirs(os.environ["TORCH_EXTENSIONS_DIR"], exist_ok=True)
+    from . import testing
+
+    simulated = testing.simulated_backend() if task.simulated else contextlib.nullcontext()
+    with _problems.problem_modules(task.candidate.problem, task.candidate.path), simulated:
+        yield
+
+
+def _described(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    if isinstance(e, SystemExit):
+        return f"the candidate called sys.exit({e.code!r})"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def _build_error(e: BaseException, log: str) -> str:
+    """What a failed load says: the exception's first line, and the compiler's first error lines (from
+    the exception, where torch puts a failed build's output, or else from the log)."""
+    lines = [line.strip() for line in str(e).splitlines() if line.strip()]
+    head = f"{type(e).__name__}: {lines[0][:200]}" if lines else type(e).__name__  # a build's: its command line
+    errors = [line[:300] for line in lines[1:] if "error" in line.lower()][:2]
+    said = "; ".join(errors) or (last_words(log) if not lines[1:] else "")
+    text = head + (f" ({said})" if said and said not in head else "")
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def _compile_loop(conn: Connection, log_path: str) -> None:
+    from ._worker_state import WorkerState
+
+    state = WorkerState(None)  # the timers and switches a candidate's import may patch
+    conn.send(("ready", None))
+    while True:
+        kind, task = conn.recv()
+        if kind == "exit":
+            return
+        compiled = _compile(task, log_path)
+        state.restore()
+        conn.send(("compiled", compiled))
+
+
+def _compile(task: Task, log_path: str) -> dict[str, Any]:
+    """Loads the candidate as the measuring worker will (building its torch extensions, running its
+    nvcc, into its build directory) and compiles its Triton kernels where it can, without the GPU."""
+    candidate = task.candidate
+    offset = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+    with _candidate_scope(task):
+        try:
+            reference = _problems.load_reference(candidate.problem)
+        except BaseException as e:  # noqa: BLE001 - the problem's fault, reported on every candidate of it
+            return {"ok": False, "verdict": "error", "message": f"the reference failed to load: {_described(e)}"}
+        try:
+            module = _problems.load_module(candidate.path, "kscope_problem_candidate")
+        except SystemExit as e:
+            return {"ok": False, "verdict": "crashed", "message": _described(e) + " while loading"}
+        except BaseException as e:  # noqa: BLE001 - whatever a candidate raises as it loads
+            return {"ok": False, "verdict": "compile_failed", "message": _build_error(e, log_since(log_path, offset))}
+        with contextlib.suppress(Exception):
+            _problems.warm_triton(candidate, module, reference)
+    return {"ok": True, "verdict": None, "message": ""}
+
+
+class _Guard:
+    """Wraps the candidate's function: notes the first exception that means the candidate crashed
+    (sys.exit, out of memory) and the last CUDA error it raised, so that the outcome says crashed
+    with that message rather than incorrect."""
+
+    def __init__(self) -> None:
+        self.fatal: str | None = None
+        self.cuda_error: str | None = None
+
+    def __call__(self, fn: Any) -> Any:
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except BaseException as e:
+                self.note(e)
+                if isinstance(e, (SystemExit, KeyboardInterrupt)):
+                    raise RuntimeError(_described(e)) from None  # the engine goes on as for any raise
+                raise
+
+        return guarded
+
+    def note(self, e: BaseException) -> None:
+        text = str(e)
+        if self.fatal is None and isinstance(e, (SystemExit, KeyboardInterrupt)):
+            self.fatal = _described(e)
+        elif self.fatal is None and ("out of memory" in text or type(e).__name__ == "OutOfMemoryError"):
+            self.fatal = "out of GPU memory: " + _described(e)
+        elif "CUDA error" in text or "CUDA_ERROR" in text:
+            self.cuda_error = _described(e)
+
+
+def _measure_loop(conn: Connection) -> None:
+    from ._worker_state import WorkerState
+
+    for wait_s in (1, 2, 4, 8, None):
+        try:
+            state = WorkerState(_device())
+            break
+        except Exception as e:  # noqa: BLE001 - said to the parent, which retries, then stops the batch with it
+            if wait_s is None or "out of memory" not in str(e):
+                conn.send(("failed", _described(e)))
+                return
+            time.sleep(wait_s)  # a candidate of another worker holds the GPU's memory for now
+    conn.send(("ready", None))
+    while True:
+        kind, task = conn.recv()
+        if kind == "exit":
+            return
+        guard = _Guard()
+        rows = _measure(conn, task, guard, state)
+        outcome = _finished(task, state, rows, guard)  # the candidate's modules and objects are gone by now
+        conn.send(("done", outcome))
+        if outcome.replace:
+            return
+
+
+def _device() -> int | None:
+    """The GPU this worker measures on (the parent makes it the only one visible): 0, or None where
+    nothing runs on a GPU (the simulated backend, or no torch)."""
+    if os.environ.get("KSCOPE_WORKER_SIMULATED") == "1":
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch sees no CUDA device in the measuring worker (CUDA_VISIBLE_DEVICES="
+                           f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')!r})")
+    return 0
+
+
+def _rows(task: Task, verdict: str, message: str) -> list[dict[str, Any]]:
+    return [{"config": i, "Verdict": verdict, "Reason": message}
+            for i in range(len(task.candidate.problem.configs))]
+
+
+def _measure(conn: Connection, task: Task, guard: _Guard, state: Any) -> list[dict[str, Any]]:
+    """Loads the candidate, tells the parent, waits for the GPU, evaluates: its rows."""
+    with _candidate_scope(task):
+        try:
+            reference = _problems.load_reference(task.candidate.problem)
+        except BaseException as e:  # noqa: BLE001
+            return _rows(task, "error", f"the reference failed to load: {_described(e)}")
+        try:
+            module = guard(_problems.load_module)(task.candidate.path, "kscope_problem_candidate")
+        except BaseException as e:  # noqa: BLE001 - what the compile worker saw too, or worse
+            return _rows(task, "crashed" if guard.fatal else "compile_failed", guard.fatal or _build_error(e, ""))
+        conn.send(("loaded", None))
+        kind, _ = conn.recv()
+        if kind == "exit":
+            raise EOFError
+        state.begin()  # the GPU is this worker's from now on until it answers
+        return _evaluated(task, module, reference, guard, "cpu" if state.device is None else "cuda")
+
+
+def _evaluated(task: Task, module: Any, reference: Any, guard: _Guard, device: str) -> list[dict[str, Any]]:
+    from . import _evaluate
+    from .errors import SweepError
+
+    try:
+        contest = _problems.contest(task.candidate, module, reference, device, guard)
+    except _problems.BuildError as e:
+        return _rows(task, "incorrect", f"the candidate raised as it was built: {e}")
+    except BaseException as e:  # noqa: BLE001 - the reference's model or a helper of the problem
+        guard.note(e)
+        return _rows(task, "error", f"building the reference: {_described(e)}")
+    try:
+        results = _evaluate.evaluate(contest.candidate, contest.reference, contest.inputs, contest.configs,
+                                     verbosity="silent", **task.options)
+    except SweepError as e:  # the reference or the inputs raised: the configs before it were evaluated
+        guard.note(e)
+        rows = _table_rows(e.partial_results) if e.partial_results is not None else []
+        done = {r["config"] for r in rows}
+        return rows + [r for r in _rows(task, "error", _described(e)) if r["config"] not in done]
+    except BaseException as e:  # noqa: BLE001 - a problem kscope.evaluate refuses (inputs that never change)
+        guard.note(e)
+        return _rows(task, "error", _described(e))
+    if task.evaluation:
+        with contextlib.suppress(OSError):
+            results.save(task.evaluation)
+    return _table_rows(results)
+
+
+_KEPT = ("Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs", "CandidateMedianNs",
+         "MaxAbsError", "MaxRelError", "Findings", "Reason", "GPU")
+
+
+def _table_rows(results: Any) -> list[dict[str, Any]]:
+    rows = []
+    for record in results.to_dataframe().to_dict("records"):
+        row: dict[str, Any] = {"config": int(record["config"])}
+        for column in _KEPT:
+            value = record[column]
+            value = value.item() if hasattr(value, "item") else value
+            row[column] = None if isinstance(value, float) and math.isnan(value) else value
+        rows.append(row)
+    return rows
+
+
+def _finished(task: Task, state: Any, rows: list[dict[str, Any]], guard: _Guard) -> Outcome:
+    """The rows as the candidate's fate decides: sys.exit, running out of memory or a context it made
+    unusable make it crashed; a lost context or memory it kept needs a new worker."""
+    restored, replace, context_lost = state.restore()
+    if replace:
+        restored.append(f"worker replaced: {replace}")
+    fatal = guard.fatal or ((guard.cuda_error or replace) if context_lost else None)
+    if fatal is not None:
+        rows = _rows(task, "crashed", fatal)
+    return Outcome(rows, restored, replace)

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# kscope.evaluate_many on the GPU machine in one call of about 6-9 minutes (less on a warm machine):
+# builds the Python package and the kscope program in place (build-debt/, as gpu_quick.sh), checks that
+# the CMake build's `kscope evaluate` reaches Python, runs evaluate_many's GPU tests
+# (tests/python/test_evaluate_many_gpu.py: a fault, hangs, memory exhausted, aborts...) and the
+# throughput benchmark (bench/evaluate_throughput.py: 100 candidates, two batches), then, if time is
+# left, the CPU tests of evaluate_many on this machine's torch and pandas. Logs to $OUT, the step
+# table last. Needs .carry/ from scripts/prepare_carry.sh. Never changes clocks, power or modes.
+# A step that would not finish inside KSCOPE_GPU_TIME_LIMIT_S is left out (SKIP, saying so): a second
+# call on the warm machine finds the build and runs it, the others left out by name:
+#   bash scripts/evaluate_many_check.sh
+#   KSCOPE_GPU_CHECK_SKIP="pytest_gpu pytest_cpu" bash scripts/evaluate_many_check.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export OUT=${OUT:-$ROOT/evaluate-many-out}
+export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-560}
+mkdir -p "$OUT"
+source "$ROOT/scripts/gpu_steps.sh"
+BUILD=$ROOT/build-debt  # gpu_quick.sh's and gpu_debt.sh's folder: a warm machine finds it built
+export PYTHONPATH=$BUILD/python KSCOPE_BUILD_DIR=$BUILD
+
+# left_s MAX: MAX seconds, or fewer so that the step table still prints inside the call's limit
+left_s() {
+  local left=$((KSCOPE_GPU_TIME_LIMIT_S - SECONDS - 15))
+  echo $((left < $1 ? left : $1))
+}
+
+# pytest_step STEP TIMEOUT FILE: the tests of FILE into $OUT/STEP.log, recorded with pytest's last line
+pytest_step() {
+  local rc line
+  timeout "$(left_s "$2")" python3 -m pytest "$3" -q -rs -p no:cacheprovider > "$OUT/$1.log" 2>&1
+  rc=$?
+  line=$(grep -E '[0-9]+ (passed|failed|skipped)' "$OUT/$1.log" | tail -1)
+  if [[ $rc -eq 0 ]]; then
+    record "$1" PASS "$line"
+  else
+    record "$1" FAIL "rc=$rc: $line; $(grep -m4 -E '^(FAILED|E  )' "$OUT/$1.log" | paste -sd';' -)"
+  fi
+}
+
+gpu_build "$BUILD" "$OUT/build.log" ON _core kscope_cli
+case $? in
+  0) record build PASS "$BUILD: _core and the kscope program, Release, sm_90" ;;
+  *) record build FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
+     print_steps "evaluate_many on the GPU (scripts/evaluate_many_check.sh)"; exit 1 ;;
+esac
+
+"$BUILD/kscope" evaluate --help > "$OUT/cli.log" 2>&1
+help_rc=$?
+"$BUILD/kscope" evaluate "$OUT/no-such-directory" >> "$OUT/cli.log" 2>&1
+missing_rc=$?
+if [[ $help_rc -eq 0 && $missing_rc -eq 64 ]]; then
+  record cli PASS "kscope evaluate --help: 0; a missing directory: 64"
+else
+  record cli FAIL "--help rc=$help_rc, a missing directory rc=$missing_rc (want 0, 64): $(tail -1 "$OUT/cli.log")"
+fi
+
+skipping pytest_gpu 150 || pytest_step pytest_gpu 300 tests/python/test_evaluate_many_gpu.py
+
+if ! skipping throughput 200; then
+  timeout "$(left_s 330)" python3 bench/evaluate_throughput.py --dir "$OUT/throughput" > "$OUT/throughput.log" 2>&1
+  rc=$?
+  echo "--- kscope.evaluate_many's throughput (bench/evaluate_throughput.py) ---"
+  grep '^THROUGHPUT' "$OUT/throughput.log" || tail -20 "$OUT/throughput.log"
+  [[ $rc -eq 0 ]] && record throughput PASS "$(grep -m1 'second batch (built)' "$OUT/throughput.log" | cut -c1-110)" ||
+    record throughput FAIL "rc=$rc: $(grep -E 'FAIL|Error' "$OUT/throughput.log" | head -2 | paste -sd';' - | cut -c1-200)"
+fi
+
+skipping pytest_cpu 90 || pytest_step pytest_cpu 150 tests/python/test_evaluate_many.py
+
+grep -E '^(FAILED|E  )' "$OUT/pytest_gpu.log" 2>/dev/null | head -20
+print_steps "evaluate_many on the GPU (scripts/evaluate_many_check.sh)"
+printf '%s\n' "${SUMMARY[@]}" | grep -q ' FAIL ' && exit 1
+exit 0

@@ -1,0 +1,149 @@
+#include "backends/stream_order.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <exception>
+#include <optional>
+
+#include "backends/counters/driver_api.hpp"
+#include "backends/cupti/memory_calls.hpp"
+#include "backends/cupti_subscriber.hpp"
+#include "device/cuda_check.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope::cupti {
+namespace {
+
+using device::check_cuda;
+
+cudaStream_t stream_of(detail::StreamOps::Stream s) {
+  return s == 0 ? cudaStreamLegacy : reinterpret_cast<cudaStream_t>(s);
+}
+cudaEvent_t event_of(detail::StreamOps::Event e) { return reinterpret_cast<cudaEvent_t>(e); }
+
+template <class Params>
+CUstream launch_stream(const void* params) {
+  return static_cast<const Params*>(params)->hStream;
+}
+
+// The stream a kernel or graph launch is enqueued on; nullopt for a call that launches none or on
+// several streams (a multi-device cooperative launch, whose streams the caller joins itself).
+std::optional<CUstream> launch_stream(CUpti_CallbackId cbid, const void* params) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel: return launch_stream<cuLaunchKernel_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: return launch_stream<cuLaunchKernel_ptsz_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+      return static_cast<const cuLaunchKernelEx_params*>(params)->config->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+      return static_cast<const cuLaunchKernelEx_ptsz_params*>(params)->config->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+      return launch_stream<cuLaunchCooperativeKernel_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+      return launch_stream<cuLaunchCooperativeKernel_ptsz_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch: return launch_stream<cuGraphLaunch_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return launch_stream<cuGraphLaunch_ptsz_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync: return launch_stream<cuLaunchGridAsync_params>(params);
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid: return nullptr;  // the legacy stream
+    default: return std::nullopt;
+  }
+}
+
+bool destroys_stream(CUpti_CallbackId cbid) {
+  return cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy || cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2;
+}
+
+// The legacy stream and the per-thread default streams (handle 0 means the latter in a _ptsz call)
+// follow the legacy stream by definition: no need to ask the driver.
+bool default_stream(CUstream stream) { return stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD; }
+
+}  // namespace
+
+bool CudaStreamOps::follows_legacy(Stream stream) {
+  unsigned flags = 0;
+  if (cudaStreamGetFlags(stream_of(stream), &flags) != cudaSuccess) return true;
+  return (flags & cudaStreamNonBlocking) == 0;
+}
+
+bool CudaStreamOps::capturing(Stream stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(stream_of(stream), &status) != cudaSuccess || status != cudaStreamCaptureStatusNone;
+}
+
+CudaStreamOps::Event CudaStreamOps::make_event() {
+  cudaEvent_t event = nullptr;
+  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags(stream order)");
+  return reinterpret_cast<Event>(event);
+}
+
+void CudaStreamOps::destroy_event(Event event) noexcept { cudaEventDestroy(event_of(event)); }
+
+void CudaStreamOps::record(Event event, Stream stream) {
+  check_cuda(cudaEventRecord(event_of(event), stream_of(stream)), "cudaEventRecord(stream order)");
+}
+
+void CudaStreamOps::wait(Stream stream, Event event) {
+  check_cuda(cudaStreamWaitEvent(stream_of(stream), event_of(event), 0), "cudaStreamWaitEvent(stream order)");
+}
+
+const std::vector<CUpti_CallbackId>& StreamOrder::callbacks() {
+  static const std::vector<CUpti_CallbackId> ids = [] {
+    std::vector<CUpti_CallbackId> v(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks));
+    v.insert(v.end(), std::begin(kDeprecatedLaunchCallbacks), std::end(kDeprecatedLaunchCallbacks));
+    v.insert(v.end(), memory_callbacks().begin(), memory_callbacks().end());
+    v.push_back(CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy);
+    v.push_back(CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2);
+    return v;
+  }();
+  return ids;
+}
+
+void StreamOrder::begin_session() { context_ = counters::current_context(); }
+
+void StreamOrder::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) noexcept {
+  // Before the call: a wait must be enqueued ahead of the work it holds back, and a stream's work
+  // recorded before the stream goes.
+  if (call.callbackSite != CUPTI_API_ENTER || call.context != context_ || !call.functionParams) return;
+  try {
+    if (destroys_stream(cbid)) {
+      const CUstream stream = static_cast<const cuStreamDestroy_v2_params*>(call.functionParams)->hStream;
+      if (!default_stream(stream)) join_.stream_destroyed(reinterpret_cast<detail::StreamOps::Stream>(stream));
+      return;
+    }
+    std::optional<CUstream> stream = launch_stream(cbid, call.functionParams);
+    if (!stream) stream = memory_call_stream(cbid, call.functionParams);
+    if (stream && !default_stream(*stream)) join_.before_call(reinterpret_cast<detail::StreamOps::Stream>(*stream));
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    if (failure_.empty()) {
+      try {
+        std::rethrow_exception(std::current_exception());
+      } catch (const std::exception& e) {
+        failure_ = std::string("keeping ") + call.functionName +
+                   " in order with kscope's work on the legacy default stream: " + e.what();
+      }
+    }
+  }
+}
+
+void StreamOrder::check() {
+  std::lock_guard lock(mutex_);
+  if (!failure_.empty()) throw CudaError(failure_);
+}
+
+void StreamOrder::gate(cudaEvent_t event) {
+  check();
+  join_.gate(reinterpret_cast<detail::StreamOps::Event>(event));
+}
+
+void StreamOrder::gate_after_flush() {
+  check();
+  join_.gate_after_legacy();
+}
+
+void StreamOrder::join() {
+  check();
+  join_.join();
+}
+
+}  // namespace kscope::cupti

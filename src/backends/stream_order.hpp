@@ -1,0 +1,57 @@
+#pragma once
+// The cupti and events backends' StreamJoin (core/stream_join.hpp) on CUDA: fed by CUPTI's driver
+// callbacks for every kernel launch, graph launch, copy and fill of the measured context, from any
+// thread, and for every stream's destruction; it waits and records with CUDA events on the GPU, so
+// that neither backend makes the host wait for a stream it does not know.
+#include <cupti.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/stream_join.hpp"
+
+namespace kscope::cupti {
+
+// StreamOps on the CUDA runtime: events without timing, waits and records on the GPU.
+class CudaStreamOps final : public detail::StreamOps {
+ public:
+  bool follows_legacy(Stream stream) override;
+  bool capturing(Stream stream) override;
+  Event make_event() override;
+  void destroy_event(Event event) noexcept override;
+  void record(Event event, Stream stream) override;
+  void wait(Stream stream, Event event) override;
+};
+
+class StreamOrder {
+ public:
+  StreamOrder() = default;
+  StreamOrder(const StreamOrder&) = delete;
+  StreamOrder& operator=(const StreamOrder&) = delete;
+
+  // The driver calls it needs callbacks for: launches (the deprecated ones too), copies, fills and
+  // stream destruction.
+  static const std::vector<CUpti_CallbackId>& callbacks();
+
+  // Before the session's first call: the context whose calls it orders is the current one.
+  void begin_session();
+  // From CUPTI's driver-API callback on any thread; never throws (a failure is kept for check()).
+  void on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) noexcept;
+
+  // On the session's thread (each throws CudaError for a failure of its own, or one kept from a callback).
+  void gate(cudaEvent_t event);  // a recorded event
+  void gate_after_flush();       // the legacy stream's work so far (the L2 flush just enqueued)
+  void ungate() { join_.ungate(); }
+  void join();
+  void check();
+
+ private:
+  CudaStreamOps ops_;
+  detail::StreamJoin join_{ops_};
+  CUcontext context_ = nullptr;
+  std::mutex mutex_;
+  std::string failure_;  // the first call a callback could not make
+};
+
+}  // namespace kscope::cupti

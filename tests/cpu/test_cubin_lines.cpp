@@ -1,0 +1,109 @@
+// The pcsampling backend's readers that need no GPU: a cubin's SASS line table with its inlined-call
+// chains (data/lines/inlined.cu, built with nvcc -arch=sm_90 -lineinfo -cubin; the expected lines are
+// those cuptiGetSassToSourceCorrelation gives for the innermost frame), and nvdisasm's listing.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "backends/pcsampling/cubin_lines.hpp"
+#include "backends/pcsampling/sass_listing.hpp"
+
+namespace {
+
+using kscope::SourceLocation;
+using kscope::pcsampling::CubinLines;
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(std::string(KSCOPE_LINES_TEST_DATA) + "/" + name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+const char* kChase = "_Z5chasePKiPfi";
+
+TEST(CubinLines, EachInstructionsLineInTheKernelsOwnCode) {
+  const CubinLines lines(fixture("inlined.sm_90.cubin"));
+  ASSERT_TRUE(lines.problem().empty()) << lines.problem();
+  ASSERT_FALSE(lines.empty());
+  const auto at0 = lines.at(kChase, 0x0);
+  ASSERT_EQ(at0.size(), 1u);
+  EXPECT_EQ(at0[0].line, 9u);
+  EXPECT_EQ(at0[0].function, "chase");
+  EXPECT_TRUE(at0[0].file.ends_with("tests/cpu/data/lines/inlined.cu")) << at0[0].file;
+  EXPECT_EQ(lines.at(kChase, 0xd0).at(0).line, 13u);   // i = next[i]
+  EXPECT_EQ(lines.at(kChase, 0x30).at(0).line, 10u);   // between rows: the row before holds
+  EXPECT_EQ(lines.at(kChase, 0x160).at(0).line, 14u);  // acc = outer(...)
+}
+
+TEST(CubinLines, InlinedCodeKeepsItsChainOfCallSites) {
+  const CubinLines lines(fixture("inlined.sm_90.cubin"));
+  // inner's sqrt (line 3), inlined into outer at line 6, inlined into chase at line 14.
+  const auto chain = lines.at(kChase, 0x140);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[0].line, 3u);
+  EXPECT_EQ(chain[0].function, "inner");
+  EXPECT_EQ(chain[1].line, 6u);
+  EXPECT_EQ(chain[1].function, "outer");
+  EXPECT_EQ(chain[2].line, 14u);
+  EXPECT_EQ(chain[2].function, "chase");
+  EXPECT_EQ(chain[0].file, chain[2].file);
+}
+
+TEST(CubinLines, EveryFunctionOfTheCubinAndNothingForOthers) {
+  const CubinLines lines(fixture("inlined.sm_90.cubin"));
+  EXPECT_EQ(lines.functions(), (std::vector<std::string>{"_Z10sync_heavyPfi", kChase}));
+  EXPECT_EQ(lines.at("_Z10sync_heavyPfi", 0x0).at(0).line, 18u);
+  EXPECT_TRUE(lines.at("no_such_kernel", 0x10).empty());
+  // Past a function's code: no line (CUPTI's correlation would name the next function's).
+  const std::uint64_t size = lines.code_size(kChase);
+  EXPECT_GT(size, 0x160u);
+  EXPECT_FALSE(lines.at(kChase, size - 16).empty());
+  EXPECT_TRUE(lines.at(kChase, size).empty());
+}
+
+TEST(CubinLines, NotACubinOrCutShortHasNoLinesAndSaysWhy) {
+  EXPECT_TRUE(CubinLines("").empty());
+  EXPECT_NE(CubinLines("not an elf at all, not at all, not at all, not at all, not at all.").problem().find("not a 64-bit"),
+            std::string::npos);
+  const std::string cubin = fixture("inlined.sm_90.cubin");
+  const CubinLines headless(cubin.substr(0, 100));  // the section headers cut off
+  EXPECT_TRUE(headless.empty());
+  EXPECT_NE(headless.problem().find("could not be read"), std::string::npos) << headless.problem();
+  // Cut anywhere: never a read past the end; either the lines it still holds, or why not.
+  for (std::size_t cut = 64; cut < cubin.size(); cut += 97) {
+    const CubinLines lines(cubin.substr(0, cut));
+    EXPECT_EQ(lines.empty(), !lines.problem().empty()) << cut;
+  }
+}
+
+TEST(CubinLines, FunctionNamesWithoutTheirSignature) {
+  EXPECT_EQ(kscope::pcsampling::function_name("_Z5outerff"), "outer");
+  EXPECT_EQ(kscope::pcsampling::function_name("matmul_kernel"), "matmul_kernel");
+  EXPECT_EQ(kscope::pcsampling::function_name("_Z3addIfEvPT_i"), "add<float>");
+}
+
+TEST(SassListing, InstructionsByFunctionAndOffset) {
+  const char* listing =
+      "\t.headerflags\t@\"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90\"\n"
+      "//--------------------- .text._Z5chasePKiPfi      --------------------------\n"
+      "\t.section\t.text._Z5chasePKiPfi,\"ax\",@progbits\n"
+      "_Z5chasePKiPfi:\n"
+      ".text._Z5chasePKiPfi:\n"
+      "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+      "        /*0010*/                   S2R R0, SR_TID.X ;\n"
+      ".L_x_0:\n"
+      "        /*00d0*/                   LDG.E R0, desc[UR4][R2.64] ;   /* 0x0000000402007981 */\n"
+      "        /*00e0*/              @!P0 BRA `(.L_x_1) ;\n"
+      ".text.other:\n"
+      "        /*0000*/                   EXIT ;\n";
+  const auto sass = kscope::pcsampling::parse_sass_listing(listing);
+  ASSERT_EQ(sass.size(), 2u);
+  EXPECT_EQ(sass.at(kChase).at(0x0), "LDC R1, c[0x0][0x28]");
+  EXPECT_EQ(sass.at(kChase).at(0xd0), "LDG.E R0, desc[UR4][R2.64]");
+  EXPECT_EQ(sass.at(kChase).at(0xe0), "@!P0 BRA `(.L_x_1)");
+  EXPECT_EQ(sass.at("other").at(0x0), "EXIT");
+  EXPECT_TRUE(kscope::pcsampling::parse_sass_listing("garbage\n/*zz*/ X ;\n").empty());
+}
+
+}  // namespace

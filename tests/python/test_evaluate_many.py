@@ -1,0 +1,279 @@
+"""kscope.evaluate_many and `kscope evaluate` on the simulated backend, in real worker processes:
+both problem formats, every way a candidate can end its worker (abort, segfault, sys.exit, SIGKILL, a
+hang), compile failures, what a worker puts back between candidates, the table streamed to disk and
+a killed batch resumed, and the errors it gives."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import batch_problems
+import kscope
+from kscope import _evaluate_cli
+from kscope.errors import ConfigError
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELBENCH = ["faster.py", "wrong.py", "aborts.py", "segfaults.py", "exits.py", "killed.py", "hangs.py",
+               "syntax_error.py", "fails_to_build.py", "patches_timer.py", "plain.py"]
+batch_problems.KERNELBENCH_CANDIDATES["plain.py"] = batch_problems.KERNELBENCH_CANDIDATES["faster.py"]
+
+
+def by_candidate(table):
+    return {c: rows.reset_index(drop=True) for c, rows in table.groupby("Candidate")}
+
+
+@pytest.fixture(scope="module")
+def kernelbench_batch(tmp_path_factory):
+    """One measuring worker, so that the candidates run in one order, each after the one before in
+    the same process unless that one ended it."""
+    root = tmp_path_factory.mktemp("kernelbench")
+    batch_problems.kernelbench_problem(root / "problems", KERNELBENCH)
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(root / "problems", root / "out", timeout_s=8.0, workers_per_gpu=1,
+                                     compile_workers=1, verbosity="silent")
+    return table, root / "out"
+
+
+def test_every_candidate_gets_its_verdict_and_the_crashes_their_message(kernelbench_batch):
+    table, _ = kernelbench_batch
+    rows = by_candidate(table)
+    assert sorted(rows) == sorted(f"scale/{name}" for name in KERNELBENCH)
+    verdict = {c: r.loc[0, "Verdict"] for c, r in rows.items()}
+    reason = {c: r.loc[0, "Reason"] for c, r in rows.items()}
+    assert verdict["scale/faster.py"] == "faster" and rows["scale/faster.py"].loc[0, "Speedup"] == 2.0
+    assert verdict["scale/wrong.py"] == "incorrect"
+    assert verdict["scale/aborts.py"] == "crashed" and "SIGABRT" in reason["scale/aborts.py"]
+    assert "Fatal Python error: Aborted" in reason["scale/aborts.py"]
+    assert verdict["scale/segfaults.py"] == "crashed" and "SIGSEGV" in reason["scale/segfaults.py"]
+    assert "Segmentation fault" in reason["scale/segfaults.py"]
+    assert verdict["scale/exits.py"] == "crashed" and reason["scale/exits.py"] == "the candidate called sys.exit(3)"
+    assert verdict["scale/killed.py"] == "crashed" and "killed by SIGKILL" in reason["scale/killed.py"]
+    assert verdict["scale/hangs.py"] == "timed_out" and "8 s to be measured" in reason["scale/hangs.py"]
+    assert verdict["scale/syntax_error.py"] == "compile_failed" and "SyntaxError" in reason["scale/syntax_error.py"]
+    assert verdict["scale/fails_to_build.py"] == "compile_failed"
+    assert "nvcc exited with status 1" in reason["scale/fails_to_build.py"]
+
+
+def test_a_patched_timer_is_found_and_put_back_before_the_next_candidate(kernelbench_batch):
+    table, _ = kernelbench_batch
+    rows = by_candidate(table)
+    patched, plain = rows["scale/patches_timer.py"].loc[0], rows["scale/plain.py"].loc[0]
+    assert patched["Verdict"] == "suspect" and "timer_patched" in patched["Findings"]
+    assert "time.perf_counter" in patched["Restored"]
+    assert plain["Worker"] == patched["Worker"]  # the same process, after it
+    assert plain["Verdict"] == "faster" and not plain["Findings"]
+
+
+def test_the_table_is_on_disk_with_each_evaluation_and_the_times(kernelbench_batch):
+    table, out = kernelbench_batch
+    on_disk = pd.read_csv(out / "results.csv")
+    assert list(on_disk.columns) == list(table.columns)
+    assert list(on_disk["Candidate"]) == list(table["Candidate"])
+    assert len((out / "results.jsonl").read_text().splitlines()) == len(KERNELBENCH)
+    faster = table[table["Candidate"] == "scale/faster.py"].iloc[0]
+    assert faster["CompileS"] > 0 and faster["LoadS"] > 0 and faster["MeasureS"] > 0
+    assert faster["Format"] == "kernelbench" and faster["Problem"] == "scale" and faster["Config"] == ""
+    evaluation = kscope.load_evaluation(out / "evaluations" / "scale__faster.json")
+    assert evaluation.verdicts() == ["faster"]
+    compile_failed = table[table["Verdict"] == "compile_failed"]
+    assert compile_failed["MeasureS"].isna().all() and compile_failed["Worker"].str.startswith("compile").all()
+
+
+def test_gpumode_problems_each_see_their_own_helper_modules(tmp_path):
+    pytest.importorskip("yaml", reason="GPU MODE's task.yml needs PyYAML")
+    batch_problems.gpumode_problems(tmp_path / "problems")
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", workers_per_gpu=1,
+                                     compile_workers=1, verbosity="silent")
+    rows = by_candidate(table)
+    assert sorted(rows) == ["double_py/submission.py", "triple_py/solutions/wrong/twice.py",
+                            "triple_py/submission.py"]
+    # One worker measured all three: the second problem's task.py (FACTOR = 3) was not the first's.
+    assert table["Worker"].nunique() == 1
+    assert list(rows["triple_py/submission.py"]["Verdict"]) == ["faster", "faster"]
+    assert list(rows["double_py/submission.py"]["Verdict"]) == ["faster", "faster"]
+    assert list(rows["triple_py/solutions/wrong/twice.py"]["Verdict"]) == ["incorrect", "incorrect"]
+    assert [json.loads(c) for c in rows["double_py/submission.py"]["Config"]] == [
+        {"size": 64, "seed": 2}, {"size": 128, "seed": 3}]
+    assert set(table["Format"]) == {"gpumode"} and set(table["Problem"]) == {"double_py", "triple_py"}
+
+    with kscope.testing.simulated_backend():
+        tests = kscope.evaluate_many(tmp_path / "problems", tmp_path / "tests", gpumode_configs="tests",
+                                     compile_workers=1, verbosity="silent")
+    assert len(tests) == 3 and set(tests["Config"]) == {json.dumps({"size": 8, "seed": 1})}
+
+
+def test_reference_and_candidate_pairs_are_a_batch_too(tmp_path):
+    batch_problems.kernelbench_problem(tmp_path, ["faster.py", "wrong.py"])
+    pairs = [(tmp_path / "scale" / "reference.py", tmp_path / "scale" / name) for name in ("faster.py", "wrong.py")]
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(pairs, tmp_path / "out", compile_workers=1, verbosity="silent")
+    assert list(table["Verdict"]) == ["faster", "incorrect"]
+    assert list(table["Candidate"]) == [str(p[1]) for p in pairs]
+
+
+KILLED_BATCH = """
+import sys
+import kscope
+with kscope.testing.simulated_backend():
+    kscope.evaluate_many(sys.argv[1], sys.argv[2], workers_per_gpu=1, compile_workers=1, verbosity="silent")
+"""
+
+
+def test_a_killed_batch_resumed_evaluates_only_the_rest(tmp_path, capfd):
+    names = [f"c{i}.py" for i in range(6)]
+    batch_problems.write(tmp_path / "problems", {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
+                                                 **{f"scale/{n}": batch_problems.KERNELBENCH_CANDIDATES["faster.py"]
+                                                    for n in names}})
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(kscope.__file__)),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    batch = subprocess.Popen([sys.executable, "-c", KILLED_BATCH, str(tmp_path / "problems"), str(out)], env=env)
+    stream = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and batch.poll() is None:
+        if stream.exists() and len(stream.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    batch.send_signal(signal.SIGKILL)
+    batch.wait()
+    before = {json.loads(line)["candidate"]: json.loads(line)["rows"] for line in stream.read_text().splitlines()}
+    assert 2 <= len(before) < len(names), "the batch was to be killed halfway"
+    with open(stream, "a") as f:
+        f.write('{"candidate": "scale/c5.py", "rows": [{"Verd')  # a line the kill cut short
+
+    with kscope.testing.simulated_backend(), pytest.raises(ConfigError, match=r"resume=True.*overwrite=True"):
+        kscope.evaluate_many(tmp_path / "problems", out, verbosity="silent")
+    with kscope.testing.simulated_backend(), pytest.raises(ConfigError, match=r"runs: 20 then, 10 now"):
+        kscope.evaluate_many(tmp_path / "problems", out, runs=10, resume=True, verbosity="silent")
+    capfd.readouterr()
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", out, resume=True, compile_workers=1)
+    evaluated = {line.split()[2].rstrip(":") for line in capfd.readouterr().err.splitlines()
+                 if line.startswith("[kscope] ")}
+    assert evaluated == {f"scale/{n}" for n in names} - set(before)  # the rest, and only the rest
+    assert sorted(table["Candidate"]) == [f"scale/{n}" for n in names]
+    assert set(table["Verdict"]) == {"faster"}
+    for candidate, rows in before.items():  # as the first batch wrote them
+        assert table.loc[table["Candidate"] == candidate, "MeasureS"].tolist() == [rows[0]["MeasureS"]]
+    lines = stream.read_text().splitlines()
+    assert len(lines) == len(names) and all(json.loads(line) for line in lines)
+
+
+def test_the_command_line_runs_a_batch_and_says_how_it_went(tmp_path, capsys):
+    batch_problems.kernelbench_problem(tmp_path / "problems", ["faster.py", "wrong.py"])
+    argv = [str(tmp_path / "problems"), "-o", str(tmp_path / "out"), "--compile-workers", "1", "--runs", "8", "-q"]
+    with kscope.testing.simulated_backend():
+        assert _evaluate_cli.main(argv) == 0
+        said = capsys.readouterr().out
+        assert "2 candidates, 2 rows (1 faster, 1 incorrect)" in said and "results.csv" in said
+        assert _evaluate_cli.main(argv) == _evaluate_cli.USAGE_ERROR  # an earlier batch, neither flag
+        assert "--resume" in capsys.readouterr().err
+        assert _evaluate_cli.main([*argv, "--resume"]) == 0
+    with pytest.raises(SystemExit) as exited:
+        _evaluate_cli.main([str(tmp_path), "--runs", "many"])
+    assert exited.value.code == _evaluate_cli.USAGE_ERROR
+
+
+def kscope_program():
+    build = ROOT / os.environ.get("KSCOPE_BUILD_DIR", "build")
+    program = build / "kscope"
+    if not program.is_file():
+        pytest.skip(f"no kscope program in {build} (build the target kscope_cli)")
+    return program
+
+
+def test_the_kscope_program_runs_evaluate_in_python(tmp_path):
+    program = kscope_program()
+    helped = subprocess.run([program, "evaluate", "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "compile_failed" in helped.stdout and "--resume" in helped.stdout
+    missing = subprocess.run([program, "evaluate", str(tmp_path / "none")], capture_output=True, text=True)
+    assert missing.returncode == 64 and "is not a directory" in missing.stderr
+    unstartable = subprocess.run([program, "evaluate", "x"], capture_output=True, text=True,
+                                 env={**os.environ, "KSCOPE_PYTHON": str(tmp_path / "no-python")})
+    assert unstartable.returncode == 1 and "KSCOPE_PYTHON" in unstartable.stderr
+
+
+def test_pips_kscope_command_runs_evaluate_itself(monkeypatch, capsys):
+    from kscope import _cli
+
+    monkeypatch.setattr(sys, "argv", ["kscope", "evaluate", "--help"])
+    with pytest.raises(SystemExit) as exited:
+        _cli.main()
+    assert exited.value.code == 0 and "kscope evaluate" in capsys.readouterr().out
+
+
+def test_one_batch_at_a_time_per_directory(tmp_path):
+    from kscope._batch_table import BatchTable
+
+    first = BatchTable(str(tmp_path), {"runs": 20}, resume=False, overwrite=False)
+    try:
+        with pytest.raises(ConfigError, match=rf"in use by another batch \(pid {os.getpid()} "):
+            BatchTable(str(tmp_path), {"runs": 20}, resume=False, overwrite=False)
+    finally:
+        first.close()
+    BatchTable(str(tmp_path), {"runs": 20}, resume=True, overwrite=False).close()
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"a/notes.txt": "x"}, r"no problem under"),
+    ({"a/one.py": batch_problems.KERNELBENCH_REFERENCE, "a/two.py": batch_problems.KERNELBENCH_REFERENCE},
+     r"several KernelBench references \(one.py, two.py\)"),
+    ({"a/reference.py": batch_problems.GPUMODE_REFERENCE}, r"without a task.yml"),
+    ({"a/reference.py": batch_problems.GPUMODE_REFERENCE, "a/task.yml": "tests: []\n"},
+     r"no list of configs under 'benchmarks'"),
+])
+def test_a_directory_that_holds_no_batch_is_refused_naming_why(tmp_path, files, message):
+    if "task.yml" in str(files):
+        pytest.importorskip("yaml", reason="GPU MODE's task.yml needs PyYAML")
+    batch_problems.write(tmp_path, files)
+    with kscope.testing.simulated_backend(), pytest.raises(ConfigError, match=message):
+        kscope.evaluate_many(tmp_path, tmp_path / "out")
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"workers_per_gpu": 0}, r"workers_per_gpu must be an integer >= 1"),
+    ({"timeout_s": 0}, r"timeout_s must be a number of seconds > 0"),
+    ({"gpumode_configs": "all"}, r"'benchmarks' or 'tests'"),
+    ({"gpus": [-1]}, r"gpus: -1 is not the index of a visible GPU"),
+    ({"gpus": "0,1"}, r"gpus must be a list of GPU indices"),
+    ({"runs": 0}, r"runs"),
+    ({"rtol": -1.0}, r"rtol must be a finite number >= 0"),
+])
+def test_bad_options_are_refused_before_anything_runs(tmp_path, options, message):
+    batch_problems.kernelbench_problem(tmp_path / "problems", ["faster.py"])
+    with kscope.testing.simulated_backend(), pytest.raises(ConfigError, match=message):
+        kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", **options)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_simulated_backend_measures_in_the_workers_each_on_its_own(tmp_path):
+    batch_problems.kernelbench_problem(tmp_path / "problems", ["faster.py"])
+    with kscope.testing.simulated_backend() as sim:
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", gpus=[0, 1], compile_workers=1,
+                                     verbosity="silent")
+    assert sim.session_count == 0  # the workers measured, on simulated backends of their own
+    assert list(table["Verdict"]) == ["faster"] and table["GPU"].iloc[0]
+
+
+def test_a_failed_build_is_said_in_a_line_with_the_compilers_first_error():
+    from kscope._workers import _build_error, last_words
+
+    command = "[1/3] /usr/local/cuda/bin/nvcc " + "-I/include " * 200
+    torch_says = RuntimeError(f"Error building extension 'add': {command}\nFAILED: cuda.cuda.o\n"
+                              "/tmp/add/cuda.cu(9): error: expected a \";\"\n1 error detected in the compilation\n"
+                              "ninja: build stopped: subcommand failed.")
+    said = _build_error(torch_says, "")
+    assert said.startswith("RuntimeError: Error building extension 'add': [1/3]") and len(said) < 700
+    assert 'cuda.cu(9): error: expected a ";"' in said
+    log = "Warning: something\nFatal Python error: Segmentation fault\n  File \"x.py\", line 3 in f\nother\n"
+    assert last_words(log) == "Fatal Python error: Segmentation fault"
