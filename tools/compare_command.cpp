@@ -34,7 +34,9 @@ const char* const kDescription =
     "two-sided Mann-Whitney U test gives p < alpha AND the whole 95% bootstrap interval of the ratio of\n"
     "medians lies beyond the threshold; same otherwise. A duration whose runs' SM clocks varied must\n"
     "change the same way in cycles (duration x SM clock), else it is ambiguous. too_few_samples when a\n"
-    "side has fewer than min-samples valid runs; unstable when one has an RSD above max-rsd. Durations\n"
+    "side has fewer than min-samples valid runs, or too few for the U test to reach p < alpha at all;\n"
+    "unstable when one has an RSD above max-rsd. A file may be a pipe (<(cat a.json)); a file name that\n"
+    "starts with '-' goes after --. Durations\n"
     "are lower-is-better, rates (GB/s, TFLOP/s, %) higher-is-better; a count of work (bytes,\n"
     "instructions) that moves is 'changed'. Rows measured on one side only are listed as\n"
     "only_in_baseline / only_in_candidate.";
@@ -51,7 +53,7 @@ const char* const kFooter =
     "      of another format version; different backends, cache control, clock control or config axes;\n"
     "      a --direction naming a metric neither file holds; or a candidate row without a valid run\n"
     "  3   cannot judge: no row is slower, but a side of some row has fewer than --min-samples valid\n"
-    "      runs (too_few_samples; results of runs=1 have one)\n"
+    "      runs, or too few for the U test (too_few_samples; results of runs=1 have one)\n"
     "  64  bad command line\n"
     "  74  the output could not be written\n";
 

@@ -23,15 +23,16 @@ std::string description() {
          "Each INPUT is a shard's results file, or the output prefix the sweep was given: its shards'\n"
          "PREFIX[FUNCTION-N-]shard-<i>-of-<n>-results.json files are taken. The shards' raw samples go\n"
          "through the same aggregation as a single run's; every row keeps the GPU and host of the shard that\n"
-         "measured it. As a sweep's files, the merged files never replace a measured sweep's or an earlier\n"
-         "merge's without --overwrite, and OUT_PREFIX is never a device.";
+         "measured it. The merged files never replace a measured sweep's (or an evaluation's, a race's), even\n"
+         "with --overwrite; an earlier merge there is moved aside to numbered backups (results.json.~1~), or\n"
+         "replaced with --overwrite; OUT_PREFIX is never a device.";
 }
 
 const char* const kFooter =
     "Refused (exit 2): shards of different sweeps, settings, backends or GPU models, of splits into\n"
     "different counts, a shard missing or given twice, a shard that did not finish (resume it first);\n"
-    "an OUT_PREFIX that holds a sweep or an earlier merge (without --overwrite), names a device or is in\n"
-    "use by a sweep.\n"
+    "an OUT_PREFIX that holds a sweep, an evaluation or a race, names a device or is in use by a sweep;\n"
+    "an INPUT that holds a sweep measured without shards (read it with kscope.load).\n"
     "Warned: different drivers, observed SM clocks more than 2% apart.\n"
     "\n"
     "Exit status:\n"
@@ -51,7 +52,7 @@ int merge_command(const std::vector<std::string>& args, std::ostream& out, std::
   app.add_option("OUT_PREFIX", out_prefix, "where the merged files go")->required()->type_name("");
   app.add_option("INPUT", inputs, "a shard's results file, or the output prefix of the sweep")->required()->type_name("");
   bool overwrite = false;
-  app.add_flag("--overwrite", overwrite, "replace the sweep or the earlier merge under OUT_PREFIX");
+  app.add_flag("--overwrite", overwrite, "replace the earlier merge under OUT_PREFIX instead of moving it aside");
   if (const auto status = kscope::cli::parse(app, args, out, err, kUsage)) return *status;
   try {
     std::vector<std::string> warnings;

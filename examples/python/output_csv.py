@@ -14,8 +14,8 @@ from kscope.testing import workloads
 
 
 def make(prefix):
-    # overwrite=True: running the example again replaces its files; without it kscope refuses to
-    # replace an earlier sweep's data (resume=True would continue it instead).
+    # overwrite=True: running the example again replaces its files; without it the earlier run's
+    # files are moved aside to numbered backups (...csv.~1~), and resume=True would return them.
     @kscope.analyze.kernel(configs=[(1 << 16,), (1 << 20,)], runs=5, output_prefix=prefix, output_csv=True,
                            overwrite=True)
     def vector_add(n):

@@ -32,7 +32,8 @@ enum class Verdict {
   // A duration faster or slower in time whose SM clocks varied, but not the same in cycles (duration
   // times the SM clock observed around each run): the clocks can explain the change.
   ambiguous,
-  too_few_samples,    // a side has fewer than min_samples valid values (results of runs = 1): cannot judge
+  too_few_samples,    // a side has fewer than min_samples valid values (results of runs = 1), or too few
+                      // for the U test to reach p < alpha: cannot judge
 };
 std::string to_string(Verdict v);  // the enumerator's name
 
@@ -43,7 +44,8 @@ enum class Gate { passed, slower, cannot_judge };
 std::string to_string(Gate g);  // "passed", "slower", "cannot_judge"
 
 // The verdict of a row (ratio = median(candidate) / median(baseline), CI its bootstrap interval):
-// too_few_samples when either side has fewer than min_samples valid values; unstable when one has an
+// too_few_samples when either side has fewer than min_samples valid values, or too few for the U test
+// to reach p < alpha whatever the samples (1 against 1, say); unstable when one has an
 // RSD above max_rsd_pct; otherwise a change only when p < alpha AND the whole CI lies beyond
 // 1 +- threshold_pct/100 (strictly), and same in every other case. A duration whose samples' SM
 // clocks are known and not all the same is changed only when its cycles (duration times the clock
@@ -84,6 +86,7 @@ struct CompareOptions {
 struct ComparedSide {
   std::optional<std::size_t> config_index;  // into that side's Results::configs()
   std::size_t count = 0;                    // valid samples
+  std::size_t measured = 0;                 // samples, NaN ones (runs that failed or recorded nothing) included
   double median = NAN, mean = NAN, rsd_pct = NAN;  // of the valid samples; RSD in %
   double observed_sm_clock_mhz = NAN;       // the summary row's mean observed SM clock
 };

@@ -27,10 +27,10 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
 // Writes merged results as <out_prefix>summary.csv, samples.csv and results.json (the name of an
 // existing directory stands for that directory) by the rules a sweep writes its files by: the
 // prefix is held (<prefix>lock) while they are written, a prefix naming a device (/dev/null) or in
-// a missing directory is refused, and so is a prefix that holds a measured sweep's or an earlier
-// merge's files (ConfigError naming them), unless `overwrite`: then the sweep's other files
-// (manifest, progress) are removed too, so that nothing there passes for the merge's. `resumed`:
-// the merge of a resumed sweep, which replaces an earlier merge's files (never a measured sweep's).
+// a missing directory is refused, and so is a prefix that holds a measured sweep's (or another
+// kind of result's) files, whatever `overwrite` says (ConfigError naming them). An earlier merge
+// there is moved aside to numbered backups (<file>.~N~), or replaced with `overwrite`; `resumed`:
+// the merge of a resumed sweep, which replaces the earlier merge it made.
 // Returns the prefix written under.
 std::string write_merged(const Results& merged, const std::string& out_prefix, bool overwrite, bool resumed = false);
 

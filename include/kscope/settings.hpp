@@ -179,8 +179,9 @@ struct Settings {
   // config (each flush costs about a millisecond on a local disk: much more than a short config).
   double fsync_interval_s = 1.0;
   // Replace the files of an earlier sweep under output_prefix. Without it (and without resume) a
-  // prefix that holds them is refused before anything runs: kscope never deletes measured data
-  // unasked.
+  // finished sweep there is moved aside to numbered backups (<file>.~N~) and an unfinished one
+  // refused before anything runs: kscope never deletes measured data unasked. Another kind of
+  // result there (an evaluation, a race, merged results) is refused whatever this says.
   bool overwrite = false;
   // Measure only this shard's configs (kscope/shard.hpp), its files under output_prefix +
   // "shard-<index>-of-<count>-"; kscope::merge joins the shards. Unset: the environment variable

@@ -1,6 +1,7 @@
 """The files a profiled function's calls write: the engine's under output_prefix
 ({prefix}{function}-{n}-summary.csv, ...) and output_csv's, where n counts the function's
-successful calls; the prefix's directory, and the refusal of an earlier sweep's CSV files."""
+successful calls; the prefix's directory, and an earlier call's CSV files moved aside with the
+engine's (or refused as they are)."""
 
 from __future__ import annotations
 
@@ -71,19 +72,16 @@ class CallFiles:
         tag = f"{self.function_name}-{call}" + (f"-shard-{shard[0]}-of-{shard[1]}" if shard else "") + ".csv"
         return [(kind, f"{prefix}{kind}_data-{tag}") for kind in ("profiled", "processed")]
 
-    def check_earlier_csv(self, shard: tuple[int, int] | None) -> None:
-        """output_csv files of an earlier sweep under output_prefix are replaced only when asked
-        (the engine refuses its own files the same way)."""
-        opts = self.options
+    def make_room(self, settings: _core.Settings, shard: tuple[int, int] | None) -> None:
+        """output_csv files of an earlier call are the engine's companions: moved aside with the
+        engine's files of a finished call (numbered backups), refused with an unfinished one or
+        another kind of result, as the engine treats its own; replaced only with overwrite=True."""
         prefix = self._prefix()
-        if not opts.output_csv or prefix is None or opts.overwrite or opts.resume:
+        if not self.options.output_csv or prefix is None:
             return
-        earlier = [path for _, path in self._csv_paths(prefix, self.calls, shard) if os.path.lexists(path)]
-        if earlier:
-            raise ConfigError(
-                f"output_csv: {', '.join(earlier)} of an earlier sweep exist, which kscope does not replace "
-                f"unasked: set overwrite=True to replace them, or give another output_prefix"
-            )
+        csv = [path for _, path in self._csv_paths(prefix, self.calls, shard)]
+        if any(os.path.lexists(path) for path in csv):
+            _core.make_room_for_call(settings, csv)
 
     def write_csv(self, results: ProfileResults, call: int) -> None:
         prefix = self._prefix()

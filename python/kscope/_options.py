@@ -337,7 +337,7 @@ def _option_table():
                     "its Nsight Compute report and logs; without a prefix those go to a temporary directory). The "
                     "raw samples are streamed: -samples.csv gets each config's samples as it finishes (with "
                     "-manifest.json and -progress.jsonl), so a crash or kill loses at most the config in flight "
-                    "(configs shorter than 10 ms are written together, 10 ms apart at most). The directory is "
+                    "(configs shorter than 10 ms are written together, at most 10 ms after they finished). The directory is "
                     "created if needed."),
         Option("fsync_interval_s", 1.0, _number, ["fsync_interval_s"], label=kscope_only,
                help="with output_prefix, how often the streamed files are flushed to the disk (fdatasync): a "
@@ -352,9 +352,11 @@ def _option_table():
                     "measurement options differ; with nothing on disk every config is measured."),
         Option("overwrite", False, _flag, ["overwrite"], label=kscope_only,
                help="with output_prefix, replace the files of an earlier sweep there. Without it (or resume), a "
-                    "call whose {prefix}{func}-{n}- already holds a sweep's files (or whose output_csv files "
-                    "exist) raises ConfigError before measuring anything: kscope never deletes measured data "
-                    "unasked. A second process on the same prefix is refused while the first runs."),
+                    "call whose {prefix}{func}-{n}- holds a finished sweep (a script run again) moves its files, "
+                    "and its output_csv files, aside to numbered backups (...results.json.~1~), saying so; an "
+                    "unfinished sweep there raises ConfigError before measuring anything: kscope never deletes "
+                    "measured data unasked. Another kind of result there (an evaluation, a race) is never "
+                    "replaced, and a second process on the same prefix is refused while the first runs."),
         Option("output_csv", False, _flag,
                help="also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and "
                     "{prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a temporary "

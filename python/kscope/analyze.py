@@ -198,9 +198,9 @@ class _ProfiledFunction:
         _note_once(note)
         settings = opts.settings(self.files.engine_prefix(), backend, metrics)
         placement = _shard.place(opts.shard, opts.verbosity >= VerbosityLevel.INFO)
-        self.files.check_earlier_csv(placement.shard)
         if placement.launcher is not None:  # shard='auto' found one (a (index, count) option is in settings)
             settings.shard = placement.shard
+        self.files.make_room(settings, placement.shard)
         if placement.launcher == "torchrun":
             _shard.use_local_gpu(settings, placement.local_rank)
         derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))

@@ -112,6 +112,7 @@ void bind_results(py::module_& m) {
         py::arg("path"), py::arg("text"), py::call_guard<py::gil_scoped_release>(),
         "Writes text to path as kscope writes its files: whole, through symbolic links, never over a device");
   m.def("load_results", py::overload_cast<const std::string&>(&kscope::load_results), py::arg("path"),
+        py::call_guard<py::gil_scoped_release>(),  // a pipe may be fed by another Python thread
         "Reads a file written by Results.write_json");
   m.def("results_from_json", [](const std::string& text, const std::string& name) {
     std::istringstream in(text);
@@ -138,6 +139,9 @@ void bind_shards(py::module_& m) {
     kscope::Results merged = kscope::merge_files(inputs, &warnings);
     return py::make_tuple(std::move(merged), warnings);
   }, py::arg("inputs"), "(merged Results, [warning]) of shard results files or output prefixes");
+  m.def("make_room_for_call", &kscope::detail::make_room_for_call, py::arg("settings"), py::arg("companions"),
+        "Moves a finished call's files under prefix, and the companions beside them, aside; refuses what "
+        "it must not move");
   m.def("write_merged", &kscope::write_merged, py::arg("merged"), py::arg("prefix"), py::arg("overwrite"),
         py::arg("resumed"), py::call_guard<py::gil_scoped_release>(),
         "Writes merged results under prefix as a sweep writes its files: never over a sweep or an earlier "

@@ -147,13 +147,14 @@ class DescriptorReader final : public std::streambuf {
   char buffer_[1 << 16];
 };
 
-// Why a file of this mode is not read; empty for a regular file.
+// Why a file of this mode is not read; empty for a regular file or a pipe (read once: opened without
+// blocking, one that nothing writes to ends at once).
 std::string not_readable(mode_t mode, const std::string& expected) {
-  if (S_ISREG(mode)) return "";
+  if (S_ISREG(mode) || S_ISFIFO(mode)) return "";
   if (S_ISDIR(mode)) return "it is a directory; give " + expected;
   return std::string("it is ") + kind_of(mode) +
-         ", not a regular file: kscope reads only files (a FIFO would keep it waiting for a writer, a device "
-         "reading without end); give " + expected;
+         ", not a regular file: kscope reads files and pipes, not devices (a device may read without end); give " +
+         expected;
 }
 
 }  // namespace
@@ -295,12 +296,21 @@ std::string read_whole(InputFile& in, const std::string& path, std::uint64_t lim
   char buffer[1 << 16];
   while (in.stream().read(buffer, sizeof buffer) || in.stream().gcount() > 0) {
     text.append(buffer, static_cast<std::size_t>(in.stream().gcount()));
-    if (text.size() > limit)  // grown since it was opened
-      throw FileError("cannot read '" + path + "' as " + what + ": it grew beyond " + std::to_string(limit) +
-                          " bytes while being read",
+    if (text.size() > limit)  // grown since it was opened, or a pipe
+      throw FileError("cannot read '" + path + "' as " + what + ": it holds more than " + std::to_string(limit) +
+                          " bytes, more than kscope reads whole on this machine",
                       path, os_code(EFBIG));
   }
   return text;
+}
+
+std::string text_if_readable(const std::string& path, std::uint64_t limit) {
+  try {
+    auto in = InputFile::if_exists(path, "a file");
+    return in ? read_whole(*in, path, limit, "a file") : std::string();
+  } catch (const FileError&) {
+    return {};
+  }
 }
 
 std::uint64_t json_document_limit() {

@@ -10,9 +10,10 @@
 //     existing file keeps its permission bits.
 // Every failure is a FileError naming the path and the operating system's reason.
 //
-// Reading takes only a regular file: the path is opened without blocking and checked with fstat,
-// so a FIFO, a device or a socket is refused with a FileError instead of waiting for a writer or
-// reading forever.
+// Reading takes a regular file, or a pipe read once (a shell's process substitution, <(cat a.json);
+// a FIFO): the path is opened without blocking and checked with fstat, so a device or a socket is
+// refused with a FileError instead of reading forever, and a FIFO that nothing writes to reads as
+// empty instead of waiting for a writer.
 #include <cstdint>
 #include <functional>
 #include <istream>
@@ -40,8 +41,8 @@ std::string kind_of_file(const std::string& path);
 // be what it made.
 bool names_open_file(const std::string& path, int fd);
 
-// A regular file opened for reading, read through stream(). Throws FileError when `path` is
-// missing, a directory, not a regular file or unreadable; `expected` says what the caller should
+// A regular file or a pipe opened for reading, read through stream(). Throws FileError when `path`
+// is missing, a directory, a device, a socket or unreadable; `expected` says what the caller should
 // give instead ("a file written by ProfileResults.save"). A read error later throws FileError too.
 class InputFile {
  public:
@@ -53,7 +54,7 @@ class InputFile {
   InputFile& operator=(InputFile&&) noexcept;
 
   std::istream& stream();
-  std::uint64_t size() const;  // when it was opened
+  std::uint64_t size() const;  // when it was opened (a pipe: 0)
 
  private:
   struct Open;
@@ -64,6 +65,10 @@ class InputFile {
 // The whole text of the file `in` reads, refused (FileError naming `path`) when the file is larger
 // than `limit` bytes: `what` says what that text is ("a results file").
 std::string read_whole(InputFile& in, const std::string& path, std::uint64_t limit, const std::string& what);
+
+// The text of the file at `path`, read to say what it holds (in a message, a lock's holder); empty
+// when it cannot be read or holds more than `limit` bytes.
+std::string text_if_readable(const std::string& path, std::uint64_t limit);
 
 // The most a JSON document kscope reads whole (a results file, a manifest) may hold: a quarter of
 // this machine's memory, as the parsed document takes several times its text's size.

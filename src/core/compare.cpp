@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/evaluate.hpp"
 #include "kscope/statistics.hpp"
 
 namespace kscope {
@@ -31,7 +33,40 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
                     what);
 }
 
+std::set<std::string> annotations_of(const Results& r) {
+  std::set<std::string> names;
+  for (const SummaryRow& row : r.rows()) names.insert(row.annotation);
+  return names;
+}
+
+// Whether the rows are an evaluation's measurements: its two sides, each call timed as one range.
+bool holds_evaluation(const Results& r) {
+  return annotations_of(r) == std::set<std::string>{to_string(Side::candidate), to_string(Side::reference)} &&
+         r.settings().replay_mode == ReplayMode::range;
+}
+
+// An evaluation's measurements against a profile's share no row: said as what it is, before the
+// settings an evaluation fixes (replay_mode) would be blamed.
+void check_same_kind(const Results& baseline, const Results& candidate) {
+  const bool evaluation = holds_evaluation(baseline);
+  if (evaluation == holds_evaluation(candidate)) return;
+  std::vector<std::string> shared;
+  const auto b = annotations_of(baseline), c = annotations_of(candidate);
+  std::set_intersection(b.begin(), b.end(), c.begin(), c.end(), std::back_inserter(shared));
+  if (!shared.empty()) return;
+  const Results& profile = evaluation ? candidate : baseline;
+  const auto names = annotations_of(profile);
+  throw ConfigError(std::string("compare() cannot match an evaluation with a profile: the ") +
+                    (evaluation ? "baseline" : "candidate") + " holds an evaluation's measurements (its candidate " +
+                    "and reference calls, each timed as one range), the " + (evaluation ? "candidate" : "baseline") +
+                    " a profile's (annotations " + detail::quoted_list(std::vector<std::string>(names.begin(), names.end())) +
+                    "), so no row is measured on both sides. Compare an evaluation with another evaluation (" +
+                    detail::spell("Evaluation::measurements()", "an EvaluationResults or its saved file") +
+                    " on both sides), and a profile with a profile");
+}
+
 void check_comparable(const Results& baseline, const Results& candidate) {
+  check_same_kind(baseline, candidate);
   const SessionInfo& b = baseline.session();
   const SessionInfo& c = candidate.session();
   if (b.backend != c.backend) refuse("backends", to_string(b.backend), to_string(c.backend));
@@ -96,7 +131,7 @@ std::map<RowKey, RowSamples> samples_by_row(const Results& r) {
 
 ComparedSide side_of(const SummaryRow& row, const std::vector<double>& samples) {
   const SampleStatistics s = summarize(samples, std::numeric_limits<double>::infinity());
-  return {row.config_index, s.count, s.median, s.mean, s.rsd_pct, row.observed_sm_clock_mhz};
+  return {row.config_index, s.count, samples.size(), s.median, s.mean, s.rsd_pct, row.observed_sm_clock_mhz};
 }
 
 std::string ci_method(const CompareOptions& o) {
@@ -239,13 +274,43 @@ void judge(ComparisonRow& row, const SummaryRow& b, const RowSamples& base, cons
   row.reason = s.reason;
 }
 
+// "1 row", "3 rows"
+std::string rows_text(std::size_t n) { return std::to_string(n) + (n == 1 ? " row" : " rows"); }
+
+// The rows too_few_samples, by why: too few runs measured, NaN values among enough runs, or too few
+// for the U test whatever min_samples allows; each with its fix.
+std::string why_too_few(const Comparison& out) {
+  const CompareOptions& o = out.options;
+  std::size_t few_runs = 0, nan_values = 0, powerless = 0;
+  for (const ComparisonRow& r : out.rows) {
+    if (r.verdict != Verdict::too_few_samples) continue;
+    if (std::min(r.baseline.measured, r.candidate.measured) < o.min_samples) ++few_runs;
+    else if (std::min(r.baseline.count, r.candidate.count) < o.min_samples) ++nan_values;
+    else ++powerless;
+  }
+  const std::size_t needed = std::max(o.min_samples, detail::values_for_significance(o.alpha));
+  std::vector<std::string> parts;
+  if (few_runs)
+    parts.push_back(rows_text(few_runs) + " with fewer than " + detail::compare_option("min_samples") + " (" +
+                    std::to_string(o.min_samples) + ") runs on a side (results of " + detail::option("runs") +
+                    " = 1 have one): measure both sides with at least " + std::to_string(needed) + " runs");
+  if (nan_values)
+    parts.push_back(rows_text(nan_values) + " with NaN values on a side (runs that failed or recorded nothing) " +
+                    "leaving fewer than " + std::to_string(o.min_samples) + " valid values: more runs will " +
+                    "not help; find why in those rows' samples");
+  if (powerless)
+    parts.push_back(rows_text(powerless) + " with too few values for the U test to reach p < " +
+                    detail::compare_option("alpha") + " (" + detail::formatted("%g", o.alpha) + ") at all: measure " +
+                    "both sides at least " + std::to_string(needed) + " times");
+  std::string text;
+  for (const auto& part : parts) text += (text.empty() ? "" : "; ") + part;
+  return text;
+}
+
 void warn_of_rows_not_judged(Comparison& out) {
   if (const std::size_t n = out.count(Verdict::too_few_samples))
-    out.warnings.push_back(std::to_string(n) + (n == 1 ? " row cannot" : " rows cannot") + " be judged: a side has " +
-                           "fewer than " + detail::compare_option("min_samples") + " (" +
-                           std::to_string(out.options.min_samples) + ") valid samples (verdict too_few_samples; " +
-                           "results of " + detail::option("runs") + " = 1 have one); measure both sides with at least " +
-                           std::to_string(out.options.min_samples) + " runs");
+    out.warnings.push_back(rows_text(n) + " cannot be judged (verdict too_few_samples): " +
+                           why_too_few(out));
   if (const std::size_t n = out.count(Verdict::ambiguous))
     out.warnings.push_back(std::to_string(n) + (n == 1 ? " row changed" : " rows changed") + " in time but not in " +
                            "cycles (verdict ambiguous): the SM clocks of their runs differ and can explain the change; " +

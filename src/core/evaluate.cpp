@@ -284,6 +284,7 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, 
   evaluator_in_use = &evaluator;
   observer->observe_calls();
   detail::SessionHooks hooks;
+  hooks.kind = detail::ResultKind::evaluation;
   hooks.attribution.empty_range_measures_zero = true;
   hooks.on_run_measured = [&](const RunContext& run, const std::vector<RegionRecord>& regions,
                               const RunMeasurement& measurement) { evaluator.measured(run, regions, measurement); };

@@ -1,12 +1,8 @@
 // kscope::merge: the shards of one sweep, checked to be one sweep's and aggregated as one.
 #include "kscope/merge.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -14,6 +10,7 @@
 #include <set>
 
 #include "base/file_access.hpp"
+#include "base/text.hpp"
 #include "core/aggregator.hpp"
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
@@ -21,6 +18,7 @@
 #include "core/output_formats.hpp"
 #include "core/sample_stream.hpp"
 #include "core/settings_table.hpp"
+#include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -304,6 +302,7 @@ struct ShardFiles {
   std::string prefix;  // the shards' own prefix: `prefix`, or the sweep's under it ("sweep/gemm-0-")
   std::vector<std::string> results;
   std::vector<std::string> unfinished;  // "shard i/n" of a manifest without results
+  std::vector<std::string> whole;       // the results files of sweeps under `prefix` measured without shards
 };
 
 // The shards written under `prefix`: those named `prefix` + "shard-<i>-of-<n>-...", else those of
@@ -319,13 +318,18 @@ ShardFiles shard_files(const std::string& given) {
     std::set<std::string> started;               // "i/n" with a manifest
   };
   std::map<std::string, Sweep> sweeps;  // by the part between `prefix` and "shard-"
+  std::set<std::string> whole;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
     const std::string file = entry.path().filename().string();
     std::smatch m;
     if (file.compare(0, base.size(), base) != 0) continue;
     const std::string rest = file.substr(base.size());
-    if (!std::regex_match(rest, m, pattern)) continue;
+    if (!std::regex_match(rest, m, pattern)) {
+      if (rest.size() >= 12 && rest.compare(rest.size() - 12, 12, "results.json") == 0 && entry.is_regular_file(error))
+        whole.insert((std::filesystem::path(directory) / file).string());
+      continue;
+    }
     Sweep& sweep = sweeps[m[1].str()];
     const std::string shard = m[2].str() + "/" + m[3].str();
     if (m[4] == "results") sweep.results[shard] = (std::filesystem::path(directory) / file).string();
@@ -341,7 +345,7 @@ ShardFiles shard_files(const std::string& given) {
   }
   // The prefix's own shards first: the shards of a sweep given exactly its prefix.
   const auto chosen = sweeps.count("") ? sweeps.find("") : sweeps.begin();
-  ShardFiles out{prefix + (chosen == sweeps.end() ? "" : chosen->first), {}, {}};
+  ShardFiles out{prefix + (chosen == sweeps.end() ? "" : chosen->first), {}, {}, {whole.begin(), whole.end()}};
   if (chosen == sweeps.end()) return out;
   for (const auto& [shard, file] : chosen->second.results) out.results.push_back(file);
   for (const auto& shard : chosen->second.started)
@@ -362,15 +366,8 @@ std::string write_merged(const Results& merged, const std::string& out_prefix, b
   settings.output_prefix = detail::directory_as_prefix(out_prefix);
   settings.overwrite = overwrite;
   settings.resume = resumed;
-  detail::check_output_prefix(settings, detail::PrefixWriter::merge);
-  const detail::OutputClaim claim(settings, detail::PrefixWriter::merge);
-  if (overwrite)
-    for (const char* file : {detail::kManifestFile, detail::kProgressFile, "ncu_report.ncu-rep"})
-      if (const std::string path = settings.output_prefix + file; ::unlink(path.c_str()) != 0 && errno != ENOENT) {
-        const int error = errno;
-        throw FileError("cannot remove '" + path + "' of the sweep being replaced: " + std::strerror(error), path,
-                        std::error_code(error, std::generic_category()));
-      }
+  detail::check_output_prefix(settings, detail::ResultKind::merge);
+  const detail::OutputClaim claim(settings, detail::ResultKind::merge);
   merged.write_all(settings.output_prefix);
   return settings.output_prefix;
 }
@@ -394,11 +391,15 @@ Results merge_files(const std::vector<std::string>& inputs, std::vector<std::str
                         " manifest.json is there but no results.json (killed, interrupted or still running); " +
                         rerun_hint(unfinished));
     }
-    if (found.results.empty() && detail::kind_of_file(found.prefix + "results.json") == "a regular file")
-      throw ConfigError("nothing to merge under '" + input + "': it holds the results of a sweep measured without "
-                        "shards ('" + found.prefix + "results.json'), which are whole already: read them with " +
-                        detail::spell("kscope::load_results(\"" + found.prefix + "results.json\")",
-                                      "kscope.load('" + found.prefix + "results.json')"));
+    if (found.results.empty() && !found.whole.empty()) {
+      const bool one = found.whole.size() == 1;
+      throw ConfigError("nothing to merge under '" + input + "': it holds the results of " +
+                        (one ? "a sweep" : std::to_string(found.whole.size()) + " sweeps") + " measured without " +
+                        "shards (" + detail::cut(detail::quoted_list(found.whole), 300) + "), which are whole already: read " +
+                        (one ? "them" : "each") + " with " +
+                        detail::spell("kscope::load_results(\"" + found.whole.front() + "\")",
+                                      "kscope.load('" + found.whole.front() + "')"));
+    }
     if (found.results.empty())
       throw ConfigError("nothing to merge under '" + input + "': no results file, and no files named '" +
                         found.prefix + "[...]shard-<index>-of-<count>-results.json' (what the shards of a sweep "

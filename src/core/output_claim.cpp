@@ -18,25 +18,15 @@
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
 #include "core/output_formats.hpp"
+#include "core/sharding.hpp"
 #include "core/start_stamp.hpp"
+#include "kscope/detail/files.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::detail {
 namespace {
 
-// What a sweep writes under its prefix: the stream's files, every output format's (Backend::ncu: its
-// report too).
-std::vector<std::string> sweep_file_names() {
-  std::vector<std::string> names = {kManifestFile, kProgressFile, kSamplesFile};
-  for (std::string& file : result_files())
-    if (file != kSamplesFile) names.push_back(std::move(file));
-  names.emplace_back("ncu_report.ncu-rep");
-  return names;
-}
-
-// Longer than any header of samples.csv.
-constexpr std::uint64_t kMaxHeaderBytes = 1 << 20;
-// Longer than any lock record: the holder's PID, host and start time.
+// Longer than any lock record: the holder's PID, host, start time and kind of result.
 constexpr std::uint64_t kMaxLockRecordBytes = 1 << 12;
 
 bool exists(const std::string& path) {
@@ -44,111 +34,104 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &status) == 0;
 }
 
-// A file read to say what it holds, in a message: empty when it cannot be read, or holds more
-// than `limit` bytes.
-std::string read_text(const std::string& path, std::uint64_t limit) {
-  try {
-    auto in = InputFile::if_exists(path, "a file");
-    return in ? read_whole(*in, path, limit, "a file") : std::string();
-  } catch (const FileError&) {
-    return {};
-  }
-}
-
-// Whether a sweep's file records nothing: an empty progress.jsonl, a samples.csv of one line at most.
-bool records_nothing(const std::string& path, const std::string& file) {
-  struct stat status {};
-  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
-  if (file == kProgressFile) return status.st_size == 0;
-  if (file != kSamplesFile || static_cast<std::uint64_t>(status.st_size) > kMaxHeaderBytes) return false;
-  const std::string text = read_text(path, kMaxHeaderBytes);
-  const auto lines = std::count(text.begin(), text.end(), '\n');
-  return static_cast<std::size_t>(status.st_size) == text.size() &&
-         (lines == 0 || (lines == 1 && text.back() == '\n'));
-}
-
 std::string this_host() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? name : "unknown";
 }
 
-// The line breaks of a file, read a block at a time; 0 when it cannot be read.
-std::size_t lines_of(const std::string& path) {
-  try {
-    auto in = InputFile::if_exists(path, "a file");
-    std::size_t lines = 0;
-    char block[1 << 16];
-    while (in && (in->stream().read(block, sizeof block) || in->stream().gcount() > 0))
-      lines += static_cast<std::size_t>(std::count(block, block + in->stream().gcount(), '\n'));
-    return lines;
-  } catch (const FileError&) {
-    return 0;
-  }
-}
-
-// "a finished sweep", or "an unfinished sweep (3 of 8 configs measured: ...)", from its files. A
-// failed sweep writes its partial results too: only the progress against the manifest tells.
-std::string earlier_sweep(const std::string& prefix) {
-  if (!exists(prefix + kManifestFile))
-    return exists(prefix + kResultsFile) ? "a sweep's results" : "an earlier sweep's files";
-  try {
-    const auto manifest = parse_json(read_text(prefix + kManifestFile, json_document_limit()));
-    const std::size_t done = lines_of(prefix + kProgressFile);
-    const auto configs = manifest.is_object() ? manifest.find("configs") : manifest.end();
-    if (configs == manifest.end() || !configs->is_array()) return "an earlier sweep's files";
-    if (done >= configs->size()) return "a finished sweep";
-    return "an unfinished sweep (" + std::to_string(done) + " of " + std::to_string(configs->size()) +
-           " configs measured: killed, interrupted or failed)";
-  } catch (const JsonTextError&) {
-    return "an earlier sweep's files";
-  }
-}
-
 std::string set_true(const std::string& field) { return option(field) + spell(" = true", "=True"); }
 
 // The overwrite option as the writer's caller names it.
-std::string overwrite_option(PrefixWriter writer) {
-  if (writer == PrefixWriter::sweep) return set_true("overwrite");
+std::string overwrite_option(ResultKind writer) {
+  if (writer != ResultKind::merge) return set_true("overwrite");
   return caller() == Caller::command_line ? "--overwrite" : spell("write_merged's overwrite = true", "overwrite=True");
 }
 
-// Refuses to go on where the prefix holds a sweep this writer would replace without being asked to.
-void check_earlier_sweep(const Settings& settings, PrefixWriter writer) {
-  if (settings.overwrite) return;
-  const std::string& prefix = settings.output_prefix;
-  std::string found;
-  for (const auto& file : sweep_files(prefix)) found += (found.empty() ? "" : ", ") + file;
-  if (found.empty()) return;
-  const std::string named = prefix_option(writer) + " '" + prefix + "'";
-  const bool measured_here = exists(prefix + kManifestFile);
-  if (writer == PrefixWriter::merge) {
-    if (settings.resume && !measured_here) return;  // the earlier merge of the sweep resumed now
-    throw ConfigError(named + " holds " + earlier_sweep(prefix) + " (" + found +
-                      "), which kscope does not replace unasked: the merged results would take the place of its "
-                      "files. Give " + overwrite_option(writer) + " to replace " +
-                      (measured_here ? "that sweep (its manifest and progress go too)" : "them") + ", or another " +
-                      prefix_option(writer));
-  }
-  if (!settings.resume)
-    throw ConfigError(named + " holds " + earlier_sweep(prefix) + " (" + found +
-                      "), which kscope does not replace unasked. Set " + set_true("resume") +
-                      " to continue it (a finished sweep returns its results without measuring again), " +
-                      set_true("overwrite") + " to replace it, or give another " + option("output_prefix"));
-  if (!measured_here)
-    throw ConfigError("cannot resume under " + named + ": it holds " + found +
-                      " but no " + kManifestFile + ", so nothing there can be continued. Set " + set_true("overwrite") +
-                      " (instead of " + option("resume") + ") to replace those files, or give another " +
-                      option("output_prefix"));
+// "a, b, c": the first files of a prefix, "and 4 more" of a race's many.
+std::string joined(const std::vector<std::string>& items) {
+  constexpr std::size_t kShown = 6;
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < kShown; ++i) out += (out.empty() ? "" : ", ") + items[i];
+  if (items.size() > kShown) out += " and " + std::to_string(items.size() - kShown) + " more";
+  return out;
 }
 
+// What the refused call can do instead with an unfinished result of its own kind.
+std::string unfinished_choices(ResultKind writer) {
+  const std::string other = "give another " + prefix_option(writer);
+  if (writer == ResultKind::evaluation)
+    return "Set " + overwrite_option(writer) + " to replace it (an evaluation is not continued: it is evaluated again), "
+           "or " + other;
+  return "Set " + set_true("resume") + " to continue it" +
+         (writer == ResultKind::race ? " (the runs on disk take the same decisions again)" : "") + ", " +
+         overwrite_option(writer) + " to replace it, or " + other;
+}
+
+// What the files of a finished result moved aside leave to the caller: the options that keep them in place.
+std::string instead_of_backup(ResultKind writer) {
+  const bool resumes = writer == ResultKind::sweep || writer == ResultKind::race;
+  return overwrite_option(writer) + " replaces it instead" +
+         (resumes ? ", " + set_true("resume") + " returns its results without measuring" : std::string());
+}
+
+// Makes room under the prefix for the writer (the lock held), or refuses: see the header.
+void make_room(const Settings& settings, ResultKind writer, const std::vector<std::string>& companions) {
+  const std::string& prefix = settings.output_prefix;
+  for (const std::string& file : companions) check_prefix_file(file);
+  const PrefixContents held = prefix_contents(prefix);
+  std::vector<std::string> files = held.files;
+  for (const std::string& file : companions)
+    if (exists(file)) files.push_back(file);
+  if (files.empty()) return;
+  using State = PrefixContents::State;
+  const std::string named = prefix_option(writer) + " '" + prefix + "'";
+  const std::string other = "give another " + prefix_option(writer);
+  if (held.state == State::empty) {  // the companions of an earlier call alone
+    if (settings.overwrite || settings.resume) return;
+    const unsigned n = back_up(prefix, files);
+    log_info("moved the earlier files beside '" + prefix + "' aside (" + joined(files) + "): they end in '.~" +
+             std::to_string(n) + "~' now (" + overwrite_option(writer) + " replaces them instead)");
+    return;
+  }
+  const std::string holds = named + " holds " + held.description + " (" + joined(files) + ")";
+  if (held.state != State::unknown && held.kind != writer)
+    throw ConfigError(holds + ", not the files of " + with_article(writer) + ": kscope never continues, replaces or " +
+                      "moves another kind of result's files. Give this " + to_string(writer) + " another " +
+                      prefix_option(writer) + ", or move those files away");
+  if (held.state == State::unknown) {
+    if (settings.overwrite) return;
+    if (settings.resume && writer != ResultKind::merge)
+      throw ConfigError("cannot resume under " + named + ": it holds " + held.description + " (" + joined(files) +
+                        "), so nothing there can be continued. Set " + set_true("overwrite") + " (instead of " +
+                        option("resume") + ") to replace those files, or " + other);
+    throw ConfigError(holds + ", which kscope does not replace unasked. Give " + overwrite_option(writer) +
+                      " to replace them, or " + other);
+  }
+  if (settings.overwrite) {
+    if (writer == ResultKind::race) {  // its rounds, which the new race may not all write again
+      log_info("replacing " + held.description + " under '" + prefix + "' (" + option("overwrite") + ")");
+      remove_files(files, "of the race being replaced");
+    }
+    return;
+  }
+  if (settings.resume) return;  // a sweep or race continued; a resumed sweep's merge replaces its earlier one
+  if (held.state == State::unfinished) throw ConfigError(holds + ", which kscope does not replace unasked. " +
+                                                         unfinished_choices(writer));
+  const unsigned n = back_up(prefix, files);
+  log_info("moved " + held.description + " under '" + prefix + "' aside: its " + std::to_string(files.size()) +
+           (files.size() == 1 ? " file ends" : " files end") + " in '.~" + std::to_string(n) + "~' now (" +
+           instead_of_backup(writer) + ")");
+}
+
+// "process 12 on host gpu1 (since ...) is writing a sweep"
 std::string holder_of(const std::string& lock_path) {
   try {
-    const auto holder = parse_json(read_text(lock_path, kMaxLockRecordBytes));
+    const auto holder = parse_json(text_if_readable(lock_path, kMaxLockRecordBytes));
     const auto text = [&](const char* key) { return cut(printable(holder.at(key).get<std::string>()), 60); };
     return "process " + std::to_string(holder.at("pid").get<long>()) + " on host " + text("host") + " (since " +
-           text("since") + ")";
+           text("since") + ") is writing " + (holder.contains("kind") ? text("kind") : std::string("a sweep"));
   } catch (const std::exception&) {  // a JsonTextError, or a record of other members
-    return "another process";  // it has the lock and has not written its name yet
+    return "another process is writing";  // it has the lock and has not written its name yet
   }
 }
 
@@ -167,19 +150,13 @@ std::string holder_of(const std::string& lock_path) {
 
 }  // namespace
 
-std::string prefix_option(PrefixWriter writer) {
-  if (writer == PrefixWriter::sweep) return option("output_prefix");
+std::string prefix_option(ResultKind writer) {
+  if (writer != ResultKind::merge) return option("output_prefix");
   return caller() == Caller::command_line ? "OUT_PREFIX" : spell("the output prefix of write_merged", "output_prefix");
 }
 
-std::vector<std::string> sweep_files(const std::string& prefix) {
-  std::vector<std::string> found;
-  for (const std::string& file : sweep_file_names())
-    if (exists(prefix + file) && !records_nothing(prefix + file, file)) found.push_back(prefix + file);
-  return found;
-}
-
-OutputClaim::OutputClaim(const Settings& settings, PrefixWriter writer) : lock_path_(settings.output_prefix + "lock") {
+OutputClaim::OutputClaim(const Settings& settings, ResultKind writer, const std::vector<std::string>& companions)
+    : lock_path_(settings.output_prefix + "lock") {
   // The lock file may be removed by the holder between our open and our lock: then the lock we got
   // is on a file nobody else will open, and we try again on the path's new file.
   while (true) {
@@ -201,10 +178,10 @@ OutputClaim::OutputClaim(const Settings& settings, PrefixWriter writer) : lock_p
       fd_ = -1;
       if (error == EWOULDBLOCK)
         throw ConfigError(prefix_option(writer) + " '" + settings.output_prefix + "' is in use: " +
-                          holder_of(lock_path_) + " is writing a sweep there (it holds '" + lock_path_ + "'), and " +
-                          (writer == PrefixWriter::sweep
-                               ? "two sweeps under one prefix would mix their samples. Wait for it to finish, or give "
-                                 "this sweep another " + option("output_prefix") +
+                          holder_of(lock_path_) + " there (it holds '" + lock_path_ + "'), and " +
+                          (writer != ResultKind::merge
+                               ? "two processes writing under one prefix would mix their files. Wait for it to finish, "
+                                 "or give this " + to_string(writer) + " another " + option("output_prefix") +
                                      " (every process, and every shard, needs its own)"
                                : "merged results written there now would be replaced by its own. Wait for it to "
                                  "finish, or give another " + prefix_option(writer)));
@@ -223,7 +200,8 @@ OutputClaim::OutputClaim(const Settings& settings, PrefixWriter writer) : lock_p
     SessionInfo now;
     stamp_start(now);
     const std::string holder =
-        nlohmann::json{{"pid", static_cast<long>(::getpid())}, {"host", this_host()}, {"since", now.started_at}}.dump() +
+        nlohmann::json{{"pid", static_cast<long>(::getpid())}, {"host", this_host()}, {"since", now.started_at},
+                       {"kind", with_article(writer)}}.dump() +
         "\n";
     // The name only serves the message of a process refused while this one holds the lock.
     const bool named = ::ftruncate(fd_, 0) == 0 &&
@@ -231,7 +209,7 @@ OutputClaim::OutputClaim(const Settings& settings, PrefixWriter writer) : lock_p
     if (!named) log_debug("could not write this process's name into '" + lock_path_ + "': " + std::strerror(errno));
   }
   try {
-    check_earlier_sweep(settings, writer);
+    make_room(settings, writer, companions);
   } catch (...) {
     release();
     throw;
@@ -239,6 +217,16 @@ OutputClaim::OutputClaim(const Settings& settings, PrefixWriter writer) : lock_p
 }
 
 OutputClaim::~OutputClaim() { release(); }
+
+void make_room_for_call(const Settings& settings, const std::vector<std::string>& companions) {
+  const LogScope log(settings.verbosity);
+  Settings resolved;
+  {
+    const LogScope quiet(Verbosity::quiet);  // what resolving says, the call's profile() says again
+    resolved = resolve_launch(settings);
+  }
+  const OutputClaim claim(resolved, ResultKind::sweep, companions);
+}
 
 void OutputClaim::release() noexcept {
   if (fd_ < 0) return;

@@ -1,6 +1,8 @@
 #include "core/sample_stream.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -282,17 +284,27 @@ bool read_samples(CsvRecordReader& records, CsvRecord& record, const ProgressLin
   return false;
 }
 
-// A prefix refused for its directory may hold a finished sweep, whose results need no writing.
-std::string finished_sweep_hint(const Settings& settings) {
+// A prefix refused for its directory may hold a finished result, which needs no writing.
+std::string finished_result_hint(const Settings& settings) {
   const std::string results = settings.output_prefix + kResultsFile;
   if (kind_of_file(results) != "a regular file") return "";
-  return ". The results of the sweep there need no writing: read them with " +
-         spell("kscope::load_results(\"" + results + "\")", "kscope.load('" + results + "')");
+  const bool evaluation = [&] {
+    try {
+      const PrefixContents held = prefix_contents(settings.output_prefix);
+      return held.state == PrefixContents::State::finished && held.kind == ResultKind::evaluation;
+    } catch (const FileError&) {  // a link among its files: said when it is written to
+      return false;
+    }
+  }();
+  return ". The results of the " + std::string(evaluation ? "evaluation" : "sweep") +
+         " there need no writing: read them with " +
+         (evaluation ? spell("kscope::load_evaluation(\"" + results + "\")", "kscope.load_evaluation('" + results + "')")
+                     : spell("kscope::load_results(\"" + results + "\")", "kscope.load('" + results + "')"));
 }
 
 }  // namespace
 
-void check_output_prefix(const Settings& settings, PrefixWriter writer) {
+void check_output_prefix(const Settings& settings, ResultKind writer) {
   const std::string& prefix = settings.output_prefix;
   if (prefix.empty()) return;
   const std::string named = prefix_option(writer) + " '" + prefix + "'";
@@ -304,23 +316,28 @@ void check_output_prefix(const Settings& settings, PrefixWriter writer) {
     throw ConfigError(named + ": its directory '" + directory + "' " +
                       (kind.empty() ? "does not exist; create it, or give a prefix in an existing directory"
                                     : "is " + kind + ", not a directory; give a prefix in a directory"));
-  if (::access(directory.c_str(), W_OK | X_OK) != 0)
-    throw ConfigError(named + ": its directory '" + directory + "' is not writable (" + std::strerror(errno) +
-                      "); give a prefix in a writable directory" + finished_sweep_hint(settings));
+  if (::access(directory.c_str(), W_OK | X_OK) != 0) {
+    const int error = errno;  // before the hint's own file system calls
+    throw ConfigError(named + ": its directory '" + directory + "' is not writable (" + std::strerror(error) +
+                      "); give a prefix in a writable directory" + finished_result_hint(settings));
+  }
 }
 
 SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& configs, const SessionInfo& session,
-                           const std::vector<MetricSpec>& metrics, Aggregator& aggregator)
+                           const std::vector<MetricSpec>& metrics, Aggregator& aggregator, ResultKind kind)
     : prefix_(settings.output_prefix),
       configs_(configs),
       session_(session),
       finished_(configs.size(), false),
       rows_(samples_csv_text(configs, settings.info_collectors.size())),
-      fsync_interval_s_(settings.fsync_interval_s) {
+      // Finite (checked), and at most a year: within the clock's range.
+      fsync_interval_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(std::min(settings.fsync_interval_s, 3.2e7)))) {
   for (const auto& c : settings.info_collectors) info_columns_.push_back(c.name);
   Json manifest;
   manifest["kscope_version"] = KSCOPE_VERSION;
   manifest["manifest_version"] = kManifestVersion;
+  manifest["kind"] = to_string(kind);
   manifest["identity"] = identity(settings, session, metrics);
   manifest["host"] = session.host;
   manifest["axes"] = configs.empty() ? std::vector<std::string>{} : configs.front().names();
@@ -335,13 +352,25 @@ SampleStream::SampleStream(const Settings& settings, const std::vector<Config>& 
     resume(manifest.dump(1) + "\n", settings.shard, aggregator);
   else
     start(manifest.dump(1) + "\n");
+  if (fsync_interval_ == Clock::duration::zero()) return;
+  // Signals go to the sweep's thread, as without the writer: it is started with all of them blocked.
+  sigset_t all, before;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  try {
+    writer_ = std::thread([this] { write_when_due(); });
+  } catch (...) {
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    throw;
+  }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
 }
 
 // Only an empty prefix, or one whose earlier sweep the caller asked to replace (OutputClaim
 // refused the others).
 void SampleStream::start(const std::string& manifest) {
-  if (const auto earlier = sweep_files(prefix_); !earlier.empty())
-    log_info("replacing the earlier sweep under '" + prefix_ + "' (" + option("overwrite") + ")");
+  if (const PrefixContents held = prefix_contents(prefix_); held.state != PrefixContents::State::empty)
+    log_info("replacing " + held.description + " under '" + prefix_ + "' (" + option("overwrite") + ")");
   for (const char* file : {kProgressFile, kSamplesFile, kManifestFile}) write_target(prefix_ + file);  // no device
   std::ostringstream header;
   write_csv(Table{samples_header(configs_, info_columns_), {}}, header);
@@ -468,6 +497,9 @@ SampleStream::ReadBack SampleStream::read_back(Aggregator& aggregator) {
     back.progress_end += text.size() + 1;
     ++back.configs;
   }
+  if (!back.has_header && progress_file && next_line(progress_file->stream(), text, kMaxProgressLine))
+    dropped = "'" + samples_path + "' is " + (samples_file ? "empty" : "missing") + ", but '" + progress_path +
+              "' lists finished configs: their samples are gone";
   if (!dropped.empty()) log_warning(dropped + ": the configs from there on are measured again");
   return back;
 }
@@ -490,13 +522,26 @@ void SampleStream::cut_after(const ReadBack& back) {
 }
 
 SampleStream::~SampleStream() {
+  stop_writer();
   try {
     sync();
-  } catch (const Error&) {
+  } catch (...) {  // the writer thread's failure included, which the sweep has reported or will not
   }
 }
 
+void SampleStream::stop_writer() noexcept {
+  if (!writer_.joinable()) return;
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  due_.notify_one();
+  writer_.join();
+}
+
 void SampleStream::config_finished(std::size_t config_index, const Aggregator& aggregator) {
+  const std::lock_guard lock(mutex_);
+  throw_if_failed();
   const SampleStore& samples = aggregator.samples();
   for (std::size_t i = written_samples_; i < samples.size(); ++i) {
     rows_.append(samples, i, session_, pending_samples_);
@@ -523,16 +568,44 @@ void SampleStream::config_finished(std::size_t config_index, const Aggregator& a
     }
     line["info"] = std::move(info);
   }
+  const auto now = Clock::now();
+  if (pending_progress_.empty()) first_pending_ = now;
   pending_progress_ += line.dump() + "\n";
   written_samples_ = samples.size();
 
-  if (fsync_interval_s_ == 0) {
-    sync();
+  if (!writer_.joinable()) {
+    write_pending(true);
     return;
   }
-  const auto now = Clock::now();
-  if (now - last_write_ >= kWriteWindow || pending_samples_.size() >= kWriteChunk) write_pending(false);
-  if (unsynced_ && now - last_sync_ >= std::chrono::duration<double>(fsync_interval_s_)) sync();
+  if (now - last_write_ >= kWriteWindow || pending_samples_.size() >= kWriteChunk)
+    write_pending(false);
+  else
+    due_.notify_one();  // the writer thread writes it when due, whatever the next config takes
+}
+
+void SampleStream::write_when_due() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_ && !failed_) {
+    std::optional<Clock::time_point> due;
+    if (!pending_progress_.empty()) due = first_pending_ + kWriteWindow;
+    if (unsynced_) due = std::min(due.value_or(Clock::time_point::max()), last_sync_ + fsync_interval_);
+    if (!due)
+      due_.wait(lock);
+    else
+      due_.wait_until(lock, *due);
+    if (stopping_) break;
+    try {
+      const auto now = Clock::now();
+      if (!pending_progress_.empty() && now >= first_pending_ + kWriteWindow) write_pending(false);
+      if (unsynced_ && now >= last_sync_ + fsync_interval_) sync_files();
+    } catch (...) {  // the sweep's thread throws it, at its next call
+      failed_ = std::current_exception();
+    }
+  }
+}
+
+void SampleStream::throw_if_failed() const {
+  if (failed_) std::rethrow_exception(failed_);
 }
 
 void SampleStream::write_pending(bool durably) {
@@ -547,6 +620,12 @@ void SampleStream::write_pending(bool durably) {
 }
 
 void SampleStream::sync() {
+  const std::lock_guard lock(mutex_);
+  throw_if_failed();
+  sync_files();
+}
+
+void SampleStream::sync_files() {
   if (!pending_progress_.empty()) {
     write_pending(true);
     return;

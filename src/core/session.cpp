@@ -90,7 +90,7 @@ Results Session::run() {
 }
 
 void Session::open() {
-  if (!settings_.output_prefix.empty()) claim_.emplace(settings_);  // before the GPU is touched
+  if (!settings_.output_prefix.empty()) claim_.emplace(settings_, hooks_.kind);  // before the GPU is touched
   backend_.begin_session(settings_);
   backend_open_ = true;
   info_ = backend_.describe();
@@ -114,7 +114,7 @@ void Session::open() {
   expected_sm_mhz_ = clock_lock_ ? info_.locked_sm_clock_mhz : info_.rated_sm_clock_mhz;
   batches_.emplace(settings_, info_.replay_passes);
   if (metrics_.size() > aggregator_.kernel_metrics()) open_energy();
-  if (!settings_.output_prefix.empty()) stream_.emplace(settings_, configs_, info_, metrics_, aggregator_);
+  if (!settings_.output_prefix.empty()) stream_.emplace(settings_, configs_, info_, metrics_, aggregator_, hooks_.kind);
   interrupt_.emplace();
 }
 

@@ -43,6 +43,7 @@ namespace kscope::detail {
 // What a caller inside kscope adds to a session (evaluate(): its attribution rule, and every run's
 // measurement before it is attributed, warm-ups included).
 struct SessionHooks {
+  ResultKind kind = ResultKind::sweep;  // what the files under the output prefix are claimed and recorded as
   AttributionRules attribution;
   std::function<void(const RunContext&, const std::vector<RegionRecord>&, const RunMeasurement&)> on_run_measured;
 };

@@ -124,7 +124,7 @@ void check_interval_options(double confidence, std::size_t resamples) {
 
 SampleSummary summary_of(std::span<const double> samples) {
   const SampleStatistics stats = summarize(samples, std::numeric_limits<double>::infinity());
-  return {stats.count, stats.median, stats.mean, stats.rsd_pct};
+  return {stats.count, samples.size(), stats.median, stats.mean, stats.rsd_pct};
 }
 
 // Why a row cannot be judged (too_few_samples or unstable), or nullopt when it can.
@@ -134,12 +134,25 @@ std::optional<std::pair<Verdict, std::string>> cannot_judge(const SampleComparis
                                                                 {"candidate", &c.candidate}};
   for (const auto& [side, summary] : sides) {
     if (summary->count < options.min_samples) {
+      const std::size_t nan_values = summary->measured - summary->count;
       return std::pair{Verdict::too_few_samples,
                        std::string(side) + " has " + std::to_string(summary->count) +
-                           (summary->count == 1 ? " valid value" : " valid values") + ", fewer than " +
-                           compare_option("min_samples") + " (" + std::to_string(options.min_samples) + ")"};
+                           (summary->count == 1 ? " valid value" : " valid values") +
+                           (nan_values ? " of " + std::to_string(summary->measured) + " (" +
+                                             std::to_string(nan_values) + " NaN: runs that failed or recorded nothing)"
+                                       : std::string()) +
+                           ", fewer than " + compare_option("min_samples") + " (" +
+                           std::to_string(options.min_samples) + ")"};
     }
   }
+  if (const double smallest = std::min(1.0, 2 * smallest_one_sided_p(c.baseline.count, c.candidate.count));
+      !(smallest < options.alpha))
+    return std::pair{Verdict::too_few_samples,
+                     "with " + std::to_string(c.baseline.count) + " and " + std::to_string(c.candidate.count) +
+                         " valid values the U test cannot reach p < " + compare_option("alpha") + " (" +
+                         formatted("%g", options.alpha) + "): its smallest p is " + formatted("%.2g", smallest) +
+                         ", so no change could be shown; measure each side at least " +
+                         std::to_string(values_for_significance(options.alpha)) + " times"};
   for (const auto& [side, summary] : sides) {
     if (summary->rsd_pct > options.max_rsd_pct) {
       return std::pair{Verdict::unstable, std::string(side) + " RSD " + formatted("%.1f%%", summary->rsd_pct) +
@@ -213,6 +226,18 @@ bool is_rate_unit(std::string_view unit) {
 }
 
 }  // namespace
+
+double smallest_one_sided_p(std::size_t m, std::size_t n) {
+  double p = 1;
+  for (std::size_t k = 1; k <= m && p > 0; ++k) p *= static_cast<double>(k) / static_cast<double>(n + k);
+  return p;
+}
+
+std::size_t values_for_significance(double alpha) {
+  std::size_t n = 1;
+  while (n < 1000 && !(2 * smallest_one_sided_p(n, n) < alpha)) ++n;
+  return n;
+}
 
 std::string to_string(UTestMethod m) {
   switch (m) {

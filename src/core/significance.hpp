@@ -97,6 +97,13 @@ struct Interval {
 Interval median_ratio_interval(std::span<const double> baseline, std::span<const double> candidate,
                                double confidence, std::size_t resamples, std::uint64_t seed);
 
+// The smallest one-sided p-value the exact U test can give m values against n: all of one side
+// above the other, 1 / (m + n choose m).
+double smallest_one_sided_p(std::size_t m, std::size_t n);
+
+// The fewest values a side (the same on both) with which the two-sided U test can reach p < alpha.
+std::size_t values_for_significance(double alpha);
+
 // ---- Metric direction -----------------------------------------------------------------------------
 
 // Infers whether a metric improves by falling or rising, from its name and unit (case-insensitive):
@@ -114,8 +121,10 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 //
 // Rules, in order (ratio = median(candidate) / median(baseline), CI = its bootstrap interval,
 // t = threshold_pct / 100):
-// 1. too_few_samples: either side has fewer than min_samples valid values; unstable: an RSD above
-//    max_rsd_pct, or a negative value (a ratio of medians means nothing then). These cannot be judged.
+// 1. too_few_samples: either side has fewer than min_samples valid values, or too few for the U
+//    test to reach p < alpha at all (min_samples lowered below 4 a side at alpha 0.05: a `same` there
+//    would only say that nothing could be shown); unstable: an RSD above max_rsd_pct, or a negative
+//    value (a ratio of medians means nothing then). These cannot be judged.
 // 2. A change is significant only when p < alpha AND the whole CI lies beyond the threshold:
 //    CI lower > 1 + t, or CI upper < 1 - t (strictly). Then: lower_is_better → slower when the
 //    ratio rose, faster when it fell; higher_is_better → the reverse; undefined → changed.
@@ -134,7 +143,8 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 // The defaults and their reasons: CompareOptions in kscope/compare.hpp.
 
 struct SampleSummary {
-  std::size_t count = 0;  // valid (non-NaN) values
+  std::size_t count = 0;     // valid (non-NaN) values
+  std::size_t measured = 0;  // values, NaN ones included
   double median = 0, mean = 0, rsd_pct = 0;  // NaN where undefined (no value; rsd: n < 2 or mean 0)
 };
 

@@ -90,26 +90,6 @@ double seconds_per(const std::string& unit) {
   return unit == "ms" ? 1e-3 : 1;
 }
 
-// The smallest one-sided p-value that n runs against n can give: all of one side above the other.
-double smallest_p(std::size_t n) {
-  double p = 1;
-  for (std::size_t k = 1; k <= n; ++k) p *= static_cast<double>(k) / static_cast<double>(n + k);
-  return p;
-}
-
-// The race's own files under the output prefix, refused without resume or overwrite as a sweep's are.
-void claim_race_files(const Settings& settings) {
-  if (settings.output_prefix.empty() || settings.resume || settings.overwrite) return;
-  for (const char* name : {"race.csv", "results.json", "race-options.json"}) {
-    const std::string path = settings.output_prefix + name;
-    if (std::filesystem::exists(path))
-      throw ConfigError(option("output_prefix") + " '" + settings.output_prefix + "' holds the files of an earlier " +
-                        "race (" + path + "), which kscope does not replace unasked: set " + option("resume") +
-                        spell(" = true", "=True") + " to continue it, " + option("overwrite") +
-                        spell(" = true", "=True") + " to replace it, or give another " + option("output_prefix"));
-  }
-}
-
 // The options the race's decisions depend on, kept under the output prefix: a resumed race takes the
 // same decisions again from the runs on disk only with the options it was raced with (others would
 // plan other rounds, and the rounds on disk would no longer be theirs).
@@ -356,7 +336,8 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
                       option("runs") + " (" + std::to_string(settings.runs) + "), the most runs a config gets " +
                       "before the final round: raise " + option("runs") + " (100, say) or lower " +
                       race_option("first_runs"));
-  claim_race_files(settings);
+  std::optional<detail::OutputClaim> claim;  // the race's files and its rounds', until the last is written
+  if (!settings.output_prefix.empty()) claim.emplace(settings, detail::ResultKind::race);
   keep_race_options(settings, options);
   detail::SessionGuard guard;
   detail::check_backend_measures(settings, backend);
@@ -368,10 +349,11 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   std::vector<std::string> names;
   for (const Config& c : raced) names.push_back(c.to_string());
   detail::Racer racer(names, options, settings.runs);
-  if (raced.size() > 1 && smallest_p(options.first_runs) >= racer.elimination_level())
+  const double smallest_p = detail::smallest_one_sided_p(options.first_runs, options.first_runs);
+  if (raced.size() > 1 && smallest_p >= racer.elimination_level())
     detail::log_warning(race_option("first_runs") + " = " + std::to_string(options.first_runs) + ": " +
                 std::to_string(options.first_runs) + " runs a side can show a difference at p = " +
-                number_text(smallest_p(options.first_runs)) + " at best, not below the elimination level " +
+                number_text(smallest_p) + " at best, not below the elimination level " +
                 formatted("%.3g", racer.elimination_level()) + " of " + std::to_string(raced.size()) +
                 " configs: nothing is eliminated before the runs double; raise " + race_option("first_runs"));
   if (settings.shard && settings.shard->count > 1)

@@ -143,9 +143,15 @@ void Evaluation::write_json(const std::string& path) const {
   detail::write_whole(path, [&](std::ostream& out) { write_json(out); });
 }
 
+namespace {
+
+// What writes the file load_evaluation reads, for its messages.
+std::string evaluation_writer() { return detail::spell("Evaluation::write_json", "EvaluationResults.save"); }
+
+}  // namespace
+
 Evaluation load_evaluation(const std::string& path) {
-  std::istringstream in(detail::read_results_text(
-      path, "a file written by " + detail::spell("Evaluation::write_json", "EvaluationResults.save")));
+  std::istringstream in(detail::read_results_text(path, "a file written by " + evaluation_writer()));
   return load_evaluation(in, "'" + path + "'");
 }
 
@@ -169,13 +175,13 @@ Evaluation evaluation_from(const nlohmann::json& section, Results measurements,
 }  // namespace
 
 Evaluation load_evaluation(std::istream& in, const std::string& file) {
-  const nlohmann::json doc = detail::read_results_document(in, file);
+  const nlohmann::json doc = detail::read_results_document(in, file, evaluation_writer());
   const auto section = doc.find("evaluation");
   if (section == doc.end())
     throw ConfigError(file + " holds the results of a profile, not an evaluation: load it with " +
                       detail::spell("load_results", "kscope.load") + ", or give a file written by " +
-                      detail::spell("Evaluation::write_json", "EvaluationResults.save"));
-  return evaluation_from(*section, detail::results_from(doc, file), file);
+                      evaluation_writer());
+  return evaluation_from(*section, detail::results_from(doc, file, evaluation_writer()), file);
 }
 
 }  // namespace kscope

@@ -43,11 +43,6 @@ using namespace detail::json_fields;
 constexpr const char* kFormat = "kscope-results";
 constexpr int kVersion = 1;
 
-// The command line serves both languages: it names both.
-std::string saved_by() {
-  if (detail::caller() == detail::Caller::command_line) return "Results::write_json (C++) or ProfileResults.save (Python)";
-  return detail::spell("Results::write_json", "ProfileResults.save");
-}
 std::string loaded_by() { return detail::spell("load_results", "kscope.load"); }
 
 // An info collector's cell keeps its type (a non-finite real included, unlike a text cell).
@@ -310,11 +305,11 @@ void read_rows(const Read& doc, const char* key, const std::vector<Field<Row>>& 
 }
 
 // Throws unless the document is kscope's results format in the version this kscope reads.
-void check_format(const Read& doc, const std::string& file) {
+void check_format(const Read& doc, const std::string& file, const std::string& writer) {
   if (doc.is_object() && !doc.contains("format")) {
     if (doc.contains("benchmarks") && doc.contains("context"))
       throw ConfigError(file + " is Google Benchmark JSON: kscope writes that format for other tools, but loads "
-                        "only its own results files (written by " + saved_by() + ")");
+                        "only its own results files (written by " + writer + ")");
     if (doc.contains("session") && doc.contains("summary"))
       throw ConfigError(file + " was written by a kscope from before results files had a format version; " +
                         loaded_by() + " cannot read it. Measure again with this kscope (its \"summary\" and "
@@ -322,19 +317,19 @@ void check_format(const Read& doc, const std::string& file) {
   }
   if (!doc.is_object() || doc.value("format", Read()) != kFormat)
     throw ConfigError(file + " is not a kscope results file (it has no \"format\": \"" + kFormat +
-                      "\"); give a file written by " + saved_by());
+                      "\"); give a file written by " + writer);
   const Read& version = doc.value("version", Read());
   const Read& written_by = doc.value("kscope_version", Read());
-  const std::string writer = written_by.is_string() ? written_by.get<std::string>() : "an unknown version";
+  const std::string version_of_writer = written_by.is_string() ? written_by.get<std::string>() : "an unknown version";
   if (!version.is_number_integer())
     throw ConfigError(file + ": \"version\" must be the format's version number, not " + version.dump());
   if (version.get<std::int64_t>() > kVersion)
     throw ConfigError(file + " is in kscope results format version " + version.dump() + " (written by kscope " +
-                      writer + "); this kscope (" KSCOPE_VERSION ") reads version " + std::to_string(kVersion) +
+                      version_of_writer + "); this kscope (" KSCOPE_VERSION ") reads version " + std::to_string(kVersion) +
                       ": update kscope to load it");
   if (version.get<std::int64_t>() != kVersion)
     throw ConfigError(file + " is in kscope results format version " + version.dump() + " (written by kscope " +
-                      writer + "), which this kscope (" KSCOPE_VERSION ") cannot read: it reads version " +
+                      version_of_writer + "), which this kscope (" KSCOPE_VERSION ") cannot read: it reads version " +
                       std::to_string(kVersion));
 }
 
@@ -415,7 +410,7 @@ void Results::write_json(const std::string& path) const {
 Results load_results(const std::string& path) {
   const std::string file = "'" + path + "'";
   return detail::results_from(
-      detail::parse_results_document(detail::read_results_text(path, "a file written by " + saved_by()), file), file);
+      detail::parse_results_document(detail::read_results_text(path, "a file written by " + detail::results_writer()), file), file);
 }
 
 Results load_results(std::istream& in, const std::string& file) {
@@ -424,33 +419,39 @@ Results load_results(std::istream& in, const std::string& file) {
 
 namespace detail {
 
+// The command line serves both languages: it names both.
+std::string results_writer() {
+  if (caller() == Caller::command_line) return "Results::write_json (C++) or ProfileResults.save (Python)";
+  return spell("Results::write_json", "ProfileResults.save");
+}
+
 std::string read_results_text(const std::string& path, const std::string& expected) {
   InputFile in(path, expected);
   return read_whole(in, path, json_document_limit(), expected);
 }
 
-nlohmann::json read_results_document(std::istream& in, const std::string& file) {
+nlohmann::json read_results_document(std::istream& in, const std::string& file, const std::string& writer) {
   std::string text;
   try {
     text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } catch (const std::ios_base::failure& e) {  // the file could be opened, not read
     throw FileError("cannot read " + file + ": " + e.code().message(), file, e.code());
   }
-  return parse_results_document(text, file);
+  return parse_results_document(text, file, writer);
 }
 
-nlohmann::json parse_results_document(const std::string& text, const std::string& file) {
+nlohmann::json parse_results_document(const std::string& text, const std::string& file, const std::string& writer) {
   Read doc;
   try {
     doc = parse_json(text);
   } catch (const JsonTextError& e) {
-    throw ConfigError(file + " is not JSON that kscope reads (" + e.what() + "); give a file written by " + saved_by());
+    throw ConfigError(file + " is not JSON that kscope reads (" + e.what() + "); give a file written by " + writer);
   }
-  check_format(doc, file);
+  check_format(doc, file, writer);
   return doc;
 }
 
-Results results_from(const nlohmann::json& doc, const std::string& file) {
+Results results_from(const nlohmann::json& doc, const std::string& file, const std::string& writer) {
   try {
     SessionInfo session;
     read_object(doc.at("session"), session, session_fields(), file + ": \"session\"");
@@ -471,7 +472,7 @@ Results results_from(const nlohmann::json& doc, const std::string& file) {
                           std::to_string(earlier->second) + " (annotation '" + detail::cut(row.annotation) +
                           "', config " + std::to_string(row.config_index) + ", metric '" + detail::cut(row.metric) +
                           "'): a results file has one row per annotation, config and metric, so this one was "
-                          "edited or joined from two; give a file written by " + saved_by());
+                          "edited or joined from two; give a file written by " + writer);
       rows.push_back(std::move(row));
     });
     // Straight into the store the Results share: no vector of every sample beside the document.
@@ -489,10 +490,10 @@ Results results_from(const nlohmann::json& doc, const std::string& file) {
                    std::move(settings), std::move(shard_sessions));
   } catch (const Read::out_of_range& e) {  // doc.at(key) of a missing top-level key
     throw ConfigError(file + " is incomplete (" + detail::json_error_text(e) + "); give a file written by " +
-                      saved_by());
+                      writer);
   } catch (const Read::exception& e) {  // a value of a type no field check foresaw
     throw ConfigError(file + " is not a results file kscope can read (" + detail::printable(detail::json_error_text(e)) +
-                      "); give a file written by " + saved_by());
+                      "); give a file written by " + writer);
   }
 }
 

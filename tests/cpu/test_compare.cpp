@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "compare_fixtures.hpp"
@@ -333,12 +334,59 @@ TEST(Compare, ASideWithTooFewSamplesCannotBeJudgedAndTheGateSaysSo) {
   EXPECT_EQ(c.gate(), Gate::cannot_judge);
   EXPECT_EQ(to_string(c.gate()), "cannot_judge");
   ASSERT_EQ(c.warnings.size(), 1u);
-  EXPECT_EQ(c.warnings[0], "1 row cannot be judged: a side has fewer than CompareOptions::min_samples (5) valid samples "
-                           "(verdict too_few_samples; results of Settings::runs = 1 have one); measure both sides with "
-                           "at least 5 runs");
+  EXPECT_EQ(c.warnings[0], "1 row cannot be judged (verdict too_few_samples): 1 row with fewer than "
+                           "CompareOptions::min_samples (5) runs on a side (results of Settings::runs = 1 have one): "
+                           "measure both sides with at least 5 runs");
   // A slower row fails the gate whatever else cannot be judged.
   const Results slower = make({"n"}, {{"k", {16}, "t", "ns", {1500}}, {"k", {32}, "t", "ns", around(1200)}});
   EXPECT_EQ(compare(one, slower).gate(), Gate::slower);
   // Rows on one side only are not rows that could not be judged.
   EXPECT_EQ(compare(make({"n"}, {{"k", {32}, "t", "ns", around(1000)}}), one).gate(), Gate::passed);
+}
+
+// With min_samples lowered to 1, runs = 1 called a 2x slowdown `same` and passed the gate: one value
+// a side can never make the U test significant. Six runs of NaN were told to measure 5 runs.
+TEST(Compare, TooFewValuesForTheUTestOrOnlyNaNAreToldApart) {
+  const Results once = make({}, {{"k", {}, "t", "ns", {1000}}});
+  const Results twice_as_slow = make({}, {{"k", {}, "t", "ns", {2000}}});
+  CompareOptions lowered;
+  lowered.min_samples = 1;
+  const Comparison c = compare(once, twice_as_slow, lowered);
+  EXPECT_EQ(c.rows[0].verdict, Verdict::too_few_samples);
+  EXPECT_EQ(c.rows[0].reason, "with 1 and 1 valid values the U test cannot reach p < CompareOptions::alpha (0.05): "
+                              "its smallest p is 1, so no change could be shown; measure each side at least 4 times");
+  EXPECT_EQ(c.gate(), Gate::cannot_judge);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0], "1 row cannot be judged (verdict too_few_samples): 1 row with too few values for the U "
+                           "test to reach p < CompareOptions::alpha (0.05) at all: measure both sides at least 4 times");
+  // Four a side can: a clear change is judged.
+  EXPECT_EQ(compare(make({}, {{"k", {}, "t", "ns", around(1000, 4)}}), make({}, {{"k", {}, "t", "ns", around(2000, 4)}}),
+                    lowered).rows[0].verdict,
+            Verdict::slower);
+
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Results failed = make({}, {{"k", {}, "t", "ns", std::vector<double>(6, nan)}});
+  const Comparison n = compare(failed, make({}, {{"k", {}, "t", "ns", around(1000, 6)}}));
+  EXPECT_EQ(n.rows[0].reason, "baseline has 0 valid values of 6 (6 NaN: runs that failed or recorded nothing), fewer "
+                              "than CompareOptions::min_samples (5)");
+  EXPECT_EQ(n.rows[0].baseline.measured, 6u);
+  EXPECT_EQ(n.warnings[0], "1 row cannot be judged (verdict too_few_samples): 1 row with NaN values on a side (runs "
+                           "that failed or recorded nothing) leaving fewer than 5 valid values: more runs will not "
+                           "help; find why in those rows' samples");
+}
+
+// An evaluation's measurements against a profile's were refused as taken "with different
+// replay_mode": they are different kinds of results, whose rows never match.
+TEST(Compare, AnEvaluationAgainstAProfileIsRefusedAsSuch) {
+  Settings range;
+  range.replay_mode = ReplayMode::range;
+  const Results evaluation = make({"n"}, {{"candidate", {1}, "t", "ns", around(500)},
+                                          {"reference", {1}, "t", "ns", around(1000)}}, h200(), range);
+  const Results profile = make({"n"}, {{"gemm", {1}, "t", "ns", around(500)}});
+  EXPECT_EQ(refusal(evaluation, profile),
+            "compare() cannot match an evaluation with a profile: the baseline holds an evaluation's measurements "
+            "(its candidate and reference calls, each timed as one range), the candidate a profile's (annotations "
+            "'gemm'), so no row is measured on both sides. Compare an evaluation with another evaluation "
+            "(Evaluation::measurements() on both sides), and a profile with a profile");
+  EXPECT_EQ(compare(evaluation, evaluation).gate(), Gate::passed);
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "compare_fixtures.hpp"
 #include "core/caller_language.hpp"
@@ -97,7 +98,9 @@ TEST_F(CompareCommand, SlowerKernelExitsOneAndSaysWhy) {
   EXPECT_EQ(too_few.status, 3) << too_few.out;
   EXPECT_TRUE(has(too_few.out, "too_few_samples: baseline has 12 valid values, fewer than --min-samples (20)"))
       << too_few.out;
-  EXPECT_TRUE(has(too_few.out, "warning: 1 row cannot be judged: a side has fewer than --min-samples (20)")) << too_few.out;
+  EXPECT_TRUE(has(too_few.out, "warning: 1 row cannot be judged (verdict too_few_samples): 1 row with fewer than "
+                               "--min-samples (20) runs on a side"))
+      << too_few.out;
   EXPECT_TRUE(has(too_few.out, "1 row: 1 too_few_samples (")) << too_few.out;
   EXPECT_TRUE(has(run({"base.json", "slow.json", "--min-samples", "20", "--json"}).out, "\"gate\": \"cannot_judge\""));
 }
@@ -108,11 +111,58 @@ TEST_F(CompareCommand, ResultsOfOneRunCannotBeJudgedAndExitThree) {
   const Outcome r = run({"once.json", "once_slower.json"});
   EXPECT_EQ(r.status, 3) << r.out;
   EXPECT_TRUE(has(r.out, "too_few_samples: baseline has 1 valid value, fewer than --min-samples (5)")) << r.out;
-  EXPECT_TRUE(has(r.out, "warning: 1 row cannot be judged: a side has fewer than --min-samples (5) valid samples "
-                         "(verdict too_few_samples; results of runs = 1 have one)"))
+  EXPECT_TRUE(has(r.out, "warning: 1 row cannot be judged (verdict too_few_samples): 1 row with fewer than "
+                         "--min-samples (5) runs on a side (results of runs = 1 have one)"))
       << r.out;
+  // Lowering --min-samples does not make one run a side judgeable: the U test cannot show a change.
+  const Outcome lowered = run({"once.json", "once_slower.json", "--min-samples", "1"});
+  EXPECT_EQ(lowered.status, 3) << lowered.out;
+  EXPECT_TRUE(has(lowered.out, "the U test cannot reach p < --alpha (0.05)")) << lowered.out;
   // Given enough runs on both sides, the same gate exits 0 or 1.
   EXPECT_EQ(run({"base.json", "same.json"}).status, 0);
+}
+
+// A file name that starts with '-' reads as an option, as in every Unix tool; the message says how to
+// name it (it said "unknown option" alone).
+TEST_F(CompareCommand, ADashLedFileNameIsNamedWithTheFixAndWorksAfterDashDash) {
+  std::filesystem::copy_file(path("base.json"), path("-base.json"));
+  const std::string dashed = path("-base.json").substr(path("").size());
+  const auto here = std::filesystem::current_path();
+  std::filesystem::current_path(path(""));
+  std::ostringstream out, err, out2, err2;
+  const int refused = compare_command({dashed, "same.json"}, out, err, false);
+  const int taken = compare_command({"--", dashed, "same.json"}, out2, err2, false);
+  std::filesystem::current_path(here);
+  EXPECT_EQ(refused, 64);
+  EXPECT_TRUE(has(err.str(), "kscope compare: unknown option '-base.json'; to name the file '-base.json', put -- "
+                             "before the file names: kscope compare [OPTIONS] -- -base.json ..."))
+      << err.str();
+  EXPECT_EQ(taken, 0) << err2.str();
+}
+
+// A results file from a pipe (a shell's <(cat a.json)) was refused as a FIFO: it is read once.
+TEST_F(CompareCommand, AResultsFileFromAPipeIsReadOnce) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  const std::string text = [&] {
+    std::ifstream in(path("base.json"));
+    std::ostringstream t;
+    t << in.rdbuf();
+    return t.str();
+  }();
+  std::thread writer([&] {
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(ends[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(ends[1]);
+  });
+  std::ostringstream out, err;
+  const int status = compare_command({"/dev/fd/" + std::to_string(ends[0]), path("same.json")}, out, err, false);
+  writer.join();
+  ::close(ends[0]);
+  EXPECT_EQ(status, 0) << err.str();
 }
 
 TEST_F(CompareCommand, InputsThatCannotBeComparedExitTwo) {
@@ -186,7 +236,7 @@ TEST_F(CompareCommand, HelpExitsZero) {
                          "judged\n  1   at least one row is slower\n"))
       << r.out;
   EXPECT_TRUE(has(r.out, "  3   cannot judge: no row is slower, but a side of some row has fewer than --min-samples "
-                         "valid\n      runs (too_few_samples; results of runs=1 have one)\n"))
+                         "valid\n      runs, or too few for the U test (too_few_samples; results of runs=1 have one)\n"))
       << r.out;
 }
 

@@ -250,6 +250,25 @@ TEST(Streaming, ConfigsAreWrittenTogetherWithinTheWriteWindow) {
   EXPECT_EQ(read(prefix + "samples.csv"), expected.str());
 }
 
+// Quick configs followed by a long one: the quick ones reach the operating system at most
+// kWriteWindow after they finished, while the long one still runs (a kill then keeps them).
+TEST(Streaming, QuickConfigsAreWrittenWithinTheWriteWindowWhileALongConfigRuns) {
+  TempDir dir;
+  const std::string prefix = dir.prefix();
+  SimulatedBackend backend;
+  Workload w(backend);
+  std::size_t written_during_the_long_config = 0;
+  w.hook = [&](const Config& c, int) {
+    if (c.index() != 3 || w.calls_per_config[3] != 1) return;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (lines(prefix + "progress.jsonl").size() < 3 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(detail::SampleStream::kWriteWindow / 5);
+    written_during_the_long_config = lines(prefix + "progress.jsonl").size();
+  };
+  profile_with_backend(sweep_of(4), streamed(prefix), w.body(), backend);
+  EXPECT_EQ(written_during_the_long_config, 3u);
+}
+
 TEST(Streaming, ASampleFileThatCannotBeAppendedStopsTheSweepKeepingWhatWasMeasured) {
   TempDir dir;
   const std::string prefix = dir.prefix();
@@ -335,9 +354,10 @@ TEST(Resume, AJobSlurmStartedAgainContinuesItsSweepUnasked) {
     replace.overwrite = true;
     EXPECT_EQ(std::get<1>(measure(replace)), 6 * static_cast<int>(kRuns + kWarmups));
   }
-  // A job that was not restarted is refused, as any process is.
+  // A job that was not restarted moves the finished sweep aside, as any process does.
   const kscope_test::ScopedEnv not_restarted("SLURM_RESTART_COUNT", "0");
-  EXPECT_THROW(measure(streamed(prefix)), ConfigError);
+  EXPECT_EQ(std::get<1>(measure(streamed(prefix))), 6 * static_cast<int>(kRuns + kWarmups));
+  EXPECT_TRUE(fs::exists(prefix + "results.json.~1~"));
 }
 
 TEST(Resume, DeclaredWorkIsAskedAgainForTheConfigsReadBack) {

@@ -15,6 +15,7 @@
 #include <functional>
 #include <future>
 #include <sstream>
+#include <thread>
 
 #include "base/csv.hpp"
 #include "base/file_access.hpp"
@@ -178,31 +179,43 @@ TEST(HostileResultsFile, BinaryAndUtf16TextAreRefusedInPrintableMessages) {
   }
 }
 
-// Reading never follows a FIFO: load blocked forever; so did a resume whose samples.csv was one.
-TEST(HostileFiles, ReadersRefuseAFifoWithoutWaitingForAWriter) {
+// Reading never waits on a FIFO: load blocked forever; so did a resume whose samples.csv was one. A
+// pipe is read once (a shell's process substitution, <(cat a.json)): one that nothing writes to is
+// empty at once; a resume never reads a FIFO among a prefix's files.
+TEST(HostileFiles, ReadersReadAPipeOnceAndNeverWaitForAWriter) {
   TempDir dir;
   const std::string fifo = dir.prefix("results.json");
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   within_seconds([&] {
-    const FileError error = [&] {
-      try {
-        load_results(fifo);
-      } catch (const FileError& e) {
-        return e;
-      }
-      return FileError("(none)", "");
-    }();
-    EXPECT_TRUE(has(error.what(), "cannot read '" + fifo + "': it is a FIFO (named pipe), not a regular file"))
-        << error.what();
+    EXPECT_EQ(error_of([&] { load_results(fifo); }),
+              "'" + fifo + "' is not JSON that kscope reads (parse error at line 1, column 1: syntax error while "
+              "parsing value - unexpected end of input; expected '[', '{', or a literal); give a file written by "
+              "Results::write_json");
   }, fifo);
 
   Settings s = streamed(dir.prefix("sweep_"));
-  sweep(s);
+  const Results measured = sweep(s);
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  std::thread writer([&] {
+    const std::string text = read(s.output_prefix + "results.json");
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(ends[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    ::close(ends[1]);
+  });
+  const Results piped = load_results("/dev/fd/" + std::to_string(ends[0]));
+  writer.join();
+  ::close(ends[0]);
+  EXPECT_EQ(piped.rows().size(), measured.rows().size());
+
   fs::remove(s.output_prefix + "samples.csv");
   ASSERT_EQ(::mkfifo((s.output_prefix + "samples.csv").c_str(), 0600), 0);
   s.resume = true;
   within_seconds([&] {
-    EXPECT_TRUE(has(error_of<FileError>([&] { sweep(s); }), "it is a FIFO (named pipe), not a regular file"));
+    EXPECT_TRUE(has(error_of<FileError>([&] { sweep(s); }), "it is a FIFO (named pipe), not a file kscope wrote there"));
   }, s.output_prefix + "samples.csv");
 }
 
@@ -239,6 +252,7 @@ TEST(HostileFiles, ResumingWithAProgressDirectoryIsAFileErrorWithItsReason) {
     ADD_FAILURE() << "resumed";
   } catch (const FileError& e) {
     EXPECT_EQ(e.code(), std::errc::is_a_directory) << e.what();
+    EXPECT_TRUE(has(e.what(), "it is a directory, not a file kscope wrote there")) << e.what();
   }
 }
 
@@ -286,6 +300,8 @@ TEST(HostileFiles, AFinishedSweepInAReadOnlyDirectoryPointsToItsResults) {
   EXPECT_TRUE(has(error, "The results of the sweep there need no writing: read them with kscope::load_results(\"" +
                              s.output_prefix + "results.json\")"))
       << error;
+  // The reason is access()'s, not that of a file the hint looked for.
+  EXPECT_TRUE(has(error, "' is not writable (Permission denied); give a prefix in a writable directory")) << error;
 }
 
 // Prefixes under /dev/null or a regular file said "cannot create its directory (File exists)";
@@ -347,36 +363,39 @@ TEST(HostileFiles, AWholeFileWriteNeverRemovesALinkPutInPlaceOfItsTemporary) {
 }
 
 // Bad case 4: kscope merge replaced a measured sweep's results silently (leaving its manifest and
-// progress), wrote /dev/nullresults.json into /dev, and replaced an earlier merge unasked.
+// progress), wrote /dev/nullresults.json into /dev, and replaced an earlier merge unasked. Merged
+// results are a kind of their own: never written over a sweep (even with --overwrite), and an
+// earlier merge is moved aside, or replaced with --overwrite.
 TEST(HostileFiles, MergedResultsNeverReplaceASweepOrAnEarlierMergeUnasked) {
   TempDir dir;
   const Settings s = two_shards(dir.prefix("sweep_"));
   const std::string measured = dir.prefix("measured_");
   sweep(streamed(measured));
   const std::string before = read(measured + "results.json");
-  std::ostringstream out, err;
-  EXPECT_EQ(merge_command({measured, s.output_prefix}, out, err), 2);
-  EXPECT_TRUE(has(err.str(), "kscope merge: OUT_PREFIX '" + measured + "' holds a finished sweep (" + measured +
-                                 "manifest.json, " + measured + "progress.jsonl, " + measured + "samples.csv, " +
-                                 measured + "summary.csv, " + measured + "results.json), which kscope does not "
-                                 "replace unasked: the merged results would take the place of its files. Give "
-                                 "--overwrite to replace that sweep (its manifest and progress go too), or another "
-                                 "OUT_PREFIX"))
-      << err.str();
-  EXPECT_EQ(read(measured + "results.json"), before);
-  EXPECT_EQ(merge_command({measured, s.output_prefix, "--overwrite"}, out, err), 0) << err.str();
-  EXPECT_FALSE(fs::exists(measured + "manifest.json"));
-  EXPECT_FALSE(fs::exists(measured + "progress.jsonl"));
-  EXPECT_EQ(load_results(measured + "results.json").shard_sessions().size(), 2u);
+  for (const bool overwrite : {false, true}) {
+    std::ostringstream out, err;
+    std::vector<std::string> args{measured, s.output_prefix};
+    if (overwrite) args.push_back("--overwrite");
+    EXPECT_EQ(merge_command(args, out, err), 2);
+    EXPECT_TRUE(has(err.str(), "kscope merge: OUT_PREFIX '" + measured + "' holds a finished sweep (" + measured +
+                                   "manifest.json, " + measured + "progress.jsonl, " + measured + "samples.csv, " +
+                                   measured + "summary.csv, " + measured + "results.json), not the files of merged "
+                                   "results: kscope never continues, replaces or moves another kind of result's "
+                                   "files. Give this merge another OUT_PREFIX, or move those files away"))
+        << err.str();
+    EXPECT_EQ(read(measured + "results.json"), before);
+    EXPECT_TRUE(fs::exists(measured + "manifest.json"));
+  }
 
+  std::ostringstream out, err;
   const std::string merged = dir.prefix("merged_");
   EXPECT_EQ(merge_command({merged, s.output_prefix}, out, err), 0) << err.str();
+  const std::string first = read(merged + "results.json");
   std::ostringstream again;
-  EXPECT_EQ(merge_command({merged, s.output_prefix}, out, again), 2);
-  EXPECT_TRUE(has(again.str(), "holds a sweep's results (" + merged + "samples.csv, " + merged + "summary.csv, " +
-                                   merged + "results.json)"))
-      << again.str();
+  EXPECT_EQ(merge_command({merged, s.output_prefix}, out, again), 0) << again.str();
+  EXPECT_EQ(read(merged + "results.json.~1~"), first);
   EXPECT_EQ(merge_command({merged, s.output_prefix, "--overwrite"}, out, err), 0) << err.str();
+  EXPECT_FALSE(fs::exists(merged + "results.json.~2~"));
   // The merge of a resumed sweep replaces the merge it made before (Python's torchrun rank 0).
   EXPECT_NO_THROW(write_merged(merge_files({s.output_prefix}), merged, false, true));
 
@@ -402,6 +421,15 @@ TEST(HostileFiles, MergeRefusalsPointToWhatIsThere) {
             "nothing to merge under '" + whole + "': it holds the results of a sweep measured without shards ('" +
                 whole + "results.json'), which are whole already: read them with kscope::load_results(\"" + whole +
                 "results.json\")");
+  // A directory holding a profiled function's calls (Python's <function>-<n>- infixes) points to them too.
+  fs::create_directory(dir.prefix("calls"));
+  sweep(streamed(dir.prefix("calls/f-0-")));
+  sweep(streamed(dir.prefix("calls/f-1-")));
+  EXPECT_EQ(error_of([&] { merge_files({dir.prefix("calls")}); }),
+            "nothing to merge under '" + dir.prefix("calls") + "': it holds the results of 2 sweeps measured without "
+            "shards ('" + dir.prefix("calls/f-0-results.json") + "', '" + dir.prefix("calls/f-1-results.json") +
+            "'), which are whole already: read each with kscope::load_results(\"" +
+            dir.prefix("calls/f-0-results.json") + "\")");
 
   Settings other = streamed(dir.prefix("other_"));
   other.shard = Shard{1, 2};

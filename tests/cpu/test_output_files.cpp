@@ -84,8 +84,9 @@ TEST(OutputPrefix, ASecondProcessIsRefusedNamingTheHolderAndAKilledOnesLockIsTak
   EXPECT_TRUE(has(refused, "Settings::output_prefix '" + prefix + "' is in use: process " + std::to_string(holder) +
                                " on host "))
       << refused;
-  EXPECT_TRUE(has(refused, "two sweeps under one prefix would mix their samples. Wait for it to finish, or give "
-                           "this sweep another Settings::output_prefix"))
+  EXPECT_TRUE(has(refused, ") is writing a sweep there (it holds '" + prefix + "lock'), and two processes writing "
+                           "under one prefix would mix their files. Wait for it to finish, or give this sweep another "
+                           "Settings::output_prefix"))
       << refused;
 
   kill(holder, SIGKILL);
@@ -96,7 +97,7 @@ TEST(OutputPrefix, ASecondProcessIsRefusedNamingTheHolderAndAKilledOnesLockIsTak
   EXPECT_FALSE(fs::exists(prefix + "lock"));  // removed when the sweep that took it over ended
 }
 
-TEST(OutputPrefix, AnEarlierSweepIsRefusedUnlessResumedOrOverwritten) {
+TEST(OutputPrefix, AnUnfinishedSweepIsRefusedAFinishedOneMovedAsideUnlessResumedOrOverwritten) {
   TempDir dir;
   const std::string prefix = dir.prefix();
   int calls = 0;
@@ -104,22 +105,30 @@ TEST(OutputPrefix, AnEarlierSweepIsRefusedUnlessResumedOrOverwritten) {
     if (++calls == 5) throw std::runtime_error("out of memory");  // in config 2
   }), SweepError);
   const std::string unfinished = error_of([&] { sweep(streamed(prefix)); });
-  EXPECT_TRUE(has(unfinished, "Settings::output_prefix '" + prefix + "' holds an unfinished sweep (1 of 3 configs "
-                              "measured: killed, interrupted or failed) (" + prefix + "manifest.json, " + prefix +
-                              "progress.jsonl, " + prefix + "samples.csv, " + prefix + "summary.csv, " + prefix +
-                              "results.json)"))
-      << unfinished;
+  EXPECT_EQ(unfinished, "Settings::output_prefix '" + prefix + "' holds an unfinished sweep (1 of 3 configs "
+                        "measured: killed, interrupted or failed) (" + prefix + "manifest.json, " + prefix +
+                        "progress.jsonl, " + prefix + "samples.csv, " + prefix + "summary.csv, " + prefix +
+                        "results.json), which kscope does not replace unasked. Set Settings::resume = true to "
+                        "continue it, Settings::overwrite = true to replace it, or give another "
+                        "Settings::output_prefix");
   sweep([&] {
     Settings s = streamed(prefix);
     s.resume = true;
     return s;
   }());
-  const std::string finished = error_of([&] { sweep(streamed(prefix)); });
-  EXPECT_TRUE(has(finished, "holds a finished sweep (")) << finished;
-  EXPECT_TRUE(has(finished, "which kscope does not replace unasked. Set Settings::resume = true to continue it (a "
-                            "finished sweep returns its results without measuring again), Settings::overwrite = true "
-                            "to replace it, or give another Settings::output_prefix"))
-      << finished;
+  const std::string finished = read(prefix + "results.json");
+  Settings again = streamed(prefix);
+  again.verbosity = Verbosity::info;
+  ::testing::internal::CaptureStderr();
+  sweep(again);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(log, "[kscope] moved a finished sweep under '" + prefix + "' aside: its 5 files end in '.~1~' now "
+                       "(Settings::overwrite = true replaces it instead, Settings::resume = true returns its results "
+                       "without measuring)\n"))
+      << log;
+  EXPECT_EQ(read(prefix + "results.json.~1~"), finished);
+  for (const char* file : {"manifest.json", "progress.jsonl", "samples.csv", "summary.csv"})
+    EXPECT_TRUE(fs::exists(prefix + file + ".~1~")) << file;
 
   Settings overwrite = streamed(prefix);
   overwrite.overwrite = true;
@@ -127,9 +136,10 @@ TEST(OutputPrefix, AnEarlierSweepIsRefusedUnlessResumedOrOverwritten) {
   bool earlier_results_gone = false;
   ::testing::internal::CaptureStderr();
   sweep(overwrite, [&] { earlier_results_gone = !fs::exists(prefix + "results.json"); });
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(has(log, "replacing the earlier sweep under '" + prefix + "' (Settings::overwrite)")) << log;
+  log = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(has(log, "replacing a finished sweep under '" + prefix + "' (Settings::overwrite)")) << log;
   EXPECT_TRUE(earlier_results_gone);  // they would pass for this sweep's until it writes its own
+  EXPECT_FALSE(fs::exists(prefix + "results.json.~2~"));
 
   overwrite.resume = true;
   EXPECT_EQ(error_of([&] { sweep(overwrite); }),
@@ -140,14 +150,15 @@ TEST(OutputPrefix, AnEarlierSweepIsRefusedUnlessResumedOrOverwritten) {
 TEST(OutputPrefix, FilesWithoutAManifestAreNotResumedOver) {
   TempDir dir;
   const std::string prefix = dir.prefix();
-  std::ofstream(prefix + "results.json") << "{}";
+  std::ofstream(prefix + "summary.csv") << "Annotation\nk\n";
   Settings resume = streamed(prefix);
   resume.resume = true;
   EXPECT_EQ(error_of([&] { sweep(resume); }),
-            "cannot resume under Settings::output_prefix '" + prefix + "': it holds " + prefix +
-                "results.json but no manifest.json, so nothing there can be continued. Set Settings::overwrite = true "
-                "(instead of Settings::resume) to replace those files, or give another Settings::output_prefix");
-  EXPECT_EQ(read(prefix + "results.json"), "{}");
+            "cannot resume under Settings::output_prefix '" + prefix + "': it holds files no kscope result is known "
+            "by (no manifest.json, results.json or race.csv says what wrote them) (" + prefix + "summary.csv), so "
+            "nothing there can be continued. Set Settings::overwrite = true (instead of Settings::resume) to replace "
+            "those files, or give another Settings::output_prefix");
+  EXPECT_EQ(read(prefix + "summary.csv"), "Annotation\nk\n");
 }
 
 TEST(OutputPrefix, ADirectorysNameStandsForTheDirectory) {
@@ -200,7 +211,9 @@ TEST(OutputFiles, AFormatAddedToTheTableIsWrittenByAStreamedSweepAndReplacedOnOv
     for (const char* file : {"manifest.json", "progress.jsonl", "samples.csv", "summary.csv", "results.json"})
       fs::remove(prefix + file);
     const std::string refused = error_of([&] { sweep(streamed(prefix)); });
-    expect(has(refused, "holds an earlier sweep's files (" + prefix + "rows.txt)"), "refused for rows.txt: " + refused);
+    expect(has(refused, "holds files no kscope result is known by (no manifest.json, results.json or race.csv says "
+                        "what wrote them) (" + prefix + "rows.txt)"),
+           "refused for rows.txt: " + refused);
 
     std::ofstream(prefix + "rows.txt") << "stale";
     Settings replace = streamed(prefix);
@@ -224,7 +237,7 @@ TEST(OutputFiles, AFormatAddedToTheTableIsWrittenByAStreamedSweepAndReplacedOnOv
   EXPECT_EQ(problems, "");
 }
 
-TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
+TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTargetExceptAPrefixsFiles) {
   TempDir dir;
   const Results r = sweep(streamed(""));
   fs::create_directory(dir.prefix("data"));
@@ -238,13 +251,17 @@ TEST(OutputFiles, WritesGoThroughSymbolicLinksToTheirTarget) {
   EXPECT_EQ(load_results(dir.prefix("data/base.json")).rows().size(), 3u);
   EXPECT_TRUE(has(read(dir.prefix("data/new.csv")), "Annotation"));
 
-  // A sweep's own files too, when the caller lets it replace what is there.
+  // Never the files of an output prefix, even when the caller lets the sweep replace what is there.
+  std::ofstream(dir.prefix("data/samples.csv")) << "precious\n";
   fs::create_symlink(dir.prefix("data/samples.csv"), dir.prefix("sweep_samples.csv"));
   Settings s = streamed(dir.prefix("sweep_"));
   s.overwrite = true;
-  sweep(s);
-  EXPECT_TRUE(fs::is_symlink(dir.prefix("sweep_samples.csv")));
-  EXPECT_TRUE(has(read(dir.prefix("data/samples.csv")), "Annotation"));
+  EXPECT_EQ(error_of<FileError>([&] { sweep(s); }),
+            "cannot write '" + dir.prefix("sweep_samples.csv") + "' under Settings::output_prefix: it is a symbolic "
+            "link (to '" + dir.prefix("data/samples.csv") + "'), not a file kscope wrote there. kscope never writes, "
+            "replaces or moves the files of an output prefix through such a path (it would write into what it "
+            "names): remove it, or give another Settings::output_prefix");
+  EXPECT_EQ(read(dir.prefix("data/samples.csv")), "precious\n");
 }
 
 TEST(OutputFiles, WhatIsNoRegularFileIsNeverReplaced) {

@@ -358,11 +358,13 @@ TEST(Verdict, TenPercentOnThreeSamplesIsNeverSlower) {
   EXPECT_EQ(c.reason, "baseline has 3 valid values, fewer than CompareOptions::min_samples (5)");
   EXPECT_DOUBLE_EQ(c.u_test.p_value, 0.2);  // computed even when no verdict is given
 
+  // min_samples lowered to 3 gives no `same` either: 3 against 3 can never reach p < 0.05.
   CompareOptions three;
   three.min_samples = 3;
   c = compare(baseline, candidate, MetricDirection::lower_is_better, three);
-  EXPECT_EQ(c.verdict, Verdict::same) << c.reason;
-  EXPECT_TRUE(mentions(c, "not significant: p = 0.2 is not below alpha 0.05 (median +10.0%")) << c.reason;
+  EXPECT_EQ(c.verdict, Verdict::too_few_samples) << c.reason;
+  EXPECT_EQ(c.reason, "with 3 and 3 valid values the U test cannot reach p < CompareOptions::alpha (0.05): its "
+                      "smallest p is 0.1, so no change could be shown; measure each side at least 4 times");
 }
 
 TEST(Verdict, ThresholdBoundaryIsStrict) {
@@ -387,8 +389,8 @@ TEST(Verdict, AlphaBoundaryIsStrict) {
   const std::vector<double> base{100, 101, 102, 103, 104};
   const std::vector<double> slower{120, 121, 122, 123, 124};
   CompareOptions options;
-  options.alpha = 2.0 / 252;
-  EXPECT_EQ(compare(base, slower, MetricDirection::lower_is_better, options).verdict, Verdict::same);
+  options.alpha = 2.0 / 252;  // the smallest p 5 values a side can give: no change can be shown
+  EXPECT_EQ(compare(base, slower, MetricDirection::lower_is_better, options).verdict, Verdict::too_few_samples);
   options.alpha = 0.008;
   EXPECT_EQ(compare(base, slower, MetricDirection::lower_is_better, options).verdict, Verdict::slower);
 }
@@ -398,7 +400,8 @@ TEST(Verdict, MinSamplesCountsValidValuesOnEachSide) {
   EXPECT_EQ(compare(five_of_seven, plus_10pct).verdict, Verdict::slower);
   const SampleComparison c = compare(plus_10pct, {1000, 1001, nan, 1002, 1003});
   EXPECT_EQ(c.verdict, Verdict::too_few_samples);
-  EXPECT_EQ(c.reason, "candidate has 4 valid values, fewer than CompareOptions::min_samples (5)");
+  EXPECT_EQ(c.reason, "candidate has 4 valid values of 5 (1 NaN: runs that failed or recorded nothing), fewer than "
+                      "CompareOptions::min_samples (5)");
 }
 
 TEST(Verdict, RsdAboveTheLimitIsUnstable) {
@@ -424,7 +427,8 @@ TEST(Verdict, EmptySamplesAreTooFewAndNegativeOnesUnstable) {
   EXPECT_TRUE(std::isnan(c.ratio_ci.lower));
   EXPECT_EQ(compare(base_1000, {nan, nan}).verdict, Verdict::too_few_samples);
   EXPECT_EQ(compare(base_1000, {nan, 1000}).reason,
-            "candidate has 1 valid value, fewer than CompareOptions::min_samples (5)");
+            "candidate has 1 valid value of 2 (1 NaN: runs that failed or recorded nothing), fewer than "
+            "CompareOptions::min_samples (5)");
 
   c = compare({-5, -4, -6, -5, -5}, {-1, -2, -1, -1, -2}, MetricDirection::undefined,
               CompareOptions{.max_rsd_pct = inf});

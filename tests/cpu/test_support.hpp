@@ -1,14 +1,16 @@
 #pragma once
-// Helpers shared by the CPU tests: quiet settings, the message of an expected error, a scratch
-// directory, environment variables set for a scope, and checks run in a child process.
+// Helpers shared by the CPU tests: quiet settings, the message of an expected error, a file's text,
+// a scratch directory, environment variables set for a scope, and checks run in a child process.
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +45,14 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "(no expected exception)";
+}
+
+// The whole text of a file; empty when it cannot be read.
+inline std::string text_of(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // A fresh directory under /tmp, removed with everything in it at the end of the scope.

@@ -269,9 +269,13 @@ TEST(Tune, AResumedRaceTakesTheSameDecisionsAndMeasuresOnlyWhatIsMissing) {
   EXPECT_EQ(error.rfind("race round", 0), 0u) << error;
   EXPECT_TRUE(std::filesystem::exists(s.output_prefix + "round-1-samples.csv"));
   const std::string unasked = error_of([&] { run(s, failing, sim); });
-  // The race's options file, written before its first round, names what the prefix holds.
-  EXPECT_NE(unasked.find("holds the files of an earlier race (" + s.output_prefix + "race-options.json)"),
-            std::string::npos) << unasked;
+  EXPECT_NE(unasked.find("' holds an unfinished race (2 rounds started: killed, interrupted or failed)"),
+            std::string::npos)
+      << unasked;
+  EXPECT_NE(unasked.find("Set Settings::resume = true to continue it (the runs on disk take the same decisions "
+                         "again), Settings::overwrite = true to replace it, or give another Settings::output_prefix"),
+            std::string::npos)
+      << unasked;
   s.resume = true;
   Space resumed{base, {}};
   SimulatedBackend sim_again;
@@ -369,15 +373,18 @@ TEST(Tune, ABodyWithSeveralAnnotationsMustNameTheOneThatDecides) {
   EXPECT_EQ(tune_with_backend(sweep_of(4), race_settings(), body, o, sim).winner(), 0u);
 }
 
-TEST(Tune, TheRacesFilesOfAnEarlierRaceAreNotReplacedUnasked) {
+TEST(Tune, AnEarlierRaceIsMovedAsideOrReplacedWithOverwrite) {
   TempDir dir;
   SimulatedBackend sim;
   Space space{{50000, 90000}, {}};
   Settings s = race_settings();
   s.output_prefix = dir.prefix("race_");
   tune_with_backend(sweep_of(2), s, space.body(sim), {}, sim);
-  const std::string error = error_of([&] { tune_with_backend(sweep_of(2), s, space.body(sim), {}, sim); });
-  EXPECT_NE(error.find("holds the files of an earlier race"), std::string::npos) << error;
+  const std::string first = kscope_test::text_of(s.output_prefix + "race.csv");
+  EXPECT_EQ(tune_with_backend(sweep_of(2), s, space.body(sim), {}, sim).winner(), 0u);  // the first moved aside
+  EXPECT_EQ(kscope_test::text_of(s.output_prefix + "race.csv.~1~"), first);
+  EXPECT_TRUE(std::filesystem::exists(s.output_prefix + "round-1-samples.csv.~1~"));
   s.overwrite = true;
   EXPECT_EQ(tune_with_backend(sweep_of(2), s, space.body(sim), {}, sim).winner(), 0u);
+  EXPECT_FALSE(std::filesystem::exists(s.output_prefix + "race.csv.~2~"));
 }

@@ -88,6 +88,20 @@ def test_short_configs_are_written_together_and_all_of_them_by_the_end(sim, tmp_
     assert pd.read_csv(f"{prefix}f-0-samples.csv")["Value"].tolist() == results.raw_dataframe()["Value"].tolist()
 
 
+def test_quick_configs_reach_the_os_within_10_ms_while_a_long_config_runs(tmp_path):
+    prefix = str(tmp_path / "out_")
+    process = child(prefix, 4, 0, "long:4")  # configs 1-3 take microseconds, config 4 a minute
+    try:
+        assert process.stdout.readline() == "long config started\n", process.communicate()
+        time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    assert process.returncode == -signal.SIGKILL
+    assert [json.loads(line)["config"] for line in lines(f"{prefix}durable-0-progress.jsonl")] == [0, 1, 2]
+    assert pd.read_csv(f"{prefix}durable-0-samples.csv")["n"].tolist() == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+
+
 def test_fsync_interval_is_a_number_of_seconds():
     with pytest.raises(ConfigError, match=r"fsync_interval_s must be 0 \(flush after every config\) or a number of "
                                           r"seconds \(the default is 1.0\)"):

@@ -100,13 +100,23 @@ def test_a_repeated_summary_row_is_refused(sim, tmp_path):
         kscope.load(path)
 
 
-def test_load_of_a_fifo_is_refused_without_waiting(tmp_path):
-    """It blocked forever (save already refused FIFOs)."""
+def test_load_reads_a_pipe_once_and_never_waits_for_a_writer(sim, tmp_path):
+    """It blocked forever on a FIFO; then it refused process substitution (<(cat a.json)), a pipe that
+    reading once would do."""
     fifo = tmp_path / "results.json"
     os.mkfifo(fifo)
     error = without_blocking(lambda: kscope.load(fifo), fifo)
-    assert isinstance(error, OSError) and str(error).startswith(f"cannot read '{fifo}': it is a FIFO (named pipe), "
-                                                                f"not a regular file"), error
+    assert isinstance(error, ConfigError) and str(error).startswith(f"'{fifo}' is not JSON that kscope reads ("), error
+
+    text = saved(sim, tmp_path).read_bytes()
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, text), os.close(write_end)))
+    writer.start()
+    try:
+        assert len(kscope.load(f"/dev/fd/{read_end}")) == len(kscope.load(saved(sim, tmp_path)))
+    finally:
+        writer.join()
+        os.close(read_end)
 
 
 # ---- A sweep's files ----------------------------------------------------------------------------
@@ -117,7 +127,7 @@ def test_resume_with_a_fifo_for_samples_is_refused_without_waiting(sim, tmp_path
     os.remove(f"{prefix}f-0-samples.csv")
     os.mkfifo(f"{prefix}f-0-samples.csv")
     error = without_blocking(lambda: measured(sim, output_prefix=prefix, resume=True)(), f"{prefix}f-0-samples.csv")
-    assert isinstance(error, OSError) and "it is a FIFO (named pipe), not a regular file" in str(error), error
+    assert isinstance(error, OSError) and "it is a FIFO (named pipe), not a file kscope wrote there" in str(error), error
 
 
 def test_a_progress_file_that_is_a_directory_is_an_is_a_directory_error(sim, tmp_path):

@@ -27,7 +27,7 @@ QUIET = dict(verbosity=0)
 
 
 def measured(sim, **options):
-    @kscope.analyze.kernel(configs=[(1,), (2,), (3,)], runs=2, **QUIET, **options)
+    @kscope.analyze.kernel(configs=[(1,), (2,), (3,)], runs=2, **{**QUIET, **options})
     def f(n):
         with kscope.annotate("k"):
             sim.launch("kern", 10.0 * n)
@@ -49,7 +49,8 @@ def test_a_second_process_on_one_prefix_is_refused_and_a_killed_ones_prefix_take
                 f()
         message = str(info.value)
         assert f"output_prefix '{prefix}durable-0-' is in use: process {process.pid} on host " in message
-        assert "two sweeps under one prefix would mix their samples" in message
+        assert ") is writing a sweep there" in message
+        assert "two processes writing under one prefix would mix their files" in message
         assert calls == [] and not CPP_TERMS.search(message)
     finally:
         process.send_signal(signal.SIGKILL)
@@ -61,31 +62,19 @@ def test_a_second_process_on_one_prefix_is_refused_and_a_killed_ones_prefix_take
     assert not Path(f"{prefix}durable-0-lock").exists()
 
 
-def test_an_earlier_sweep_is_replaced_only_with_overwrite(sim, tmp_path):
+def test_an_earlier_sweep_is_moved_aside_replaced_only_with_overwrite_or_resumed(sim, tmp_path, capfd):
     prefix = str(tmp_path / "out_")
     measured(sim, output_prefix=prefix)()
     earlier = Path(f"{prefix}f-0-results.json").read_text()
-    with pytest.raises(ConfigError) as info:
-        measured(sim, output_prefix=prefix)()  # a fresh process's first call: the same files
-    message = str(info.value)
-    assert message.startswith(f"output_prefix '{prefix}f-0-' holds a finished sweep ({prefix}f-0-manifest.json, ")
-    assert message.endswith("which kscope does not replace unasked. Set resume=True to continue it (a finished sweep "
-                            "returns its results without measuring again), overwrite=True to replace it, or give "
-                            "another output_prefix")
-    assert Path(f"{prefix}f-0-results.json").read_text() == earlier
+    measured(sim, output_prefix=prefix, verbosity="info")()  # a fresh process's first call: the same files
+    assert (f"[kscope] moved a finished sweep under '{prefix}f-0-' aside: its 5 files end in '.~1~' now "
+            f"(overwrite=True replaces it instead, resume=True returns its results without measuring)") in capfd.readouterr().err
+    assert Path(f"{prefix}f-0-results.json.~1~").read_text() == earlier
     assert len(measured(sim, output_prefix=prefix, resume=True)().to_dataframe()) == 3
     assert len(measured(sim, output_prefix=prefix, overwrite=True)().to_dataframe()) == 3
+    assert not Path(f"{prefix}f-0-results.json.~2~").exists()
     with pytest.raises(ConfigError, match="resume continues the sweep under output_prefix and overwrite replaces it"):
         kscope.analyze.kernel(output_prefix=prefix, resume=True, overwrite=True)
-
-    # output_csv files too (Nsight Python's names, beside the engine's).
-    csv_prefix = str(tmp_path / "csv_")
-    measured(sim, output_prefix=csv_prefix, output_csv=True)()
-    for name in ("manifest.json", "progress.jsonl", "samples.csv", "summary.csv", "results.json"):
-        os.remove(f"{csv_prefix}f-0-{name}")
-    with pytest.raises(ConfigError, match=r"^output_csv: .*csv_processed_data-f-0.csv of an earlier sweep exist, "
-                                          r"which kscope does not replace unasked: set overwrite=True"):
-        measured(sim, output_prefix=csv_prefix, output_csv=True)()
 
 
 def test_saved_files_go_through_links_and_never_replace_what_is_no_file(sim, tmp_path):

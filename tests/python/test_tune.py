@@ -1,6 +1,8 @@
 """kscope.tune (racing configs), compare's clock-aware verdicts and gate, and the simulated backend's
 noise, on the simulated backend against its known truth."""
 
+import os
+
 import pytest
 
 import kscope
@@ -87,7 +89,8 @@ def test_compare_gate_cannot_judge_results_of_one_run(sim):
             sim.launch("k", 1000)
 
     a, b = once(), once()
-    with pytest.warns(kscope.CompareWarning, match="1 row cannot be judged: a side has fewer than min_samples"):
+    with pytest.warns(kscope.CompareWarning, match=r"1 row cannot be judged \(verdict too_few_samples\): 1 row with "
+                                                   r"fewer than min_samples \(5\) runs on a side"):
         df = kscope.compare(a, b)
     assert list(df["Verdict"]) == ["too_few_samples"]
     assert df.attrs["gate"] == "cannot_judge"
@@ -199,8 +202,9 @@ def test_a_resume_with_other_race_options_is_refused_by_name(sim, tmp_path):
                     resume=True, verbosity="silent")
     assert kscope.tune(gemm, configs=list(BASE), runs=40, output_prefix=prefix, resume=True,
                        verbosity="silent").winner == (3,)
-    with pytest.raises(kscope.ConfigError, match=r"holds the files of an earlier race"):
-        kscope.tune(gemm, configs=list(BASE), runs=40, output_prefix=prefix, verbosity="silent")
+    # Run again without resume: the finished race is moved aside, its options file with it.
+    assert kscope.tune(gemm, configs=list(BASE), runs=40, output_prefix=prefix, verbosity="silent").winner == (3,)
+    assert os.path.exists(f"{prefix}race-options.json.~1~") and os.path.exists(f"{prefix}race.csv.~1~")
 
 
 def test_a_shard_with_nothing_to_race_answers_without_raising(sim):
