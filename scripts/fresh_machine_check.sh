@@ -8,9 +8,9 @@
 #
 #   sudo bash scripts/fresh_machine_check.sh [--no-cuda]
 #
-# With the CUDA toolkit in /usr/local/cuda it is bind-mounted there read-only ("with the CUDA 13
-# toolkit in /usr/local/cuda", as the README says); --no-cuda leaves it out (kscope built without
-# CUDA). Needs root, debootstrap and network access to a Debian mirror (KSCOPE_DEBIAN_MIRROR).
+# With the CUDA toolkit in /usr/local/cuda it is bind-mounted there read-only, its libraries on the
+# loader's path as NVIDIA's packages leave them ("with the CUDA 13 toolkit in /usr/local/cuda", as
+# the README says); --no-cuda leaves it out (kscope built without CUDA). Needs root, debootstrap and network access to a Debian mirror (KSCOPE_DEBIAN_MIRROR).
 # The downloaded packages are shared with this machine's apt cache; nothing else of this machine
 # reaches the chroot. The Debian base is made once (build-fresh/base) and copied fresh for each run.
 set -euo pipefail
@@ -65,7 +65,8 @@ main() {
   log "a fresh copy of the base in $root"
   rm -rf "$root"
   cp -a "$base" "$root"
-  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # What every machine has that debootstrap leaves out: its name service files.
+  cp /etc/resolv.conf /etc/hosts "$root/etc/"
   commit=$(git rev-parse HEAD)
   log "cloning $commit ($(git log -1 --format=%s | cut -c1-70))"
   git clone -q --no-local "$src" "$root/work/kscope"
@@ -79,7 +80,10 @@ main() {
   bind /var/cache/apt/archives /var/cache/apt/archives
   if (( cuda )) && [ -d /usr/local/cuda ]; then
     bind "$(readlink -f /usr/local/cuda)" /usr/local/cuda ro
-    log "the CUDA toolkit of this machine at /usr/local/cuda (read-only)"
+    # As NVIDIA's packages install it: its libraries on the loader's path (an ld.so.conf entry).
+    echo /usr/local/cuda/lib64 > "$root/etc/ld.so.conf.d/cuda.conf"
+    chroot "$root" /sbin/ldconfig
+    log "the CUDA toolkit of this machine at /usr/local/cuda (read-only, /usr/local/cuda/lib64 on the loader's path)"
   else
     log "no CUDA toolkit in the chroot"
   fi

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 import kscope as nsight
+from conftest import need_metric_database
 from kscope import _core
 
 QUIET = dict(verbosity=nsight.VerbosityLevel.SILENT)
@@ -113,6 +114,7 @@ def test_an_explicit_backend_is_kept_and_a_bad_tool_is_named(monkeypatch, engine
 
 
 def test_counters_units_are_nsight_computes():
+    need_metric_database()
     # Nsight Python's own tests expect these units from ncu.
     assert nsight.describe_metric("gpu__time_duration.sum", "GH100")["unit"] == "ns"
     assert nsight.describe_metric("sm__warps_launched.sum", "GH100")["unit"] == "warp"
@@ -202,6 +204,7 @@ def test_config_and_option_errors_are_nsights_types_with_nsights_sentences(sim):
     with pytest.raises(ValueError, match=r"^derive_metric expects 3 parameters \(1 metric values \+ 2 configs\), "
                                          r"but has 1 parameters"):
         nsight.analyze.kernel(configs=[(1, 2)], derive_metric=lambda t: t, **QUIET)(lambda n, m: None)()
+    need_metric_database()  # the rest needs the metric database
     with pytest.raises(nsight.exceptions.ProfilerException,
                        match=r"^Invalid value \['dram__byte_read\.sum'\] for kscope\.describe_metric\(\): unknown metric"):
         nsight.describe_metric("dram__byte_read.sum", "GH100")

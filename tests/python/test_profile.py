@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import kscope
+from conftest import need_metric_database
 from kscope import AnnotationError, BackendError, ConfigError, SweepError
 from registered_backends import python_backends
 
@@ -462,6 +463,7 @@ def test_adaptive_options_are_checked(sim):
 
 
 def test_counter_metric_database_offline():
+    need_metric_database()
     metrics = kscope.list_metrics("GH100")
     names = [m["name"] for m in metrics]
     assert "dram__bytes_read" in names and "sm__throughput" in names and len(names) > 1000

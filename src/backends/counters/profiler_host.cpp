@@ -47,11 +47,22 @@ MetricType kscope_type(CUpti_MetricType t) {
 
 std::string text(const char* s) { return s ? s : ""; }
 
+// The host API needs no driver: NOT_INITIALIZED there means it could not load the toolkit's
+// libnvperf_host.so (a toolkit whose library directory the loader is not told about).
+void check_host_api(CUptiResult status, const char* call) {
+  if (status == CUPTI_ERROR_NOT_INITIALIZED)
+    throw BackendError(std::string(call) + " failed: CUPTI_ERROR_NOT_INITIALIZED (15). CUPTI's host API (the metric "
+                       "database, which needs no GPU) could not load libnvperf_host.so, which the CUDA toolkit ships "
+                       "beside libcupti: put that directory on the loader's path (an ldconfig entry for "
+                       "/usr/local/cuda/lib64, as NVIDIA's packages add, or LD_LIBRARY_PATH)");
+  check_cupti(status, call);
+}
+
 }  // namespace
 
 std::vector<std::string> supported_chips() {
   auto p = CUPTI_PARAMS(CUpti_Profiler_Host_GetSupportedChips_Params);
-  check_cupti(cuptiProfilerHostGetSupportedChips(&p), "cuptiProfilerHostGetSupportedChips");
+  check_host_api(cuptiProfilerHostGetSupportedChips(&p), "cuptiProfilerHostGetSupportedChips");
   return std::vector<std::string>(p.ppChipNames, p.ppChipNames + p.numChips);
 }
 
@@ -69,7 +80,7 @@ HostObject::HostObject(const std::string& chip, const std::vector<std::uint8_t>&
   p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   p.pChipName = chip.c_str();
   p.pCounterAvailabilityImage = counter_availability.empty() ? nullptr : counter_availability.data();
-  check_cupti(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
+  check_host_api(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize");
   object_ = p.pHostObject;
 }
 
