@@ -49,11 +49,12 @@ void set_geomeans(std::vector<SummaryRow>& rows) {
 }  // namespace
 
 Aggregator::Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings,
-                       AttributionRules rules)
+                       AttributionRules rules, bool single_runs_by_design)
     : configs_(std::move(configs)),
       metrics_(std::move(metrics)),
       settings_(settings),
       rules_(rules),
+      single_runs_by_design_(single_runs_by_design),
       outcomes_(configs_.size()) {
   for (const auto& m : metrics_) {
     metric_names_.push_back(m.name);
@@ -323,7 +324,7 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
   }
   if (final) {
     warn_about_roofline(rows, session);  // in the order recorded, before Nsight's
-    warn_about_single_runs(rows);
+    if (!single_runs_by_design_) warn_about_single_runs(rows);
   }
   // Nsight Python's order: every measured metric's rows before the derived ones, each part by
   // annotation (in order of first appearance), then config and metric as recorded (the order of

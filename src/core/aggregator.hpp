@@ -35,8 +35,10 @@ struct RecordedRun {
 
 class Aggregator {
  public:
+  // single_runs_by_design: rows of one run are the caller's plan (a race's final round, judged
+  // across its visits), not a user's runs=1 to warn about.
   Aggregator(std::vector<Config> configs, std::vector<MetricSpec> metrics, const Settings& settings,
-             AttributionRules rules = {});
+             AttributionRules rules = {}, bool single_runs_by_design = false);
 
   // Attributes the run's kernels to its regions (throws AnnotationError when a region breaks a
   // rule) and applies derive_metric to each region's values, before any aggregation.
@@ -112,6 +114,7 @@ class Aggregator {
   std::optional<std::size_t> energy_per_run_;  // its index in metric_names_, when measured
   const Settings& settings_;
   AttributionRules rules_;
+  bool single_runs_by_design_;
 
   std::shared_ptr<SampleStore> store_ = std::make_shared<SampleStore>();
   std::vector<SampleStore::Id> metric_ids_, unit_ids_;  // of metrics_, in the store

@@ -61,7 +61,7 @@ Session::Session(std::vector<Config> configs, const Settings& settings, const Bo
             std::this_thread::sleep_for(std::chrono::duration<double>(s));
           },
           now_s),
-      aggregator_(configs_, metrics_, settings, hooks_.attribution),
+      aggregator_(configs_, metrics_, settings, hooks_.attribution, hooks_.single_runs_by_design),
       collection_(settings.info_collectors, settings.info_collector_errors),
       progress_(make_stderr_progress(settings.verbosity, configs_.size(), settings.warmup_runs + plan_.expected_runs(),
                                      settings.progress_observer)) {

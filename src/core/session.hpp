@@ -46,6 +46,7 @@ struct SessionHooks {
   ResultKind kind = ResultKind::sweep;  // what the files under the output prefix are claimed and recorded as
   AttributionRules attribution;
   std::function<void(const RunContext&, const std::vector<RegionRecord>&, const RunMeasurement&)> on_run_measured;
+  bool single_runs_by_design = false;  // rows of one run are the caller's plan: no runs=1 warning
 };
 
 class Session {

@@ -395,6 +395,7 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
                                                   std::to_string(plan->runs) + " runs each"));
     const Body visit_body = [&](const Config& visit) { body(raced[plan->visits[visit.index()]]); };
     detail::SessionHooks hooks;
+    hooks.single_runs_by_design = plan->kind == "final";  // one run a visit, judged across the visits
     bool checked = false;
     hooks.on_run_measured = [&](const RunContext&, const std::vector<RegionRecord>& regions, const RunMeasurement&) {
       if (checked) return;

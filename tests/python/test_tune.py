@@ -3,6 +3,8 @@ noise, on the simulated backend against its known truth."""
 
 import os
 
+import warnings
+
 import pytest
 
 import kscope
@@ -44,6 +46,16 @@ def test_tune_names_the_winner_its_ties_and_the_cost(sim):
     assert race.rounds[0] == {"kind": "screening", "configs": 8, "runs": 10, "eliminated": race.rounds[0]["eliminated"]}
     assert len(race.measurements.raw_dataframe()) == df["Runs"].sum()
     assert "winner: n=" in str(race)
+
+
+def test_a_race_final_round_of_one_run_a_visit_warns_nothing_of_runs_1(sim):
+    # The final's visits are one run each by design, judged across the visits: no "runs=1" advice.
+    noisy(sim)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        race = kscope.tune(space(sim), configs=list(BASE), runs=60)
+    assert any(r["kind"] == "final" for r in race.rounds)
+    assert not [w for w in caught if "one recorded run" in str(w.message)], [str(w.message) for w in caught]
 
 
 def test_tune_refuses_bad_options_in_pythons_words(sim):
