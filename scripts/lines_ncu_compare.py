@@ -81,7 +81,9 @@ def main():
     theirs, unmapped = ncu_shares(ncu_csv, pc_lines(kscope_csv + ".pcs"))
     top = sorted(theirs, key=theirs.get, reverse=True)[:TOP]
     print(f"{'line':>6} {'ncu %':>7} {'kscope %':>9} {'diff':>6}   (ncu samples on no known line: {unmapped:.1f}%)")
-    ok = True
+    ok = bool(top)  # nothing of ncu's on a known line compares nothing: a failure, not a pass
+    if not top:
+        print("no ncu sample falls on an instruction of kscope's line map (.pcs): the addresses do not match")
     for line in top:
         diff = ours.get(line, 0.0) - theirs[line]
         print(f"{line:>6} {theirs[line]:7.1f} {ours.get(line, 0.0):9.1f} {diff:+6.1f}")
