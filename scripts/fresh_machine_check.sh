@@ -73,10 +73,13 @@ main() {
   git -C "$root/work/kscope" checkout -q --detach "$commit"
 
   mount -t proc proc "$root/proc" && mounts+=("$root/proc")
-  mount -t sysfs sys "$root/sys" && mounts+=("$root/sys")
-  # This machine's /dev with what is under it (pts, shm), as a slave: nothing mounted or unmounted
-  # under the chroot's copy reaches this machine's.
-  mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounts+=("$root/dev")
+  # This machine's /dev and /sys with what is under them (pts, shm; the cgroup filesystem, which
+  # slurmd needs), as slaves: nothing mounted or unmounted under the chroot's copies reaches this
+  # machine's.
+  local tree
+  for tree in /dev /sys; do
+    mount --rbind "$tree" "$root$tree" && mount --make-rslave "$root$tree" && mounts+=("$root$tree")
+  done
   bind /var/cache/apt/archives /var/cache/apt/archives
   if (( cuda )) && [ -d /usr/local/cuda ]; then
     bind "$(readlink -f /usr/local/cuda)" /usr/local/cuda ro
