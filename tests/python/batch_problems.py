@@ -113,6 +113,35 @@ GPUMODE_SUBMISSION = """
 """
 
 
+def timed_candidate(build_s: float, measure_s: float) -> str:
+    """A faster candidate that takes ``build_s`` to compile the first time (as a torch extension
+    builds into its directory, TORCH_EXTENSIONS_DIR; its import finds the build after that) and
+    holds the GPU ``measure_s`` longer as it is built."""
+    build = textwrap.dedent(f"""
+        from torch.utils import cpp_extension  # noqa: F401 - what tells evaluate_many that it builds
+
+        BUILT = os.path.join(os.environ["TORCH_EXTENSIONS_DIR"], "extension.so")
+        if not os.path.exists(BUILT):
+            time.sleep({build_s!r})
+            open(BUILT, "w").close()
+    """) if build_s else ""
+    return textwrap.dedent("""
+        import os, time
+        import torch
+        import kscope
+    """) + build + textwrap.dedent(f"""
+        class ModelNew(torch.nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+                time.sleep({measure_s!r})
+
+            def forward(self, x):
+                kscope.testing.active().launch("candidate", 500.0)
+                return x * self.scale
+    """)
+
+
 def write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = root / name
