@@ -70,6 +70,17 @@ def wrong_verdicts(table, kinds: dict[str, str]) -> list[str]:
     return wrong
 
 
+def breakdown(s: dict) -> str:
+    """Where a batch's wall time went (kscope.evaluate_many's schedule)."""
+    compiling = "" if s["compiling_ended_s"] is None else (
+        f"; compiling ended at {s['compiling_ended_s']:.1f} s, then {s['after_compiling_s']:.1f} s measuring "
+        f"what compiled last")
+    return (f"breakdown: workers started in {s['startup_s'] or 0:.1f} s; the GPU measuring {s['gpu_measuring_s']:.1f} s, "
+            f"waiting for its workers to start {s['gpu_starting_s']:.1f} s, for a compile "
+            f"{s['gpu_waiting_for_compile_s']:.1f} s, for a load {s['gpu_waiting_for_load_s']:.1f} s; compile workers "
+            f"busy {s['compile_busy_s']:.1f} s of {s['compile_workers']} x {s['wall_s']:.1f} s" + compiling)
+
+
 def run_batch(problems: Path, out: Path, build: Path, compile_workers: int, timeout_s: float):
     start = time.monotonic()
     table = kscope.evaluate_many(problems, out, build_dir=build, compile_workers=compile_workers,
@@ -99,6 +110,7 @@ def main() -> int:
     print(f"THROUGHPUT first batch (compiling): wall {wall:.1f} s, compile {compile_s:.1f} s over {workers} "
           f"workers = {compile_s / workers:.1f} s, measuring {measure_s:.1f} s: wall / max = {ratio:.2f} "
           f"(target <= 1.2) {'PASS' if ratio <= 1.2 else 'FAIL'}")
+    print(f"THROUGHPUT first batch {breakdown(first.attrs['schedule'])}")
 
     second, wall2 = run_batch(root / "problems", root / "second", root / "build", workers, args.timeout)
     per_candidate = wall2 / len(kinds)
@@ -109,6 +121,7 @@ def main() -> int:
           f"{per_hour:.0f} candidates per GPU-hour (target >= 2000) {'PASS' if per_hour >= 2000 else 'FAIL'}; "
           f"holding the GPU {measured.sum():.1f} s (median {measured.median():.2f} s a candidate), compile "
           f"{second['CompileS'].groupby(second['Candidate']).first().sum():.1f} s")
+    print(f"THROUGHPUT second batch {breakdown(second.attrs['schedule'])}")
 
     for name, table in (("first", first), ("second", second)):
         wrong = wrong_verdicts(table, kinds)
