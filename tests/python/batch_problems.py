@@ -63,6 +63,11 @@ KERNELBENCH_CANDIDATES = {
     "syntax_error.py": "class ModelNew(torch.nn.Module:\n    pass\n",
     "fails_to_build.py": "raise ImportError('Error building extension: nvcc exited with status 1')\n"
                          "class ModelNew: pass\n",
+    "unjoined_stream.py": kernelbench_candidate("""
+        sim.launch("candidate", 300.0, stream=5)  # a side stream nobody waits for
+        sim.host_work(50_000.0)  # the worker's return path: the kernel ended long before
+        return x * self.scale
+    """),
     "patches_timer.py": kernelbench_candidate("""
         sim.launch("candidate", 500.0)
         return x * self.scale

@@ -24,7 +24,7 @@ pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELBENCH = ["faster.py", "wrong.py", "aborts.py", "segfaults.py", "exits.py", "killed.py", "hangs.py",
-               "syntax_error.py", "fails_to_build.py", "patches_timer.py", "plain.py"]
+               "syntax_error.py", "fails_to_build.py", "patches_timer.py", "plain.py", "unjoined_stream.py"]
 batch_problems.KERNELBENCH_CANDIDATES["plain.py"] = batch_problems.KERNELBENCH_CANDIDATES["faster.py"]
 
 
@@ -62,6 +62,14 @@ def test_every_candidate_gets_its_verdict_and_the_crashes_their_message(kernelbe
     assert verdict["scale/syntax_error.py"] == "compile_failed" and "SyntaxError" in reason["scale/syntax_error.py"]
     assert verdict["scale/fails_to_build.py"] == "compile_failed"
     assert "nvcc exited with status 1" in reason["scale/fails_to_build.py"]
+
+
+def test_work_on_an_unjoined_stream_is_found_in_the_worker_and_carried_back(kernelbench_batch):
+    table, out = kernelbench_batch
+    row = by_candidate(table)["scale/unjoined_stream.py"].loc[0]
+    assert row["Verdict"] == "suspect" and "unjoined_work" in row["Findings"], row["Reason"]
+    assert "unjoined_work" in kscope.load_evaluation(out / "evaluations" / "scale__unjoined_stream.json").findings()[
+        "Finding"].tolist()
 
 
 def test_a_patched_timer_is_found_and_put_back_before_the_next_candidate(kernelbench_batch):
