@@ -34,17 +34,14 @@ void CallOrder::begin_call() {
   call_.clear();
 }
 
-CallOrder::Known& CallOrder::known(Stream stream) { return streams_[stream]; }
-
-bool CallOrder::follows_legacy(Stream stream) {
-  if (stream == 0 || per_thread(stream)) return true;
-  Known& k = known(stream);
-  if (!k.asked) {
-    k.follows_legacy = ops_.follows_legacy(stream);
-    k.asked = true;
-  }
-  return k.follows_legacy;
+CallOrder::Known& CallOrder::known(Stream stream) {
+  // Asked once, as it is first named: the stream is in use then (it may be destroyed later).
+  const auto [it, added] = streams_.try_emplace(stream);
+  if (added && stream != 0 && !per_thread(stream)) it->second.follows_legacy = ops_.follows_legacy(stream);
+  return it->second;
 }
+
+bool CallOrder::follows_legacy(Stream stream) { return known(stream).follows_legacy; }
 
 void CallOrder::merge(Clock& into, const Clock& from) {
   for (const auto& [stream, count] : from) {

@@ -46,7 +46,6 @@ class CallOrder {
   struct Known {
     std::uint64_t count = 0;  // work enqueued on it
     Clock after;              // what its next work is ordered after
-    bool asked = false;
     bool follows_legacy = true;
   };
   struct Work {
