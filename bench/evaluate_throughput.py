@@ -1,8 +1,8 @@
 """kscope.evaluate_many's throughput on one GPU: 100 KernelBench-style candidates of level-1 sizes
 (four problems: a scaled add of 4M elements, ReLU and softmax of 16 x 16384, a 2048^3 matmul), a mix
-of honest ones (torch, Triton, CUDA through load_inline), wrong ones, ones that crash their worker
-(an illegal address, abort, segfault, sys.exit, GPU memory exhausted), ones that hang (on the GPU, on
-the host), gaming ones (work on a stream nobody joins, answers cached by address, a patched timer,
+of honest ones (torch, Triton, CUDA through load_inline, side streams joined back or synchronized),
+wrong ones, ones that crash their worker (an illegal address, abort, segfault, sys.exit, GPU memory
+exhausted), ones that hang (on the GPU, on the host), gaming ones (work on a stream nobody joins, answers cached by address, a patched timer,
 the answer written into the input, batch-and-skip) and ones that do not compile, every verdict
 checked against its kind (tests/python/batch_problems.py).
 
@@ -34,12 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python")
 import batch_problems  # noqa: E402
 
 MIX = [
-    ("scale_add", "torch", 8), ("scale_add", "triton", 5), ("scale_add", "cuda", 5), ("scale_add", "slower", 1),
+    ("scale_add", "torch", 6), ("scale_add", "side_stream_joined", 1), ("scale_add", "side_stream_synced", 1),
+    ("scale_add", "triton", 5), ("scale_add", "cuda", 5), ("scale_add", "slower", 1),
     ("scale_add", "wrong", 3), ("scale_add", "illegal_address", 2), ("scale_add", "hang_gpu", 1),
     ("scale_add", "out_of_memory", 1), ("scale_add", "abort", 1), ("scale_add", "exit", 1),
     ("scale_add", "unjoined_stream", 2), ("scale_add", "cached_by_address", 2), ("scale_add", "timer_patch", 1),
     ("scale_add", "in_place", 2), ("scale_add", "batch_and_skip", 2), ("scale_add", "cuda_compile_error", 2),
-    ("relu", "torch", 8), ("relu", "triton", 5), ("relu", "cuda", 5), ("relu", "slower", 1), ("relu", "wrong", 3),
+    ("relu", "torch", 7), ("relu", "side_stream_joined", 1), ("relu", "triton", 5), ("relu", "cuda", 5), ("relu", "slower", 1), ("relu", "wrong", 3),
     ("relu", "illegal_address", 1), ("relu", "hang_host", 1), ("relu", "segfault", 2), ("relu", "exit", 1),
     ("relu", "unjoined_stream", 1), ("relu", "cached_by_address", 1), ("relu", "timer_patch", 1),
     ("relu", "in_place", 1), ("relu", "batch_and_skip", 1), ("relu", "cuda_compile_error", 1),

@@ -298,7 +298,8 @@ class ModelNew(torch.nn.Module):
 def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
     """A candidate of ``kind`` for a GPU problem: honest (torch, triton, cuda: load_inline), slower,
     wrong, low_precision, illegal_address, abort, segfault, exit, out_of_memory, hang_host, hang_gpu,
-    unjoined_stream, cached_by_address, timer_patch, in_place, batch_and_skip, cuda_compile_error,
+    unjoined_stream, side_stream_joined and side_stream_synced (honest: joined back, or waited for by
+    the host), cached_by_address, timer_patch, in_place, batch_and_skip, cuda_compile_error,
     syntax_error. ``variant`` makes sources differ (block sizes), so that each compiles on its own."""
     args, expression = GPU_REFERENCES[problem][:2]
     first = args.split(",")[0]
@@ -332,6 +333,12 @@ def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
         "hang_host": "while True:\n    time.sleep(0.01)",
         "unjoined_stream": (f"out = torch.empty_like({first})\nself.side.wait_stream(torch.cuda.current_stream())\n"
                             f"with torch.cuda.stream(self.side):\n    out.copy_({expression})\nreturn out"),
+        "side_stream_joined": (f"out = torch.empty_like({first})\nself.side.wait_stream(torch.cuda.current_stream())\n"
+                               f"with torch.cuda.stream(self.side):\n    out.copy_({expression})\n"
+                               f"torch.cuda.current_stream().wait_stream(self.side)\nreturn out"),
+        "side_stream_synced": (f"out = torch.empty_like({first})\nself.side.wait_stream(torch.cuda.current_stream())\n"
+                               f"with torch.cuda.stream(self.side):\n    out.copy_({expression})\n"
+                               f"self.side.synchronize()\nreturn out"),
         "cached_by_address": (f"key = {first}.data_ptr()\nif key not in self.answers:\n"
                               f"    self.answers[key] = {expression}\nreturn self.answers[key]"),
         "timer_patch": _HONEST[problem],
@@ -339,7 +346,8 @@ def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
         "batch_and_skip": (f"self.calls += 1\nif self.last is None or self.calls % 2:\n    self.last = {expression}\n"
                            f"return self.last"),
     }
-    inits = {"unjoined_stream": "self.side = torch.cuda.Stream()", "cached_by_address": "self.answers = {}",
+    inits = {"unjoined_stream": "self.side = torch.cuda.Stream()", "side_stream_joined": "self.side = torch.cuda.Stream()",
+             "side_stream_synced": "self.side = torch.cuda.Stream()", "cached_by_address": "self.answers = {}",
              "batch_and_skip": "self.calls, self.last = 0, None"}
     preludes = {"out_of_memory": "HOARD = []\n", "timer_patch": "time.perf_counter = lambda: 0.0\n"}
     return _torch_candidate(args, bodies[kind], preludes.get(kind, ""), inits.get(kind, "pass"))
@@ -350,6 +358,7 @@ def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
 HONEST_VERDICTS = {"faster", "same", "slower"}
 EXPECTED = {
     "torch": HONEST_VERDICTS, "triton": HONEST_VERDICTS, "cuda": HONEST_VERDICTS, "slower": {"slower"},
+    "side_stream_joined": HONEST_VERDICTS, "side_stream_synced": HONEST_VERDICTS,
     "wrong": {"incorrect"}, "low_precision": {"incorrect"}, "illegal_address": {"crashed"}, "abort": {"crashed"},
     "segfault": {"crashed"}, "exit": {"crashed"}, "out_of_memory": {"crashed"}, "hang_host": {"timed_out"},
     "hang_gpu": {"timed_out"}, "unjoined_stream": {"suspect"}, "cached_by_address": {"incorrect"},
