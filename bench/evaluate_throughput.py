@@ -2,9 +2,9 @@
 (four problems: a scaled add of 4M elements, ReLU and softmax of 16 x 16384, a 2048^3 matmul), a mix
 of honest ones (torch, Triton, CUDA through load_inline, side streams joined back or synchronized),
 wrong ones, ones that crash their worker (an illegal address, abort, segfault, sys.exit, GPU memory
-exhausted), ones that hang (on the GPU, on the host), gaming ones (work on a stream nobody joins, answers cached by address, a patched timer,
-the answer written into the input, batch-and-skip) and ones that do not compile, every verdict
-checked against its kind (tests/python/batch_problems.py).
+exhausted), ones that hang (on the GPU, on the host), gaming ones (work on a stream nobody joins,
+answers cached by address, a patched timer, the answer written into the input, batch-and-skip) and
+ones that do not compile, every verdict checked against its kind (tests/python/batch_problems.py).
 
 Two batches of the same candidates: the first builds everything (compile workers on the CPU, the GPU
 measuring meanwhile), the second finds the builds done. The targets:
