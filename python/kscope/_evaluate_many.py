@@ -202,8 +202,8 @@ def _compile_cost(candidate: _problems.Candidate, build_dir: str) -> int:
 
 
 def preloaded(candidates: Iterable[_problems.Candidate]) -> list[str]:
-    """The modules a worker imports as it starts, once, rather than in a candidate's load time:
-    torch, and torch's extension builder and Triton where candidates use them."""
+    """The modules a measuring worker imports as it starts, once, rather than in a candidate's load
+    time: torch, and torch's extension builder and Triton where candidates use them."""
     uses = [_uses(c) for c in candidates]
     return ["torch"] + ["torch.utils.cpp_extension"] * any(b for b, _ in uses) + ["triton"] * any(t for _, t in uses)
 
@@ -305,7 +305,9 @@ class _Batch:
     def _start(self, kind: str, gpu: str | None = None) -> Worker:
         self.started += 1
         name = f"compile-{self.started}" if kind == "compile" else f"gpu{gpu}-{self.started}"
-        env = {"KSCOPE_WORKER_PRELOAD": self.preload}
+        # A measuring worker imports what candidates use as it starts, not in a load the GPU waits
+        # for; a compile worker imports it with its first candidate (it would as it starts).
+        env = {"KSCOPE_WORKER_PRELOAD": self.preload if kind == "measure" else "torch"}
         if self.simulated:
             env["KSCOPE_WORKER_SIMULATED"] = "1"
         if gpu is not None and not self.simulated:
