@@ -108,9 +108,13 @@ TEST(StreamJoin, AGateAfterTheLegacyStreamCostsNothingUntilAStreamThatDoesNotFol
 
 using Ids = std::vector<CallOrder::Id>;
 
-TEST(CallOrder, WorkOnAStreamTheCallersStreamNeverWaitsForIsUnjoinedHoweverLongAgoItEnded) {
+class CallOrderTest : public ::testing::Test {
+ protected:
   RecordingOps ops;
-  CallOrder order(ops);
+  CallOrder order{ops};
+};
+
+TEST_F(CallOrderTest, WorkOnAStreamTheCallersStreamNeverWaitsForIsUnjoinedHoweverLongAgoItEnded) {
   order.enqueued(10, 1);  // before the call: not the call's
   order.begin_call();
   order.recorded(500, 0);
@@ -122,33 +126,19 @@ TEST(CallOrder, WorkOnAStreamTheCallersStreamNeverWaitsForIsUnjoinedHoweverLongA
   EXPECT_EQ(order.unjoined(0), Ids{}) << "the call's work ends at its return";
 }
 
-TEST(CallOrder, AWaitForAnEventRecordedAfterTheWorkJoinsItAndOnlyTheWorkBeforeTheRecord) {
-  RecordingOps ops;
-  CallOrder order(ops);
+TEST_F(CallOrderTest, AWaitJoinsTheWorkBeforeItsEventsRecordDirectlyOrThroughAnotherStream) {
   order.begin_call();
   order.enqueued(10, 1);
   order.recorded(500, 10);
-  order.enqueued(10, 2);  // after the record: the wait does not cover it
-  order.waited(0, 500);
+  order.enqueued(10, 2);  // after the record: the waits do not cover it
+  order.waited(11, 500);
+  order.enqueued(11, 3);
+  order.recorded(501, 11);
+  order.waited(0, 501);  // 0 waits for 11, which waited for 10's first
   EXPECT_EQ(order.unjoined(0), (Ids{2}));
 }
 
-TEST(CallOrder, JoinsThroughAnotherStreamCount) {
-  RecordingOps ops;
-  CallOrder order(ops);
-  order.begin_call();
-  order.enqueued(10, 1);
-  order.recorded(500, 10);
-  order.waited(11, 500);
-  order.enqueued(11, 2);
-  order.recorded(501, 11);
-  order.waited(0, 501);  // 0 waits for 11, which waited for 10
-  EXPECT_EQ(order.unjoined(0), Ids{});
-}
-
-TEST(CallOrder, TheHostsWaitsJoinWhatTheyWaitedFor) {
-  RecordingOps ops;
-  CallOrder order(ops);
+TEST_F(CallOrderTest, TheHostsWaitsJoinWhatTheyWaitedFor) {
   order.begin_call();
   order.enqueued(10, 1);
   order.enqueued(11, 2);
@@ -163,9 +153,7 @@ TEST(CallOrder, TheHostsWaitsJoinWhatTheyWaitedFor) {
   EXPECT_EQ(order.unjoined(0), Ids{});
 }
 
-TEST(CallOrder, BlockingStreamsAreJoinedToTheLegacyStreamButNotToAnotherStream) {
-  RecordingOps ops;
-  CallOrder order(ops);
+TEST_F(CallOrderTest, BlockingStreamsAreJoinedToTheLegacyStreamButNotToAnotherStream) {
   order.begin_call();
   order.enqueued(3, 1);
   order.enqueued(CallOrder::per_thread_stream(), 2);  // each thread's default stream blocks too
@@ -179,9 +167,7 @@ TEST(CallOrder, BlockingStreamsAreJoinedToTheLegacyStreamButNotToAnotherStream) 
   EXPECT_EQ(order.unjoined(5), (Ids{5})) << "blocking stream 5 waits for the legacy stream's work, not for 4's";
 }
 
-TEST(CallOrder, AnEventRecordedBeforeTheSessionOrdersNothingAndAResetForgetsAll) {
-  RecordingOps ops;
-  CallOrder order(ops);
+TEST_F(CallOrderTest, AnEventRecordedBeforeTheSessionOrdersNothingAndAResetForgetsAll) {
   order.begin_call();
   order.enqueued(10, 1);
   order.waited(0, 999);  // never recorded since: unknown
