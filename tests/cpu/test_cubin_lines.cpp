@@ -1,6 +1,7 @@
 // The pcsampling backend's readers that need no GPU: a cubin's SASS line table with its inlined-call
 // chains (data/lines/inlined.cu, built with nvcc -arch=sm_90 -lineinfo -cubin; the expected lines are
-// those cuptiGetSassToSourceCorrelation gives for the innermost frame), and nvdisasm's listing.
+// those cuptiGetSassToSourceCorrelation gives for the innermost frame; data/lines/triton_softmax.ptx,
+// Triton's shape of PTX assembled with ptxas -lineinfo), and nvdisasm's listing.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -75,6 +76,47 @@ TEST(CubinLines, NotACubinOrCutShortHasNoLinesAndSaysWhy) {
     const CubinLines lines(cubin.substr(0, cut));
     EXPECT_EQ(lines.empty(), !lines.problem().empty()) << cut;
   }
+}
+
+// Triton's tl.max and tl.sum: standard.py lines inlined two deep, each chain ending on the kernel's
+// own line that called the helper (the line a sample is filed under), also where a stretch of the
+// helper comes back later without its call sites repeated.
+TEST(CubinLines, TritonHelpersEndOnTheCallingLineOfTheKernelsFile) {
+  const CubinLines lines(fixture("triton_softmax.sm_90.cubin"));
+  ASSERT_TRUE(lines.problem().empty()) << lines.problem();
+  EXPECT_FALSE(lines.call_sites_missing("softmax_kernel"));
+  auto expect_chain = [&](std::uint64_t pc, std::vector<std::uint32_t> expected, const char* called_on) {
+    const auto chain = lines.at("softmax_kernel", pc);
+    ASSERT_EQ(chain.size(), expected.size()) << called_on << " +" << pc;
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      EXPECT_EQ(chain[i].line, expected[i]) << called_on << " +" << pc << " frame " << i;
+      EXPECT_EQ(chain[i].function, "softmax_kernel");
+      const bool last = i + 1 == chain.size();
+      EXPECT_TRUE(chain[i].file.ends_with(last ? "/home/user/softmax.py" : "/triton/language/standard.py"))
+          << chain[i].file;
+    }
+  };
+  expect_chain(0x70, {163, 184, 12}, "tl.max");
+  expect_chain(0xa0, {163, 184, 12}, "tl.max");
+  expect_chain(0xc0, {163, 184, 12}, "tl.max, again after line 12's own code");
+  expect_chain(0x120, {263, 293, 14}, "tl.sum");
+  expect_chain(0x150, {263, 293, 14}, "tl.sum");
+  expect_chain(0xb0, {12}, "line 12's own code");
+  expect_chain(0x160, {15}, "line 15");
+}
+
+// The same kernel from a compiler that records no call sites: the helper's lines are all there is,
+// and the reader says so (the backend's note) instead of passing them off as the kernel's.
+TEST(CubinLines, InlinedCodeWithoutCallSitesIsRecognized) {
+  const CubinLines lines(fixture("triton_softmax_no_call_sites.sm_90.cubin"));
+  ASSERT_TRUE(lines.problem().empty()) << lines.problem();
+  EXPECT_TRUE(lines.call_sites_missing("softmax_kernel"));
+  const auto at = lines.at("softmax_kernel", 0x70);
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_EQ(at[0].line, 163u);
+  EXPECT_TRUE(at[0].file.ends_with("standard.py"));
+  EXPECT_FALSE(CubinLines(fixture("inlined.sm_90.cubin")).call_sites_missing(kChase));
+  EXPECT_FALSE(lines.call_sites_missing("no_such_kernel"));
 }
 
 TEST(CubinLines, FunctionNamesWithoutTheirSignature) {

@@ -1,6 +1,7 @@
 // kscope's reader of a cubin's line table against CUPTI's own (cuptiGetSassToSourceCorrelation,
 // which reads the innermost line and runs without a GPU): the same file and line for every
-// instruction of every function, in the fixture and in the GPU tests' kernels built with -lineinfo.
+// instruction of every function, in the fixture, in the GPU tests' kernels built with -lineinfo and in
+// Triton's shape of PTX assembled here, whose inlined helpers end on the kernel's calling line.
 #include <cupti_pcsampling.h>
 #include <gtest/gtest.h>
 
@@ -22,7 +23,7 @@ std::string read(const std::string& path) {
 
 std::string base(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
-void agrees_with_cupti(const std::string& path) {
+void agrees_with_cupti(const std::string& path, std::size_t least_compared = 50) {
   const std::string cubin = read(path);
   ASSERT_FALSE(cubin.empty()) << path;
   const CubinLines lines(cubin);
@@ -49,11 +50,29 @@ void agrees_with_cupti(const std::string& path) {
       ++compared;
     }
   }
-  EXPECT_GT(compared, 50u);
+  EXPECT_GT(compared, least_compared);
 }
 
 TEST(CubinLinesAgainstCupti, TheFixture) { agrees_with_cupti(std::string(KSCOPE_LINES_TEST_DATA) + "/inlined.sm_90.cubin"); }
 
 TEST(CubinLinesAgainstCupti, TheGpuTestsKernels) { agrees_with_cupti(KSCOPE_LINES_KERNELS_CUBIN); }
+
+// ptxas of this toolkit turns `.loc ... inlined_at` into the chain the reader walks: tl.max's
+// standard.py lines end on softmax.py:12, tl.sum's on softmax.py:14, as the committed fixture does.
+TEST(CubinLinesAgainstCupti, TritonShapedPtxAssembledHere) {
+  agrees_with_cupti(KSCOPE_TRITON_SHAPED_CUBIN, 20);
+  const CubinLines lines(read(KSCOPE_TRITON_SHAPED_CUBIN));
+  EXPECT_FALSE(lines.call_sites_missing("softmax_kernel"));
+  std::size_t max_helper = 0, sum_helper = 0;
+  for (std::uint64_t pc = 0; pc < lines.code_size("softmax_kernel"); pc += 16) {
+    const auto chain = lines.at("softmax_kernel", pc);
+    if (chain.empty()) continue;
+    EXPECT_TRUE(base(chain.back().file) == "softmax.py") << "+" << pc << ": " << chain.back().file;
+    if (chain.size() > 1 && chain.back().line == 12) ++max_helper;
+    if (chain.size() > 1 && chain.back().line == 14) ++sum_helper;
+  }
+  EXPECT_GT(max_helper, 0u);
+  EXPECT_GT(sum_helper, 0u);
+}
 
 }  // namespace

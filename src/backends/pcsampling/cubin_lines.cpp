@@ -327,6 +327,15 @@ std::uint64_t CubinLines::code_size(const std::string& function) const {
   return found == end_of_.end() ? 0 : found->second;
 }
 
+bool CubinLines::call_sites_missing(const std::string& function) const {
+  const auto found = sequences_.find(function);
+  if (found == sequences_.end()) return false;
+  const std::vector<Row>& rows = found->second;
+  const auto inlined = [](const Row& r) { return r.context != 0; };
+  const auto elsewhere = [&](const Row& r) { return r.line != 0 && r.file != rows.front().file; };
+  return std::none_of(rows.begin(), rows.end(), inlined) && std::any_of(rows.begin(), rows.end(), elsewhere);
+}
+
 std::vector<std::string> CubinLines::functions() const {
   std::vector<std::string> out;
   for (const auto& [name, rows] : sequences_) out.push_back(name);

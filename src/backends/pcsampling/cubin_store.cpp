@@ -180,6 +180,10 @@ std::vector<SourceLocation> CubinStore::source(std::uint64_t crc, const std::str
   if (cubin->lines->empty())
     why = "it has no line information (CUDA C++: build with -lineinfo; Triton: unset TRITON_DISABLE_LINE_INFO): "
           "samples are by function and offset";
+  else if (cubin->lines->call_sites_missing(function))
+    why = "its compiler recorded no call sites for the code it inlined from other files, so those samples stay on "
+          "the inlined function's line (Triton's tl.* helpers on triton/language/*.py) instead of the line that called "
+          "it. Triton built on LLVM 22 or later records them; CUDA C++: leave out -no-lineinfo-inlined-at";
   return cubin->lines->at(function, pc);
 }
 
