@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/pcsampling/cubin_lines.hpp"
+#include "backends/pcsampling/inlined_call_sites.hpp"
 #include "backends/pcsampling/sass_listing.hpp"
 
 namespace {
@@ -117,6 +118,33 @@ TEST(CubinLines, InlinedCodeWithoutCallSitesIsRecognized) {
   EXPECT_TRUE(at[0].file.ends_with("standard.py"));
   EXPECT_FALSE(CubinLines(fixture("inlined.sm_90.cubin")).call_sites_missing(kChase));
   EXPECT_FALSE(lines.call_sites_missing("no_such_kernel"));
+}
+
+// The call sites a cubin without them lacks, from the kernel's LLVM IR as Triton keeps it: every
+// line of standard.py inlined from one line of the kernel gets its chain; one inlined from two lines
+// of the kernel (tl.cdiv called twice) gets none, as does the kernel's own code.
+TEST(InlinedCallSites, ChainsOfTheInlinedLinesFromTritonsLlvmIr) {
+  const kscope::pcsampling::InlinedCallSites sites(fixture("triton_softmax.llir"));
+  const std::string standard = "/venv/lib/python3.12/site-packages/triton/language/standard.py";
+  const std::string kernel = "/home/user/softmax.py";
+  auto lines_of = [](const std::vector<SourceLocation>& chain) {
+    std::vector<std::uint32_t> out;
+    for (const auto& f : chain) out.push_back(f.line);
+    return out;
+  };
+  const auto max = sites.chain(standard, 163);
+  EXPECT_EQ(lines_of(max), (std::vector<std::uint32_t>{163, 184, 12}));
+  ASSERT_EQ(max.size(), 3u);
+  EXPECT_EQ(max[0].file, standard);
+  EXPECT_EQ(max[2].file, kernel);
+  EXPECT_EQ(max[2].function, "softmax_kernel");
+  EXPECT_EQ(lines_of(sites.chain(standard, 184)), (std::vector<std::uint32_t>{184, 12}));
+  EXPECT_EQ(lines_of(sites.chain(standard, 263)), (std::vector<std::uint32_t>{263, 293, 14}));
+  EXPECT_TRUE(sites.chain(standard, 40).empty());  // tl.cdiv on lines 9 and 10
+  EXPECT_TRUE(sites.chain(kernel, 12).empty());
+  EXPECT_TRUE(sites.chain("standard.py", 163).empty());  // files as directory/name, as the cubin names them
+  EXPECT_TRUE(kscope::pcsampling::InlinedCallSites("").empty());
+  EXPECT_TRUE(kscope::pcsampling::InlinedCallSites("!1 = !DILocation(line: 3, scope: !9, inlinedAt: !1)\n!2 = !{").empty());
 }
 
 TEST(CubinLines, FunctionNamesWithoutTheirSignature) {

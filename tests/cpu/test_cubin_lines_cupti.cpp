@@ -5,12 +5,16 @@
 #include <cupti_pcsampling.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
 #include "backends/pcsampling/cubin_lines.hpp"
+#include "backends/pcsampling/cubin_store.hpp"
 
 namespace {
 
@@ -73,6 +77,39 @@ TEST(CubinLinesAgainstCupti, TritonShapedPtxAssembledHere) {
   }
   EXPECT_GT(max_helper, 0u);
   EXPECT_GT(sum_helper, 0u);
+}
+
+// A Triton kernel from a compiler that writes no call sites into the cubin (Triton 3.6): loaded as a
+// module, found in Triton's cache by its CRC, its inlined helpers' samples go to the calling line
+// through the LLVM IR (.llir) Triton keeps beside the cubin.
+TEST(CubinStore, CallSitesFromTritonsLlvmIrBesideTheCubinInItsCache) {
+  namespace fs = std::filesystem;
+  const fs::path cache = fs::temp_directory_path() / ("kscope-triton-cache-" + std::to_string(::getpid()));
+  fs::create_directories(cache / "ABCDEF");
+  const std::string data = KSCOPE_LINES_TEST_DATA;
+  fs::copy_file(data + "/triton_softmax_no_call_sites.sm_90.cubin", cache / "ABCDEF" / "softmax_kernel.cubin");
+  fs::copy_file(data + "/triton_softmax.llir", cache / "ABCDEF" / "softmax_kernel.llir");
+  ::setenv("TRITON_CACHE_DIR", cache.c_str(), 1);
+  const std::string cubin = read(data + "/triton_softmax_no_call_sites.sm_90.cubin");
+  auto& store = kscope::pcsampling::CubinStore::process();
+  store.add(cubin.data(), cubin.size());  // as the module-loaded callback does
+  const std::uint64_t crc = kscope::pcsampling::cubin_crc(cubin.data(), cubin.size());
+  ASSERT_NE(crc, 0u);
+  std::string why;
+  const auto max = store.source(crc, "softmax_kernel", 0x70, why);
+  ASSERT_EQ(max.size(), 3u) << why;
+  EXPECT_EQ(max[0].line, 163u);
+  EXPECT_EQ(max[1].line, 184u);
+  EXPECT_EQ(max[2].line, 12u);
+  EXPECT_EQ(base(max[2].file), "softmax.py");
+  EXPECT_TRUE(why.empty()) << why;
+  const auto sum = store.source(crc, "softmax_kernel", 0x130, why);
+  ASSERT_FALSE(sum.empty());
+  EXPECT_EQ(sum.back().line, 14u);
+  const auto own = store.source(crc, "softmax_kernel", 0xb0, why);
+  ASSERT_EQ(own.size(), 1u);
+  EXPECT_EQ(own[0].line, 12u);
+  fs::remove_all(cache);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "backends/pcsampling/sass_counts.hpp"
 
+#include <cuda_runtime_api.h>
 #include <cupti_sass_metrics.h>
 #include <dlfcn.h>
 
@@ -27,15 +28,11 @@ std::uint64_t metric_id(const std::string& chip, const char* name) {
 // What CUPTI's refusal to configure the SASS metrics comes with: the GPU memory left beside the
 // process's own and the CUPTI library that refused (a process may load another CUPTI than the
 // toolkit's: a Python package's), so that the note says which of the two to look at.
-std::string out_of_memory(CUcontext context) {
+std::string out_of_memory() {
   std::string facts;
-  std::size_t free = 0, total = 0;
-  if (cuCtxPushCurrent(context) == CUDA_SUCCESS) {
-    if (cuMemGetInfo(&free, &total) == CUDA_SUCCESS)
-      facts = std::to_string(free >> 20) + " of " + std::to_string(total >> 20) + " MiB of GPU memory free";
-    CUcontext popped = nullptr;
-    cuCtxPopCurrent(&popped);
-  }
+  std::size_t free = 0, total = 0;  // of the session's device, current on this thread
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+    facts = std::to_string(free >> 20) + " of " + std::to_string(total >> 20) + " MiB of GPU memory free";
   Dl_info library{};
   if (dladdr(reinterpret_cast<void*>(&cuptiSassMetricsSetConfig), &library) != 0 && library.dli_fname)
     facts += (facts.empty() ? "" : "; ") + std::string("CUPTI ") + library.dli_fname;
@@ -58,7 +55,7 @@ SassCounter::SassCounter(int device_ordinal, CUcontext context) : device_(device
   p.pConfigs = configs;
   p.deviceIndex = static_cast<std::uint32_t>(device_ordinal);
   const CUptiResult status = cuptiSassMetricsSetConfig(&p);
-  if (status == CUPTI_ERROR_OUT_OF_MEMORY) throw BackendError(out_of_memory(context));
+  if (status == CUPTI_ERROR_OUT_OF_MEMORY) throw BackendError(out_of_memory());
   check_counters(status, "cuptiSassMetricsSetConfig");
 }
 
