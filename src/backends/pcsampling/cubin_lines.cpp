@@ -314,7 +314,11 @@ std::vector<SourceLocation> CubinLines::at(const std::string& function, std::uin
   const std::string own = function_name(function);
   for (std::size_t depth = 0; depth < 64; ++depth) {
     const Row& r = rows[row];
-    frames.push_back({file_name(r.file, unit), r.line, r.context != 0 ? function_name(r.function) : own});
+    // Triton names no function for the code it inlines (its helpers' lines are scoped in the kernel):
+    // such a frame is left without one rather than named after the kernel it was inlined into.
+    std::string name = r.context != 0 ? function_name(r.function) : own;
+    if (r.context != 0 && name == own) name.clear();
+    frames.push_back({file_name(r.file, unit), r.line, name});
     if (r.context == 0) break;
     if (r.context - 1 >= row) break;  // a call site is always an earlier row
     row = r.context - 1;

@@ -96,6 +96,8 @@ InlinedCallSites::InlinedCallSites(std::string_view llvm_ir) {
       frames.push_back(frame(*at));
     const SourceLocation& inner = frames.front();
     const SourceLocation& outer = frames.back();
+    for (std::size_t i = 0; i + 1 < frames.size(); ++i)  // Triton's helpers: scoped in the kernel, no function of their own
+      if (frames[i].function == outer.function) frames[i].function.clear();
     if (inner.line == 0 || outer.line == 0 || inner.file.empty()) continue;
     const std::pair key{inner.file, inner.line};
     outermost[key].insert({outer.file, outer.line});
