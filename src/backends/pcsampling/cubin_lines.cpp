@@ -331,17 +331,13 @@ std::uint64_t CubinLines::code_size(const std::string& function) const {
   return found == end_of_.end() ? 0 : found->second;
 }
 
-bool CubinLines::has_call_sites(const std::string& function) const {
-  const auto found = sequences_.find(function);
-  return found != sequences_.end() &&
-         std::any_of(found->second.begin(), found->second.end(), [](const Row& r) { return r.context != 0; });
-}
-
 bool CubinLines::call_sites_missing(const std::string& function) const {
   const auto found = sequences_.find(function);
-  if (found == sequences_.end() || has_call_sites(function)) return false;
+  if (found == sequences_.end()) return false;
   const std::vector<Row>& rows = found->second;
-  return std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.line != 0 && r.file != rows.front().file; });
+  const auto inlined = [](const Row& r) { return r.context != 0; };
+  const auto elsewhere = [&](const Row& r) { return r.line != 0 && r.file != rows.front().file; };
+  return std::none_of(rows.begin(), rows.end(), inlined) && std::any_of(rows.begin(), rows.end(), elsewhere);
 }
 
 std::vector<std::string> CubinLines::functions() const {

@@ -30,8 +30,6 @@ class CubinLines {
 
   // The bytes of `function`'s code its line table covers (0 for a function it does not have).
   std::uint64_t code_size(const std::string& function) const;
-  // Some row of `function` records the call site it was inlined at.
-  bool has_call_sites(const std::string& function) const;
   // `function`'s code comes from files other than its own (the file of its first line) without a
   // single call site recorded: code inlined by a compiler that writes no inlining context (LLVM's
   // NVPTX backend before LLVM 22, so Triton built on it), whose lines stay the inlined helper's.

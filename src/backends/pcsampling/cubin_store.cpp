@@ -186,12 +186,13 @@ std::vector<SourceLocation> CubinStore::source(std::uint64_t crc, const std::str
     why = "it has no line information (CUDA C++: build with -lineinfo; Triton: unset TRITON_DISABLE_LINE_INFO): "
           "samples are by function and offset";
   std::vector<SourceLocation> frames = cubin->lines->at(function, pc);
-  if (frames.empty() || cubin->lines->has_call_sites(function)) return frames;
+  // Only code inlined from other files without call sites is looked up (a plain kernel's cubin never
+  // sends kscope through Triton's cache).
+  if (frames.empty() || !cubin->lines->call_sites_missing(function)) return frames;
   const InlinedCallSites* sites = call_sites(*cubin);
   if (sites != nullptr)
     if (std::vector<SourceLocation> chain = sites->chain(frames.front().file, frames.front().line); !chain.empty())
       return chain;
-  if (!cubin->lines->call_sites_missing(function)) return frames;
   if (sites == nullptr)
     why = "its compiler recorded no call sites for the code it inlined from other files, and no LLVM IR of it "
           "(<kernel>.llir in Triton's cache) was found to read them from, so those samples stay on the inlined "
