@@ -101,7 +101,7 @@ def evaluate(
     cache_control, clock_control, backend, thermal_mode, thermal_wait, thermal_cont,
         thermal_timeout, verbosity: as for kscope.analyze.kernel; the backend must see every
         stream's work ('cupti', the default). The options of kscope.analyze.kernel that evaluate does
-        not take would hide or rewrite work (kscope._core.entry_options()['evaluate'] says why for each).
+        not take would hide or rewrite work (docs/evaluate.md names them).
     output_prefix, overwrite, fsync_interval_s: write the evaluation's files ({prefix}summary.csv,
         samples.csv and results.json, which kscope.load_evaluation reads back).
     failing_inputs: a directory (made if missing; checked before the first run); for each

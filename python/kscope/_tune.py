@@ -65,7 +65,7 @@ def tune(
     backend, cache_control, clock_control, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
         verbosity: as for kscope.analyze.kernel (a backend that measures durations: 'cupti', the
         default, or 'events'). The options of kscope.analyze.kernel that tune does not take change
-        or add to what decides (kscope._core.entry_options()['tune'] says why for each).
+        or add to what decides (docs/tune.md lists them).
     output_prefix, resume, overwrite, fsync_interval_s: each round streams its runs under
         ``{output_prefix}round-<k>-`` as a profile does; ``resume=True`` continues a race that was
         killed or interrupted, taking the same decisions again from the runs on disk. At the end
