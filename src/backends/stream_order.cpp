@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <optional>
+#include <string_view>
 
 #include "backends/counters/driver_api.hpp"
 #include "backends/cupti/memory_calls.hpp"
@@ -57,6 +58,17 @@ bool destroys_stream(CUpti_CallbackId cbid) {
 // follow the legacy stream by definition: no need to ask the driver.
 bool default_stream(CUstream stream) { return stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD; }
 
+// The stream a call named `function` enqueues on, as StreamOps names it: 0 the legacy stream; a null
+// handle is the per-thread default stream in the per-thread variants (_ptsz, _ptds).
+detail::StreamOps::Stream stream_value(CUstream stream, const char* function) {
+  const std::string_view name = function ? function : "";
+  const bool per_thread_call = name.ends_with("_ptsz") || name.ends_with("_ptds");
+  if (stream == CU_STREAM_PER_THREAD || (stream == nullptr && per_thread_call))
+    return reinterpret_cast<detail::StreamOps::Stream>(CU_STREAM_PER_THREAD);
+  if (stream == nullptr || stream == CU_STREAM_LEGACY) return 0;
+  return reinterpret_cast<detail::StreamOps::Stream>(stream);
+}
+
 }  // namespace
 
 bool CudaStreamOps::follows_legacy(Stream stream) {
@@ -86,6 +98,8 @@ void CudaStreamOps::wait(Stream stream, Event event) {
   check_cuda(cudaStreamWaitEvent(stream_of(stream), event_of(event), 0), "cudaStreamWaitEvent(stream order)");
 }
 
+bool CudaStreamOps::completed(Event event) { return counters::event_completed(reinterpret_cast<CUevent>(event)); }
+
 const std::vector<CUpti_CallbackId>& StreamOrder::callbacks() {
   static const std::vector<CUpti_CallbackId> ids = [] {
     std::vector<CUpti_CallbackId> v(std::begin(kLaunchCallbacks), std::end(kLaunchCallbacks));
@@ -112,7 +126,9 @@ void StreamOrder::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData
     }
     std::optional<CUstream> stream = launch_stream(cbid, call.functionParams);
     if (!stream) stream = memory_call_stream(cbid, call.functionParams);
-    if (stream && !default_stream(*stream)) join_.before_call(reinterpret_cast<detail::StreamOps::Stream>(*stream));
+    if (!stream) return;
+    if (!default_stream(*stream)) join_.before_call(reinterpret_cast<detail::StreamOps::Stream>(*stream));
+    first_.before_call(stream_value(*stream, call.functionName), call.functionName);
   } catch (...) {
     std::lock_guard lock(mutex_);
     if (failure_.empty()) {
@@ -139,6 +155,10 @@ void StreamOrder::gate(cudaEvent_t event) {
 void StreamOrder::gate_after_flush() {
   check();
   join_.gate_after_legacy();
+}
+
+void StreamOrder::arm_first_work(cudaEvent_t start, cudaEvent_t probe) {
+  first_.arm(reinterpret_cast<detail::StreamOps::Event>(start), reinterpret_cast<detail::StreamOps::Event>(probe));
 }
 
 void StreamOrder::join() {
