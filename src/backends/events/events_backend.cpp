@@ -71,8 +71,8 @@ std::vector<MetricSpec> EventsBackend::metrics() const {
   return {{kEventsRegionDuration, "ns",
            "cudaEventElapsedTime between CUDA events recorded on the legacy default stream at "
            "region begin and end: one value per region, including launch latency and the gaps "
-           "between its kernels, and any wait of the GPU for the host before its first work "
-           "(flagged: HostGapNs) (resolution about 0.5 us)"}};
+           "between its kernels, and any wait of the GPU for the host before its first work (HostGapNs "
+           "says how long); resolution about 0.5 us"}};
 }
 
 // The legacy default stream orders against every blocking stream, and the stream order joins the
