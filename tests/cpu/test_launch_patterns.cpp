@@ -435,4 +435,20 @@ TEST(OtherProcess, TheFlagsSurviveTheResultsFile) {
   EXPECT_TRUE(back.samples()[0].other_process);
 }
 
+TEST(HostGap, TheFlagSurvivesTheResultsFile) {
+  SimulatedBackend sim;
+  sim.set_region_timing(true);
+  kscope_test::TempDir dir;
+  Settings s = kscope_test::quiet(2);
+  s.output_prefix = dir.prefix();
+  profile_with_backend(Sweep(), s, [&](const Config&) {
+    Annotation a("k");
+    sim.launch("k", 100, 7, 20);
+  }, sim);
+  const Results back = load_results(dir.prefix() + "results.json");
+  EXPECT_EQ(back.at("k", "test__region_duration", 0).host_gap_runs, 2u);
+  EXPECT_DOUBLE_EQ(back.samples()[0].host_gap_ns, 7);
+  EXPECT_DOUBLE_EQ(back.samples()[0].value, 107);
+}
+
 }  // namespace

@@ -14,6 +14,11 @@ namespace kscope {
 using device::check_cuda;
 using device::check_cupti;
 
+namespace {
+// cudaEventElapsedTime's resolution, as the CUDA runtime documents it ("around 0.5 microseconds").
+constexpr double kEventResolutionNs = 500;
+}  // namespace
+
 EventsBackend::Event::Event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
 
 EventsBackend::Event::~Event() {
@@ -116,7 +121,8 @@ std::vector<RunMeasurement> EventsBackend::collect_batch() {
       if (interval.seen->gpu_waited)
         check_cuda(cudaEventElapsedTime(&gap_ms, interval.start.get(), interval.first.get()),
                    "cudaEventElapsedTime(region begin, first work)");
-      region.host_gap_ns = static_cast<double>(gap_ms) * 1e6;
+      // A wait within the events' resolution cannot be told from none.
+      region.host_gap_ns = gap_ms * 1e6 > kEventResolutionNs ? static_cast<double>(gap_ms) * 1e6 : 0.0;
       region.first_work = interval.seen->call;
     }
     measured[r].push_back(std::move(region));
