@@ -85,3 +85,4 @@ def test_a_regions_wait_for_the_host_before_its_first_work_is_flagged_with_its_s
     samples = late.raw_dataframe()
     assert (samples["HostGapNs"] == 5_000.0).all()
     assert ((samples["Value"] - samples["HostGapNs"]) == plain.raw_dataframe()["Value"]).all()
+    assert "host gap 4" in late._repr_html_()  # among the row's flags in a notebook
