@@ -60,6 +60,13 @@ struct KernelMeasurement {
   // the call returned; still running when the caller's stream reached the call's end.
   bool launched_after_return = false;
   bool unjoined = false;  // still running when the caller's stream reached the call's end
+  // Set by backends that time a whole region from its start on the default stream (events): how
+  // long the GPU waited for the host to enqueue the region's first work, in ns, a part of the value
+  // (0 when the work was enqueued before the GPU reached the region's start, or the wait is within
+  // the backend's resolution; NaN where unknown),
+  // and that work ("cuLaunchKernel on a non-blocking stream, from another thread").
+  double host_gap_ns = NAN;
+  std::string first_work = {};
 };
 
 // What one run produced: per region index, the kernels that ran in it.

@@ -76,6 +76,9 @@ struct SampleRow {
   // How long two or more of the region's kernels, copies and fills ran at the same time in the run
   // (ns); NaN where the backend does not time each of them.
   double overlap_ns = NAN;
+  // How long the GPU waited for the host to enqueue the region's first work, within the value (ns):
+  // backends that time the whole region from its start (events); NaN for the others.
+  double host_gap_ns = NAN;
 };
 
 namespace detail {
@@ -173,6 +176,7 @@ struct SummaryRow {
   RooflinePoint roofline = {};
   std::size_t other_process_runs = 0;  // runs during which another process ran kernels on the GPU
   std::size_t overlapped_runs = 0;     // runs in which the region's kernels ran at the same time (overlap_ns > 0)
+  std::size_t host_gap_runs = 0;       // runs whose value holds a wait of the GPU for the host (host_gap_ns > 0)
 };
 
 // The columns of Settings::info_collectors (kscope/info_collector.hpp), after the schema's in each

@@ -209,6 +209,13 @@ class SimulatedBackend final : public MeasurementBackend {
   // The host is busy `ns` before its next launch or the call's return (a slow host's return path,
   // after which short work on an unjoined stream has already ended).
   void host_work(double ns);
+  // From the next session on, times each region as the events backend does (on: one value per region,
+  // the metric test__region_duration) or each kernel (off, the default). A region's value runs from
+  // its start on the default stream (after the L2 flush) to the end of its work on every stream,
+  // joined; a launch's gap_ns is then the host issuing it late, and where the region's first launch
+  // comes after the GPU reached the region's start the GPU's wait is in the value and reported as
+  // HostGapNs (kscope's core/first_work.hpp over the simulated streams, as over CUDA's).
+  void set_region_timing(bool on) { region_timing_ = on; }
   // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
   // resets it (as does each flush).
   void set_persisting_l2(std::size_t bytes);
@@ -286,8 +293,16 @@ class SimulatedBackend final : public MeasurementBackend {
   };
   // The simulated GPU's streams, events and L2 flush, and the engine's StreamJoin over them.
   class Streams;
+  // A region timed as a whole (set_region_timing): its start, probe and end events on the simulated
+  // GPU, and its first launch.
+  struct RegionTiming {
+    std::uintptr_t start = 0, probe = 0, stop = 0;
+    bool seen = false, gpu_waited = false;
+    std::string first_work;
+  };
   struct BatchRun {
     std::vector<Launch> launches;
+    std::map<std::ptrdiff_t, RegionTiming> timings;  // per region index, when timing regions
     std::size_t regions = 0;
     bool ended = false;
     std::map<std::ptrdiff_t, std::uint64_t> returned_at_ns;  // per region whose call returned: its stream's point
@@ -330,6 +345,8 @@ class SimulatedBackend final : public MeasurementBackend {
   std::size_t flushes_ = 0;
   std::size_t sessions_ = 0;
   bool open_ = false;
+  bool region_timing_ = false;  // as set for the next session
+  bool timing_regions_ = false;  // in this session
 };
 
 }  // namespace kscope::testing

@@ -47,6 +47,8 @@ def _flags(row):
         flags.append(f"another process {int(row['OtherProcessRuns'])}")
     if _known(row.get("OverlappedRuns")) and row["OverlappedRuns"] > 0:
         flags.append(f"overlapped {int(row['OverlappedRuns'])}")
+    if _known(row.get("HostGapRuns")) and row["HostGapRuns"] > 0:
+        flags.append(f"host gap {int(row['HostGapRuns'])}")
     return ", ".join(flags)
 
 

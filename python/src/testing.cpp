@@ -58,6 +58,11 @@ void bind_testing(py::module_& m) {
            "Launches on `stream` from now on are ordered against the default stream as a CUDA stream made with "
            "these flags: non-blocking (a PyTorch side stream; every stream never made) or blocking. Stream 2 is "
            "each thread's own default stream (cudaStreamPerThread), blocking")
+      .def("set_region_timing", &SimulatedBackend::set_region_timing, py::arg("on") = true,
+           "From the next call on, time each region as the events backend does (one value per region, metric "
+           "test__region_duration, from its start on the default stream to the end of its work); a launch's gap_ns "
+           "is then the host issuing it late, and a wait of the GPU for the host before the region's first launch "
+           "is reported in HostGapNs")
       .def("set_persisting_l2", &SimulatedBackend::set_persisting_l2, py::arg("bytes"),
            "A persisting-L2 carve-out, as a candidate would set it")
       .def_property_readonly("persisting_l2_resets", &SimulatedBackend::persisting_l2_resets,

@@ -51,15 +51,21 @@ std::optional<CUstream> launch_stream(CUpti_CallbackId cbid, const void* params)
   }
 }
 
-// The call order's key of a stream handle as a driver call names it: the per-thread variants (_ptsz,
-// _ptds) mean the calling thread's default stream by a null handle.
-detail::CallOrder::Stream order_key(CUstream stream, const char* function) {
+// A stream handle as a driver call named `function` names it: 0 the legacy stream, CU_STREAM_PER_THREAD
+// the calling thread's default stream (a null handle in the per-thread variants, _ptsz and _ptds).
+CUstream named_stream(CUstream stream, const char* function) {
   const std::string_view name(function ? function : "");
   const bool per_thread_call = name.ends_with("_ptsz") || name.ends_with("_ptds");
-  if (stream == CU_STREAM_PER_THREAD || (stream == nullptr && per_thread_call))
-    return detail::CallOrder::per_thread_stream();
-  if (stream == nullptr || stream == CU_STREAM_LEGACY) return 0;
-  return reinterpret_cast<detail::CallOrder::Stream>(stream);
+  if (stream == CU_STREAM_PER_THREAD || (stream == nullptr && per_thread_call)) return CU_STREAM_PER_THREAD;
+  if (stream == nullptr || stream == CU_STREAM_LEGACY) return nullptr;
+  return stream;
+}
+
+// The call order's key of a stream: its own key for the per-thread default stream.
+detail::CallOrder::Stream order_key(CUstream stream, const char* function) {
+  const CUstream named = named_stream(stream, function);
+  if (named == CU_STREAM_PER_THREAD) return detail::CallOrder::per_thread_stream();
+  return reinterpret_cast<detail::CallOrder::Stream>(named);
 }
 
 detail::CallOrder::Event event_key(CUevent event) { return reinterpret_cast<detail::CallOrder::Event>(event); }
@@ -80,6 +86,11 @@ bool destroys_stream(CUpti_CallbackId cbid) {
 // The legacy stream and the per-thread default streams (handle 0 means the latter in a _ptsz call)
 // follow the legacy stream by definition: no need to ask the driver.
 bool default_stream(CUstream stream) { return stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD; }
+
+// The stream as StreamOps names it.
+detail::StreamOps::Stream stream_value(CUstream stream, const char* function) {
+  return reinterpret_cast<detail::StreamOps::Stream>(named_stream(stream, function));
+}
 
 }  // namespace
 
@@ -109,6 +120,8 @@ void CudaStreamOps::record(Event event, Stream stream) {
 void CudaStreamOps::wait(Stream stream, Event event) {
   check_cuda(cudaStreamWaitEvent(stream_of(stream), event_of(event), 0), "cudaStreamWaitEvent(stream order)");
 }
+
+bool CudaStreamOps::completed(Event event) { return counters::event_completed(reinterpret_cast<CUevent>(event)); }
 
 const std::vector<CUpti_CallbackId>& StreamOrder::callbacks() {
   static const std::vector<CUpti_CallbackId> ids = [] {
@@ -216,8 +229,10 @@ void StreamOrder::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData
     }
     std::optional<CUstream> stream = launch_stream(cbid, call.functionParams);
     if (!stream) stream = memory_call_stream(cbid, call.functionParams);
-    if (stream && observing_ && !capturing) calls_.enqueued(order_key(*stream, call.functionName), call.correlationId);
-    if (stream && !default_stream(*stream)) join_.before_call(reinterpret_cast<detail::StreamOps::Stream>(*stream));
+    if (!stream) return;
+    if (observing_ && !capturing) calls_.enqueued(order_key(*stream, call.functionName), call.correlationId);
+    if (!default_stream(*stream)) join_.before_call(reinterpret_cast<detail::StreamOps::Stream>(*stream));
+    first_.before_call(stream_value(*stream, call.functionName), call.functionName);
   } catch (...) {
     std::lock_guard lock(mutex_);
     if (failure_.empty()) {
@@ -244,6 +259,10 @@ void StreamOrder::gate(cudaEvent_t event) {
 void StreamOrder::gate_after_flush() {
   check();
   join_.gate_after_legacy();
+}
+
+void StreamOrder::arm_first_work(cudaEvent_t start, cudaEvent_t probe) {
+  first_.arm(reinterpret_cast<detail::StreamOps::Event>(start), reinterpret_cast<detail::StreamOps::Event>(probe));
 }
 
 void StreamOrder::join() {

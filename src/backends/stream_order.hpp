@@ -2,14 +2,18 @@
 // The cupti and events backends' StreamJoin (core/stream_join.hpp) on CUDA: fed by CUPTI's driver
 // callbacks for every kernel launch, graph launch, copy and fill of the measured context, from any
 // thread, and for every stream's destruction; it waits and records with CUDA events on the GPU, so
-// that neither backend makes the host wait for a stream it does not know.
+// that neither backend makes the host wait for a stream it does not know. The same calls feed the
+// events backend's FirstWork (core/first_work.hpp): whether the GPU waited for the host before a
+// region's first work.
 #include <cupti.h>
 
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/call_order.hpp"
+#include "core/first_work.hpp"
 #include "core/stream_join.hpp"
 
 namespace kscope::cupti {
@@ -23,6 +27,7 @@ class CudaStreamOps final : public detail::StreamOps {
   void destroy_event(Event event) noexcept override;
   void record(Event event, Stream stream) override;
   void wait(Stream stream, Event event) override;
+  bool completed(Event event) override;
 };
 
 class StreamOrder {
@@ -57,6 +62,9 @@ class StreamOrder {
   void ungate() { join_.ungate(); }
   void join();
   void check();
+  // The region's first call from now on records `probe` (an event with timing) on its stream.
+  void arm_first_work(cudaEvent_t start, cudaEvent_t probe);
+  std::optional<detail::FirstWork::Seen> first_work() { return first_.disarm(); }  // and disarms
 
  private:
   void on_ordering_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call);
@@ -65,6 +73,7 @@ class StreamOrder {
   detail::StreamJoin join_{ops_};
   detail::CallOrder calls_{ops_};
   bool observing_ = false;
+  detail::FirstWork first_{ops_};
   CUcontext context_ = nullptr;
   std::mutex mutex_;
   std::string failure_;  // the first call a callback could not make

@@ -8,6 +8,7 @@
 
 #include "base/text.hpp"
 #include "core/attribution.hpp"
+#include "core/backend_choice.hpp"
 #include "core/caller_language.hpp"
 #include "core/info_collection.hpp"
 #include "core/log.hpp"
@@ -149,8 +150,9 @@ void Aggregator::add_regions(const RecordedRun& run, const std::vector<RegionMea
     }
     const SampleStore::Id info = run.info && r < run.info->size() ? store.info_id((*run.info)[r]) : 0;
     const SampleStore::Id conditions =
-        store.conditions_id({sm, mem, run.throttled, run.other_process, region.overlap_ns});
+        store.conditions_id({sm, mem, run.throttled, run.other_process, region.overlap_ns, region.host_gap_ns});
     warn_if_combined_overlap(region, config);
+    warn_if_host_gap(region, config);
     if (region.failed && failure_warned_.insert({region.annotation, run.config}).second)
       log_warning("annotation '" + region.annotation + "' failed in config (" + config.to_string() +
                       ") and was recorded as NaN (ignore_failures): " + region.failure_reason,
@@ -207,6 +209,18 @@ void Aggregator::warn_if_combined_overlap(const RegionMeasurement& region, const
                   " combines their values as if one ran after the other (added durations count the overlap twice). "
                   "OverlapNs in the samples and OverlappedRuns in the summary say how much; " + option("replay_mode") +
                   spell(" = ReplayMode::range", "='range'") + " measures the region's span instead",
+              WarningKind::run);
+}
+
+void Aggregator::warn_if_host_gap(const RegionMeasurement& region, const Config& config) {
+  if (!(region.host_gap_ns > 0) || !host_gap_warned_.insert(region.annotation).second) return;
+  log_warning("the GPU waited " + fixed(region.host_gap_ns / 1e3, 2) + " us for the host before the first work of "
+                  "annotation '" + region.annotation + "' (" + region.first_work + ") at config (" +
+                  config.to_string() + "), and its value includes that wait: the region is timed from its start "
+                  "on the default stream, which the GPU reached before that work was enqueued (Python enqueueing "
+                  "on a side stream, a CUDA graph's launch, a thread starting, or no L2 flush ahead of the region "
+                  "to hide the host's time). HostGapNs in the samples and HostGapRuns in the summary say which "
+                  "runs and how much; " + backend_choice(Backend::cupti) + " times the kernels alone",
               WarningKind::run);
 }
 
@@ -267,13 +281,14 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
       values.clear();
       infos.clear();
       double sm_sum = 0, mem_sum = 0;
-      std::size_t sm_count = 0, mem_count = 0, throttled = 0, other_process = 0, overlapped = 0;
+      std::size_t sm_count = 0, mem_count = 0, throttled = 0, other_process = 0, overlapped = 0, host_gap = 0;
       for (Index k = member_start[g]; k < member_start[g + 1]; ++k) {
         const std::size_t i = members[k];
         const SampleStore::Conditions& run = store.conditions(store.conditions_of(i));
         throttled += run.throttled;
         other_process += run.other_process;
         overlapped += run.overlap_ns > 0;
+        host_gap += run.host_gap_ns > 0;
         if (!enters_statistics(run.throttled)) continue;
         values.push_back(store.value(i));
         infos.push_back(&store.info(store.info_of(i)));
@@ -295,6 +310,7 @@ std::vector<SummaryRow> Aggregator::summarize_samples(const InfoLayout& info, co
       row.throttled_runs = throttled;
       row.other_process_runs = other_process;
       row.overlapped_runs = overlapped;
+      row.host_gap_runs = host_gap;
       row.converged = outcomes_[c].converged;
       row.thermal_pauses = outcomes_[c].thermal_pauses;
       row.info = summarize_info(collectors, info, infos, store.info(store.info_of(first)));

@@ -89,6 +89,8 @@ class Aggregator {
   void add_to_series(SampleStore::Id label, bool throttled, double value);
   // Warns once per annotation whose kernels ran at the same time and were combined as if they had not.
   void warn_if_combined_overlap(const RegionMeasurement& region, const Config& config);
+  // Warns once per annotation whose value holds a wait of the GPU for the host (a backend timing the region).
+  void warn_if_host_gap(const RegionMeasurement& region, const Config& config);
   // Warns once per (annotation, derived metric) whose unit changes between runs or configs.
   void check_unit(const std::string& annotation, const DerivedValue& derived, const Config& config);
   // Asks Settings::work once per annotation and config; throws what it throws.
@@ -123,6 +125,7 @@ class Aggregator {
   std::vector<std::vector<double>> series_;
   std::set<std::pair<std::string, std::size_t>> failure_warned_;  // (annotation, config)
   std::set<std::string> overlap_warned_;                            // annotations
+  std::set<std::string> host_gap_warned_;                           // annotations
   struct DerivedUnit {
     std::string unit;  // the first run's
     bool warned = false;

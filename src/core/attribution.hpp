@@ -37,6 +37,10 @@ struct RegionMeasurement {
   // How long two or more of its kept kernels (copies, fills) ran at once: the sum of their
   // durations less the time any of them ran; NaN when the backend did not time each of them.
   double overlap_ns = NAN;
+  // How long the GPU waited for the host before the region's first work, within the value
+  // (KernelMeasurement::host_gap_ns), and that work; NaN where the backend does not time regions.
+  double host_gap_ns = NAN;
+  std::string first_work;
 };
 
 // What the settings do not say about attribution: evaluate() measures a region that caused no GPU

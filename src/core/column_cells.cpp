@@ -171,6 +171,7 @@ std::vector<ColumnDefinition<SummaryRow>> make_summary_columns() {
                 count_column<R>("ThermalPauses", [](auto& r) -> auto& { return r.thermal_pauses; }),
                 count_column<R>("OtherProcessRuns", [](auto& r) -> auto& { return r.other_process_runs; }),
                 count_column<R>("OverlappedRuns", [](auto& r) -> auto& { return r.overlapped_runs; }),
+                count_column<R>("HostGapRuns", [](auto& r) -> auto& { return r.host_gap_runs; }),
             });
   // Settings::work and the roofline (kscope/roofline.hpp): the work on every row of its annotation
   // and config, the rest on its duration row.
@@ -228,6 +229,7 @@ std::vector<ColumnDefinition<SampleRow>> make_sample_columns() {
       {{"OtherProcess", T::boolean}, [](const R& r, const S&) { return Cell{r.other_process}; },
        [](R& r, const Cell& c) { return read_bool(c, r.other_process); }, P::conditions},
       real_column<R>("OverlapNs", [](auto& r) -> auto& { return r.overlap_ns; }, P::conditions),
+      real_column<R>("HostGapNs", [](auto& r) -> auto& { return r.host_gap_ns; }, P::conditions),
   };
   append(c, session_columns<R>());
   return c;

@@ -48,10 +48,12 @@ SampleStore::Id SampleStore::conditions_id(const Conditions& c) {
   const auto bits = [](double v) { return std::bit_cast<std::uint64_t>(v); };
   const auto same = [&](const Conditions& a) {
     return bits(a.sm_clock_mhz) == bits(c.sm_clock_mhz) && bits(a.memory_clock_mhz) == bits(c.memory_clock_mhz) &&
-           a.throttled == c.throttled && a.other_process == c.other_process && bits(a.overlap_ns) == bits(c.overlap_ns);
+           a.throttled == c.throttled && a.other_process == c.other_process && bits(a.overlap_ns) == bits(c.overlap_ns) &&
+           bits(a.host_gap_ns) == bits(c.host_gap_ns);
   };
   const std::uint64_t hash = (bits(c.sm_clock_mhz) * 0x9E3779B97F4A7C15ULL ^ bits(c.memory_clock_mhz)) * 31 +
-                             bits(c.overlap_ns) * 7 + (c.throttled ? 2 : 0) + (c.other_process ? 1 : 0);
+                             bits(c.overlap_ns) * 7 + bits(c.host_gap_ns) * 13 + (c.throttled ? 2 : 0) +
+                             (c.other_process ? 1 : 0);
   for (auto [it, end] = conditions_ids_.equal_range(hash); it != end; ++it)
     if (same(conditions_[it->second])) return it->second;
   const Id id = next_id(conditions_.size(), "run conditions");
@@ -87,10 +89,11 @@ void SampleStore::append(double value, std::size_t config, std::size_t run, Id l
 void SampleStore::append(const SampleRow& row) {
   // Every field of a SampleRow is stored: one added to it fails to compile here until it is.
   const auto& [annotation, config, run, metric, unit, value, kernel, sm_clock_mhz, memory_clock_mhz, throttled, info,
-               other_process, overlap_ns] = row;
+               other_process, overlap_ns, host_gap_ns] = row;
   const Id label = label_id(text_id(annotation), text_id(metric), text_id(unit), text_id(kernel));
   append(value, config, run, label,
-         conditions_id({sm_clock_mhz, memory_clock_mhz, throttled, other_process, overlap_ns}), info_id(info));
+         conditions_id({sm_clock_mhz, memory_clock_mhz, throttled, other_process, overlap_ns, host_gap_ns}),
+         info_id(info));
 }
 
 void SampleStore::truncate(std::size_t count) {
@@ -104,7 +107,7 @@ SampleRow SampleStore::row(std::size_t i) const {
   const Conditions& c = conditions_[r.conditions];
   return SampleRow{texts_[l.annotation], r.config, r.run, texts_[l.metric], texts_[l.unit], r.value,
                    texts_[l.kernel], c.sm_clock_mhz, c.memory_clock_mhz, c.throttled, info_rows_[info_of(i)],
-                   c.other_process, c.overlap_ns};
+                   c.other_process, c.overlap_ns, c.host_gap_ns};
 }
 
 SampleStore::Id SampleStore::Copier::text(Id id) {

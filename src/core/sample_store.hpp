@@ -39,6 +39,7 @@ class SampleStore {
     bool throttled;
     bool other_process = false;
     double overlap_ns = NAN;
+    double host_gap_ns = NAN;
   };
 
   Id text_id(std::string_view text);

@@ -40,6 +40,7 @@ void SampleText::fill(SamplePart part, const SampleStore& store, std::size_t i) 
       row_.throttled = c.throttled;
       row_.other_process = c.other_process;
       row_.overlap_ns = c.overlap_ns;
+      row_.host_gap_ns = c.host_gap_ns;
       return;
     }
     case SamplePart::info: row_.info = store.info(store.info_of(i)); return;

@@ -38,6 +38,8 @@ class StreamOps {
   virtual void destroy_event(Event event) noexcept = 0;
   virtual void record(Event event, Stream stream) = 0;  // the event completes after the stream's work so far
   virtual void wait(Stream stream, Event event) = 0;    // the stream's later work waits for the event
+  // The event's work has completed on the GPU (the GPU has reached it); an event never recorded has.
+  virtual bool completed(Event event) = 0;
 };
 
 class StreamJoin {

@@ -1,8 +1,9 @@
-// Launch patterns without a GPU: the engine's stream order (core/stream_join.hpp) call by call
-// against a recording fake, then whole sweeps on the simulated backend's streams (non-blocking,
-// blocking, per-thread default, another thread), whose L2 flush slows a kernel it overlaps;
-// kernels of one region running at the same time, reported; and runs flagged where another
-// process ran kernels on the GPU.
+// Launch patterns without a GPU: the engine's stream order (core/stream_join.hpp) and its probe of
+// a region's first work (core/first_work.hpp) call by call against a recording fake, then whole
+// sweeps on the simulated backend's streams (non-blocking, blocking, per-thread default, another
+// thread), whose L2 flush slows a kernel it overlaps; regions timed as the events backend times
+// them, flagged where the GPU waited for the host before their first work; kernels of one region
+// running at the same time, reported; and runs flagged where another process ran kernels on the GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "core/call_order.hpp"
-#include "core/region_thread.hpp"
+#include "core/first_work.hpp"
 #include "core/stream_join.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/detail/log_sink.hpp"
@@ -24,6 +25,7 @@
 
 using namespace kscope;
 using kscope::detail::CallOrder;
+using kscope::detail::FirstWork;
 using kscope::detail::StreamJoin;
 using kscope::detail::StreamOps;
 using kscope::testing::SimulatedBackend;
@@ -46,12 +48,14 @@ class RecordingOps final : public StreamOps {
   void destroy_event(Event) noexcept override { ++destroyed; }
   void record(Event e, Stream s) override { log.push_back("record " + std::to_string(e) + " on " + std::to_string(s)); }
   void wait(Stream s, Event e) override { log.push_back(std::to_string(s) + " waits " + std::to_string(e)); }
+  bool completed(Event e) override { return std::find(done.begin(), done.end(), e) != done.end(); }
 
   std::vector<std::string> take() { return std::exchange(log, {}); }
 
   std::vector<std::string> log;
   std::map<Stream, int> asked;
   std::vector<Stream> captured;
+  std::vector<Event> done;  // events the GPU has reached
   int made = 0, destroyed = 0;
 };
 
@@ -180,24 +184,42 @@ TEST_F(CallOrderTest, AnEventRecordedBeforeTheSessionOrdersNothingAndAResetForge
   EXPECT_EQ(order.unjoined(0), (Ids{2}));
 }
 
-TEST(RegionThread, ARegionWhoseWorkAnotherThreadLaunchedIsRefusedByPattern) {
-  kscope::detail::RegionThread region;
-  region.call_made("cuLaunchKernel");  // outside every region: nobody's business
-  region.open();
-  region.call_made("cuLaunchKernel");  // the region's own thread
-  EXPECT_EQ(region.close(), "");
-  region.open();
-  std::thread([&] { region.call_made("cuLaunchKernelEx"); }).join();
-  std::thread([&] { region.call_made("cuMemsetD32Async"); }).join();
-  const std::string refused = region.close();
-  EXPECT_NE(refused.find("launch pattern 'another thread': cuLaunchKernelEx came from a thread other than the region's"),
-            std::string::npos) << refused;
-  EXPECT_NE(refused.find("Backend::cupti"), std::string::npos) << refused;
-  region.open();  // the next region starts afresh
-  EXPECT_EQ(region.close(), "");
-  std::thread([&] { region.call_made("cuLaunchKernel"); }).join();  // after the region closed
-  region.open();
-  EXPECT_EQ(region.close(), "");
+TEST(FirstWork, TheRegionsFirstCallRecordsTheProbeOnItsStreamAndSaysWhetherTheGpuWasThere) {
+  RecordingOps ops;
+  FirstWork first(ops);
+  first.before_call(10, "cuLaunchKernel");  // before any region: nobody's business
+  EXPECT_EQ(ops.take(), Log{});
+  EXPECT_FALSE(first.disarm());
+  first.arm(7, 8);
+  first.before_call(0, "cuLaunchKernel");  // enqueued while the GPU has not reached the start event
+  first.before_call(10, "cuMemcpyAsync");  // not the first: nothing
+  EXPECT_EQ(ops.take(), Log{"record 8 on 0"});
+  auto seen = first.disarm();
+  ASSERT_TRUE(seen);
+  EXPECT_FALSE(seen->gpu_waited);
+  EXPECT_EQ(seen->call, "cuLaunchKernel on the default stream");
+  EXPECT_FALSE(first.disarm()) << "read once";
+
+  first.arm(7, 8);
+  ops.done = {7};  // the GPU reached the start event before the host enqueued the region's first work
+  ops.captured = {11};
+  first.before_call(11, "cuLaunchKernel");  // captured into a graph: runs nothing now
+  std::thread([&] { first.before_call(12, "cuGraphLaunch"); }).join();
+  first.before_call(1, "cuLaunchKernel");
+  EXPECT_EQ(ops.take(), Log{"record 8 on 12"});
+  seen = first.disarm();
+  ASSERT_TRUE(seen);
+  EXPECT_TRUE(seen->gpu_waited);
+  EXPECT_EQ(seen->call, "cuGraphLaunch on a non-blocking stream, from another thread");
+
+  first.arm(7, 8);
+  first.before_call(1, "cuLaunchKernelEx");
+  EXPECT_EQ(ops.take(), Log{"record 8 on 1"});
+  EXPECT_EQ(first.disarm()->call, "cuLaunchKernelEx on a blocking stream");
+  first.arm(7, 8);
+  EXPECT_FALSE(first.disarm()) << "a region that made no call";
+  first.before_call(10, "cuLaunchKernel");  // after the region closed
+  EXPECT_EQ(ops.take(), Log{});
 }
 
 TEST(StreamJoin, BlockingStreamsAreLeftToTheLegacyStreamsOwnOrder) {
@@ -398,6 +420,64 @@ TEST(LaunchPatterns, CombiningKernelsThatOverlappedIsWarnedOfOnce) {
   EXPECT_NE(warning.find("OverlapNs"), std::string::npos) << warning;
 }
 
+// Regions timed as the events backend times them (from the start event on the default stream): a
+// launch the host issues late (gap_ns) after the GPU reached the region's start leaves the GPU
+// waiting inside the region; that wait is in the value, and the run is flagged with it.
+TEST(HostGap, ARegionTimedFromItsStartIsFlaggedWhereTheGpuWaitedForTheHostBeforeItsFirstWork) {
+  SimulatedBackend sim;
+  sim.set_region_timing(true);
+  sim.make_stream(21, StreamKind::blocking);
+  InstalledWarnings installed;
+  constexpr double kNs = 10'000, kGap = 5'000;
+  const auto timed = [&](const std::function<void()>& launch, CacheControl cache = CacheControl::all) {
+    Settings s = cold(4);
+    s.cache_control = cache;
+    return profile_with_backend(Sweep(), s, [&](const Config&) {
+      Annotation a("k");
+      launch();
+    }, sim);
+  };
+  const auto row = [](const Results& r) { return r.at("k", "test__region_duration", 0); };
+
+  for (const auto& [what, launch] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"the default stream", [&] { sim.launch("k", kNs); }},
+           {"a non-blocking stream", [&] { sim.launch("k", kNs, 0, 20); }},
+           {"a blocking stream", [&] { sim.launch("k", kNs, 0, 21); }},
+           {"another thread", [&] { std::thread([&] { sim.launch("k", kNs, 0, 20); }).join(); }},
+           {"a gap between two kernels", [&] { sim.launch("k", kNs / 2); sim.launch("k", kNs / 2, kGap); }},
+       }) {
+    const Results r = timed(launch);
+    EXPECT_DOUBLE_EQ(row(r).stats.median, what == "a gap between two kernels" ? kNs + kGap : kNs) << what;
+    EXPECT_EQ(row(r).host_gap_runs, 0u) << what << ": the host was ahead of the GPU at the region's first work";
+    for (const SampleRow& sample : r.samples()) EXPECT_DOUBLE_EQ(sample.host_gap_ns, 0) << what;
+  }
+  EXPECT_TRUE(installed.sink->seen.empty());
+
+  // The first work issued late: on a side stream, from another thread, on the default stream.
+  for (const auto& [what, launch] : std::vector<std::pair<std::string, std::function<void()>>>{
+           {"SimulatedBackend::launch on a non-blocking stream", [&] { sim.launch("k", kNs, kGap, 20); }},
+           {"SimulatedBackend::launch on the default stream, from another thread",
+            [&] { std::thread([&] { sim.launch("k", kNs, kGap); }).join(); }},
+       }) {
+    installed.sink->seen.clear();
+    const Results r = timed(launch);
+    EXPECT_DOUBLE_EQ(row(r).stats.median, kNs + kGap) << what << ": the wait is in the value";
+    EXPECT_EQ(row(r).host_gap_runs, 4u) << what;
+    for (const SampleRow& sample : r.samples()) EXPECT_DOUBLE_EQ(sample.host_gap_ns, kGap) << what;
+    const auto& seen = installed.sink->seen;
+    ASSERT_EQ(seen.size(), 1u) << what << ": one warning per annotation";
+    EXPECT_NE(seen[0].find("waited 5.00 us for the host before the first work of annotation 'k' (" + what + ")"),
+              std::string::npos) << seen[0];
+    EXPECT_NE(seen[0].find("HostGapRuns"), std::string::npos) << seen[0];
+    EXPECT_NE(seen[0].find("Backend::cupti times the kernels alone"), std::string::npos) << seen[0];
+  }
+
+  // Without a flush ahead of the region nothing hides the host's lateness, on the default stream too.
+  const Results none = timed([&] { sim.launch("k", kNs, kGap); }, CacheControl::none);
+  EXPECT_EQ(row(none).host_gap_runs, 4u);
+  EXPECT_DOUBLE_EQ(row(none).stats.median, kNs + kGap);
+}
+
 TEST(OtherProcess, TheRunsOfABatchDuringWhichAnotherProcessRanAreFlagged) {
   SimulatedBackend sim;
   InstalledWarnings installed;
@@ -432,6 +512,22 @@ TEST(OtherProcess, TheFlagsSurviveTheResultsFile) {
   const Results back = load_results(dir.prefix() + "results.json");
   EXPECT_EQ(back.at("k", "test__kernel_duration", 0).other_process_runs, 2u);
   EXPECT_TRUE(back.samples()[0].other_process);
+}
+
+TEST(HostGap, TheFlagSurvivesTheResultsFile) {
+  SimulatedBackend sim;
+  sim.set_region_timing(true);
+  kscope_test::TempDir dir;
+  Settings s = kscope_test::quiet(2);
+  s.output_prefix = dir.prefix();
+  profile_with_backend(Sweep(), s, [&](const Config&) {
+    Annotation a("k");
+    sim.launch("k", 100, 7, 20);
+  }, sim);
+  const Results back = load_results(dir.prefix() + "results.json");
+  EXPECT_EQ(back.at("k", "test__region_duration", 0).host_gap_runs, 2u);
+  EXPECT_DOUBLE_EQ(back.samples()[0].host_gap_ns, 7);
+  EXPECT_DOUBLE_EQ(back.samples()[0].value, 107);
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ TEST(Results, SummaryColumnsInDocumentedOrder) {
       "Q1", "Q3", "IQR", "P20", "P80", "Outliers", "NumRuns", "CI95_Lower", "CI95_Upper", "RelativeStdDevPct", "StableMeasurement", "Normalized",
       "NormalizationValue", "Geomean", "Kernel", "GPU", "Host", "Backend", "ReplayPasses", "CacheControl", "ClockControl", "Mode",
       "RatedSMClockMHz", "RatedMemoryClockMHz", "LockedSMClockMHz", "LockedMemoryClockMHz", "IdlePowerW", "ObservedSMClockMHz",
-      "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses", "OtherProcessRuns", "OverlappedRuns",
+      "ObservedMemoryClockMHz", "ThrottledRuns", "Converged", "ThermalPauses", "OtherProcessRuns", "OverlappedRuns", "HostGapRuns",
       "WorkBytes", "WorkFLOPs", "WorkKind",
       "ArithmeticIntensity", "AchievedGBps", "DRAMRoofGBps", "DRAMRoofPct", "DRAMRoofPct_CI95_Lower",
       "DRAMRoofPct_CI95_Upper", "AchievedTFLOPs", "ComputeRoofTFLOPs", "ComputeRoofPct", "ComputeRoofPct_CI95_Lower",
@@ -131,7 +131,7 @@ TEST(Results, WritesCsvAndStrictJson) {
             "CI95_Lower,CI95_Upper,RelativeStdDevPct,StableMeasurement,Normalized,NormalizationValue,Geomean,Kernel,"
             "GPU,Host,Backend,ReplayPasses,CacheControl,ClockControl,Mode,RatedSMClockMHz,RatedMemoryClockMHz,LockedSMClockMHz,"
             "LockedMemoryClockMHz,IdlePowerW,ObservedSMClockMHz,ObservedMemoryClockMHz,ThrottledRuns,Converged,ThermalPauses,"
-            "OtherProcessRuns,OverlappedRuns,WorkBytes,WorkFLOPs,WorkKind,ArithmeticIntensity,AchievedGBps,DRAMRoofGBps,DRAMRoofPct,"
+            "OtherProcessRuns,OverlappedRuns,HostGapRuns,WorkBytes,WorkFLOPs,WorkKind,ArithmeticIntensity,AchievedGBps,DRAMRoofGBps,DRAMRoofPct,"
             "DRAMRoofPct_CI95_Lower,DRAMRoofPct_CI95_Upper,AchievedTFLOPs,ComputeRoofTFLOPs,ComputeRoofPct,"
             "ComputeRoofPct_CI95_Lower,ComputeRoofPct_CI95_Upper,Bound");
   EXPECT_NE(csv.find("\"void saxpy<float>(int, float*)\""), std::string::npos);  // quoted: has a comma

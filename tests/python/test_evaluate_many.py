@@ -140,9 +140,14 @@ with kscope.testing.simulated_backend():
 
 def test_a_killed_batch_resumed_evaluates_only_the_rest(tmp_path, capfd):
     names = [f"c{i}.py" for i in range(6)]
+    # Each candidate's calls take the host 20 ms, so the rest of the batch cannot finish between two polls.
+    slow = batch_problems.kernelbench_candidate("""
+        time.sleep(0.02)
+        sim.launch("candidate", 500.0)
+        return x * self.scale
+    """)
     batch_problems.write(tmp_path / "problems", {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
-                                                 **{f"scale/{n}": batch_problems.KERNELBENCH_CANDIDATES["faster.py"]
-                                                    for n in names}})
+                                                 **{f"scale/{n}": slow for n in names}})
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(kscope.__file__)),
                                                         os.environ.get("PYTHONPATH", "")])}

@@ -64,3 +64,25 @@ def test_runs_during_which_another_process_ran_are_flagged(sim):
         results = measured(sim, lambda: sim.launch("k", 100.0), cache_control="none")
     assert results.to_dataframe()["OtherProcessRuns"].iloc[0] == 2
     assert results.raw_dataframe()["OtherProcess"].tolist() == [False, True, True, False]
+
+
+def test_a_regions_wait_for_the_host_before_its_first_work_is_flagged_with_its_size(sim):
+    """Timed as the events backend times a region (from its start on the default stream), a side
+    stream's first launch the host issues 5 us after the GPU reached the region's start leaves the
+    GPU waiting inside the region: the value holds the wait, HostGapNs says how long, HostGapRuns
+    counts the runs, and a warning names the work and the backend that times the kernels alone."""
+    sim.set_region_timing()
+    sim.make_stream(20)
+    plain = measured(sim, lambda: sim.launch("k", 10_000.0))
+    assert plain.to_dataframe()["HostGapRuns"].iloc[0] == 0
+    assert (plain.raw_dataframe()["HostGapNs"] == 0).all()
+    with pytest.warns(kscope.SweepWarning, match=r"waited 5\.00 us for the host before the first work of annotation "
+                      r"'k' \(SimulatedBackend\.launch on a non-blocking stream\).*backend='cupti' times the kernels"):
+        late = measured(sim, lambda: sim.launch("k", 10_000.0, gap_ns=5_000.0, stream=20))
+    row = late.to_dataframe().iloc[0]
+    assert row["Metric"] == "test__region_duration"
+    assert row["Median"] == 15_000.0 and row["HostGapRuns"] == 4
+    samples = late.raw_dataframe()
+    assert (samples["HostGapNs"] == 5_000.0).all()
+    assert ((samples["Value"] - samples["HostGapNs"]) == plain.raw_dataframe()["Value"]).all()
+    assert "host gap 4" in late._repr_html_()  # among the row's flags in a notebook

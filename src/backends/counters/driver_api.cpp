@@ -44,4 +44,12 @@ CUdevice device_handle(int ordinal) {
   return device;
 }
 
+bool event_completed(CUevent event) {
+  static auto* query = entry_point<CUresult(CUevent)>("cuEventQuery");
+  const CUresult status = query(event);
+  if (status == CUDA_ERROR_NOT_READY) return false;
+  check_driver(status, "cuEventQuery");
+  return true;
+}
+
 }  // namespace kscope::counters

@@ -14,4 +14,8 @@ CUcontext current_context();
 // The driver's handle of CUDA device `ordinal`. Throws CudaError.
 CUdevice device_handle(int ordinal);
 
+// Whether the event's work has completed (cuEventQuery: unlike cudaEventQuery, a not-ready answer
+// leaves the runtime's last error, which is the caller's, as it was). Throws CudaError.
+bool event_completed(CUevent event);
+
 }  // namespace kscope::counters

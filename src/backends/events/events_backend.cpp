@@ -14,6 +14,11 @@ namespace kscope {
 using device::check_cuda;
 using device::check_cupti;
 
+namespace {
+// cudaEventElapsedTime's resolution, as the CUDA runtime documents it ("around 0.5 microseconds").
+constexpr double kEventResolutionNs = 500;
+}  // namespace
+
 EventsBackend::Event::Event() { check_cuda(cudaEventCreate(&event_), "cudaEventCreate"); }
 
 EventsBackend::Event::~Event() {
@@ -60,9 +65,6 @@ void CUPTIAPI EventsBackend::on_callback(void* self, CUpti_CallbackDomain domain
   auto& backend = *static_cast<EventsBackend*>(self);
   const auto& call = *static_cast<const CUpti_CallbackData*>(data);
   backend.order_.on_driver_call(cbid, call);
-  if (call.callbackSite == CUPTI_API_ENTER && cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy &&
-      cbid != CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2)
-    backend.region_thread_.call_made(call.functionName);
 }
 
 void EventsBackend::flush_cache() {
@@ -74,26 +76,28 @@ std::vector<MetricSpec> EventsBackend::metrics() const {
   return {{kEventsRegionDuration, "ns",
            "cudaEventElapsedTime between CUDA events recorded on the legacy default stream at "
            "region begin and end: one value per region, including launch latency and the gaps "
-           "between its kernels (resolution about 0.5 us)"}};
+           "between its kernels, and any wait of the GPU for the host before its first work (HostGapNs "
+           "says how long); resolution about 0.5 us"}};
 }
 
 // The legacy default stream orders against every blocking stream, and the stream order joins the
 // others to it, so the events bracket the region's work whichever stream (or thread) launched it.
 void EventsBackend::region_begin(const RegionContext& region) {
   while (intervals_.size() <= region.index) intervals_.emplace_back();
+  Interval& interval = intervals_[region.index];
   order_.join();
-  const cudaEvent_t start = intervals_[region.index].start.get();
+  const cudaEvent_t start = interval.start.get();
   check_cuda(cudaEventRecord(start, cudaStreamLegacy), "cudaEventRecord(region begin)");
   order_.gate(start);
-  region_thread_.open();
+  order_.arm_first_work(start, interval.first.get());
 }
 
 void EventsBackend::region_end(const RegionContext& region) {
+  Interval& interval = intervals_[region.index];
+  interval.seen = order_.first_work();
   order_.join();
-  check_cuda(cudaEventRecord(intervals_[region.index].stop.get(), cudaStreamLegacy),
-             "cudaEventRecord(region end)");
+  check_cuda(cudaEventRecord(interval.stop.get(), cudaStreamLegacy), "cudaEventRecord(region end)");
   order_.ungate();
-  if (std::string refused = region_thread_.close(); !refused.empty()) throw BackendError(refused);
 }
 
 void EventsBackend::end_run(const RunContext&, const std::vector<RegionRecord>& regions) {
@@ -109,16 +113,26 @@ std::vector<RunMeasurement> EventsBackend::collect_batch() {
   for (std::size_t r = 0; r < region_count_; ++r) {
     check_cuda(cudaEventSynchronize(intervals_[r].stop.get()), "cudaEventSynchronize(region end)");
     float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, intervals_[r].start.get(), intervals_[r].stop.get()),
-               "cudaEventElapsedTime");
-    measured[r].push_back({std::string(), {static_cast<double>(ms) * 1e6}});
+    const Interval& interval = intervals_[r];
+    check_cuda(cudaEventElapsedTime(&ms, interval.start.get(), interval.stop.get()), "cudaEventElapsedTime");
+    KernelMeasurement region{std::string(), {static_cast<double>(ms) * 1e6}};
+    if (interval.seen) {
+      float gap_ms = 0;
+      if (interval.seen->gpu_waited)
+        check_cuda(cudaEventElapsedTime(&gap_ms, interval.start.get(), interval.first.get()),
+                   "cudaEventElapsedTime(region begin, first work)");
+      // A wait within the events' resolution cannot be told from none.
+      region.host_gap_ns = gap_ms * 1e6 > kEventResolutionNs ? static_cast<double>(gap_ms) * 1e6 : 0.0;
+      region.first_work = interval.seen->call;
+    }
+    measured[r].push_back(std::move(region));
   }
   return {measured};
 }
 
 void EventsBackend::abandon_run(const RunContext&) noexcept {
   // Let the failed run's work finish so that its events are not read by the next run.
-  region_thread_.close();
+  order_.first_work();
   cudaDeviceSynchronize();
 }
 

@@ -6,14 +6,16 @@
 // wait for the start event and the stop event for it, on the GPU, through CUPTI's driver callbacks
 // (backends/stream_order.*), so the events bracket it too. Where another tool owns CUPTI there are
 // no callbacks: the session says so, and such work counts only where the caller joins it.
-// A region whose work another thread launched is refused (core/region_thread.hpp).
+// The same callbacks tell, region by region, whether the GPU waited for the host before the
+// region's first work (core/first_work.hpp): that wait is in the value, and the run is flagged with
+// it (host_gap_ns) rather than passed off as the kernels' time.
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include <optional>
 #include <vector>
 
 #include "backends/stream_order.hpp"
-#include "core/region_thread.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/measurement_backend.hpp"
 
@@ -52,13 +54,14 @@ class EventsBackend final : public MeasurementBackend {
   };
   struct Interval {
     Event start, stop;
+    Event first;  // recorded by the region's first call, on its stream (FirstWork)
+    std::optional<detail::FirstWork::Seen> seen;  // that call; none where no call was seen
   };
 
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
   device::MeasuredDevice device_;
   cupti::StreamOrder order_;
-  detail::RegionThread region_thread_;  // a region's work launched from another thread is refused
   CUpti_SubscriberHandle subscriber_ = nullptr;  // the session's callbacks; null while none are enabled
   std::vector<Interval> intervals_;  // one per region index, reused by every run
   std::size_t region_count_ = 0;     // of the run collected next

@@ -80,6 +80,17 @@ void PcSamplingBackend::end_session() noexcept {
   disable_callbacks();
 }
 
+// Sampling waits for an idle GPU at each recorded region's start (region_begin), so the flush before
+// it never runs beside the region's work on any stream. What it must not run beside either is work
+// still running from before (a warm-up's kernel on a stream that does not wait for the legacy one,
+// such as a PyTorch side stream), which would leave its lines in the cache it empties: the GPU
+// drains first. The host waits, as it does at every region's edges here, rather than the cupti
+// backend's order on the GPU (backends/stream_order.hpp), whose point is a host that never waits.
+void PcSamplingBackend::flush_cache() {
+  device_.synchronize();
+  device_.flush_l2(cudaStreamLegacy);
+}
+
 void PcSamplingBackend::enable_callbacks() {
   // Cubins are kept from the first session on, whichever backend measures later: a module loads once.
   cupti::on_module_loaded(&keep_cubin);

@@ -39,7 +39,7 @@ class PcSamplingBackend final : public MeasurementBackend, public PcSampler {
 
   void begin_session(const Settings& settings) override;
   void end_session() noexcept override;
-  void flush_cache() override { device_.flush_l2(cudaStreamLegacy); }
+  void flush_cache() override;
   void synchronize() override { device_.synchronize(); }
   void region_begin(const RegionContext& region) override;
   void region_end(const RegionContext& region) override;

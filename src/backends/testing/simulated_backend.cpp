@@ -9,6 +9,7 @@
 
 #include "core/call_order.hpp"
 #include "core/caller_language.hpp"
+#include "core/first_work.hpp"
 #include "core/stream_join.hpp"
 #include "core/suggest.hpp"
 #include "core/tensor_checks.hpp"
@@ -31,10 +32,15 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
   }
   void make(std::uintptr_t stream, StreamKind kind) { kinds_[stream] = kind; }
 
-  // A kernel enqueued now on the stream of `key`: it starts once the stream is ready and the host
-  // has issued it, and takes `duration_ns` plus the time it overlaps the L2 flush.
-  GpuInterval run(std::uintptr_t key, double duration_ns, double gap_ns) {
-    const std::uint64_t start = std::max(ready_ns(key), issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
+  // The host issues a call on the stream of `key` `gap_ns` after the GPU could start it (the stream
+  // ready, the calls before it issued): the host's clock moves there.
+  void issue(std::uintptr_t key, double gap_ns) {
+    host_ns_ = std::max(ready_ns(key), issued_ns_) + static_cast<std::uint64_t>(std::llround(std::max(gap_ns, 0.0)));
+  }
+  // A kernel enqueued (issued) now on the stream of `key`: it starts once the stream is ready, and
+  // takes `duration_ns` plus the time it overlaps the L2 flush.
+  GpuInterval run(std::uintptr_t key, double duration_ns) {
+    const std::uint64_t start = std::max(ready_ns(key), host_ns_);
     const auto length = static_cast<std::uint64_t>(std::llround(std::max(duration_ns, 0.0)));
     const std::uint64_t overlap = overlap_ns({start, start + length}, flush_);
     issued_ns_ = start;
@@ -55,7 +61,7 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
     join.join();
     const std::uint64_t start = std::max(ready_ns(0), issued_ns_);
     flush_ = {start, start + ns};
-    issued_ns_ = start;
+    issued_ns_ = host_ns_ = start;
     end_ns_[0] = flush_.end_ns;
     join.gate_after_legacy();
   }
@@ -70,9 +76,13 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
   // The host waits for the stream's work so far: its next launch comes after it ends.
   void host_wait(std::uintptr_t key) {
     issued_ns_ = std::max(issued_ns_, ready_ns(key));
+    host_ns_ = std::max(host_ns_, issued_ns_);
     order.host_waited(key);
   }
-  void host_work(std::uint64_t ns) { issued_ns_ += ns; }
+  void host_work(std::uint64_t ns) {
+    issued_ns_ += ns;
+    host_ns_ = std::max(host_ns_ + ns, issued_ns_);
+  }
   // Where the stream of `key` has reached once the host has issued everything so far.
   std::uint64_t reached_ns(std::uintptr_t key) { return std::max(ready_ns(key), issued_ns_); }
   void drain() {
@@ -82,15 +92,21 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
   bool follows_legacy(Stream stream) override { return kind(stream) == StreamKind::blocking; }
   bool capturing(Stream) override { return false; }
   Event make_event() override { return next_event_++; }
-  void destroy_event(Event) noexcept override {}
-  void record(Event event, Stream stream) override { event_ns_[event] = ready_ns(stream); }
+  void destroy_event(Event) noexcept override {}  // the join's few events live as long as the streams
+  // An event completes once its stream's work so far has, and not before the host recorded it.
+  void record(Event event, Stream stream) override { event_ns_[event] = std::max(ready_ns(stream), host_ns_); }
   void wait(Stream stream, Event event) override {
     std::uint64_t& end = end_ns_[stream];
     end = std::max(end, event_ns_[event]);
   }
+  // The GPU reached the event before the host's clock: the host came late.
+  bool completed(Event event) override { return event_ns_[event] < host_ns_; }
+  std::uint64_t event_ns(Event event) { return event_ns_[event]; }
+  void forget(Event event) { event_ns_.erase(event); }  // a region's events, once read
 
   detail::StreamJoin join{*this};
   detail::CallOrder order{*this};  // fed by the simulated program's launches, joins and waits
+  detail::FirstWork first{*this};
 
  private:
   static constexpr std::uintptr_t kFirstPerThreadKey = std::uintptr_t(1) << 62;
@@ -121,6 +137,7 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
   std::map<std::thread::id, std::uintptr_t> per_thread_;
   std::map<Event, std::uint64_t> event_ns_;  // when each recorded event completes
   std::uint64_t issued_ns_ = 0;  // the latest start so far: the host has issued everything before it
+  std::uint64_t host_ns_ = 0;    // where the host's clock stands on the GPU's: the last call's issue
   GpuInterval flush_{};
   Event next_event_ = 1;
 };
@@ -158,7 +175,9 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
   const std::uintptr_t key = streams_->key_of(stream);
   // As from CUPTI's launch callback: the default streams follow the legacy one by definition.
   if (key != 0 && stream != kPerThreadStream) streams_->join.before_call(key);
-  const GpuInterval ran = streams_->run(key, duration_ns, gap_ns);
+  streams_->issue(key, gap_ns);
+  streams_->first.before_call(key, detail::spell("SimulatedBackend::launch", "SimulatedBackend.launch").c_str());
+  const GpuInterval ran = streams_->run(key, duration_ns);
   const std::uint64_t id = ++launches_;
   streams_->order.enqueued(key, id);
   const double slowed_ns = static_cast<double>(ran.end_ns - ran.start_ns) - std::llround(std::max(duration_ns, 0.0));
@@ -219,6 +238,10 @@ void SimulatedBackend::synchronize() {
 }
 
 std::vector<MetricSpec> SimulatedBackend::metrics() const {
+  if (region_timing_)
+    return {{"test__region_duration", "ns",
+             "simulated: from the region's start on the default stream to the end of its work, as the events backend "
+             "times it (not a measurement)"}};
   return {{"test__kernel_duration", "ns", "simulated duration given to the simulated backend's launch (not a measurement)"}};
 }
 
@@ -243,6 +266,7 @@ void SimulatedBackend::begin_session(const Settings&) {
   ++sessions_;
   std::lock_guard lock(mutex_);
   streams_->order.reset();
+  timing_regions_ = region_timing_;
 }
 
 void SimulatedBackend::end_session() noexcept { open_ = false; }
@@ -269,10 +293,31 @@ void SimulatedBackend::region_begin(const RegionContext& region) {
   region_name_ = region.name;
   region_config_ = region.run.config;
   region_sampled_ = region.run.recorded && region.run.pass == 1;
+  if (!timing_regions_) return;
+  // As the events backend: the start event on the default stream, after the work joined to it.
+  Streams& s = *streams_;
+  s.join.join();
+  RegionTiming& timing = batch_.at(current_run_).timings[current_region_];
+  timing = {s.make_event(), s.make_event(), s.make_event()};
+  s.record(timing.start, 0);
+  s.join.gate(timing.start);
+  s.first.arm(timing.start, timing.probe);
 }
 
 void SimulatedBackend::region_end(const RegionContext&) {
   std::lock_guard lock(mutex_);
+  if (timing_regions_) {
+    Streams& s = *streams_;
+    RegionTiming& timing = batch_.at(current_run_).timings[current_region_];
+    if (const auto seen = s.first.disarm()) {
+      timing.seen = true;
+      timing.gpu_waited = seen->gpu_waited;
+      timing.first_work = seen->call;
+    }
+    s.join.join();
+    s.record(timing.stop, 0);
+    s.join.ungate();
+  }
   current_region_ = -1;
   returned_ = false;
   region_sampled_ = false;
@@ -306,6 +351,21 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
   for (const BatchRun& b : batch_) {
     if (!b.ended) continue;
     RunMeasurement out(b.regions);
+    if (timing_regions_) {
+      for (const auto& [region, t] : b.timings) {
+        if (region < 0 || static_cast<std::size_t>(region) >= b.regions) continue;
+        const std::uint64_t start = streams_->event_ns(t.start);
+        KernelMeasurement k{"", {static_cast<double>(streams_->event_ns(t.stop) - start)}};
+        if (t.seen) {
+          k.host_gap_ns = t.gpu_waited ? static_cast<double>(streams_->event_ns(t.probe) - start) : 0.0;
+          k.first_work = t.first_work;
+        }
+        for (std::uintptr_t e : {t.start, t.probe, t.stop}) streams_->forget(e);
+        out[static_cast<std::size_t>(region)].push_back(std::move(k));
+      }
+      runs.push_back(std::move(out));
+      continue;
+    }
     for (const auto& l : b.launches) {
       if (l.region < 0) continue;
       KernelMeasurement k{l.name, {l.duration_ns}, l.gpu_time};
@@ -326,6 +386,7 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
 void SimulatedBackend::abandon_run(const RunContext& run) noexcept {
   std::lock_guard lock(mutex_);
   current_region_ = -1;
+  streams_->first.disarm();
   if (run.pass > 1) {
     batch_.clear();  // the earlier passes of the batch's runs are useless without this one
     return;
