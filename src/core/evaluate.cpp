@@ -280,7 +280,14 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, 
                       "the work a call causes on every stream, so work moved to another stream would go untimed. "
                       "Evaluate with " + detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") +
                       " (the default)");
-  detail::Evaluator evaluator(contest, options, backend, configs.size());
+  // The registry pairs the backend with its device's tensor checks; the backend never sees them.
+  const BackendDefinition& measured_by = definition(backend.describe().backend);
+  if (!measured_by.tensor_checks)
+    throw ConfigError("the " + measured_by.name + " backend cannot evaluate: kscope cannot read the tensors in its "
+                      "device's memory (its registry definition has no tensor_checks). Evaluate with " +
+                      detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default)");
+  const std::unique_ptr<TensorChecks> device_checks = measured_by.tensor_checks();
+  detail::Evaluator evaluator(contest, options, backend, *device_checks, configs.size());
   evaluator_in_use = &evaluator;
   observer->observe_calls();
   detail::SessionHooks hooks;

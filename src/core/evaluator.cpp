@@ -70,8 +70,9 @@ CallObserver& observer_of(MeasurementBackend& backend) {
 }  // namespace
 
 Evaluator::Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend,
-                     std::size_t configs)
-    : contest_(contest), options_(options), observer_(observer_of(backend)), checks_(observer_), records_(configs) {}
+                     TensorChecks& device_checks, std::size_t configs)
+    : contest_(contest), options_(options), observer_(observer_of(backend)), checks_(device_checks),
+      records_(configs) {}
 
 RunRecord& Evaluator::record_of(std::size_t config, const RunContext& run) {
   std::vector<RunRecord>& runs = records_.at(config);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor_checks.hpp"
+#include "core/checks_by_memory.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/measurement_backend.hpp"
@@ -59,7 +59,9 @@ struct RunRecord {
 
 class Evaluator {
  public:
-  Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend, std::size_t configs);
+  // `device_checks` read the tensors in the memory of the device `backend` measures.
+  Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend,
+            TensorChecks& device_checks, std::size_t configs);
 
   // The session's body: one run.
   void run(const Config& config);
@@ -107,7 +109,7 @@ class Evaluator {
   const Contest& contest_;
   const EvaluateOptions& options_;
   CallObserver& observer_;
-  TensorChecks checks_;
+  ChecksByMemory checks_;
   std::vector<std::vector<RunRecord>> records_;
   // The config's previous run: its outputs, held so that an output aliasing one of them is one,
   // and its first inputs' checksums.

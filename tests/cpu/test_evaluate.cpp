@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/evaluation_report.hpp"
-#include "core/tensor_checks.hpp"
+#include "core/host_tensor_checks.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"
