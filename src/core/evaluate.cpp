@@ -287,7 +287,7 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, 
                       "device's memory (its registry definition has no tensor_checks). Evaluate with " +
                       detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default)");
   const std::unique_ptr<TensorChecks> device_checks = measured_by.tensor_checks();
-  detail::Evaluator evaluator(contest, options, backend, *device_checks, configs.size());
+  detail::Evaluator evaluator(contest, options, backend, *device_checks, settings.runs, configs.size());
   evaluator_in_use = &evaluator;
   observer->observe_calls();
   detail::SessionHooks hooks;
