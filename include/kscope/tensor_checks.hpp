@@ -12,18 +12,21 @@
 
 namespace kscope {
 
+// The reads of tensors in one kind of device memory that evaluate() makes. Each call takes many
+// tensors and waits for the device once; each value must be the host's bit for bit
+// (core/tensor_elements.hpp has the rules).
 class TensorChecks {
  public:
   virtual ~TensorChecks() = default;
-  // Each call takes many tensors and waits for the device once. The typical magnitude is the
-  // median magnitude of the finite, nonzero elements other than the dtype's extremes, cut to 8
-  // mantissa bits; the checksum a sum of the tensor's mixed 8-byte words modulo 2^64. Both must
-  // give the host's values bit for bit (core/tensor_elements.hpp has the rules).
+  // Each tensor's typical magnitude: the median magnitude of its finite, nonzero elements other than
+  // the dtype's extremes, cut to 8 mantissa bits (0 where none counts).
   virtual std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) = 0;
-  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;  // one per tensor
-  // checksums() without a wait: launched now; finish_checksums() gives the values of every start
-  // since the last finish, in order, waiting only for what the device has not done yet.
+  // Each tensor's checksum: the sum of its mixed 8-byte words modulo 2^64.
+  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;
+  // checksums() without a wait: launched now, their values given by finish_checksums().
   virtual void start_checksums(const std::vector<TensorView>& tensors) = 0;
+  // The checksums of every start since the last finish, in order, waiting only for what the device
+  // has not done yet.
   virtual std::vector<std::uint64_t> finish_checksums() = 0;
   // Each candidate against its reference (pairs of the same dtype and element count) within its
   // tolerance.
