@@ -83,6 +83,17 @@ int lines(const Kernel& k, const std::string& csv) {
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const kscope::Table t = r.lines_table();
+  // The kernel as the sampled rows name it: a name spelled otherwise than the demangler does would
+  // leave both files empty and the comparison with nothing to compare.
+  std::set<std::string> sampled;
+  for (const auto& row : t.rows) sampled.insert(std::get<std::string>(row[t.column("Kernel")]));
+  if (!sampled.contains(k.name)) {
+    std::string names;
+    for (const auto& n : sampled) names += (names.empty() ? "" : "; ") + n;
+    std::fprintf(stderr, "lines_cost: no sampled lines of '%s'; the kernels sampled: %s\n", k.name.c_str(),
+                 names.empty() ? "none" : names.c_str());
+    return 1;
+  }
   std::ofstream out(csv);
   out << "line,samples,share_pct,dominant\n";
   std::set<std::int64_t> seen;

@@ -82,7 +82,9 @@ def main():
     top = sorted(theirs, key=theirs.get, reverse=True)[:TOP]
     print(f"{'line':>6} {'ncu %':>7} {'kscope %':>9} {'diff':>6}   (ncu samples on no known line: {unmapped:.1f}%)")
     ok = bool(top)  # nothing of ncu's on a known line compares nothing: a failure, not a pass
-    if not top:
+    if not ours:
+        print(f"kscope's CSV {kscope_csv} has no lines (see lines_cost's log: the kernel it looked for was not sampled)")
+    elif not top:
         print("no ncu sample falls on an instruction of kscope's line map (.pcs): the addresses do not match")
     for line in top:
         diff = ours.get(line, 0.0) - theirs[line]

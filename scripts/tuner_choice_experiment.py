@@ -6,7 +6,9 @@ scripts/triton_autotune_experiment.py), autotuned in fresh processes by @triton.
 do_bench) and by @kscope.triton.autotune (cache_results=False: every process races). Part inductor:
 torch.compile(mode="max-autotune-no-cudagraphs") of relu(a @ b + bias) (fp16, --mm-size), in fresh
 processes with Inductor's own benchmarking and with kscope.torch.install(); Inductor's caches off, so
-that every process tunes.
+that every process tunes. Inductor compiles in the process itself (compile_threads = 1, --compile-threads):
+a pool of compile workers costs each fresh process seconds of start-up that tune nothing, and Triton's
+cache on disk makes every compile after the warm-up a hit; the candidates and their timing are unchanged.
 
 Per way: distinct winners over the processes, the most common winner's share, whether the winners are
 within the tie threshold of one another, ties the race declared, tuning wall time, and the chosen
@@ -21,7 +23,8 @@ forkserver: each one a fresh process with its own CUDA context), ways taking tur
 Inductor's candidates once) and the references come first. Prints the table (and --json FILE).
 
     python3 scripts/tuner_choice_experiment.py [--parts triton,inductor] [--processes 20]
-        [--size 4096] [--mm-size 4096] [--long-run-ms 500] [--deadline-s 540] [--json FILE]
+        [--size 4096] [--mm-size 4096] [--long-run-ms 500] [--deadline-s 540] [--compile-threads 1]
+        [--json FILE]
 """
 
 import argparse
@@ -75,7 +78,7 @@ def triton_reference(size, long_run_ms):
                                                 rep=long_run_ms, return_mode="median") for config in configs}
 
 
-def inductor_compile(way, size, long_run_ms, reference=False):
+def inductor_compile(way, size, long_run_ms, compile_threads, reference=False):
     """One max-autotune compile: each choice among candidates (Inductor's timings), the tuning time, and
     the compiled program's long-run time; with reference, every candidate timed for long_run_ms."""
     import torch
@@ -89,6 +92,7 @@ def inductor_compile(way, size, long_run_ms, reference=False):
     inductor_config.fx_graph_cache = False
     inductor_config.autotune_local_cache = False
     inductor_config.max_autotune_gemm_backends = "ATEN,TRITON"
+    inductor_config.compile_threads = compile_threads
     installation = None
     if reference:
         installation = kscope.torch.install(race=False)
@@ -253,8 +257,8 @@ def compile_configs(size):
 def part_inductor(runner, options, report):
     timing = {}
     started = time.perf_counter()
-    reference, error = runner.run("inductor_compile", "reference", options.mm_size, options.long_run_ms, True,
-                                  timeout_s=420)
+    reference, error = runner.run("inductor_compile", "reference", options.mm_size, options.long_run_ms,
+                                  options.compile_threads, True, timeout_s=420)
     timing["reference (warm-up; every candidate, long run)"] = time.perf_counter() - started
     if error:
         report["errors"].append(f"inductor reference: {error}")
@@ -262,10 +266,13 @@ def part_inductor(runner, options, report):
     candidates = reference["selections"][0]["timings"] if reference["selections"] else {}
     best = min(candidates, key=candidates.get) if candidates else None
     results, errors, took = take_turns(runner, WAYS["inductor"], options.processes,
-                                       lambda way: ("inductor_compile", way, options.mm_size, options.long_run_ms))
+                                       lambda way: ("inductor_compile", way, options.mm_size, options.long_run_ms,
+                                                    options.compile_threads))
     report["errors"] += errors
     for way in WAYS["inductor"]:
         timing[f"{way}: a process (mean)"] = statistics.mean(took[way]) if took[way] else 0.0
+        timing[f"{way}: its compile (mean)"] = (statistics.mean(r["compile_s"] for r in results[way])
+                                                if results[way] else 0.0)
     flat = {}
     for way in WAYS["inductor"]:
         flat[way] = [{"winner": r["selections"][0]["chosen"] if r["selections"] else "(no choice)",
@@ -322,6 +329,8 @@ def main():
     parser.add_argument("--deadline-s", type=float, default=540.0, help="no process starts that would end after it")
     parser.add_argument("--inductor-reserve-s", type=float, default=200.0,
                         help="of the deadline, kept for the inductor part while the triton part runs")
+    parser.add_argument("--compile-threads", type=int, default=1,
+                        help="Inductor's compile_threads in each process (1: no pool of compile workers)")
     parser.add_argument("--json")
     options = parser.parse_args()
     options.parts = [p for p in options.parts.split(",") if p]

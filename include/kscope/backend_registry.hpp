@@ -30,6 +30,9 @@ struct BackendCapabilities {
   // Settings::replay_mode changes what it measures, so compare() refuses results measured in
   // different modes; false for a backend that always measures whole regions.
   bool replay_modes = true;
+  // It sees all the GPU work a call causes, on every stream and from every thread
+  // (MeasurementBackend::call_observer): evaluate() chooses it.
+  bool observes_calls = false;
 };
 
 // A backend as the registry knows it: its names, what it measures and can do, and how it is made.

@@ -23,7 +23,7 @@ import numpy as np
 from . import _core, _notebook, testing
 from ._configs import engine_rows
 from ._evaluation import EvaluationResults
-from ._options import Options, VerbosityLevel
+from ._options import BackendName, Options, VerbosityLevel, default, entry_default, entry_given
 from ._roofline import Work, _accepts, _cut, _shown
 from .errors import ConfigError, ProfilerWarning, SweepError, SweepInterrupted
 
@@ -38,22 +38,28 @@ def evaluate(
     inputs: Callable[[Any, int], Any],
     configs: Iterable[Any] | None = None,
     *,
-    runs: int = 20,
-    warmup_runs: int = 1,
+    runs: int = entry_default("evaluate", "runs"),
+    warmup_runs: int = default("warmup_runs"),
     rtol: float | None = None,
     atol: float | None = None,
     threshold_pct: float = 2.0,
     confidence: float = 0.95,
     seed: int = 0,
     checked_runs: int = 8,
-    work: Callable[[Any], Work | None] | None = None,
-    cache_control: Literal["all", "none"] = "all",
-    clock_control: Literal["none", "base"] = "none",
-    backend: Literal["cupti"] | None = None,
-    output_prefix: str | None = None,
-    overwrite: bool = False,
+    work: Callable[[Any], Work | None] | None = default("work"),
+    bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
+    backend: BackendName | None = default("backend"),
+    cache_control: Literal["all", "none"] = default("cache_control"),
+    clock_control: Literal["none", "base"] = default("clock_control"),
+    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
+    thermal_wait: float | None = default("thermal_wait"),
+    thermal_cont: float | None = default("thermal_cont"),
+    thermal_timeout: float | None = default("thermal_timeout"),
+    output_prefix: str | None = default("output_prefix"),
+    overwrite: bool = default("overwrite"),
+    fsync_interval_s: float = default("fsync_interval_s"),
     failing_inputs: str | os.PathLike[str] | None = None,
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
 ) -> EvaluationResults:
     """Checks that ``candidate`` computes what ``reference`` computes, and whether it is faster.
 
@@ -96,11 +102,14 @@ def evaluate(
         other runs are still timed and checked for everything that needs no reading of their
         tensors; docs/evaluate.md, "Checked runs", gives the chance that each kind of trick is caught.
     work: ``work(config) -> kscope.Work``: declared bytes and FLOPs; a side faster than the device's
-        DRAM and compute roofs allow is then 'suspect' (implausible_speed).
-    cache_control, clock_control, backend, verbosity: as for kscope.analyze.kernel; the backend
-        must see every stream's work ('cupti', the default).
-    output_prefix, overwrite: write the evaluation's files ({prefix}summary.csv, samples.csv and
-        results.json, which kscope.load_evaluation reads back).
+        DRAM and compute roofs allow is then 'suspect' (implausible_speed). bound_thresholds: as for
+        kscope.analyze.kernel, for the measurements' Bound column.
+    cache_control, clock_control, backend, thermal_mode, thermal_wait, thermal_cont,
+        thermal_timeout, verbosity: as for kscope.analyze.kernel; the backend must see every
+        stream's work ('cupti', the default). The options of kscope.analyze.kernel that evaluate does
+        not take would hide or rewrite work (docs/evaluate.md names them).
+    output_prefix, overwrite, fsync_interval_s: write the evaluation's files ({prefix}summary.csv,
+        samples.csv and results.json, which kscope.load_evaluation reads back).
     failing_inputs: a directory (made if missing; checked before the first run); for each
         'incorrect' config, the inputs of its first failing run are made again from its seed, both
         functions run on them, and ``{dir}/failing-{config index}-seed{seed}.pt`` (torch.save;
@@ -128,9 +137,7 @@ def evaluate(
     if not given:
         raise ConfigError("configs is empty: give at least one config, or None for one config (None)")
     names, rows = _axes(given)
-    options = Options(runs=runs, warmup_runs=warmup_runs, verbosity=verbosity, clock_control=clock_control,
-                      cache_control=cache_control, replay_mode="range", output_prefix=output_prefix, backend=backend,
-                      overwrite=overwrite)
+    options = Options(**entry_given("evaluate", locals()))
     settings = options.settings(_prefix(output_prefix))
     judged = _core.EvaluateOptions()
     judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)

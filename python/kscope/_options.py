@@ -2,21 +2,20 @@
 the engine's Settings fields it sets, and its help; and kernel's signature (kernel_signature), where
 each option's type for type checkers is declared, with the table's default. kernel takes that
 signature, its help is made from the table, and Options checks each option once at decoration time
-and turns them into the engine's Settings at every call."""
+and turns them into the engine's Settings at every call. kscope.tune and kscope.evaluate take the
+table's options that the engine's entry for them does not refuse (entry_options), typed as here.
+The callbacks among the options are wrapped for the engine in _callbacks.py."""
 
 from __future__ import annotations
 
 import difflib
 import enum
-import inspect
 import math
 import numbers
 import textwrap
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
-
-import numpy as np
 
 from . import _core, _roofline, _shard, info_collector, tools
 from ._roofline import _accepts
@@ -260,9 +259,11 @@ class Option:
     (default: the first field, the kept value as it is; a kept None leaves the engine's default).
     `choices`: an EngineChoice, whose names the check and the conversion take from the engine.
     `label`: what the help says after the keyword, in parentheses (e.g. 'kscope': not an option of
-    Nsight Python's)."""
+    Nsight Python's). `kernel_only`: an option of Nsight Python's that sets no engine field, which
+    kscope's own entries (tune, evaluate) do not take."""
 
-    def __init__(self, name, default, check=None, fields=(), engine=None, choices=None, label="", help=""):
+    def __init__(self, name, default, check=None, fields=(), engine=None, choices=None, label="", help="",
+                 kernel_only=False):
         self.name = name
         self.default = default
         self.choices = choices
@@ -272,6 +273,7 @@ class Option:
                                  (lambda value: {self.fields[0]: value}) if fields else (lambda value: {}))
         self.label = label
         self.help = help
+        self.kernel_only = kernel_only
 
 
 def _option_table():
@@ -325,7 +327,7 @@ def _option_table():
                help="°C of headroom from which it goes on (the engine's default: 20)."),
         Option("thermal_timeout", None, _optional_number, ["thermal_timeout_s"],
                help="the longest wait in seconds (the engine's default: 180)."),
-        Option("thermal_device", None, _thermal_device,
+        Option("thermal_device", None, _thermal_device, kernel_only=True,
                help="checked but not applied: the guard watches the profiled GPU."),
         Option("verbosity", VerbosityLevel.INFO, _verbosity, ["verbosity"],
                engine=lambda v: {"verbosity": _ENGINE_VERBOSITY[v]},
@@ -357,7 +359,7 @@ def _option_table():
                     "unfinished sweep there raises ConfigError before measuring anything: kscope never deletes "
                     "measured data unasked. Another kind of result there (an evaluation, a race) is never "
                     "replaced, and a second process on the same prefix is refused while the first runs."),
-        Option("output_csv", False, _flag,
+        Option("output_csv", False, _flag, kernel_only=True,
                help="also write {prefix}profiled_data-{func}-{n}.csv (raw samples) and "
                     "{prefix}processed_data-{func}-{n}.csv (summary), as Nsight Python names them (a temporary "
                     "directory when no prefix is given)."),
@@ -428,6 +430,32 @@ OPTIONS = {option.name: option for option in _option_table()}
 def default(name):
     """The default of option `name` (analyze.kernel's signature takes its defaults from here)."""
     return OPTIONS[name].default
+
+
+# The defaults kscope.tune and kscope.evaluate give some options instead of the table's.
+ENTRY_DEFAULTS = {"tune": {"runs": 100}, "evaluate": {"runs": 20}}
+# Options an entry takes in a form of its own: evaluate's work is a function of the config as
+# inputs gets it (a dict), not of its values.
+ENTRY_FORMS = {"evaluate": ("work",)}
+
+
+def entry_default(entry, name):
+    """The default of option `name` in kscope.tune's or kscope.evaluate's signature."""
+    return ENTRY_DEFAULTS.get(entry, {}).get(name, default(name))
+
+
+def entry_options(entry):
+    """The options of the table that kscope.tune or kscope.evaluate (`entry`) takes, in the table's
+    order: those the engine's entry neither refuses nor sets itself (_core.entry_options()), less
+    Nsight Python's own."""
+    rules = _core.entry_options()[entry]
+    return [name for name, option in OPTIONS.items()
+            if name not in rules["refused"] and name not in rules["fixed"] and not option.kernel_only]
+
+
+def entry_given(entry, arguments):
+    """The table's options among a call's `arguments` (its locals()), as Options takes them."""
+    return {name: arguments[name] for name in entry_options(entry)}
 
 
 def kernel_signature(
@@ -561,95 +589,3 @@ class Options:
         if energy:  # a duration backend: its one metric, asked for or not
             return list(_core.default_metrics(_core.chosen_backend(settings))) + energy
         return asked or list(_core.default_metrics(_core.chosen_backend(settings)))
-
-    def combine_adapter(self):
-        """combine_kernel_metrics as the engine calls it: (a, b) -> float, its result checked."""
-        fn = self.combine_kernel_metrics
-        if fn is None:
-            return None
-
-        def combine(a, b):
-            out = fn(a, b)
-            if not isinstance(out, (str, bytes, bool)) and out is not None:
-                try:
-                    return float(out)
-                except (TypeError, ValueError):
-                    pass
-            raise ConfigError(
-                f"combine_kernel_metrics returned {out!r} for the kernel values {a} and {b}: it must return one "
-                f"number, e.g. combine_kernel_metrics=lambda a, b: a + b"
-            )
-
-        return combine
-
-    def derive_adapter(self, metrics, configs, n_params):
-        """derive_metric as the engine calls it: (values, config index) -> [(name, value, unit)].
-        The user's function gets (*metric_values, *config_values) and may return a value, a
-        (value, unit) tuple, or a mapping of names to either."""
-        fn = self.derive_metric
-        if fn is None:
-            return None
-        n = len(metrics) + n_params
-        if not _accepts(fn, n):
-            signature = inspect.signature(fn)  # _accepts found one
-            raise ConfigError(
-                f"derive_metric expects {n} parameters ({len(metrics)} metric values + {n_params} configs), but "
-                f"has {len(signature.parameters)} parameters: it is called with the value(s) of {metrics}, then "
-                f"the {n_params} config values, which {getattr(fn, '__name__', fn)!s}{signature} does not accept; "
-                f"give it {n} parameters, or *args"
-            )
-        name = getattr(fn, "__name__", "derived")
-        unitless = set()
-        shapes = "return a number, a (value, unit) tuple, or a dict of them"
-
-        def number(key, value, values):
-            what = f"derive_metric {name}() returned {value!r}" + ("" if key == name else f" for {key!r}")
-            if value is None:
-                if all(math.isnan(v) for v in values):  # a failed run (ignore_failures): NaN whatever it returns
-                    return math.nan
-                raise ConfigError(
-                    f"{what} (measured values {list(values)}): {shapes}; float('nan') for a value that does "
-                    f"not exist. Is a return statement missing?"
-                )
-            if isinstance(value, (tuple, list)):
-                raise ConfigError(f"{what}, a {len(value)}-element {type(value).__name__}: {shapes}")
-            if isinstance(value, (str, bytes)):
-                raise ConfigError(f"{what}, text rather than a number: {shapes}")
-            if isinstance(value, (bool, np.bool_)):
-                raise ConfigError(f"{what}, a truth value rather than a number: {shapes} (float(...) of a flag "
-                                  f"that should count as 0 or 1)")
-            try:
-                return float(value)
-            except (TypeError, ValueError):
-                raise ConfigError(f"{what}, of type {type(value).__name__}, not a number: {shapes}") from None
-
-        def entry(key, out, values):
-            pair = isinstance(out, (tuple, list)) and len(out) == 2
-            value, unit = (out[0], out[1]) if pair else (out, None)
-            if unit is not None and not isinstance(unit, str):
-                raise ConfigError(f"derive_metric {name}() returned the unit {unit!r} for {key!r}, of type "
-                                  f"{type(unit).__name__}: a unit is a string such as 'GB/s'; {shapes}")
-            derived = key, number(key, value, values), "" if unit is None else str(unit)
-            if not pair and key not in unitless:
-                unitless.add(key)
-                warnings.warn(
-                    f"Derived metric '{key}' does not have a unit specified. Return a tuple (value, unit) "
-                    f"instead of just the value. np.nan will be added to the 'Unit' column in the dataframe "
-                    f"(files written by the engine leave it empty).",
-                    ProfilerWarning,
-                    stacklevel=2,
-                )
-            return derived
-
-        def adapter(values, config_index):
-            out = fn(*values, *configs[config_index])
-            if isinstance(out, Mapping):
-                for k in out:
-                    if not isinstance(k, str):
-                        raise ConfigError(f"derive_metric {name}() returned a dict with the key {k!r}, of type "
-                                          f"{type(k).__name__}: each derived metric is named by a string key, "
-                                          f"e.g. {{'bandwidth': (value, 'GB/s')}}")
-                return [entry(k, v, values) for k, v in out.items()]
-            return [entry(name, out, values)]
-
-        return adapter

@@ -11,7 +11,7 @@ import pandas as pd
 from . import _core, _notebook, _shard, testing
 from ._configs import Signature, engine_rows
 from ._evaluate import _prefix
-from ._options import BackendName, Options, VerbosityLevel, _count, _number
+from ._options import BackendName, Options, VerbosityLevel, _count, _number, default, entry_default, entry_given
 from ._results import ProfileResults, _config_column, _engine_column
 from .errors import ConfigError, SweepError, SweepInterrupted
 
@@ -20,24 +20,27 @@ def tune(
     func: Callable[..., object],
     configs: Iterable[Any] | None = None,
     *,
-    runs: int = 100,
-    warmup_runs: int = 1,
+    runs: int = entry_default("tune", "runs"),
+    warmup_runs: int = default("warmup_runs"),
     threshold_pct: float = 2.0,
     alpha: float = 0.05,
     first_runs: int = 10,
     final_runs: int = 20,
     max_finalists: int = 8,
     annotation: str | None = None,
-    backend: BackendName | None = None,
-    cache_control: Literal["all", "none"] = "all",
-    clock_control: Literal["none", "base"] = "none",
-    thermal_mode: Literal["auto", "manual", "off"] = "auto",
-    output_prefix: str | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    fsync_interval_s: float = 1.0,
-    shard: Literal["auto"] | tuple[int, int] | None = None,
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = VerbosityLevel.INFO,
+    backend: BackendName | None = default("backend"),
+    cache_control: Literal["all", "none"] = default("cache_control"),
+    clock_control: Literal["none", "base"] = default("clock_control"),
+    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
+    thermal_wait: float | None = default("thermal_wait"),
+    thermal_cont: float | None = default("thermal_cont"),
+    thermal_timeout: float | None = default("thermal_timeout"),
+    output_prefix: str | None = default("output_prefix"),
+    resume: bool = default("resume"),
+    overwrite: bool = default("overwrite"),
+    fsync_interval_s: float = default("fsync_interval_s"),
+    shard: Literal["auto"] | tuple[int, int] | None = default("shard"),
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
 ) -> RaceResults:
     """Chooses the fastest of ``configs`` by racing them, in a fraction of the runs of measuring
     each one ``runs`` times.
@@ -59,8 +62,10 @@ def tune(
     runs: the most runs a config gets before the final round, and the exhaustive sweep the cost is
         compared with (every config ``warmup_runs + runs`` times). ``warmup_runs`` precede every
         visit of a config.
-    backend, cache_control, clock_control, thermal_mode, verbosity: as for kscope.analyze.kernel
-        ('cupti', the default, or 'events': a backend that measures durations).
+    backend, cache_control, clock_control, thermal_mode, thermal_wait, thermal_cont, thermal_timeout,
+        verbosity: as for kscope.analyze.kernel (a backend that measures durations: 'cupti', the
+        default, or 'events'). The options of kscope.analyze.kernel that tune does not take change
+        or add to what decides (docs/tune.md lists them).
     output_prefix, resume, overwrite, fsync_interval_s: each round streams its runs under
         ``{output_prefix}round-<k>-`` as a profile does; ``resume=True`` continues a race that was
         killed or interrupted, taking the same decisions again from the runs on disk. At the end
@@ -77,12 +82,9 @@ def tune(
     """
     if not callable(func):
         raise ConfigError(f"tune's func must be a function of a config's values, not {func!r}")
+    options = Options(**entry_given("tune", locals()))
     signature = Signature(func)
     given = signature.configs(list(configs) if configs is not None else None)
-    options = Options(runs=runs, warmup_runs=warmup_runs, verbosity=verbosity, clock_control=clock_control,
-                      cache_control=cache_control, replay_mode="range", thermal_mode=thermal_mode,
-                      output_prefix=output_prefix, backend=backend, resume=resume, overwrite=overwrite,
-                      fsync_interval_s=fsync_interval_s, shard=shard)
     race_options = _race_options(threshold_pct, alpha, first_runs, final_runs, max_finalists, annotation)
     simulated = testing.active()
     settings = options.settings(_prefix(output_prefix))

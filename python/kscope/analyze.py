@@ -12,6 +12,7 @@ from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overloa
 
 from . import _core, _notebook, _plot, _plot_style, _roofline, _shard, info_collector, testing, tools
 from ._call_files import CallFiles
+from ._callbacks import combine_adapter, derive_adapter
 from ._configs import Signature, engine_rows
 from ._lines import LineResults
 from ._options import OPTIONS, Options, VerbosityLevel, kernel_signature, options_help
@@ -203,7 +204,8 @@ class _ProfiledFunction:
         self.files.make_room(settings, placement.shard)
         if placement.launcher == "torchrun":
             _shard.use_local_gpu(settings, placement.local_rank)
-        derive = opts.derive_adapter(opts.measured_metrics(settings, simulated), configs, len(self.signature.names))
+        derive = derive_adapter(opts.derive_metric, opts.measured_metrics(settings, simulated), configs,
+                                len(self.signature.names))
         work = _roofline.adapter(self.work, configs)
         returned: list[int] = []
 
@@ -249,7 +251,7 @@ class _ProfiledFunction:
         try:
             return _core.profile(
                 self.signature.names, engine_rows(configs, self.signature.names), settings, body, derive,
-                opts.combine_adapter(), info_collector.engine_collectors(opts.info_collectors, configs),
+                combine_adapter(opts.combine_kernel_metrics), info_collector.engine_collectors(opts.info_collectors, configs),
                 simulated, progress, *work,
             )
         except BaseException as e:

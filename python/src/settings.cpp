@@ -115,6 +115,16 @@ void bind_settings(py::module_& m) {
     return out;
   }, "[(name, python_name, python_type, role, doc)] of every Settings field, from the engine's one table; role: "
      "measurement (a resume and a merge must agree), summary (a merge must agree) or session");
+  m.def("entry_options", [] {
+    py::dict out;
+    for (const auto& e : kscope::detail::entry_options_infos()) {
+      py::dict refused;
+      for (const auto& [name, why] : e.refused) refused[py::str(name)] = why;
+      out[py::str(e.entry)] = py::dict(py::arg("refused") = refused, py::arg("fixed") = e.fixed);
+    }
+    return out;
+  }, "{entry: {'refused': {option: why}, 'fixed': [option]}} of profile, tune and evaluate: the options each "
+     "refuses, by analyze.kernel's names, and those it sets itself");
   m.def("collection_scopes", [] {
     std::vector<std::string> names;
     for (const auto& [value, name] : kscope::detail::enum_names(kscope::CollectionScope{})) names.emplace_back(name);

@@ -87,7 +87,7 @@ void check_pcsampling(const Settings& s) {
       .python_name = "cupti",
       .summary = "per-kernel durations from CUPTI's activity records",
       .default_metrics = cupti_duration,
-      .capabilities = {.measures_duration = true, .energy = true},
+      .capabilities = {.measures_duration = true, .energy = true, .observes_calls = true},
       .make = KSCOPE_IF_CUDA([](const Settings& s) { return std::make_unique<CuptiBackend>(s.device); },
                              built_without_cuda),
       .tensor_checks = KSCOPE_IF_CUDA(checks_of<device::GpuTensorChecks>, nullptr),

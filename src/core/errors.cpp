@@ -12,9 +12,6 @@ SweepError::SweepError(const std::string& message, std::string failed_config,
       cause_(std::move(cause)),
       partial_(std::move(partial)) {}
 
-FileError::FileError(const std::string& message, std::string path, std::error_code code)
-    : Error(message), path_(std::move(path)), code_(code) {}
-
 SweepInterrupted::SweepInterrupted(const std::string& message, std::string interrupted_config,
                                    std::shared_ptr<const Results> partial)
     : std::runtime_error(message), interrupted_config_(std::move(interrupted_config)), partial_(std::move(partial)) {}

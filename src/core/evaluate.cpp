@@ -10,11 +10,10 @@
 #include "core/caller_language.hpp"
 #include "core/evaluation_report.hpp"
 #include "core/evaluator.hpp"
+#include "core/entry.hpp"
 #include "core/log.hpp"
-#include "core/request_checks.hpp"
 #include "core/session.hpp"
 #include "core/suggest.hpp"
-#include "core/session_guard.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
 
@@ -81,32 +80,6 @@ std::vector<Cell> config_cells(const Config& config) {
   std::vector<Cell> cells;
   for (const Value& v : config.values()) cells.push_back(detail::to_cell(v));
   return cells;
-}
-
-// The session's settings for an evaluation: every region measured as one range, nothing that would
-// hide or rewrite work.
-Settings evaluation_settings(const Settings& requested) {
-  using detail::option;
-  const auto refuse = [](const std::string& what, const std::string& why) {
-    throw ConfigError("evaluate does not take " + what + ": " + why);
-  };
-  if (!requested.metrics.empty())
-    refuse(option("metrics"), "it times both sides' GPU work (durations); hardware counters and energy are "
-                              "measured with a profile, not an evaluation");
-  if (!requested.ignore_kernel_list.empty())
-    refuse(option("ignore_kernel_list"), "every kernel, copy and fill of a call is part of its time, so that no work "
-                                         "can hide in a kernel with an ignored name");
-  if (requested.combine_kernel_metrics)
-    refuse(option("combine_kernel_metrics"), "each call is timed as one range over all its work");
-  if (requested.derive_metric) refuse(option("derive_metric"), "the speedup and the errors are its derived values");
-  if (!requested.normalize_against.empty())
-    refuse(option("normalize_against"), "the Speedup column compares the two sides already");
-  if (requested.resume)
-    refuse(option("resume"), "the checks of each run are made as it runs and are not streamed; evaluate again");
-  if (requested.shard) refuse(option("shard"), "an evaluation runs in one process");
-  Settings s = requested;
-  s.replay_mode = ReplayMode::range;
-  return s;
 }
 
 void check_contest(const Contest& contest) {
@@ -263,31 +236,33 @@ EvaluationInterrupted::EvaluationInterrupted(const SweepInterrupted& interrupt,
                        std::make_shared<const Results>(partial->measurements())),
       partial_(std::move(partial)) {}
 
-Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, const Contest& contest,
-                                 const EvaluateOptions& options, MeasurementBackend& backend) {
-  const Settings settings = evaluation_settings(requested);
-  options.validate();
-  check_contest(contest);
+namespace {
+
+// The evaluation on the caller's backend, or (`given` null) on the one the registry chooses.
+Evaluation run_evaluation(const Sweep& sweep, const Settings& requested, const Contest& contest,
+                          const EvaluateOptions& options, MeasurementBackend* given) {
   detail::Evaluator* evaluator_in_use = nullptr;
   const Body body = [&](const Config& config) { evaluator_in_use->run(config); };
-  std::vector<Config> configs = detail::check_request(sweep, settings, body);
-  detail::LogScope log(settings.verbosity);
-  detail::SessionGuard guard;
-  detail::check_backend_measures(settings, backend);
+  detail::EntryCall call(detail::Entry::evaluate, sweep, requested, body);
+  options.validate();
+  check_contest(contest);
+  const std::unique_ptr<MeasurementBackend> made = given ? nullptr : call.make(call.chosen());
+  MeasurementBackend& backend = given ? *given : *made;
+  const Settings& settings = call.settings();
+  call.start(backend);
   CallObserver* observer = backend.call_observer();
   if (!observer)
     throw ConfigError("the " + to_string(backend.describe().backend) + " backend cannot evaluate: it does not see "
                       "the work a call causes on every stream, so work moved to another stream would go untimed. "
-                      "Evaluate with " + detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") +
-                      " (the default)");
+                      "Evaluate with " + detail::backends_for(detail::entry_rules(detail::Entry::evaluate)));
   // The registry pairs the backend with its device's tensor checks; the backend never sees them.
   const BackendDefinition& measured_by = definition(backend.describe().backend);
   if (!measured_by.tensor_checks)
     throw ConfigError("the " + measured_by.name + " backend cannot evaluate: kscope cannot read the tensors in its "
                       "device's memory (its registry definition has no tensor_checks). Evaluate with " +
-                      detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default)");
+                      detail::backends_for(detail::entry_rules(detail::Entry::evaluate)));
   const std::unique_ptr<TensorChecks> device_checks = measured_by.tensor_checks();
-  detail::Evaluator evaluator(contest, options, backend, *device_checks, settings.runs, configs.size());
+  detail::Evaluator evaluator(contest, options, backend, *device_checks, settings.runs, call.configs().size());
   evaluator_in_use = &evaluator;
   observer->observe_calls();
   detail::SessionHooks hooks;
@@ -301,7 +276,7 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, 
   };
   Results measurements;
   try {
-    measurements = detail::Session(std::move(configs), settings, body, backend, std::move(hooks)).run();
+    measurements = detail::Session(call.take_configs(), settings, body, backend, std::move(hooks)).run();
   } catch (const SweepError& e) {
     if (e.cause()) {
       try {
@@ -321,15 +296,16 @@ Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& requested, 
   return evaluation;
 }
 
+}  // namespace
+
+Evaluation evaluate_with_backend(const Sweep& sweep, const Settings& settings, const Contest& contest,
+                                 const EvaluateOptions& options, MeasurementBackend& backend) {
+  return run_evaluation(sweep, settings, contest, options, &backend);
+}
+
 Evaluation evaluate(const Sweep& sweep, const Settings& settings, const Contest& contest,
                     const EvaluateOptions& options) {
-  const Settings checked = evaluation_settings(settings);
-  const BackendDefinition& chosen = definition(chosen_backend(checked));
-  if (!chosen.make)
-    throw ConfigError("backend '" + chosen.name + "' cannot evaluate in this process; evaluate with " +
-                      detail::spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default)");
-  const auto backend = chosen.make(checked);
-  return evaluate_with_backend(sweep, checked, contest, options, *backend);
+  return run_evaluation(sweep, settings, contest, options, nullptr);
 }
 
 }  // namespace kscope

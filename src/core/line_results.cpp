@@ -58,7 +58,8 @@ using LineKey = std::tuple<std::string, std::size_t, std::string, std::string, s
 }  // namespace
 
 std::string frame_text(const SourceLocation& frame) {
-  return frame.function + " (" + base_name(frame.file) + ":" + std::to_string(frame.line) + ")";
+  const std::string at = base_name(frame.file) + ":" + std::to_string(frame.line);
+  return frame.function.empty() ? at : frame.function + " (" + at + ")";  // Triton's helpers have no function name
 }
 
 std::string inlined_from_text(const std::vector<SourceLocation>& source) {

@@ -34,7 +34,7 @@ std::vector<SourceLine> source_lines(const SampledCode& code);
 
 // "outer (k.cu:5) > inner (k.cu:2)": the frames inside the attributed line, outermost first.
 std::string inlined_from_text(const std::vector<SourceLocation>& source);
-std::string frame_text(const SourceLocation& frame);  // "inner (k.cu:2)"
+std::string frame_text(const SourceLocation& frame);  // "inner (k.cu:2)"; "standard.py:170" without a function
 // "k.cu:12", or "fn+0x1a0" for code without line information.
 std::string location_text(const SourceLine& line);
 double share_pct(std::uint64_t part, std::uint64_t whole);  // NaN of nothing

@@ -18,12 +18,11 @@
 #include "base/file_access.hpp"
 #include "core/aggregator.hpp"
 #include "core/caller_language.hpp"
+#include "core/entry.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
 #include "core/race.hpp"
-#include "core/request_checks.hpp"
 #include "core/session.hpp"
-#include "core/session_guard.hpp"
 #include "core/sharding.hpp"
 #include "core/significance.hpp"
 #include "core/suggest.hpp"
@@ -45,34 +44,6 @@ double now_s() {
 
 std::string race_option(const std::string& field) { return spell("RaceOptions::" + field, field); }
 
-// The settings of the race's rounds: every region one range; nothing that changes or adds to what
-// decides.
-Settings race_settings(const Settings& requested) {
-  const auto refuse = [](const std::string& what, const std::string& why) {
-    throw ConfigError("tune does not take " + what + ": " + why);
-  };
-  const std::string profile_winner = "; profile the winner with it once the race has chosen";
-  for (const std::string& m : requested.metrics)
-    if (m != kCuptiKernelDuration && m != kEventsRegionDuration)
-      refuse(option("metrics") + " '" + m + "'",
-             "the race decides by the duration its backend measures (give no metrics, or that backend's "
-             "duration metric)" + profile_winner);
-  if (requested.derive_metric) refuse(option("derive_metric"), "the race decides by the measured duration" + profile_winner);
-  if (requested.combine_kernel_metrics)
-    refuse(option("combine_kernel_metrics"), "each annotated region is timed as one range over all its kernels");
-  if (!requested.ignore_kernel_list.empty())
-    refuse(option("ignore_kernel_list"), "each annotated region is timed as one range over all its kernels");
-  if (!requested.normalize_against.empty())
-    refuse(option("normalize_against"), "the race compares the configs' durations directly");
-  if (requested.sampling == Sampling::adaptive)
-    refuse(option("adaptive") + " sampling", "the race decides how many runs each config gets");
-  if (!requested.info_collectors.empty()) refuse(option("info_collectors"), "the race records durations only" + profile_winner);
-  if (requested.work) refuse(option("work"), "the race records durations only" + profile_winner);
-  Settings s = requested;
-  s.replay_mode = ReplayMode::range;
-  return s;
-}
-
 // The backend's duration metric, which decides.
 MetricSpec duration_metric(const MeasurementBackend& backend) {
   const std::vector<MetricSpec> metrics = backend.metrics();
@@ -80,7 +51,7 @@ MetricSpec duration_metric(const MeasurementBackend& backend) {
     throw ConfigError("the " + to_string(backend.describe().backend) + " backend measures " +
                       (metrics.empty() ? std::string("nothing") : "'" + metrics.front().name + "'") +
                       ", not a duration, and the race decides by durations: tune with " +
-                      spell("Settings::backend = Backend::cupti", "backend='cupti'") + " (the default) or events");
+                      detail::backends_for(detail::entry_rules(detail::Entry::tune)));
   return metrics.front();
 }
 
@@ -324,13 +295,18 @@ std::ostream& operator<<(std::ostream& out, const Race& race) {
   return out;
 }
 
-Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body& body, const RaceOptions& options,
-                       MeasurementBackend& backend) {
+namespace {
+
+// The race on the caller's backend, or (`given` null) on the one the registry chooses.
+Race run_race(const Sweep& sweep, const Settings& requested, const Body& body, const RaceOptions& options,
+              MeasurementBackend* given) {
   const double started_s = now_s();
-  detail::LogScope log(requested.verbosity);
+  detail::EntryCall call(detail::Entry::tune, sweep, requested, body);
   options.validate();
-  const Settings settings = race_settings(detail::resolve_launch(requested));
-  const std::vector<Config> configs = detail::check_request(sweep, settings, body);
+  const std::unique_ptr<MeasurementBackend> made = given ? nullptr : call.make(call.chosen());
+  MeasurementBackend& backend = given ? *given : *made;
+  const Settings& settings = call.settings();
+  const std::vector<Config>& configs = call.configs();
   if (options.first_runs > settings.runs)
     throw ConfigError(race_option("first_runs") + " (" + std::to_string(options.first_runs) + ") is more than " +
                       option("runs") + " (" + std::to_string(settings.runs) + "), the most runs a config gets " +
@@ -339,8 +315,7 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   std::optional<detail::OutputClaim> claim;  // the race's files and its rounds', until the last is written
   if (!settings.output_prefix.empty()) claim.emplace(settings, detail::ResultKind::race);
   keep_race_options(settings, options);
-  detail::SessionGuard guard;
-  detail::check_backend_measures(settings, backend);
+  call.start(backend);
   const MetricSpec duration = duration_metric(backend);
 
   std::vector<Config> raced;
@@ -460,15 +435,15 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   return race;
 }
 
+}  // namespace
+
+Race tune_with_backend(const Sweep& sweep, const Settings& settings, const Body& body, const RaceOptions& options,
+                       MeasurementBackend& backend) {
+  return run_race(sweep, settings, body, options, &backend);
+}
+
 Race tune(const Sweep& sweep, const Settings& settings, const Body& body, const RaceOptions& options) {
-  const Settings checked = race_settings(settings);
-  const BackendDefinition& chosen = definition(chosen_backend(checked));
-  if (!chosen.make || !chosen.capabilities.measures_duration)
-    throw ConfigError("backend '" + chosen.name + "' cannot race configs in this process: the race decides by " +
-                      "durations measured here; tune with " + spell("Settings::backend = Backend::cupti", "backend='cupti'") +
-                      " (the default) or events");
-  const auto backend = chosen.make(checked);
-  return tune_with_backend(sweep, checked, body, options, *backend);
+  return run_race(sweep, settings, body, options, nullptr);
 }
 
 }  // namespace kscope

@@ -13,8 +13,10 @@
 #include "kscope/backend_registry.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/evaluate.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/results.hpp"
+#include "kscope/tune.hpp"
 #include "test_support.hpp"
 
 using namespace kscope;
@@ -175,6 +177,48 @@ TEST(BackendRegistry, NamesAreCheckedWhereTheyAreGivenAndTaken) {
                                 .capabilities = {.measures_duration = true}});
             }).find("measures a duration of its own: give it as its one default metric"),
             std::string::npos);
+}
+
+// tune() and evaluate() choose their backend by the registry's capabilities, never by name: a
+// registered duration backend races, and is offered where another backend is refused; one that does
+// not see every stream's work is refused by evaluate() before it is made.
+TEST(BackendRegistry, TuneAndEvaluateChooseByTheRegistrysCapabilities) {
+  toy();
+  Settings settings;
+  settings.backend = Backend::named("toy");
+  settings.runs = 4;
+  settings.warmup_runs = 0;
+  settings.verbosity = Verbosity::quiet;
+  RaceOptions options;
+  options.first_runs = 2;
+  options.final_runs = 2;
+  const Race race = tune(Sweep().axis("ms", {0, 3}), settings, [](const Config& c) {
+    Annotation region("sleep");
+    std::this_thread::sleep_for(std::chrono::milliseconds(c.get<std::int64_t>("ms")));
+  }, options);
+  EXPECT_EQ(race.measurements().session().backend, toy());
+  EXPECT_EQ(race.winner(), 0u);  // no sleep beats 3 ms on any host clock
+
+  settings.backend = Backend::counters;
+  const std::string counters = error_of([&] { tune(Sweep().axis("n", {1}), settings, [](const Config&) {}, options); });
+  EXPECT_EQ(counters.rfind("the counters backend cannot serve tune in this process: the race decides by durations "
+                           "measured in this process; tune with Backend::cupti (the default), Backend::events",
+                           0),
+            0u)
+      << counters;
+  EXPECT_NE(counters.find("Backend::toy"), std::string::npos) << counters;
+
+  settings.backend = Backend::named("toy");
+  Contest contest;
+  contest.inputs = [](const Config&, std::uint64_t) { return Tensors{}; };
+  contest.reference = contest.candidate = [](const Tensors&) { return Tensors{}; };
+  const std::string evaluated = error_of([&] { evaluate(Sweep().axis("n", {1}), settings, contest); });
+  EXPECT_EQ(evaluated.rfind("the toy backend cannot serve evaluate in this process: an evaluation times all the GPU "
+                            "work a call causes, on every stream, as it runs; evaluate with Backend::cupti (the "
+                            "default)",
+                            0),
+            0u)
+      << evaluated;
 }
 
 TEST(BackendRegistry, ABackendWithoutAFactoryIsNotASettingsChoice) {

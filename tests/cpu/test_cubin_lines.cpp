@@ -1,6 +1,7 @@
 // The pcsampling backend's readers that need no GPU: a cubin's SASS line table with its inlined-call
 // chains (data/lines/inlined.cu, built with nvcc -arch=sm_90 -lineinfo -cubin; the expected lines are
-// those cuptiGetSassToSourceCorrelation gives for the innermost frame), and nvdisasm's listing.
+// those cuptiGetSassToSourceCorrelation gives for the innermost frame; data/lines/triton_softmax.ptx,
+// Triton's shape of PTX assembled with ptxas -lineinfo), and nvdisasm's listing.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "backends/pcsampling/cubin_lines.hpp"
+#include "backends/pcsampling/inlined_call_sites.hpp"
 #include "backends/pcsampling/sass_listing.hpp"
 
 namespace {
@@ -75,6 +77,75 @@ TEST(CubinLines, NotACubinOrCutShortHasNoLinesAndSaysWhy) {
     const CubinLines lines(cubin.substr(0, cut));
     EXPECT_EQ(lines.empty(), !lines.problem().empty()) << cut;
   }
+}
+
+// Triton's tl.max and tl.sum: standard.py lines inlined two deep, each chain ending on the kernel's
+// own line that called the helper (the line a sample is filed under), also where a stretch of the
+// helper comes back later without its call sites repeated.
+TEST(CubinLines, TritonHelpersEndOnTheCallingLineOfTheKernelsFile) {
+  const CubinLines lines(fixture("triton_softmax.sm_90.cubin"));
+  ASSERT_TRUE(lines.problem().empty()) << lines.problem();
+  EXPECT_FALSE(lines.call_sites_missing("softmax_kernel"));
+  auto expect_chain = [&](std::uint64_t pc, std::vector<std::uint32_t> expected, const char* called_on) {
+    const auto chain = lines.at("softmax_kernel", pc);
+    ASSERT_EQ(chain.size(), expected.size()) << called_on << " +" << pc;
+    for (std::size_t i = 0; i < chain.size(); ++i) {
+      EXPECT_EQ(chain[i].line, expected[i]) << called_on << " +" << pc << " frame " << i;
+      const bool last = i + 1 == chain.size();
+      EXPECT_EQ(chain[i].function, last ? "softmax_kernel" : "");  // Triton names no function for its helpers
+      EXPECT_TRUE(chain[i].file.ends_with(last ? "/home/user/softmax.py" : "/triton/language/standard.py"))
+          << chain[i].file;
+    }
+  };
+  expect_chain(0x70, {163, 184, 12}, "tl.max");
+  expect_chain(0xa0, {163, 184, 12}, "tl.max");
+  expect_chain(0xc0, {163, 184, 12}, "tl.max, again after line 12's own code");
+  expect_chain(0x120, {263, 293, 14}, "tl.sum");
+  expect_chain(0x150, {263, 293, 14}, "tl.sum");
+  expect_chain(0xb0, {12}, "line 12's own code");
+  expect_chain(0x160, {15}, "line 15");
+}
+
+// The same kernel from a compiler that records no call sites: the helper's lines are all there is,
+// and the reader says so (the backend's note) instead of passing them off as the kernel's.
+TEST(CubinLines, InlinedCodeWithoutCallSitesIsRecognized) {
+  const CubinLines lines(fixture("triton_softmax_no_call_sites.sm_90.cubin"));
+  ASSERT_TRUE(lines.problem().empty()) << lines.problem();
+  EXPECT_TRUE(lines.call_sites_missing("softmax_kernel"));
+  const auto at = lines.at("softmax_kernel", 0x70);
+  ASSERT_EQ(at.size(), 1u);
+  EXPECT_EQ(at[0].line, 163u);
+  EXPECT_TRUE(at[0].file.ends_with("standard.py"));
+  EXPECT_FALSE(CubinLines(fixture("inlined.sm_90.cubin")).call_sites_missing(kChase));
+  EXPECT_FALSE(lines.call_sites_missing("no_such_kernel"));
+}
+
+// The call sites a cubin without them lacks, from the kernel's LLVM IR as Triton keeps it: every
+// line of standard.py inlined from one line of the kernel gets its chain; one inlined from two lines
+// of the kernel (tl.cdiv called twice) gets none, as does the kernel's own code.
+TEST(InlinedCallSites, ChainsOfTheInlinedLinesFromTritonsLlvmIr) {
+  const kscope::pcsampling::InlinedCallSites sites(fixture("triton_softmax.llir"));
+  const std::string standard = "/venv/lib/python3.12/site-packages/triton/language/standard.py";
+  const std::string kernel = "/home/user/softmax.py";
+  auto lines_of = [](const std::vector<SourceLocation>& chain) {
+    std::vector<std::uint32_t> out;
+    for (const auto& f : chain) out.push_back(f.line);
+    return out;
+  };
+  const auto max = sites.chain(standard, 163);
+  EXPECT_EQ(lines_of(max), (std::vector<std::uint32_t>{163, 184, 12}));
+  ASSERT_EQ(max.size(), 3u);
+  EXPECT_EQ(max[0].file, standard);
+  EXPECT_EQ(max[2].file, kernel);
+  EXPECT_EQ(max[2].function, "softmax_kernel");
+  EXPECT_EQ(max[0].function, "");  // Triton's helpers: scoped in the kernel, no function of their own
+  EXPECT_EQ(lines_of(sites.chain(standard, 184)), (std::vector<std::uint32_t>{184, 12}));
+  EXPECT_EQ(lines_of(sites.chain(standard, 263)), (std::vector<std::uint32_t>{263, 293, 14}));
+  EXPECT_TRUE(sites.chain(standard, 40).empty());  // tl.cdiv on lines 9 and 10
+  EXPECT_TRUE(sites.chain(kernel, 12).empty());
+  EXPECT_TRUE(sites.chain("standard.py", 163).empty());  // files as directory/name, as the cubin names them
+  EXPECT_TRUE(kscope::pcsampling::InlinedCallSites("").empty());
+  EXPECT_TRUE(kscope::pcsampling::InlinedCallSites("!1 = !DILocation(line: 3, scope: !9, inlinedAt: !1)\n!2 = !{").empty());
 }
 
 TEST(CubinLines, FunctionNamesWithoutTheirSignature) {

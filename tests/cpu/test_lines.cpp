@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/line_rows.hpp"
 #include "kscope/annotation.hpp"
 #include "lines_command.hpp"
 #include "kscope/lines.hpp"
@@ -112,6 +113,18 @@ TEST(Lines, EachKernelsLinesBySamplesWithTheirStallReasons) {
   // Three recorded runs (warm-ups unsampled) of a 50 us and a 100 us kernel at 2^10 cycles.
   EXPECT_EQ(samples[1], static_cast<std::int64_t>(3 * expected_samples(50'000, 10)));
   EXPECT_EQ(samples[2], static_cast<std::int64_t>(3 * expected_samples(100'000, 10)));
+}
+
+// A frame of inlined code names its function and line; Triton's helpers, scoped in the kernel,
+// have no function of their own and read as their file and line.
+TEST(Lines, AnInlinedFrameWithoutAFunctionReadsAsItsFileAndLine) {
+  using kscope::SourceLocation;
+  EXPECT_EQ(kscope::detail::frame_text({"/k/chase.cu", 2, "helper"}), "helper (chase.cu:2)");
+  EXPECT_EQ(kscope::detail::frame_text({"/venv/triton/language/standard.py", 170, ""}), "standard.py:170");
+  const std::vector<SourceLocation> chain{{"/venv/triton/language/standard.py", 170, ""},
+                                          {"/venv/triton/language/standard.py", 184, ""},
+                                          {"/home/user/softmax.py", 12, "softmax_kernel"}};
+  EXPECT_EQ(kscope::detail::inlined_from_text(chain), "standard.py:184 > standard.py:170");
 }
 
 TEST(Lines, InlinedCodeOnTheCallingLineWithItsChainAndCodeWithoutLinesByOffset) {

@@ -16,6 +16,7 @@
 #include "core/race.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
+#include "kscope/metrics.hpp"
 #include "kscope/testing.hpp"
 #include "kscope/tune.hpp"
 #include "test_support.hpp"
@@ -329,13 +330,23 @@ TEST(Tune, RefusesWhatWouldChangeOrAddToWhatDecides) {
   };
   Settings s = race_settings();
   s.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
-  EXPECT_EQ(refusal(s).rfind("tune does not take Settings::metrics 'sm__throughput", 0), 0u) << refusal(s);
+  EXPECT_EQ(refusal(s).rfind("tune does not take Settings::metrics: the race decides by the duration its backend", 0),
+            0u) << refusal(s);
+  s.metrics = {kscope::kCuptiKernelDuration};  // the backend's own: chosen with Settings::backend instead
+  EXPECT_EQ(refusal(s).rfind("tune does not take Settings::metrics", 0), 0u) << refusal(s);
   s = race_settings();
   s.derive_metric = [](const MeasuredValues&, const Config&) { return std::vector<DerivedValue>{}; };
   EXPECT_EQ(refusal(s).rfind("tune does not take Settings::derive_metric", 0), 0u);
   s = race_settings();
   s.sampling = Sampling::adaptive;
-  EXPECT_EQ(refusal(s).rfind("tune does not take Settings::adaptive sampling", 0), 0u);
+  EXPECT_EQ(refusal(s), "tune does not take Settings::sampling: adaptive sampling: the race decides how many runs each "
+                        "config gets");
+  s = race_settings();
+  s.throttled_runs = ThrottledRuns::exclude;
+  EXPECT_EQ(refusal(s).rfind("tune does not take Settings::throttled_runs: the race judges every run", 0), 0u);
+  s = race_settings();
+  s.ncu_sections = {"SpeedOfLight"};
+  EXPECT_EQ(refusal(s).rfind("tune does not take Settings::ncu_sections", 0), 0u);
   s = race_settings(5);
   EXPECT_EQ(refusal(s), "RaceOptions::first_runs (10) is more than Settings::runs (5), the most runs a config gets "
                         "before the final round: raise Settings::runs (100, say) or lower RaceOptions::first_runs");

@@ -71,6 +71,27 @@ def test_tune_refuses_bad_options_in_pythons_words(sim):
         kscope.tune(gemm, configs=[0, 1], annotation="other", verbosity="silent")
 
 
+def test_a_backend_that_cannot_race_or_evaluate_is_refused_naming_those_that_can():
+    """The registry's capabilities choose: refused before any backend is made, so on any machine."""
+    def body(n):
+        pass
+
+    with pytest.raises(kscope.ConfigError, match=r"^the counters backend cannot serve tune in this process: the race "
+                                                 r"decides by durations measured in this process; tune with "
+                                                 r"backend='cupti' \(the default\)(,| or) backend='events'"):
+        kscope.tune(body, configs=[0, 1], backend="counters", verbosity="silent")
+    with pytest.raises(kscope.ConfigError, match=r"^the events backend cannot serve evaluate in this process: an "
+                                                 r"evaluation times all the GPU work a call causes, on every stream, "
+                                                 r"as it runs; evaluate with backend='cupti' \(the default\)"):
+        kscope.evaluate(abs, abs, lambda config, seed: 1.0, backend="events", verbosity="silent")
+
+
+def test_tune_takes_the_thermal_guards_options_as_kernel_does(sim):
+    race = kscope.tune(space(sim), configs=list(BASE), thermal_mode="manual", thermal_wait=5.0, thermal_cont=10.0,
+                       thermal_timeout=30.0, verbosity="silent")
+    assert race.winner == (3,)
+
+
 def test_a_failed_race_keeps_its_runs_and_resumes(sim, tmp_path):
     calls = []
 

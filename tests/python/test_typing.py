@@ -196,6 +196,29 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
         3, kscope._core.ThermalMode.off, kscope._core.Sampling.adaptive, kscope._core.StopCriterion.named("rsd"))
 
 
+@pytest.mark.parametrize("entry", ["tune", "evaluate"])
+def test_tune_and_evaluate_take_the_option_tables_options_typed_as_kernels(entry):
+    """tune's and evaluate's signatures come from the option table: they take exactly the options
+    the engine's entry for them neither refuses nor sets itself (each refusal with its reason, on a
+    Settings field Python names), each typed as analyze.kernel types it, with the table's default
+    or the entry's own; their other parameters are their own, not the table's. typed_usage.py and
+    typed_misuse.py type-check their calls."""
+    function = getattr(kscope, entry)
+    parameters = inspect.signature(function).parameters
+    taken = [name for name in parameters if name in _options.OPTIONS]
+    assert set(taken) == set(_options.entry_options(entry)), (entry, taken)
+    rules = kscope._core.entry_options()[entry]
+    python_names = {python_name for _, python_name, *_ in kscope._core.settings_fields() if python_name}
+    assert rules["refused"] and set(rules["refused"]) | set(rules["fixed"]) <= python_names
+    assert all(why.strip() for why in rules["refused"].values())
+    hints, kernel_hints = typing.get_type_hints(function), typing.get_type_hints(_options.kernel_signature)
+    for name in taken:
+        assert parameters[name].default == _options.entry_default(entry, name), (entry, name)
+        if name not in _options.ENTRY_FORMS.get(entry, ()):
+            assert hints[name] == kernel_hints[name], (entry, name, hints[name], kernel_hints[name])
+    assert kscope._core.entry_options()["profile"] == {"refused": {}, "fixed": []}
+
+
 def test_the_engines_names_are_the_pythons():
     """Names the engine exports once, checked where Python spells them: the collection scopes of
     kscope.CollectionScope, the error classes the engine's errors become (each in kscope.errors, and

@@ -39,6 +39,11 @@ def misuse() -> None:
     kscope.analyze.kernel(copy, configs=[1], bogus=True)  # expect-error
     kscope.analyze.kernel(gemm, backend="nsight")  # expect-error
     kscope.analyze.plot("p.png", plot_type="pie")  # expect-error
+    kscope.tune(unprofiled, [1], runs="3")  # expect-error
+    kscope.tune(unprofiled, [1], metrics=["sm__throughput.avg.pct_of_peak_sustained_elapsed"])  # expect-error
+    kscope.tune(unprofiled, [1], backend="nsight")  # expect-error
+    kscope.evaluate(unprofiled, unprofiled, lambda config, seed: config, resume=True)  # expect-error
+    kscope.evaluate(unprofiled, unprofiled, lambda config, seed: config, cache_control="warm")  # expect-error
     results = kscope.load("results.json")
     rows: str = len(results)  # expect-error
     results.save(3)  # expect-error

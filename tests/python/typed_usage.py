@@ -84,3 +84,24 @@ def report() -> None:
         kscope.analyze.kernel(gemm, runs=3)
     except (NCUNotAvailableError, ProfilerException) as e:
         print(e, frame, rows, report_path, verdicts, loaded, value, tool, health, passes, metrics, count, roofs, figure)
+
+
+def race_and_evaluate() -> None:
+    """kscope.tune and kscope.evaluate take the option table's options they do not refuse, typed as
+    analyze.kernel types them."""
+    race = kscope.tune(unprofiled_pair, [(1,), (2,)], runs=50, first_runs=5, backend="events", thermal_mode="manual",
+                       thermal_wait=10.0, shard=(0, 2), fsync_interval_s=0.5, verbosity="silent")
+    winner = race.winner
+    evaluation = kscope.evaluate(negate, negate, lambda config, seed: [config["n"]], [{"n": 1}], runs=10, rtol=1e-3,
+                                 work=lambda config: kscope.Work(bytes=8), bound_thresholds={"memory_pct": 70},
+                                 cache_control="none", thermal_timeout=60.0, overwrite=True)
+    verdicts: pd.DataFrame = evaluation.to_dataframe()
+    print(winner, verdicts)
+
+
+def unprofiled_pair(n: int) -> None:
+    pass
+
+
+def negate(x: float) -> float:
+    return -x

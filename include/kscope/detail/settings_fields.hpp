@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -34,5 +35,15 @@ struct SettingsFieldInfo {
 };
 
 std::vector<SettingsFieldInfo> settings_field_infos();
+
+// What each entry of the engine (profile, tune, evaluate: src/core/entry.cpp) takes of the fields,
+// by their Python names: those it refuses, with why, and those it sets itself.
+struct EntryOptionsInfo {
+  std::string entry;
+  std::vector<std::pair<std::string, std::string>> refused;  // {python name, why}
+  std::vector<std::string> fixed;
+};
+
+std::vector<EntryOptionsInfo> entry_options_infos();
 
 }  // namespace kscope::detail

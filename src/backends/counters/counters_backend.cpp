@@ -9,6 +9,7 @@
 #include "backends/counters/range_attribution.hpp"
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
+#include "core/sampling_plan.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
@@ -18,12 +19,12 @@ namespace kscope {
 using counters::RangeKind;
 namespace {
 
-// The ranges of the session's first batch, as the batch planner will plan it (fixed sampling: the
-// config's runs; adaptive: its warm-ups and min_runs) at the ranges per run expected before any
-// batch: the room the session's profiler is made with, so that its first start (whose cost grows
-// with the room) pays for no more.
+// The ranges of the session's first batch, as the batch planner will plan it (the warm-ups and the
+// runs the sampling plan expects of a config) at the ranges per run expected before any batch: the
+// room the session's profiler is made with, so that its first start (whose cost grows with the room)
+// pays for no more.
 std::size_t first_batch_ranges(const Settings& s) {
-  const std::size_t runs = s.warmup_runs + (s.sampling == Sampling::adaptive ? s.adaptive.min_runs : s.runs);
+  const std::size_t runs = s.warmup_runs + detail::SamplingPlan(s, 0.0).expected_runs();
   return std::clamp<std::size_t>(runs * counters::BatchImage::kFirstRangesPerRun, 1, counters::BatchImage::kMaxRanges);
 }
 

@@ -314,7 +314,11 @@ std::vector<SourceLocation> CubinLines::at(const std::string& function, std::uin
   const std::string own = function_name(function);
   for (std::size_t depth = 0; depth < 64; ++depth) {
     const Row& r = rows[row];
-    frames.push_back({file_name(r.file, unit), r.line, r.context != 0 ? function_name(r.function) : own});
+    // Triton names no function for the code it inlines (its helpers' lines are scoped in the kernel):
+    // such a frame is left without one rather than named after the kernel it was inlined into.
+    std::string name = r.context != 0 ? function_name(r.function) : own;
+    if (r.context != 0 && name == own) name.clear();
+    frames.push_back({file_name(r.file, unit), r.line, name});
     if (r.context == 0) break;
     if (r.context - 1 >= row) break;  // a call site is always an earlier row
     row = r.context - 1;
@@ -325,6 +329,15 @@ std::vector<SourceLocation> CubinLines::at(const std::string& function, std::uin
 std::uint64_t CubinLines::code_size(const std::string& function) const {
   const auto found = end_of_.find(function);
   return found == end_of_.end() ? 0 : found->second;
+}
+
+bool CubinLines::call_sites_missing(const std::string& function) const {
+  const auto found = sequences_.find(function);
+  if (found == sequences_.end()) return false;
+  const std::vector<Row>& rows = found->second;
+  const auto inlined = [](const Row& r) { return r.context != 0; };
+  const auto elsewhere = [&](const Row& r) { return r.line != 0 && r.file != rows.front().file; };
+  return std::none_of(rows.begin(), rows.end(), inlined) && std::any_of(rows.begin(), rows.end(), elsewhere);
 }
 
 std::vector<std::string> CubinLines::functions() const {

@@ -30,6 +30,10 @@ class CubinLines {
 
   // The bytes of `function`'s code its line table covers (0 for a function it does not have).
   std::uint64_t code_size(const std::string& function) const;
+  // `function`'s code comes from files other than its own (the file of its first line) without a
+  // single call site recorded: code inlined by a compiler that writes no inlining context (LLVM's
+  // NVPTX backend before LLVM 22, so Triton built on it), whose lines stay the inlined helper's.
+  bool call_sites_missing(const std::string& function) const;
   bool empty() const { return sequences_.empty(); }       // no line information at all
   const std::string& problem() const { return problem_; }  // why the line table could not be read; empty if it could
   std::vector<std::string> functions() const;              // the functions with line information

@@ -112,7 +112,10 @@ void CubinStore::add(const void* cubin, std::size_t size) {
   const std::uint64_t crc = cubin_crc(cubin, size);
   std::lock_guard lock(mutex_);
   Cubin& kept = cubins_[crc];
-  if (kept.bytes.empty()) kept.bytes.assign(static_cast<const char*>(cubin), size);
+  if (kept.bytes.empty()) {
+    kept.bytes.assign(static_cast<const char*>(cubin), size);
+    loaded_since_scan_ = true;
+  }
   kept.loaded = true;
 }
 
@@ -123,6 +126,7 @@ const CubinLines& CubinStore::Cubin::line_table() {
 
 void CubinStore::scan_directories() {
   scanned_ = true;
+  loaded_since_scan_ = false;
   std::vector<std::string> roots = split(environment("KSCOPE_CUBIN_PATH"), ':');
   if (std::string triton = environment("TRITON_CACHE_DIR"); !triton.empty()) roots.push_back(triton);
   else if (std::string home = environment("HOME"); !home.empty()) roots.push_back(home + "/.triton/cache");
@@ -142,8 +146,9 @@ void CubinStore::scan_directories() {
       std::ifstream in(f, std::ios::binary);
       const std::string bytes{std::istreambuf_iterator<char>(in), {}};
       if (bytes.empty()) continue;
-      const std::uint64_t crc = cubin_crc(bytes.data(), bytes.size());
-      if (!cubins_.contains(crc)) cubins_[crc].bytes = bytes;
+      Cubin& cubin = cubins_[cubin_crc(bytes.data(), bytes.size())];
+      if (cubin.bytes.empty()) cubin.bytes = bytes;
+      if (cubin.path.empty()) cubin.path = f.string();
     }
   }
 }
@@ -180,7 +185,36 @@ std::vector<SourceLocation> CubinStore::source(std::uint64_t crc, const std::str
   if (cubin->lines->empty())
     why = "it has no line information (CUDA C++: build with -lineinfo; Triton: unset TRITON_DISABLE_LINE_INFO): "
           "samples are by function and offset";
-  return cubin->lines->at(function, pc);
+  std::vector<SourceLocation> frames = cubin->lines->at(function, pc);
+  // Only code inlined from other files without call sites is looked up (a plain kernel's cubin never
+  // sends kscope through Triton's cache).
+  if (frames.empty() || !cubin->lines->call_sites_missing(function)) return frames;
+  const InlinedCallSites* sites = call_sites(*cubin);
+  if (sites != nullptr)
+    if (std::vector<SourceLocation> chain = sites->chain(frames.front().file, frames.front().line); !chain.empty())
+      return chain;
+  if (sites == nullptr)
+    why = "its compiler recorded no call sites for the code it inlined from other files, and no LLVM IR of it "
+          "(<kernel>.llir in Triton's cache) was found to read them from, so those samples stay on the inlined "
+          "function's line (Triton's tl.* helpers on triton/language/*.py) instead of the line that called it. Triton "
+          "built on LLVM 22 or later records them in the cubin; CUDA C++: leave out -no-lineinfo-inlined-at";
+  else if (const auto entry = cubin->lines->at(function, 0); entry.empty() || frames.front().file != entry.back().file)
+    why = "lines of " + frames.front().file + " inlined from more than one line of the kernel stay on their own line: "
+          "its cubin records no call sites, and its LLVM IR cannot tell which call ran";
+  return frames;
+}
+
+const InlinedCallSites* CubinStore::call_sites(Cubin& cubin) {
+  if (!cubin.call_sites) {
+    if (cubin.path.empty() && (!scanned_ || loaded_since_scan_)) scan_directories();  // compiled since: cached now
+    std::string ir;
+    if (!cubin.path.empty()) {
+      std::ifstream in(fs::path(cubin.path).replace_extension(".llir"), std::ios::binary);
+      ir.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    cubin.call_sites.emplace(ir);
+  }
+  return cubin.call_sites->empty() ? nullptr : &*cubin.call_sites;
 }
 
 std::string CubinStore::sass(std::uint64_t crc, const std::string& function, std::uint64_t pc, std::string& why) {

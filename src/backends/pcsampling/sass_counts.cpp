@@ -1,6 +1,8 @@
 #include "backends/pcsampling/sass_counts.hpp"
 
+#include <cuda_runtime_api.h>
 #include <cupti_sass_metrics.h>
+#include <dlfcn.h>
 
 #include <map>
 #include <tuple>
@@ -8,6 +10,7 @@
 #include "backends/counters/counter_errors.hpp"
 #include "backends/counters/cupti_params.hpp"
 #include "backends/counters/range_profiler.hpp"
+#include "kscope/errors.hpp"
 
 namespace kscope::pcsampling {
 namespace {
@@ -22,6 +25,23 @@ std::uint64_t metric_id(const std::string& chip, const char* name) {
   return p.metric.metricId;
 }
 
+// What CUPTI's refusal to configure the SASS metrics comes with: the GPU memory left beside the
+// process's own and the CUPTI library that refused (a process may load another CUPTI than the
+// toolkit's: a Python package's), so that the note says which of the two to look at.
+std::string out_of_memory() {
+  std::string facts;
+  std::size_t free = 0, total = 0;  // of the session's device, current on this thread
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess)
+    facts = std::to_string(free >> 20) + " of " + std::to_string(total >> 20) + " MiB of GPU memory free";
+  Dl_info library{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiSassMetricsSetConfig), &library) != 0 && library.dli_fname)
+    facts += (facts.empty() ? "" : "; ") + std::string("CUPTI ") + library.dli_fname;
+  return "cuptiSassMetricsSetConfig: CUPTI_ERROR_OUT_OF_MEMORY (" + facts +
+         "). The samples are complete; only the executed-instruction counts are missing. Free GPU memory this "
+         "process holds (PyTorch: torch.cuda.empty_cache()) or measure the counts in a process of their own; "
+         "sass_metrics=False leaves them out without this note";
+}
+
 }  // namespace
 
 SassCounter::SassCounter(int device_ordinal, CUcontext context) : device_(device_ordinal), context_(context) {
@@ -34,7 +54,9 @@ SassCounter::SassCounter(int device_ordinal, CUcontext context) : device_(device
   p.numOfMetricConfig = 2;
   p.pConfigs = configs;
   p.deviceIndex = static_cast<std::uint32_t>(device_ordinal);
-  check_counters(cuptiSassMetricsSetConfig(&p), "cuptiSassMetricsSetConfig");
+  const CUptiResult status = cuptiSassMetricsSetConfig(&p);
+  if (status == CUPTI_ERROR_OUT_OF_MEMORY) throw BackendError(out_of_memory());
+  check_counters(status, "cuptiSassMetricsSetConfig");
 }
 
 SassCounter::~SassCounter() {
