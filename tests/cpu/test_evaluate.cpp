@@ -737,6 +737,14 @@ TEST(Evaluate, TheFileRoundTripsAndLoadResultsReadsItsMeasurements) {
   EXPECT_EQ(back.measurements().samples().size(), e.measurements().samples().size());
   std::stringstream again(file.str());
   EXPECT_EQ(kscope::load_results(again, "memory").samples().size(), 40u);
+  EXPECT_EQ(back.options().checked_runs, 8u);
+  // A file from before checked_runs read every run.
+  std::string old_file = file.str();
+  const std::size_t key = old_file.find("\"checked_runs\"");
+  ASSERT_NE(key, std::string::npos);
+  old_file.replace(key, std::string("\"checked_runs\"").size(), "\"unknown_key\"");
+  std::stringstream older(old_file);
+  EXPECT_EQ(kscope::load_evaluation(older, "older").options().checked_runs, 0u);
 
   std::stringstream plain;
   e.measurements().write_json(plain);
