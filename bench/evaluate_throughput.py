@@ -1,10 +1,10 @@
 """kscope.evaluate_many's throughput on one GPU: 100 KernelBench-style candidates of level-1 sizes
 (four problems: a scaled add of 4M elements, ReLU and softmax of 16 x 16384, a 2048^3 matmul), a mix
-of honest ones (torch, Triton, CUDA through load_inline), wrong ones, ones that crash their worker
-(an illegal address, abort, segfault, sys.exit, GPU memory exhausted), ones that hang (on the GPU, on
-the host), gaming ones (work on a stream nobody joins, answers cached by address, a patched timer,
-the answer written into the input, batch-and-skip) and ones that do not compile, every verdict
-checked against its kind (tests/python/batch_problems.py).
+of honest ones (torch, Triton, CUDA through load_inline, side streams joined back or synchronized),
+wrong ones, ones that crash their worker (an illegal address, abort, segfault, sys.exit, GPU memory
+exhausted), ones that hang (on the GPU, on the host), gaming ones (work on a stream nobody joins,
+answers cached by address, a patched timer, the answer written into the input, batch-and-skip) and
+ones that do not compile, every verdict checked against its kind (tests/python/batch_problems.py).
 
 Two batches of the same candidates: the first builds everything (compile workers on the CPU, the GPU
 measuring meanwhile), the second finds the builds done. The targets:
@@ -34,12 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "python")
 import batch_problems  # noqa: E402
 
 MIX = [
-    ("scale_add", "torch", 8), ("scale_add", "triton", 5), ("scale_add", "cuda", 5), ("scale_add", "slower", 1),
+    ("scale_add", "torch", 6), ("scale_add", "side_stream_joined", 1), ("scale_add", "side_stream_synced", 1),
+    ("scale_add", "triton", 5), ("scale_add", "cuda", 5), ("scale_add", "slower", 1),
     ("scale_add", "wrong", 3), ("scale_add", "illegal_address", 2), ("scale_add", "hang_gpu", 1),
     ("scale_add", "out_of_memory", 1), ("scale_add", "abort", 1), ("scale_add", "exit", 1),
     ("scale_add", "unjoined_stream", 2), ("scale_add", "cached_by_address", 2), ("scale_add", "timer_patch", 1),
     ("scale_add", "in_place", 2), ("scale_add", "batch_and_skip", 2), ("scale_add", "cuda_compile_error", 2),
-    ("relu", "torch", 8), ("relu", "triton", 5), ("relu", "cuda", 5), ("relu", "slower", 1), ("relu", "wrong", 3),
+    ("relu", "torch", 7), ("relu", "side_stream_joined", 1), ("relu", "triton", 5), ("relu", "cuda", 5), ("relu", "slower", 1), ("relu", "wrong", 3),
     ("relu", "illegal_address", 1), ("relu", "hang_host", 1), ("relu", "segfault", 2), ("relu", "exit", 1),
     ("relu", "unjoined_stream", 1), ("relu", "cached_by_address", 1), ("relu", "timer_patch", 1),
     ("relu", "in_place", 1), ("relu", "batch_and_skip", 1), ("relu", "cuda_compile_error", 1),
@@ -68,6 +69,17 @@ def wrong_verdicts(table, kinds: dict[str, str]) -> list[str]:
         elif batch_problems.EXPECTED[kind] == batch_problems.HONEST_VERDICTS and row["Findings"]:
             wrong.append(f"{candidate} ({kind}): findings {row['Findings']}")
     return wrong
+
+
+def breakdown(s: dict) -> str:
+    """Where a batch's wall time went (kscope.evaluate_many's schedule)."""
+    compiling = "" if s["compiling_ended_s"] is None else (
+        f"; compiling ended at {s['compiling_ended_s']:.1f} s, then {s['after_compiling_s']:.1f} s measuring "
+        f"what compiled last")
+    return (f"breakdown: workers started in {s['startup_s'] or 0:.1f} s; the GPU measuring {s['gpu_measuring_s']:.1f} s, "
+            f"waiting for its workers to start {s['gpu_starting_s']:.1f} s, for a compile "
+            f"{s['gpu_waiting_for_compile_s']:.1f} s, for a load {s['gpu_waiting_for_load_s']:.1f} s; compile workers "
+            f"busy {s['compile_busy_s']:.1f} s of {s['compile_workers']} x {s['wall_s']:.1f} s" + compiling)
 
 
 def run_batch(problems: Path, out: Path, build: Path, compile_workers: int, timeout_s: float):
@@ -99,6 +111,7 @@ def main() -> int:
     print(f"THROUGHPUT first batch (compiling): wall {wall:.1f} s, compile {compile_s:.1f} s over {workers} "
           f"workers = {compile_s / workers:.1f} s, measuring {measure_s:.1f} s: wall / max = {ratio:.2f} "
           f"(target <= 1.2) {'PASS' if ratio <= 1.2 else 'FAIL'}")
+    print(f"THROUGHPUT first batch {breakdown(first.attrs['schedule'])}")
 
     second, wall2 = run_batch(root / "problems", root / "second", root / "build", workers, args.timeout)
     per_candidate = wall2 / len(kinds)
@@ -109,6 +122,7 @@ def main() -> int:
           f"{per_hour:.0f} candidates per GPU-hour (target >= 2000) {'PASS' if per_hour >= 2000 else 'FAIL'}; "
           f"holding the GPU {measured.sum():.1f} s (median {measured.median():.2f} s a candidate), compile "
           f"{second['CompileS'].groupby(second['Candidate']).first().sum():.1f} s")
+    print(f"THROUGHPUT second batch {breakdown(second.attrs['schedule'])}")
 
     for name, table in (("first", first), ("second", second)):
         wrong = wrong_verdicts(table, kinds)

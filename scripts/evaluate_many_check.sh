@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # kscope.evaluate_many on the GPU machine in one call of about 6-9 minutes (less on a warm machine):
 # builds the Python package and the kscope program in place (build-debt/, as gpu_quick.sh), checks that
-# the CMake build's `kscope evaluate` reaches Python, runs evaluate_many's GPU tests
-# (tests/python/test_evaluate_many_gpu.py: a fault, hangs, memory exhausted, aborts...) and the
-# throughput benchmark (bench/evaluate_throughput.py: 100 candidates, two batches), then, if time is
+# the CMake build's `kscope evaluate` reaches Python, checks in this process that short work on a side
+# stream nobody joins is found (and joined or synchronized side streams are not), runs evaluate_many's
+# GPU tests (tests/python/test_evaluate_many_gpu.py: a fault, hangs, memory exhausted, aborts, unjoined
+# and synchronized side streams...) and the throughput benchmark (bench/evaluate_throughput.py: 100
+# candidates, two batches, each batch's breakdown of where its time went), then, if time is
 # left, the CPU tests of evaluate_many on this machine's torch and pandas. Logs to $OUT, the step
 # table last. Needs .carry/ from scripts/prepare_carry.sh. Never changes clocks, power or modes.
 # A step that would not finish inside KSCOPE_GPU_TIME_LIMIT_S is left out (SKIP, saying so): a second
@@ -36,6 +38,10 @@ if [[ $help_rc -eq 0 && $missing_rc -eq 64 ]]; then
 else
   record cli FAIL "--help rc=$help_rc, a missing directory rc=$missing_rc (want 0, 64): $(tail -1 "$OUT/cli.log")"
 fi
+
+# Short work on a side stream nobody joins, in this process (the workers' tests below check it there).
+skipping unjoined 40 || pytest_step unjoined 90 \
+  tests/python/test_evaluate_gpu.py::test_short_work_on_an_unjoined_stream_is_found_and_joined_or_synchronized_side_streams_are_not
 
 skipping pytest_gpu 150 || pytest_step pytest_gpu 300 tests/python/test_evaluate_many_gpu.py
 

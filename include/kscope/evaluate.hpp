@@ -36,7 +36,7 @@ class MeasurementBackend;
 
 // What an evaluation saw that a fair measurement of a correct kernel does not do.
 enum class Finding {
-  unjoined_work,                  // still running on another stream when the caller's stream reached the call's end
+  unjoined_work,                  // on another stream, still running at the call's end or never waited for by the caller's stream
   work_after_return,              // GPU work launched after the call returned, or outputs that changed after it
   varying_work,                   // the kernels, copies and fills of a call differ between runs of one config
   varying_time,                   // some runs take several times longer or shorter than the median, unlike the reference's

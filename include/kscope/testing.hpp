@@ -197,6 +197,11 @@ class SimulatedBackend final : public MeasurementBackend {
   static constexpr std::uintptr_t kPerThreadStream = 2;  // as cudaStreamPerThread
   // `into` waits for what `from` has launched so far (an event recorded on `from`, waited on by `into`).
   void join(std::uintptr_t from, std::uintptr_t into = 0);
+  // The host waits for what `stream` has launched so far (a stream synchronize).
+  void host_wait(std::uintptr_t stream);
+  // The host is busy `ns` before its next launch or the call's return (a slow host's return path,
+  // after which short work on an unjoined stream has already ended).
+  void host_work(double ns);
   // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
   // resets it (as does each flush).
   void set_persisting_l2(std::size_t bytes);
@@ -269,6 +274,8 @@ class SimulatedBackend final : public MeasurementBackend {
     GpuInterval gpu_time;
     bool after_return = false;  // launched after its region's call returned
     std::uintptr_t stream = 0;  // the simulated stream's key
+    std::uint64_t id = 0;       // its number among the launches, for the call order
+    bool unjoined = false;      // the caller's stream was not ordered after it when the call returned
   };
   // The simulated GPU's streams, events and L2 flush, and the engine's StreamJoin over them.
   class Streams;
@@ -291,6 +298,7 @@ class SimulatedBackend final : public MeasurementBackend {
   std::uint64_t returned_at_ns_ = 0;  // where the caller's stream was then
   std::size_t persisting_l2_bytes_ = 0;
   std::size_t persisting_resets_ = 0;
+  std::uint64_t launches_ = 0;
   SimulatedCalls calls_{*this};
   SimulatedPcSampler pc_sampler_{*this};
   // Line sampling: what the open region is, and what was sampled so far.

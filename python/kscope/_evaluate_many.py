@@ -7,9 +7,11 @@ it stopped."""
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import os
+import re
 import sys
 import time
 from collections import deque
@@ -30,6 +32,10 @@ from .errors import BackendError, ConfigError
 CRASHED, TIMED_OUT, COMPILE_FAILED, ERROR = "crashed", "timed_out", "compile_failed", "error"
 _STARTUP_TIMEOUT_S = 300.0  # importing torch and making a CUDA context, on a slow first run
 _STARTUP_FAILURES = 3  # workers in a row that die as they start stop the batch
+# What a candidate's source says about how long it compiles: a torch extension or nvcc build takes
+# tens of seconds, Triton's compile a few, anything else the import alone.
+_BUILDS = re.compile(r"load_inline|cpp_extension|CUDAExtension|CppExtension|\bnvcc\b")
+_TRITON = re.compile(r"\btriton\b")
 
 
 def evaluate_many(
@@ -126,7 +132,12 @@ def evaluate_many(
                        float(timeout_s), float(compile_timeout_s), simulated,
                        options.verbosity >= VerbosityLevel.INFO)
         batch.run()
-        return table.finish()
+        frame = table.finish()
+        frame.attrs["schedule"] = batch.schedule.report()
+        if batch.schedule.wall_s:
+            with open(table.path("schedule.json"), "w") as f:
+                json.dump(frame.attrs["schedule"], f, indent=1)
+        return frame
     finally:
         table.close()
 
@@ -171,6 +182,99 @@ def _device_count() -> int:
     return torch.cuda.device_count()
 
 
+def _uses(candidate: _problems.Candidate) -> tuple[bool, bool]:
+    """Whether the candidate's source builds a torch extension (or runs nvcc), and uses Triton."""
+    try:
+        with open(candidate.path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+    except OSError:
+        return False, False
+    return bool(_BUILDS.search(source)), bool(_TRITON.search(source))
+
+
+def _compile_cost(candidate: _problems.Candidate, build_dir: str) -> int:
+    """How long a candidate takes to compile, in three classes: 0 an import, 1 Triton's compile, 2 a
+    torch extension or nvcc build not in ``build_dir`` yet."""
+    builds, triton = _uses(candidate)
+    if builds and not _built(os.path.join(build_dir, candidate.key)):
+        return 2
+    return 1 if triton else 0
+
+
+def preloaded(candidates: Iterable[_problems.Candidate]) -> list[str]:
+    """The modules a measuring worker imports as it starts, once, rather than in a candidate's load
+    time: torch, and torch's extension builder and Triton where candidates use them."""
+    uses = [_uses(c) for c in candidates]
+    return ["torch"] + ["torch.utils.cpp_extension"] * any(b for b, _ in uses) + ["triton"] * any(t for _, t in uses)
+
+
+def _built(directory: str) -> bool:
+    """Whether a candidate's build directory holds a built library (a batch before built it)."""
+    for _, _, files in os.walk(directory):
+        if any(f.endswith(".so") for f in files):
+            return True
+    return False
+
+
+def compile_order(candidates: Iterable[_problems.Candidate], build_dir: str) -> list[_problems.Candidate]:
+    """The order candidates are compiled in: the quick ones first, so that the GPU measures them
+    while the long builds run, and the builds after them, each on a compile worker of its own as
+    far as there are workers (builds among the first candidates would leave the quick ones behind
+    them to be measured after the last build, with the GPU idle meanwhile)."""
+    return sorted(candidates, key=lambda c: _compile_cost(c, build_dir))
+
+
+class Schedule:
+    """Where a batch's time went: the GPUs' time measuring and waiting (for their workers to start,
+    for a candidate to be compiled, for one to be loaded), the compile workers' time, and when
+    compiling ended. The time between two of the scheduler's events counts in the state the batch
+    was left in by the first."""
+
+    def __init__(self, gpus: int, compile_workers: int) -> None:
+        self.start = self.last = time.monotonic()
+        self.gpus, self.compile_workers = gpus, compile_workers
+        self.gpu_s = {"measuring": 0.0, "starting": 0.0, "waiting_for_compile": 0.0, "waiting_for_load": 0.0}
+        self.compile_busy_s = 0.0
+        self._states: tuple[list[str], int] = (["starting"] * gpus, 0)
+        self.started_s: float | None = None  # when the workers started first were all ready
+        self.compiling_ended_s: float | None = None
+        self.wall_s = 0.0
+
+    def tick(self, gpu_states: list[str], compiling: int, starting: bool) -> None:
+        """Counts the time since the last tick in the states it gave, and takes the states from now
+        on: each GPU's (a key of gpu_s) and the number of compile workers compiling; ``starting``:
+        some worker is still starting."""
+        self._count()
+        self._states = (gpu_states, compiling)
+        if not starting and self.started_s is None:
+            self.started_s = self.last - self.start
+
+    def _count(self) -> None:
+        now = time.monotonic()
+        elapsed, self.last = now - self.last, now
+        gpu_states, compiling = self._states
+        for state in gpu_states:
+            self.gpu_s[state] += elapsed
+        self.compile_busy_s += compiling * elapsed
+
+    def compiling_ended(self) -> None:
+        if self.compiling_ended_s is None:
+            self.compiling_ended_s = time.monotonic() - self.start
+
+    def end(self) -> None:
+        self._count()
+        self.wall_s = self.last - self.start
+
+    def report(self) -> dict[str, float | int | None]:
+        """The batch's wall time and its parts, in seconds; the GPUs' are summed over GPUs."""
+        ended = self.compiling_ended_s
+        return {"wall_s": self.wall_s, "gpus": self.gpus, "compile_workers": self.compile_workers,
+                "startup_s": self.started_s,
+                **{f"gpu_{state}_s": seconds for state, seconds in self.gpu_s.items()},
+                "compile_busy_s": self.compile_busy_s, "compiling_ended_s": ended,
+                "after_compiling_s": None if ended is None else self.wall_s - ended}
+
+
 class _Batch:
     """The scheduler: candidates flow from the compile workers to the measuring workers, one
     measuring at a time per GPU; every message, death and deadline is handled in this one loop."""
@@ -182,7 +286,8 @@ class _Batch:
         self.timeout_s, self.compile_timeout_s = timeout_s, compile_timeout_s
         self.simulated, self.verbose = simulated, verbose
         self.total = len(candidates)
-        self.to_compile = deque(c for c in candidates if c.id not in table.done)
+        self.to_compile = deque(compile_order((c for c in candidates if c.id not in table.done), build_dir))
+        self.preload = ",".join(preloaded(self.to_compile))
         self.left = len(self.to_compile)
         self.compiled: deque[_problems.Candidate] = deque()
         self.compile_s: dict[str, float] = {}
@@ -193,12 +298,18 @@ class _Batch:
         self.startup_failures = 0
         self.compilers = min(compilers, self.left)
         self.per_gpu = per_gpu
+        self.leaving: list[Worker] = []  # asked to end, reaped at the end
+        self.schedule = Schedule(len(gpus), self.compilers)
 
     # -- workers --
     def _start(self, kind: str, gpu: str | None = None) -> Worker:
         self.started += 1
         name = f"compile-{self.started}" if kind == "compile" else f"gpu{gpu}-{self.started}"
-        env = {"KSCOPE_WORKER_SIMULATED": "1"} if self.simulated else {}
+        # A measuring worker imports what candidates use as it starts, not in a load the GPU waits
+        # for; a compile worker imports it with its first candidate (it would as it starts).
+        env = {"KSCOPE_WORKER_PRELOAD": self.preload if kind == "measure" else "torch"}
+        if self.simulated:
+            env["KSCOPE_WORKER_SIMULATED"] = "1"
         if gpu is not None and not self.simulated:
             env["CUDA_VISIBLE_DEVICES"] = gpu
         if kind == "compile":  # one compiler process each (torch extensions' ninja takes every core)
@@ -230,6 +341,7 @@ class _Batch:
                     self._start("measure", gpu)
             while self.left:
                 self._assign()
+                self._tick()
                 deadlines = [w.deadline for w in self.workers if w.deadline is not None]
                 timeout = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
                 by_pipe = {w.conn: w for w in self.workers}
@@ -239,10 +351,32 @@ class _Batch:
                 now = time.monotonic()
                 for late in [w for w in self.workers if w.deadline is not None and now > w.deadline]:
                     self._on_timeout(late)
+                self._tick()
         finally:
+            self.schedule.end()
             for worker in self.workers:
                 worker.stop() if worker.phase == "idle" else worker.kill()
+            deadline = time.monotonic() + 1.0  # for them all: each ends as it can
+            for worker in self.leaving + self.workers:
+                worker.reap(deadline)
             self.workers.clear()
+            self.leaving.clear()
+
+    def _tick(self) -> None:
+        """Counts the time since the last event in the state the batch was in."""
+        states = []
+        for gpu, holder in self.holder.items():
+            mine = [w for w in self.workers if w.gpu == gpu]
+            if holder is not None:
+                states.append("measuring")
+            elif mine and all(w.phase == "starting" for w in mine):
+                states.append("starting")
+            elif self.compiled or any(w.phase in ("load", "loaded") for w in mine):
+                states.append("waiting_for_load")
+            else:
+                states.append("waiting_for_compile")
+        self.schedule.tick(states, sum(w.kind == "compile" and w.phase == "compile" for w in self.workers),
+                           any(w.phase == "starting" for w in self.workers))
 
     def _assign(self) -> None:
         for worker in self.workers:
@@ -265,6 +399,9 @@ class _Batch:
             for worker in [w for w in self.workers if w.kind == "compile" and w.phase == "idle"]:
                 self.workers.remove(worker)
                 worker.stop()
+                self.leaving.append(worker)
+            if not any(w.kind == "compile" for w in self.workers):
+                self.schedule.compiling_ended()
 
     def _task(self, candidate: _problems.Candidate) -> Task:
         evaluation = self.table.path("evaluations", candidate.key + ".json")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import faulthandler
+import importlib
 import math
 import os
 import signal
@@ -119,13 +120,14 @@ class Worker:
         self.conn.close()
 
     def stop(self) -> None:
-        """Asks it to end, and ends it if it does not within a second."""
+        """Asks it to end, without waiting (:meth:`reap` waits)."""
         with contextlib.suppress(OSError):
             self.conn.send(("exit", None))
-        try:
-            self.process.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            pass
+
+    def reap(self, deadline: float) -> None:
+        """Waits for it to end until ``deadline`` (time.monotonic()), then ends it."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
         self.kill()
 
     def death(self) -> str:
@@ -176,8 +178,11 @@ def main(argv: list[str]) -> int:
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
     conn = Connection(fd)
-    with contextlib.suppress(ImportError):
-        import torch  # noqa: F401 - once, where every candidate would import it: not in one's time
+    # Once, where the candidates would import them: not in each one's load time (the parent names
+    # them: torch, and its extension builder and Triton where candidates use them).
+    for module in filter(None, os.environ.get("KSCOPE_WORKER_PRELOAD", "torch").split(",")):
+        with contextlib.suppress(Exception):  # a candidate that needs it says why as it loads
+            importlib.import_module(module)
     try:
         if kind == "compile":
             _compile_loop(conn, log_path)

@@ -48,6 +48,10 @@ void bind_testing(py::module_& m) {
            "after the previous kernel of its stream ends, beside the other streams' kernels")
       .def("join", &SimulatedBackend::join, py::arg("from_stream"), py::arg("into_stream") = 0,
            "into_stream waits for what from_stream launched so far (an event recorded and waited on)")
+      .def("host_wait", &SimulatedBackend::host_wait, py::arg("stream"),
+           "The host waits for what `stream` launched so far (a stream synchronize)")
+      .def("host_work", &SimulatedBackend::host_work, py::arg("ns"),
+           "The host is busy ns nanoseconds before its next launch or the call's return (a slow return path)")
       .def("make_stream", [](SimulatedBackend& b, std::uintptr_t stream, bool non_blocking) {
         b.make_stream(stream, non_blocking ? kscope::testing::StreamKind::non_blocking : kscope::testing::StreamKind::blocking);
       }, py::arg("stream"), py::arg("non_blocking") = true,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/call_order.hpp"
 #include "core/stream_join.hpp"
 
 namespace kscope::cupti {
@@ -33,11 +34,22 @@ class StreamOrder {
   // The driver calls it needs callbacks for: launches (the deprecated ones too), copies, fills and
   // stream destruction.
   static const std::vector<CUpti_CallbackId>& callbacks();
+  // Those that order streams without enqueuing work (event records and waits, the host's
+  // synchronizations and queries): the call order's, while calls are observed.
+  static const std::vector<CUpti_CallbackId>& ordering_callbacks();
+  static bool orders_only(CUpti_CallbackId cbid);
 
   // Before the session's first call: the context whose calls it orders is the current one.
-  void begin_session();
+  // `observe_calls`: the call order (core/call_order.hpp) is kept too.
+  void begin_session(bool observe_calls = false);
   // From CUPTI's driver-API callback on any thread; never throws (a failure is kept for check()).
-  void on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) noexcept;
+  // `capturing`: a stream capture is open, whose calls run nothing now.
+  void on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call, bool capturing = false) noexcept;
+
+  // The measured call begins; it returned on `caller_stream` (0: the legacy default stream, as
+  // evaluate() gives it): the correlation ids of its work that stream was not ordered after.
+  void begin_call() { calls_.begin_call(); }
+  std::vector<detail::CallOrder::Id> unjoined(std::uintptr_t caller_stream);
 
   // On the session's thread (each throws CudaError for a failure of its own, or one kept from a callback).
   void gate(cudaEvent_t event);  // a recorded event
@@ -47,8 +59,12 @@ class StreamOrder {
   void check();
 
  private:
+  void on_ordering_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call);
+
   CudaStreamOps ops_;
   detail::StreamJoin join_{ops_};
+  detail::CallOrder calls_{ops_};
+  bool observing_ = false;
   CUcontext context_ = nullptr;
   std::mutex mutex_;
   std::string failure_;  // the first call a callback could not make

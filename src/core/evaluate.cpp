@@ -31,8 +31,8 @@ struct FindingFacts {
 
 constexpr std::array<FindingFacts, 13> kFindings{{
     {Finding::unjoined_work, "unjoined_work",
-     "work was still running on another stream when the caller's stream reached the end of the call (it is timed "
-     "all the same)",
+     "work was still running on another stream when the caller's stream reached the end of the call, or the "
+     "caller's stream was never ordered after it (it is timed all the same)",
      "work moved to a stream the timer does not wait for (stream injection)"},
     {Finding::work_after_return, "work_after_return",
      "GPU work was launched after the call returned, or an output changed after the call returned and the GPU "

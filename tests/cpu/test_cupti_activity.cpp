@@ -145,6 +145,20 @@ TEST(CuptiActivityLedger, ActivitiesEndingAfterTheMarkerStartedAreUnjoinedAndLat
   EXPECT_FALSE(runs[0][1][0].unjoined) << "no marker, nothing to be unjoined from";
 }
 
+TEST(CuptiActivityLedger, ACallTheCallersStreamWasNotOrderedAfterIsUnjoinedThoughItEndedBeforeTheMarker) {
+  TracedRun traced;
+  traced.ledger.called(6, Call{0, 0});  // on side streams, ended long before the slow host's marker
+  traced.ledger.called(7, Call{0, 0});
+  traced.ledger.recorded(6, {110, 120}, "_Z5shortv");  // a buffer delivered during the call
+  traced.ledger.unjoined({6, 7, 999});  // the call order's verdict at the return (999: no such call)
+  traced.ledger.recorded(7, {120, 130}, "_Z5shortv");
+  const auto region = traced.measurements()[0][0];
+  ASSERT_EQ(region.size(), 5u);
+  EXPECT_EQ(region[1].name, "short()");
+  EXPECT_TRUE(region[1].unjoined && region[2].unjoined);
+  EXPECT_FALSE(region[0].unjoined);
+}
+
 TEST(CuptiActivityLedger, ACallWithoutItsRecordMakesTheMeasurementsFail) {
   TracedRun traced;
   traced.ledger.called(6, Call{0, 1});  // a fill whose record never came

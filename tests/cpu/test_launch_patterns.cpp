@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/call_order.hpp"
 #include "core/region_thread.hpp"
 #include "core/stream_join.hpp"
 #include "kscope/annotation.hpp"
@@ -22,6 +23,7 @@
 #include "test_support.hpp"
 
 using namespace kscope;
+using kscope::detail::CallOrder;
 using kscope::detail::StreamJoin;
 using kscope::detail::StreamOps;
 using kscope::testing::SimulatedBackend;
@@ -99,6 +101,83 @@ TEST(StreamJoin, AGateAfterTheLegacyStreamCostsNothingUntilAStreamThatDoesNotFol
     EXPECT_EQ(ops.take(), Log{"10 waits 102"});
   }
   EXPECT_EQ(ops.destroyed, ops.made);
+}
+
+// ---- CallOrder: which of a call's work the caller's stream (0, legacy) was ordered after ----------------
+// Streams 1..9 block (follow the legacy stream), 10 and up do not; ids are the work's numbers.
+
+using Ids = std::vector<CallOrder::Id>;
+
+class CallOrderTest : public ::testing::Test {
+ protected:
+  RecordingOps ops;
+  CallOrder order{ops};
+};
+
+TEST_F(CallOrderTest, WorkOnAStreamTheCallersStreamNeverWaitsForIsUnjoinedHoweverLongAgoItEnded) {
+  order.enqueued(10, 1);  // before the call: not the call's
+  order.begin_call();
+  order.recorded(500, 0);
+  order.waited(10, 500);  // the side stream waits for the caller's (wait_stream), not the other way
+  order.enqueued(10, 2);
+  order.enqueued(0, 3);  // the caller's own stream: joined by definition
+  order.enqueued(10, 4);
+  EXPECT_EQ(order.unjoined(0), (Ids{2, 4}));
+  EXPECT_EQ(order.unjoined(0), Ids{}) << "the call's work ends at its return";
+}
+
+TEST_F(CallOrderTest, AWaitJoinsTheWorkBeforeItsEventsRecordDirectlyOrThroughAnotherStream) {
+  order.begin_call();
+  order.enqueued(10, 1);
+  order.recorded(500, 10);
+  order.enqueued(10, 2);  // after the record: the waits do not cover it
+  order.waited(11, 500);
+  order.enqueued(11, 3);
+  order.recorded(501, 11);
+  order.waited(0, 501);  // 0 waits for 11, which waited for 10's first
+  EXPECT_EQ(order.unjoined(0), (Ids{2}));
+}
+
+TEST_F(CallOrderTest, TheHostsWaitsJoinWhatTheyWaitedFor) {
+  order.begin_call();
+  order.enqueued(10, 1);
+  order.enqueued(11, 2);
+  order.recorded(500, 11);
+  order.enqueued(12, 3);
+  order.host_waited(10);        // stream synchronize
+  order.host_waited_for(500);   // event synchronize, or a query that found it done
+  EXPECT_EQ(order.unjoined(0), (Ids{3}));
+  order.begin_call();
+  order.enqueued(12, 4);
+  order.host_waited_all();  // context synchronize
+  EXPECT_EQ(order.unjoined(0), Ids{});
+}
+
+TEST_F(CallOrderTest, BlockingStreamsAreJoinedToTheLegacyStreamButNotToAnotherStream) {
+  order.begin_call();
+  order.enqueued(3, 1);
+  order.enqueued(CallOrder::per_thread_stream(), 2);  // each thread's default stream blocks too
+  EXPECT_EQ(order.unjoined(0), Ids{});
+  order.begin_call();
+  order.enqueued(3, 3);
+  EXPECT_EQ(order.unjoined(12), (Ids{3})) << "a non-blocking caller's stream waits for no blocking one";
+  order.begin_call();
+  order.enqueued(0, 4);
+  order.enqueued(4, 5);
+  EXPECT_EQ(order.unjoined(5), (Ids{5})) << "blocking stream 5 waits for the legacy stream's work, not for 4's";
+}
+
+TEST_F(CallOrderTest, AnEventRecordedBeforeTheSessionOrdersNothingAndAResetForgetsAll) {
+  order.begin_call();
+  order.enqueued(10, 1);
+  order.waited(0, 999);  // never recorded since: unknown
+  EXPECT_EQ(order.unjoined(0), (Ids{1}));
+  order.recorded(500, 10);
+  order.reset();
+  order.begin_call();
+  order.enqueued(10, 2);
+  order.waited(0, 500);
+  EXPECT_EQ(order.unjoined(0), (Ids{2}));
 }
 
 TEST(RegionThread, ARegionWhoseWorkAnotherThreadLaunchedIsRefusedByPattern) {

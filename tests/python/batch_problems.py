@@ -63,6 +63,11 @@ KERNELBENCH_CANDIDATES = {
     "syntax_error.py": "class ModelNew(torch.nn.Module:\n    pass\n",
     "fails_to_build.py": "raise ImportError('Error building extension: nvcc exited with status 1')\n"
                          "class ModelNew: pass\n",
+    "unjoined_stream.py": kernelbench_candidate("""
+        sim.launch("candidate", 300.0, stream=5)  # a side stream nobody waits for
+        sim.host_work(50_000.0)  # the worker's return path: the kernel ended long before
+        return x * self.scale
+    """),
     "patches_timer.py": kernelbench_candidate("""
         sim.launch("candidate", 500.0)
         return x * self.scale
@@ -111,6 +116,35 @@ GPUMODE_SUBMISSION = """
         kscope.testing.active().launch("candidate", {ns})
         return data * FACTOR
 """
+
+
+def timed_candidate(build_s: float, measure_s: float) -> str:
+    """A faster candidate that takes ``build_s`` to compile the first time (as a torch extension
+    builds into its directory, TORCH_EXTENSIONS_DIR; its import finds the build after that) and
+    holds the GPU ``measure_s`` longer as it is built."""
+    build = textwrap.dedent(f"""
+        from torch.utils import cpp_extension  # noqa: F401 - what tells evaluate_many that it builds
+
+        BUILT = os.path.join(os.environ["TORCH_EXTENSIONS_DIR"], "extension.so")
+        if not os.path.exists(BUILT):
+            time.sleep({build_s!r})
+            open(BUILT, "w").close()
+    """) if build_s else ""
+    return textwrap.dedent("""
+        import os, time
+        import torch
+        import kscope
+    """) + build + textwrap.dedent(f"""
+        class ModelNew(torch.nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+                time.sleep({measure_s!r})
+
+            def forward(self, x):
+                kscope.testing.active().launch("candidate", 500.0)
+                return x * self.scale
+    """)
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -264,7 +298,8 @@ class ModelNew(torch.nn.Module):
 def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
     """A candidate of ``kind`` for a GPU problem: honest (torch, triton, cuda: load_inline), slower,
     wrong, low_precision, illegal_address, abort, segfault, exit, out_of_memory, hang_host, hang_gpu,
-    unjoined_stream, cached_by_address, timer_patch, in_place, batch_and_skip, cuda_compile_error,
+    unjoined_stream, side_stream_joined and side_stream_synced (honest: joined back, or waited for by
+    the host), cached_by_address, timer_patch, in_place, batch_and_skip, cuda_compile_error,
     syntax_error. ``variant`` makes sources differ (block sizes), so that each compiles on its own."""
     args, expression = GPU_REFERENCES[problem][:2]
     first = args.split(",")[0]
@@ -298,6 +333,12 @@ def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
         "hang_host": "while True:\n    time.sleep(0.01)",
         "unjoined_stream": (f"out = torch.empty_like({first})\nself.side.wait_stream(torch.cuda.current_stream())\n"
                             f"with torch.cuda.stream(self.side):\n    out.copy_({expression})\nreturn out"),
+        "side_stream_joined": (f"out = torch.empty_like({first})\nself.side.wait_stream(torch.cuda.current_stream())\n"
+                               f"with torch.cuda.stream(self.side):\n    out.copy_({expression})\n"
+                               f"torch.cuda.current_stream().wait_stream(self.side)\nreturn out"),
+        "side_stream_synced": (f"out = torch.empty_like({first})\nself.side.wait_stream(torch.cuda.current_stream())\n"
+                               f"with torch.cuda.stream(self.side):\n    out.copy_({expression})\n"
+                               f"self.side.synchronize()\nreturn out"),
         "cached_by_address": (f"key = {first}.data_ptr()\nif key not in self.answers:\n"
                               f"    self.answers[key] = {expression}\nreturn self.answers[key]"),
         "timer_patch": _HONEST[problem],
@@ -305,7 +346,8 @@ def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
         "batch_and_skip": (f"self.calls += 1\nif self.last is None or self.calls % 2:\n    self.last = {expression}\n"
                            f"return self.last"),
     }
-    inits = {"unjoined_stream": "self.side = torch.cuda.Stream()", "cached_by_address": "self.answers = {}",
+    inits = {"unjoined_stream": "self.side = torch.cuda.Stream()", "side_stream_joined": "self.side = torch.cuda.Stream()",
+             "side_stream_synced": "self.side = torch.cuda.Stream()", "cached_by_address": "self.answers = {}",
              "batch_and_skip": "self.calls, self.last = 0, None"}
     preludes = {"out_of_memory": "HOARD = []\n", "timer_patch": "time.perf_counter = lambda: 0.0\n"}
     return _torch_candidate(args, bodies[kind], preludes.get(kind, ""), inits.get(kind, "pass"))
@@ -316,6 +358,7 @@ def gpu_candidate(problem: str, kind: str, variant: int = 0) -> str:
 HONEST_VERDICTS = {"faster", "same", "slower"}
 EXPECTED = {
     "torch": HONEST_VERDICTS, "triton": HONEST_VERDICTS, "cuda": HONEST_VERDICTS, "slower": {"slower"},
+    "side_stream_joined": HONEST_VERDICTS, "side_stream_synced": HONEST_VERDICTS,
     "wrong": {"incorrect"}, "low_precision": {"incorrect"}, "illegal_address": {"crashed"}, "abort": {"crashed"},
     "segfault": {"crashed"}, "exit": {"crashed"}, "out_of_memory": {"crashed"}, "hang_host": {"timed_out"},
     "hang_gpu": {"timed_out"}, "unjoined_stream": {"suspect"}, "cached_by_address": {"incorrect"},

@@ -183,6 +183,30 @@ def test_work_moved_to_an_unjoined_stream_and_work_after_return_are_found():
     assert "work_after_return" in findings_of(after)
 
 
+def test_short_unjoined_work_is_found_however_slowly_the_host_returns():
+    """The side stream's kernel ends long before the host returns (a Python return path, a loaded
+    CPU), so kscope's marker on the caller's stream starts after it: the streams' order finds it."""
+    with kscope.testing.simulated_backend() as sim:
+        _, reference = sides(sim)
+
+        def short_side_work(x):
+            sim.launch("side_kernel", 300, stream=5)
+            sim.host_work(50_000)
+            return x * 2
+
+        unjoined = evaluated(short_side_work, reference)
+
+        def waited_for(x):
+            sim.launch("side_kernel", 300, stream=5)
+            sim.host_wait(5)  # side.synchronize() before returning
+            sim.host_work(50_000)
+            return x * 2
+
+        waited = evaluated(waited_for, reference)
+    assert "unjoined_work" in findings_of(unjoined), unjoined.findings()
+    assert waited.verdicts() == ["faster"], waited.findings()
+
+
 def test_a_candidate_that_raises_is_incorrect_and_a_reference_that_raises_stops_with_partial_results():
     with kscope.testing.simulated_backend() as sim:
         candidate, reference = sides(sim)

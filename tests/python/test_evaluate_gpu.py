@@ -69,6 +69,36 @@ def test_work_moved_to_a_stream_nobody_waits_for_is_timed_and_found():
     assert r["CandidateMedianNs"] > 0.5 * r["ReferenceMedianNs"], r
 
 
+def test_short_work_on_an_unjoined_stream_is_found_and_joined_or_synchronized_side_streams_are_not():
+    """A few microseconds of work (256K elements) ends long before the host has returned through
+    Python, so it would end before kscope's marker on the caller's stream too: the streams' order
+    (event records and waits, the host's synchronizations) finds it all the same."""
+    side = torch.cuda.Stream()
+
+    def unjoined(a, b):
+        out = torch.empty_like(a)
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            out.copy_(a + b)
+        return out
+
+    def joined(a, b):
+        out = unjoined(a, b)
+        torch.cuda.current_stream().wait_stream(side)
+        return out
+
+    def synchronized(a, b):
+        out = unjoined(a, b)
+        side.synchronize()
+        return out
+
+    flagged = evaluated(unjoined, n=1 << 18)
+    assert "unjoined_work" in findings(flagged) and row(flagged)["Verdict"] == "suspect", flagged.findings()
+    for honest in (joined, synchronized):
+        results = evaluated(honest, n=1 << 18)
+        assert not findings(results) and row(results)["Verdict"] != "suspect", (honest.__name__, results.findings())
+
+
 def test_a_thread_filling_the_output_after_the_call_returned_is_never_faster():
     def late(a, b):
         out = torch.empty_like(a)

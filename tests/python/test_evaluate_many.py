@@ -16,14 +16,15 @@ import pytest
 
 import batch_problems
 import kscope
-from kscope import _evaluate_cli
+from kscope import _evaluate_cli, _problems
+from kscope._evaluate_many import compile_order
 from kscope.errors import ConfigError
 
 pytest.importorskip("torch")
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELBENCH = ["faster.py", "wrong.py", "aborts.py", "segfaults.py", "exits.py", "killed.py", "hangs.py",
-               "syntax_error.py", "fails_to_build.py", "patches_timer.py", "plain.py"]
+               "syntax_error.py", "fails_to_build.py", "patches_timer.py", "plain.py", "unjoined_stream.py"]
 batch_problems.KERNELBENCH_CANDIDATES["plain.py"] = batch_problems.KERNELBENCH_CANDIDATES["faster.py"]
 
 
@@ -61,6 +62,14 @@ def test_every_candidate_gets_its_verdict_and_the_crashes_their_message(kernelbe
     assert verdict["scale/syntax_error.py"] == "compile_failed" and "SyntaxError" in reason["scale/syntax_error.py"]
     assert verdict["scale/fails_to_build.py"] == "compile_failed"
     assert "nvcc exited with status 1" in reason["scale/fails_to_build.py"]
+
+
+def test_work_on_an_unjoined_stream_is_found_in_the_worker_and_carried_back(kernelbench_batch):
+    table, out = kernelbench_batch
+    row = by_candidate(table)["scale/unjoined_stream.py"].loc[0]
+    assert row["Verdict"] == "suspect" and "unjoined_work" in row["Findings"], row["Reason"]
+    assert "unjoined_work" in kscope.load_evaluation(out / "evaluations" / "scale__unjoined_stream.json").findings()[
+        "Finding"].tolist()
 
 
 def test_a_patched_timer_is_found_and_put_back_before_the_next_candidate(kernelbench_batch):
@@ -277,3 +286,38 @@ def test_a_failed_build_is_said_in_a_line_with_the_compilers_first_error():
     assert 'cuda.cu(9): error: expected a ";"' in said
     log = "Warning: something\nFatal Python error: Segmentation fault\n  File \"x.py\", line 3 in f\nother\n"
     assert last_words(log) == "Fatal Python error: Segmentation fault"
+
+
+def test_compile_order_puts_builds_last_unless_built(tmp_path):
+    problems = batch_problems.write(tmp_path / "problems", {
+        "scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
+        "scale/a_build.py": batch_problems.timed_candidate(1.0, 0),
+        "scale/b_built.py": batch_problems.timed_candidate(1.0, 0),
+        "scale/c_triton.py": "import triton\n" + batch_problems.KERNELBENCH_CANDIDATES["faster.py"],
+        "scale/d_plain.py": batch_problems.KERNELBENCH_CANDIDATES["faster.py"]})
+    build = tmp_path / "build"
+    (build / "scale__b_built" / "ext").mkdir(parents=True)
+    (build / "scale__b_built" / "ext" / "ext.so").write_bytes(b"")
+    order = [c.id for c in compile_order(_problems.find(problems), str(build))]
+    assert order == ["scale/b_built.py", "scale/d_plain.py", "scale/c_triton.py", "scale/a_build.py"]
+
+
+def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
+    """Two builds of 5 s each and ten quick candidates, each holding the GPU 0.2 s, on two compile
+    workers: with the builds first (as the files are named), the GPU would wait for them and measure
+    nearly everything after compiling ended (0.95 of its measuring time); with the quick ones first
+    it measures them while the builds compile, and only the builds after (about 0.1)."""
+    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE}
+    files.update({f"scale/a_build_{i}.py": batch_problems.timed_candidate(5.0, 0.2) for i in range(2)})
+    files.update({f"scale/quick_{i}.py": batch_problems.timed_candidate(0, 0.2) for i in range(10)})
+    batch_problems.write(tmp_path / "problems", files)
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=2,
+                                     workers_per_gpu=2, verbosity="silent")
+    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    s = table.attrs["schedule"]
+    assert json.loads((tmp_path / "out" / "schedule.json").read_text()) == s
+    parts = s["gpu_measuring_s"] + s["gpu_starting_s"] + s["gpu_waiting_for_compile_s"] + s["gpu_waiting_for_load_s"]
+    assert parts == pytest.approx(s["wall_s"], abs=0.05), s
+    assert s["compile_busy_s"] == pytest.approx(table["CompileS"].sum(), rel=0.05), s
+    assert s["after_compiling_s"] <= 0.4 * s["gpu_measuring_s"], s

@@ -26,7 +26,7 @@ MIX = [  # (problem, kind, count): each failure is followed by honest candidates
     ("scale_add", "torch", 2), ("scale_add", "triton", 1), ("scale_add", "cuda", 1),
     ("scale_add", "illegal_address", 1), ("scale_add", "hang_gpu", 1), ("scale_add", "out_of_memory", 1),
     ("scale_add", "abort", 1), ("scale_add", "unjoined_stream", 1), ("scale_add", "wrong", 1),
-    ("relu", "torch", 1), ("relu", "hang_host", 1), ("relu", "segfault", 1), ("relu", "exit", 1),
+    ("relu", "torch", 1), ("relu", "unjoined_stream", 1), ("relu", "side_stream_synced", 1), ("relu", "hang_host", 1), ("relu", "segfault", 1), ("relu", "exit", 1),
     ("relu", "in_place", 1), ("relu", "cuda_compile_error", 1), ("matmul", "low_precision", 1),
     ("matmul", "torch", 1),
 ]

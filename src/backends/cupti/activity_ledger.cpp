@@ -16,7 +16,16 @@ void ActivityLedger::recorded(std::uint32_t correlation, GpuInterval gpu_time, s
     trace_.returned_at[{call.run, call.region}] = gpu_time;
     return;
   }
-  trace_.activities.push_back({call.run, call.region, gpu_time, correlation, std::move(name), call.after_return});
+  trace_.activities.push_back(
+      {call.run, call.region, gpu_time, correlation, std::move(name), call.after_return, call.unjoined});
+}
+
+void ActivityLedger::unjoined(const std::vector<std::uint64_t>& correlations) {
+  for (std::uint64_t c : correlations)
+    if (const auto found = calls_.find(static_cast<std::uint32_t>(c)); found != calls_.end()) found->second.unjoined = true;
+  // A record CUPTI delivered already (a buffer that filled up during the call).
+  for (Activity& a : trace_.activities)
+    if (std::find(correlations.begin(), correlations.end(), a.correlation) != correlations.end()) a.unjoined = true;
 }
 
 bool ActivityLedger::complete() const {
@@ -92,7 +101,9 @@ std::vector<RunMeasurement> measurements_of(RunTrace trace, const std::vector<st
                         activity.gpu_time};
     k.launched_after_return = activity.after_return;
     const auto returned = trace.returned_at.find({activity.run, activity.region});
-    k.unjoined = returned != trace.returned_at.end() && activity.gpu_time.end_ns > returned->second.start_ns;
+    // Still running when the marker started, or (the marker late behind a slow host) never waited for.
+    k.unjoined = activity.unjoined ||
+                 (returned != trace.returned_at.end() && activity.gpu_time.end_ns > returned->second.start_ns);
     runs[activity.run][static_cast<std::size_t>(activity.region)].push_back(std::move(k));
   }
   return runs;

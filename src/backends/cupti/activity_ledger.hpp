@@ -29,6 +29,7 @@ struct Call {
   bool after_return = false;  // made after the region's measured call returned (CallObserver)
   bool marker = false;        // kscope's stream marker: its record times the call's end, it is no activity
   bool recorded = false;
+  bool unjoined = false;  // the caller's stream was not ordered after it when the call returned (CallOrder)
 };
 
 // A kernel, copy or fill that a call made in a region caused.
@@ -39,6 +40,7 @@ struct Activity {
   std::uint32_t correlation = 0;
   std::string name;  // a kernel's mangled name, or a copy's or fill's ("[memcpy HtoD]", "[memset]")
   bool after_return = false;
+  bool unjoined = false;  // as its call
 };
 
 using RunRegion = std::pair<std::size_t, std::int64_t>;
@@ -60,6 +62,8 @@ class ActivityLedger {
   void called(std::uint32_t correlation, const Call& call) { calls_.insert_or_assign(correlation, call); }
   // The call failed: it runs nothing.
   void failed(std::uint32_t correlation) { calls_.erase(correlation); }
+  // The caller's stream was not ordered after these calls when their call returned.
+  void unjoined(const std::vector<std::uint64_t>& correlations);
   // A record of correlation id `correlation`; one of a call made outside the regions is dropped.
   void recorded(std::uint32_t correlation, GpuInterval gpu_time, std::string name);
   void dropped(std::size_t records) { trace_.dropped_records += records; }

@@ -90,6 +90,10 @@ void ActivityTracer::begin_session(bool observe_calls, StreamOrder& order) {
       for (CUpti_CallbackId cbid : list)
         check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                     "cuptiEnableCallback(stream capture)");
+    if (observe_calls)
+      for (CUpti_CallbackId cbid : StreamOrder::ordering_callbacks())
+        check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                    "cuptiEnableCallback(event record, stream wait or synchronization)");
     check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR),
                 "cuptiEnableCallback(state fatal error)");
     check_cupti(cuptiActivityEnable(kKernelKind), "cuptiActivityEnable(CONCURRENT_KERNEL)");
@@ -116,6 +120,8 @@ void ActivityTracer::quiet() noexcept {
   cuptiActivityDisable(kKernelKind);
   for (CUpti_CallbackId cbid : StreamOrder::callbacks())
     cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (CUpti_CallbackId cbid : StreamOrder::ordering_callbacks())
+    cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   order_.store(nullptr, std::memory_order_release);
   for (const auto& list : {std::span<const CUpti_CallbackId>(kCaptureBeginCallbacks), std::span<const CUpti_CallbackId>(kCaptureEndCallbacks)})
     for (CUpti_CallbackId cbid : list) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
@@ -128,11 +134,18 @@ void ActivityTracer::quiet() noexcept {
 }
 
 void ActivityTracer::set_region(std::int64_t region) {
+  if (StreamOrder* order = order_.load(std::memory_order_acquire); order && region >= 0) order->begin_call();
   region_state_.store(region < 0 ? kNoRegion : region * 2, std::memory_order_release);
 }
 
-void ActivityTracer::call_returned(std::int64_t region, const std::function<void()>& launch_marker) {
+void ActivityTracer::call_returned(std::int64_t region, std::uintptr_t caller_stream,
+                                   const std::function<void()>& launch_marker) {
   region_state_.store(region * 2 + 1, std::memory_order_release);
+  if (StreamOrder* order = order_.load(std::memory_order_acquire)) {
+    const std::vector<std::uint64_t> unjoined = order->unjoined(caller_stream);
+    std::lock_guard lock(mutex_);
+    ledger_.unjoined(unjoined);
+  }
   struct Marking {
     Marking() { launching_marker = true; }
     ~Marking() { launching_marker = false; }
@@ -188,7 +201,9 @@ void CUPTIAPI ActivityTracer::on_callback(void* userdata, CUpti_CallbackDomain d
 }
 
 void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
-  if (StreamOrder* order = order_.load(std::memory_order_acquire)) order->on_driver_call(cbid, call);
+  if (StreamOrder* order = order_.load(std::memory_order_acquire))
+    order->on_driver_call(cbid, call, captures_.load(std::memory_order_acquire) > 0);
+  if (StreamOrder::orders_only(cbid)) return;  // enqueues no work
   if (const int step = capture_step(cbid)) {
     if (call.callbackSite == CUPTI_API_EXIT) count_capture(step, *static_cast<const CUresult*>(call.functionReturnValue));
     return;

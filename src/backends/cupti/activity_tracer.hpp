@@ -34,10 +34,10 @@ class ActivityTracer {
 
   // The region calls are made in from now on (-1: none).
   void set_region(std::int64_t region);
-  // The measured call of `region`, the open one, returned: calls made in it from now on are
-  // flagged, and `launch_marker` (which launches one kernel on the caller's stream) makes its
-  // stream marker.
-  void call_returned(std::int64_t region, const std::function<void()>& launch_marker);
+  // The measured call of `region`, the open one, returned on `caller_stream`: calls made in it from
+  // now on are flagged, its work that stream was not ordered after is unjoined, and `launch_marker`
+  // (which launches one kernel on the caller's stream) makes its stream marker.
+  void call_returned(std::int64_t region, std::uintptr_t caller_stream, const std::function<void()>& launch_marker);
 
   // The run in progress is over; calls from now on belong to the next one.
   void end_run();

@@ -34,7 +34,7 @@ void CuptiBackend::begin_session(const Settings& settings) {
   // An enabled range profiler on the context can leave the activity records without timestamps.
   counters::release_kept_profiler();
   device_.begin_session(settings);
-  order_.begin_session();
+  order_.begin_session(calls_.observing());
   ActivityTracer::instance().begin_session(calls_.observing(), order_);
   session_open_ = true;
 }

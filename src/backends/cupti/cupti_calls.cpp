@@ -23,7 +23,7 @@ void CuptiCalls::observe_calls() {
 }
 
 void CuptiCalls::call_returned(const RegionContext& region, std::uintptr_t stream) {
-  ActivityTracer::instance().call_returned(static_cast<std::int64_t>(region.index),
+  ActivityTracer::instance().call_returned(static_cast<std::int64_t>(region.index), stream,
                                            [&] { device::launch_stream_marker(stream_of(stream)); });
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/call_order.hpp"
 #include "core/caller_language.hpp"
 #include "core/stream_join.hpp"
 #include "core/suggest.hpp"
@@ -57,10 +58,20 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
     end_ns_[0] = flush_.end_ns;
     join.gate_after_legacy();
   }
+  // An event recorded on `from` and waited for by `into`.
   void join_streams(std::uintptr_t from, std::uintptr_t into) {
     std::uint64_t& end = end_ns_[into];
     end = std::max(end, ready_ns(from));
+    const Event event = make_event();
+    order.recorded(event, from);
+    order.waited(into, event);
   }
+  // The host waits for the stream's work so far: its next launch comes after it ends.
+  void host_wait(std::uintptr_t key) {
+    issued_ns_ = std::max(issued_ns_, ready_ns(key));
+    order.host_waited(key);
+  }
+  void host_work(std::uint64_t ns) { issued_ns_ += ns; }
   // Where the stream of `key` has reached once the host has issued everything so far.
   std::uint64_t reached_ns(std::uintptr_t key) { return std::max(ready_ns(key), issued_ns_); }
   void drain() {
@@ -78,6 +89,7 @@ class SimulatedBackend::Streams final : public detail::StreamOps {
   }
 
   detail::StreamJoin join{*this};
+  detail::CallOrder order{*this};  // fed by the simulated program's launches, joins and waits
 
  private:
   static constexpr std::uintptr_t kFirstPerThreadKey = std::uintptr_t(1) << 62;
@@ -146,9 +158,11 @@ void SimulatedBackend::launch(const std::string& kernel_name, double duration_ns
   // As from CUPTI's launch callback: the default streams follow the legacy one by definition.
   if (key != 0 && stream != kPerThreadStream) streams_->join.before_call(key);
   const GpuInterval ran = streams_->run(key, duration_ns, gap_ns);
+  const std::uint64_t id = ++launches_;
+  streams_->order.enqueued(key, id);
   const double slowed_ns = static_cast<double>(ran.end_ns - ran.start_ns) - std::llround(std::max(duration_ns, 0.0));
   batch_[current_run_].launches.push_back(
-      Launch{current_region_, kernel_name, duration_ns + slowed_ns, ran, observing_ && returned_, key});
+      Launch{current_region_, kernel_name, duration_ns + slowed_ns, ran, observing_ && returned_, key, id});
   SimulatedEnergy& energy = device_.energy();
   energy.run(std::max(gap_ns, 0.0) * 1e-9, energy.power().idle_w);
   energy.run(std::max(duration_ns, 0.0) * 1e-9, energy.power().kernel_w);
@@ -166,6 +180,19 @@ void SimulatedBackend::set_noise(const SimulatedNoise& noise) {
 void SimulatedBackend::join(std::uintptr_t from, std::uintptr_t into) {
   std::lock_guard lock(mutex_);
   streams_->join_streams(streams_->key_of(from), streams_->key_of(into));
+}
+
+void SimulatedBackend::host_wait(std::uintptr_t stream) {
+  std::lock_guard lock(mutex_);
+  streams_->host_wait(streams_->key_of(stream));
+}
+
+void SimulatedBackend::host_work(double ns) {
+  if (!(ns >= 0 && ns <= 1e18))
+    throw ConfigError(detail::spell("SimulatedBackend::host_work: ", "SimulatedBackend.host_work: ") + "ns is " +
+                      detail::number_text(ns) + ": give a number of nanoseconds from 0 to 1e18");
+  std::lock_guard lock(mutex_);
+  streams_->host_work(static_cast<std::uint64_t>(std::llround(ns)));
 }
 
 void SimulatedBackend::set_persisting_l2(std::size_t bytes) {
@@ -213,6 +240,8 @@ void SimulatedBackend::begin_session(const Settings&) {
   if (open_) throw BackendError("SimulatedBackend: begin_session while a session is open");
   open_ = true;
   ++sessions_;
+  std::lock_guard lock(mutex_);
+  streams_->order.reset();
 }
 
 void SimulatedBackend::end_session() noexcept { open_ = false; }
@@ -235,6 +264,7 @@ void SimulatedBackend::region_begin(const RegionContext& region) {
   std::lock_guard lock(mutex_);
   current_region_ = static_cast<std::ptrdiff_t>(region.index);
   returned_ = false;
+  streams_->order.begin_call();
   region_name_ = region.name;
   region_config_ = region.run.config;
   region_sampled_ = region.run.recorded && region.run.pass == 1;
@@ -280,7 +310,8 @@ std::vector<RunMeasurement> SimulatedBackend::collect_batch() {
       KernelMeasurement k{l.name, {l.duration_ns}, l.gpu_time};
       const auto returned = b.returned_at_ns.find(l.region);
       k.launched_after_return = l.after_return;
-      k.unjoined = observing_ && returned != b.returned_at_ns.end() && l.gpu_time.end_ns > returned->second;
+      k.unjoined = observing_ && ((returned != b.returned_at_ns.end() && l.gpu_time.end_ns > returned->second) ||
+                                  l.unjoined);
       out[static_cast<std::size_t>(l.region)].push_back(std::move(k));
     }
     runs.push_back(std::move(out));
@@ -311,8 +342,13 @@ void SimulatedCalls::call_returned(const RegionContext& region, std::uintptr_t s
   if (backend_.current_run_ >= backend_.batch_.size()) return;
   backend_.returned_ = true;
   // The caller's stream reaches the call's end once its own work before it has run.
-  const std::uint64_t reached = backend_.streams_->reached_ns(backend_.streams_->key_of(stream));
-  backend_.batch_[backend_.current_run_].returned_at_ns[static_cast<std::ptrdiff_t>(region.index)] = reached;
+  const std::uintptr_t caller = backend_.streams_->key_of(stream);
+  const std::uint64_t reached = backend_.streams_->reached_ns(caller);
+  auto& run = backend_.batch_[backend_.current_run_];
+  run.returned_at_ns[static_cast<std::ptrdiff_t>(region.index)] = reached;
+  const std::vector<detail::CallOrder::Id> unjoined = backend_.streams_->order.unjoined(caller);
+  for (auto& l : run.launches)
+    if (std::find(unjoined.begin(), unjoined.end(), l.id) != unjoined.end()) l.unjoined = true;
 }
 
 std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
