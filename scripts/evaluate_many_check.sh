@@ -22,25 +22,6 @@ source "$ROOT/scripts/gpu_steps.sh"
 BUILD=$ROOT/build-debt  # gpu_quick.sh's and gpu_debt.sh's folder: a warm machine finds it built
 export PYTHONPATH=$BUILD/python KSCOPE_BUILD_DIR=$BUILD
 
-# left_s MAX: MAX seconds, or fewer so that the step table still prints inside the call's limit
-left_s() {
-  local left=$((KSCOPE_GPU_TIME_LIMIT_S - SECONDS - 15))
-  echo $((left < $1 ? left : $1))
-}
-
-# pytest_step STEP TIMEOUT FILE: the tests of FILE into $OUT/STEP.log, recorded with pytest's last line
-pytest_step() {
-  local rc line
-  timeout "$(left_s "$2")" python3 -m pytest "$3" -q -rs -p no:cacheprovider > "$OUT/$1.log" 2>&1
-  rc=$?
-  line=$(grep -E '[0-9]+ (passed|failed|skipped)' "$OUT/$1.log" | tail -1)
-  if [[ $rc -eq 0 ]]; then
-    record "$1" PASS "$line"
-  else
-    record "$1" FAIL "rc=$rc: $line; $(grep -m4 -E '^(FAILED|E  )' "$OUT/$1.log" | paste -sd';' -)"
-  fi
-}
-
 gpu_build "$BUILD" "$OUT/build.log" ON _core kscope_cli
 case $? in
   0) record build PASS "$BUILD: _core and the kscope program, Release, sm_90" ;;

@@ -7,6 +7,9 @@
 #                               KSCOPE_GPU_TIME_LIMIT_S (seconds from the script's start), so that the
 #                               table is still printed inside the device's limit on one command
 #   ctest_step STEP "LABEL ARGS" LOG   ctest of $BUILD into $OUT/LOG, its result line recorded
+#   left_s MAX                  MAX seconds, or fewer so that the step table still prints inside
+#                               KSCOPE_GPU_TIME_LIMIT_S
+#   pytest_step STEP TIMEOUT FILE   the tests of FILE into $OUT/STEP.log, its result line recorded
 #   print_sections DIR FILE:TITLE...   each non-empty DIR/FILE under its title
 #   print_steps TITLE           the step table, last, with the GPU's name, driver and clocks
 #   gpu_build BUILD LOG PYTHON [TARGET...]   configures (Release, sm_90, KSCOPE_BUILD_PYTHON=PYTHON)
@@ -46,6 +49,25 @@ ctest_step() {
   failed=$(sed -n '/tests FAILED:/,/^Errors/p' "$OUT/$log" | grep -oE '[0-9]+ - [^ ]+' |
            sed 's/^[0-9]* - //' | paste -sd, -)
   [[ $rc -eq 0 ]] && record "$name" PASS "$line" || record "$name" FAIL "$line; failed: $failed"
+}
+
+# left_s MAX: MAX seconds, or fewer so that the step table still prints inside the call's limit
+left_s() {
+  local left=$((${KSCOPE_GPU_TIME_LIMIT_S:-600} - SECONDS - 15))
+  echo $((left < $1 ? left : $1))
+}
+
+# pytest_step STEP TIMEOUT FILE: the tests of FILE into $OUT/STEP.log, recorded with pytest's last line
+pytest_step() {
+  local rc line
+  timeout "$(left_s "$2")" python3 -m pytest "$3" -q -rs -p no:cacheprovider > "$OUT/$1.log" 2>&1
+  rc=$?
+  line=$(grep -E '[0-9]+ (passed|failed|skipped)' "$OUT/$1.log" | tail -1)
+  if [[ $rc -eq 0 ]]; then
+    record "$1" PASS "$line"
+  else
+    record "$1" FAIL "rc=$rc: $line; $(grep -m4 -E '^(FAILED|E  )' "$OUT/$1.log" | paste -sd';' -)"
+  fi
 }
 
 print_sections() {

@@ -16,6 +16,7 @@
 #include "kscope/doctor.hpp"
 #include "kscope/measurement_backend.hpp"
 #include "kscope/profile.hpp"
+#include "kscope/tensor_checks.hpp"
 
 namespace kscope {
 
@@ -55,6 +56,10 @@ struct BackendDefinition {
   // Settings::backend cannot choose it (from_metrics chooses another; the simulated backend is
   // given to profile_with_backend).
   std::function<std::unique_ptr<MeasurementBackend>(const Settings& settings)> make{};
+  // evaluate()'s reads of tensors in the memory of the device this backend measures (kscope's GPU
+  // checks, or the host's reads for a simulated device whose memory is the host's). Empty: it cannot
+  // evaluate; one that can also observes calls (MeasurementBackend::call_observer).
+  std::function<std::unique_ptr<TensorChecks>()> tensor_checks{};
   // kscope doctor's verdict on this machine and process (the doctor fills in its `backend`);
   // empty: the doctor does not list it.
   std::function<BackendAvailability(const DoctorFacts& facts)> assess{};

@@ -121,6 +121,12 @@ struct EvaluateOptions {
   // Run r of config c gets seed_of(seed, c, r): a different value every run, so that results
   // cached by input address or content, precomputed answers and replayed graphs come out wrong.
   std::uint64_t seed = 0;
+  // How many of each config's recorded runs have their outputs and inputs read (compared with the
+  // reference's, checksummed), besides every warm-up run, which always is: a random subset drawn
+  // from the operating system's entropy per config, which nothing the candidate sees before its
+  // call returns depends on. 0, or at least the recorded runs: every run. What the others skip and
+  // the chance that each kind of trick is still caught: docs/evaluate.md, "Checked runs".
+  std::size_t checked_runs = 8;
 
   // Throws ConfigError naming the bad option, its value and what it accepts.
   void validate() const;

@@ -143,7 +143,8 @@ class DeviceControl {
 
 // What evaluate() (kscope/evaluate.hpp) needs of a backend beyond durations: every activity a
 // call causes (kernels, memory copies and fills, on any stream, from any thread) in its region's
-// measurements, flagged as below, and the checks of tensors in device memory.
+// measurements, flagged as below. (Its reads of tensors are kscope/tensor_checks.hpp's, which the
+// backend registry pairs with the backend.)
 class CallObserver {
  public:
   virtual ~CallObserver() = default;
@@ -157,21 +158,6 @@ class CallObserver {
   // A persisting-L2 carve-out or access-policy window set on the device or on `stream` since the
   // last call, in words, and reset to none; empty when none was set.
   virtual std::string take_persisting_l2(std::uintptr_t stream) = 0;
-  // Reads of tensors in device memory (host memory kscope reads itself), each over many tensors with
-  // one wait for the GPU: each one's typical magnitude (the median magnitude of its finite, nonzero,
-  // non-extreme elements, cut to 8 mantissa bits) and checksum (core/tensor_elements.hpp's rules),
-  // and each candidate against its reference (TensorComparison).
-  virtual std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) = 0;
-  virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;  // one per tensor
-  // checksums() without a wait: launches them and returns; finish_checksums() gives their values.
-  virtual void start_checksums(const std::vector<TensorView>& tensors) = 0;
-  // The checksums of every start_checksums() since the last finish, in order, waiting only for what
-  // the GPU has not done yet (a wait in between, such as the L2 flush's, leaves nothing to wait for).
-  virtual std::vector<std::uint64_t> finish_checksums() = 0;
-  // Each candidate against its reference, within its tolerance.
-  virtual std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
-                                                const std::vector<TensorView>& references,
-                                                const std::vector<Tolerance>& tolerances) = 0;
 };
 
 // What measures: the interface every backend implements (cupti, events, counters, ncu and the

@@ -123,24 +123,17 @@ struct SimulatedDevice {
   std::size_t memory_bus_width_bits = 6144;  // the DRAM interface's width
 };
 
-// The simulated backend's CallObserver (kscope::evaluate): its device memory is the host's.
+// The simulated backend's CallObserver (kscope::evaluate). Its device memory is the host's: the
+// backend registry pairs it with tensor checks that read the host's memory.
 class SimulatedCalls final : public CallObserver {
  public:
   explicit SimulatedCalls(class SimulatedBackend& backend) : backend_(backend) {}  // observes this backend's calls
   void observe_calls() override;
   void call_returned(const RegionContext& region, std::uintptr_t stream) override;
   std::string take_persisting_l2(std::uintptr_t stream) override;
-  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) override;
-  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
-  void start_checksums(const std::vector<TensorView>& tensors) override;  // computed at once, kept
-  std::vector<std::uint64_t> finish_checksums() override;  // those started since the last finish
-  std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
-                                        const std::vector<TensorView>& references,
-                                        const std::vector<Tolerance>& tolerances) override;
 
  private:
   class SimulatedBackend& backend_;
-  std::vector<std::uint64_t> started_;  // the checksums started since the last finish
 };
 
 // One SASS instruction of a simulated kernel: what PC sampling finds there (SimulatedBackend::set_code).

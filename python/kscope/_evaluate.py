@@ -45,6 +45,7 @@ def evaluate(
     threshold_pct: float = 2.0,
     confidence: float = 0.95,
     seed: int = 0,
+    checked_runs: int = 8,
     work: Callable[[Any], Work | None] | None = default("work"),
     bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
     backend: BackendName | None = default("backend"),
@@ -95,6 +96,11 @@ def evaluate(
     threshold_pct, confidence: the verdict is 'faster' when the whole ``confidence`` interval of the
         speedup lies above ``1 + threshold_pct/100``, 'slower' below its inverse, 'same' otherwise.
     seed: mixed with the config and the run into each run's seed (each below 2**31).
+    checked_runs: how many of each config's recorded runs have their outputs compared and their
+        outputs and inputs checksummed, besides every warm-up run: a random subset that the
+        candidate cannot predict (drawn from the operating system's entropy). 0: every run. The
+        other runs are still timed and checked for everything that needs no reading of their
+        tensors; docs/evaluate.md, "Checked runs", gives the chance that each kind of trick is caught.
     work: ``work(config) -> kscope.Work``: declared bytes and FLOPs; a side faster than the device's
         DRAM and compute roofs allow is then 'suspect' (implausible_speed). bound_thresholds: as for
         kscope.analyze.kernel, for the measurements' Bound column.
@@ -139,6 +145,9 @@ def evaluate(
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
         raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {_shown(seed)}")
     judged.seed = int(seed)
+    if isinstance(checked_runs, bool) or not isinstance(checked_runs, numbers.Integral) or checked_runs < 0:
+        raise ConfigError(f"checked_runs must be an integer >= 0 (0: every run), not {_shown(checked_runs)}")
+    judged.checked_runs = int(checked_runs)
     judged.validate()
     failing_directory = None if failing_inputs is None else _writable_directory(failing_inputs)
 

@@ -197,6 +197,7 @@ void bind_evaluate(py::module_& m) {
       .def_readwrite("threshold_pct", &kscope::EvaluateOptions::threshold_pct)
       .def_readwrite("confidence", &kscope::EvaluateOptions::confidence)
       .def_readwrite("seed", &kscope::EvaluateOptions::seed)
+      .def_readwrite("checked_runs", &kscope::EvaluateOptions::checked_runs)
       .def("validate", &kscope::EvaluateOptions::validate);
   py::class_<kscope::Evaluation>(m, "Evaluation")
       .def("table", [](const kscope::Evaluation& e) { return columns(e.table(), config_indices(e.rows())); },

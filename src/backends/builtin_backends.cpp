@@ -6,6 +6,7 @@
 
 #include "core/backend_choice.hpp"
 #include "core/caller_language.hpp"
+#include "core/host_tensor_checks.hpp"
 #include "backends/availability.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
@@ -18,6 +19,7 @@
 #include "backends/events/events_backend.hpp"
 #include "backends/ncu/ncu_routes.hpp"
 #include "backends/pcsampling/pc_sampling_backend.hpp"
+#include "device/gpu_tensor_checks.hpp"
 // The part of a definition that needs CUDA, and what stands in for it in a build without.
 #define KSCOPE_IF_CUDA(with_cuda, without_cuda) with_cuda
 #else
@@ -35,6 +37,11 @@ namespace {
   throw BackendError(
       "kscope was built without CUDA (KSCOPE_ENABLE_CUDA=OFF), so it has no measurement backend: "
       "install the CUDA toolkit (nvcc, CUPTI) and reconfigure with -DKSCOPE_ENABLE_CUDA=ON");
+}
+
+template <class Checks>
+std::unique_ptr<TensorChecks> checks_of() {
+  return std::make_unique<Checks>();
 }
 
 // Nsight Compute measures in a process it starts: nothing streams back as the sweep goes, and
@@ -83,6 +90,7 @@ void check_pcsampling(const Settings& s) {
       .capabilities = {.measures_duration = true, .energy = true, .observes_calls = true},
       .make = KSCOPE_IF_CUDA([](const Settings& s) { return std::make_unique<CuptiBackend>(s.device); },
                              built_without_cuda),
+      .tensor_checks = KSCOPE_IF_CUDA(checks_of<device::GpuTensorChecks>, nullptr),
       .assess = doctor::cupti_availability,
   });
   register_backend({
@@ -126,6 +134,7 @@ void check_pcsampling(const Settings& s) {
   register_backend({
       .name = std::string(Backend::simulated.name()),
       .summary = "kscope/testing.hpp's simulated GPU for tests: kernels of given durations, nothing measured",
+      .tensor_checks = checks_of<detail::HostTensorChecks>,  // its device memory is the host's
   });
   register_backend({
       .name = "pcsampling",

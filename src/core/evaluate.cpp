@@ -255,7 +255,14 @@ Evaluation run_evaluation(const Sweep& sweep, const Settings& requested, const C
     throw ConfigError("the " + to_string(backend.describe().backend) + " backend cannot evaluate: it does not see "
                       "the work a call causes on every stream, so work moved to another stream would go untimed. "
                       "Evaluate with " + detail::backends_for(detail::entry_rules(detail::Entry::evaluate)));
-  detail::Evaluator evaluator(contest, options, backend, call.configs().size());
+  // The registry pairs the backend with its device's tensor checks; the backend never sees them.
+  const BackendDefinition& measured_by = definition(backend.describe().backend);
+  if (!measured_by.tensor_checks)
+    throw ConfigError("the " + measured_by.name + " backend cannot evaluate: kscope cannot read the tensors in its "
+                      "device's memory (its registry definition has no tensor_checks). Evaluate with " +
+                      detail::backends_for(detail::entry_rules(detail::Entry::evaluate)));
+  const std::unique_ptr<TensorChecks> device_checks = measured_by.tensor_checks();
+  detail::Evaluator evaluator(contest, options, backend, *device_checks, settings.runs, call.configs().size());
   evaluator_in_use = &evaluator;
   observer->observe_calls();
   detail::SessionHooks hooks;

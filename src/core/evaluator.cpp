@@ -4,7 +4,9 @@
 #include <cmath>
 #include <exception>
 #include <map>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <set>
 #include <utility>
 
@@ -70,8 +72,13 @@ CallObserver& observer_of(MeasurementBackend& backend) {
 }  // namespace
 
 Evaluator::Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend,
-                     std::size_t configs)
-    : contest_(contest), options_(options), observer_(observer_of(backend)), checks_(observer_), records_(configs) {}
+                     TensorChecks& device_checks, std::size_t recorded_runs, std::size_t configs)
+    : contest_(contest),
+      options_(options),
+      observer_(observer_of(backend)),
+      checks_(device_checks),
+      recorded_runs_(recorded_runs),
+      records_(configs) {}
 
 RunRecord& Evaluator::record_of(std::size_t config, const RunContext& run) {
   std::vector<RunRecord>& runs = records_.at(config);
@@ -91,8 +98,12 @@ void Evaluator::run(const Config& config) {
                      context.recorded ? "run " + std::to_string(context.recorded_run + 1)
                                       : "warm-up run " + std::to_string(context.run + 1),
                      seed_of(options_.seed, config.index(), context.run)};
-  if (context.run == 0) previous_outputs_ = {};  // a new config: nothing of the last one is compared
+  if (context.run == 0) {  // a new config: nothing of the last one is compared
+    previous_outputs_ = {};
+    draw_checked_runs();
+  }
   checks_.finish_checksums();  // none, unless a run failed between its calls and its checks
+  const bool read = reads_tensors(context);
 
   std::array<Tensors, 2> inputs;
   {
@@ -109,12 +120,31 @@ void Evaluator::run(const Config& config) {
   }
 
   std::array<Call, 2> calls;
-  for (Side side : kSides) calls[index_of(side)] = call(side, inputs[index_of(side)], *recorder);
+  for (Side side : kSides) calls[index_of(side)] = call(side, inputs[index_of(side)], *recorder, read);
   {
     TimeInto timed(time_.checks);
-    check(record, inputs, calls);
+    check(record, inputs, calls, read);
   }
   for (Side side : kSides) previous_outputs_[index_of(side)] = std::move(calls[index_of(side)].outputs);
+}
+
+void Evaluator::draw_checked_runs() {
+  checked_.clear();
+  const std::size_t read = options_.checked_runs;
+  if (read == 0 || read >= recorded_runs_) return;
+  // A uniform subset from the operating system's entropy: no seed the candidate could learn or
+  // replay, and nothing it sees before its call returns differs between read and unread runs.
+  std::vector<std::size_t> order(recorded_runs_);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::random_device entropy;
+  std::shuffle(order.begin(), order.end(), entropy);
+  checked_.assign(recorded_runs_, false);
+  for (std::size_t k = 0; k < read; ++k) checked_[order[k]] = true;
+}
+
+bool Evaluator::reads_tensors(const RunContext& run) const {
+  // Runs beyond those drawn for (a stopping rule's) are read, as warm-ups are.
+  return !run.recorded || run.recorded_run >= checked_.size() || checked_[run.recorded_run];
 }
 
 Tensors Evaluator::make_inputs(const Config& config, std::uint64_t seed, const char* whose) {
@@ -156,7 +186,7 @@ void Evaluator::check_inputs(const Config& config, const RunContext& run, const 
                       "with it)");
 }
 
-Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& recorder) {
+Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& recorder, bool read) {
   Call c;
   const auto& function = side == Side::candidate ? contest_.candidate : contest_.reference;
   std::uintptr_t stream = 0;
@@ -179,29 +209,33 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
   }
   TimeInto timed(time_.after_call);
   c.persisting_l2 = observer_.take_persisting_l2(stream);
-  checks_.start_checksums(c.outputs.views);  // read in check(), after both calls
+  if (read) checks_.start_checksums(c.outputs.views);  // read in check(), after both calls
   return c;
 }
 
-void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls) {
+void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls,
+                      bool read) {
+  const Call& candidate = calls[index_of(Side::candidate)];
+  const Call& reference = calls[index_of(Side::reference)];
   // Each call's outputs were checksummed as its region closed (started then, not waited for); now
   // both sides' outputs again, then their inputs after both calls. All are read after the
   // comparison, whose waits for the GPU they share.
-  std::vector<TensorView> batch;
-  for (Side side : kSides) {
-    const auto& v = calls[index_of(side)].outputs.views;
-    batch.insert(batch.end(), v.begin(), v.end());
+  std::vector<std::uint64_t> sums;
+  if (read) {
+    std::vector<TensorView> batch;
+    for (Side side : kSides) {
+      const auto& v = calls[index_of(side)].outputs.views;
+      batch.insert(batch.end(), v.begin(), v.end());
+    }
+    for (Side side : kSides) {
+      const auto& v = inputs[index_of(side)].views;
+      batch.insert(batch.end(), v.begin(), v.end());
+    }
+    checks_.start_checksums(batch);
+    if (!reference.outputs.views.empty() && candidate.raised.empty())
+      compare_outputs(record, candidate.outputs, reference.outputs);
+    sums = checks_.finish_checksums();
   }
-  for (Side side : kSides) {
-    const auto& v = inputs[index_of(side)].views;
-    batch.insert(batch.end(), v.begin(), v.end());
-  }
-  checks_.start_checksums(batch);
-  const Call& candidate = calls[index_of(Side::candidate)];
-  const Call& reference = calls[index_of(Side::reference)];
-  const bool comparable = !reference.outputs.views.empty() && candidate.raised.empty();
-  if (comparable) compare_outputs(record, candidate.outputs, reference.outputs);
-  const std::vector<std::uint64_t> sums = checks_.finish_checksums();
 
   std::size_t at_close = 0, next = candidate.outputs.views.size() + reference.outputs.views.size();
   for (Side side : kSides) {
@@ -209,6 +243,7 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     std::vector<Observation>& seen = record.observed[index_of(side)];
     seen.insert(seen.end(), c.outputs.observed.begin(), c.outputs.observed.end());
     if (!c.persisting_l2.empty()) seen.push_back({Finding::persisting_l2, c.persisting_l2});
+    if (!read) continue;
     bool changed = false;
     for (std::size_t i = 0; i < c.outputs.views.size(); ++i, ++at_close, ++next) {
       if (changed || sums[next] == sums[at_close]) continue;
@@ -218,12 +253,8 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
                       "thread or stream still writing it)"});
     }
   }
-  const std::size_t my_inputs = inputs[index_of(Side::candidate)].views.size();
-  const std::vector<std::uint64_t> mine(sums.begin() + static_cast<std::ptrdiff_t>(next),
-                                        sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs));
-  const std::vector<std::uint64_t> theirs(sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs), sums.end());
 
-  record.checked = true;
+  record.checked = read || !candidate.raised.empty();
   if (reference.outputs.views.empty())
     throw EvaluationRequestError("the reference returned no tensor: evaluate compares the candidate's outputs with "
                                  "the reference's, so both must return their outputs");
@@ -233,6 +264,11 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     return;
   }
   check_aliasing(record, inputs, calls);
+  if (!read) return;
+  const std::size_t my_inputs = inputs[index_of(Side::candidate)].views.size();
+  const std::vector<std::uint64_t> mine(sums.begin() + static_cast<std::ptrdiff_t>(next),
+                                        sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs));
+  const std::vector<std::uint64_t> theirs(sums.begin() + static_cast<std::ptrdiff_t>(next + my_inputs), sums.end());
   for (std::size_t i = 0; i < mine.size() && i < theirs.size(); ++i)
     if (mine[i] != theirs[i]) {
       record.observed[index_of(Side::candidate)].push_back(

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor_checks.hpp"
+#include "core/checks_by_memory.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/measurement_backend.hpp"
@@ -59,7 +59,10 @@ struct RunRecord {
 
 class Evaluator {
  public:
-  Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend, std::size_t configs);
+  // `device_checks` read the tensors in the memory of the device `backend` measures; each config has
+  // `recorded_runs` recorded runs (Settings::runs), of which options.checked_runs are read.
+  Evaluator(const Contest& contest, const EvaluateOptions& options, MeasurementBackend& backend,
+            TensorChecks& device_checks, std::size_t recorded_runs, std::size_t configs);
 
   // The session's body: one run.
   void run(const Config& config);
@@ -84,8 +87,15 @@ class Evaluator {
   Tensors checked_inputs(Tensors made, const char* whose);
   // The same seed gave the same inputs (first run) and another seed other inputs (second run).
   void check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs);
-  Call call(Side side, const Tensors& inputs, RunRecorder& recorder);
-  void check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
+  // Draws the recorded runs of a new config whose tensors are read (EvaluateOptions::checked_runs).
+  void draw_checked_runs();
+  // Whether this run's outputs and inputs are read: every warm-up run, and the drawn recorded ones.
+  bool reads_tensors(const RunContext& run) const;
+  // `read`: the outputs' checksums are started as the call's region closes.
+  Call call(Side side, const Tensors& inputs, RunRecorder& recorder, bool read);
+  // `read`: the outputs are compared and the tensors checksummed; else only what needs no reading
+  // (the findings of the calls, aliasing) is checked.
+  void check(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls, bool read);
   void compare_outputs(RunRecord& record, const Tensors& candidate, const Tensors& reference);
   // For each reference output, the candidate's of the same name (or position, where a side names
   // none); nullopt, with the record's failure saying why, where the two do not pair up.
@@ -107,7 +117,10 @@ class Evaluator {
   const Contest& contest_;
   const EvaluateOptions& options_;
   CallObserver& observer_;
-  TensorChecks checks_;
+  ChecksByMemory checks_;
+  std::size_t recorded_runs_;
+  // Per recorded run of the current config, whether its tensors are read; empty: every run's are.
+  std::vector<bool> checked_;
   std::vector<std::vector<RunRecord>> records_;
   // The config's previous run: its outputs, held so that an output aliasing one of them is one,
   // and its first inputs' checksums.

@@ -62,6 +62,7 @@ const std::vector<Field<EvaluateOptions>>& option_fields() {
       custom<EvaluateOptions>(
           "seed", [](const EvaluateOptions& o) { return Written(o.seed); },
           [](EvaluateOptions& o, const Read& j, const std::string& w) { o.seed = read_unsigned(j, w); }),
+      added_later(field<EvaluateOptions>("checked_runs", [](auto& o) -> auto& { return o.checked_runs; })),
   };
   return fields;
 }
@@ -163,6 +164,7 @@ Evaluation evaluation_from(const nlohmann::json& section, Results measurements,
   const std::string where = file + ": \"evaluation\"";
   if (!section.is_object()) bad_value(where, "an object", section);
   EvaluateOptions options;
+  options.checked_runs = 0;  // a file from before checked_runs: every run was read
   const auto saved_options = section.find("options");
   if (saved_options == section.end()) throw ConfigError(where + " has no \"options\"");
   read_object(*saved_options, options, option_fields(), where + " \"options\"");

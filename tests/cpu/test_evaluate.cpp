@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "core/evaluation_report.hpp"
-#include "core/tensor_checks.hpp"
+#include "core/host_tensor_checks.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"
@@ -97,12 +98,76 @@ TEST(Evaluate, HonestFasterCandidateIsFasterWithItsSpeedupAndNoFinding) {
   EXPECT_DOUBLE_EQ(row.reference_median_ns, 1000);
   EXPECT_DOUBLE_EQ(row.candidate_median_ns, 500);
   EXPECT_EQ(row.runs, 20u);
-  EXPECT_EQ(row.checked_runs, 21u);  // the warm-up's outputs are checked too
+  // The warm-up and 8 of the 20 recorded runs (EvaluateOptions::checked_runs' default).
+  EXPECT_EQ(row.checked_runs, 9u);
   EXPECT_EQ(row.max_abs_error, 0);
   // Every run is a pair: one candidate and one reference region, the candidate's first.
   EXPECT_EQ(e.measurements().samples().size(), 40u);
   EXPECT_EQ(e.measurements().samples()[0].annotation, "candidate");
   EXPECT_EQ(e.measurements().samples()[1].annotation, "reference");
+}
+
+TEST(Evaluate, CheckedRunsZeroOrAtLeastTheRunsReadsEveryRun) {
+  for (const std::size_t checked : {std::size_t{0}, std::size_t{20}, std::size_t{100}}) {
+    Fixture f;
+    f.options.checked_runs = checked;
+    EXPECT_EQ(f.run().rows()[0].checked_runs, 21u) << "checked_runs " << checked;
+  }
+}
+
+// A candidate that adds 1 to element 0 of its output in the calls `wrong` picks (call 0: the warm-up):
+// how many of `evaluations` evaluations found it incorrect.
+std::size_t caught(std::size_t evaluations, std::size_t runs, std::size_t checked,
+                   const std::function<bool(std::size_t call)>& wrong) {
+  std::size_t incorrect = 0;
+  for (std::size_t e = 0; e < evaluations; ++e) {
+    Fixture f;
+    f.settings.runs = runs;
+    f.options.checked_runs = checked;
+    std::size_t call = 0;
+    f.contest.candidate = [&](const Tensors& in) {
+      Tensors out = doubled(in, f.sim, "candidate_kernel", 500);
+      if (wrong(call++)) buffer_of(out)[0] += 1.0f;
+      return out;
+    };
+    incorrect += f.run().rows()[0].verdict == EvaluationVerdict::incorrect;
+  }
+  return incorrect;
+}
+
+TEST(Evaluate, AWrongAnswerOnOneRecordedRunIsCaughtAsOftenAsTheShareOfRunsChecked) {
+  // 8 of 20 runs read: caught with probability 0.4, so 80 of 200 expected (sd 6.9); the bounds lie
+  // 5.8 sd away, and a subset that were not random (always or never that run) falls outside them.
+  const std::size_t found = caught(200, 20, 8, [](std::size_t call) { return call == 7; });
+  EXPECT_GT(found, 40u);
+  EXPECT_LT(found, 120u);
+}
+
+TEST(Evaluate, AWrongAnswerOnHalfTheRunsEscapesAsOftenAsTheHypergeometricLawSays) {
+  // Wrong on 5 of 10 recorded runs, 3 read: it escapes when all 3 fall on the 5 right runs,
+  // C(5,3)/C(10,3) = 1/12, so 20 of 240 escapes expected; the bounds are beyond 4.5 sd (Poisson tails).
+  const std::size_t escaped = 240 - caught(240, 10, 3, [](std::size_t call) { return call > 0 && call % 2 == 0; });
+  EXPECT_GT(escaped, 2u);
+  EXPECT_LT(escaped, 45u);
+}
+
+TEST(Evaluate, TheWarmUpRunsAreAlwaysRead) {
+  EXPECT_EQ(caught(20, 20, 1, [](std::size_t call) { return call == 0; }), 20u);
+}
+
+TEST(Evaluate, RunsNotReadStillFindWhatNeedsNoReading) {
+  Fixture f;
+  f.options.checked_runs = 1;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("candidate_kernel", 500);
+    return in;  // its input as its output: wrong, and aliasing, which needs no reading
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].checked_runs, 2u);
+  EXPECT_EQ(e.rows()[0].mismatched_runs, 2u);
+  for (const kscope::FindingRecord& found : e.findings())
+    if (found.finding == Finding::output_aliases_input) EXPECT_EQ(found.runs, 21u) << findings_text(e);
+  EXPECT_TRUE(has(e.rows()[0], Finding::output_aliases_input)) << findings_text(e);
 }
 
 TEST(Evaluate, NoGpuWorkOnEitherSideHasNoSpeedupRatherThanAnInfiniteOne) {
@@ -153,7 +218,7 @@ TEST(Evaluate, AWrongAnswerIsIncorrectWithTheElementAndTheSeedToMakeItAgain) {
   const kscope::EvaluationRow row = f.run().rows()[0];
   EXPECT_EQ(row.verdict, EvaluationVerdict::incorrect);
   EXPECT_FALSE(row.correct);
-  EXPECT_EQ(row.mismatched_runs, 21u);
+  EXPECT_EQ(row.mismatched_runs, 9u);  // every checked run
   ASSERT_TRUE(row.failing_seed.has_value());
   EXPECT_EQ(*row.failing_seed, kscope::seed_of(0, 0, 0));
   EXPECT_NE(row.mismatch.find("element 3"), std::string::npos) << row.mismatch;
@@ -672,6 +737,14 @@ TEST(Evaluate, TheFileRoundTripsAndLoadResultsReadsItsMeasurements) {
   EXPECT_EQ(back.measurements().samples().size(), e.measurements().samples().size());
   std::stringstream again(file.str());
   EXPECT_EQ(kscope::load_results(again, "memory").samples().size(), 40u);
+  EXPECT_EQ(back.options().checked_runs, 8u);
+  // A file from before checked_runs read every run.
+  std::string old_file = file.str();
+  const std::size_t key = old_file.find("\"checked_runs\"");
+  ASSERT_NE(key, std::string::npos);
+  old_file.replace(key, std::string("\"checked_runs\"").size(), "\"unknown_key\"");
+  std::stringstream older(old_file);
+  EXPECT_EQ(kscope::load_evaluation(older, "older").options().checked_runs, 0u);
 
   std::stringstream plain;
   e.measurements().write_json(plain);

@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/tensor_checks.hpp"  // the host's checks, which the device's must agree with
+#include "core/host_tensor_checks.hpp"  // the host's checks, which the device's must agree with
 #include "gpu_test_support.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/kscope.hpp"
@@ -740,10 +740,8 @@ std::vector<Bits> random_bits(std::size_t n, Bits mask) {
   return v;
 }
 
-// The cupti backend, whose CallObserver holds the device checks.
-std::unique_ptr<kscope::MeasurementBackend> cupti_backend() {
-  return kscope::definition(kscope::Backend::cupti).make(kscope::Settings{});
-}
+// The tensor checks the registry pairs with the cupti backend: kscope's GPU checks.
+std::unique_ptr<kscope::TensorChecks> gpu_checks() { return kscope::definition(kscope::Backend::cupti).tensor_checks(); }
 
 bool same_value(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
@@ -808,8 +806,8 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
   pairs.push_back(shaped_pair("float32, one element in sixteen 2^20 times larger", n,
                               [](std::size_t i) { return i % 16 == 0 ? std::optional(1048576.0f) : std::nullopt; }));
 
-  const auto backend = cupti_backend();
-  kscope::CallObserver& device = *backend->call_observer();
+  const auto checks = gpu_checks();
+  kscope::TensorChecks& device = *checks;
   std::vector<TensorView> candidates, references, all_device, all_host;
   for (const TwinPair& p : pairs) {
     candidates.push_back(p.candidate.device_view);
@@ -871,8 +869,8 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
 
 TEST(EvaluateGpu, DeviceChecksTakeMoreThanTwoToThe31Elements) {
   KSCOPE_REQUIRE_GPU();
-  const auto backend = cupti_backend();
-  kscope::CallObserver& device = *backend->call_observer();
+  const auto checks = gpu_checks();
+  kscope::TensorChecks& device = *checks;
   // uint8 ones, one element past 2^31 changed to 2: indices and counts beyond 32 bits.
   const std::size_t n = (std::size_t{1} << 31) + 9, changed = (std::size_t{1} << 31) + 3;
   std::vector<unsigned char> ones(n, 1);

@@ -57,6 +57,18 @@ def test_an_honest_faster_candidate_is_faster_with_the_configs_as_given():
     assert set(results.measurements.to_dataframe()["Annotation"]) == {"candidate", "reference"}
 
 
+def test_checked_runs_reads_the_warm_ups_and_that_many_recorded_runs_and_zero_reads_every_run():
+    with kscope.testing.simulated_backend() as sim:
+        subset = evaluated(*sides(sim), runs=12, warmup_runs=2, checked_runs=3).to_dataframe().iloc[0]
+        every = evaluated(*sides(sim), runs=12, warmup_runs=2, checked_runs=0).to_dataframe().iloc[0]
+    assert subset["CheckedRuns"] == 5 and every["CheckedRuns"] == 14
+    assert subset["Verdict"] == every["Verdict"] == "faster"
+    with kscope.testing.simulated_backend() as sim:
+        for bad in (-1, 2.5, True):
+            with pytest.raises(ConfigError, match=r"checked_runs must be an integer >= 0 \(0: every run\)"):
+                evaluated(*sides(sim), checked_runs=bad)
+
+
 def test_a_config_that_is_not_a_dict_is_one_column():
     with kscope.testing.simulated_backend() as sim:
         candidate, reference = sides(sim)

@@ -129,6 +129,24 @@ def test_work_on_some_calls_only_is_incorrect_on_fresh_inputs():
     assert row(evaluated(every_tenth))["Verdict"] in ("incorrect", "suspect")
 
 
+def test_a_cheat_on_half_the_runs_is_caught_when_a_random_subset_of_runs_is_read():
+    """checked_runs reads the warm-up and 8 of the 10 recorded runs: a candidate wrong in 5 of them
+    cannot escape: at least 3 of the 8 read runs are among its 5 wrong ones. 0 reads all 11."""
+    calls = []
+
+    def every_other(a, b):
+        calls.append(None)
+        out = a + b
+        if len(calls) % 2 == 0:  # calls 2, 4, ..., 10: recorded runs 1, 3, ..., 9
+            out[0] += 1.0
+        return out
+
+    r = row(evaluated(every_other, checked_runs=8))
+    assert r["Verdict"] == "incorrect" and r["CheckedRuns"] == 9 and 3 <= r["MismatchedRuns"] <= 5, r["Reason"]
+    honest_every = row(evaluated(torch.add, checked_runs=0))
+    assert honest_every["CheckedRuns"] == RUNS + 1 and honest_every["Correct"], honest_every["Reason"]
+
+
 def test_answers_cached_by_input_address_are_incorrect():
     cache = {}
 

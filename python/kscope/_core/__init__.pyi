@@ -176,6 +176,7 @@ class EvaluateOptions:
     threshold_pct: float
     confidence: float
     seed: int
+    checked_runs: int
     def __init__(self) -> None: ...
     def validate(self) -> None: ...
 

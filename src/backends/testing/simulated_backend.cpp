@@ -12,7 +12,6 @@
 #include "core/first_work.hpp"
 #include "core/stream_join.hpp"
 #include "core/suggest.hpp"
-#include "core/tensor_checks.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
 
@@ -419,35 +418,6 @@ std::string SimulatedCalls::take_persisting_l2(std::uintptr_t) {
   if (bytes == 0) return "";
   ++backend_.persisting_resets_;
   return "a persisting-L2 carve-out of " + std::to_string(bytes) + " bytes was set";
-}
-
-// The simulated GPU's memory is the host's: a device view is read where it points.
-std::vector<double> SimulatedCalls::typical_magnitudes(const std::vector<TensorView>& tensors) {
-  std::vector<double> out;
-  for (const TensorView& t : tensors) out.push_back(detail::host_typical_magnitude(t));
-  return out;
-}
-
-std::vector<std::uint64_t> SimulatedCalls::checksums(const std::vector<TensorView>& tensors) {
-  std::vector<std::uint64_t> out;
-  for (const TensorView& t : tensors) out.push_back(detail::host_checksum(t));
-  return out;
-}
-
-void SimulatedCalls::start_checksums(const std::vector<TensorView>& tensors) {
-  const std::vector<std::uint64_t> sums = checksums(tensors);
-  started_.insert(started_.end(), sums.begin(), sums.end());
-}
-
-std::vector<std::uint64_t> SimulatedCalls::finish_checksums() { return std::exchange(started_, {}); }
-
-std::vector<TensorComparison> SimulatedCalls::compare(const std::vector<TensorView>& candidates,
-                                                      const std::vector<TensorView>& references,
-                                                      const std::vector<Tolerance>& tolerances) {
-  std::vector<TensorComparison> out;
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    out.push_back(detail::host_compare(candidates[i], references[i], tolerances[i].atol, tolerances[i].rtol));
-  return out;
 }
 
 void SimulatedEnergy::set_power(SimulatedPower power) {

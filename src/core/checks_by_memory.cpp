@@ -1,63 +1,10 @@
-#include "core/tensor_checks.hpp"
+#include "core/checks_by_memory.hpp"
 
-#include <cmath>
 #include <utility>
 
-#include "core/tensor_elements.hpp"
+#include "core/host_tensor_checks.hpp"
 
 namespace kscope::detail {
-
-double host_typical_magnitude(const TensorView& tensor) {
-  const std::size_t n = tensor.elements();
-  const double largest = largest_finite(tensor.dtype);
-  std::vector<unsigned long long> exponents(kExponentBins), mantissas(kMantissaBins);
-  std::uint64_t counted = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double v = element(tensor.data, i, tensor.dtype);
-    if (!counts_toward_scale(v, largest)) continue;
-    ++exponents[exponent_bin(magnitude_bits(v))];
-    ++counted;
-  }
-  if (counted == 0) return 0;
-  unsigned long long rank = median_rank(counted);
-  const unsigned exponent = bin_of_rank(exponents.data(), kExponentBins, rank);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double v = element(tensor.data, i, tensor.dtype);
-    if (!counts_toward_scale(v, largest)) continue;
-    const std::uint64_t bits = magnitude_bits(v);
-    if (exponent_bin(bits) == exponent) ++mantissas[mantissa_bin(bits)];
-  }
-  return bin_magnitude(exponent, bin_of_rank(mantissas.data(), kMantissaBins, rank));
-}
-
-TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol) {
-  TensorComparison out;
-  out.elements = reference.elements();
-  const bool exact_bits = !is_floating(reference.dtype) && atol == 0 && rtol == 0;
-  const std::size_t size = size_of(reference.dtype);
-  const double largest = largest_finite(reference.dtype);
-  for (std::size_t i = 0; i < out.elements; ++i) {
-    const double c = element(candidate.data, i, candidate.dtype), r = element(reference.data, i, reference.dtype);
-    ElementVerdict v = judge(c, r, atol, rtol, largest);
-    if (exact_bits) v.passes = same_bits(candidate.data, reference.data, i, size);
-    out.max_abs_error = std::fmax(out.max_abs_error, v.abs_error);
-    out.max_rel_error = std::fmax(out.max_rel_error, v.rel_error);
-    if (v.passes) continue;
-    if (out.mismatched++ == 0) {
-      out.first_mismatch = i;
-      out.first_candidate = c;
-      out.first_reference = r;
-    }
-  }
-  return out;
-}
-
-std::uint64_t host_checksum(const TensorView& tensor) {
-  const std::size_t bytes = tensor.bytes();
-  std::uint64_t sum = 0;
-  for (std::size_t w = 0; w * 8 < bytes; ++w) sum += mixed_word(word_at(tensor.data, bytes, w), w);
-  return sum;
-}
 
 namespace {
 
@@ -84,17 +31,17 @@ std::vector<Result> each(const std::vector<TensorView>& tensors, OnHost on_host,
 
 }  // namespace
 
-std::vector<double> TensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
+std::vector<double> ChecksByMemory::typical_magnitudes(const std::vector<TensorView>& tensors) {
   return each<double>(tensors, host_typical_magnitude,
                       [&](const std::vector<TensorView>& v) { return device_.typical_magnitudes(v); });
 }
 
-std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
+std::vector<std::uint64_t> ChecksByMemory::checksums(const std::vector<TensorView>& tensors) {
   return each<std::uint64_t>(tensors, host_checksum,
                              [&](const std::vector<TensorView>& v) { return device_.checksums(v); });
 }
 
-void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
+void ChecksByMemory::start_checksums(const std::vector<TensorView>& tensors) {
   std::vector<TensorView> on_gpu;
   for (const TensorView& t : tensors) {
     if (t.memory == MemorySpace::host) {
@@ -107,7 +54,7 @@ void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
   if (!on_gpu.empty()) device_.start_checksums(on_gpu);
 }
 
-std::vector<std::uint64_t> TensorChecks::finish_checksums() {
+std::vector<std::uint64_t> ChecksByMemory::finish_checksums() {
   const std::vector<std::optional<std::uint64_t>> started = std::exchange(started_, {});
   std::vector<std::uint64_t> from_gpu;
   for (const auto& value : started)
@@ -121,7 +68,7 @@ std::vector<std::uint64_t> TensorChecks::finish_checksums() {
   return out;
 }
 
-std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,
+std::vector<TensorComparison> ChecksByMemory::compare(const std::vector<TensorView>& candidates,
                                                     const std::vector<TensorView>& references,
                                                     const std::vector<Tolerance>& tolerances) {
   std::vector<TensorComparison> out(candidates.size());

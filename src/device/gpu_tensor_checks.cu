@@ -1,4 +1,4 @@
-#include "device/tensor_checks.hpp"
+#include "device/gpu_tensor_checks.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -17,7 +17,7 @@
 
 namespace kscope::device {
 
-struct TensorChecks::Totals {
+struct GpuTensorChecks::Totals {
   unsigned long long mismatched;
   // The largest errors, as the bits of the doubles: non-negative doubles order as their bits do.
   unsigned long long max_abs_error_bits;
@@ -31,7 +31,7 @@ struct TensorChecks::Totals {
 
 // One tensor's typical magnitude (core/tensor_elements.hpp's rule): the median's place and the
 // counts of its exponent's mantissa bins, which are read back, then the counts by exponent.
-struct TensorChecks::Magnitudes {
+struct GpuTensorChecks::Magnitudes {
   unsigned long long counted;      // the elements that count toward the scale
   unsigned long long exponent;     // the exponent bin holding their median
   unsigned long long rank_in_bin;  // the median's rank within that bin
@@ -41,8 +41,8 @@ struct TensorChecks::Magnitudes {
 
 namespace {
 
-using Totals = TensorChecks::Totals;
-using Magnitudes = TensorChecks::Magnitudes;
+using Totals = GpuTensorChecks::Totals;
+using Magnitudes = GpuTensorChecks::Magnitudes;
 
 constexpr unsigned kThreads = 256;
 // Enough blocks to fill any GPU; each thread strides over the rest, so any element count fits.
@@ -255,16 +255,16 @@ void launch_checksum(const TensorView& t, Totals* totals) {
 
 }  // namespace
 
-TensorChecks::~TensorChecks() = default;
+GpuTensorChecks::~GpuTensorChecks() = default;
 
 template <class T>
-TensorChecks::Buffers<T>::~Buffers() {
+GpuTensorChecks::Buffers<T>::~Buffers() {
   if (device) cudaFree(device);
   if (host) cudaFreeHost(host);
 }
 
 template <class T>
-void TensorChecks::Buffers<T>::reserve(std::size_t count) {
+void GpuTensorChecks::Buffers<T>::reserve(std::size_t count) {
   if (count <= capacity) return;
   if (device) cudaFree(std::exchange(device, nullptr));
   if (host) cudaFreeHost(std::exchange(host, nullptr));
@@ -275,13 +275,13 @@ void TensorChecks::Buffers<T>::reserve(std::size_t count) {
   capacity = count;
 }
 
-Totals* TensorChecks::fresh_totals(std::size_t count) {
+Totals* GpuTensorChecks::fresh_totals(std::size_t count) {
   totals_.reserve(count);
   launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", totals_.device, count);
   return totals_.device;
 }
 
-const Totals* TensorChecks::read_totals(std::size_t count) {
+const Totals* GpuTensorChecks::read_totals(std::size_t count) {
   check_cuda(cudaMemcpyAsync(totals_.host, totals_.device, count * sizeof(Totals), cudaMemcpyDeviceToHost,
                              cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's tensor check totals)");
@@ -290,7 +290,7 @@ const Totals* TensorChecks::read_totals(std::size_t count) {
 }
 
 template <class Result, class LaunchOne, class ReadOne>
-std::vector<Result> TensorChecks::per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one,
+std::vector<Result> GpuTensorChecks::per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one,
                                              ReadOne read_one) {
   std::vector<Result> out(tensors.size(), Result{});
   if (tensors.empty()) return out;
@@ -300,7 +300,7 @@ std::vector<Result> TensorChecks::per_tensor(const std::vector<TensorView>& tens
   return out;
 }
 
-std::vector<double> TensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
+std::vector<double> GpuTensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
   std::vector<double> out(tensors.size(), 0.0);
   if (tensors.empty()) return out;
   magnitudes_.reserve(tensors.size());
@@ -330,12 +330,12 @@ std::vector<double> TensorChecks::typical_magnitudes(const std::vector<TensorVie
   return out;
 }
 
-std::vector<std::uint64_t> TensorChecks::checksums(const std::vector<TensorView>& tensors) {
+std::vector<std::uint64_t> GpuTensorChecks::checksums(const std::vector<TensorView>& tensors) {
   return per_tensor<std::uint64_t>(tensors, launch_checksum,
                                    [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
 }
 
-void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
+void GpuTensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
   if (tensors.empty()) return;
   if (started_count_ + tensors.size() > started_.capacity) {
     keep_started();  // rare (the first runs): the buffers grow only while nothing is in flight
@@ -350,19 +350,19 @@ void TensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
   started_count_ += tensors.size();
 }
 
-void TensorChecks::keep_started() {
+void GpuTensorChecks::keep_started() {
   if (started_count_ == 0) return;
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's checksums)");
   for (std::size_t i = 0; i < started_count_; ++i) finished_.push_back(started_.host[i].checksum);
   started_count_ = 0;
 }
 
-std::vector<std::uint64_t> TensorChecks::finish_checksums() {
+std::vector<std::uint64_t> GpuTensorChecks::finish_checksums() {
   keep_started();
   return std::exchange(finished_, {});
 }
 
-std::vector<TensorComparison> TensorChecks::compare(const std::vector<TensorView>& candidates,
+std::vector<TensorComparison> GpuTensorChecks::compare(const std::vector<TensorView>& candidates,
                                                     const std::vector<TensorView>& references,
                                                     const std::vector<Tolerance>& tolerances) {
   if (candidates.size() != references.size() || tolerances.size() != references.size())

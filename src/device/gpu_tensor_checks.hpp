@@ -1,35 +1,35 @@
 #pragma once
-// evaluate()'s checks of tensors in device memory (kscope::CallObserver's typical_magnitudes,
-// checksums and compare): kernels that apply core/tensor_elements.hpp's rules, the same functions
-// the host checks (core/tensor_checks.cpp) apply, so that both give the same answers (counts and
-// bits, never sums of doubles in another order). A batch of tensors is one series of launches on
+// evaluate()'s checks of tensors in a GPU's memory (kscope/tensor_checks.hpp): kernels that apply
+// core/tensor_elements.hpp's rules, the same functions the host checks (core/host_tensor_checks.cpp)
+// apply, so that both give the same answers (counts and bits, never sums of doubles in another order). A batch of tensors is one series of launches on
 // the legacy default stream and one wait for it.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "kscope/tensor.hpp"
+#include "kscope/tensor_checks.hpp"
 
 namespace kscope::device {
 
-class TensorChecks {
+class GpuTensorChecks final : public TensorChecks {
  public:
-  TensorChecks() = default;
-  ~TensorChecks();
-  TensorChecks(const TensorChecks&) = delete;
-  TensorChecks& operator=(const TensorChecks&) = delete;
+  GpuTensorChecks() = default;
+  ~GpuTensorChecks() override;
+  GpuTensorChecks(const GpuTensorChecks&) = delete;
+  GpuTensorChecks& operator=(const GpuTensorChecks&) = delete;
 
   // Each throws ConfigError for a view whose memory the current device cannot read (host memory
   // CUDA does not know, another device's memory), CudaError for a failed CUDA call.
-  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors);
-  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors);
+  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) override;
+  std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
   // checksums() in two halves: the launches (no wait), then every started one's value, in order.
-  void start_checksums(const std::vector<TensorView>& tensors);
-  std::vector<std::uint64_t> finish_checksums();
+  void start_checksums(const std::vector<TensorView>& tensors) override;
+  std::vector<std::uint64_t> finish_checksums() override;
   // Pairs of the same dtype and element count: the caller checks.
   std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                         const std::vector<TensorView>& references,
-                                        const std::vector<Tolerance>& tolerances);
+                                        const std::vector<Tolerance>& tolerances) override;
 
   struct Totals;  // what the kernels find for one tensor (or pair)
   struct Magnitudes;  // the histograms of one tensor's typical magnitude
