@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kscope/columns.hpp"
 #include "kscope/results.hpp"
 #include "kscope/table.hpp"
 #include "kscope/value.hpp"
@@ -124,16 +125,20 @@ struct Comparison {
   std::vector<std::string> warnings;
   CompareOptions options;  // as compare() was given them
 
-  // Annotation, the axes, then Metric, Unit, Direction, BaselineMedian, CandidateMedian,
-  // BaselineMean, CandidateMean, BaselineRuns, CandidateRuns, BaselineRSDPct, CandidateRSDPct,
-  // Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue, UTestMethod, CyclesRatio, CyclesCI_Lower,
-  // CyclesCI_Upper, CyclesPValue, Verdict, Reason, Flags.
+  // Annotation, the axes, then the other comparison_columns() (Metric, Unit, Direction, ...,
+  // Verdict, Reason, Flags).
   Table to_table() const;
   std::size_t count(Verdict verdict) const;  // the rows of this verdict
   // What a CI gate concludes: slower when a row is slower, cannot_judge when a row lacks samples,
   // else passed (the exit codes of `kscope compare`).
   Gate gate() const;
 };
+
+// The columns of Comparison::to_table(), its config axes left out: Annotation, Metric, Unit,
+// Direction, BaselineMedian, CandidateMedian, BaselineMean, CandidateMean, BaselineRuns,
+// CandidateRuns, BaselineRSDPct, CandidateRSDPct, Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue,
+// UTestMethod, CyclesRatio, CyclesCI_Lower, CyclesCI_Upper, CyclesPValue, Verdict, Reason, Flags.
+const std::vector<ColumnSpec>& comparison_columns();
 
 // Compares the candidate with the baseline, row by row; the rows of both are matched by
 // annotation, config (axis name -> value) and metric. Samples of throttled runs are left out when

@@ -1,6 +1,10 @@
 // The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp).
 #include "kscope/detail/enum_names.hpp"
 
+#include "kscope/compare.hpp"
+#include "kscope/evaluate.hpp"
+#include "kscope/tune.hpp"
+
 namespace kscope::detail {
 
 std::span<const EnumName<ReplayMode>> enum_names(ReplayMode) {
@@ -52,6 +56,70 @@ std::span<const EnumName<CollectionScope>> enum_names(CollectionScope) {
                                                         {CollectionScope::config, "config"},
                                                         {CollectionScope::run, "run"},
                                                         {CollectionScope::annotation, "annotation"}};
+  return names;
+}
+
+std::span<const EnumName<ColumnType>> enum_names(ColumnType) {
+  using T = ColumnType;
+  static constexpr EnumName<T> names[] = {{T::text, "text"},
+                                          {T::integer, "integer"},
+                                          {T::optional_integer, "optional_integer"},
+                                          {T::real, "real"},
+                                          {T::boolean, "boolean"},
+                                          {T::optional_boolean, "optional_boolean"},
+                                          {T::baseline, "baseline"}};
+  return names;
+}
+
+std::span<const EnumName<Verdict>> enum_names(Verdict) {
+  using V = Verdict;
+  static constexpr EnumName<V> names[] = {{V::faster, "faster"},
+                                          {V::slower, "slower"},
+                                          {V::same, "same"},
+                                          {V::unstable, "unstable"},
+                                          {V::changed, "changed"},
+                                          {V::only_in_baseline, "only_in_baseline"},
+                                          {V::only_in_candidate, "only_in_candidate"},
+                                          {V::ambiguous, "ambiguous"},
+                                          {V::too_few_samples, "too_few_samples"}};
+  return names;
+}
+
+std::span<const EnumName<Gate>> enum_names(Gate) {
+  static constexpr EnumName<Gate> names[] = {
+      {Gate::passed, "passed"}, {Gate::slower, "slower"}, {Gate::cannot_judge, "cannot_judge"}};
+  return names;
+}
+
+std::span<const EnumName<MetricDirection>> enum_names(MetricDirection) {
+  using D = MetricDirection;
+  static constexpr EnumName<D> names[] = {
+      {D::lower_is_better, "lower"}, {D::higher_is_better, "higher"}, {D::undefined, "undefined"}};
+  return names;
+}
+
+std::span<const EnumName<EvaluationVerdict>> enum_names(EvaluationVerdict) {
+  using V = EvaluationVerdict;
+  static constexpr EnumName<V> names[] = {{V::faster, "faster"},
+                                          {V::slower, "slower"},
+                                          {V::same, "same"},
+                                          {V::incorrect, "incorrect"},
+                                          {V::suspect, "suspect"}};
+  return names;
+}
+
+std::span<const EnumName<Side>> enum_names(Side) {
+  static constexpr EnumName<Side> names[] = {{Side::candidate, "candidate"}, {Side::reference, "reference"}};
+  return names;
+}
+
+std::span<const EnumName<RaceOutcome>> enum_names(RaceOutcome) {
+  using O = RaceOutcome;
+  static constexpr EnumName<O> names[] = {{O::winner, "winner"},
+                                          {O::tied, "tied"},
+                                          {O::slower, "slower"},
+                                          {O::eliminated, "eliminated"},
+                                          {O::left_out, "left_out"}};
   return names;
 }
 

@@ -18,8 +18,10 @@
 #include "base/file_access.hpp"
 #include "core/aggregator.hpp"
 #include "core/caller_language.hpp"
+#include "core/derived_columns.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
+#include "core/output_formats.hpp"
 #include "core/race.hpp"
 #include "core/request_checks.hpp"
 #include "core/session.hpp"
@@ -29,6 +31,7 @@
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/metrics.hpp"
 
 namespace kscope {
@@ -242,16 +245,7 @@ void RaceOptions::validate() const {
         "a count of at least 2 (8 by default)");
 }
 
-std::string to_string(RaceOutcome outcome) {
-  switch (outcome) {
-    case RaceOutcome::winner: return "winner";
-    case RaceOutcome::tied: return "tied";
-    case RaceOutcome::slower: return "slower";
-    case RaceOutcome::eliminated: return "eliminated";
-    case RaceOutcome::left_out: return "left_out";
-  }
-  return "?";
-}
+std::string to_string(RaceOutcome outcome) { return detail::enum_name(outcome); }
 
 Race::Race(Results measurements, std::vector<RaceRow> rows, std::vector<RaceRound> rounds, RaceCost cost,
            RaceOptions options)
@@ -274,26 +268,51 @@ std::vector<std::size_t> Race::ties() const {
   return out;
 }
 
-Table Race::table() const {
-  Table t;
-  t.columns = measurements_.axis_names();
-  for (const char* c : {"Outcome", "Round", "Runs", "MedianNs", "FinalMedianNs", "RatioToWinner", "RatioCI_Lower",
-                        "RatioCI_Upper", "Reason"})
-    t.columns.push_back(c);
-  const auto integer = [](std::size_t n) { return Cell{static_cast<std::int64_t>(n)}; };
-  for (const RaceRow& r : rows_) {
-    std::vector<Cell> row;
-    for (const Value& v : measurements_.configs().at(r.config_index).values()) row.push_back(detail::to_cell(v));
-    row.insert(row.end(), {to_string(r.outcome), integer(r.round), integer(r.runs), r.median_ns, r.final_median_ns,
-                           r.ratio, r.ratio_ci_lower, r.ratio_ci_upper, r.reason});
-    t.rows.push_back(std::move(row));
-  }
-  return t;
+namespace {
+
+using RaceColumns = detail::DerivedColumns<Race, RaceRow>;
+
+const RaceColumns& race_table() {
+  using R = RaceRow;
+  using T = ColumnType;
+  static const RaceColumns table{
+      {
+          {"Outcome", T::text, [](const Race&, const R& r) { return Cell{to_string(r.outcome)}; }},
+          {"Round", T::integer, [](const Race&, const R& r) { return detail::count_cell(r.round); }},
+          {"Runs", T::integer, [](const Race&, const R& r) { return detail::count_cell(r.runs); }},
+          {"MedianNs", T::real, [](const Race&, const R& r) { return Cell{r.median_ns}; }},
+          {"FinalMedianNs", T::real, [](const Race&, const R& r) { return Cell{r.final_median_ns}; }},
+          {"RatioToWinner", T::real, [](const Race&, const R& r) { return Cell{r.ratio}; }},
+          {"RatioCI_Lower", T::real, [](const Race&, const R& r) { return Cell{r.ratio_ci_lower}; }},
+          {"RatioCI_Upper", T::real, [](const Race&, const R& r) { return Cell{r.ratio_ci_upper}; }},
+          {"Reason", T::text, [](const Race&, const R& r) { return Cell{r.reason}; }},
+      },
+      0,
+      [](const Race& race, const R& r) { return race.measurements().configs().at(r.config_index).values(); }};
+  return table;
 }
 
-void Race::write_csv(const std::string& path) const {
-  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(table(), out); });
+}  // namespace
+
+const std::vector<ColumnSpec>& race_columns() {
+  static const std::vector<ColumnSpec> specs = race_table().specs();
+  return specs;
 }
+
+Table Race::table() const { return race_table().table(*this, rows_, measurements_.axis_names()); }
+
+namespace detail {
+
+const std::vector<DerivedFormat<Race>>& race_formats() {
+  static const std::vector<DerivedFormat<Race>> formats{
+      {"race table CSV", "race.csv", &write_table_csv<Race, &Race::table>},
+  };
+  return formats;
+}
+
+}  // namespace detail
+
+void Race::write_csv(const std::string& path) const { detail::write_table_csv<Race, &Race::table>(*this, path); }
 
 std::ostream& operator<<(std::ostream& out, const Race& race) {
   const Results& m = race.measurements();
@@ -455,7 +474,7 @@ Race tune_with_backend(const Sweep& sweep, const Settings& requested, const Body
   Race race(measurements.results(backend.describe()), std::move(rows), racer.rounds(), cost, options);
   if (!settings.output_prefix.empty()) {
     race.measurements().write_all(settings.output_prefix);
-    race.write_csv(settings.output_prefix + "race.csv");
+    detail::write_derived_files(race, detail::race_formats(), settings.output_prefix);
   }
   return race;
 }
