@@ -125,6 +125,8 @@ class Race {
   Table table() const;
   // With output_prefix, tune() writes the measurements (write_all) and this table as <prefix>race.csv.
   void write_csv(const std::string& path) const;
+  // The lines printed above the table: the session, the decision, the cost and the rounds.
+  std::string heading() const;
 
  private:
   Results measurements_;

@@ -73,15 +73,16 @@ std::span<const EnumName<ColumnType>> enum_names(ColumnType) {
 
 std::span<const EnumName<Verdict>> enum_names(Verdict) {
   using V = Verdict;
-  static constexpr EnumName<V> names[] = {{V::faster, "faster"},
-                                          {V::slower, "slower"},
+  // The worst first: the order kscope compare counts them in.
+  static constexpr EnumName<V> names[] = {{V::slower, "slower"},
+                                          {V::faster, "faster"},
                                           {V::same, "same"},
-                                          {V::unstable, "unstable"},
                                           {V::changed, "changed"},
-                                          {V::only_in_baseline, "only_in_baseline"},
-                                          {V::only_in_candidate, "only_in_candidate"},
                                           {V::ambiguous, "ambiguous"},
-                                          {V::too_few_samples, "too_few_samples"}};
+                                          {V::unstable, "unstable"},
+                                          {V::too_few_samples, "too_few_samples"},
+                                          {V::only_in_baseline, "only_in_baseline"},
+                                          {V::only_in_candidate, "only_in_candidate"}};
   return names;
 }
 

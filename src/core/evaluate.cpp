@@ -17,6 +17,7 @@
 #include "core/session.hpp"
 #include "core/suggest.hpp"
 #include "core/session_guard.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
 #include "kscope/detail/enum_names.hpp"
@@ -270,8 +271,7 @@ const std::vector<DerivedFormat<Evaluation>>& evaluation_formats() {
 
 std::ostream& operator<<(std::ostream& out, const Evaluation& evaluation) {
   const Results& m = evaluation.measurements();
-  out << "kscope evaluation: " << m.session().gpu << " | backend " << to_string(m.session().backend)
-      << " | cache_control " << to_string(m.session().cache_control) << "\n";
+  out << "kscope evaluation: " << detail::session_headline(m.session()) << "\n";
   Table view = evaluation.table();
   // The readable view: the axes and what decides, the longer texts below.
   Table shown;

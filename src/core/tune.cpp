@@ -26,6 +26,7 @@
 #include "core/request_checks.hpp"
 #include "core/session.hpp"
 #include "core/session_guard.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "core/sharding.hpp"
 #include "core/significance.hpp"
 #include "core/suggest.hpp"
@@ -314,31 +315,35 @@ const std::vector<DerivedFormat<Race>>& race_formats() {
 
 void Race::write_csv(const std::string& path) const { detail::write_table_csv<Race, &Race::table>(*this, path); }
 
-std::ostream& operator<<(std::ostream& out, const Race& race) {
-  const Results& m = race.measurements();
-  const RaceCost& c = race.cost();
-  out << "kscope race: " << m.session().gpu << " | backend " << to_string(m.session().backend) << " | cache_control "
-      << to_string(m.session().cache_control) << "\n";
-  if (!race.rows().empty()) {
-    out << "winner: " << m.configs().at(race.winner()).to_string();
-    const std::vector<std::size_t> ties = race.ties();
-    if (!ties.empty()) {
-      out << "; tied within " << number_text(race.options().threshold_pct) << "%:";
-      for (std::size_t t : ties) out << " (" << m.configs().at(t).to_string() << ")";
+std::string Race::heading() const {
+  const Results& m = measurements_;
+  const RaceCost& c = cost_;
+  std::string out = "kscope race: " + detail::session_headline(m.session()) + "\n";
+  if (!rows_.empty()) {
+    out += "winner: " + m.configs().at(winner()).to_string();
+    const std::vector<std::size_t> tied = ties();
+    if (!tied.empty()) {
+      out += "; tied within " + number_text(options_.threshold_pct) + "%:";
+      for (std::size_t t : tied) out += " (" + m.configs().at(t).to_string() + ")";
     }
-    out << " (confidence " << number_text(100 * race.confidence()) << "%)\n";
+    out += " (confidence " + number_text(100 * confidence()) + "%)\n";
   }
-  out << "cost: " << c.runs << " runs of the exhaustive sweep's " << c.exhaustive_runs << " ("
-      << detail::fixed(100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1)), 1)
-      << "%), " << detail::fixed(c.gpu_s * 1e3, 2) << " ms of GPU time of its " << detail::fixed(c.exhaustive_gpu_s * 1e3, 2)
-      << " ms, in " << detail::fixed(c.wall_s, 2) << " s\n";
-  for (std::size_t k = 0; k < race.rounds().size(); ++k) {
-    const RaceRound& r = race.rounds()[k];
-    out << "round " << k + 1 << " (" << r.kind << "): " << r.configs << " configs, " << r.runs
-        << (r.kind == "final" ? " interleaved passes" : " runs each");
-    if (r.eliminated) out << ", " << r.eliminated << " eliminated";
-    out << "\n";
+  const double share = 100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1));
+  out += "cost: " + std::to_string(c.runs) + " runs of the exhaustive sweep's " + std::to_string(c.exhaustive_runs) +
+         " (" + detail::fixed(share, 1) + "%), " + detail::fixed(c.gpu_s * 1e3, 2) + " ms of GPU time of its " +
+         detail::fixed(c.exhaustive_gpu_s * 1e3, 2) + " ms, in " + detail::fixed(c.wall_s, 2) + " s\n";
+  for (std::size_t k = 0; k < rounds_.size(); ++k) {
+    const RaceRound& r = rounds_[k];
+    out += "round " + std::to_string(k + 1) + " (" + r.kind + "): " + std::to_string(r.configs) + " configs, " +
+           std::to_string(r.runs) + (r.kind == "final" ? " interleaved passes" : " runs each");
+    if (r.eliminated) out += ", " + std::to_string(r.eliminated) + " eliminated";
+    out += "\n";
   }
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& out, const Race& race) {
+  out << race.heading();
   write_console(race.table(), out);
   return out;
 }
