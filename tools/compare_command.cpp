@@ -137,8 +137,8 @@ std::string change_text(double ratio) { return format("%+.1f%%", 100 * (ratio - 
 std::string describe(const std::string& path, const kscope::Results& r) {
   const kscope::SessionInfo& s = r.session();
   std::string text = path + "  (" + kscope::detail::session_headline(s);
-  if (!s.driver_version.empty()) text += ", driver " + s.driver_version;
-  if (!s.host.empty()) text += ", host " + s.host;
+  if (!s.driver_version.empty()) text += " | driver " + s.driver_version;
+  if (!s.host.empty()) text += " | host " + s.host;
   return text + ")";
 }
 

@@ -160,8 +160,10 @@ void bind_compare(py::module_& m) {
     out["EvaluationVerdict"] = names_of<kscope::EvaluationVerdict>();
     out["Side"] = names_of<kscope::Side>();
     out["RaceOutcome"] = names_of<kscope::RaceOutcome>();
+    out["Precision"] = names_of<kscope::Precision>();
     return out;
-  }, "{enumeration: [names]} of the derived results' enumerations, from the engine's name table");
+  }, "{enumeration: [names]} of the derived results' enumerations and the declared work's precisions, from the "
+     "engine's name table");
   m.def("same_band", [](double threshold_pct) {
     const auto band = kscope::same_band(threshold_pct);
     return py::make_tuple(band.lower, band.upper);

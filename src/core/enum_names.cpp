@@ -1,9 +1,16 @@
 // The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp).
 #include "kscope/detail/enum_names.hpp"
 
+#include "core/prefix_contents.hpp"
+#include "core/settings_table.hpp"
+#include "core/significance.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/evaluate.hpp"
+#include "kscope/metrics.hpp"
+#include "kscope/roofline.hpp"
 #include "kscope/tune.hpp"
+#include "kscope/value.hpp"
+#include "kscope/work.hpp"
 
 namespace kscope::detail {
 
@@ -121,6 +128,61 @@ std::span<const EnumName<RaceOutcome>> enum_names(RaceOutcome) {
                                           {O::slower, "slower"},
                                           {O::eliminated, "eliminated"},
                                           {O::left_out, "left_out"}};
+  return names;
+}
+
+std::span<const EnumName<Precision>> enum_names(Precision) {
+  using P = Precision;
+  static constexpr EnumName<P> names[] = {
+      {P::fp64, "fp64"}, {P::fp32, "fp32"}, {P::fp16, "fp16"}, {P::bf16, "bf16"}, {P::fp8, "fp8"}};
+  return names;
+}
+
+std::span<const EnumName<Bound>> enum_names(Bound) {
+  static constexpr EnumName<Bound> names[] = {
+      {Bound::memory, "memory"}, {Bound::compute, "compute"}, {Bound::latency, "latency"}};
+  return names;
+}
+
+std::span<const EnumName<ValueType>> enum_names(ValueType) {
+  using V = ValueType;
+  static constexpr EnumName<V> names[] = {
+      {V::integer, "integer"}, {V::real, "double"}, {V::text, "string"}, {V::boolean, "bool"}};
+  return names;
+}
+
+std::span<const EnumName<MetricType>> enum_names(MetricType) {
+  using M = MetricType;
+  static constexpr EnumName<M> names[] = {
+      {M::counter, "counter"}, {M::ratio, "ratio"}, {M::throughput, "throughput"}};
+  return names;
+}
+
+std::span<const EnumName<Bottleneck>> enum_names(Bottleneck) {
+  using B = Bottleneck;
+  static constexpr EnumName<B> names[] = {
+      {B::compute_bound, "compute-bound"}, {B::memory_bound, "memory-bound"}, {B::latency_bound, "latency-bound"}};
+  return names;
+}
+
+std::span<const EnumName<UTestMethod>> enum_names(UTestMethod) {
+  using U = UTestMethod;
+  static constexpr EnumName<U> names[] = {
+      {U::exact, "exact"}, {U::normal_approximation, "normal approximation"}, {U::not_tested, "not tested"}};
+  return names;
+}
+
+std::span<const EnumName<ResultKind>> enum_names(ResultKind) {
+  using K = ResultKind;
+  static constexpr EnumName<K> names[] = {
+      {K::sweep, "sweep"}, {K::evaluation, "evaluation"}, {K::race, "race"}, {K::merge, "merge"}};
+  return names;
+}
+
+std::span<const EnumName<SettingsRole>> enum_names(SettingsRole) {
+  using R = SettingsRole;
+  static constexpr EnumName<R> names[] = {
+      {R::measurement, "measurement"}, {R::summary, "summary"}, {R::session, "session"}};
   return names;
 }
 

@@ -175,15 +175,7 @@ std::string directory_part(const std::string& path) {
 
 }  // namespace
 
-std::string to_string(ResultKind kind) {
-  switch (kind) {
-    case ResultKind::sweep: return "sweep";
-    case ResultKind::evaluation: return "evaluation";
-    case ResultKind::race: return "race";
-    case ResultKind::merge: return "merge";
-  }
-  return "?";
-}
+std::string to_string(ResultKind kind) { return enum_name(kind); }
 
 std::string with_article(ResultKind kind) {
   switch (kind) {

@@ -233,14 +233,7 @@ std::size_t values_for_significance(double alpha) {
   return n;
 }
 
-std::string to_string(UTestMethod m) {
-  switch (m) {
-    case UTestMethod::exact: return "exact";
-    case UTestMethod::normal_approximation: return "normal approximation";
-    case UTestMethod::not_tested: return "not tested";
-  }
-  return "?";
-}
+std::string to_string(UTestMethod m) { return enum_name(m); }
 
 UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y) {
   const std::vector<double> xs = sorted_valid_samples(x);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kscope/compare.hpp"
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope::detail {
 
@@ -29,6 +30,7 @@ enum class UTestMethod {
   not_tested,            // a sample has no valid value: U and p are NaN
 };
 std::string to_string(UTestMethod m);
+std::span<const EnumName<UTestMethod>> enum_names(UTestMethod);  // "exact", "normal approximation", "not tested"
 
 struct UTestResult {
   double u = 0;        // U of x: pairs (x_i, y_j) with x_i > y_j, plus half the pairs that tie

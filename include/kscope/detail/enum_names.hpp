@@ -21,6 +21,11 @@ enum class MetricDirection;
 enum class EvaluationVerdict;
 enum class Side;
 enum class RaceOutcome;
+enum class Precision;
+enum class Bound;
+enum class ValueType;
+enum class MetricType;
+enum class Bottleneck;
 }  // namespace kscope
 
 namespace kscope::detail {
@@ -49,6 +54,13 @@ std::span<const EnumName<MetricDirection>> enum_names(MetricDirection);
 std::span<const EnumName<EvaluationVerdict>> enum_names(EvaluationVerdict);
 std::span<const EnumName<Side>> enum_names(Side);
 std::span<const EnumName<RaceOutcome>> enum_names(RaceOutcome);
+std::span<const EnumName<Precision>> enum_names(Precision);
+std::span<const EnumName<Bound>> enum_names(Bound);
+std::span<const EnumName<ValueType>> enum_names(ValueType);
+std::span<const EnumName<MetricType>> enum_names(MetricType);
+std::span<const EnumName<Bottleneck>> enum_names(Bottleneck);
+// kscope's own (src/core), declared beside their enumerations, found by their namespace:
+// UTestMethod, ResultKind, SettingsRole.
 
 // The name of `value`, from its enumeration's table; InternalError for a value the table lacks
 // (never another value's name).
