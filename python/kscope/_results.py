@@ -132,7 +132,7 @@ class ProfileResults:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the session line and a compact table with a Flags column."""
-        return _html.results_html(self.to_dataframe(), self.parameters)
+        return _html.results_html(self.to_dataframe(), self.parameters, self._core.headline())
 
     def __repr__(self) -> str:
         rows = len(self)
