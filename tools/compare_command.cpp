@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -12,6 +13,8 @@
 #include "command_line.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/detail/caller.hpp"
+#include "kscope/detail/enum_names.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/detail/text_width.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
@@ -78,14 +81,17 @@ double number(const std::string& flag, const std::string& text) {
 
 kscope::MetricDirection direction(const std::string& text) {
   const auto equals = text.rfind('=');
-  static const std::map<std::string, kscope::MetricDirection> names{
-      {"lower", kscope::MetricDirection::lower_is_better},
-      {"higher", kscope::MetricDirection::higher_is_better},
-      {"undefined", kscope::MetricDirection::undefined}};
-  const auto found = equals == std::string::npos ? names.end() : names.find(text.substr(equals + 1));
-  if (equals == 0 || found == names.end())
-    throw UsageError{"--direction takes METRIC=lower, METRIC=higher or METRIC=undefined, not '" + text + "'"};
-  return found->second;
+  const auto found = equals == std::string::npos || equals == 0
+                         ? std::nullopt
+                         : kscope::detail::enum_named<kscope::MetricDirection>(text.substr(equals + 1));
+  if (!found) {
+    std::string choices;
+    for (const auto& [value, name] : kscope::detail::enum_names(kscope::MetricDirection{}))
+      choices += std::string(choices.empty() ? "" : value == kscope::MetricDirection::undefined ? " or " : ", ") +
+                 "METRIC=" + name;
+    throw UsageError{"--direction takes " + choices + ", not '" + text + "'"};
+  }
+  return *found;
 }
 
 // The options' text as CompareOptions; throws UsageError.
@@ -130,10 +136,9 @@ std::string change_text(double ratio) { return format("%+.1f%%", 100 * (ratio - 
 
 std::string describe(const std::string& path, const kscope::Results& r) {
   const kscope::SessionInfo& s = r.session();
-  std::string text = path + "  (" + (s.gpu.empty() ? "GPU unknown" : s.gpu) + ", backend " + to_string(s.backend) +
-                     ", cache_control " + to_string(s.cache_control) + ", clock_control " + to_string(s.clock_control);
-  if (!s.driver_version.empty()) text += ", driver " + s.driver_version;
-  if (!s.host.empty()) text += ", host " + s.host;
+  std::string text = path + "  (" + kscope::detail::session_headline(s);
+  if (!s.driver_version.empty()) text += " | driver " + s.driver_version;
+  if (!s.host.empty()) text += " | host " + s.host;
   return text + ")";
 }
 
@@ -206,9 +211,7 @@ void print_text(const Request& request, const kscope::Results& baseline, const k
         << "\n";
   }
   std::string counts;
-  for (auto v : {kscope::Verdict::slower, kscope::Verdict::faster, kscope::Verdict::same, kscope::Verdict::changed,
-                 kscope::Verdict::ambiguous, kscope::Verdict::unstable, kscope::Verdict::too_few_samples,
-                 kscope::Verdict::only_in_baseline, kscope::Verdict::only_in_candidate})
+  for (const auto& [v, name] : kscope::detail::enum_names(kscope::Verdict{}))  // the worst first
     if (const std::size_t n = c.count(v)) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + to_string(v);
   const kscope::CompareOptions& o = c.options;
   out << "\n" << c.rows.size() << (c.rows.size() == 1 ? " row: " : " rows: ") << (counts.empty() ? "none" : counts)

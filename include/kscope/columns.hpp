@@ -11,6 +11,7 @@ namespace kscope {
 enum class ColumnType {
   text,
   integer,
+  optional_integer,  // an integer, or empty where undefined
   real,              // empty (NaN) where undefined
   boolean,
   optional_boolean,  // true, false, or empty where undefined

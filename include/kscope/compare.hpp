@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kscope/columns.hpp"
 #include "kscope/results.hpp"
 #include "kscope/table.hpp"
 #include "kscope/value.hpp"
@@ -43,11 +44,28 @@ std::string to_string(Verdict v);  // the enumerator's name
 enum class Gate { passed, slower, cannot_judge };
 std::string to_string(Gate g);  // "passed", "slower", "cannot_judge"
 
+// Two positive quantities are the same within threshold_pct (t%) when their ratio lies in
+// [1 / (1 + t/100), 1 + t/100]: a band symmetric in the logarithm of the ratio. It is the one
+// meaning of compare (the ratio of medians, candidate / baseline), evaluate (the speedup,
+// reference / candidate) and tune (a config against the leader or the winner), because
+// - a shift by a factor and the shift back by the same factor are treated alike:
+//   |log ratio| <= log(1 + t/100), the scale on which durations and rates multiply;
+// - swapping the sides inverts the ratio and maps the band onto itself, so the verdict mirrors
+//   (faster <-> slower, same stays same). With [1 - t, 1 + t] a pair 2.04% apart would be slower one
+//   way (1.0204 > 1.02) and the same the other (0.98 is within it).
+struct SameBand {
+  double lower = 1;  // 1 / (1 + t/100)
+  double upper = 1;  // 1 + t/100
+};
+SameBand same_band(double threshold_pct);
+// "[-1.96%, +2%]": the band as changes.
+std::string band_text(const SameBand& band);
+
 // The verdict of a row (ratio = median(candidate) / median(baseline), CI its bootstrap interval):
 // too_few_samples when either side has fewer than min_samples valid values, or too few for the U test
 // to reach p < alpha whatever the samples (1 against 1, say); unstable when one has an
 // RSD above max_rsd_pct; otherwise a change only when p < alpha AND the whole CI lies beyond
-// 1 +- threshold_pct/100 (strictly), and same in every other case. A duration whose samples' SM
+// same_band(threshold_pct) (strictly), and same in every other case. A duration whose samples' SM
 // clocks are known and not all the same is changed only when its cycles (duration times the clock
 // of its run) change the same way by the same test; otherwise it is ambiguous. The defaults, and why:
 // - threshold_pct = 2: kscope's stable_rsd_pct default; a shift smaller than what one stable row
@@ -124,16 +142,20 @@ struct Comparison {
   std::vector<std::string> warnings;
   CompareOptions options;  // as compare() was given them
 
-  // Annotation, the axes, then Metric, Unit, Direction, BaselineMedian, CandidateMedian,
-  // BaselineMean, CandidateMean, BaselineRuns, CandidateRuns, BaselineRSDPct, CandidateRSDPct,
-  // Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue, UTestMethod, CyclesRatio, CyclesCI_Lower,
-  // CyclesCI_Upper, CyclesPValue, Verdict, Reason, Flags.
+  // Annotation, the axes, then the other comparison_columns() (Metric, Unit, Direction, ...,
+  // Verdict, Reason, Flags).
   Table to_table() const;
   std::size_t count(Verdict verdict) const;  // the rows of this verdict
   // What a CI gate concludes: slower when a row is slower, cannot_judge when a row lacks samples,
   // else passed (the exit codes of `kscope compare`).
   Gate gate() const;
 };
+
+// The columns of Comparison::to_table(), its config axes left out: Annotation, Metric, Unit,
+// Direction, BaselineMedian, CandidateMedian, BaselineMean, CandidateMean, BaselineRuns,
+// CandidateRuns, BaselineRSDPct, CandidateRSDPct, Ratio, CI_Lower, CI_Upper, CI_Method, U, PValue,
+// UTestMethod, CyclesRatio, CyclesCI_Lower, CyclesCI_Upper, CyclesPValue, Verdict, Reason, Flags.
+const std::vector<ColumnSpec>& comparison_columns();
 
 // Compares the candidate with the baseline, row by row; the rows of both are matched by
 // annotation, config (axis name -> value) and metric. Samples of throttled runs are left out when

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kscope/columns.hpp"
 #include "kscope/config.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/results.hpp"
@@ -192,11 +193,9 @@ class Evaluation {
   const std::vector<FindingRecord>& findings() const { return findings_; }  // one per finding and config
   const EvaluateOptions& options() const { return options_; }               // as evaluate() was given them
 
-  // One row per config: the axes, then Verdict, Speedup, SpeedupCI_Lower, SpeedupCI_Upper,
-  // ReferenceMedianNs, CandidateMedianNs, Runs, Correct, MaxAbsError, MaxRelError, CheckedRuns,
-  // MismatchedRuns, FailingSeed, Findings, Reason, Mismatch, and the session's GPU and Backend.
+  // One row per config: the axes, then evaluation_columns().
   Table table() const;
-  // One row per finding: the axes, then Side, Finding, Runs, Detail.
+  // One row per finding: the axes, then finding_columns().
   Table findings_table() const;
   // kscope's results file (load_results reads its measurements) with an "evaluation" section.
   void write_json(const std::string& path) const;
@@ -208,6 +207,14 @@ class Evaluation {
   std::vector<FindingRecord> findings_;
   EvaluateOptions options_;
 };
+
+// The columns of Evaluation::table() after the config axes: Verdict, Speedup, SpeedupCI_Lower,
+// SpeedupCI_Upper, ReferenceMedianNs, CandidateMedianNs, Runs, Correct, MaxAbsError, MaxRelError,
+// CheckedRuns, MismatchedRuns, FailingSeed, Findings, Reason, Mismatch, and the session's GPU and
+// Backend.
+const std::vector<ColumnSpec>& evaluation_columns();
+// The columns of Evaluation::findings_table() after the config axes: Side, Finding, Runs, Detail.
+const std::vector<ColumnSpec>& finding_columns();
 
 std::ostream& operator<<(std::ostream& out, const Evaluation& evaluation);
 

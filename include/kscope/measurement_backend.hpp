@@ -63,10 +63,9 @@ struct KernelMeasurement {
   // Set by backends that time a whole region from its start on the default stream (events): how
   // long the GPU waited for the host to enqueue the region's first work, in ns, a part of the value
   // (0 when the work was enqueued before the GPU reached the region's start, or the wait is within
-  // the backend's resolution; NaN where unknown),
-  // and that work ("cuLaunchKernel on a non-blocking stream, from another thread").
+  // the backend's resolution; NaN where unknown).
   double host_gap_ns = NAN;
-  std::string first_work = {};
+  std::string first_work = {};  // that first work ("cuLaunchKernel on a non-blocking stream, from another thread")
 };
 
 // What one run produced: per region index, the kernels that ran in it.

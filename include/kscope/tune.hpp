@@ -43,6 +43,7 @@
 
 #include "kscope/profile.hpp"
 #include "kscope/results.hpp"
+#include "kscope/columns.hpp"
 #include "kscope/table.hpp"
 
 namespace kscope {
@@ -120,11 +121,12 @@ class Race {
   std::size_t winner() const;               // config index
   std::vector<std::size_t> ties() const;    // config indices, in the sweep's order
 
-  // One row per raced config: the axes, then Outcome, Round, Runs, MedianNs, FinalMedianNs,
-  // RatioToWinner, RatioCI_Lower, RatioCI_Upper, Reason.
+  // One row per raced config: the axes, then race_columns().
   Table table() const;
   // With output_prefix, tune() writes the measurements (write_all) and this table as <prefix>race.csv.
   void write_csv(const std::string& path) const;
+  // The lines printed above the table: the session, the decision, the cost and the rounds.
+  std::string heading() const;
 
  private:
   Results measurements_;
@@ -133,6 +135,10 @@ class Race {
   RaceCost cost_;
   RaceOptions options_;
 };
+
+// The columns of Race::table() after the config axes: Outcome, Round, Runs, MedianNs, FinalMedianNs,
+// RatioToWinner, RatioCI_Lower, RatioCI_Upper, Reason.
+const std::vector<ColumnSpec>& race_columns();
 
 // The decision, the cost against the exhaustive sweep, the rounds, then the table.
 std::ostream& operator<<(std::ostream& out, const Race& race);

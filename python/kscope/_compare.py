@@ -16,10 +16,11 @@ import pandas as pd
 
 from . import _core, _plot_style
 from ._evaluation import EvaluationResults
-from ._results import ProfileResults, _config_column, _engine_column
+from ._results import DERIVED_COLUMN_TYPES, ProfileResults, _config_column, frame_of
 from .errors import ConfigError, ProfilerWarning
 
-_DIRECTIONS = ("lower", "higher", "undefined")
+_DIRECTIONS = tuple(_core.enum_names()["MetricDirection"])
+# Each verdict's colour in the plot (the engine names the verdicts: test_compare checks the keys).
 _VERDICT_COLOURS = {
     "slower": "tab:red",
     "faster": "tab:green",
@@ -124,17 +125,17 @@ def compare(
         base._core, cand._core, options, _directions(directions))
 
     axes = base.parameters  # the engine refuses results whose axes differ
-    data = {}
-    for name, cells in columns.items():
-        if name in axes:
-            data[name] = _config_column([
-                base._configs[b][base.parameters.index(name)] if b is not None
-                else cand._configs[c][cand.parameters.index(name)]  # type: ignore[index]  # c is set where b is not
-                for b, c in zip(base_configs, cand_configs)
-            ])
-        else:
-            data[name] = _engine_column(name, cells)
-    frame = pd.DataFrame(data)
+
+    def axis(name: str) -> pd.Series | None:
+        if name not in axes:
+            return None
+        return _config_column([
+            base._configs[b][base.parameters.index(name)] if b is not None
+            else cand._configs[c][cand.parameters.index(name)]  # type: ignore[index]  # c is set where b is not
+            for b, c in zip(base_configs, cand_configs)
+        ])
+
+    frame = frame_of(columns, DERIVED_COLUMN_TYPES["comparison"], axis)
     frame.attrs["gate"] = gate
     for message in messages:
         warnings.warn(message, CompareWarning, stacklevel=2)
@@ -168,12 +169,12 @@ def _directions(directions: Any) -> dict[str, str]:
     if directions is None:
         return {}
     if not hasattr(directions, "items"):
-        raise ConfigError(f"directions must be a dict {{metric: 'lower' | 'higher' | 'undefined'}}, not {directions!r}")
+        raise ConfigError(f"directions must be a dict {{metric: {' | '.join(map(repr, _DIRECTIONS))}}}, "
+                          f"not {directions!r}")
     for metric, direction in directions.items():
         if not isinstance(metric, str) or direction not in _DIRECTIONS:
-            raise ConfigError(
-                f"directions[{metric!r}] must be 'lower', 'higher' or 'undefined', not {direction!r}"
-            )
+            choices = ", ".join(map(repr, _DIRECTIONS[:-1])) + f" or {_DIRECTIONS[-1]!r}"
+            raise ConfigError(f"directions[{metric!r}] must be {choices}, not {direction!r}")
     return dict(directions)
 
 
@@ -193,12 +194,12 @@ def draw_comparison(frame: pd.DataFrame, parameters: Sequence[str], filename: st
 
     fig = Figure(figsize=(max(8, 0.8 * len(categories) + 4), 5), layout="constrained")
     ax = fig.subplots()
-    band = threshold_pct / 100
-    ax.axhspan(1 - band, 1 + band, color="tab:gray", alpha=0.15)
+    lower, upper = _core.same_band(threshold_pct)  # what the verdicts call the same
+    ax.axhspan(lower, upper, color="tab:gray", alpha=0.15)
     ax.axhline(1, color="tab:gray", linewidth=0.8)
     width = 0.6 / len(series)
     markers = itertools.cycle("osD^vP*X")
-    legend = [Patch(color="tab:gray", alpha=0.15, label=f"\u00b1{threshold_pct:g}% threshold")]
+    legend = [Patch(color="tab:gray", alpha=0.15, label=f"{threshold_pct:g}% threshold")]
     for k, (annotation, metric) in enumerate(series):
         part = rows[(rows["Annotation"] == annotation) & (rows["Metric"] == metric)]
         offset = (k - (len(series) - 1) / 2) * width

@@ -10,8 +10,9 @@ from typing import Any
 import pandas as pd
 
 from . import _core
-from ._results import ProfileResults, _config_column
+from ._results import DERIVED_COLUMN_TYPES, ProfileResults, config_axes, frame_of
 
+# Each verdict's row colour in Jupyter (the engine names the verdicts: test_evaluate checks the keys).
 _VERDICT_STYLE = {
     "faster": "background:#dff3e0",
     "slower": "background:#fde2e1",
@@ -19,7 +20,6 @@ _VERDICT_STYLE = {
     "incorrect": "background:#f8c4c1",
     "suspect": "background:#ffe8b3",
 }
-_INTEGER_COLUMNS = ("Runs", "CheckedRuns", "MismatchedRuns")
 _SHOWN = ("Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs", "CandidateMedianNs",
           "MaxRelError", "Findings", "Reason")
 
@@ -57,13 +57,14 @@ class EvaluationResults:
         medians, the errors, the Findings and the Reason (the class's description lists them)."""
         if self._table is None:
             columns, self._config_indices = self._core.table()
-            self._table = self._frame(columns, self._config_indices)
+            self._table = self._frame(columns, self._config_indices, "evaluation")
         return self._table.copy()
 
     def findings(self) -> pd.DataFrame:
         """One row per finding: the config's columns, Side, Finding, Runs and Detail
         (docs/evaluate.md catalogues each finding)."""
-        return self._frame(*self._core.findings())
+        columns, config_indices = self._core.findings()
+        return self._frame(columns, config_indices, "findings")
 
     def config_index(self, row: int) -> int:
         """The config (its position in configs) of the to_dataframe() row at this position."""
@@ -86,7 +87,7 @@ class EvaluationResults:
         df = self.to_dataframe()
         if df.empty:
             return "kscope evaluation: no configs"
-        head = f"kscope evaluation: {df.iloc[0]['GPU']} | backend {df.iloc[0]['Backend']}"
+        head = f"kscope evaluation: {self._core.measurements().headline()}"
         text = head + "\n" + df[[*self.parameters, *_SHOWN]].to_string(index=False)
         found = self.findings()
         if not found.empty:
@@ -109,27 +110,12 @@ class EvaluationResults:
         head = "".join(f"<th>{html.escape(c)}</th>" for c in shown)
         counts = df["Verdict"].value_counts()
         summary = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
-        return (f'<div class="kscope-evaluation"><p><b>kscope evaluation</b>: GPU {html.escape(str(df.iloc[0]["GPU"]))}'
-                f' | backend {html.escape(str(df.iloc[0]["Backend"]))} ({html.escape(summary)})</p><table><thead><tr>'
-                f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
+        session = html.escape(self._core.measurements().headline())
+        return (f'<div class="kscope-evaluation"><p><b>kscope evaluation</b>: {session} ({html.escape(summary)})</p>'
+                f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>")
 
-    def _frame(self, columns: dict[str, list[Any]], config_indices: Sequence[int]) -> pd.DataFrame:
-        data: dict[str, pd.Series] = {}
-        for name, cells in columns.items():
-            if name in self.parameters:
-                p = self.parameters.index(name)
-                data[name] = _config_column([self._configs[i][p] for i in config_indices])
-            elif name in _INTEGER_COLUMNS:
-                data[name] = pd.Series(cells, dtype="int64")
-            elif name == "FailingSeed":
-                data[name] = pd.Series(cells, dtype="Int64")  # empty where no run failed
-            elif name == "Correct":
-                data[name] = pd.Series(cells, dtype="bool")
-            elif cells and all(c is None or isinstance(c, float) for c in cells):
-                data[name] = pd.Series(cells, dtype="float64")
-            else:
-                data[name] = pd.Series(cells, dtype=object)
-        return pd.DataFrame(data)
+    def _frame(self, columns: dict[str, list[Any]], config_indices: Sequence[int], kind: str) -> pd.DataFrame:
+        return frame_of(columns, DERIVED_COLUMN_TYPES[kind], config_axes(self._configs, self.parameters, config_indices))
 
 
 def _text(value: Any) -> str:

@@ -52,10 +52,10 @@ def _flags(row):
     return ", ".join(flags)
 
 
-def session_line(df):
-    first = df.iloc[0]
-    parts = [f"GPU {first['GPU']}", f"backend {first['Backend']}", f"cache_control {first['CacheControl']}",
-             f"clock_control {first['ClockControl']}"]
+def session_line(df, headline):
+    """The session headline (the engine's: GPU | backend | cache_control | clock_control), then the
+    clocks observed over the rows."""
+    parts = [headline]
     for label, column in (("SM clock", "ObservedSMClockMHz"), ("memory clock", "ObservedMemoryClockMHz")):
         observed = _clock_range(df, column)
         if observed:
@@ -63,7 +63,7 @@ def session_line(df):
     return " | ".join(parts)
 
 
-def results_html(df, parameters):
+def results_html(df, parameters, headline):
     """The HTML of a summary DataFrame (ProfileResults.to_dataframe()); all text escaped."""
     if df.empty:
         return "<p>kscope: no results</p>"
@@ -84,6 +84,6 @@ def results_html(df, parameters):
     summary = f"{len(df)} rows" + (f", {flagged_rows} flagged" if flagged_rows else ", none flagged")
     more = len(df) - MAX_ROWS
     tail = f"<p>… {more} more rows (ProfileResults.to_dataframe() has them all)</p>" if more > 0 else ""
-    return (f'<div class="kscope-results"><p><b>kscope</b>: {html.escape(session_line(df))} '
+    return (f'<div class="kscope-results"><p><b>kscope</b>: {html.escape(session_line(df, headline))} '
             f"({summary})</p><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
             f"{tail}</div>")

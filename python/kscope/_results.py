@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import os
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 # The engine's column schema: each column's type, and what the readable view shows (str()).
 _COLUMN_TYPES = dict(_core.summary_columns() + _core.sample_columns())
+# The derived results' tables (evaluation, findings, race, comparison): each column's type, by kind.
+DERIVED_COLUMN_TYPES = {kind: dict(columns) for kind, columns in _core.derived_columns().items()}
 _CONSOLE = _core.console_columns()
 _ROOFLINE_CONSOLE = _core.roofline_console_columns()
 
@@ -122,9 +124,7 @@ class ProfileResults:
         df = self.to_dataframe()
         if df.empty:
             return "kscope: no results"
-        s = df.iloc[0]
-        head = (f"kscope: {s['GPU']} | backend {s['Backend']} | cache_control {s['CacheControl']} | "
-                f"clock_control {s['ClockControl']}")
+        head = f"kscope: {self._core.headline()}"
         collected = [c for c in df.columns if c not in _COLUMN_TYPES and c != "Annotation" and c not in self.parameters]
         shown = list(_CONSOLE) + (list(_ROOFLINE_CONSOLE) if df["WorkKind"].notna().any() else [])
         view = df[["Annotation", *self.parameters, *(column for column, _ in shown), *collected]]
@@ -132,21 +132,41 @@ class ProfileResults:
 
     def _repr_html_(self) -> str:
         """Jupyter's view: the session line and a compact table with a Flags column."""
-        return _html.results_html(self.to_dataframe(), self.parameters)
+        return _html.results_html(self.to_dataframe(), self.parameters, self._core.headline())
 
     def __repr__(self) -> str:
         rows = len(self)
         return f"<kscope.ProfileResults: {rows} summary row{'' if rows == 1 else 's'}>\n{self}"
 
     def _frame(self, columns: dict[str, list[_core.Cell]], config_indices: Sequence[int]) -> pd.DataFrame:
-        data = {}
-        for name, cells in columns.items():
-            if name in self.parameters:
-                p = self.parameters.index(name)
-                data[name] = _config_column([self._configs[i][p] for i in config_indices])
-            else:
-                data[name] = _engine_column(name, cells)
-        return _unitless_derived_as_nan(pd.DataFrame(data), self._core.measured_metrics())
+        frame = frame_of(columns, _COLUMN_TYPES, config_axes(self._configs, self.parameters, config_indices))
+        return _unitless_derived_as_nan(frame, self._core.measured_metrics())
+
+
+# The config axis column of this name; None for a column that is no axis.
+AxisColumn = Callable[[str], "pd.Series | None"]
+
+
+def frame_of(columns: Mapping[str, Sequence[Any]], types: Mapping[str, str], axis: AxisColumn) -> pd.DataFrame:
+    """The one conversion of an engine table ({column: [cells]}) to a DataFrame: each config axis
+    as the values the caller gave (``axis``), every other column by its type in the engine's column
+    table (``types``: the summary's, or a derived result's, ``DERIVED_COLUMN_TYPES[kind]``)."""
+    data = {}
+    for name, cells in columns.items():
+        values = axis(name)
+        data[name] = values if values is not None else _typed_column(types.get(name), cells)
+    return pd.DataFrame(data)
+
+
+def config_axes(configs: Sequence[tuple[Any, ...]], parameters: Sequence[str],
+                config_indices: Sequence[int | None]) -> AxisColumn:
+    """The axis columns of rows that point into ``configs`` (a config index per row)."""
+    def axis(name: str) -> pd.Series | None:
+        if name not in parameters:
+            return None
+        p = list(parameters).index(name)
+        return _config_column([configs[i][p] for i in config_indices])  # type: ignore[index]
+    return axis
 
 
 def _unitless_derived_as_nan(frame: pd.DataFrame, measured: Sequence[str]) -> pd.DataFrame:
@@ -162,13 +182,19 @@ def _unitless_derived_as_nan(frame: pd.DataFrame, measured: Sequence[str]) -> pd
 
 
 def _engine_column(name: str, cells: Sequence[_core.Cell]) -> pd.Series:
-    kind = _COLUMN_TYPES.get(name)
+    """A column of the summary or samples table (or one outside them, typed from its cells)."""
+    return _typed_column(_COLUMN_TYPES.get(name), cells)
+
+
+def _typed_column(kind: str | None, cells: Sequence[_core.Cell]) -> pd.Series:
     if kind == "optional_boolean":
         return pd.Series(cells, dtype="boolean")  # empty where undefined (one run; fixed sampling)
     if kind == "real":
         return pd.Series(cells, dtype="float64")  # None becomes NaN
     if kind == "integer":
         return pd.Series(cells, dtype="int64")
+    if kind == "optional_integer":
+        return pd.Series(cells, dtype="Int64")  # empty where undefined
     if kind in ("text", "boolean", "baseline"):
         return _inferred(cells)  # strings: object (pandas 1/2) or str (pandas 3); False|name stays object
     # Tables outside the schema (speed_of_light): typed from the cells.

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._plot_style import Style
 
 Precision = Literal["fp64", "fp32", "fp16", "bf16", "fp8"]
-_PRECISIONS = ("fp64", "fp32", "fp16", "bf16", "fp8")
+_PRECISIONS = tuple(_core.enum_names()["Precision"])
 
 
 @dataclass(frozen=True)

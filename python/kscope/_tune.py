@@ -12,7 +12,7 @@ from . import _core, _notebook, _shard, testing
 from ._configs import Signature, engine_rows
 from ._evaluate import _prefix
 from ._options import BackendName, Options, VerbosityLevel, _count, _number, default, entry_default, entry_given
-from ._results import ProfileResults, _config_column, _engine_column
+from ._results import DERIVED_COLUMN_TYPES, ProfileResults, config_axes, frame_of
 from .errors import ConfigError, SweepError, SweepInterrupted
 
 
@@ -189,19 +189,17 @@ class RaceResults:
         'eliminated' or 'left_out'), Round, Runs, MedianNs, FinalMedianNs, RatioToWinner with
         RatioCI_Lower and RatioCI_Upper, and the Reason of its outcome."""
         columns, indices = self._core.table()
-        data = {}
-        for name, cells in columns.items():
-            if name in self.parameters:
-                data[name] = _config_column([self._configs[i][self.parameters.index(name)] for i in indices])
-            else:
-                data[name] = _engine_column(name, cells)
-        return pd.DataFrame(data)
+        return frame_of(columns, DERIVED_COLUMN_TYPES["race"], config_axes(self._configs, self.parameters, indices))
 
     def __len__(self) -> int:
         return len(self._core)
 
     def __str__(self) -> str:
-        return str(self._core.text())
+        # The table rendered by pandas, not by the engine's console writer: C++ streams that format
+        # numbers can crash in a process where torch is loaded (pytorch/pytorch#109923).
+        text = str(self._core.heading())
+        df = self.to_dataframe()
+        return text + (df.to_string(index=False) if len(df) else "")
 
     def __repr__(self) -> str:
         if not len(self):

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/testing.hpp"
 #include "python_errors.hpp"
@@ -19,6 +20,14 @@ namespace kscope_python {
 
 namespace {
 
+// The names of an enumeration of the name table (kscope/detail/enum_names.hpp), in its order.
+template <typename E>
+std::vector<std::string> names_of() {
+  std::vector<std::string> out;
+  for (const auto& [value, name] : kscope::detail::enum_names(E{})) out.emplace_back(name);
+  return out;
+}
+
 py::object optional_index(const std::optional<std::size_t>& index) {
   return index ? py::object(py::int_(*index)) : py::object(py::none());
 }
@@ -27,11 +36,11 @@ py::object optional_index(const std::optional<std::size_t>& index) {
 // (None on the side a row is missing from), warnings, gate). directions: {metric: "lower"|"higher"|"undefined"}.
 py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& candidate, kscope::CompareOptions options,
                       const std::map<std::string, std::string>& directions) {
-  static const std::map<std::string, kscope::MetricDirection> names{
-      {"lower", kscope::MetricDirection::lower_is_better},
-      {"higher", kscope::MetricDirection::higher_is_better},
-      {"undefined", kscope::MetricDirection::undefined}};
-  for (const auto& [metric, direction] : directions) options.directions[metric] = names.at(direction);
+  for (const auto& [metric, direction] : directions) {
+    const auto named = kscope::detail::enum_named<kscope::MetricDirection>(direction);
+    if (!named) throw kscope::InternalError("the Python side passed an unknown direction (kscope bug: please report it)");
+    options.directions[metric] = *named;
+  }
   const kscope::Comparison comparison = [&] {
     py::gil_scoped_release release;  // the bootstrap takes a moment and touches no Python object
     return kscope::compare(baseline, candidate, options);
@@ -143,6 +152,22 @@ void bind_compare(py::module_& m) {
       .def_readwrite("confidence", &kscope::CompareOptions::confidence)
       .def_readwrite("resamples", &kscope::CompareOptions::resamples)
       .def_readwrite("seed", &kscope::CompareOptions::seed);
+  m.def("enum_names", [] {
+    py::dict out;
+    out["Verdict"] = names_of<kscope::Verdict>();
+    out["Gate"] = names_of<kscope::Gate>();
+    out["MetricDirection"] = names_of<kscope::MetricDirection>();
+    out["EvaluationVerdict"] = names_of<kscope::EvaluationVerdict>();
+    out["Side"] = names_of<kscope::Side>();
+    out["RaceOutcome"] = names_of<kscope::RaceOutcome>();
+    out["Precision"] = names_of<kscope::Precision>();
+    return out;
+  }, "{enumeration: [names]} of the derived results' enumerations and the declared work's precisions, from the "
+     "engine's name table");
+  m.def("same_band", [](double threshold_pct) {
+    const auto band = kscope::same_band(threshold_pct);
+    return py::make_tuple(band.lower, band.upper);
+  }, py::arg("threshold_pct"), "(lower, upper): the ratios within threshold_pct that compare, evaluate and tune call the same");
   m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"));
 }
 
@@ -178,11 +203,8 @@ void bind_tune(py::module_& m) {
                               py::arg("runs") = round.runs, py::arg("eliminated") = round.eliminated));
         return out;
       }, "[{kind, configs, runs, eliminated}] per round")
-      .def("text", [](const kscope::Race& r) {
-        std::ostringstream out;
-        out << r;
-        return out.str();
-      }, "The race as the console shows it")
+      .def("heading", &kscope::Race::heading,
+           "The lines above the race's table: the session, the decision, the cost and the rounds")
       .def("__len__", [](const kscope::Race& r) { return r.rows().size(); });
   m.def("tune", &run_tune, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("options"), py::arg("body"),
         py::arg("simulated"), py::arg("progress") = py::none(),

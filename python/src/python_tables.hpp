@@ -11,6 +11,9 @@ namespace kscope_python {
 
 py::object to_python(const kscope::Cell& cell);
 
+// [(name, type name)] of the columns.
+py::list column_specs(const std::vector<kscope::ColumnSpec>& columns);
+
 // {column: [cells]} in the table's column order, and the config index of every row.
 py::tuple columns(const kscope::Table& table, std::vector<std::size_t> config_indices);
 

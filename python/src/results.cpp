@@ -9,6 +9,7 @@
 #include "kscope/detail/config_cells.hpp"
 #include "kscope/detail/files.hpp"
 #include "kscope/detail/result_files.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/kscope.hpp"
 #include "python_tables.hpp"
 
@@ -22,13 +23,14 @@ std::vector<std::size_t> config_indices(const kscope::Samples& samples) {
   return out;
 }
 
+
+}  // namespace
+
 py::list column_specs(const std::vector<kscope::ColumnSpec>& columns) {
   py::list out;
   for (const auto& c : columns) out.append(py::make_tuple(c.name, kscope::to_string(c.type)));
   return out;
 }
-
-}  // namespace
 
 py::object to_python(const kscope::Cell& cell) {
   return std::visit(
@@ -55,6 +57,16 @@ void bind_columns(py::module_& m) {
   // integer, real, boolean, optional_boolean, baseline.
   m.def("summary_columns", [] { return column_specs(kscope::summary_columns()); });
   m.def("sample_columns", [] { return column_specs(kscope::sample_columns()); });
+  // The derived results' tables' columns after their config axes, by kind: what the one
+  // table-to-DataFrame conversion types their columns by.
+  m.def("derived_columns", [] {
+    py::dict out;
+    out["evaluation"] = column_specs(kscope::evaluation_columns());
+    out["findings"] = column_specs(kscope::finding_columns());
+    out["race"] = column_specs(kscope::race_columns());
+    out["comparison"] = column_specs(kscope::comparison_columns());
+    return out;
+  }, "{kind: [(name, type)]} of the evaluation, findings, race and comparison tables");
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
   m.def("roofline_console_columns", &kscope::roofline_console_columns,
         "[(column, short header)] the readable view adds for rows with declared work");
@@ -64,6 +76,8 @@ void bind_columns(py::module_& m) {
 void bind_results(py::module_& m) {
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
+      .def("headline", [](const kscope::Results& r) { return kscope::detail::session_headline(r.session()); },
+           "The session in one line: GPU | backend | cache_control | clock_control")
       .def("measured_metrics", [](const kscope::Results& r) { return r.session().metrics; },
            "The metrics the backend measured (the others are derived); empty for files from before kscope kept them")
       .def("summary", [](const kscope::Results& r) { return columns(r.summary_table(), config_indices(r.rows())); },

@@ -66,7 +66,8 @@ std::optional<Cell> parse_cell(const std::string& text, ColumnType type) {
   switch (type) {
     case ColumnType::text:
       return Cell{text};
-    case ColumnType::integer: {
+    case ColumnType::integer:
+    case ColumnType::optional_integer: {
       if (text.empty()) return Cell{};
       std::int64_t value = 0;
       return whole(value) ? std::optional<Cell>(Cell{value}) : std::nullopt;

@@ -1,5 +1,7 @@
 #include "core/column_cells.hpp"
 
+#include "kscope/detail/enum_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -265,17 +267,7 @@ const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions() {
 
 }  // namespace detail
 
-std::string to_string(ColumnType type) {
-  switch (type) {
-    case ColumnType::text: return "text";
-    case ColumnType::integer: return "integer";
-    case ColumnType::real: return "real";
-    case ColumnType::boolean: return "boolean";
-    case ColumnType::optional_boolean: return "optional_boolean";
-    case ColumnType::baseline: return "baseline";
-  }
-  return "?";
-}
+std::string to_string(ColumnType type) { return detail::enum_name(type); }
 
 const std::vector<ColumnSpec>& summary_columns() {
   return detail::remade_with_statistics([] { return detail::specs_of(detail::summary_column_definitions()); });

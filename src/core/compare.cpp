@@ -12,9 +12,11 @@
 
 #include "core/caller_language.hpp"
 #include "core/column_cells.hpp"
+#include "core/derived_columns.hpp"
 #include "core/significance.hpp"
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/statistics.hpp"
@@ -332,38 +334,24 @@ Cell integer(std::size_t n) { return static_cast<std::int64_t>(n); }
 
 }  // namespace
 
+// Each bound written as a ratio of the sides is (100 + t over 100, 100 over 100 + t), so that 102
+// against 100, and 100 against 102, sit exactly on a bound.
+SameBand same_band(double threshold_pct) {
+  return {100.0 / (100.0 + threshold_pct), (100.0 + threshold_pct) / 100.0};
+}
+
+std::string band_text(const SameBand& band) {
+  const auto change = [](double ratio) { return formatted("%+.3g%%", 100.0 * (ratio - 1.0)); };
+  return "[" + change(band.lower) + ", " + change(band.upper) + "]";
+}
+
 std::string to_string(MetricDirection d) {
-  switch (d) {
-    case MetricDirection::lower_is_better: return "lower is better";
-    case MetricDirection::higher_is_better: return "higher is better";
-    case MetricDirection::undefined: return "undefined";
-  }
-  return "?";
+  return d == MetricDirection::undefined ? "undefined" : detail::enum_name(d) + " is better";
 }
 
-std::string to_string(Verdict v) {
-  switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::same: return "same";
-    case Verdict::unstable: return "unstable";
-    case Verdict::changed: return "changed";
-    case Verdict::only_in_baseline: return "only_in_baseline";
-    case Verdict::only_in_candidate: return "only_in_candidate";
-    case Verdict::ambiguous: return "ambiguous";
-    case Verdict::too_few_samples: return "too_few_samples";
-  }
-  return "?";
-}
+std::string to_string(Verdict v) { return detail::enum_name(v); }
 
-std::string to_string(Gate g) {
-  switch (g) {
-    case Gate::passed: return "passed";
-    case Gate::slower: return "slower";
-    case Gate::cannot_judge: return "cannot_judge";
-  }
-  return "?";
-}
+std::string to_string(Gate g) { return detail::enum_name(g); }
 
 Comparison compare(const Results& baseline, const Results& candidate, const CompareOptions& options) {
   options.validate();  // once: the rows' comparisons trust them
@@ -414,33 +402,69 @@ Gate Comparison::gate() const {
   return count(Verdict::too_few_samples) ? Gate::cannot_judge : Gate::passed;
 }
 
-Table Comparison::to_table() const {
-  Table t;
-  t.columns = {"Annotation"};
-  t.columns.insert(t.columns.end(), axis_names.begin(), axis_names.end());
-  for (const char* c : {"Metric", "Unit", "Direction", "BaselineMedian", "CandidateMedian", "BaselineMean",
-                        "CandidateMean", "BaselineRuns", "CandidateRuns", "BaselineRSDPct", "CandidateRSDPct", "Ratio",
-                        "CI_Lower", "CI_Upper", "CI_Method", "U", "PValue", "UTestMethod", "CyclesRatio", "CyclesCI_Lower",
-                        "CyclesCI_Upper", "CyclesPValue", "Verdict", "Reason", "Flags"})
-    t.columns.emplace_back(c);
-  const std::string method = ci_method(options);
-  for (const ComparisonRow& r : rows) {
-    std::vector<Cell> cells{r.annotation};
-    for (const Value& v : r.config) cells.push_back(detail::to_cell(v));
-    std::string flags;
-    for (const auto& f : r.flags) flags += (flags.empty() ? "" : ",") + f;
-    const bool interval = !std::isnan(r.ci_lower);  // computed: both sides present, same unit
-    for (Cell cell : std::initializer_list<Cell>{
-             r.metric, r.unit, to_string(r.direction), number(r.baseline.median), number(r.candidate.median),
-             number(r.baseline.mean), number(r.candidate.mean), integer(r.baseline.count), integer(r.candidate.count),
-             number(r.baseline.rsd_pct), number(r.candidate.rsd_pct), number(r.ratio), number(r.ci_lower),
-             number(r.ci_upper), interval ? Cell{method} : Cell{}, number(r.u), number(r.p_value), r.u_test_method,
-             number(r.cycles_ratio), number(r.cycles_ci_lower), number(r.cycles_ci_upper), number(r.cycles_p_value),
-             to_string(r.verdict), r.reason, flags})
-      cells.push_back(std::move(cell));
-    t.rows.push_back(std::move(cells));
-  }
-  return t;
+namespace {
+
+using Columns = detail::DerivedColumns<Comparison, ComparisonRow>;
+using R = ComparisonRow;
+using C = Comparison;
+using T = ColumnType;
+
+// A real of one row, by the member that holds it.
+template <auto member>
+detail::DerivedColumn<C, R> real(const char* name) {
+  return {name, T::real, [](const C&, const R& r) { return number(r.*member); }};
 }
+template <auto side, auto member>
+detail::DerivedColumn<C, R> side_real(const char* name) {
+  return {name, T::real, [](const C&, const R& r) { return number(r.*side.*member); }};
+}
+
+const Columns& comparison_table() {
+  static const Columns table{
+      {
+          {"Annotation", T::text, [](const C&, const R& r) { return Cell{r.annotation}; }},
+          {"Metric", T::text, [](const C&, const R& r) { return Cell{r.metric}; }},
+          {"Unit", T::text, [](const C&, const R& r) { return Cell{r.unit}; }},
+          {"Direction", T::text, [](const C&, const R& r) { return Cell{to_string(r.direction)}; }},
+          side_real<&R::baseline, &ComparedSide::median>("BaselineMedian"),
+          side_real<&R::candidate, &ComparedSide::median>("CandidateMedian"),
+          side_real<&R::baseline, &ComparedSide::mean>("BaselineMean"),
+          side_real<&R::candidate, &ComparedSide::mean>("CandidateMean"),
+          {"BaselineRuns", T::integer, [](const C&, const R& r) { return integer(r.baseline.count); }},
+          {"CandidateRuns", T::integer, [](const C&, const R& r) { return integer(r.candidate.count); }},
+          side_real<&R::baseline, &ComparedSide::rsd_pct>("BaselineRSDPct"),
+          side_real<&R::candidate, &ComparedSide::rsd_pct>("CandidateRSDPct"),
+          real<&R::ratio>("Ratio"),
+          real<&R::ci_lower>("CI_Lower"),
+          real<&R::ci_upper>("CI_Upper"),
+          {"CI_Method", T::text,
+           [](const C& c, const R& r) {  // computed where both sides are present, of the same unit
+             return std::isnan(r.ci_lower) ? Cell{} : Cell{ci_method(c.options)};
+           }},
+          real<&R::u>("U"),
+          real<&R::p_value>("PValue"),
+          {"UTestMethod", T::text, [](const C&, const R& r) { return Cell{r.u_test_method}; }},
+          real<&R::cycles_ratio>("CyclesRatio"),
+          real<&R::cycles_ci_lower>("CyclesCI_Lower"),
+          real<&R::cycles_ci_upper>("CyclesCI_Upper"),
+          real<&R::cycles_p_value>("CyclesPValue"),
+          {"Verdict", T::text, [](const C&, const R& r) { return Cell{to_string(r.verdict)}; }},
+          {"Reason", T::text, [](const C&, const R& r) { return Cell{r.reason}; }},
+          {"Flags", T::text,
+           [](const C&, const R& r) { return Cell{detail::joined_names(r.flags, [](const std::string& f) { return f; })}; }},
+      },
+      1,
+      [](const C&, const R& r) { return r.config; }};
+  return table;
+}
+
+}  // namespace
+
+const std::vector<ColumnSpec>& comparison_columns() {
+  static const std::vector<ColumnSpec> specs = comparison_table().specs();
+  return specs;
+}
+
+Table Comparison::to_table() const { return comparison_table().table(*this, rows, axis_names); }
 
 }  // namespace kscope

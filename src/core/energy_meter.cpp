@@ -6,6 +6,7 @@
 
 #include "core/caller_language.hpp"
 #include "core/log.hpp"
+#include "core/median.hpp"
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 
@@ -15,13 +16,6 @@ namespace {
 [[noreturn]] void counter_stalled(double seconds) {
   throw BackendError("the GPU's energy counter did not change for " + fixed(seconds, 0) +
                      " s, so it cannot time the energy windows here. Measure without the nvml__ energy metrics");
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 }  // namespace

@@ -9,13 +9,17 @@
 
 #include "core/caller_language.hpp"
 #include "core/evaluation_report.hpp"
+#include "core/derived_columns.hpp"
 #include "core/evaluator.hpp"
 #include "core/entry.hpp"
 #include "core/log.hpp"
+#include "core/output_formats.hpp"
 #include "core/session.hpp"
 #include "core/suggest.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope {
 namespace {
@@ -76,12 +80,6 @@ const FindingFacts& facts(Finding f) {
   return kFindings.front();  // unreachable: every enumerator has a row
 }
 
-std::vector<Cell> config_cells(const Config& config) {
-  std::vector<Cell> cells;
-  for (const Value& v : config.values()) cells.push_back(detail::to_cell(v));
-  return cells;
-}
-
 void check_contest(const Contest& contest) {
   const char* missing = !contest.inputs ? "inputs" : !contest.reference ? "reference" : !contest.candidate ? "candidate"
                                                                                                            : nullptr;
@@ -113,18 +111,9 @@ const std::vector<Finding>& all_findings() {
 std::string describe(Finding finding) { return facts(finding).meaning; }
 std::string attack_stopped(Finding finding) { return facts(finding).attack; }
 
-std::string to_string(Side side) { return side == Side::candidate ? "candidate" : "reference"; }
+std::string to_string(Side side) { return detail::enum_name(side); }
 
-std::string to_string(EvaluationVerdict verdict) {
-  switch (verdict) {
-    case EvaluationVerdict::faster: return "faster";
-    case EvaluationVerdict::slower: return "slower";
-    case EvaluationVerdict::same: return "same";
-    case EvaluationVerdict::incorrect: return "incorrect";
-    case EvaluationVerdict::suspect: return "suspect";
-  }
-  return "same";
-}
+std::string to_string(EvaluationVerdict verdict) { return detail::enum_name(verdict); }
 
 double default_rtol(DType dtype) {
   switch (dtype) {
@@ -166,46 +155,96 @@ Evaluation::Evaluation(Results measurements, std::vector<EvaluationRow> rows, st
       findings_(std::move(findings)),
       options_(std::move(options)) {}
 
-Table Evaluation::table() const {
-  Table t;
-  const std::vector<std::string>& axes = measurements_.axis_names();
-  t.columns = axes;
-  for (const char* c : {"Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs",
-                        "CandidateMedianNs", "Runs", "Correct", "MaxAbsError", "MaxRelError", "CheckedRuns",
-                        "MismatchedRuns", "FailingSeed", "Findings", "Reason", "Mismatch", "GPU", "Backend"})
-    t.columns.push_back(c);
-  for (const EvaluationRow& r : rows_) {
-    std::vector<Cell> row = config_cells(measurements_.configs().at(r.config_index));
-    std::string findings;
-    for (Finding f : r.findings) findings += (findings.empty() ? "" : ",") + to_string(f);
-    const SessionInfo& session = measurements_.session_of(r.config_index);
-    const auto count = [](std::size_t n) { return Cell{static_cast<std::int64_t>(n)}; };
-    row.insert(row.end(), {to_string(r.verdict), r.speedup, r.speedup_ci_lower, r.speedup_ci_upper,
-                           r.reference_median_ns, r.candidate_median_ns, count(r.runs), r.correct, r.max_abs_error,
-                           r.max_rel_error, count(r.checked_runs), count(r.mismatched_runs),
-                           r.failing_seed ? Cell{static_cast<std::int64_t>(*r.failing_seed)} : Cell{}, findings,
-                           r.reason, r.mismatch, session.gpu, to_string(session.backend)});
-    t.rows.push_back(std::move(row));
-  }
-  return t;
+namespace {
+
+using E = Evaluation;
+using T = ColumnType;
+using detail::count_cell;
+
+std::vector<Value> config_of(const Evaluation& e, std::size_t config_index) {
+  return e.measurements().configs().at(config_index).values();
 }
 
-Table Evaluation::findings_table() const {
-  Table t;
-  t.columns = measurements_.axis_names();
-  for (const char* c : {"Side", "Finding", "Runs", "Detail"}) t.columns.push_back(c);
-  for (const FindingRecord& f : findings_) {
-    std::vector<Cell> row = config_cells(measurements_.configs().at(f.config_index));
-    row.insert(row.end(), {to_string(f.side), to_string(f.finding), static_cast<std::int64_t>(f.runs), f.detail});
-    t.rows.push_back(std::move(row));
-  }
-  return t;
+const detail::DerivedColumns<E, EvaluationRow>& evaluation_table() {
+  using R = EvaluationRow;
+  static const detail::DerivedColumns<E, R> table{
+      {
+          {"Verdict", T::text, [](const E&, const R& r) { return Cell{to_string(r.verdict)}; }},
+          {"Speedup", T::real, [](const E&, const R& r) { return Cell{r.speedup}; }},
+          {"SpeedupCI_Lower", T::real, [](const E&, const R& r) { return Cell{r.speedup_ci_lower}; }},
+          {"SpeedupCI_Upper", T::real, [](const E&, const R& r) { return Cell{r.speedup_ci_upper}; }},
+          {"ReferenceMedianNs", T::real, [](const E&, const R& r) { return Cell{r.reference_median_ns}; }},
+          {"CandidateMedianNs", T::real, [](const E&, const R& r) { return Cell{r.candidate_median_ns}; }},
+          {"Runs", T::integer, [](const E&, const R& r) { return count_cell(r.runs); }},
+          {"Correct", T::boolean, [](const E&, const R& r) { return Cell{r.correct}; }},
+          {"MaxAbsError", T::real, [](const E&, const R& r) { return Cell{r.max_abs_error}; }},
+          {"MaxRelError", T::real, [](const E&, const R& r) { return Cell{r.max_rel_error}; }},
+          {"CheckedRuns", T::integer, [](const E&, const R& r) { return count_cell(r.checked_runs); }},
+          {"MismatchedRuns", T::integer, [](const E&, const R& r) { return count_cell(r.mismatched_runs); }},
+          {"FailingSeed", T::optional_integer,
+           [](const E&, const R& r) {
+             return r.failing_seed ? Cell{static_cast<std::int64_t>(*r.failing_seed)} : Cell{};
+           }},
+          {"Findings", T::text,
+           [](const E&, const R& r) { return Cell{detail::joined_names(r.findings, [](Finding f) { return to_string(f); })}; }},
+          {"Reason", T::text, [](const E&, const R& r) { return Cell{r.reason}; }},
+          {"Mismatch", T::text, [](const E&, const R& r) { return Cell{r.mismatch}; }},
+          {"GPU", T::text, [](const E& e, const R& r) { return Cell{e.measurements().session_of(r.config_index).gpu}; }},
+          {"Backend", T::text,
+           [](const E& e, const R& r) { return Cell{to_string(e.measurements().session_of(r.config_index).backend)}; }},
+      },
+      0,
+      [](const E& e, const R& r) { return config_of(e, r.config_index); }};
+  return table;
 }
+
+const detail::DerivedColumns<E, FindingRecord>& findings_table_columns() {
+  using F = FindingRecord;
+  static const detail::DerivedColumns<E, F> table{
+      {
+          {"Side", T::text, [](const E&, const F& f) { return Cell{to_string(f.side)}; }},
+          {"Finding", T::text, [](const E&, const F& f) { return Cell{to_string(f.finding)}; }},
+          {"Runs", T::integer, [](const E&, const F& f) { return count_cell(f.runs); }},
+          {"Detail", T::text, [](const E&, const F& f) { return Cell{f.detail}; }},
+      },
+      0,
+      [](const E& e, const F& f) { return config_of(e, f.config_index); }};
+  return table;
+}
+
+}  // namespace
+
+const std::vector<ColumnSpec>& evaluation_columns() {
+  static const std::vector<ColumnSpec> specs = evaluation_table().specs();
+  return specs;
+}
+
+const std::vector<ColumnSpec>& finding_columns() {
+  static const std::vector<ColumnSpec> specs = findings_table_columns().specs();
+  return specs;
+}
+
+Table Evaluation::table() const { return evaluation_table().table(*this, rows_, measurements_.axis_names()); }
+
+Table Evaluation::findings_table() const {
+  return findings_table_columns().table(*this, findings_, measurements_.axis_names());
+}
+
+namespace detail {
+
+const std::vector<DerivedFormat<Evaluation>>& evaluation_formats() {
+  static const std::vector<DerivedFormat<Evaluation>> formats{
+      {"kscope evaluation file (JSON)", kResultsFile,
+       [](const Evaluation& e, const std::string& path) { e.write_json(path); }},
+  };
+  return formats;
+}
+
+}  // namespace detail
 
 std::ostream& operator<<(std::ostream& out, const Evaluation& evaluation) {
   const Results& m = evaluation.measurements();
-  out << "kscope evaluation: " << m.session().gpu << " | backend " << to_string(m.session().backend)
-      << " | cache_control " << to_string(m.session().cache_control) << "\n";
+  out << "kscope evaluation: " << detail::session_headline(m.session()) << "\n";
   Table view = evaluation.table();
   // The readable view: the axes and what decides, the longer texts below.
   Table shown;
@@ -267,6 +306,7 @@ Evaluation run_evaluation(const Sweep& sweep, const Settings& requested, const C
   observer->observe_calls();
   detail::SessionHooks hooks;
   hooks.kind = detail::ResultKind::evaluation;
+  hooks.written_after = detail::derived_prefix_files(detail::evaluation_formats());
   hooks.attribution.empty_range_measures_zero = true;
   hooks.on_run_measured = [&](const RunContext& run, const std::vector<RegionRecord>& regions,
                               const RunMeasurement& measurement) { evaluator.measured(run, regions, measurement); };
@@ -292,7 +332,8 @@ Evaluation run_evaluation(const Sweep& sweep, const Settings& requested, const C
   }
   detail::log_debug(evaluator.time_spent());
   Evaluation evaluation = evaluation_of(measurements);
-  if (!settings.output_prefix.empty()) evaluation.write_json(settings.output_prefix + "results.json");
+  if (!settings.output_prefix.empty())
+    detail::write_derived_files(evaluation, detail::evaluation_formats(), settings.output_prefix);
   return evaluation;
 }
 

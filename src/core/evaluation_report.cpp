@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "core/median.hpp"
 #include "kscope/roofline.hpp"
 
 namespace kscope::detail {
@@ -26,13 +27,6 @@ std::string number(double value, int precision = 4) {
 }
 
 std::string activities(std::size_t n) { return std::to_string(n) + (n == 1 ? " activity" : " activities"); }
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // The durations of one config's recorded runs, by side and recorded run.
 struct Durations {
@@ -107,11 +101,11 @@ std::size_t out_of_line(const std::map<std::size_t, double>& durations) {
   std::vector<double> values;
   for (const auto& [run, d] : durations)
     if (std::isfinite(d)) values.push_back(d);
-  const double median = median_of(values);
+  const double middle = median(values);
   std::size_t count = 0;
-  if (!(median > 0)) return 0;
+  if (!(middle > 0)) return 0;
   for (const auto& [run, d] : durations)
-    count += std::isfinite(d) && (d > kOutOfLineFactor * median || d < median / kOutOfLineFactor);
+    count += std::isfinite(d) && (d > kOutOfLineFactor * middle || d < middle / kOutOfLineFactor);
   return count;
 }
 
@@ -133,7 +127,7 @@ double fastest_possible_ns(const Results& measurements, std::size_t config, cons
 }
 
 EvaluationRow verdict_of(EvaluationRow row, const std::vector<FindingRecord>& findings, const EvaluateOptions& options) {
-  const double band = 1 + options.threshold_pct / 100;
+  const SameBand band = same_band(options.threshold_pct);
   if (!row.correct) {
     row.verdict = EvaluationVerdict::incorrect;
     row.reason = row.mismatch + (row.failing_seed ? " (seed " + std::to_string(*row.failing_seed) + ")" : "");
@@ -152,16 +146,16 @@ EvaluationRow verdict_of(EvaluationRow row, const std::vector<FindingRecord>& fi
     row.verdict = EvaluationVerdict::same;
     row.reason = std::to_string(row.runs) + " paired runs give no " + number(options.confidence * 100, 3) +
                  "% interval of the speedup: no difference shown (give at least 6 runs at 95%)";
-  } else if (row.speedup_ci_lower > band) {
+  } else if (row.speedup_ci_lower > band.upper) {
     row.verdict = EvaluationVerdict::faster;
-    row.reason = interval + " lies above " + number(band);
-  } else if (row.speedup_ci_upper < 1 / band) {
+    row.reason = interval + " lies above " + number(band.upper);
+  } else if (row.speedup_ci_upper < band.lower) {
     row.verdict = EvaluationVerdict::slower;
-    row.reason = interval + " lies below " + number(1 / band);
+    row.reason = interval + " lies below " + number(band.lower);
   } else {
     row.verdict = EvaluationVerdict::same;
-    const bool tie = row.speedup_ci_lower >= 1 / band && row.speedup_ci_upper <= band;
-    row.reason = interval + (tie ? " lies within " : " reaches into ") + "[" + number(1 / band) + ", " + number(band) +
+    const bool tie = row.speedup_ci_lower >= band.lower && row.speedup_ci_upper <= band.upper;
+    row.reason = interval + (tie ? " lies within " : " reaches into ") + "[" + number(band.lower) + ", " + number(band.upper) +
                  "]" + (tie ? ": a tie" : ": no difference shown (more runs narrow the interval)");
   }
   return row;
@@ -204,8 +198,8 @@ EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& re
                           "did not)");
     }
     row.runs = ratios.size();
-    row.candidate_median_ns = median_of(candidate);
-    row.reference_median_ns = median_of(reference);
+    row.candidate_median_ns = median(candidate);
+    row.reference_median_ns = median(reference);
     const MedianInterval speedup = median_interval(ratios, options.confidence);
     row.speedup = speedup.median;
     row.speedup_ci_lower = speedup.lower;

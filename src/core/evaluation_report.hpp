@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/evaluator.hpp"
+#include "core/output_formats.hpp"
 #include "core/significance.hpp"  // median_interval
 #include "kscope/evaluate.hpp"
 #include "kscope/results.hpp"
@@ -15,6 +16,10 @@ struct EvaluationReport {
   std::vector<EvaluationRow> rows;
   std::vector<FindingRecord> findings;
 };
+
+// An evaluation's formats (core/output_formats.hpp): its results file, the measurements' with the
+// verdicts, written once the session is over in place of the session's.
+const std::vector<DerivedFormat<Evaluation>>& evaluation_formats();
 
 // The configs the measurements hold, in their order.
 EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& records, const Results& measurements,

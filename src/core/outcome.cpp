@@ -34,7 +34,8 @@ std::string config_label(const Config& config, std::size_t config_count) {
 }
 
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
-                      std::size_t config_count, bool samples_on_disk) {
+                      std::size_t config_count, bool samples_on_disk,
+                      const std::vector<std::string>& written_after) {
   Results results = [&] {
     try {
       return aggregator.results(session, true);
@@ -44,7 +45,7 @@ Results final_results(const Aggregator& aggregator, const SessionInfo& session, 
   }();
   if (settings.output_prefix.empty()) return results;
   try {
-    write_result_files(results, settings.output_prefix, samples_on_disk);
+    write_result_files(results, settings.output_prefix, samples_on_disk, written_after);
   } catch (const std::exception& e) {
     // Measured is measured: the results travel with the error instead of being lost with the file.
     auto complete = std::make_shared<const Results>(std::move(results));

@@ -4,6 +4,7 @@
 // or a SweepInterrupted (Ctrl-C) that carries the same.
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "core/aggregator.hpp"
 #include "kscope/errors.hpp"
@@ -13,8 +14,10 @@ namespace kscope::detail {
 // Throws SweepError when the results cannot be normalized, or written to the output prefix: then
 // the complete results are its partial_results. `samples_on_disk`: the prefix's samples file holds
 // every sample already (streamed by the session), so only the other formats' files are written.
+// `written_after`: the prefix files the session's caller writes itself (write_result_files).
 Results final_results(const Aggregator& aggregator, const SessionInfo& session, const Settings& settings,
-                      std::size_t config_count, bool samples_on_disk = false);
+                      std::size_t config_count, bool samples_on_disk = false,
+                      const std::vector<std::string>& written_after = {});
 
 // `config`: the failing config (nullptr when the sweep failed after its last run); `what`: the runs
 // that failed ("run 3", "warm-up run 1 to run 4"); `aftermath`: appended to the message. A

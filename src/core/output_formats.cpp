@@ -2,6 +2,7 @@
 // an output prefix, and their writing.
 #include "core/output_formats.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kscope::detail {
@@ -19,9 +20,11 @@ std::string result_files_text(const std::string& prefix) {
   return prefix + "{" + text + "}";
 }
 
-void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed) {
+void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed,
+                        const std::vector<std::string>& written_after) {
   for (const OutputFormat& format : output_formats())
-    if (format.prefix_file && !(samples_streamed && std::strcmp(format.prefix_file, kSamplesFile) == 0))
+    if (format.prefix_file && !(samples_streamed && std::strcmp(format.prefix_file, kSamplesFile) == 0) &&
+        std::find(written_after.begin(), written_after.end(), format.prefix_file) == written_after.end())
       format.write(results, prefix + format.prefix_file);
 }
 

@@ -5,9 +5,11 @@
 // names the files of an output prefix reads the table: Results::write_all, a finished or stopped
 // sweep's results, merged results, the refusal of an earlier sweep's files, the removal of a
 // replaced sweep's, and the messages and help that name them.
+#include <ostream>
 #include <string>
 #include <vector>
 
+#include "base/file_access.hpp"
 #include "kscope/detail/result_files.hpp"
 #include "kscope/results.hpp"
 
@@ -36,6 +38,43 @@ void register_output_format(OutputFormat format);
 
 // Writes the prefix file of each format that has one; `samples_streamed`: the samples file holds
 // every sample already (a streamed sweep appended them), so it is not written again.
-void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed);
+// `written_after`: prefix files the caller writes itself once the session is over, in place of the
+// format's (an evaluation's results file, which holds its verdicts too: DerivedFormat).
+void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed,
+                        const std::vector<std::string>& written_after = {});
+
+// A derived result's formats (an evaluation's, a race's, a comparison's), as Results' are: each
+// format's name, its file under an output prefix (nullptr: written only when asked for), and its
+// writer. Each kind keeps its table beside its columns (core/derived_columns.hpp): a
+// `const std::vector<DerivedFormat<Kind>>&` that the functions below read.
+template <class Result>
+struct DerivedFormat {
+  const char* format;
+  const char* prefix_file;
+  void (*write)(const Result& result, const std::string& path);
+};
+
+// The writer of a format that is the result's table (`table`: its member that makes it) as CSV.
+template <class Result, auto table>
+void write_table_csv(const Result& result, const std::string& path) {
+  write_whole(path, [&](std::ostream& out) { write_csv((result.*table)(), out); });
+}
+
+// The files the result's formats write under an output prefix ("race.csv"), in their order.
+template <class Result>
+std::vector<std::string> derived_prefix_files(const std::vector<DerivedFormat<Result>>& formats) {
+  std::vector<std::string> files;
+  for (const DerivedFormat<Result>& format : formats)
+    if (format.prefix_file) files.emplace_back(format.prefix_file);
+  return files;
+}
+
+// Writes the prefix file of each of the result's formats that has one.
+template <class Result>
+void write_derived_files(const Result& result, const std::vector<DerivedFormat<Result>>& formats,
+                         const std::string& prefix) {
+  for (const DerivedFormat<Result>& format : formats)
+    if (format.prefix_file) format.write(result, prefix + format.prefix_file);
+}
 
 }  // namespace kscope::detail

@@ -18,13 +18,18 @@
 #include "base/json_text.hpp"
 #include "core/caller_language.hpp"
 #include "core/output_formats.hpp"
+#include "core/race.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/shard.hpp"
 
 namespace kscope::detail {
 namespace {
 
-constexpr const char* kRaceFile = "race.csv";
+// A finished race's mark: the first file its formats write (core/race.hpp), its table.
+const std::string& race_file() {
+  static const std::string file = derived_prefix_files(race_formats()).front();
+  return file;
+}
 constexpr const char* kRaceOptionsFile = "race-options.json";  // written as the race starts
 constexpr const char* kNcuReport = "ncu_report.ncu-rep";
 // Longer than any header of samples.csv.
@@ -145,7 +150,7 @@ bool is_file_of(const std::string& prefix, const std::string& name) {
     const std::size_t digits = rest.find_first_not_of("0123456789", 6);
     if (digits == 6 || digits == std::string::npos || rest[digits] != '-') return false;
     rest = rest.substr(digits + 1);
-  } else if (rest == kRaceFile || rest == kRaceOptionsFile) {
+  } else if (rest == race_file() || rest == kRaceOptionsFile) {
     return true;
   }
   const auto names = sweep_file_names();
@@ -170,15 +175,7 @@ std::string directory_part(const std::string& path) {
 
 }  // namespace
 
-std::string to_string(ResultKind kind) {
-  switch (kind) {
-    case ResultKind::sweep: return "sweep";
-    case ResultKind::evaluation: return "evaluation";
-    case ResultKind::race: return "race";
-    case ResultKind::merge: return "merge";
-  }
-  return "?";
-}
+std::string to_string(ResultKind kind) { return enum_name(kind); }
 
 std::string with_article(ResultKind kind) {
   switch (kind) {
@@ -205,7 +202,7 @@ void check_prefix_file(const std::string& path) {
 std::vector<std::string> files_of(ResultKind kind, const std::string& prefix) {
   std::vector<std::string> files;
   if (kind == ResultKind::race) {
-    files.push_back(prefix + kRaceFile);
+    for (const std::string& file : derived_prefix_files(race_formats())) files.push_back(prefix + file);
     files.push_back(prefix + kRaceOptionsFile);
     for (const std::string& file : result_files()) files.push_back(prefix + file);
     for (std::size_t k = 1, rounds = rounds_under(prefix); k <= rounds; ++k)
@@ -231,10 +228,10 @@ PrefixContents prefix_contents(const std::string& prefix) {
   using State = PrefixContents::State;
   PrefixContents c;
   if (const std::size_t rounds = rounds_under(prefix);
-      rounds || exists(prefix + kRaceFile) || exists(prefix + kRaceOptionsFile)) {
+      rounds || exists(prefix + race_file()) || exists(prefix + kRaceOptionsFile)) {
     c.kind = ResultKind::race;
     c.files = holding(race);
-    c.state = exists(prefix + kRaceFile) ? State::finished : State::unfinished;
+    c.state = exists(prefix + race_file()) ? State::finished : State::unfinished;
     c.description = c.state == State::finished
                         ? "a finished race"
                         : "an unfinished race (" + std::to_string(rounds) + (rounds == 1 ? " round" : " rounds") +
@@ -261,7 +258,7 @@ PrefixContents prefix_contents(const std::string& prefix) {
   } else {
     c.state = State::unknown;
     c.description = "files no kscope result is known by (no " + std::string(kManifestFile) + ", " + kResultsFile +
-                    " or " + kRaceFile + " says what wrote them)";
+                    " or " + race_file() + " says what wrote them)";
   }
   return c;
 }

@@ -11,8 +11,11 @@
 // One kind never continues, replaces or moves another's files; a finished result of the writer's
 // own kind is moved aside as GNU's numbered backups are (cp --backup=numbered): every file gets
 // the suffix .~N~, one N for them all, above any N used there before.
+#include <span>
 #include <string>
 #include <vector>
+
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope::detail {
 
@@ -20,6 +23,7 @@ enum class ResultKind { sweep, evaluation, race, merge };
 
 // "sweep", "evaluation", "race", "merge": the manifest's "kind".
 std::string to_string(ResultKind kind);
+std::span<const EnumName<ResultKind>> enum_names(ResultKind);  // "sweep", "evaluation", "race", "merge"
 // "a sweep", "an evaluation", "a race", "merged results".
 std::string with_article(ResultKind kind);
 

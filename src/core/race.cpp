@@ -147,7 +147,7 @@ std::vector<std::size_t> Racer::contested() const {
   const std::size_t first = leader(medians);
   std::vector<std::size_t> out;
   for (std::size_t c : alive())
-    if (medians[c] == medians[first] || medians[c] > medians[first] * (1 + options_.threshold_pct / 100)) out.push_back(c);
+    if (medians[c] == medians[first] || medians[c] > medians[first] * same_band(options_.threshold_pct).upper) out.push_back(c);
   return out;
 }
 
@@ -156,7 +156,7 @@ std::size_t Racer::eliminate() {
   if (left.size() < 2) return 0;
   const std::vector<double> medians = this->medians();
   const std::size_t leader = this->leader(medians);
-  const double margin = 1 + options_.threshold_pct / 100;
+  const double margin = same_band(options_.threshold_pct).upper;
   const std::vector<double> leader_times = durations_of(configs_[leader].samples);
   const std::vector<double> leader_clocks = clocks_of(configs_[leader].samples);
   const std::vector<double> bar = scaled(leader_times, margin);
@@ -222,7 +222,7 @@ void Racer::judge_final(const std::vector<std::size_t>& finalists) {
                 "which favours the configs whose time follows the clock least: lock the clocks (" + option("clock_control") +
                 spell(" = ClockControl::base", "='base'") + ") to decide at one clock";
   const double confidence = 1 - options_.alpha / 2 / static_cast<double>(finalists.size() - 1);
-  const double margin = 1 + options_.threshold_pct / 100;
+  const double margin = same_band(options_.threshold_pct).upper;
   const std::vector<double> w_times = durations_of(w.final), w_clocks = clocks_of(w.final);
   const std::vector<double> w_cycles = cycles_of(w_times, w_clocks);
   for (std::size_t f : finalists) {

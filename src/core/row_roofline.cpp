@@ -12,6 +12,7 @@
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope {
 namespace {
@@ -86,16 +87,7 @@ std::string compute_capability_text(std::size_t cc) { return std::to_string(cc /
 
 // ---- Declared work ------------------------------------------------------------------------------
 
-std::string to_string(Precision p) {
-  switch (p) {
-    case Precision::fp64: return "fp64";
-    case Precision::fp32: return "fp32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp8: return "fp8";
-  }
-  return "?";
-}
+std::string to_string(Precision p) { return detail::enum_name(p); }
 
 std::string to_string(FlopKind kind) { return to_string(kind.precision) + (kind.tensor_cores ? " tensor" : ""); }
 
@@ -203,14 +195,7 @@ Roofs session_roofs(const SessionInfo& session, double sm_clock_mhz, double memo
 
 // ---- Bound --------------------------------------------------------------------------------------
 
-std::string to_string(Bound b) {
-  switch (b) {
-    case Bound::memory: return "memory";
-    case Bound::compute: return "compute";
-    case Bound::latency: return "latency";
-  }
-  return "?";
-}
+std::string to_string(Bound b) { return detail::enum_name(b); }
 
 std::optional<Bound> classify_bound(double dram_pct, double compute_pct, const BoundThresholds& thresholds) {
   if (std::isnan(dram_pct) || std::isnan(compute_pct)) return std::nullopt;

@@ -447,7 +447,7 @@ Results Session::finish() {
     } catch (const Error&) {  // then samples.csv is written whole again, and a failure of that is reported
     }
   }
-  return final_results(aggregator_, info_, settings_, configs_.size(), samples_on_disk);
+  return final_results(aggregator_, info_, settings_, configs_.size(), samples_on_disk, hooks_.written_after);
 }
 
 void Session::settle_stream() noexcept {

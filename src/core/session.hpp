@@ -47,6 +47,9 @@ struct SessionHooks {
   AttributionRules attribution;
   std::function<void(const RunContext&, const std::vector<RegionRecord>&, const RunMeasurement&)> on_run_measured;
   bool single_runs_by_design = false;  // rows of one run are the caller's plan: no runs=1 warning
+  // Prefix files the caller writes itself once the session is over (an evaluation's results file,
+  // with its verdicts), instead of the session's writing them first.
+  std::vector<std::string> written_after;
 };
 
 class Session {

@@ -242,14 +242,7 @@ bool in(SettingsRole role, std::initializer_list<SettingsRole> roles) {
 
 }  // namespace
 
-std::string to_string(SettingsRole role) {
-  switch (role) {
-    case SettingsRole::measurement: return "measurement";
-    case SettingsRole::summary: return "summary";
-    case SettingsRole::session: return "session";
-  }
-  return "?";
-}
+std::string to_string(SettingsRole role) { return enum_name(role); }
 
 const std::vector<SettingsField>& settings_fields() {
   static const auto fields = make_settings_fields();

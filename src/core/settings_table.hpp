@@ -8,11 +8,13 @@
 // the type stub against it.
 #include <initializer_list>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/json_fields.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/detail/settings_fields.hpp"
 #include "kscope/settings.hpp"
 
@@ -30,6 +32,7 @@ enum class SettingsRole {
 };
 
 std::string to_string(SettingsRole role);  // "measurement", "summary", "session"
+std::span<const EnumName<SettingsRole>> enum_names(SettingsRole);
 
 // How a field is stored: its JSON form and its member.
 struct SettingsStorage {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/caller_language.hpp"
+#include "core/median.hpp"
 #include "core/normal_tail.hpp"
 #include "core/suggest.hpp"
 #include "core/valid_samples.hpp"
@@ -80,18 +81,11 @@ std::size_t draw_index(std::mt19937_64& generator, std::size_t n) {
   }
 }
 
-double median_of(std::vector<double>& values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  if (values.size() % 2 == 1) return *middle;
-  return std::midpoint(*std::max_element(values.begin(), middle), *middle);
-}
-
 double resampled_median(const std::vector<double>& sample, std::mt19937_64& generator,
                         std::vector<double>& buffer) {
   buffer.resize(sample.size());
   for (double& x : buffer) x = sample[draw_index(generator, sample.size())];
-  return median_of(buffer);
+  return median_in_place(buffer);
 }
 
 // Candidate over baseline for non-negative medians: x/0 is +inf, and 0/0 is 1 (equal medians).
@@ -173,10 +167,10 @@ Shift shift_of(std::span<const double> baseline, std::span<const double> candida
   const bool ratio_defined = b.count > 0 && c.count > 0 && !has_negative(baseline) && !has_negative(candidate);
   s.ratio = ratio_defined ? ratio_of(c.median, b.median) : nan;
   s.ratio_ci = median_ratio_interval(baseline, candidate, options.confidence, options.resamples, options.seed);
-  // Written as the ratio is, so that a candidate of exactly 102 against 100 sits on the bound.
   const bool significant = s.u_test.p_value < options.alpha;
-  s.rose = significant && s.ratio_ci.lower > (100.0 + options.threshold_pct) / 100.0;
-  s.fell = significant && s.ratio_ci.upper < (100.0 - options.threshold_pct) / 100.0;
+  const SameBand band = same_band(options.threshold_pct);
+  s.rose = significant && s.ratio_ci.lower > band.upper;
+  s.fell = significant && s.ratio_ci.upper < band.lower;
   return s;
 }
 
@@ -239,14 +233,7 @@ std::size_t values_for_significance(double alpha) {
   return n;
 }
 
-std::string to_string(UTestMethod m) {
-  switch (m) {
-    case UTestMethod::exact: return "exact";
-    case UTestMethod::normal_approximation: return "normal approximation";
-    case UTestMethod::not_tested: return "not tested";
-  }
-  return "?";
-}
+std::string to_string(UTestMethod m) { return enum_name(m); }
 
 UTestResult mann_whitney_u(std::span<const double> x, std::span<const double> y) {
   const std::vector<double> xs = sorted_valid_samples(x);
@@ -445,8 +432,8 @@ SampleComparison compare_samples(std::span<const double> baseline, std::span<con
     c.reason = "not significant: " + p + " is not below alpha " + formatted("%g", options.alpha) + " (median " +
                percent_change(c.ratio) + ", " + interval + ")";
   else
-    c.reason = "within threshold: the " + interval + " does not lie beyond \u00b1" + formatted("%g", options.threshold_pct) +
-               "% (median " + percent_change(c.ratio) + ", " + p + ")";
+    c.reason = "within threshold: the " + interval + " does not lie outside " +
+               band_text(same_band(options.threshold_pct)) + " (median " + percent_change(c.ratio) + ", " + p + ")";
   return c;
 }
 

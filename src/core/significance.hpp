@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kscope/compare.hpp"
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope::detail {
 
@@ -29,6 +30,7 @@ enum class UTestMethod {
   not_tested,            // a sample has no valid value: U and p are NaN
 };
 std::string to_string(UTestMethod m);
+std::span<const EnumName<UTestMethod>> enum_names(UTestMethod);  // "exact", "normal approximation", "not tested"
 
 struct UTestResult {
   double u = 0;        // U of x: pairs (x_i, y_j) with x_i > y_j, plus half the pairs that tie
@@ -125,8 +127,8 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 //    test to reach p < alpha at all (min_samples lowered below 4 a side at alpha 0.05: a `same` there
 //    would only say that nothing could be shown); unstable: an RSD above max_rsd_pct, or a negative
 //    value (a ratio of medians means nothing then). These cannot be judged.
-// 2. A change is significant only when p < alpha AND the whole CI lies beyond the threshold:
-//    CI lower > 1 + t, or CI upper < 1 - t (strictly). Then: lower_is_better → slower when the
+// 2. A change is significant only when p < alpha AND the whole CI lies outside the same_band:
+//    CI lower > 1 + t, or CI upper < 1 / (1 + t) (strictly). Then: lower_is_better → slower when the
 //    ratio rose, faster when it fell; higher_is_better → the reverse; undefined → changed.
 //    With the per-sample SM clocks of a duration (SampleClocks) that vary, the same change must also
 //    be significant, by the same rule, in cycles; otherwise the verdict is ambiguous (NVBench's

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/median.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
@@ -24,17 +25,12 @@ auto quantile_at(double q) {
   return [q](std::span<const double> sorted) { return quantile(sorted, q); };
 }
 
-double median(std::span<const double> sorted) {
-  const std::size_t n = sorted.size();
-  return n % 2 == 1 ? sorted[n / 2] : std::midpoint(sorted[n / 2 - 1], sorted[n / 2]);
-}
-
 std::vector<SummaryStatistic>& table() {
   using S = SampleStatistics;
   static std::vector<SummaryStatistic> statistics{
       {"MinValue", [](std::span<const double> sorted) { return sorted.front(); }, &S::min},
       {"MaxValue", [](std::span<const double> sorted) { return sorted.back(); }, &S::max},
-      {"Median", median, &S::median},
+      {"Median", detail::median_of_sorted, &S::median},
       {"Q1", quantile_at(0.25), &S::q1},
       {"Q3", quantile_at(0.75), &S::q3},
       {"IQR", [](std::span<const double> sorted) { return quantile(sorted, 0.75) - quantile(sorted, 0.25); }, &S::iqr},

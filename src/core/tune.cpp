@@ -18,9 +18,11 @@
 #include "base/file_access.hpp"
 #include "core/aggregator.hpp"
 #include "core/caller_language.hpp"
+#include "core/derived_columns.hpp"
 #include "core/entry.hpp"
 #include "core/log.hpp"
 #include "core/outcome.hpp"
+#include "core/output_formats.hpp"
 #include "core/race.hpp"
 #include "core/session.hpp"
 #include "core/sharding.hpp"
@@ -28,6 +30,8 @@
 #include "core/suggest.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/detail/config_cells.hpp"
+#include "kscope/detail/enum_names.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/metrics.hpp"
 
 namespace kscope {
@@ -213,16 +217,7 @@ void RaceOptions::validate() const {
         "a count of at least 2 (8 by default)");
 }
 
-std::string to_string(RaceOutcome outcome) {
-  switch (outcome) {
-    case RaceOutcome::winner: return "winner";
-    case RaceOutcome::tied: return "tied";
-    case RaceOutcome::slower: return "slower";
-    case RaceOutcome::eliminated: return "eliminated";
-    case RaceOutcome::left_out: return "left_out";
-  }
-  return "?";
-}
+std::string to_string(RaceOutcome outcome) { return detail::enum_name(outcome); }
 
 Race::Race(Results measurements, std::vector<RaceRow> rows, std::vector<RaceRound> rounds, RaceCost cost,
            RaceOptions options)
@@ -245,52 +240,81 @@ std::vector<std::size_t> Race::ties() const {
   return out;
 }
 
-Table Race::table() const {
-  Table t;
-  t.columns = measurements_.axis_names();
-  for (const char* c : {"Outcome", "Round", "Runs", "MedianNs", "FinalMedianNs", "RatioToWinner", "RatioCI_Lower",
-                        "RatioCI_Upper", "Reason"})
-    t.columns.push_back(c);
-  const auto integer = [](std::size_t n) { return Cell{static_cast<std::int64_t>(n)}; };
-  for (const RaceRow& r : rows_) {
-    std::vector<Cell> row;
-    for (const Value& v : measurements_.configs().at(r.config_index).values()) row.push_back(detail::to_cell(v));
-    row.insert(row.end(), {to_string(r.outcome), integer(r.round), integer(r.runs), r.median_ns, r.final_median_ns,
-                           r.ratio, r.ratio_ci_lower, r.ratio_ci_upper, r.reason});
-    t.rows.push_back(std::move(row));
-  }
-  return t;
+namespace {
+
+using RaceColumns = detail::DerivedColumns<Race, RaceRow>;
+
+const RaceColumns& race_table() {
+  using R = RaceRow;
+  using T = ColumnType;
+  static const RaceColumns table{
+      {
+          {"Outcome", T::text, [](const Race&, const R& r) { return Cell{to_string(r.outcome)}; }},
+          {"Round", T::integer, [](const Race&, const R& r) { return detail::count_cell(r.round); }},
+          {"Runs", T::integer, [](const Race&, const R& r) { return detail::count_cell(r.runs); }},
+          {"MedianNs", T::real, [](const Race&, const R& r) { return Cell{r.median_ns}; }},
+          {"FinalMedianNs", T::real, [](const Race&, const R& r) { return Cell{r.final_median_ns}; }},
+          {"RatioToWinner", T::real, [](const Race&, const R& r) { return Cell{r.ratio}; }},
+          {"RatioCI_Lower", T::real, [](const Race&, const R& r) { return Cell{r.ratio_ci_lower}; }},
+          {"RatioCI_Upper", T::real, [](const Race&, const R& r) { return Cell{r.ratio_ci_upper}; }},
+          {"Reason", T::text, [](const Race&, const R& r) { return Cell{r.reason}; }},
+      },
+      0,
+      [](const Race& race, const R& r) { return race.measurements().configs().at(r.config_index).values(); }};
+  return table;
 }
 
-void Race::write_csv(const std::string& path) const {
-  detail::write_whole(path, [&](std::ostream& out) { kscope::write_csv(table(), out); });
+}  // namespace
+
+const std::vector<ColumnSpec>& race_columns() {
+  static const std::vector<ColumnSpec> specs = race_table().specs();
+  return specs;
+}
+
+Table Race::table() const { return race_table().table(*this, rows_, measurements_.axis_names()); }
+
+namespace detail {
+
+const std::vector<DerivedFormat<Race>>& race_formats() {
+  static const std::vector<DerivedFormat<Race>> formats{
+      {"race table CSV", "race.csv", &write_table_csv<Race, &Race::table>},
+  };
+  return formats;
+}
+
+}  // namespace detail
+
+void Race::write_csv(const std::string& path) const { detail::write_table_csv<Race, &Race::table>(*this, path); }
+
+std::string Race::heading() const {
+  const Results& m = measurements_;
+  const RaceCost& c = cost_;
+  std::string out = "kscope race: " + detail::session_headline(m.session()) + "\n";
+  if (!rows_.empty()) {
+    out += "winner: " + m.configs().at(winner()).to_string();
+    const std::vector<std::size_t> tied = ties();
+    if (!tied.empty()) {
+      out += "; tied within " + number_text(options_.threshold_pct) + "%:";
+      for (std::size_t t : tied) out += " (" + m.configs().at(t).to_string() + ")";
+    }
+    out += " (confidence " + number_text(100 * confidence()) + "%)\n";
+  }
+  const double share = 100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1));
+  out += "cost: " + std::to_string(c.runs) + " runs of the exhaustive sweep's " + std::to_string(c.exhaustive_runs) +
+         " (" + detail::fixed(share, 1) + "%), " + detail::fixed(c.gpu_s * 1e3, 2) + " ms of GPU time of its " +
+         detail::fixed(c.exhaustive_gpu_s * 1e3, 2) + " ms, in " + detail::fixed(c.wall_s, 2) + " s\n";
+  for (std::size_t k = 0; k < rounds_.size(); ++k) {
+    const RaceRound& r = rounds_[k];
+    out += "round " + std::to_string(k + 1) + " (" + r.kind + "): " + std::to_string(r.configs) + " configs, " +
+           std::to_string(r.runs) + (r.kind == "final" ? " interleaved passes" : " runs each");
+    if (r.eliminated) out += ", " + std::to_string(r.eliminated) + " eliminated";
+    out += "\n";
+  }
+  return out;
 }
 
 std::ostream& operator<<(std::ostream& out, const Race& race) {
-  const Results& m = race.measurements();
-  const RaceCost& c = race.cost();
-  out << "kscope race: " << m.session().gpu << " | backend " << to_string(m.session().backend) << " | cache_control "
-      << to_string(m.session().cache_control) << "\n";
-  if (!race.rows().empty()) {
-    out << "winner: " << m.configs().at(race.winner()).to_string();
-    const std::vector<std::size_t> ties = race.ties();
-    if (!ties.empty()) {
-      out << "; tied within " << number_text(race.options().threshold_pct) << "%:";
-      for (std::size_t t : ties) out << " (" << m.configs().at(t).to_string() << ")";
-    }
-    out << " (confidence " << number_text(100 * race.confidence()) << "%)\n";
-  }
-  out << "cost: " << c.runs << " runs of the exhaustive sweep's " << c.exhaustive_runs << " ("
-      << detail::fixed(100.0 * static_cast<double>(c.runs) / static_cast<double>(std::max<std::size_t>(c.exhaustive_runs, 1)), 1)
-      << "%), " << detail::fixed(c.gpu_s * 1e3, 2) << " ms of GPU time of its " << detail::fixed(c.exhaustive_gpu_s * 1e3, 2)
-      << " ms, in " << detail::fixed(c.wall_s, 2) << " s\n";
-  for (std::size_t k = 0; k < race.rounds().size(); ++k) {
-    const RaceRound& r = race.rounds()[k];
-    out << "round " << k + 1 << " (" << r.kind << "): " << r.configs << " configs, " << r.runs
-        << (r.kind == "final" ? " interleaved passes" : " runs each");
-    if (r.eliminated) out << ", " << r.eliminated << " eliminated";
-    out << "\n";
-  }
+  out << race.heading();
   write_console(race.table(), out);
   return out;
 }
@@ -430,7 +454,7 @@ Race run_race(const Sweep& sweep, const Settings& requested, const Body& body, c
   Race race(measurements.results(backend.describe()), std::move(rows), racer.rounds(), cost, options);
   if (!settings.output_prefix.empty()) {
     race.measurements().write_all(settings.output_prefix);
-    race.write_csv(settings.output_prefix + "race.csv");
+    detail::write_derived_files(race, detail::race_formats(), settings.output_prefix);
   }
   return race;
 }

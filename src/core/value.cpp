@@ -4,16 +4,13 @@
 #include <cmath>
 
 #include "kscope/errors.hpp"
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope {
 
 std::string_view to_string(ValueType type) {
-  switch (type) {
-    case ValueType::integer: return "integer";
-    case ValueType::real: return "double";
-    case ValueType::text: return "string";
-    case ValueType::boolean: return "bool";
-  }
+  for (const auto& [value, name] : detail::enum_names(type))
+    if (value == type) return name;
   return "?";
 }
 

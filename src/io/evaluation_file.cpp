@@ -12,6 +12,7 @@
 #include "core/json_fields.hpp"
 #include "io/json_printer.hpp"
 #include "io/results_file.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"
 
@@ -34,20 +35,21 @@ std::optional<double> read_optional_real(const Read& j, const std::string& where
   return v;
 }
 
+// A value of an enumeration on the name table (kscope/detail/enum_names.hpp).
 template <typename E>
-E read_named(const Read& j, const std::vector<E>& values, const std::string& where) {
-  std::string listed;
-  for (E v : values) {
-    if (j == to_string(v)) return v;
-    listed += (listed.empty() ? "\"" : " or \"") + to_string(v) + "\"";
-  }
-  bad_value(where, listed.c_str(), j);
+E read_named(const Read& j, const std::string& where) {
+  if (j.is_string())
+    if (const auto value = detail::enum_named<E>(j.get<std::string>())) return *value;
+  bad_value(where, detail::enum_choices<E>("\"").c_str(), j);
 }
 
-const std::vector<EvaluationVerdict> kVerdicts{EvaluationVerdict::faster, EvaluationVerdict::slower,
-                                               EvaluationVerdict::same, EvaluationVerdict::incorrect,
-                                               EvaluationVerdict::suspect};
-const std::vector<Side> kSideValues{Side::candidate, Side::reference};
+Finding read_finding(const Read& j, const std::string& where) {
+  if (j.is_string())
+    if (const auto finding = finding_named(j.get<std::string>())) return *finding;
+  std::string names;
+  for (const Finding f : all_findings()) names += (names.empty() ? "\"" : ", \"") + to_string(f) + "\"";
+  bad_value(where, ("one of " + names).c_str(), j);
+}
 
 const std::vector<Field<EvaluateOptions>>& option_fields() {
   static const std::vector<Field<EvaluateOptions>> fields{
@@ -97,11 +99,11 @@ const std::vector<Field<EvaluationRow>>& row_fields() {
           [](EvaluationRow& r, const Read& j, const std::string& w) {
             if (!j.is_array()) bad_value(w, "a list of finding names", j);
             r.findings.clear();
-            for (const Read& name : j) r.findings.push_back(read_named(name, all_findings(), w));
+            for (const Read& name : j) r.findings.push_back(read_finding(name, w));
           }),
       custom<EvaluationRow>(
           "Verdict", [](const EvaluationRow& r) { return Written(to_string(r.verdict)); },
-          [](EvaluationRow& r, const Read& j, const std::string& w) { r.verdict = read_named(j, kVerdicts, w); }),
+          [](EvaluationRow& r, const Read& j, const std::string& w) { r.verdict = read_named<EvaluationVerdict>(j, w); }),
       field<EvaluationRow>("Reason", [](auto& r) -> auto& { return r.reason; }),
   };
   return fields;
@@ -112,10 +114,10 @@ const std::vector<Field<FindingRecord>>& finding_fields() {
       field<FindingRecord>("Config", [](auto& f) -> auto& { return f.config_index; }),
       custom<FindingRecord>(
           "Side", [](const FindingRecord& f) { return Written(to_string(f.side)); },
-          [](FindingRecord& f, const Read& j, const std::string& w) { f.side = read_named(j, kSideValues, w); }),
+          [](FindingRecord& f, const Read& j, const std::string& w) { f.side = read_named<Side>(j, w); }),
       custom<FindingRecord>(
           "Finding", [](const FindingRecord& f) { return Written(to_string(f.finding)); },
-          [](FindingRecord& f, const Read& j, const std::string& w) { f.finding = read_named(j, all_findings(), w); }),
+          [](FindingRecord& f, const Read& j, const std::string& w) { f.finding = read_finding(j, w); }),
       field<FindingRecord>("Runs", [](auto& f) -> auto& { return f.runs; }),
       field<FindingRecord>("Detail", [](auto& f) -> auto& { return f.detail; }),
   };

@@ -135,6 +135,7 @@ const char* expected(ColumnType type) {
   switch (type) {
     case ColumnType::text: return "a string";
     case ColumnType::integer: return "a non-negative integer";
+    case ColumnType::optional_integer: return "a non-negative integer or null";
     case ColumnType::real: return "a number, null, \"Infinity\" or \"-Infinity\"";
     case ColumnType::boolean: return "true or false";
     case ColumnType::optional_boolean: return "true, false or null";
@@ -156,6 +157,7 @@ std::optional<Cell> column_cell(const Read& j, ColumnType type) {
       if (const auto v = detail::real_from_json(j)) return Cell{*v};
       return std::nullopt;
     case ColumnType::integer:
+    case ColumnType::optional_integer:
       if (j.is_number_unsigned() && j.get<std::uint64_t>() <= INT64_MAX) return Cell{j.get<std::int64_t>()};
       return std::nullopt;
     default: {

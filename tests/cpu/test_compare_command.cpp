@@ -66,8 +66,8 @@ TEST_F(CompareCommand, SameKernelExitsZero) {
   const Outcome r = run({"base.json", "same.json"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_TRUE(has(r.out, "baseline:  " + path("base.json") + "  (NVIDIA H200, backend cupti, cache_control all, "
-                         "clock_control none, driver 580.65.06)\n"))
+  EXPECT_TRUE(has(r.out, "baseline:  " + path("base.json") + "  (NVIDIA H200 | backend cupti | cache_control all | "
+                         "clock_control none | driver 580.65.06)\n"))
       << r.out;
   EXPECT_TRUE(has(r.out, "Annotation  n     Metric                  Unit  Baseline  Candidate  Change  "
                          "95% CI of change  p  Verdict\n"))

@@ -13,6 +13,7 @@
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
+#include "test_support.hpp"
 
 using namespace kscope;
 using nlohmann::json;
@@ -39,12 +40,13 @@ Results copy_results() {
   }, backend);
 }
 
+// In a directory of its own: tests of this file run in parallel, and other checkouts' too.
 json written(const Results& r) {
-  const auto path = std::filesystem::temp_directory_path() / "kscope_gbench_test.json";
-  r.write_gbench_json(path.string());
+  const kscope_test::TempDir dir;
+  const std::string path = dir.prefix("gbench.json");
+  r.write_gbench_json(path);
   std::ifstream in(path);
   json doc = json::parse(in);  // strict JSON
-  std::filesystem::remove(path);
   return doc;
 }
 
@@ -91,15 +93,15 @@ TEST(GbenchJson, ContextTellsWhenAndWhereTheMeasurementRan) {
   ASSERT_EQ(measured.session().load_avg.size(), 3u);
   EXPECT_EQ(now["load_avg"][0].get<double>(), measured.session().load_avg[0]);
 
-  const auto path = std::filesystem::temp_directory_path() / "kscope_gbench_context.json";
-  measured.write_json(path.string());
+  const kscope_test::TempDir dir;
+  const std::string path = dir.prefix("context.json");
+  measured.write_json(path);
   json file = json::parse(std::ifstream(path));
   file["session"]["started_at"] = "2020-01-02T03:04:05+01:00";
   file["session"]["load_avg"] = {1.5, 2.5, 3.5};
   file["session"]["host"] = "gpu-host-17";
   std::ofstream(path) << file.dump();
-  const json c = written(load_results(path.string()))["context"];
-  std::filesystem::remove(path);
+  const json c = written(load_results(path))["context"];
   EXPECT_EQ(c["date"], "2020-01-02T03:04:05+01:00");
   EXPECT_EQ(c["load_avg"], json({1.5, 2.5, 3.5}));
   EXPECT_EQ(c["host_name"], "gpu-host-17");

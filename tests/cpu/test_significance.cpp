@@ -25,6 +25,7 @@ using kscope::detail::Interval;
 using kscope::detail::mann_whitney_u;
 using kscope::detail::median_ratio_interval;
 using kscope::MetricDirection;
+using kscope::same_band;
 using kscope::detail::UTestMethod;
 using kscope::Verdict;
 
@@ -346,7 +347,7 @@ TEST(Verdict, SignificantShiftWhoseIntervalReachesInsideTheThresholdIsSame) {
   EXPECT_LT(c.ratio_ci.lower, 1.02);
   EXPECT_GT(c.ratio_ci.upper, 1.02);
   EXPECT_EQ(c.verdict, Verdict::same) << c.reason;
-  EXPECT_TRUE(mentions(c, "does not lie beyond \u00b12%")) << c.reason;
+  EXPECT_TRUE(mentions(c, "does not lie outside [-1.96%, +2%]")) << c.reason;
 }
 
 TEST(Verdict, TenPercentOnThreeSamplesIsNeverSlower) {
@@ -369,19 +370,37 @@ TEST(Verdict, TenPercentOnThreeSamplesIsNeverSlower) {
 
 TEST(Verdict, ThresholdBoundaryIsStrict) {
   // Constant runs: every resample gives the same ratio, so the CI is the ratio itself; the ties
-  // within each side leave the normal approximation p = 0.0040 (scipy).
-  const auto base = repeated(100, 5);
+  // within each side leave the normal approximation p = 0.0040 (scipy). The band is
+  // [1/1.02, 1.02]: 102 against 100 and 100 against 102 sit on it.
   struct Case {
-    double candidate;
+    double baseline, candidate;
     Verdict expected;
   };
-  for (const Case k : {Case{102, Verdict::same}, Case{102.01, Verdict::slower}, Case{98, Verdict::same},
-                       Case{97.99, Verdict::faster}}) {
-    const SampleComparison c = compare(base, repeated(k.candidate, 5));
+  for (const Case k : {Case{100, 102, Verdict::same}, Case{100, 102.01, Verdict::slower},
+                       Case{102, 100, Verdict::same}, Case{102, 99.99, Verdict::faster}}) {
+    const SampleComparison c = compare(repeated(k.baseline, 5), repeated(k.candidate, 5));
     EXPECT_NEAR(c.u_test.p_value, 0.003976751709788651, 1e-12);
     EXPECT_EQ(c.ratio_ci.lower, c.ratio_ci.upper);
-    EXPECT_EQ(c.verdict, k.expected) << k.candidate << ": " << c.reason;
+    EXPECT_EQ(c.verdict, k.expected) << k.baseline << " -> " << k.candidate << ": " << c.reason;
   }
+}
+
+TEST(Verdict, SwappingTheSidesMirrorsTheVerdict) {
+  // "same" is symmetric in the log of the ratio: a pair is faster one way exactly when it is slower
+  // the other. With the band [0.98, 1.02] of before, 100 -> 98 was same while 98 -> 100 (+2.04%)
+  // was slower.
+  const auto mirrored = [](Verdict v) {
+    return v == Verdict::faster ? Verdict::slower : v == Verdict::slower ? Verdict::faster : v;
+  };
+  for (const double candidate : {97.0, 97.99, 98.0, 98.03, 98.04, 99.0, 101.0, 101.99, 102.0, 102.01, 103.0}) {
+    const SampleComparison forward = compare(repeated(100, 5), repeated(candidate, 5));
+    const SampleComparison backward = compare(repeated(candidate, 5), repeated(100, 5));
+    EXPECT_EQ(backward.verdict, mirrored(forward.verdict)) << candidate << ": " << forward.reason << " / " << backward.reason;
+  }
+  EXPECT_EQ(compare(repeated(100, 5), repeated(98, 5)).verdict, Verdict::faster);
+  EXPECT_EQ(compare(repeated(98, 5), repeated(100, 5)).verdict, Verdict::slower);
+  EXPECT_EQ(same_band(2).lower, 100.0 / 102.0);
+  EXPECT_EQ(same_band(2).upper, 1.02);
 }
 
 TEST(Verdict, AlphaBoundaryIsStrict) {

@@ -8,6 +8,7 @@
 #include "core/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
+#include "kscope/detail/enum_names.hpp"
 
 namespace kscope {
 namespace {
@@ -23,23 +24,9 @@ Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
 
 std::vector<std::string> sol_metrics() { return {kDuration, kCompute, kMemory, kDram}; }
 
-std::string to_string(MetricType t) {
-  switch (t) {
-    case MetricType::counter: return "counter";
-    case MetricType::ratio: return "ratio";
-    case MetricType::throughput: return "throughput";
-  }
-  return "?";
-}
+std::string to_string(MetricType t) { return detail::enum_name(t); }
 
-std::string to_string(Bottleneck b) {
-  switch (b) {
-    case Bottleneck::compute_bound: return "compute-bound";
-    case Bottleneck::memory_bound: return "memory-bound";
-    case Bottleneck::latency_bound: return "latency-bound";
-  }
-  return "?";
-}
+std::string to_string(Bottleneck b) { return detail::enum_name(b); }
 
 std::string bottleneck_rule() {
   return "compute = sm__throughput.avg.pct_of_peak_sustained_elapsed, memory = "
