@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Line sampling on the GPU machine in one call (about 6-8 minutes on a fresh machine): builds what it
 # needs (build-debt/, the folder scripts/gpu_quick.sh shares, so a warm machine finds it built), then
-#   lines_gpu      the C++ GPU tests of known hot lines (tests/gpu/test_lines.cu)
+#   lines_gpu      the C++ GPU tests of known hot lines (tests/gpu/test_lines.cu), all in one process: the
+#                  SASS metrics must count in every profile, not the first only
 #   doctor         kscope doctor's pc_sampling check
 #   triton         the Triton matmul and fused softmax attribution tests (tests/python/test_lines_gpu.py):
 #                  the share of samples on the user's file per kernel (the docs' figure), SASS metrics or not
@@ -37,7 +38,7 @@ if ! skipping lines_gpu 120; then
   rc=$?
   line=$(grep -E '^\[  (PASSED|FAILED)  \]' "$OUT/lines_gpu.log" | paste -sd' ' -)
   [[ $rc -eq 0 ]] && record lines_gpu PASS "$line" ||
-    record lines_gpu FAIL "rc=$rc: $line; $(grep -E '^\[  FAILED  \] Lines' "$OUT/lines_gpu.log" | head -3 | paste -sd';' -)"
+    record lines_gpu FAIL "rc=$rc: $line; $(grep -E '^\[  FAILED  \] Lines' "$OUT/lines_gpu.log" | head -3 | paste -sd';' -); last: $(tail -1 "$OUT/lines_gpu.log")"
 fi
 
 if ! skipping doctor 20; then

@@ -1,13 +1,16 @@
 // Line sampling on real kernels of known hot lines (lines_kernels.cu): the dependent load's line
 // first with long_scoreboard, __syncthreads with barrier, a dependent FMA chain with a dependency or
 // math-pipe stall; inlined code on its calling line; code without line information by offset; the
-// SASS metrics' exact instruction counts; a too-coarse period said. Each kernel's time is dominated
-// by its line by construction, so the bounds are wide of what the hardware can produce.
+// SASS metrics' exact instruction counts, in every profile of the process; a too-coarse period said.
+// Each kernel's time is dominated by its line by construction, so the bounds are wide of what the
+// hardware can produce.
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "gpu_test_support.hpp"
 #include "kscope/kscope.hpp"
@@ -77,12 +80,22 @@ kscope::Settings quiet(std::size_t runs = 5) {
   return s;
 }
 
+bool sass_counted_in_this_process = false;  // by any profile so far
+
 template <typename Launch>
 kscope::LineResults sample(Launch launch, std::size_t runs = 5, kscope::LineSampling sampling = {}) {
-  return kscope::profile_lines(kscope::Sweep(), quiet(runs), [&](const kscope::Config&) {
+  kscope::LineResults r = kscope::profile_lines(kscope::Sweep(), quiet(runs), [&](const kscope::Config&) {
     kscope::Annotation region("k");
     launch();
   }, sampling);
+  sass_counted_in_this_process = sass_counted_in_this_process || r.code().sass_metrics;
+  return r;
+}
+
+std::string notes_of(const kscope::LineResults& r) {
+  std::string out;
+  for (const auto& n : r.code().notes) out += "\n  " + n;
+  return out;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -135,9 +148,8 @@ TEST(Lines, FmaChainLineFirstWithADependencyOrMathStall) {
   // of each run (the 16 FMAs and the few moves the compiler puts beside them), plus the few the
   // compiler files under the line outside the loop (3 a warp on an H100), all 32 threads active.
   if (!r.code().sass_metrics) {
-    std::cout << "SASS metrics not measured here:";
-    for (const auto& n : r.code().notes) std::cout << "\n  " << n;
-    std::cout << "\n";
+    ASSERT_FALSE(sass_counted_in_this_process) << "an earlier profile of this process counted, this one not:" << notes_of(r);
+    std::cout << "SASS metrics not measured here:" << notes_of(r) << "\n";
     return;
   }
   ASSERT_TRUE(lines[0].executed.has_value());
@@ -210,6 +222,32 @@ TEST(Lines, TheSweepsTableCountsEachRunsSamples) {
   EXPECT_EQ(row.kernel, kFmaKernel);
   EXPECT_EQ(row.stats.count, 4u);
   EXPECT_GT(row.stats.median, 0.0);
+}
+
+// Every profile of the process gets its counts, not the first only (CUPTI's configuration of a
+// device is set once per process): the same kernel profiled three times after the tests above
+// counts the same instructions on its FMA line each time, exactly.
+TEST(Lines, EveryProfileOfTheProcessCountsInstructions) {
+  KSCOPE_REQUIRE_GPU();
+  kscope_test::DeviceFloats out(kFmaBlocks * kFmaThreads);
+  std::vector<std::int64_t> executed;
+  for (int profile = 1; profile <= 3; ++profile) {
+    const kscope::LineResults r = sample([&] { launch_fma_chain(out.get(), 20000); }, 2);
+    if (!r.code().sass_metrics) {
+      if (!sass_counted_in_this_process) GTEST_SKIP() << "SASS metrics not measured here:" << notes_of(r);
+      FAIL() << "profile " << profile << " without SASS metrics, after one of this process with them:" << notes_of(r);
+    }
+    std::optional<std::int64_t> fma;
+    for (const Line& l : lines_of(r, kFmaKernel))
+      if (l.number == marked_line("FMA")) fma = l.executed;
+    ASSERT_TRUE(fma.has_value()) << "profile " << profile << ": no count on the FMA line" << describe(lines_of(r, kFmaKernel));
+    executed.push_back(*fma);
+  }
+  EXPECT_GT(executed[0], 0);
+  EXPECT_EQ(executed[1], executed[0]);
+  EXPECT_EQ(executed[2], executed[0]);
+  std::cout << "FMA line's executed instructions in three profiles: " << executed[0] << ", " << executed[1] << ", "
+            << executed[2] << "\n";
 }
 
 }  // namespace

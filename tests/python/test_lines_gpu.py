@@ -41,6 +41,9 @@ def softmax_kernel(out_ptr, in_ptr, n_cols, BLOCK: tl.constexpr):
     tl.store(out_ptr + row * n_cols + cols, e / tl.sum(e, axis=0), mask=cols < n_cols)
 
 
+SASS_COUNTED = []  # the kernels whose profile in this process counted their instructions
+
+
 def on_this_file(results, kernel_part):
     df = results.to_dataframe()
     mine = df[df.Kernel.str.contains(kernel_part)]
@@ -53,6 +56,11 @@ def on_this_file(results, kernel_part):
           f"SASS metrics {'measured' if counted else 'not measured'}")
     for note in results.notes:
         print(f"note {kernel_part}: {note}")
+    # The SASS metrics are configured once per process and GPU: a later profile counts as the first did.
+    assert counted or not SASS_COUNTED, \
+        f"{SASS_COUNTED} counted in this process, {kernel_part} not; notes: {results.notes}"
+    if counted:
+        SASS_COUNTED.append(kernel_part)
     return fraction, mine
 
 

@@ -1,7 +1,5 @@
 #include "backends/pcsampling/context_sampling.hpp"
 
-#include <cstdlib>
-
 #include "backends/counters/counter_errors.hpp"
 #include "kscope/lines.hpp"
 
@@ -104,7 +102,10 @@ ContextSampling::~ContextSampling() {
     disable.ctx = context_;
     cuptiPCSamplingDisable(&disable);
   }
-  for (char* name : function_names_) std::free(name);
+  // The records' function names stay: cupti_pcsampling.h shares each "across all the records including
+  // records from activity APIs representing the same function" and lets the user free it only once all
+  // of them are processed, and a later session's records of the same function may carry the same
+  // string, so no moment before the process ends is safe (a name per function, tens of bytes).
 }
 
 void ContextSampling::start() {
@@ -140,7 +141,6 @@ void ContextSampling::take(Buffer& buffer, RangeSamples& out) {
                                    : "reason_" + std::to_string(s.pcSamplingStallReasonIndex);
       r.stalls.emplace_back(name, s.samples);
     }
-    if (pc.functionName) function_names_.insert(pc.functionName);
   }
   d.totalNumPcs = 0;
   d.totalSamples = 0;

@@ -7,7 +7,6 @@
 #include <cupti_pcsampling.h>
 
 #include <cstdint>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -58,8 +57,6 @@ class ContextSampling {
   Buffer config_buffer_;  // where CUPTI puts records on its own (a module unloaded, sampling disabled)
   Buffer read_buffer_;    // what cuptiPCSamplingGetData fills
   bool enabled_ = false;
-  // CUPTI allocates each function's name once, shared by its records of every range; freed at the end.
-  std::set<char*> function_names_;
 };
 
 }  // namespace kscope::pcsampling

@@ -69,8 +69,17 @@ void PcSamplingBackend::begin_session(const Settings& settings) {
     try {
       sass_ = std::make_unique<pcsampling::SassCounter>(device_.facts().ordinal, context_);
     } catch (const Error& e) {
-      notes_.insert(std::string("no executed-instruction counts (SASS metrics): ") + e.what());
+      without_sass_counts(e);
     }
+  }
+}
+
+void PcSamplingBackend::without_sass_counts(const Error& e) {
+  notes_.insert(std::string("no executed-instruction counts (SASS metrics): ") + e.what());
+  sass_.reset();
+  for (auto& [key, in] : instructions_) {  // counts of some runs only would read as the kernel's
+    in.executed.reset();
+    in.thread_executed.reset();
   }
 }
 
@@ -140,8 +149,12 @@ void PcSamplingBackend::region_begin(const RegionContext& region) {
     sampling_region_ = true;
   } else if (sass_) {
     device_.synchronize();
-    sass_->start();
-    counting_region_ = true;
+    try {
+      sass_->start();
+      counting_region_ = true;
+    } catch (const Error& e) {
+      without_sass_counts(e);
+    }
   }
 }
 
@@ -162,8 +175,7 @@ void PcSamplingBackend::region_end(const RegionContext& region) {
     try {
       fold(sass_->stop(), region);
     } catch (const Error& e) {
-      notes_.insert(std::string("no executed-instruction counts (SASS metrics): ") + e.what());
-      sass_.reset();
+      without_sass_counts(e);
     }
   }
 }

@@ -22,6 +22,7 @@
 #include "backends/pcsampling/sass_counts.hpp"
 #include "core/kernel_names.hpp"
 #include "device/cuda_device.hpp"
+#include "kscope/errors.hpp"
 #include "kscope/lines.hpp"
 #include "kscope/measurement_backend.hpp"
 
@@ -72,6 +73,9 @@ class PcSamplingBackend final : public MeasurementBackend, public PcSampler {
   static std::string kernel_of(const std::string& function, const std::vector<std::string>& launched);
   void fold(const pcsampling::RangeSamples& range, const RegionContext& region);
   void fold(const std::vector<pcsampling::SassCount>& counts, const RegionContext& region);
+  // The SASS metrics failed: said once, and the session goes on with the samples alone (no counts of
+  // its earlier runs either).
+  void without_sass_counts(const Error& e);
 
   device::MeasuredDevice device_;
   LineSampling sampling_;  // as sample_pcs() set it; kscope's default otherwise

@@ -4,6 +4,7 @@
 #include <cupti_sass_metrics.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -37,86 +38,123 @@ std::string out_of_memory() {
   if (dladdr(reinterpret_cast<void*>(&cuptiSassMetricsSetConfig), &library) != 0 && library.dli_fname)
     facts += (facts.empty() ? "" : "; ") + std::string("CUPTI ") + library.dli_fname;
   return "cuptiSassMetricsSetConfig: CUPTI_ERROR_OUT_OF_MEMORY (" + facts +
-         "). The samples are complete; only the executed-instruction counts are missing. Free GPU memory this "
-         "process holds (PyTorch: torch.cuda.empty_cache()) or measure the counts in a process of their own; "
-         "sass_metrics=False leaves them out without this note";
+         "). The samples are complete; only the executed-instruction counts are missing, in every profile of this "
+         "process (the counts are configured once per process and GPU). Measure them in a new process holding less "
+         "GPU memory (PyTorch: torch.cuda.empty_cache() before the first profile); sass_metrics=False leaves them "
+         "out without this note";
 }
 
-}  // namespace
-
-SassCounter::SassCounter(int device_ordinal, CUcontext context) : device_(device_ordinal), context_(context) {
-  const std::string chip = counters::chip_of_device(device_ordinal);
-  executed_id_ = metric_id(chip, "smsp__sass_inst_executed");
-  threads_id_ = metric_id(chip, "smsp__sass_thread_inst_executed");
-  CUpti_SassMetrics_Config configs[2] = {{executed_id_, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU},
-                                         {threads_id_, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU}};
+void set_config(int device, std::uint64_t executed_id, std::uint64_t threads_id) {
+  CUpti_SassMetrics_Config configs[2] = {{executed_id, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU},
+                                         {threads_id, CUPTI_SASS_METRICS_OUTPUT_GRANULARITY_GPU}};
   auto p = CUPTI_PARAMS(CUpti_SassMetricsSetConfig_Params);
   p.numOfMetricConfig = 2;
   p.pConfigs = configs;
-  p.deviceIndex = static_cast<std::uint32_t>(device_ordinal);
+  p.deviceIndex = static_cast<std::uint32_t>(device);
   const CUptiResult status = cuptiSassMetricsSetConfig(&p);
   if (status == CUPTI_ERROR_OUT_OF_MEMORY) throw BackendError(out_of_memory());
+  if (status == CUPTI_ERROR_INVALID_OPERATION)
+    throw BackendError(
+        "cuptiSassMetricsSetConfig: CUPTI_ERROR_INVALID_OPERATION: another tool in this process configured the SASS "
+        "metrics on this GPU; the samples are complete, only the executed-instruction counts are missing");
   check_counters(status, "cuptiSassMetricsSetConfig");
 }
 
-SassCounter::~SassCounter() {
-  if (counting_) {
-    auto d = CUPTI_PARAMS(CUpti_SassMetricsDisable_Params);
-    d.ctx = context_;
-    cuptiSassMetricsDisable(&d);
+// CUPTI allocates each flushed record's function name for the caller to free (NVIDIA's sass_metrics
+// sample frees every record's).
+struct FreeName {
+  void operator()(const char* name) const noexcept { std::free(const_cast<char*>(name)); }
+};
+
+class CuptiSassCalls final : public SassCalls {
+ public:
+  CuptiSassCalls(CUcontext context, std::uint64_t executed_id, std::uint64_t threads_id)
+      : context_(context), executed_id_(executed_id), threads_id_(threads_id) {}
+
+  void enable() override {
+    auto p = CUPTI_PARAMS(CUpti_SassMetricsEnable_Params);
+    p.ctx = context_;
+    p.enableLazyPatching = 1;  // only the functions that run are patched
+    check_counters(cuptiSassMetricsEnable(&p), "cuptiSassMetricsEnable");
   }
-  auto p = CUPTI_PARAMS(CUpti_SassMetricsUnsetConfig_Params);
-  p.deviceIndex = static_cast<std::uint32_t>(device_);
-  cuptiSassMetricsUnsetConfig(&p);
-}
 
-void SassCounter::start() {
-  auto p = CUPTI_PARAMS(CUpti_SassMetricsEnable_Params);
-  p.ctx = context_;
-  p.enableLazyPatching = 1;  // only the functions that run are patched
-  check_counters(cuptiSassMetricsEnable(&p), "cuptiSassMetricsEnable");
-  counting_ = true;
-}
-
-std::vector<SassCount> SassCounter::stop() {
-  std::vector<SassCount> out;
-  auto props = CUPTI_PARAMS(CUpti_SassMetricsGetDataProperties_Params);
-  props.ctx = context_;
-  check_counters(cuptiSassMetricsGetDataProperties(&props), "cuptiSassMetricsGetDataProperties");
-  if (props.numOfPatchedInstructionRecords > 0) {
+  std::vector<SassCount> read() override {
+    auto props = CUPTI_PARAMS(CUpti_SassMetricsGetDataProperties_Params);
+    props.ctx = context_;
+    check_counters(cuptiSassMetricsGetDataProperties(&props), "cuptiSassMetricsGetDataProperties");
     const std::size_t records = props.numOfPatchedInstructionRecords, instances = props.numOfInstances;
+    if (records == 0 || instances == 0) return {};
     // Room for every metric's instances, whichever way CUPTI lays them out: unused slots keep id 0.
-    std::vector<std::vector<CUpti_SassMetrics_InstanceValue>> values(
-        records, std::vector<CUpti_SassMetrics_InstanceValue>(instances * 2));
+    std::vector<CUpti_SassMetrics_InstanceValue> values(records * instances * 2);
     std::vector<CUpti_SassMetrics_Data> data(records);
     for (std::size_t i = 0; i < records; ++i) {
       data[i].structSize = sizeof(CUpti_SassMetrics_Data);
-      data[i].pInstanceValues = values[i].data();
+      data[i].pInstanceValues = &values[i * instances * 2];
     }
+    std::vector<std::unique_ptr<const char, FreeName>> names;
+    names.reserve(records);
     auto flush = CUPTI_PARAMS(CUpti_SassMetricsFlushData_Params);
     flush.ctx = context_;
     flush.numOfPatchedInstructionRecords = records;
     flush.numOfInstances = instances;
     flush.pMetricsData = data.data();
     check_counters(cuptiSassMetricsFlushData(&flush), "cuptiSassMetricsFlushData");
+    for (const auto& d : data) names.emplace_back(d.functionName);  // ours from here, whatever follows throws
     std::map<std::tuple<std::string, std::uint64_t>, SassCount> merged;
     for (std::size_t i = 0; i < records; ++i) {
       const std::string function = data[i].functionName ? data[i].functionName : "";
       SassCount& c = merged[{function, data[i].pcOffset}];
       c.function = function;
       c.pc_offset = data[i].pcOffset;
-      for (const auto& v : values[i]) {
-        if (v.metricId == executed_id_) c.executed += v.value;
-        else if (v.metricId == threads_id_) c.thread_executed += v.value;
+      for (std::size_t v = 0; v < instances * 2; ++v) {
+        const CUpti_SassMetrics_InstanceValue& value = data[i].pInstanceValues[v];
+        if (value.metricId == executed_id_) c.executed += value.value;
+        else if (value.metricId == threads_id_) c.thread_executed += value.value;
       }
     }
+    std::vector<SassCount> out;
     for (auto& [key, c] : merged) out.push_back(std::move(c));
+    return out;
   }
-  auto d = CUPTI_PARAMS(CUpti_SassMetricsDisable_Params);
-  d.ctx = context_;
-  counting_ = false;
-  check_counters(cuptiSassMetricsDisable(&d), "cuptiSassMetricsDisable");
-  return out;
+
+  void disable() override {
+    auto p = CUPTI_PARAMS(CUpti_SassMetricsDisable_Params);
+    p.ctx = context_;
+    check_counters(cuptiSassMetricsDisable(&p), "cuptiSassMetricsDisable");
+  }
+
+ private:
+  CUcontext context_;
+  std::uint64_t executed_id_, threads_id_;
+};
+
+}  // namespace
+
+SassCounter::SassCounter(int device_ordinal, CUcontext context) {
+  const std::string chip = counters::chip_of_device(device_ordinal);
+  const std::uint64_t executed = metric_id(chip, "smsp__sass_inst_executed");
+  const std::uint64_t threads = metric_id(chip, "smsp__sass_thread_inst_executed");
+  SassConfigurations::process().configure(device_ordinal, [&] { set_config(device_ordinal, executed, threads); });
+  calls_ = std::make_unique<CuptiSassCalls>(context, executed, threads);
+}
+
+SassCounter::~SassCounter() = default;
+
+void SassCounter::start() {
+  if (range_) throw InternalError("SassCounter::start: counting is already on");
+  range_.emplace(*calls_);
+}
+
+std::vector<SassCount> SassCounter::stop() {
+  if (!range_) return {};
+  try {
+    std::vector<SassCount> counts = range_->finish();
+    range_.reset();
+    return counts;
+  } catch (...) {
+    range_.reset();
+    throw;
+  }
 }
 
 }  // namespace kscope::pcsampling
