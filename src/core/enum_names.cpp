@@ -1,9 +1,7 @@
 // The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp).
 #include "kscope/detail/enum_names.hpp"
 
-#include "core/prefix_contents.hpp"
 #include "core/settings_table.hpp"
-#include "core/significance.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/metrics.hpp"
@@ -162,20 +160,6 @@ std::span<const EnumName<Bottleneck>> enum_names(Bottleneck) {
   using B = Bottleneck;
   static constexpr EnumName<B> names[] = {
       {B::compute_bound, "compute-bound"}, {B::memory_bound, "memory-bound"}, {B::latency_bound, "latency-bound"}};
-  return names;
-}
-
-std::span<const EnumName<UTestMethod>> enum_names(UTestMethod) {
-  using U = UTestMethod;
-  static constexpr EnumName<U> names[] = {
-      {U::exact, "exact"}, {U::normal_approximation, "normal approximation"}, {U::not_tested, "not tested"}};
-  return names;
-}
-
-std::span<const EnumName<ResultKind>> enum_names(ResultKind) {
-  using K = ResultKind;
-  static constexpr EnumName<K> names[] = {
-      {K::sweep, "sweep"}, {K::evaluation, "evaluation"}, {K::race, "race"}, {K::merge, "merge"}};
   return names;
 }
 

@@ -17,10 +17,6 @@ struct EvaluationReport {
   std::vector<FindingRecord> findings;
 };
 
-// An evaluation's formats (core/output_formats.hpp): its results file, the measurements' with the
-// verdicts, written once the session is over in place of the session's.
-const std::vector<DerivedFormat<Evaluation>>& evaluation_formats();
-
 // The configs the measurements hold, in their order.
 EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& records, const Results& measurements,
                                    const EvaluateOptions& options);

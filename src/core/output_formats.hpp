@@ -11,7 +11,9 @@
 
 #include "base/file_access.hpp"
 #include "kscope/detail/result_files.hpp"
+#include "kscope/evaluate.hpp"
 #include "kscope/results.hpp"
+#include "kscope/tune.hpp"
 
 namespace kscope::detail {
 
@@ -59,6 +61,13 @@ template <class Result, auto table>
 void write_table_csv(const Result& result, const std::string& path) {
   write_whole(path, [&](std::ostream& out) { write_csv((result.*table)(), out); });
 }
+
+// Each kind's formats, declared here so that the files room reads them, defined by the kind:
+// a race's (core/tune.cpp): its table's file first (race.csv), which marks a finished race;
+// an evaluation's (core/evaluate.cpp): its results file, the measurements' with the verdicts,
+// written once the session is over in place of the session's.
+const std::vector<DerivedFormat<Race>>& race_formats();
+const std::vector<DerivedFormat<Evaluation>>& evaluation_formats();
 
 // The files the result's formats write under an output prefix ("race.csv"), in their order.
 template <class Result>

@@ -18,7 +18,6 @@
 #include "base/json_text.hpp"
 #include "core/caller_language.hpp"
 #include "core/output_formats.hpp"
-#include "core/race.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/shard.hpp"
 
@@ -302,6 +301,13 @@ void remove_files(const std::vector<std::string>& files, const std::string& why)
       throw FileError("cannot remove '" + file + "' " + why + ": " + std::strerror(error), file,
                       std::error_code(error, std::generic_category()));
     }
+}
+
+std::span<const EnumName<ResultKind>> enum_names(ResultKind) {
+  using K = ResultKind;
+  static constexpr EnumName<K> names[] = {
+      {K::sweep, "sweep"}, {K::evaluation, "evaluation"}, {K::race, "race"}, {K::merge, "merge"}};
+  return names;
 }
 
 }  // namespace kscope::detail

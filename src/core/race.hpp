@@ -12,10 +12,6 @@
 
 namespace kscope::detail {
 
-// A race's formats: the files tune() writes under its output prefix besides its measurements'
-// (core/output_formats.hpp), its table's first (race.csv), which marks a finished race.
-const std::vector<DerivedFormat<Race>>& race_formats();
-
 // What a round measures: the raced configs it visits (indices into the race's configs), in order, and
 // how many recorded runs each visit takes. The final round visits every finalist once per pass.
 struct RoundPlan {

@@ -451,6 +451,13 @@ std::string compare_option(const std::string& field) {
   return flag == flags.end() ? field : flag->second;
 }
 
+std::span<const EnumName<UTestMethod>> enum_names(UTestMethod) {
+  using U = UTestMethod;
+  static constexpr EnumName<U> names[] = {
+      {U::exact, "exact"}, {U::normal_approximation, "normal approximation"}, {U::not_tested, "not tested"}};
+  return names;
+}
+
 }  // namespace kscope::detail
 
 namespace kscope {
