@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/significance.hpp"
+#include "core/statistics/significance.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/profile.hpp"

@@ -37,7 +37,7 @@ struct SummaryStatistic {
   double SampleStatistics::*field = nullptr;
 };
 
-// The statistics table (src/core/summary_statistics.cpp), kscope's own first, in their summary
+// The statistics table (src/core/statistics/summary_statistics.cpp), kscope's own first, in their summary
 // columns' order: after StdDev, before Outliers.
 const std::vector<SummaryStatistic>& summary_statistics();
 // Adds a statistic to the summary of every sweep that starts after it; ConfigError for an empty

@@ -14,7 +14,7 @@ namespace kscope {
 
 // The reads of tensors in one kind of device memory that evaluate() makes. Each call takes many
 // tensors and waits for the device once; each value must be the host's bit for bit
-// (core/tensor_elements.hpp has the rules).
+// (core/model/tensor_elements.hpp has the rules).
 class TensorChecks {
  public:
   virtual ~TensorChecks() = default;

@@ -188,7 +188,7 @@ class SimulatedBackend final : public MeasurementBackend {
   // With cache_control all, the L2 flush before each region runs on the default stream for
   // SimulatedPower::flush_s, and a kernel running beside it takes longer by the time it overlapped
   // the flush (as a memory-bound kernel sharing DRAM with it): kscope orders the region's streams
-  // after the flush as it does on a GPU (core/stream_join.hpp), so none should.
+  // after the flush as it does on a GPU (core/engine/stream_join.hpp), so none should.
   void launch(const std::string& kernel_name, double duration_ns, double gap_ns = 0, std::uintptr_t stream = 0);
   // Launches on `stream` follow `kind` from now on; a stream never made is non-blocking. 0 (the
   // default stream) follows the legacy stream's rules, and kPerThreadStream is each launching
@@ -207,7 +207,7 @@ class SimulatedBackend final : public MeasurementBackend {
   // its start on the default stream (after the L2 flush) to the end of its work on every stream,
   // joined; a launch's gap_ns is then the host issuing it late, and where the region's first launch
   // comes after the GPU reached the region's start the GPU's wait is in the value and reported as
-  // HostGapNs (kscope's core/first_work.hpp over the simulated streams, as over CUDA's).
+  // HostGapNs (kscope's core/engine/first_work.hpp over the simulated streams, as over CUDA's).
   void set_region_timing(bool on) { region_timing_ = on; }
   // A persisting-L2 carve-out of this many bytes, as a candidate would set it; evaluate() reports and
   // resets it (as does each flush).

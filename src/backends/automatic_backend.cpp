@@ -4,9 +4,9 @@
 #include "backends/cupti/cupti_backend.hpp"
 #include "backends/cupti_subscriber.hpp"
 #include "backends/events/events_backend.hpp"
-#include "core/caller_language.hpp"
-#include "core/exception_message.hpp"
-#include "core/log.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/exception_message.hpp"
+#include "core/model/log.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"
 

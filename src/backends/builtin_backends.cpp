@@ -4,9 +4,9 @@
 // say why nothing can measure.
 #include <memory>
 
-#include "core/backend_choice.hpp"
-#include "core/caller_language.hpp"
-#include "core/host_tensor_checks.hpp"
+#include "core/model/backend_choice.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/decisions/host_tensor_checks.hpp"
 #include "backends/availability.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/errors.hpp"

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "device/cuda_check.hpp"
 
 namespace kscope::cupti {

@@ -1,9 +1,9 @@
 #pragma once
-// The cupti and events backends' StreamJoin (core/stream_join.hpp) on CUDA: fed by CUPTI's driver
+// The cupti and events backends' StreamJoin (core/engine/stream_join.hpp) on CUDA: fed by CUPTI's driver
 // callbacks for every kernel launch, graph launch, copy and fill of the measured context, from any
 // thread, and for every stream's destruction; it waits and records with CUDA events on the GPU, so
 // that neither backend makes the host wait for a stream it does not know. The same calls feed the
-// events backend's FirstWork (core/first_work.hpp): whether the GPU waited for the host before a
+// events backend's FirstWork (core/engine/first_work.hpp): whether the GPU waited for the host before a
 // region's first work.
 #include <cupti.h>
 
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/call_order.hpp"
-#include "core/first_work.hpp"
-#include "core/stream_join.hpp"
+#include "core/engine/call_order.hpp"
+#include "core/engine/first_work.hpp"
+#include "core/engine/stream_join.hpp"
 
 namespace kscope::cupti {
 
@@ -45,7 +45,7 @@ class StreamOrder {
   static bool orders_only(CUpti_CallbackId cbid);
 
   // Before the session's first call: the context whose calls it orders is the current one.
-  // `observe_calls`: the call order (core/call_order.hpp) is kept too.
+  // `observe_calls`: the call order (core/engine/call_order.hpp) is kept too.
   void begin_session(bool observe_calls = false);
   // From CUPTI's driver-API callback on any thread; never throws (a failure is kept for check()).
   // `capturing`: a stream capture is open, whose calls run nothing now.

@@ -2,8 +2,8 @@
 
 #include <cupti.h>
 
-#include "core/backend_choice.hpp"
-#include "core/caller_language.hpp"
+#include "core/model/backend_choice.hpp"
+#include "core/model/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::device {

@@ -8,7 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include "core/log.hpp"
+#include "core/model/log.hpp"
 #include "device/cuda_check.hpp"
 
 namespace kscope::device {

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <utility>
 
-#include "core/tensor_elements.hpp"
+#include "core/model/tensor_elements.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 
@@ -29,7 +29,7 @@ struct GpuTensorChecks::Totals {
   unsigned char first_reference[8];
 };
 
-// One tensor's typical magnitude (core/tensor_elements.hpp's rule): the median's place and the
+// One tensor's typical magnitude (core/model/tensor_elements.hpp's rule): the median's place and the
 // counts of its exponent's mantissa bins, which are read back, then the counts by exponent.
 struct GpuTensorChecks::Magnitudes {
   unsigned long long counted;      // the elements that count toward the scale

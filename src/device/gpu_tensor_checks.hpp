@@ -1,6 +1,6 @@
 #pragma once
 // evaluate()'s checks of tensors in a GPU's memory (kscope/tensor_checks.hpp): kernels that apply
-// core/tensor_elements.hpp's rules, the same functions the host checks (core/host_tensor_checks.cpp)
+// core/model/tensor_elements.hpp's rules, the same functions the host checks (core/decisions/host_tensor_checks.cpp)
 // apply, so that both give the same answers (counts and bits, never sums of doubles in another order). A batch of tensors is one series of launches on
 // the legacy default stream and one wait for it.
 #include <cstddef>

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "backends/availability.hpp"
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"

@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/availability.hpp"
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"
 

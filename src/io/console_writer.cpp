@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "base/text.hpp"
-#include "core/suggest.hpp"
+#include "core/model/suggest.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/results.hpp"
 #include "kscope/roofline.hpp"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "base/file_access.hpp"
-#include "core/caller_language.hpp"
-#include "core/json_fields.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/json_fields.hpp"
 #include "io/json_printer.hpp"
 #include "io/results_file.hpp"
 #include "kscope/detail/enum_names.hpp"

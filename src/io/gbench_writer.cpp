@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "base/file_access.hpp"
-#include "core/log.hpp"
+#include "core/model/log.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
 #include "kscope/results.hpp"

@@ -1,7 +1,7 @@
 #include <ostream>
 
 #include "base/text.hpp"
-#include "core/cell_json.hpp"
+#include "core/model/cell_json.hpp"
 #include "io/json_table.hpp"
 #include "kscope/table.hpp"
 

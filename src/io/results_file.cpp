@@ -1,7 +1,7 @@
 // kscope's results file: Results::write_json and load_results. A versioned JSON document whose
 // fields are listed once, each with how it is written and read back, so that what is saved is
 // exactly what loads: the session's here, the settings' in the settings table
-// (core/settings_table.cpp), the rows' in the table columns (core/column_cells.cpp). A new column or
+// (core/model/settings_table.cpp), the rows' in the table columns (core/model/column_cells.cpp). A new column or
 // saved setting is in the files from then on, and files without it load with it empty (or its
 // default): no new format version.
 #include <cstdint>
@@ -22,13 +22,13 @@
 #include "base/json_error.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
-#include "core/caller_language.hpp"
-#include "core/cell_json.hpp"
-#include "core/column_cells.hpp"
-#include "core/json_fields.hpp"
-#include "core/sample_store.hpp"
-#include "core/sample_text.hpp"
-#include "core/settings_table.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/cell_json.hpp"
+#include "core/model/column_cells.hpp"
+#include "core/model/json_fields.hpp"
+#include "core/model/sample_store.hpp"
+#include "core/model/sample_text.hpp"
+#include "core/model/settings_table.hpp"
 #include "io/json_printer.hpp"
 #include "io/results_file.hpp"
 #include "kscope/backend_registry.hpp"
@@ -102,7 +102,7 @@ const std::vector<Field<SessionInfo>>& session_fields() {
   return fields;
 }
 
-// The Settings fields the results file saves (core/settings_table.cpp lists them with the others).
+// The Settings fields the results file saves (core/model/settings_table.cpp lists them with the others).
 const std::vector<Field<Settings>>& saved_settings_fields() {
   static const auto fields = [] {
     std::vector<Field<Settings>> saved;
@@ -115,7 +115,7 @@ const std::vector<Field<Settings>>& saved_settings_fields() {
 
 // ---- Rows ---------------------------------------------------------------------------------------
 // Summary and sample rows name their config by its index in "configs"; their other keys are the
-// table columns (core/column_cells.cpp, each cell in its column's type) without the session facts,
+// table columns (core/model/column_cells.cpp, each cell in its column's type) without the session facts,
 // which "session" holds once, plus Mean (the un-normalized mean behind a normalized AvgValue) and
 // Info (the info collectors' cells by column, as "info_columns" lists them).
 

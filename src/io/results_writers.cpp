@@ -1,4 +1,4 @@
-// The table of Results' output formats (core/output_formats.hpp), and the two CSV formats (the
+// The table of Results' output formats (core/files/output_formats.hpp), and the two CSV formats (the
 // summary, the raw samples), written row by row from the schema's columns without building the table.
 #include <cstring>
 #include <mutex>
@@ -7,8 +7,8 @@
 #include "base/csv.hpp"
 #include "base/file_access.hpp"
 #include "base/text.hpp"
-#include "core/output_formats.hpp"
-#include "core/result_tables.hpp"
+#include "core/files/output_formats.hpp"
+#include "core/model/result_tables.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {

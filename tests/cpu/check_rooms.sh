@@ -2,7 +2,13 @@
 # The rooms of kscope's sources (docs/architecture.md, "Rooms"): each includes only the rooms below
 # it, so that a file's place says what it may depend on.
 #   base (files, CSV and text primitives): the public headers and base only;
-#   core (the engine): no io, and no CUDA: it is the library built and tested without a GPU;
+#   core (no io, and no CUDA: the library built and tested without a GPU), itself in rooms, from the
+#   bottom: model (values, settings and their table, columns, names, messages, the log), statistics,
+#   control (clocks, throttling, the thermal guard, energy), files (output formats and claims,
+#   shards), engine (sessions, sweeps, aggregation, the durable stream, launch patterns, the entry),
+#   decisions (compare, race, tune, evaluate and its checks); each includes only those before it;
+#   io (the output formats' writers): base and core only;
+#   device (the CUDA device): base and core's model only;
 #   backends: no doctor (the doctor, above them, reaches them through the registry and their probes);
 #   tools (the kscope program): the public headers (kscope/..., kscope/detail/... for front ends),
 #   its own headers and libraries, never src/;
@@ -25,6 +31,22 @@ refuse() {
 refuse src/base '"(core|io|backends|device|doctor)/' "base includes only the public headers and base"
 refuse src/core '"(io|backends|device|doctor)/' "core includes no io (io depends on core, never the reverse), backends, device or doctor"
 refuse src/core '<(cuda|cupti|nvml|nvperf|cublas|cufft|curand|nvtx|driver_types)' "core has no CUDA"
+core_rooms=(model statistics control files engine decisions)
+for ((i = 0; i < ${#core_rooms[@]}; i++)); do
+  above=$(IFS='|'; echo "${core_rooms[*]:i+1}")
+  [ -n "$above" ] || continue
+  [ -d "src/core/${core_rooms[i]}" ] || { echo "src/core/${core_rooms[i]}: a room of core is missing"; status=1; continue; }
+  refuse "src/core/${core_rooms[i]}" "\"core/($above)/" "core's ${core_rooms[i]} includes only the rooms of core before it"
+done
+stray=$(find src/core -maxdepth 1 -type f)
+if [ -n "$stray" ]; then
+  echo "src/core: every file is in one of core's rooms (${core_rooms[*]}):"
+  echo "$stray"
+  status=1
+fi
+refuse src/io '"(backends|device|doctor)/' "io includes base and core only"
+refuse src/device '"(io|backends|doctor)/' "device includes base and core's model only"
+refuse src/device '"core/(statistics|control|files|engine|decisions)/' "device includes base and core's model only"
 refuse src/backends '"doctor/' "backends include no doctor (the doctor reaches them through the registry and their probes)"
 refuse tools '"(core|io|base|backends|device|doctor)/' "tools include the public headers (kscope/...) only"
 refuse python/src '"(core|io|base|backends|device|doctor)/' \

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "core/attribution.hpp"
+#include "core/model/attribution.hpp"
 
 using kscope::detail::kernel_matches;
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "core/batch_planner.hpp"
+#include "core/engine/batch_planner.hpp"
 
 using kscope::Sampling;
 using kscope::Settings;

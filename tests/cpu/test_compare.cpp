@@ -9,8 +9,8 @@
 #include <memory>
 
 #include "compare_fixtures.hpp"
-#include "core/caller_language.hpp"
-#include "core/significance.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/statistics/significance.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "compare_fixtures.hpp"
-#include "core/caller_language.hpp"
+#include "core/model/caller_language.hpp"
 
 using namespace kscope;
 using namespace kscope::testing_fixtures;

@@ -7,7 +7,7 @@
 
 #include "backends/counters/counter_errors.hpp"
 #include "backends/cupti_subscriber.hpp"
-#include "core/caller_language.hpp"
+#include "core/model/caller_language.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/csv.hpp"
-#include "core/derived_columns.hpp"
-#include "core/output_formats.hpp"
-#include "core/race.hpp"
+#include "core/model/derived_columns.hpp"
+#include "core/files/output_formats.hpp"
+#include "core/decisions/race.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/compare.hpp"
 #include "kscope/detail/enum_names.hpp"

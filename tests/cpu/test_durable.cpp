@@ -20,7 +20,7 @@
 #include <thread>
 #include <tuple>
 
-#include "core/sample_stream.hpp"
+#include "core/engine/sample_stream.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/info_collector.hpp"

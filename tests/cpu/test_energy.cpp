@@ -8,7 +8,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/energy_meter.hpp"
+#include "core/control/energy_meter.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"

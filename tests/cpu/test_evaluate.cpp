@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/evaluation_report.hpp"
-#include "core/host_tensor_checks.hpp"
+#include "core/decisions/evaluation_report.hpp"
+#include "core/decisions/host_tensor_checks.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/log.hpp"
-#include "core/sample_store.hpp"
+#include "core/model/log.hpp"
+#include "core/model/sample_store.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"

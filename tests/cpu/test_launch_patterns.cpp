@@ -1,5 +1,5 @@
-// Launch patterns without a GPU: the engine's stream order (core/stream_join.hpp) and its probe of
-// a region's first work (core/first_work.hpp) call by call against a recording fake, then whole
+// Launch patterns without a GPU: the engine's stream order (core/engine/stream_join.hpp) and its probe of
+// a region's first work (core/engine/first_work.hpp) call by call against a recording fake, then whole
 // sweeps on the simulated backend's streams (non-blocking, blocking, per-thread default, another
 // thread), whose L2 flush slows a kernel it overlaps; regions timed as the events backend times
 // them, flagged where the GPU waited for the host before their first work; kernels of one region
@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/call_order.hpp"
-#include "core/first_work.hpp"
-#include "core/stream_join.hpp"
+#include "core/engine/call_order.hpp"
+#include "core/engine/first_work.hpp"
+#include "core/engine/stream_join.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/detail/log_sink.hpp"
 #include "kscope/profile.hpp"

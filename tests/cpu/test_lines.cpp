@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/line_rows.hpp"
+#include "core/model/line_rows.hpp"
 #include "kscope/annotation.hpp"
 #include "lines_command.hpp"
 #include "kscope/lines.hpp"

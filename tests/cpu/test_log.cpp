@@ -1,4 +1,4 @@
-// The logger's sink (core/log.hpp), the path of every engine message in a front end: warnings with
+// The logger's sink (core/model/log.hpp), the path of every engine message in a front end: warnings with
 // their kind whatever the verbosity, information as the verbosity allows, progress as console text.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/log.hpp"
+#include "core/model/log.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"

@@ -7,7 +7,7 @@
 #include <random>
 #include <thread>
 
-#include "core/throttle.hpp"
+#include "core/control/throttle.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/clock_lock.hpp"
+#include "core/control/clock_lock.hpp"
 #include "device/nvml.hpp"
 #include "doctor/system_probes.hpp"
 #include "kscope/doctor.hpp"

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "base/file_access.hpp"
-#include "core/output_formats.hpp"
+#include "core/files/output_formats.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"

@@ -1,4 +1,4 @@
-#include "core/progress_reporter.hpp"
+#include "core/engine/progress_reporter.hpp"
 
 #include <gtest/gtest.h>
 

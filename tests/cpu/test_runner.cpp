@@ -496,7 +496,7 @@ TEST(Runner, BadSettingsAndSweepsFailBeforeAnythingRuns) {
   EXPECT_EQ(backend.session_count(), 0u);
 }
 
-// A field's own check is its row of the settings table (core/settings_table.cpp); validate runs every row's.
+// A field's own check is its row of the settings table (core/model/settings_table.cpp); validate runs every row's.
 TEST(Settings, EachFieldsOwnCheckNamesItAndTheFix) {
   const std::vector<std::pair<std::function<void(Settings&)>, std::string>> bad_fields{
       {[](Settings& s) { s.runs = 0; }, "runs is 0; at least one recorded run per config is needed"},

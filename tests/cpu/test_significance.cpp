@@ -1,4 +1,4 @@
-#include "core/significance.hpp"
+#include "core/statistics/significance.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The thermal guard against a simulated GPU that heats while it runs and cools while paused.
 #include <gtest/gtest.h>
 
-#include "core/thermal_guard.hpp"
+#include "core/control/thermal_guard.hpp"
 #include "kscope/errors.hpp"
 
 using kscope::Settings;

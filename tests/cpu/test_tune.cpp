@@ -1,4 +1,4 @@
-// kscope::tune: the race's decisions from known samples (core/race.hpp), and whole races on the
+// kscope::tune: the race's decisions from known samples (core/decisions/race.hpp), and whole races on the
 // simulated backend with noise against the known truth: winner, ties, eliminations, cost, clocks,
 // resume, shards and the refusals.
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/race.hpp"
+#include "core/decisions/race.hpp"
 #include "kscope/annotation.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"

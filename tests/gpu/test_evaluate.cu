@@ -32,7 +32,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/host_tensor_checks.hpp"  // the host's checks, which the device's must agree with
+#include "core/decisions/host_tensor_checks.hpp"  // the host's checks, which the device's must agree with
 #include "gpu_test_support.hpp"
 #include "kscope/backend_registry.hpp"
 #include "kscope/kscope.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The names of kscope's enumerations, each enumeration's listed once (src/core/enum_names.cpp):
+// The names of kscope's enumerations, each enumeration's listed once (src/core/model/enum_names.cpp):
 // the settings', the collection scopes, and those of the derived results (a comparison's verdicts,
 // gate and metric directions; an evaluation's verdicts and sides; a race's outcomes). to_string,
 // the results and evaluation files, the manifest, the kscope command line and the Python module's

@@ -1,5 +1,5 @@
 #pragma once
-// The Settings fields as the engine's one table lists them (src/core/settings_table.cpp), for
+// The Settings fields as the engine's one table lists them (src/core/model/settings_table.cpp), for
 // kscope's front ends: the Python module binds each field from it and hands the table to Python,
 // whose tests check its options and the type stub against it. Public for those front ends, not for
 // programs.
@@ -36,7 +36,7 @@ struct SettingsFieldInfo {
 
 std::vector<SettingsFieldInfo> settings_field_infos();
 
-// What each entry of the engine (profile, tune, evaluate: src/core/entry.cpp) takes of the fields,
+// What each entry of the engine (profile, tune, evaluate: src/core/engine/entry.cpp) takes of the fields,
 // by their Python names: those it refuses, with why, and those it sets itself.
 struct EntryOptionsInfo {
   std::string entry;

@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "backends/cupti_subscriber.hpp"
-#include "core/backend_choice.hpp"
-#include "core/caller_language.hpp"
+#include "core/model/backend_choice.hpp"
+#include "core/model/caller_language.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/counters/range_attribution.hpp"
-#include "core/kernel_names.hpp"
+#include "core/model/kernel_names.hpp"
 
 namespace kscope::counters {
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "backends/counters/launch_metrics.hpp"
-#include "core/backend_choice.hpp"
-#include "core/caller_language.hpp"
-#include "core/suggest.hpp"
+#include "core/model/backend_choice.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/suggest.hpp"
 
 namespace kscope::counters {
 

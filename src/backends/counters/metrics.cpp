@@ -5,7 +5,7 @@
 #include "backends/counters/metric_names.hpp"
 #include "backends/counters/profiler_host.hpp"
 #include "backends/counters/range_profiler.hpp"
-#include "core/caller_language.hpp"
+#include "core/model/caller_language.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/caller_language.hpp"
+#include "core/model/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {

@@ -9,7 +9,7 @@
 #include "backends/counters/counter_errors.hpp"
 #include "backends/counters/cupti_params.hpp"
 #include "backends/cupti_subscriber.hpp"
-#include "core/caller_language.hpp"
+#include "core/model/caller_language.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::counters {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <map>
 
-#include "core/caller_language.hpp"
-#include "core/suggest.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
 #include "kscope/detail/enum_names.hpp"

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::cupti {

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/kernel_names.hpp"
+#include "core/model/kernel_names.hpp"
 #include "kscope/measurement_backend.hpp"
 
 namespace kscope::cupti {

@@ -7,7 +7,7 @@
 //
 // CUPTI allows one subscriber per process: the shared one (backends/cupti_subscriber) routes its
 // callbacks here while a session runs, which enables what it needs and disables it again, leaving
-// CUPTI quiet, when it ends. Sessions do not overlap (core/session_guard.hpp).
+// CUPTI quiet, when it ends. Sessions do not overlap (core/engine/session_guard.hpp).
 #include <cupti.h>
 
 #include <atomic>

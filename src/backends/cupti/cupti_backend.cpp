@@ -8,7 +8,7 @@
 #include "backends/counters/kept_profiler.hpp"
 #include "backends/cupti/activity_tracer.hpp"
 #include "base/elapsed.hpp"
-#include "core/log.hpp"
+#include "core/model/log.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/metrics.hpp"
 

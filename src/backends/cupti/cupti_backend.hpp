@@ -18,7 +18,7 @@
 
 #include "backends/cupti/cupti_calls.hpp"
 #include "backends/stream_order.hpp"
-#include "core/kernel_names.hpp"
+#include "core/model/kernel_names.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/measurement_backend.hpp"
 
@@ -38,7 +38,7 @@ class CuptiBackend final : public MeasurementBackend {
   void end_session() noexcept override;
 
   // A synchronize and an activity flush cost ~0.3 ms: shared by up to this many runs (a one-pass
-  // batch also ends once its oldest run is 20 ms old: core/batch_planner.hpp).
+  // batch also ends once its oldest run is 20 ms old: core/engine/batch_planner.hpp).
   std::size_t max_batch_runs() const override { return kMaxBatchRuns; }
   void flush_cache() override;
   void synchronize() override { device_.synchronize(); }

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "backends/cupti_subscriber.hpp"
-#include "core/log.hpp"
+#include "core/model/log.hpp"
 #include "device/cuda_check.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"

@@ -7,7 +7,7 @@
 // (backends/stream_order.*), so the events bracket it too. Where another tool owns CUPTI there are
 // no callbacks: the session says so, and such work counts only where the caller joins it.
 // The same callbacks tell, region by region, whether the GPU waited for the host before the
-// region's first work (core/first_work.hpp): that wait is in the value, and the run is flagged with
+// region's first work (core/engine/first_work.hpp): that wait is in the value, and the run is flagged with
 // it (host_gap_ns) rather than passed off as the kernels' time.
 #include <cuda_runtime_api.h>
 #include <cupti.h>

@@ -6,10 +6,10 @@
 #include "backends/ncu/child_backend.hpp"
 #include "backends/ncu/error_kinds.hpp"
 #include "backends/ncu/ncu_command.hpp"
-#include "core/exception_message.hpp"
-#include "core/log.hpp"
-#include "core/request_checks.hpp"
-#include "core/session.hpp"
+#include "core/model/exception_message.hpp"
+#include "core/model/log.hpp"
+#include "core/engine/request_checks.hpp"
+#include "core/engine/session.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

@@ -3,7 +3,7 @@
 #include <map>
 
 #include "backends/ncu/range_name.hpp"
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

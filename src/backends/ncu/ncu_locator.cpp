@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "backends/ncu/subprocess.hpp"
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

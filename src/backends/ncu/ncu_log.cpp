@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/caller_language.hpp"
-#include "core/suggest.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/suggest.hpp"
 
 namespace kscope::ncu {
 namespace {

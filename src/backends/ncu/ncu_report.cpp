@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
-#include "core/caller_language.hpp"
-#include "core/kernel_names.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/model/kernel_names.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

@@ -3,7 +3,7 @@
 #include "backends/ncu/child_session.hpp"
 #include "backends/ncu/child_target.hpp"
 #include "backends/ncu/parent_session.hpp"
-#include "core/log.hpp"
+#include "core/model/log.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

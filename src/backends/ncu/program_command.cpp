@@ -7,7 +7,7 @@
 #include <iterator>
 #include <regex>
 
-#include "core/backend_choice.hpp"
+#include "core/model/backend_choice.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope::ncu {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "core/kernel_names.hpp"
+#include "core/model/kernel_names.hpp"
 
 namespace kscope::pcsampling {
 namespace {

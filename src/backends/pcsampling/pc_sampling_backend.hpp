@@ -20,7 +20,7 @@
 
 #include "backends/pcsampling/context_sampling.hpp"
 #include "backends/pcsampling/sass_counts.hpp"
-#include "core/kernel_names.hpp"
+#include "core/model/kernel_names.hpp"
 #include "device/cuda_device.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/lines.hpp"

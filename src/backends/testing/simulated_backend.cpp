@@ -7,11 +7,11 @@
 #include <tuple>
 #include <utility>
 
-#include "core/call_order.hpp"
-#include "core/caller_language.hpp"
-#include "core/first_work.hpp"
-#include "core/stream_join.hpp"
-#include "core/suggest.hpp"
+#include "core/engine/call_order.hpp"
+#include "core/model/caller_language.hpp"
+#include "core/engine/first_work.hpp"
+#include "core/engine/stream_join.hpp"
+#include "core/model/suggest.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/testing.hpp"
 

@@ -1,0 +1,61 @@
+// The stopping rules' table (kscope/stopping_rule.hpp): kscope's own rows, then those a program
+// registers. SamplingPlan stops a config by the rule its settings name; the results file and the
+// manifest write and read the rule's name; Python's adaptive={'criterion': ...} takes the names.
+#include "kscope/stopping_rule.hpp"
+
+#include <cmath>
+#include <deque>
+
+#include "core/model/name_table.hpp"
+#include "kscope/errors.hpp"
+
+namespace kscope {
+
+// Makes the StopCriterion values, whose constructor is private to them and this class.
+class StoppingRules {
+ public:
+  static detail::NameTable<StoppingRule>& table() {
+    // kscope's own: the CI half-width shrinks as samples accumulate, the RSD only settles.
+    static detail::NameTable<StoppingRule> rules(std::deque<StoppingRule>{
+        {std::string(StopCriterion::ci_halfwidth.name()),
+         [](const SampleStatistics& s) { return 100.0 * (s.ci95_upper - s.mean) / std::fabs(s.mean); }},
+        {std::string(StopCriterion::rsd.name()), [](const SampleStatistics& s) { return s.rsd_pct; }},
+    });
+    return rules;
+  }
+
+  static StopCriterion add(StoppingRule rule) {
+    if (rule.name.empty() || !rule.spread_pct)
+      throw ConfigError("register_stopping_rule(): a stopping rule needs a name and a function");
+    const auto refuse = [](const std::deque<StoppingRule>& rules, const StoppingRule& added) {
+      for (const StoppingRule& r : rules)
+        if (r.name == added.name)
+          throw ConfigError("register_stopping_rule(): a stopping rule named '" + r.name +
+                            "' is registered already; choose another name");
+    };
+    return StopCriterion(table().add(std::move(rule), refuse));
+  }
+
+  static StopCriterion named(std::string_view name) { return StopCriterion(table().named("stopping rule", name).name); }
+
+  static std::vector<StopCriterion> all() {
+    std::vector<StopCriterion> out;
+    for (const std::string_view name : table().names()) out.push_back(StopCriterion(name));
+    return out;
+  }
+};
+
+StopCriterion StopCriterion::named(std::string_view name) { return StoppingRules::named(name); }
+
+std::string to_string(StopCriterion criterion) { return std::string(criterion.name()); }
+
+StopCriterion register_stopping_rule(StoppingRule rule) { return StoppingRules::add(std::move(rule)); }
+
+std::vector<StopCriterion> registered_stopping_rules() { return StoppingRules::all(); }
+
+const StoppingRule& stopping_rule(StopCriterion criterion) {
+  if (const StoppingRule* rule = StoppingRules::table().find(criterion.name())) return *rule;
+  throw InternalError("stopping rule '" + to_string(criterion) + "' is not registered (kscope bug: please report it)");
+}
+
+}  // namespace kscope
