@@ -3,7 +3,8 @@ host, exhaust its memory, abort, segfault and exit end as crashed or timed_out w
 and the honest and gaming candidates around them still get their verdicts; a torch extension built by
 a compile worker is loaded from its build by the measuring worker; Triton kernels are compiled ahead;
 a GPU MODE problem (its reference.py, task.py, a utils.py one directory up and task.yml, as
-reference-kernels lays them out) runs as written."""
+reference-kernels lays them out) runs as written; the standby measuring worker holds no CUDA context
+until it takes a dead worker's place."""
 
 import json
 import textwrap
