@@ -242,6 +242,7 @@ class Schedule:
                       "waiting_for_load": 0.0}
         self.replaced = self.replaced_by_standby = 0
         self.worker_starts: list[float] = []  # each measuring worker's, from its process to its standby
+        self.activations: list[float] = []  # each standby's, from activated to ready (its CUDA context)
         self.compile_busy_s = 0.0
         self._states: tuple[list[str], int] = (["starting"] * gpus, 0)
         self.started_s: float | None = None  # when the workers started first were all ready
@@ -284,6 +285,7 @@ class Schedule:
         return {"wall_s": self.wall_s, "gpus": self.gpus, "compile_workers": self.compile_workers,
                 "startup_s": self.started_s,
                 "worker_start_s": statistics.median(self.worker_starts) if self.worker_starts else None,
+                "worker_activate_s": statistics.median(self.activations) if self.activations else None,
                 **{f"gpu_{state}_s": seconds for state, seconds in self.gpu_s.items()},
                 "workers_replaced": self.replaced, "workers_replaced_by_standby": self.replaced_by_standby,
                 "compile_busy_s": self.compile_busy_s, "compiling_ended_s": ended,
@@ -449,7 +451,8 @@ class _Batch:
         kind, body = message
         if kind == "ready":
             self.startup_failures = 0
-            if worker.gpu is not None:
+            if worker.gpu is not None:  # a measuring worker activated: its CUDA context made
+                self.schedule.activations.append(worker.elapsed())
                 self.measured_on.add(worker.gpu)
             worker.idle()
         elif kind == "standby":
