@@ -252,7 +252,7 @@ class Schedule:
     def tick(self, gpu_states: list[str], compiling: int, starting: bool) -> None:
         """Counts the time since the last tick in the states it gave, and takes the states from now
         on: each GPU's (a key of gpu_s) and the number of compile workers compiling; ``starting``:
-        some worker is still starting."""
+        some compile worker, or some GPU's first measuring workers, still starting."""
         self._count()
         self._states = (gpu_states, compiling)
         if not starting and self.started_s is None:
@@ -409,8 +409,10 @@ class _Batch:
                 states.append("waiting_for_load")
             else:
                 states.append("waiting_for_compile")
-        self.schedule.tick(states, sum(w.kind == "compile" and w.phase == "compile" for w in self.workers),
-                           any(w.phase in ("starting", "activate") for w in self.workers))
+        ready = [w.gpu for w in self.workers if w.kind == "measure" and w.phase not in _STARTING]
+        starting = (any(w.kind == "compile" and w.phase == "starting" for w in self.workers)
+                    or any(ready.count(gpu) < self.per_gpu for gpu in self.gpus))  # a standby's start not counted
+        self.schedule.tick(states, sum(w.kind == "compile" and w.phase == "compile" for w in self.workers), starting)
 
     def _assign(self) -> None:
         self._staff()

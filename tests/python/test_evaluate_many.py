@@ -350,6 +350,6 @@ def test_a_standby_takes_a_dead_workers_place_so_the_gpu_does_not_wait_for_a_sta
     assert [c for c, v in verdicts.items() if v == "crashed"] == [f"scale/c{i}_b_crashes.py" for i in range(crashes)]
     assert {v for c, v in verdicts.items() if "honest" in c} == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
     s = table.attrs["schedule"]
-    assert s["worker_start_s"] >= start_s and s["worker_activate_s"] < start_s, s
+    assert s["startup_s"] is not None and s["worker_start_s"] >= start_s and s["worker_activate_s"] < start_s, s
     assert s["workers_replaced"] == crashes and s["workers_replaced_by_standby"] >= 1, s
     assert s["gpu_replacing_s"] <= 0.2 * crashes * start_s, s
