@@ -76,10 +76,14 @@ def breakdown(s: dict) -> str:
     compiling = "" if s["compiling_ended_s"] is None else (
         f"; compiling ended at {s['compiling_ended_s']:.1f} s, then {s['after_compiling_s']:.1f} s measuring "
         f"what compiled last")
-    return (f"breakdown: workers started in {s['startup_s'] or 0:.1f} s; the GPU measuring {s['gpu_measuring_s']:.1f} s, "
-            f"waiting for its workers to start {s['gpu_starting_s']:.1f} s, for a compile "
-            f"{s['gpu_waiting_for_compile_s']:.1f} s, for a load {s['gpu_waiting_for_load_s']:.1f} s; compile workers "
-            f"busy {s['compile_busy_s']:.1f} s of {s['compile_workers']} x {s['wall_s']:.1f} s" + compiling)
+    return (f"breakdown: workers started in {s['startup_s'] or 0:.1f} s (a measuring worker in "
+            f"{s['worker_start_s'] or 0:.1f} s, then its CUDA context in {s['worker_activate_s'] or 0:.2f} s); "
+            f"the GPU measuring {s['gpu_measuring_s']:.1f} s, waiting for its workers to start "
+            f"{s['gpu_starting_s']:.1f} s, for a replacement {s['gpu_replacing_s']:.1f} s "
+            f"({s['workers_replaced']} workers replaced, {s['workers_replaced_by_standby']} by a standby ready), "
+            f"for a compile {s['gpu_waiting_for_compile_s']:.1f} s, for a load {s['gpu_waiting_for_load_s']:.1f} s; "
+            f"compile workers busy {s['compile_busy_s']:.1f} s of {s['compile_workers']} x {s['wall_s']:.1f} s"
+            + compiling)
 
 
 def run_batch(problems: Path, out: Path, build: Path, compile_workers: int, timeout_s: float):

@@ -4,7 +4,7 @@
 # the CMake build's `kscope evaluate` reaches Python, checks in this process that short work on a side
 # stream nobody joins is found (and joined or synchronized side streams are not), runs evaluate_many's
 # GPU tests (tests/python/test_evaluate_many_gpu.py: a fault, hangs, memory exhausted, aborts, unjoined
-# and synchronized side streams...) and the throughput benchmark (bench/evaluate_throughput.py: 100
+# and synchronized side streams, a standby worker with no CUDA context until needed...) and the throughput benchmark (bench/evaluate_throughput.py: 100
 # candidates, two batches, each batch's breakdown of where its time went), then, if time is
 # left, the CPU tests of evaluate_many on this machine's torch and pandas. Logs to $OUT, the step
 # table last. Needs .carry/ from scripts/prepare_carry.sh. Never changes clocks, power or modes.

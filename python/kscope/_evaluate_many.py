@@ -12,6 +12,7 @@ import math
 import numbers
 import os
 import re
+import statistics
 import sys
 import time
 from collections import deque
@@ -32,6 +33,8 @@ from .errors import BackendError, ConfigError
 CRASHED, TIMED_OUT, COMPILE_FAILED, ERROR = "crashed", "timed_out", "compile_failed", "error"
 _STARTUP_TIMEOUT_S = 300.0  # importing torch and making a CUDA context, on a slow first run
 _STARTUP_FAILURES = 3  # workers in a row that die as they start stop the batch
+_STANDBYS = 1  # measuring workers started ahead per GPU, each to take the place of one that dies
+_STARTING = ("starting", "standby", "activate")  # a measuring worker's phases before it is ready
 # What a candidate's source says about how long it compiles: a torch extension or nvcc build takes
 # tens of seconds, Triton's compile a few, anything else the import alone.
 _BUILDS = re.compile(r"load_inline|cpp_extension|CUDAExtension|CppExtension|\bnvcc\b")
@@ -80,7 +83,8 @@ def evaluate_many(
     compile_timeout_s: the longest a candidate may take to compile (import, torch extensions, nvcc).
     gpus: the GPUs to measure on (indices among the visible ones); None: every visible GPU.
     workers_per_gpu: measuring workers per GPU. They take turns on it: one measures while the others
-        load their next candidate.
+        load their next candidate. Beside them a standby (torch imported, no CUDA context yet) takes
+        the place of one that dies.
     compile_workers: CPU processes compiling ahead; None: the cores left beside the measuring workers.
     build_dir: where each candidate's torch extensions are built (``<build_dir>/<candidate>``); give
         the same one to a later batch to reuse its builds.
@@ -226,14 +230,19 @@ def compile_order(candidates: Iterable[_problems.Candidate], build_dir: str) -> 
 
 class Schedule:
     """Where a batch's time went: the GPUs' time measuring and waiting (for their workers to start,
-    for a candidate to be compiled, for one to be loaded), the compile workers' time, and when
-    compiling ended. The time between two of the scheduler's events counts in the state the batch
-    was left in by the first."""
+    for a worker to replace one that died, for a candidate to be compiled, for one to be loaded), the
+    compile workers' time, and when compiling ended; the measuring workers replaced, and how long one
+    takes to start. The time between two of the scheduler's events counts in the state the batch was
+    left in by the first."""
 
     def __init__(self, gpus: int, compile_workers: int) -> None:
         self.start = self.last = time.monotonic()
         self.gpus, self.compile_workers = gpus, compile_workers
-        self.gpu_s = {"measuring": 0.0, "starting": 0.0, "waiting_for_compile": 0.0, "waiting_for_load": 0.0}
+        self.gpu_s = {"measuring": 0.0, "starting": 0.0, "replacing": 0.0, "waiting_for_compile": 0.0,
+                      "waiting_for_load": 0.0}
+        self.replaced = self.replaced_by_standby = 0
+        self.worker_starts: list[float] = []  # each measuring worker's, from its process to its standby
+        self.activations: list[float] = []  # each standby's, from activated to ready (its CUDA context)
         self.compile_busy_s = 0.0
         self._states: tuple[list[str], int] = (["starting"] * gpus, 0)
         self.started_s: float | None = None  # when the workers started first were all ready
@@ -243,7 +252,7 @@ class Schedule:
     def tick(self, gpu_states: list[str], compiling: int, starting: bool) -> None:
         """Counts the time since the last tick in the states it gave, and takes the states from now
         on: each GPU's (a key of gpu_s) and the number of compile workers compiling; ``starting``:
-        some worker is still starting."""
+        some compile worker, or some GPU's first measuring workers, still starting."""
         self._count()
         self._states = (gpu_states, compiling)
         if not starting and self.started_s is None:
@@ -256,6 +265,11 @@ class Schedule:
         for state in gpu_states:
             self.gpu_s[state] += elapsed
         self.compile_busy_s += compiling * elapsed
+
+    def replacing(self, by_standby: bool) -> None:
+        """A measuring worker died or was ended; a standby took its place, or none was ready."""
+        self.replaced += 1
+        self.replaced_by_standby += by_standby
 
     def compiling_ended(self) -> None:
         if self.compiling_ended_s is None:
@@ -270,7 +284,10 @@ class Schedule:
         ended = self.compiling_ended_s
         return {"wall_s": self.wall_s, "gpus": self.gpus, "compile_workers": self.compile_workers,
                 "startup_s": self.started_s,
+                "worker_start_s": statistics.median(self.worker_starts) if self.worker_starts else None,
+                "worker_activate_s": statistics.median(self.activations) if self.activations else None,
                 **{f"gpu_{state}_s": seconds for state, seconds in self.gpu_s.items()},
+                "workers_replaced": self.replaced, "workers_replaced_by_standby": self.replaced_by_standby,
                 "compile_busy_s": self.compile_busy_s, "compiling_ended_s": ended,
                 "after_compiling_s": None if ended is None else self.wall_s - ended}
 
@@ -293,6 +310,7 @@ class _Batch:
         self.compile_s: dict[str, float] = {}
         self.load_s: dict[str, float] = {}
         self.holder: dict[str, Worker | None] = {g: None for g in gpus}
+        self.measured_on: set[str] = set()  # the GPUs that have had a ready worker
         self.workers: list[Worker] = []
         self.started = 0
         self.startup_failures = 0
@@ -327,8 +345,26 @@ class _Batch:
         if worker.kind == "compile":
             if self.to_compile:
                 self._start("compile")
-        elif self.left:
-            self._start("measure", worker.gpu)
+            return
+        if worker.phase not in _STARTING:
+            self.schedule.replacing(any(w.gpu == worker.gpu and w.phase == "standby" for w in self.workers))
+        self._staff()
+
+    def _staff(self) -> None:
+        """Each GPU's measuring workers: ``per_gpu`` ready or being made so, by activating standbys,
+        and ``_STANDBYS`` more started ahead (a standby that takes the place of a dead worker is
+        itself replaced here, in the background)."""
+        if not self.left:
+            return
+        # No standby for the last candidates, which the working workers can take.
+        wanted = self.per_gpu + (_STANDBYS if self.left > self.per_gpu * len(self.gpus) else 0)
+        for gpu in self.gpus:
+            mine = [w for w in self.workers if w.kind == "measure" and w.gpu == gpu]
+            working = sum(w.phase not in ("starting", "standby") for w in mine)
+            for standby in [w for w in mine if w.phase == "standby"][:max(0, self.per_gpu - working)]:
+                standby.send("activate", None, _STARTUP_TIMEOUT_S)
+            for _ in range(wanted - len(mine)):
+                self._start("measure", gpu)
 
     def run(self) -> None:
         if not self.left:
@@ -336,9 +372,7 @@ class _Batch:
         try:
             for _ in range(self.compilers):
                 self._start("compile")
-            for gpu in self.gpus:
-                for _ in range(self.per_gpu):
-                    self._start("measure", gpu)
+            self._staff()
             while self.left:
                 self._assign()
                 self._tick()
@@ -355,7 +389,7 @@ class _Batch:
         finally:
             self.schedule.end()
             for worker in self.workers:
-                worker.stop() if worker.phase == "idle" else worker.kill()
+                worker.stop() if worker.phase in ("idle", "standby") else worker.kill()
             deadline = time.monotonic() + 1.0  # for them all: each ends as it can
             for worker in self.leaving + self.workers:
                 worker.reap(deadline)
@@ -369,16 +403,19 @@ class _Batch:
             mine = [w for w in self.workers if w.gpu == gpu]
             if holder is not None:
                 states.append("measuring")
-            elif mine and all(w.phase == "starting" for w in mine):
-                states.append("starting")
+            elif all(w.phase in _STARTING for w in mine):
+                states.append("replacing" if gpu in self.measured_on else "starting")
             elif self.compiled or any(w.phase in ("load", "loaded") for w in mine):
                 states.append("waiting_for_load")
             else:
                 states.append("waiting_for_compile")
-        self.schedule.tick(states, sum(w.kind == "compile" and w.phase == "compile" for w in self.workers),
-                           any(w.phase == "starting" for w in self.workers))
+        ready = [w.gpu for w in self.workers if w.kind == "measure" and w.phase not in _STARTING]
+        starting = (any(w.kind == "compile" and w.phase == "starting" for w in self.workers)
+                    or any(ready.count(gpu) < self.per_gpu for gpu in self.gpus))  # a standby's start not counted
+        self.schedule.tick(states, sum(w.kind == "compile" and w.phase == "compile" for w in self.workers), starting)
 
     def _assign(self) -> None:
+        self._staff()
         for worker in self.workers:
             if worker.phase != "idle":
                 continue
@@ -416,7 +453,13 @@ class _Batch:
         kind, body = message
         if kind == "ready":
             self.startup_failures = 0
+            if worker.gpu is not None:  # a measuring worker activated: its CUDA context made
+                self.schedule.activations.append(worker.elapsed())
+                self.measured_on.add(worker.gpu)
             worker.idle()
+        elif kind == "standby":
+            self.schedule.worker_starts.append(worker.elapsed())
+            worker.stand_by()
         elif kind == "failed":
             self.startup_failures += 1
             if self.startup_failures >= _STARTUP_FAILURES:
@@ -450,7 +493,7 @@ class _Batch:
         worker.idle()
 
     def _on_death(self, worker: Worker) -> None:
-        if worker.phase == "starting":
+        if worker.phase in _STARTING:
             self.startup_failures += 1
             if self.startup_failures >= _STARTUP_FAILURES:
                 raise BackendError(f"evaluate_many's {worker.kind} workers die as they start: {worker.death()} "
@@ -461,7 +504,7 @@ class _Batch:
         self._replace(worker)
 
     def _on_timeout(self, worker: Worker) -> None:
-        if worker.phase == "starting":
+        if worker.phase in ("starting", "activate"):
             raise BackendError(f"evaluate_many's {worker.kind} worker did not start within {_STARTUP_TIMEOUT_S:.0f} s "
                                f"(its log: {worker.log_path})")
         limit = self.compile_timeout_s if worker.phase == "compile" else self.timeout_s

@@ -7,10 +7,16 @@ Parent side: :class:`Worker`, a handle on one process (started as ``python -m ks
 that the caller's script is never run again in it, its output and faults going to a log file). Child
 side: :func:`main`, which answers the parent's messages over a socket:
 
-    parent -> compile worker:   ("compile", Task)             <- ("compiled", {ok, verdict, message})
-    parent -> measuring worker: ("load", Task)                <- ("loaded", None) or ("done", Outcome)
-                                ("measure", None)             <- ("done", Outcome)
     any worker, once started:                                 <- ("ready", None) or ("failed", message)
+    parent -> compile worker:   ("compile", Task)             <- ("compiled", {ok, verdict, message})
+    measuring worker, imported:                               <- ("standby", None) or ("failed", message)
+    parent -> measuring worker: ("activate", None)            <- ("ready", None) or ("failed", message)
+                                ("load", Task)                <- ("loaded", None) or ("done", Outcome)
+                                ("measure", None)             <- ("done", Outcome)
+
+A measuring worker waits as a standby, torch imported and its GPU seen but no CUDA context made,
+until the parent activates it: the parent keeps one started ahead per GPU to take the place of a
+worker that dies, so that the GPU does not wait for a process to start and import torch.
 """
 
 from __future__ import annotations
@@ -65,7 +71,7 @@ class Worker:
     def __init__(self, name: str, kind: str, log_path: str, env: dict[str, str], gpu: str | None = None) -> None:
         self.name, self.kind, self.gpu, self.log_path = name, kind, gpu, log_path
         self.task: Task | None = None
-        self.phase = "starting"  # starting, idle, compile, load, loaded, measure
+        self.phase = "starting"  # starting, standby, activate, idle, compile, load, loaded, measure
         self.since = time.monotonic()
         self.deadline: float | None = None
         self._log_offset = 0
@@ -95,6 +101,10 @@ class Worker:
         self.phase, self.since = kind, time.monotonic()
         self.deadline = None if timeout_s is None else self.since + timeout_s
         self.conn.send((kind, task))
+
+    def stand_by(self) -> None:
+        """Started, with no CUDA context yet: it waits, with no deadline, until activated."""
+        self.phase, self.deadline = "standby", None
 
     def wait_for_gpu(self) -> None:
         """Loaded: its time stops counting until the GPU is its."""
@@ -183,6 +193,8 @@ def main(argv: list[str]) -> int:
     for module in filter(None, os.environ.get("KSCOPE_WORKER_PRELOAD", "torch").split(",")):
         with contextlib.suppress(Exception):  # a candidate that needs it says why as it loads
             importlib.import_module(module)
+    if os.environ.get("KSCOPE_WORKER_SIMULATED") == "1":  # tests: a start as slow as a GPU machine's
+        time.sleep(float(os.environ.get("KSCOPE_WORKER_SIMULATED_START_S", "0")))
     try:
         if kind == "compile":
             _compile_loop(conn, log_path)
@@ -300,9 +312,20 @@ class _Guard:
 def _measure_loop(conn: Connection) -> None:
     from ._worker_state import WorkerState
 
+    try:
+        device = _device()
+    except Exception as e:  # noqa: BLE001 - said to the parent, which stops the batch with it
+        conn.send(("failed", _described(e)))
+        return
+    # A standby until the parent needs it: a CUDA context is made only then, so that the GPU holds
+    # one per worker that measures, and a standby that may never be used neither takes GPU memory
+    # nor makes a context while another worker measures.
+    conn.send(("standby", None))
+    if conn.recv()[0] == "exit":
+        return
     for wait_s in (1, 2, 4, 8, None):
         try:
-            state = WorkerState(_device())
+            state = WorkerState(device)
             break
         except Exception as e:  # noqa: BLE001 - said to the parent, which retries, then stops the batch with it
             if wait_s is None or "out of memory" not in str(e):

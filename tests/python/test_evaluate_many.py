@@ -322,7 +322,34 @@ def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
     assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
     s = table.attrs["schedule"]
     assert json.loads((tmp_path / "out" / "schedule.json").read_text()) == s
-    parts = s["gpu_measuring_s"] + s["gpu_starting_s"] + s["gpu_waiting_for_compile_s"] + s["gpu_waiting_for_load_s"]
+    parts = (s["gpu_measuring_s"] + s["gpu_starting_s"] + s["gpu_replacing_s"] + s["gpu_waiting_for_compile_s"]
+             + s["gpu_waiting_for_load_s"])
     assert parts == pytest.approx(s["wall_s"], abs=0.05), s
     assert s["compile_busy_s"] == pytest.approx(table["CompileS"].sum(), rel=0.05), s
     assert s["after_compiling_s"] <= 0.4 * s["gpu_measuring_s"], s
+
+
+def test_a_standby_takes_a_dead_workers_place_so_the_gpu_does_not_wait_for_a_start(tmp_path, monkeypatch):
+    """Three candidates that end their worker (SIGKILL, abort), each after three that hold the GPU
+    1.5 s, on one measuring worker, with workers that take 1.5 s longer to start (as importing torch
+    does on a GPU machine beside busy compile workers): were a dead worker replaced by a process
+    started then, the GPU would wait for that start after each crash (more than 3 x 1.5 s); a standby
+    started ahead takes the dead worker's place at once, and its own replacement starts while the
+    next candidates are measured."""
+    start_s, crashes = 1.5, 3
+    monkeypatch.setenv("KSCOPE_WORKER_SIMULATED_START_S", str(start_s))
+    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE}
+    for i in range(crashes):
+        files.update({f"scale/c{i}_a_honest_{j}.py": batch_problems.timed_candidate(0, 1.5) for j in range(3)})
+        files[f"scale/c{i}_b_crashes.py"] = batch_problems.KERNELBENCH_CANDIDATES[("killed.py", "aborts.py")[i % 2]]
+    batch_problems.write(tmp_path / "problems", files)
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=1,
+                                     workers_per_gpu=1, timeout_s=30.0, verbosity="silent")
+    verdicts = dict(zip(table["Candidate"], table["Verdict"]))
+    assert [c for c, v in verdicts.items() if v == "crashed"] == [f"scale/c{i}_b_crashes.py" for i in range(crashes)]
+    assert {v for c, v in verdicts.items() if "honest" in c} == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    s = table.attrs["schedule"]
+    assert s["startup_s"] is not None and s["worker_start_s"] >= start_s and s["worker_activate_s"] < start_s, s
+    assert s["workers_replaced"] == crashes and s["workers_replaced_by_standby"] >= 1, s
+    assert s["gpu_replacing_s"] <= 0.2 * crashes * start_s, s

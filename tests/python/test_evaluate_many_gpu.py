@@ -3,7 +3,8 @@ host, exhaust its memory, abort, segfault and exit end as crashed or timed_out w
 and the honest and gaming candidates around them still get their verdicts; a torch extension built by
 a compile worker is loaded from its build by the measuring worker; Triton kernels are compiled ahead;
 a GPU MODE problem (its reference.py, task.py, a utils.py one directory up and task.yml, as
-reference-kernels lays them out) runs as written."""
+reference-kernels lays them out) runs as written; the standby measuring worker holds no CUDA context
+until it takes a dead worker's place."""
 
 import json
 import textwrap
@@ -173,3 +174,56 @@ def test_a_gpumode_problem_runs_as_reference_kernels_writes_it(batch):
     assert set(submission["Verdict"]) <= batch_problems.HONEST_VERDICTS and not submission["Findings"].any()
     assert set(rows_of(table, "grayscale_py/solutions/wrong/empty.py")["Verdict"]) == {"incorrect"}
     assert set(submission["Format"]) == {"gpumode"}
+
+
+# A relu candidate that notes, as it is built in its measuring worker (the GPU its), which of the
+# batch's measuring workers hold a CUDA context (nvidia-smi's compute processes).
+PROBE = '''
+import json, subprocess
+
+
+def _probe():
+    parent, measuring = os.getppid(), []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline") as f:
+                command = f.read().split("\\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and "kscope._worker_main" in command and "measure" in command:
+            measuring.append(int(entry))
+    listed = subprocess.run(["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
+                            capture_output=True, text=True).stdout.split()
+    note = {"self": os.getpid(), "measuring": measuring, "contexts": [int(p) for p in listed if p.isdigit()]}
+    with open(os.path.join(os.environ["KSCOPE_TEST_PROBE_DIR"], f"{os.getpid()}-{time.monotonic_ns()}.json"), "w") as f:
+        json.dump(note, f)
+'''
+
+
+def test_the_standby_worker_makes_no_cuda_context_until_it_takes_a_dead_workers_place(tmp_path, monkeypatch):
+    """Two measuring workers and a standby: while candidates are measured, three measuring processes
+    live and at most two hold a CUDA context; a segfault's worker is replaced by the standby."""
+    monkeypatch.setenv("KSCOPE_TEST_PROBE_DIR", str(tmp_path))
+    probe = batch_problems._torch_candidate("x", "return torch.clamp_min(x, 0.0)", prelude=PROBE, init="_probe()")
+    files = {"relu/reference.py": batch_problems.gpu_reference("relu"),
+             "relu/b_segfault.py": batch_problems.gpu_candidate("relu", "segfault")}
+    files.update({f"relu/{group}_probe_{i}.py": probe for group in "ac" for i in range(4)})
+    batch_problems.write(tmp_path / "problems", files)
+    table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=10, timeout_s=TIMEOUT_S,
+                                 compile_workers=1, verbosity="silent")
+    verdicts = dict(zip(table["Candidate"], table["Verdict"]))
+    assert verdicts.pop("relu/b_segfault.py") == "crashed"
+    assert set(verdicts.values()) <= batch_problems.HONEST_VERDICTS, table[["Candidate", "Verdict", "Reason"]]
+    s = table.attrs["schedule"]
+    assert s["workers_replaced"] == 1 and s["workers_replaced_by_standby"] == 1, s
+    notes = [json.loads(p.read_text()) for p in tmp_path.glob("*.json")]
+    assert len(notes) >= 8, notes  # each probe built at least once
+    if not any(n["self"] in n["contexts"] for n in notes):
+        pytest.skip("GPU test: nvidia-smi lists no process of this PID namespace (a container), so which "
+                    "worker holds a CUDA context cannot be seen here")
+    for note in notes:
+        with_context = set(note["measuring"]) & set(note["contexts"])
+        assert len(with_context) <= 2 and note["self"] in with_context, note
+    assert any(len(n["measuring"]) == 3 for n in notes), notes  # the standby lived beside the two
