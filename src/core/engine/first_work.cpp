@@ -6,14 +6,15 @@ namespace kscope::detail {
 
 void FirstWork::arm(Event start, Event probe) {
   std::lock_guard lock(mutex_);
-  armed_ = true;
   start_ = start;
   probe_ = probe;
   owner_ = std::this_thread::get_id();
   seen_.reset();
+  armed_ = true;
 }
 
 void FirstWork::before_call(Stream stream, const char* call) {
+  if (!armed_) return;
   std::lock_guard lock(mutex_);
   // A call captured into a graph runs nothing now: its graph's launch is the work.
   if (!armed_ || ops_.capturing(stream)) return;

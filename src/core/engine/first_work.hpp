@@ -10,6 +10,7 @@
 // region (any stream, any thread) records a timed probe event on its stream just before it is
 // enqueued (after StreamJoin's wait for the gate), and asks whether the start event has already
 // completed. The backend reads elapsed(start, probe): the GPU's wait, as it stands in the value.
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -44,7 +45,8 @@ class FirstWork {
  private:
   StreamOps& ops_;
   std::mutex mutex_;  // calls come from any thread
-  bool armed_ = false;
+  // Read without the lock first: every launch of the process passes here, armed or not.
+  std::atomic<bool> armed_ = false;
   Event start_ = 0, probe_ = 0;
   std::thread::id owner_;
   std::optional<Seen> seen_;
