@@ -4,8 +4,8 @@
 Both columns measure the same configs with the same runs and warm-ups, fresh inputs every run and
 the L2 flushed before every call; the baseline is the two functions measured alone, as a user
 writes it by hand with kscope.analyze.kernel (one inputs() per run in the body, both functions on
-them, one annotation each), without evaluate's second copy of the inputs, drain, checks and
-checksums. Each figure is the median wall time of REPEATS whole calls, both measured in this
+them, one annotation each), without evaluate's drain after the candidate, the reference's own inputs
+in the runs it reads, its checks and checksums. Each figure is the median wall time of REPEATS whole calls, both measured in this
 process, alternately.
 
     python3 bench/evaluate_cost.py            # on the GPU: torch tensors on CUDA, backend cupti

@@ -103,11 +103,11 @@ kscope::Tensors to_tensors(const py::handle& made) {
 
 const py::object& owner_of(const kscope::Tensors& t) { return *static_cast<const py::object*>(t.owner.get()); }
 
-// inputs(config index, seed), copy_inputs(inputs owner), reference(inputs owner), candidate(inputs
-// owner): each -> (views, owner, observed[, names]); stream() -> the caller's stream as an integer.
+// inputs(config index, seed), reference(inputs owner), candidate(inputs owner): each -> (views,
+// owner, observed[, names]); stream() -> the caller's stream as an integer.
 kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py::list& rows,
                                 const kscope::Settings& base, const kscope::EvaluateOptions& options,
-                                const py::function& inputs, const py::function& copy_inputs, const py::function& reference,
+                                const py::function& inputs, const py::function& reference,
                                 const py::function& candidate, const py::function& stream,
                                 kscope::testing::SimulatedBackend* simulated, const py::object& progress,
                                 const py::object& work) {
@@ -125,7 +125,6 @@ kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py:
       return call_python([&] { return to_tensors(py::reinterpret_borrow<py::function>(fn)(owner_of(in))); });
     };
   };
-  contest.copy_inputs = side(copy_inputs.ptr());
   contest.reference = side(reference.ptr());
   contest.candidate = side(candidate.ptr());
   PyObject* stream_fn = stream.ptr();
@@ -238,7 +237,7 @@ void bind_evaluate(py::module_& m) {
       .def("options", [](const kscope::Evaluation& e) { return e.options(); })
       .def("__len__", [](const kscope::Evaluation& e) { return e.rows().size(); });
   m.def("evaluate", &run_evaluate, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("options"),
-        py::arg("inputs"), py::arg("copy_inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"),
+        py::arg("inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"),
         py::arg("simulated"),
         py::arg("progress") = py::none(), py::arg("work") = py::none(),
         "Evaluates candidate against reference over the configs rows; returns the Evaluation");

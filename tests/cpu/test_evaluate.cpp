@@ -343,23 +343,42 @@ TEST(Evaluate, TheFunctionThatThrewIsNamed) {
   }
 }
 
-// The reference's copy of the inputs comes from copy_inputs after the first run; the first run calls
-// inputs twice, so inputs that differ for one seed are found all the same.
-TEST(Evaluate, CopiedInputsAfterTheFirstRunAndInputsThatDifferForOneSeedRefused) {
+// The reference's inputs: in a run whose tensors are read, made again from the seed once the
+// candidate has returned (before it, nothing differs between read and unread runs); in the other
+// runs, the candidate's own. The first run is read, so inputs that differ for one seed are found.
+TEST(Evaluate, ReadRunsMakeTheReferencesInputsAfterTheCandidateAndTheOthersShareThem) {
   Fixture f;
-  int made = 0, copied = 0;
   f.settings.runs = 6;
+  f.options.checked_runs = 2;
+  std::vector<std::string> order;
+  std::vector<const float*> made_for_candidate;
   f.contest.inputs = [&](const kscope::Config&, std::uint64_t seed) {
-    ++made;
+    order.push_back("inputs");
     return random_inputs(64, seed);
   };
-  f.contest.copy_inputs = [&](const Tensors& in) {
-    ++copied;
-    return tensors_of(std::make_shared<Buffer>(buffer_of(in)));
+  const auto recording = [&](const char* name, auto function) {
+    return [&, name, function](const Tensors& in) {
+      order.push_back(name);
+      if (std::string(name) == "candidate") made_for_candidate.push_back(buffer_of(in).data());
+      else if (buffer_of(in).data() == made_for_candidate.back()) order.back() += " (shared)";
+      return function(in);
+    };
   };
-  EXPECT_EQ(f.run().rows()[0].verdict, EvaluationVerdict::faster);
-  EXPECT_EQ(made, 2 + 6);  // the warm-up's two, then one per run
-  EXPECT_EQ(copied, 6);
+  f.contest.candidate = recording("candidate", f.contest.candidate);
+  f.contest.reference = recording("reference", f.contest.reference);
+  const kscope::Evaluation e = f.run();
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason;
+  EXPECT_EQ(e.rows()[0].checked_runs, 3u);
+  std::size_t read = 0, shared = 0;
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    if (order[i] != "candidate") continue;
+    if (order[i + 1] == "inputs" && i + 2 < order.size() && order[i + 2] == "reference") ++read;
+    else if (order[i + 1] == "reference (shared)") ++shared;
+    else ADD_FAILURE() << "after a candidate's call: " << order[i + 1];
+  }
+  EXPECT_EQ(read, 3u);    // the warm-up and the 2 drawn
+  EXPECT_EQ(shared, 4u);  // the other recorded runs
+  EXPECT_EQ(std::count(order.begin(), order.end(), "inputs"), 7 + 3);
 
   std::uint64_t calls = 0;
   f.contest.inputs = [&](const kscope::Config&, std::uint64_t seed) { return random_inputs(64, seed + calls++); };

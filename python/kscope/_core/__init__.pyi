@@ -197,7 +197,6 @@ def evaluate(
     settings: Settings,
     options: EvaluateOptions,
     inputs: Callable[[int, int], Any],
-    copy_inputs: Callable[[Any], Any],
     reference: Callable[[Any], Any],
     candidate: Callable[[Any], Any],
     stream: Callable[[], int],
