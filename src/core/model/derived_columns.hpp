@@ -9,8 +9,11 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "core/model/cell_values.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/detail/config_cells.hpp"
 #include "kscope/table.hpp"
@@ -22,10 +25,41 @@ namespace kscope::detail {
 // reads, the configs a row points into).
 template <typename Result, typename Row>
 struct DerivedColumn {
+  using CellOf = std::function<Cell(const Result&, const Row&)>;
+  using Read = std::function<bool(Row&, const Cell&)>;
+
+  DerivedColumn(const char* name, ColumnType type, CellOf cell, Read read = nullptr, std::string expected = "")
+      : name(name), type(type), cell(std::move(cell)), read(std::move(read)), expected(std::move(expected)) {}
+
   const char* name;
   ColumnType type;
-  std::function<Cell(const Result&, const Row&)> cell;
+  CellOf cell;
+  // The inverse of cell, for the rows a file holds (read back through its columns,
+  // io/json_columns.hpp): false for a cell the column never holds. Empty for a cell made from the
+  // whole result (the GPU of the row's session), which the result read back makes again.
+  Read read;
+  std::string expected;  // what a cell read back must be, where its type does not say it all
+  bool shown = true;     // in the readable view (the console's, Python's str())
 };
+
+// A column that is a member of the row, read back into it (core/model/cell_values.hpp): a real, a
+// count, a text, a flag, an optional count, an enumeration by its name.
+template <typename Result, typename Row, typename Member>
+DerivedColumn<Result, Row> member_column(const char* name, ColumnType type, Member Row::*member) {
+  DerivedColumn<Result, Row> column(
+      name, type, [member](const Result&, const Row& row) { return value_cell(row.*member); },
+      [member](Row& row, const Cell& cell) { return read_cell(cell, row.*member); });
+  if constexpr (std::is_enum_v<Member>) column.expected = "one of " + enum_choices<Member>("\"");
+  return column;
+}
+
+// A column the table and its files hold, which the readable view leaves out (the longer texts,
+// what a reader rarely needs to judge a row).
+template <typename Result, typename Row>
+DerivedColumn<Result, Row> hidden(DerivedColumn<Result, Row> column) {
+  column.shown = false;
+  return column;
+}
 
 template <typename Result, typename Row>
 struct DerivedColumns {
@@ -68,9 +102,6 @@ struct DerivedColumns {
     return t;
   }
 };
-
-// Cells of the common kinds.
-inline Cell count_cell(std::size_t n) { return Cell{static_cast<std::int64_t>(n)}; }
 
 // The comma-separated names of a list (findings, flags).
 template <typename List, typename Name>
