@@ -67,6 +67,8 @@ void bind_columns(py::module_& m) {
     out["comparison"] = column_specs(kscope::comparison_columns());
     return out;
   }, "{kind: [(name, type)]} of the evaluation, findings, race and comparison tables");
+  m.def("evaluation_view_columns", &kscope::evaluation_view_columns,
+        "[column] of an evaluation's table that its readable view shows after the config axes");
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
   m.def("roofline_console_columns", &kscope::roofline_console_columns,
         "[(column, short header)] the readable view adds for rows with declared work");

@@ -61,7 +61,9 @@ const detail::DerivedColumns<Fastest, FastestRow>& fastest_columns() {
       {
           {"Fastest", T::text, [](const Fastest&, const R& r) { return Cell{r.annotation}; }},
           {"MedianNs", T::real, [](const Fastest&, const R& r) { return Cell{r.median_ns}; }},
-          {"Annotations", T::integer, [](const Fastest&, const R& r) { return detail::count_cell(r.annotations); }},
+          // A column the readable view leaves out.
+          detail::hidden<Fastest, R>(
+              {"Annotations", T::integer, [](const Fastest&, const R& r) { return detail::count_cell(r.annotations); }}),
       },
       0,
       [](const Fastest& f, const R& r) { return f.measurements().configs().at(r.config_index).values(); }};
@@ -122,6 +124,12 @@ TEST(DerivedResults, AToyKindIsItsColumnTableAndAFormatRow) {
   ASSERT_EQ(table.rows.size(), 2u);
   EXPECT_EQ(table.rows[0], (std::vector<Cell>{std::int64_t{100}, std::string("fast"), 100.0, std::int64_t{2}}));
   EXPECT_EQ(table.rows[1], (std::vector<Cell>{std::int64_t{200}, std::string("fast"), 200.0, std::int64_t{2}}));
+
+  // The readable view: the axes and the columns shown.
+  const Table view = fastest_columns().view(fastest, fastest.rows(), fastest.measurements().axis_names());
+  EXPECT_EQ(view.columns, (std::vector<std::string>{"n", "Fastest", "MedianNs"}));
+  EXPECT_EQ(view.rows[1], (std::vector<Cell>{std::int64_t{200}, std::string("fast"), 200.0}));
+  EXPECT_EQ(fastest_columns().shown(), (std::vector<std::string>{"Fastest", "MedianNs"}));
 
   // The specs: what Python's one conversion types the DataFrame's columns by.
   const std::vector<ColumnSpec> specs = fastest_columns().specs();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -797,6 +798,31 @@ TEST(Evaluate, TheFileHoldsEveryColumnOfItsTables) {
   ASSERT_FALSE(section["findings"].empty());
   EXPECT_EQ(keys_of(section["rows"][0]), expected(kscope::evaluation_columns()));
   EXPECT_EQ(keys_of(section["findings"][0]), expected(kscope::finding_columns()));
+}
+
+TEST(Evaluate, TheReadableViewShowsTheColumnsItsTableMarks) {
+  // operator<<'s header is the axes and evaluation_view_columns() (Python's str() and Jupyter's view
+  // show the same): the columns the table marks shown, in its order.
+  Fixture f;
+  const kscope::Evaluation e = f.run();
+  std::ostringstream out;
+  out << e;
+  std::istringstream lines(out.str());
+  std::string headline, header;
+  std::getline(lines, headline);
+  std::getline(lines, header);
+  std::istringstream words(header);
+  std::vector<std::string> shown{std::istream_iterator<std::string>(words), std::istream_iterator<std::string>()};
+  std::vector<std::string> expected{"n"};
+  for (const std::string& c : kscope::evaluation_view_columns()) expected.push_back(c);
+  EXPECT_EQ(shown, expected) << out.str();
+  // The table's columns in their order, without those a reader rarely needs to judge a row.
+  std::vector<std::string> in_order{"n"};
+  for (const kscope::ColumnSpec& c : kscope::evaluation_columns())
+    if (std::find(expected.begin(), expected.end(), c.name) != expected.end()) in_order.push_back(c.name);
+  EXPECT_EQ(in_order, expected);
+  for (const char* hidden : {"Mismatch", "GPU", "Backend", "FailingSeed"})
+    EXPECT_EQ(std::find(expected.begin(), expected.end(), hidden), expected.end()) << hidden;
 }
 
 TEST(Evaluate, TheTableHasOneRowPerConfigWithTheVerdictFirst) {

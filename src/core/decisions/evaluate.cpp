@@ -204,21 +204,23 @@ const DerivedColumns<E, EvaluationRow>& evaluation_table() {
           member_column<E>("ReferenceMedianNs", T::real, &R::reference_median_ns),
           member_column<E>("CandidateMedianNs", T::real, &R::candidate_median_ns),
           member_column<E>("Runs", T::integer, &R::runs),
-          member_column<E>("Correct", T::boolean, &R::correct),
+          hidden(member_column<E>("Correct", T::boolean, &R::correct)),
           member_column<E>("MaxAbsError", T::real, &R::max_abs_error),
           member_column<E>("MaxRelError", T::real, &R::max_rel_error),
-          member_column<E>("CheckedRuns", T::integer, &R::checked_runs),
-          member_column<E>("MismatchedRuns", T::integer, &R::mismatched_runs),
-          member_column<E>("FailingSeed", T::optional_integer, &R::failing_seed),
+          hidden(member_column<E>("CheckedRuns", T::integer, &R::checked_runs)),
+          hidden(member_column<E>("MismatchedRuns", T::integer, &R::mismatched_runs)),
+          hidden(member_column<E>("FailingSeed", T::optional_integer, &R::failing_seed)),
           {"Findings", T::text,
            [](const E&, const R& r) { return Cell{joined_names(r.findings, [](Finding f) { return to_string(f); })}; },
            [](R& r, const Cell& c) { return read_findings(c, r.findings); },
            "comma-separated finding names, each " + finding_choices()},
           member_column<E>("Reason", T::text, &R::reason),
-          member_column<E>("Mismatch", T::text, &R::mismatch),
-          {"GPU", T::text, [](const E& e, const R& r) { return Cell{e.measurements().session_of(r.config_index).gpu}; }},
-          {"Backend", T::text,
-           [](const E& e, const R& r) { return Cell{to_string(e.measurements().session_of(r.config_index).backend)}; }},
+          hidden(member_column<E>("Mismatch", T::text, &R::mismatch)),
+          hidden<E, R>({"GPU", T::text,
+                        [](const E& e, const R& r) { return Cell{e.measurements().session_of(r.config_index).gpu}; }}),
+          hidden<E, R>({"Backend", T::text, [](const E& e, const R& r) {
+            return Cell{to_string(e.measurements().session_of(r.config_index).backend)};
+          }}),
       },
       0,
       [](const E& e, const R& r) { return config_of(e, r.config_index); }};
@@ -247,6 +249,11 @@ const std::vector<ColumnSpec>& evaluation_columns() {
   return specs;
 }
 
+const std::vector<std::string>& evaluation_view_columns() {
+  static const std::vector<std::string> shown = detail::evaluation_table().shown();
+  return shown;
+}
+
 const std::vector<ColumnSpec>& finding_columns() {
   static const std::vector<ColumnSpec> specs = detail::findings_table().specs();
   return specs;
@@ -273,18 +280,7 @@ const std::vector<DerivedFormat<Evaluation>>& evaluation_formats() {
 std::ostream& operator<<(std::ostream& out, const Evaluation& evaluation) {
   const Results& m = evaluation.measurements();
   out << "kscope evaluation: " << detail::session_headline(m.session()) << "\n";
-  Table view = evaluation.table();
-  // The readable view: the axes and what decides, the longer texts below.
-  Table shown;
-  for (const std::string& c : view.columns)
-    if (c != "Mismatch" && c != "GPU" && c != "Backend" && c != "CheckedRuns" && c != "FailingSeed")
-      shown.columns.push_back(c);
-  for (const auto& row : view.rows) {
-    std::vector<Cell> cells;
-    for (const std::string& c : shown.columns) cells.push_back(row[view.column(c)]);
-    shown.rows.push_back(std::move(cells));
-  }
-  write_console(shown, out);
+  write_console(detail::evaluation_table().view(evaluation, evaluation.rows(), m.axis_names()), out);
   if (!evaluation.findings().empty()) {
     out << "findings:\n";
     write_console(evaluation.findings_table(), out);

@@ -75,28 +75,45 @@ struct DerivedColumns {
     return out;
   }
 
+  // The names of the columns the readable view shows, axes left out.
+  std::vector<std::string> shown() const {
+    std::vector<std::string> out;
+    for (const auto& c : columns)
+      if (c.shown) out.emplace_back(c.name);
+    return out;
+  }
+
   Table table(const Result& result, const std::vector<Row>& rows, const std::vector<std::string>& axes) const {
+    return table_of(result, rows, axes, false);
+  }
+
+  // The readable view (the console's): the table of the axes and the columns shown.
+  Table view(const Result& result, const std::vector<Row>& rows, const std::vector<std::string>& axes) const {
+    return table_of(result, rows, axes, true);
+  }
+
+ private:
+  Table table_of(const Result& result, const std::vector<Row>& rows, const std::vector<std::string>& axes,
+                 bool shown_only) const {
+    std::vector<const DerivedColumn<Result, Row>*> in;
+    for (const auto& c : columns)
+      if (c.shown || !shown_only) in.push_back(&c);
+    // The axes go where they go among all the columns: before the first column in it from axes_at on.
+    std::size_t axes_in = 0;
+    while (axes_in < in.size() && in[axes_in] < columns.data() + axes_at) ++axes_in;
     Table t;
-    const auto place_axes = [&](std::size_t at) {
-      if (at == axes_at) t.columns.insert(t.columns.end(), axes.begin(), axes.end());
-    };
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      place_axes(i);
-      t.columns.emplace_back(columns[i].name);
+    for (std::size_t i = 0; i <= in.size(); ++i) {
+      if (i == axes_in) t.columns.insert(t.columns.end(), axes.begin(), axes.end());
+      if (i < in.size()) t.columns.emplace_back(in[i]->name);
     }
-    place_axes(columns.size());
     for (const Row& row : rows) {
       std::vector<Cell> cells;
       cells.reserve(t.columns.size());
-      const auto place_config = [&](std::size_t at) {
-        if (at != axes_at) return;
-        for (const Value& v : config(result, row)) cells.push_back(to_cell(v));
-      };
-      for (std::size_t i = 0; i < columns.size(); ++i) {
-        place_config(i);
-        cells.push_back(columns[i].cell(result, row));
+      for (std::size_t i = 0; i <= in.size(); ++i) {
+        if (i == axes_in)
+          for (const Value& v : config(result, row)) cells.push_back(to_cell(v));
+        if (i < in.size()) cells.push_back(in[i]->cell(result, row));
       }
-      place_config(columns.size());
       t.rows.push_back(std::move(cells));
     }
     return t;
