@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/csv.hpp"
 #include "core/model/derived_columns.hpp"
 #include "core/files/output_formats.hpp"
@@ -183,6 +185,20 @@ TEST(DerivedResults, TheKindsOfKscopeAreTheirColumnTables) {
   std::vector<std::string> comparison_header = names_of(comparison_columns());
   comparison_header.insert(comparison_header.begin() + 1, "n");  // after Annotation
   EXPECT_EQ(comparison.to_table().columns, comparison_header);
+
+  // A comparison's files are the rows of its format table: its table as CSV, its JSON's rows the
+  // table's columns.
+  EXPECT_EQ(detail::derived_prefix_files(detail::comparison_formats()),
+            (std::vector<std::string>{"comparison.csv", "comparison.json"}));
+  const kscope_test::TempDir dir;
+  comparison.write_all(dir.prefix("c_"));
+  std::ostringstream csv;
+  write_csv(comparison.to_table(), csv);
+  EXPECT_EQ(kscope_test::text_of(dir.prefix("c_") + "comparison.csv"), csv.str());
+  const auto saved = nlohmann::ordered_json::parse(kscope_test::text_of(dir.prefix("c_") + "comparison.json"));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : saved["rows"].at(0).items()) keys.push_back(key);
+  EXPECT_EQ(keys, comparison_header);
 
   const auto evaluation = names_of(evaluation_columns());
   EXPECT_EQ(evaluation.front(), "Verdict");

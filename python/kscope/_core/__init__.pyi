@@ -255,7 +255,8 @@ class CompareOptions:
 def enum_names() -> dict[str, list[str]]: ...
 def same_band(threshold_pct: float) -> tuple[float, float]: ...
 def compare(
-    baseline: Results, candidate: Results, options: CompareOptions, directions: Mapping[str, str]
+    baseline: Results, candidate: Results, options: CompareOptions, directions: Mapping[str, str],
+    output_prefix: str = ...,
 ) -> tuple[dict[str, list[Cell]], list[int | None], list[int | None], list[str], str]: ...
 def profile(
     names: Sequence[str],
