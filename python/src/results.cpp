@@ -65,8 +65,13 @@ void bind_columns(py::module_& m) {
     out["findings"] = column_specs(kscope::finding_columns());
     out["race"] = column_specs(kscope::race_columns());
     out["comparison"] = column_specs(kscope::comparison_columns());
+    out["lines"] = column_specs(kscope::line_columns());
+    out["instructions"] = column_specs(kscope::instruction_columns());
+    out["line_kernels"] = column_specs(kscope::line_kernel_columns());
+    out["line_comparison"] = column_specs(kscope::line_comparison_columns());
     return out;
-  }, "{kind: [(name, type)]} of the evaluation, findings, race and comparison tables");
+  }, "{kind: [(name, type)]} of the evaluation, findings, race and comparison tables, and the line results' "
+     "(lines, instructions, line_kernels, line_comparison)");
   m.def("evaluation_view_columns", &kscope::evaluation_view_columns,
         "[column] of an evaluation's table that its readable view shows after the config axes");
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
