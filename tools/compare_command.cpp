@@ -138,11 +138,7 @@ std::string value_text(double v) {
 std::string change_text(double ratio) { return format("%+.1f%%", 100 * (ratio - 1)); }
 
 std::string describe(const std::string& path, const kscope::Results& r) {
-  const kscope::SessionInfo& s = r.session();
-  std::string text = path + "  (" + kscope::detail::session_headline(s);
-  if (!s.driver_version.empty()) text += " | driver " + s.driver_version;
-  if (!s.host.empty()) text += " | host " + s.host;
-  return text + ")";
+  return path + "  (" + kscope::detail::session_headline_with_machine(r.session()) + ")";
 }
 
 const char* colour(kscope::Verdict v) {

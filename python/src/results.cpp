@@ -83,8 +83,12 @@ void bind_columns(py::module_& m) {
 void bind_results(py::module_& m) {
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
-      .def("headline", [](const kscope::Results& r) { return kscope::detail::session_headline(r.session()); },
-           "The session in one line: GPU | backend | cache_control | clock_control")
+      .def("headline", [](const kscope::Results& r, bool with_machine) {
+        return with_machine ? kscope::detail::session_headline_with_machine(r.session())
+                            : kscope::detail::session_headline(r.session());
+      }, py::arg("with_machine") = false,
+           "The session in one line: GPU | backend | cache_control | clock_control (with_machine: then "
+           "| driver | host, where known)")
       .def("measured_metrics", [](const kscope::Results& r) { return r.session().metrics; },
            "The metrics the backend measured (the others are derived); empty for files from before kscope kept them")
       .def("summary", [](const kscope::Results& r) { return columns(r.summary_table(), config_indices(r.rows())); },

@@ -12,6 +12,7 @@
 #include "core/model/line_rows.hpp"
 #include "kscope/annotation.hpp"
 #include "lines_command.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/lines.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"
@@ -254,7 +255,11 @@ TEST(Lines, TooCoarseAPeriodAndDroppedSamplesAreSaidPerKernel) {
 
 TEST(Lines, ListingShowsEachKernelsTopLinesWithTheirDominantStall) {
   Sampled s;
-  const std::string listing = s.run().listing(2);
+  const LineResults r = s.run();
+  const std::string listing = r.listing(2);
+  // The session's one headline first.
+  EXPECT_EQ(listing.rfind("kscope lines: " + kscope::detail::session_headline(r.sweep().session()) + "\n", 0), 0u)
+      << listing;
   EXPECT_NE(listing.find("chase [n=1]  chase"), std::string::npos) << listing;
   EXPECT_NE(listing.find("chase.cu:8"), std::string::npos) << listing;
   EXPECT_NE(listing.find("long_scoreboard (97%)"), std::string::npos) << listing;

@@ -13,6 +13,7 @@
 #include "core/model/derived_columns.hpp"
 #include "core/model/line_rows.hpp"
 #include "kscope/detail/config_cells.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/lines.hpp"
 
 namespace kscope {
@@ -342,8 +343,7 @@ std::string LineResults::listing(std::size_t top) const {
   std::ostringstream out;
   const std::vector<SourceLine> lines = detail::source_lines(code_);
   detail::SourceLines texts(code_.sources);
-  const SessionInfo& s = sweep_.session();
-  out << "kscope lines: " << s.gpu << " | backend " << to_string(s.backend);
+  out << "kscope lines: " << detail::session_headline(sweep_.session());
   for (const auto& note : code_.notes) out << "\n  note: " << note;
   // Kernels that ran without a sample: named, with why, where their lines would be.
   for (const auto& k : code_.kernels)
