@@ -157,6 +157,21 @@ std::string joined(const std::set<std::string>& texts) {
   return out;
 }
 
+// Annotation, Kernel, File and Line, which say what source line a row is of (its `line`), then `more`.
+template <typename Row>
+std::vector<detail::DerivedColumn<LineResults, Row>> source_line_columns(
+    std::vector<detail::DerivedColumn<LineResults, Row>> more) {
+  using L = LineResults;
+  std::vector<detail::DerivedColumn<L, Row>> columns{
+      {"Annotation", T::text, [](const L&, const Row& r) { return Cell{r.line->annotation}; }},
+      {"Kernel", T::text, [](const L&, const Row& r) { return Cell{r.line->kernel}; }},
+      {"File", T::text, [](const L&, const Row& r) { return Cell{r.line->at.file}; }},
+      {"Line", T::optional_integer, [](const L&, const Row& r) { return line_cell(r.line->at.line); }},
+  };
+  columns.insert(columns.end(), more.begin(), more.end());
+  return columns;
+}
+
 // A row of the lines table: one stall reason of a source line, with the line's text.
 struct LineRow {
   const SourceLine* line;
@@ -169,11 +184,7 @@ const DerivedColumns<LineResults, LineRow>& lines_columns() {
   using R = LineRow;
   using L = LineResults;
   static const DerivedColumns<L, R> table{
-      {
-          {"Annotation", T::text, [](const L&, const R& r) { return Cell{r.line->annotation}; }},
-          {"Kernel", T::text, [](const L&, const R& r) { return Cell{r.line->kernel}; }},
-          {"File", T::text, [](const L&, const R& r) { return Cell{r.line->at.file}; }},
-          {"Line", T::optional_integer, [](const L&, const R& r) { return line_cell(r.line->at.line); }},
+      source_line_columns<R>({
           {"Function", T::text, [](const L&, const R& r) { return Cell{r.line->at.function}; }},
           {"StallReason", T::text, [](const L&, const R& r) { return Cell{r.stall->first}; }},
           {"Samples", T::integer, [](const L&, const R& r) { return count(r.stall->second); }},
@@ -189,7 +200,7 @@ const DerivedColumns<LineResults, LineRow>& lines_columns() {
           {"InstExecuted", T::optional_integer, [](const L&, const R& r) { return optional_cell(r.line->executed); }},
           {"ThreadEfficiencyPct", T::real,
            [](const L&, const R& r) { return optional_cell(detail::thread_efficiency_pct(*r.line)); }},
-      },
+      }),
       1,
       [](const L& l, const R& r) { return config_values(l.sweep(), r.line->config_index); }};
   return table;
@@ -261,18 +272,14 @@ const DerivedColumns<LineResults, LineChange>& comparison_columns() {
   using R = LineChange;
   using L = LineResults;
   static const DerivedColumns<L, R> table{
-      {
-          {"Annotation", T::text, [](const L&, const R& r) { return Cell{r.line->annotation}; }},
-          {"Kernel", T::text, [](const L&, const R& r) { return Cell{r.line->kernel}; }},
-          {"File", T::text, [](const L&, const R& r) { return Cell{r.line->at.file}; }},
-          {"Line", T::optional_integer, [](const L&, const R& r) { return line_cell(r.line->at.line); }},
+      source_line_columns<R>({
           {"LineText", T::text, [](const L&, const R& r) { return Cell{r.text}; }},
           {"BaselineSharePct", T::real, [](const L&, const R& r) { return Cell{r.baseline_share}; }},
           {"SharePct", T::real, [](const L&, const R& r) { return Cell{r.share}; }},
           {"DeltaPct", T::real, [](const L&, const R& r) { return Cell{r.share - r.baseline_share}; }},
           {"BaselineDominantStall", T::text, [](const L&, const R& r) { return Cell{r.baseline_stall}; }},
           {"DominantStall", T::text, [](const L&, const R& r) { return Cell{r.stall}; }},
-      },
+      }),
       1,
       [](const L&, const R& r) { return config_values(r.side->sweep(), r.line->config_index); }};
   return table;
