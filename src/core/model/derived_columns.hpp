@@ -1,11 +1,13 @@
 #pragma once
 // The tables of the results derived from measurements (an evaluation and its findings, a race, a
-// comparison), each defined once as the engine's summary table is (core/model/column_cells.hpp): its
-// columns' names, types and cells, and where the config axes go. The Table made from it is what
-// the console, CSV and JSON writers print; its column specs are what the public
-// <kind>_columns() functions return and what the Python binding types the DataFrame's columns by
-// (one conversion, kscope/_results.py); its files are rows of its format table
-// (core/files/output_formats.hpp: DerivedFormat).
+// comparison, a line sampling's tables), each defined once as the engine's summary table is
+// (core/model/column_cells.hpp): its columns' names, types and cells, and where the config axes go.
+// The Table made from it is what the console, CSV and JSON writers print, and its readable view
+// the columns it marks shown; its column specs are what the public <kind>_columns() functions
+// return and what the Python binding types the DataFrame's columns by (one conversion,
+// kscope/_results.py); its files are rows of its format table (core/files/output_formats.hpp:
+// DerivedFormat), and a file read back reads its rows through the columns' reads
+// (io/json_columns.hpp).
 #include <cstddef>
 #include <functional>
 #include <string>
