@@ -210,6 +210,9 @@ class Evaluation {
 // CheckedRuns, MismatchedRuns, FailingSeed, Findings, Reason, Mismatch, and the session's GPU and
 // Backend.
 const std::vector<ColumnSpec>& evaluation_columns();
+// The names of those the readable view shows after the axes (operator<<, Python's str() and
+// Jupyter's view): what decides a verdict. The table and its files hold them all.
+const std::vector<std::string>& evaluation_view_columns();
 // The columns of Evaluation::findings_table() after the config axes: Side, Finding, Runs, Detail.
 const std::vector<ColumnSpec>& finding_columns();
 

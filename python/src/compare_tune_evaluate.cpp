@@ -10,6 +10,7 @@
 
 #include "bindings.hpp"
 #include "kscope/detail/enum_names.hpp"
+#include "kscope/detail/result_files.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/testing.hpp"
 #include "python_errors.hpp"
@@ -35,7 +36,7 @@ py::object optional_index(const std::optional<std::size_t>& index) {
 // kscope.compare's engine call: ({column: [cells]}, baseline and candidate config index per row
 // (None on the side a row is missing from), warnings, gate). directions: {metric: "lower"|"higher"|"undefined"}.
 py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& candidate, kscope::CompareOptions options,
-                      const std::map<std::string, std::string>& directions) {
+                      const std::map<std::string, std::string>& directions, const std::string& output_prefix) {
   for (const auto& [metric, direction] : directions) {
     const auto named = kscope::detail::enum_named<kscope::MetricDirection>(direction);
     if (!named) throw kscope::InternalError("the Python side passed an unknown direction (kscope bug: please report it)");
@@ -43,7 +44,9 @@ py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& ca
   }
   const kscope::Comparison comparison = [&] {
     py::gil_scoped_release release;  // the bootstrap takes a moment and touches no Python object
-    return kscope::compare(baseline, candidate, options);
+    kscope::Comparison c = kscope::compare(baseline, candidate, options);
+    if (!output_prefix.empty()) c.write_all(output_prefix);
+    return c;
   }();
   py::list baseline_configs, candidate_configs;
   for (const auto& r : comparison.rows) {
@@ -167,7 +170,10 @@ void bind_compare(py::module_& m) {
     const auto band = kscope::same_band(threshold_pct);
     return py::make_tuple(band.lower, band.upper);
   }, py::arg("threshold_pct"), "(lower, upper): the ratios within threshold_pct that compare, evaluate and tune call the same");
-  m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"));
+  m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"),
+        py::arg("output_prefix") = "",
+        ("The comparison's table and what it says; written as " + kscope::detail::comparison_files_text("<output_prefix>") +
+         " when output_prefix is given").c_str());
 }
 
 void bind_tune(py::module_& m) {
