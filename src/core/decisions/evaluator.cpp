@@ -210,7 +210,12 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
     } catch (...) {
       // A failing candidate is an incorrect one; a failing reference (or Ctrl-C) stops the evaluation.
       if (interrupt_requested()) throw;
-      if (side == Side::reference) throw CallbackFailure(spell("Contest::reference", "the reference"), std::current_exception());
+      // A reference that fails on the candidate's inputs (an unread run) may fail for what the candidate did to them.
+      if (side == Side::reference)
+        throw CallbackFailure(read ? spell("Contest::reference", "the reference")
+                                   : spell("Contest::reference", "the reference") +
+                                         " (given the candidate's inputs after its call, which may have changed them)",
+                              std::current_exception());
       c.raised = exception_message(std::current_exception());
       region.mark_failed("the candidate raised " + c.raised);
     }
