@@ -37,9 +37,9 @@ struct SummaryStatistic {
   double SampleStatistics::*field = nullptr;
 };
 
-// The statistics table (src/core/statistics/summary_statistics.cpp), kscope's own first, in their summary
-// columns' order: after StdDev, before Outliers.
-const std::vector<SummaryStatistic>& summary_statistics();
+// The statistics table (src/core/statistics/summary_statistics.cpp) as it is now, kscope's own first,
+// in their summary columns' order: after StdDev, before Outliers.
+std::vector<SummaryStatistic> summary_statistics();
 // Adds a statistic to the summary of every sweep that starts after it; ConfigError for an empty
 // name or function, a field, or a name a summary column has.
 void register_summary_statistic(SummaryStatistic statistic);
