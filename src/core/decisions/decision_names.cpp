@@ -1,5 +1,5 @@
-// The names of the decisions' enumerations (kscope/detail/enum_names.hpp): a comparison's verdicts,
-// gate and metric directions, an evaluation's verdicts and sides, a race's outcomes. They are named
+// The names of the decisions' enumerations (kscope/detail/enum_names.hpp): a comparison's gate, an
+// evaluation's verdicts and sides, a race's outcomes. They are named
 // in their room, as each room's enumerations are.
 #include "kscope/compare.hpp"
 #include "kscope/detail/enum_names.hpp"
@@ -8,31 +8,9 @@
 
 namespace kscope::detail {
 
-std::span<const EnumName<Verdict>> enum_names(Verdict) {
-  using V = Verdict;
-  // The worst first: the order kscope compare counts them in.
-  static constexpr EnumName<V> names[] = {{V::slower, "slower"},
-                                          {V::faster, "faster"},
-                                          {V::same, "same"},
-                                          {V::changed, "changed"},
-                                          {V::ambiguous, "ambiguous"},
-                                          {V::unstable, "unstable"},
-                                          {V::too_few_samples, "too_few_samples"},
-                                          {V::only_in_baseline, "only_in_baseline"},
-                                          {V::only_in_candidate, "only_in_candidate"}};
-  return names;
-}
-
 std::span<const EnumName<Gate>> enum_names(Gate) {
   static constexpr EnumName<Gate> names[] = {
       {Gate::passed, "passed"}, {Gate::slower, "slower"}, {Gate::cannot_judge, "cannot_judge"}};
-  return names;
-}
-
-std::span<const EnumName<MetricDirection>> enum_names(MetricDirection) {
-  using D = MetricDirection;
-  static constexpr EnumName<D> names[] = {
-      {D::lower_is_better, "lower"}, {D::higher_is_better, "higher"}, {D::undefined, "undefined"}};
   return names;
 }
 
