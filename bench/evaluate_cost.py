@@ -4,13 +4,14 @@
 Both columns measure the same configs with the same runs and warm-ups, fresh inputs every run and
 the L2 flushed before every call; the baseline is the two functions measured alone, as a user
 writes it by hand with kscope.analyze.kernel (one inputs() per run in the body, both functions on
-them, one annotation each), without evaluate's second copy of the inputs, drain, checks and
-checksums. Each figure is the median wall time of REPEATS whole calls, both measured in this
+them, one annotation each), without evaluate's drain after the candidate, the reference's own inputs
+in the runs it reads, its checks and checksums. Each figure is the median wall time of REPEATS whole calls, both measured in this
 process, alternately.
 
     python3 bench/evaluate_cost.py            # on the GPU: torch tensors on CUDA, backend cupti
     python3 bench/evaluate_cost.py --simulated # anywhere: NumPy arrays on the simulated backend
     python3 bench/evaluate_cost.py --breakdown # and where evaluate's host time went, per phase
+    python3 bench/evaluate_cost.py --profile   # and the Python functions that took it (cProfile)
 
 evaluate runs with its defaults: every warm-up run and a random subset of the recorded runs
 checked (EvaluateOptions checked_runs); --checked-runs 0 checks every run, to see what that costs.
@@ -22,6 +23,9 @@ EVAL worst_ratio Z.
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
+import pstats
 import statistics
 import time
 from typing import Any, Callable
@@ -114,6 +118,9 @@ def main() -> None:
     parser.add_argument("--simulated", action="store_true", help="NumPy on the simulated backend (no GPU)")
     parser.add_argument("--breakdown", action="store_true",
                         help="after each size, one more evaluation at verbosity 'debug': where its host time went")
+    parser.add_argument("--profile", action="store_true",
+                        help="after each size, one more evaluation under cProfile: the 25 functions with the most "
+                             "time of their own (kscope._core.evaluate's is the engine's, in C++)")
     parser.add_argument("--checked-runs", type=int, default=None,
                         help="recorded runs checked per config (0: every run); default: evaluate's")
     args = parser.parse_args()
@@ -136,6 +143,12 @@ def main() -> None:
                           verbosity="debug", **options)
                 print("EVAL the user's functions alone, within it: " +
                       ", ".join(f"{name} {1e3 * s:.3f} ms" for name, s in spent.items()), flush=True)
+            if args.profile:
+                profile = cProfile.Profile()
+                profile.runcall(evaluated, inputs, reference, candidate, n, **options)
+                report = io.StringIO()
+                pstats.Stats(profile, stream=report).sort_stats("tottime").print_stats(25)
+                print(f"EVAL profile of one evaluation at {n} elements:\n{report.getvalue()}", flush=True)
         b, f = statistics.median(base), statistics.median(full)
         worst = max(worst, f / b)
         verdict = "PASS" if f / b <= target(n) else "FAIL"

@@ -2,7 +2,8 @@
 # kscope.evaluate's checks and its own cost on the GPU machine in one call of about 5-8 minutes (less on
 # a warm machine): builds evaluate's C++ GPU tests and the Python package in place (build-debt/, as
 # gpu_quick.sh), runs the C++ GPU tests of evaluate (the device's tensor checks against the host's,
-# every attack, the honest cases), the Python GPU tests of evaluate, then bench/evaluate_cost.py,
+# every attack, the honest cases), the Python GPU tests of evaluate, then bench/evaluate_cost.py (with
+# where its host time went: --breakdown, --profile),
 # whose sizes are judged against the targets: evaluate at most 2x the two functions measured alone at
 # 1,024 elements, at most 1.3x at 1,048,576 and above; then, if time is left, the same with every run
 # read (INFO, not judged). Logs to $OUT, the step table last (PASS/FAIL per step and per size).
@@ -38,7 +39,7 @@ fi
 skipping pytest_gpu 90 || pytest_step pytest_gpu 200 tests/python/test_evaluate_gpu.py
 
 if ! skipping cost 120; then
-  timeout "$(left_s 260)" python3 bench/evaluate_cost.py --breakdown > "$OUT/cost.log" 2>&1
+  timeout "$(left_s 260)" python3 bench/evaluate_cost.py --breakdown --profile > "$OUT/cost.log" 2>&1
   rc=$?
   echo "--- kscope.evaluate against the two functions measured alone (bench/evaluate_cost.py) ---"
   cat "$OUT/cost.log"

@@ -14,6 +14,7 @@
 #include "kscope/compare.hpp"
 #include "kscope/detail/caller.hpp"
 #include "kscope/detail/enum_names.hpp"
+#include "kscope/detail/result_files.hpp"
 #include "kscope/detail/session_headline.hpp"
 #include "kscope/detail/text_width.hpp"
 #include "kscope/errors.hpp"
@@ -29,7 +30,8 @@ constexpr int kCannotJudge = 3;
 
 const char* const kUsage =
     "usage: kscope compare BASELINE.json CANDIDATE.json [--threshold PCT] [--alpha A] [--min-samples N]\n"
-    "                      [--max-rsd PCT] [--direction METRIC=lower|higher|undefined]... [--json]\n";
+    "                      [--max-rsd PCT] [--direction METRIC=lower|higher|undefined]... [--json]\n"
+    "                      [--output-prefix PREFIX]\n";
 
 const char* const kDescription =
     "Compares two results saved by Results::write_json (C++) or ProfileResults.save (Python), row by row\n"
@@ -58,7 +60,7 @@ const char* const kFooter =
     "  3   cannot judge: no row is slower, but a side of some row has fewer than --min-samples valid\n"
     "      runs, or too few for the U test (too_few_samples; results of runs=1 have one)\n"
     "  64  bad command line\n"
-    "  74  the output could not be written\n";
+    "  74  the output (the table, or the --output-prefix files) could not be written\n";
 
 struct UsageError {
   std::string message;
@@ -68,6 +70,7 @@ struct Request {
   std::string baseline, candidate;
   kscope::CompareOptions options;
   bool json = false;
+  std::string output_prefix;  // where the comparison's files go; empty: nowhere
 };
 
 double number(const std::string& flag, const std::string& text) {
@@ -135,11 +138,7 @@ std::string value_text(double v) {
 std::string change_text(double ratio) { return format("%+.1f%%", 100 * (ratio - 1)); }
 
 std::string describe(const std::string& path, const kscope::Results& r) {
-  const kscope::SessionInfo& s = r.session();
-  std::string text = path + "  (" + kscope::detail::session_headline(s);
-  if (!s.driver_version.empty()) text += " | driver " + s.driver_version;
-  if (!s.host.empty()) text += " | host " + s.host;
-  return text + ")";
+  return path + "  (" + kscope::detail::session_headline_with_machine(r.session()) + ")";
 }
 
 const char* colour(kscope::Verdict v) {
@@ -223,13 +222,9 @@ void print_json(const Request& request, const kscope::Comparison& c, std::ostrea
   nlohmann::ordered_json doc;
   doc["baseline"] = request.baseline;
   doc["candidate"] = request.candidate;
-  doc["options"] = {{"threshold_pct", c.options.threshold_pct}, {"alpha", c.options.alpha},
-                    {"min_samples", c.options.min_samples}, {"max_rsd_pct", c.options.max_rsd_pct}};
-  doc["warnings"] = c.warnings;
-  doc["gate"] = to_string(c.gate());
-  std::ostringstream rows;  // the table as kscope writes tables in JSON, inside this document
-  kscope::write_json(c.to_table(), rows);
-  doc["rows"] = nlohmann::ordered_json::parse(rows.str());
+  std::ostringstream comparison;  // the comparison's own JSON (its comparison.json), inside this document
+  c.write_json(comparison);
+  doc.update(nlohmann::ordered_json::parse(comparison.str()));
   out << doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
 }
 
@@ -261,6 +256,9 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
   app.add_option("--direction", texts.directions, "metric M is lower (lower is better), higher, or undefined; repeatable")
       ->type_name("M=DIR");
   app.add_flag("--json", request.json, "print the comparison as JSON instead of a table");
+  app.add_option("--output-prefix", request.output_prefix,
+                 "also write the comparison as " + kscope::detail::comparison_files_text("PREFIX"))
+      ->type_name("PREFIX")->multi_option_policy(last_wins);
   if (const auto status = kscope::cli::parse(app, args, out, err, kUsage)) return *status;
   try {
     request.options = options_from(texts);
@@ -274,6 +272,14 @@ int compare_command(const std::vector<std::string>& args, std::ostream& out, std
     const kscope::Comparison comparison = kscope::compare(baseline, candidate, request.options);
     if (request.json) print_json(request, comparison, out);
     else print_text(request, baseline, candidate, comparison, out, colours_wanted(terminal));
+    if (!request.output_prefix.empty()) {
+      try {
+        comparison.write_all(request.output_prefix);
+      } catch (const kscope::FileError& e) {
+        err << "kscope compare: " << e.what() << "\n";
+        return kscope::cli::kOutputError;
+      }
+    }
     // A row the candidate measured without one valid run is no pass: nothing shows it is not slower.
     std::vector<std::string> unmeasured;
     for (const auto& r : comparison.rows)

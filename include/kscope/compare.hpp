@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,6 +74,14 @@ struct Comparison {
   // What a CI gate concludes: slower when a row is slower, cannot_judge when a row lacks samples,
   // else passed (the exit codes of `kscope compare`).
   Gate gate() const;
+
+  // The comparison as JSON: "options", "warnings", "gate" and "rows" (to_table() as write_json
+  // writes tables).
+  void write_json(std::ostream& out) const;
+  void write_json(const std::string& path) const;
+  // Writes each of its formats' files under `prefix` (an existing directory's name stands for that
+  // directory): its table as CSV and its JSON, comparison.csv and comparison.json.
+  void write_all(const std::string& prefix) const;
 };
 
 // The columns of Comparison::to_table(), its config axes left out: Annotation, Metric, Unit,

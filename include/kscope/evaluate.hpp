@@ -84,15 +84,12 @@ std::string to_string(Side side);  // "candidate", "reference"
 // The two functions and their inputs.
 struct Contest {
   // One run's inputs from a seed; the same seed must give the same values (kscope checks). Called
-  // for the candidate's copy and the reference's (twice each run with one seed, or once where
-  // copy_inputs makes the reference's), outside the timed calls; each run of each config gets its
-  // own seed (EvaluateOptions::seed says how).
+  // for the candidate's copy each run, outside the timed calls, and again for the reference's
+  // after the candidate's call in the runs whose tensors are read (each config's first run among
+  // them, which checks that one seed gives the same values); the other runs' reference is given
+  // the candidate's. Each run of each config gets its own seed (EvaluateOptions::seed says how).
   std::function<Tensors(const Config& config, std::uint64_t seed)> inputs;
-  // Optional: the reference's copy of inputs `inputs` made (a clone, cheaper than making them
-  // again). Used from each config's second run on: its first run calls `inputs` twice, so that
-  // inputs that differ for one seed are found. Unset: `inputs` is called twice every run.
-  std::function<Tensors(const Tensors& made)> copy_inputs;
-  // Each is called on its own copy of the inputs and returns its outputs.
+  // Each is called on the inputs of its side and returns its outputs.
   std::function<Tensors(const Tensors& inputs)> reference;
   std::function<Tensors(const Tensors& inputs)> candidate;  // the kernel under test
   // The stream a caller of the functions waits on for their outputs (a cudaStream_t as an integer;
@@ -213,6 +210,9 @@ class Evaluation {
 // CheckedRuns, MismatchedRuns, FailingSeed, Findings, Reason, Mismatch, and the session's GPU and
 // Backend.
 const std::vector<ColumnSpec>& evaluation_columns();
+// The names of those the readable view shows after the axes (operator<<, Python's str() and
+// Jupyter's view): what decides a verdict. The table and its files hold them all.
+const std::vector<std::string>& evaluation_view_columns();
 // The columns of Evaluation::findings_table() after the config axes: Side, Finding, Runs, Detail.
 const std::vector<ColumnSpec>& finding_columns();
 

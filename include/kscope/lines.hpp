@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kscope/columns.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/results.hpp"
 #include "kscope/table.hpp"
@@ -144,6 +145,13 @@ LineResults load_line_results(std::istream& in, const std::string& name);
 // kernel, file and line): Annotation, the config axes, Kernel, File, Line, LineText, BaselineSharePct,
 // SharePct, DeltaPct (points), BaselineDominantStall, DominantStall; the largest changes first.
 Table compare_lines(const LineResults& baseline, const LineResults& candidate);
+
+// The columns of each table, its config axes (after Annotation) left out, with their types: what
+// the Python binding types the DataFrames by.
+const std::vector<ColumnSpec>& line_columns();             // LineResults::lines_table()
+const std::vector<ColumnSpec>& instruction_columns();      // LineResults::instructions_table()
+const std::vector<ColumnSpec>& line_kernel_columns();      // LineResults::kernels_table()
+const std::vector<ColumnSpec>& line_comparison_columns();  // compare_lines()
 
 // profile() with PC sampling: `settings` as for profile() (its backend unset or pcsampling, no
 // metrics, no output prefix, resume or shard); a region's kernels are added up in the sweep's table.

@@ -78,6 +78,7 @@ def compare(
     seed: int = 5489,
     directions: Mapping[str, Literal["lower", "higher", "undefined"]] | None = None,
     plot: str | os.PathLike[str] | None = None,
+    output_prefix: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """Compares candidate with baseline, row by row (annotation, config, metric), on the raw
     per-run samples of both, and returns one DataFrame row per (annotation, config, metric).
@@ -99,6 +100,9 @@ def compare(
     GPU model or driver, or SM clocks that differ by more than the threshold, are reported as
     kscope.CompareWarning warnings and in the Flags column. ``plot="file.png"`` also draws the
     ratios with their intervals per config (any format matplotlib infers from the name).
+    ``output_prefix="out/cmp_"`` also writes the comparison's files there: its table as CSV
+    (``comparison.csv``) and as JSON with its options, warnings and gate (``comparison.json``, what
+    ``kscope compare --json`` prints); a directory's name stands for that directory.
 
     The config columns hold the baseline's config values (the candidate's for rows only in it):
     the original objects for a ProfileResults just measured, the saved labels for a loaded one.
@@ -109,6 +113,7 @@ def compare(
     """
     if plot is not None:
         _plot_style.check_filename(os.fspath(plot), "kscope.compare(plot=...)")  # before the comparison is computed
+    prefix = "" if output_prefix is None else _output_prefix(output_prefix)
     base = _as_results(baseline, "baseline")
     cand = _as_results(candidate, "candidate")
     options = _core.CompareOptions()
@@ -122,7 +127,7 @@ def compare(
             raise ConfigError(f"{name} must be a non-negative integer, not {value!r}")
         setattr(options, name, int(value))
     columns, base_configs, cand_configs, messages, gate = _core.compare(
-        base._core, cand._core, options, _directions(directions))
+        base._core, cand._core, options, _directions(directions), prefix)
 
     axes = base.parameters  # the engine refuses results whose axes differ
 
@@ -163,6 +168,13 @@ def _as_results(value: object, side: str) -> ProfileResults:
         f"{side} must be a ProfileResults, an EvaluationResults or the path of a file written by their save(), "
         f"not {type(value).__name__}"
     )
+
+
+def _output_prefix(prefix: object) -> str:
+    if isinstance(prefix, (str, os.PathLike)) and os.fspath(prefix):
+        return str(os.fspath(prefix))
+    raise ConfigError(f"output_prefix must be a non-empty path prefix (a str or os.PathLike, 'out/cmp_'), "
+                      f"not {prefix!r}")
 
 
 def _directions(directions: Any) -> dict[str, str]:

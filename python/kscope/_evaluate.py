@@ -5,7 +5,6 @@ Python numbers, or tuples, lists and dicts of them) into the views it checks."""
 
 from __future__ import annotations
 
-import copy
 import inspect
 import math
 import numbers
@@ -51,11 +50,10 @@ def evaluate(
     """Checks that ``candidate`` computes what ``reference`` computes, and whether it is faster.
 
     For every config, each of ``warmup_runs + runs`` runs makes fresh inputs with
-    ``inputs(config, seed)`` (a different seed every run), gives the candidate one copy and the
-    reference another (made by ``inputs`` again in the first run, to check that one seed gives one
-    set of values; a clone after that), and calls the candidate, then the reference, each on its
-    own copy: on a tuple or list of inputs as ``f(*inputs)``, on a dict as ``f(**inputs)``, else
-    ``f(inputs)``.
+    ``inputs(config, seed)`` (a different seed every run) and calls the candidate on them, then the
+    reference: on a tuple or list of inputs as ``f(*inputs)``, on a dict as ``f(**inputs)``, else
+    ``f(inputs)``. In the runs whose tensors are read (``checked_runs``) the reference gets its own
+    inputs, made again from the seed once the candidate has returned; in the others, the candidate's.
     Each call is timed over all the GPU work it caused (kernels, copies and fills, on any stream,
     from any thread, including work still running after it returned: kscope waits for the GPU to
     drain before the call's time closes), with the L2 flushed before it (``cache_control``). Outside
@@ -144,7 +142,7 @@ def evaluate(
     engine_work = None if work is None else _work_adapter(work, given)
     progress = _notebook.progress_display(checked.verbosity >= VerbosityLevel.INFO)
     try:
-        core = _core.evaluate(names, rows, settings, judged, contest.make_inputs, contest.copy_inputs,
+        core = _core.evaluate(names, rows, settings, judged, contest.make_inputs,
                               contest.reference, contest.candidate, _caller_stream, simulated, progress, engine_work)
     except (SweepError, SweepInterrupted) as e:
         if isinstance(e.partial_results, _core.Evaluation):  # the configs evaluated before it stopped
@@ -278,7 +276,10 @@ def _caller_stream() -> int:
     """The stream a caller of the functions would wait on: PyTorch's or CuPy's current one where
     either has initialised CUDA, else the legacy default stream (0)."""
     torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch is not None and torch.cuda.is_initialized():
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # what Inductor's code asks: a tenth of the time
+        if raw is not None:
+            return int(raw(torch._C._cuda_getDevice()))
         return int(torch.cuda.current_stream().cuda_stream)
     cupy = sys.modules.get("cupy")
     if cupy is not None:
@@ -291,35 +292,54 @@ def _caller_stream() -> int:
 
 # ---- Timers: what a harness times with, which a candidate may replace --------------------------------
 
-def _timers() -> dict[str, Any]:
-    found = {f"time.{name}": getattr(time, name) for name in ("perf_counter", "perf_counter_ns", "time", "monotonic")}
+def _timer_places() -> list[tuple[str, Any, str]]:
+    """(name, holder, attribute) of each timer a harness times with: time's clocks, and torch's
+    synchronize and Event methods and Triton's do_bench where those modules are loaded."""
+    places = [(f"time.{name}", time, name) for name in ("perf_counter", "perf_counter_ns", "time", "monotonic")]
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "cuda"):
-        found["torch.cuda.synchronize"] = getattr(torch.cuda, "synchronize", None)
+        places.append(("torch.cuda.synchronize", torch.cuda, "synchronize"))
+        places.append(("torch.cuda.Event", torch.cuda, "Event"))
         event = getattr(torch.cuda, "Event", None)
-        found["torch.cuda.Event"] = event
-        for method in ("record", "elapsed_time", "synchronize"):
-            found[f"torch.cuda.Event.{method}"] = getattr(event, method, None)
+        if event is not None:
+            places += [(f"torch.cuda.Event.{method}", event, method) for method in ("record", "elapsed_time", "synchronize")]
     triton = sys.modules.get("triton.testing")
     if triton is not None:
-        found["triton.testing.do_bench"] = getattr(triton, "do_bench", None)
-    return found
+        places.append(("triton.testing.do_bench", triton, "do_bench"))
+    return places
 
 
-def _not_original(timers: dict[str, Any]) -> list[str]:
-    """The timers that are not their library's own (replaced before the evaluation started)."""
-    replaced = [name for name, fn in timers.items() if name.startswith("time.") and not inspect.isbuiltin(fn)]
-    for name, fn in timers.items():
-        if name.startswith("torch.") and fn is not None and not getattr(fn, "__module__", "").startswith("torch"):
-            replaced.append(name)
-    return replaced
+class _Timers:
+    """The timers as they were when the evaluation began: which of them a call replaced, and which
+    were not their library's own already (replaced before the evaluation started)."""
+
+    def __init__(self) -> None:
+        self._watched = [(name, holder, attribute, getattr(holder, attribute, None))
+                         for name, holder, attribute in _timer_places()]
+        self.replaced_before = [name for name, _, _, fn in self._watched if not _original(name, fn)]
+
+    def replaced(self) -> list[str]:
+        return [name for name, holder, attribute, fn in self._watched if getattr(holder, attribute, None) is not fn]
+
+
+def _original(name: str, fn: Any) -> bool:
+    if name.startswith("time."):
+        return inspect.isbuiltin(fn)
+    if name.startswith("torch."):
+        return fn is None or getattr(fn, "__module__", "").startswith("torch")
+    return True
 
 
 # ---- Values as the engine's views ------------------------------------------------------------------
 
+_CONTAINERS = (tuple, list, Mapping)
+
+
 def _named_leaves(value: Any, name: str) -> list[tuple[str, Any]]:
     """The leaves of a function's inputs or outputs, each with the name that places it:
     output, output[0], output['attn'], output[1]['x']."""
+    if type(value) is tuple and not any(isinstance(item, _CONTAINERS) for item in value):  # the common case, quickly
+        return [(f"{name}[{i}]", item) for i, item in enumerate(value)]
     if isinstance(value, (tuple, list)):
         return [leaf for i, item in enumerate(value) for leaf in _named_leaves(item, f"{name}[{i}]")]
     if isinstance(value, Mapping):
@@ -332,14 +352,17 @@ def _is_tensor(x: Any) -> bool:
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _view(x: Any, device_allowed: bool, what: str) -> tuple[tuple[int, list[int], str, str], Any, bool]:
-    """(view, what keeps its memory, whether x is a plain tensor or array) of an array-like x,
-    made contiguous (a copy, outside the timed calls) where needed."""
-    if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.kind != "c":  # the common case, quickly
-        return (x.ctypes.data, list(x.shape), _checked_dtype(_numpy_name(x.dtype), what), "host"), x, True
-    if _is_tensor(x):
-        import torch
-
+def _view(x: Any, device_allowed: bool, name: str) -> tuple[tuple[int, list[int], str, str], Any, bool]:
+    """(view, what keeps its memory, whether x is a plain tensor or array) of an array-like x named
+    `name` in messages, made contiguous (a copy, outside the timed calls) where needed."""
+    if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.kind != "c":  # the common cases, quickly
+        return (x.ctypes.data, list(x.shape), _checked_dtype(_numpy_name(x.dtype), name), "host"), x, True
+    torch = sys.modules.get("torch")
+    if torch is not None and type(x) is torch.Tensor and x.is_cuda and device_allowed and x.is_contiguous():
+        dtype = _TORCH_NAMES.get(x.dtype)
+        if dtype is not None:
+            return (x.data_ptr(), list(x.shape), dtype, "device"), x, True
+    if torch is not None and isinstance(x, torch.Tensor):
         plain = type(x) is torch.Tensor
         t = x if plain else torch.Tensor.as_subclass(x, torch.Tensor)
         if t.is_complex():
@@ -347,33 +370,37 @@ def _view(x: Any, device_allowed: bool, what: str) -> tuple[tuple[int, list[int]
         if not t.is_contiguous():
             t = t.contiguous()
         if t.device.type not in ("cuda", "cpu"):
-            raise ConfigError(f"{what} is on device {t.device.type!r}: kscope reads tensors on a CUDA device or the CPU")
+            raise ConfigError(f"{_cut(name)} is on device {t.device.type!r}: kscope reads tensors on a CUDA device or "
+                              f"the CPU")
         memory = "device" if t.device.type == "cuda" else "host"
-        dtype = str(t.dtype).removeprefix("torch.")
-        return (t.data_ptr(), list(t.shape), _checked_dtype(dtype, what), _checked_memory(memory, device_allowed, what)), t, plain
+        dtype = _checked_dtype(str(t.dtype).removeprefix("torch."), name)
+        if memory == "device" and t.dtype not in _TORCH_NAMES:
+            _TORCH_NAMES[t.dtype] = dtype
+        return (t.data_ptr(), list(t.shape), dtype, _checked_memory(memory, device_allowed, name)), t, plain
     if isinstance(x, np.ndarray) or isinstance(x, (numbers.Number, np.generic)):
         plain = type(x) is np.ndarray or isinstance(x, (numbers.Number, np.generic))
         a = np.asarray(x)
         if np.iscomplexobj(a):
             a = a.view(a.real.dtype).reshape(*a.shape, 2) if a.ndim else np.array([a.real, a.imag])
         a = np.ascontiguousarray(a)
-        return (a.ctypes.data, list(a.shape), _checked_dtype(_numpy_name(a.dtype), what), "host"), a, plain
+        return (a.ctypes.data, list(a.shape), _checked_dtype(_numpy_name(a.dtype), name), "host"), a, plain
     interface = getattr(x, "__cuda_array_interface__", None)
     if interface is not None:
         shape = [int(d) for d in interface["shape"]]
         element = np.dtype(interface["typestr"])
         strides = interface.get("strides")
         if strides is not None and tuple(strides) != _c_strides(shape, element.itemsize):
-            raise ConfigError(f"{what} is a non-contiguous {type(x).__name__}: give it contiguous "
+            raise ConfigError(f"{_cut(name)} is a non-contiguous {type(x).__name__}: give it contiguous "
                               f"(e.g. cupy.ascontiguousarray)")
         plain = type(x).__name__ == "ndarray" and type(x).__module__.startswith("cupy")
-        return (int(interface["data"][0]), shape, _checked_dtype(element.name, what),
-                _checked_memory("device", device_allowed, what)), x, plain
-    raise ConfigError(f"{what} is a {type(x).__name__}, not a tensor or array: kscope compares torch tensors, "
+        return (int(interface["data"][0]), shape, _checked_dtype(element.name, name),
+                _checked_memory("device", device_allowed, name)), x, plain
+    raise ConfigError(f"{_cut(name)} is a {type(x).__name__}, not a tensor or array: kscope compares torch tensors, "
                       f"NumPy and CuPy arrays and Python numbers")
 
 
 _NUMPY_NAMES: dict[np.dtype[Any], str] = {}
+_TORCH_NAMES: dict[Any, str] = {}  # the compared torch dtypes met so far, by their engine names
 
 
 def _numpy_name(dtype: np.dtype[Any]) -> str:
@@ -392,38 +419,18 @@ def _c_strides(shape: list[int], itemsize: int) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _checked_dtype(dtype: str, what: str) -> str:
+def _checked_dtype(dtype: str, name: str) -> str:
     if dtype not in _DTYPES:
-        raise ConfigError(f"{what} has dtype {dtype}, which kscope does not compare; it compares "
+        raise ConfigError(f"{_cut(name)} has dtype {dtype}, which kscope does not compare; it compares "
                           f"{', '.join(sorted(_DTYPES))} (complex as their real and imaginary parts)")
     return dtype
 
 
-def _checked_memory(memory: str, device_allowed: bool, what: str) -> str:
+def _checked_memory(memory: str, device_allowed: bool, name: str) -> str:
     if memory == "device" and not device_allowed:
-        raise ConfigError(f"{what} is in GPU memory, but the simulated backend reads outputs on the host: give it CPU "
+        raise ConfigError(f"{_cut(name)} is in GPU memory, but the simulated backend reads outputs on the host: give it CPU "
                           f"tensors or NumPy arrays")
     return memory
-
-
-def _copy(value: Any) -> Any:
-    """Another copy of a run's inputs, for the reference: tensors and arrays cloned, containers
-    rebuilt, anything else deep-copied."""
-    if _is_tensor(value):
-        return value.clone()
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if hasattr(value, "__cuda_array_interface__") and hasattr(value, "copy"):
-        return value.copy()
-    if isinstance(value, tuple):
-        return tuple(_copy(v) for v in value)
-    if isinstance(value, list):
-        return [_copy(v) for v in value]
-    if type(value) is dict:
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, (numbers.Number, str, bytes, type(None))):
-        return value
-    return copy.deepcopy(value)
 
 
 def _call(fn: Callable[..., Any], value: Any) -> Any:
@@ -443,44 +450,33 @@ class _Contest:
         self._candidate, self._reference, self._inputs = candidate, reference, inputs
         self._configs = configs
         self._device_allowed = device_allowed
-        self._made: tuple[int, int] = (0, 0)  # the config index and seed of the inputs made last
-        self._timers = _timers()
-        self._replaced_before = _not_original(self._timers)
+        self._timers = _Timers()
 
     def make_inputs(self, config_index: int, seed: int) -> tuple[list[Any], Any, list[Any]]:
         value = self._inputs(self._configs[config_index], seed)
-        if isinstance(value, Iterator):
+        if type(value) not in (tuple, list, dict) and isinstance(value, Iterator):
             raise ConfigError(f"inputs(config, seed) returned a {type(value).__name__}, which can be read only once, "
                               f"while each run's inputs go to both functions: return a tuple or list of them "
                               f"(tuple(...) of it), a dict, or one tensor")
-        self._made = (config_index, seed)
         return self._input_views(value)
-
-    def copy_inputs(self, value: Any) -> tuple[list[Any], Any, list[Any]]:
-        """The reference's copy of a run's inputs (after the first run): a clone, or, where something
-        in them cannot be copied (a generator, a lock), the inputs made again from their seed."""
-        try:
-            copied = _copy(value)
-        except Exception:  # deepcopy's refusal, of whatever type the object chose
-            config_index, seed = self._made
-            copied = self._inputs(self._configs[config_index], seed)
-        return self._input_views(copied)
 
     def _input_views(self, value: Any) -> tuple[list[Any], Any, list[Any]]:
         views: list[Any] = []
         for name, leaf in _named_leaves(value, "inputs"):
-            if _is_tensor(leaf) and not leaf.is_contiguous():
-                continue  # its memory is no one range: left out of the input checks
-            if _is_tensor(leaf) or isinstance(leaf, np.ndarray) or hasattr(leaf, "__cuda_array_interface__"):
-                views.append(_view(leaf, self._device_allowed, _cut(name))[0])
+            if _is_tensor(leaf):
+                if not leaf.is_contiguous():
+                    continue  # its memory is no one range: left out of the input checks
+            elif not (isinstance(leaf, np.ndarray) or hasattr(leaf, "__cuda_array_interface__")):
+                continue
+            views.append(_view(leaf, self._device_allowed, name)[0])
         return views, value, []
 
     def candidate(self, inputs: Any) -> tuple[list[Any], Any, list[Any], list[str]]:
         out = _call(self._candidate, inputs)
         observed = [("timer_patched", f"{name} was replaced during the candidate's call")
-                    for name, fn in _timers().items() if self._timers.get(name) is not fn]
+                    for name in self._timers.replaced()]
         observed += [("timer_patched", f"{name} is not its library's own (replaced before the evaluation)")
-                     for name in self._replaced_before]
+                     for name in self._timers.replaced_before]
         return self._outputs(out, observed)
 
     def reference(self, inputs: Any) -> tuple[list[Any], Any, list[Any], list[str]]:
@@ -489,7 +485,7 @@ class _Contest:
     def _outputs(self, out: Any, observed: list[tuple[str, str]]) -> tuple[list[Any], Any, list[Any], list[str]]:
         views, kept, names = [], [], []
         for name, leaf in _named_leaves(out, "output"):
-            view, holder, plain = _view(leaf, self._device_allowed, _cut(name))
+            view, holder, plain = _view(leaf, self._device_allowed, name)
             if not plain:
                 observed.append(("output_not_plain", f"{_cut(name)} is a {type(leaf).__module__}."
                                                      f"{type(leaf).__name__}, not a plain tensor or array"))

@@ -20,8 +20,8 @@ _VERDICT_STYLE = {
     "incorrect": "background:#f8c4c1",
     "suspect": "background:#ffe8b3",
 }
-_SHOWN = ("Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs", "CandidateMedianNs",
-          "MaxRelError", "Findings", "Reason")
+# The columns the readable views show after the config axes (the engine's column table marks them).
+_SHOWN = tuple(_core.evaluation_view_columns())
 
 
 class EvaluationResults:

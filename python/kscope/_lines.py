@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import _core, _notebook
 from ._plot_style import check_filename
-from ._results import ProfileResults, _config_column, _engine_column
+from ._results import DERIVED_COLUMN_TYPES, ProfileResults, config_axes, frame_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -56,7 +56,7 @@ class LineResults:
             df.groupby(["Line", "LineText"]).Samples.sum().nlargest(5)
         """
         if self._lines is None:
-            self._lines = self._frame(*self._core.lines())
+            self._lines = self._frame(*self._core.lines(), "lines")
         return self._lines.copy()
 
     def instructions(self) -> pd.DataFrame:
@@ -64,13 +64,13 @@ class LineResults:
         Function, PcOffset, Sass (its text; empty without nvdisasm), File and Line where its code was
         written (an inlined function's line), InlinedAt (the call sites, innermost first), Samples,
         InstExecuted and ThreadInstExecuted."""
-        return self._frame(*self._core.instructions())
+        return self._frame(*self._core.instructions(), "instructions")
 
     def kernels(self) -> pd.DataFrame:
         """Per annotation x config x kernel: Samples, Dropped (lost by the hardware while its annotation
         ran), Launches (sampled), SamplingPeriodCycles and Note (too few samples, samples dropped, code
         without line information)."""
-        return self._frame(*self._core.kernels())
+        return self._frame(*self._core.kernels(), "line_kernels")
 
     def top(self, n: int = 10) -> pd.DataFrame:
         """Each kernel's n most sampled lines, one row per line: its share, dominant stall reason and
@@ -115,7 +115,7 @@ class LineResults:
         if not isinstance(baseline, LineResults):
             raise TypeError(f"compare() takes the LineResults to compare against, not {type(baseline).__name__}")
         columns, _ = _core.compare_lines(baseline._core, self._core)
-        return pd.DataFrame({name: _engine_column(name, cells) for name, cells in columns.items()})
+        return frame_of(columns, DERIVED_COLUMN_TYPES["line_comparison"], lambda name: None)  # axes as the engine keeps them
 
     def plot(self, filename: str | os.PathLike[str] | None = None, *, top: int = 10,
              plot_width: float = 8, plot_height: float | None = None) -> Figure:
@@ -144,17 +144,8 @@ class LineResults:
         """Jupyter's view: each kernel's source, every sampled line with its share and dominant stall."""
         return _source_html(self.to_dataframe(), self.parameters, self._core.sources(), self.notes)
 
-    def _frame(self, columns: dict[str, list[Any]], config_indices: Sequence[int]) -> pd.DataFrame:
-        data = {}
-        for name, cells in columns.items():
-            if name in self.parameters:
-                p = self.parameters.index(name)
-                data[name] = _config_column([self._configs[i][p] for i in config_indices])
-            elif name in ("Line", "PcOffset", "InstExecuted", "ThreadInstExecuted"):
-                data[name] = pd.Series(cells, dtype="Int64")  # empty where there is none
-            else:
-                data[name] = _engine_column(name, cells)
-        return pd.DataFrame(data)
+    def _frame(self, columns: dict[str, list[Any]], config_indices: Sequence[int], kind: str) -> pd.DataFrame:
+        return frame_of(columns, DERIVED_COLUMN_TYPES[kind], config_axes(self._configs, self.parameters, config_indices))
 
 
 def load_lines(path: str | os.PathLike[str]) -> LineResults:

@@ -151,12 +151,8 @@ def draw(results, style):
             ax.set_ylabel(style.ylabel or _default_ylabel(data, metric))
         ax.legend(title="Annotation", fontsize=8)
 
-    first = data.iloc[0] if len(data) else None
-    if first is not None:
-        fig.suptitle(
-            f"{style.title}\n{first['GPU']}, {first['Host']} · backend {first['Backend']}, "
-            f"cache_control {first['CacheControl']}, clock_control {first['ClockControl']}"
-        )
+    if len(data):
+        fig.suptitle(f"{style.title}\n{results._core.headline(with_machine=True)}")
     if style.print_data:
         print(data[["Annotation", *parameters, "Metric", "Unit", "AvgValue", "NumRuns"]].to_string(index=False))
     if style.plot_callback:

@@ -225,11 +225,7 @@ def draw(core: _core.Results, df: pd.DataFrame, parameters: list[str], style: St
     ax.set_ylabel(style.ylabel or f"achieved TFLOP/s (declared FLOPs / duration, mean of {runs} runs)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
-    first = points.iloc[0]
-    fig.suptitle(
-        f"{style.title}\n{first['GPU']}, {first['Host']} · backend {first['Backend']}, "
-        f"cache_control {first['CacheControl']}, clock_control {first['ClockControl']}"
-    )
+    fig.suptitle(f"{style.title}\n{core.headline(with_machine=True)}")
     if style.print_data:
         print(points[["Annotation", *parameters, "ArithmeticIntensity", "AchievedTFLOPs", "ComputeRoofPct",
                       "DRAMRoofPct", "Bound"]].to_string(index=False))

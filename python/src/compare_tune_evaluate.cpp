@@ -10,6 +10,7 @@
 
 #include "bindings.hpp"
 #include "kscope/detail/enum_names.hpp"
+#include "kscope/detail/result_files.hpp"
 #include "kscope/kscope.hpp"
 #include "kscope/testing.hpp"
 #include "python_errors.hpp"
@@ -35,7 +36,7 @@ py::object optional_index(const std::optional<std::size_t>& index) {
 // kscope.compare's engine call: ({column: [cells]}, baseline and candidate config index per row
 // (None on the side a row is missing from), warnings, gate). directions: {metric: "lower"|"higher"|"undefined"}.
 py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& candidate, kscope::CompareOptions options,
-                      const std::map<std::string, std::string>& directions) {
+                      const std::map<std::string, std::string>& directions, const std::string& output_prefix) {
   for (const auto& [metric, direction] : directions) {
     const auto named = kscope::detail::enum_named<kscope::MetricDirection>(direction);
     if (!named) throw kscope::InternalError("the Python side passed an unknown direction (kscope bug: please report it)");
@@ -43,7 +44,9 @@ py::tuple run_compare(const kscope::Results& baseline, const kscope::Results& ca
   }
   const kscope::Comparison comparison = [&] {
     py::gil_scoped_release release;  // the bootstrap takes a moment and touches no Python object
-    return kscope::compare(baseline, candidate, options);
+    kscope::Comparison c = kscope::compare(baseline, candidate, options);
+    if (!output_prefix.empty()) c.write_all(output_prefix);
+    return c;
   }();
   py::list baseline_configs, candidate_configs;
   for (const auto& r : comparison.rows) {
@@ -103,11 +106,11 @@ kscope::Tensors to_tensors(const py::handle& made) {
 
 const py::object& owner_of(const kscope::Tensors& t) { return *static_cast<const py::object*>(t.owner.get()); }
 
-// inputs(config index, seed), copy_inputs(inputs owner), reference(inputs owner), candidate(inputs
-// owner): each -> (views, owner, observed[, names]); stream() -> the caller's stream as an integer.
+// inputs(config index, seed), reference(inputs owner), candidate(inputs owner): each -> (views,
+// owner, observed[, names]); stream() -> the caller's stream as an integer.
 kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py::list& rows,
                                 const kscope::Settings& base, const kscope::EvaluateOptions& options,
-                                const py::function& inputs, const py::function& copy_inputs, const py::function& reference,
+                                const py::function& inputs, const py::function& reference,
                                 const py::function& candidate, const py::function& stream,
                                 kscope::testing::SimulatedBackend* simulated, const py::object& progress,
                                 const py::object& work) {
@@ -125,7 +128,6 @@ kscope::Evaluation run_evaluate(const std::vector<std::string>& names, const py:
       return call_python([&] { return to_tensors(py::reinterpret_borrow<py::function>(fn)(owner_of(in))); });
     };
   };
-  contest.copy_inputs = side(copy_inputs.ptr());
   contest.reference = side(reference.ptr());
   contest.candidate = side(candidate.ptr());
   PyObject* stream_fn = stream.ptr();
@@ -168,7 +170,10 @@ void bind_compare(py::module_& m) {
     const auto band = kscope::same_band(threshold_pct);
     return py::make_tuple(band.lower, band.upper);
   }, py::arg("threshold_pct"), "(lower, upper): the ratios within threshold_pct that compare, evaluate and tune call the same");
-  m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"));
+  m.def("compare", &run_compare, py::arg("baseline"), py::arg("candidate"), py::arg("options"), py::arg("directions"),
+        py::arg("output_prefix") = "",
+        ("The comparison's table and what it says; written as " + kscope::detail::comparison_files_text("<output_prefix>") +
+         " when output_prefix is given").c_str());
 }
 
 void bind_tune(py::module_& m) {
@@ -238,7 +243,7 @@ void bind_evaluate(py::module_& m) {
       .def("options", [](const kscope::Evaluation& e) { return e.options(); })
       .def("__len__", [](const kscope::Evaluation& e) { return e.rows().size(); });
   m.def("evaluate", &run_evaluate, py::arg("names"), py::arg("rows"), py::arg("settings"), py::arg("options"),
-        py::arg("inputs"), py::arg("copy_inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"),
+        py::arg("inputs"), py::arg("reference"), py::arg("candidate"), py::arg("stream"),
         py::arg("simulated"),
         py::arg("progress") = py::none(), py::arg("work") = py::none(),
         "Evaluates candidate against reference over the configs rows; returns the Evaluation");

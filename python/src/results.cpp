@@ -65,8 +65,15 @@ void bind_columns(py::module_& m) {
     out["findings"] = column_specs(kscope::finding_columns());
     out["race"] = column_specs(kscope::race_columns());
     out["comparison"] = column_specs(kscope::comparison_columns());
+    out["lines"] = column_specs(kscope::line_columns());
+    out["instructions"] = column_specs(kscope::instruction_columns());
+    out["line_kernels"] = column_specs(kscope::line_kernel_columns());
+    out["line_comparison"] = column_specs(kscope::line_comparison_columns());
     return out;
-  }, "{kind: [(name, type)]} of the evaluation, findings, race and comparison tables");
+  }, "{kind: [(name, type)]} of the evaluation, findings, race and comparison tables, and the line results' "
+     "(lines, instructions, line_kernels, line_comparison)");
+  m.def("evaluation_view_columns", &kscope::evaluation_view_columns,
+        "[column] of an evaluation's table that its readable view shows after the config axes");
   m.def("console_columns", &kscope::console_columns, "[(column, short header)] of the readable view");
   m.def("roofline_console_columns", &kscope::roofline_console_columns,
         "[(column, short header)] the readable view adds for rows with declared work");
@@ -76,8 +83,12 @@ void bind_columns(py::module_& m) {
 void bind_results(py::module_& m) {
   py::class_<kscope::Results>(m, "Results")
       .def("report_path", [](const kscope::Results& r) { return r.session().report_path; })
-      .def("headline", [](const kscope::Results& r) { return kscope::detail::session_headline(r.session()); },
-           "The session in one line: GPU | backend | cache_control | clock_control")
+      .def("headline", [](const kscope::Results& r, bool with_machine) {
+        return with_machine ? kscope::detail::session_headline_with_machine(r.session())
+                            : kscope::detail::session_headline(r.session());
+      }, py::arg("with_machine") = false,
+           "The session in one line: GPU | backend | cache_control | clock_control (with_machine: then "
+           "| driver | host, where known)")
       .def("measured_metrics", [](const kscope::Results& r) { return r.session().metrics; },
            "The metrics the backend measured (the others are derived); empty for files from before kscope kept them")
       .def("summary", [](const kscope::Results& r) { return columns(r.summary_table(), config_indices(r.rows())); },

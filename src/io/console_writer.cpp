@@ -8,6 +8,7 @@
 #include "base/text.hpp"
 #include "core/model/suggest.hpp"
 #include "kscope/columns.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/results.hpp"
 #include "kscope/roofline.hpp"
 #include "kscope/table.hpp"
@@ -117,9 +118,8 @@ void write_console(const Table& table, std::ostream& out) {
 // (CSV and JSON carry all of them).
 std::ostream& operator<<(std::ostream& out, const Results& results) {
   const SessionInfo& s = results.session();
-  out << "kscope: " << s.gpu << " | backend " << to_string(s.backend) << " | mode " << s.mode() << " (cache_control "
-      << to_string(s.cache_control) << ", clock_control " << to_string(s.clock_control) << ") | rated SM " << s.rated_sm_clock_mhz
-      << " MHz, memory " << s.rated_memory_clock_mhz << " MHz";
+  out << "kscope: " << detail::session_headline(s) << " | rated SM " << s.rated_sm_clock_mhz << " MHz, memory "
+      << s.rated_memory_clock_mhz << " MHz";
   if (!std::isnan(s.locked_sm_clock_mhz)) out << " | locked SM " << s.locked_sm_clock_mhz << " MHz";
   if (s.replay_passes > 1) out << " | " << s.replay_passes << " replay passes per run";
   if (!std::isnan(s.idle_power_w)) out << " | idle power " << s.idle_power_w << " W";

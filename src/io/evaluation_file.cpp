@@ -1,5 +1,7 @@
 // An Evaluation's file: kscope's results file of its measurements (load_results reads it) with an
-// "evaluation" member: the options, one row per config and the findings, field by field.
+// "evaluation" member: the options, field by field, and the rows and findings of its tables, each
+// row its config's index and its table's columns (core/decisions/evaluation_tables.hpp, written
+// and read back through io/json_columns.hpp), so that a column of the table is in the file.
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -8,11 +10,12 @@
 #include <vector>
 
 #include "base/file_access.hpp"
+#include "core/decisions/evaluation_tables.hpp"
 #include "core/model/caller_language.hpp"
 #include "core/model/json_fields.hpp"
+#include "io/json_columns.hpp"
 #include "io/json_printer.hpp"
 #include "io/results_file.hpp"
-#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/evaluate.hpp"
 
@@ -35,22 +38,6 @@ std::optional<double> read_optional_real(const Read& j, const std::string& where
   return v;
 }
 
-// A value of an enumeration on the name table (kscope/detail/enum_names.hpp).
-template <typename E>
-E read_named(const Read& j, const std::string& where) {
-  if (j.is_string())
-    if (const auto value = detail::enum_named<E>(j.get<std::string>())) return *value;
-  bad_value(where, detail::enum_choices<E>("\"").c_str(), j);
-}
-
-Finding read_finding(const Read& j, const std::string& where) {
-  if (j.is_string())
-    if (const auto finding = finding_named(j.get<std::string>())) return *finding;
-  std::string names;
-  for (const Finding f : all_findings()) names += (names.empty() ? "\"" : ", \"") + to_string(f) + "\"";
-  bad_value(where, ("one of " + names).c_str(), j);
-}
-
 const std::vector<Field<EvaluateOptions>>& option_fields() {
   static const std::vector<Field<EvaluateOptions>> fields{
       custom<EvaluateOptions>(
@@ -69,59 +56,28 @@ const std::vector<Field<EvaluateOptions>>& option_fields() {
   return fields;
 }
 
-const std::vector<Field<EvaluationRow>>& row_fields() {
-  static const std::vector<Field<EvaluationRow>> fields{
-      field<EvaluationRow>("Config", [](auto& r) -> auto& { return r.config_index; }),
-      field<EvaluationRow>("Runs", [](auto& r) -> auto& { return r.runs; }),
-      field<EvaluationRow>("ReferenceMedianNs", [](auto& r) -> auto& { return r.reference_median_ns; }),
-      field<EvaluationRow>("CandidateMedianNs", [](auto& r) -> auto& { return r.candidate_median_ns; }),
-      field<EvaluationRow>("Speedup", [](auto& r) -> auto& { return r.speedup; }),
-      field<EvaluationRow>("SpeedupCI_Lower", [](auto& r) -> auto& { return r.speedup_ci_lower; }),
-      field<EvaluationRow>("SpeedupCI_Upper", [](auto& r) -> auto& { return r.speedup_ci_upper; }),
-      field<EvaluationRow>("Correct", [](auto& r) -> auto& { return r.correct; }),
-      field<EvaluationRow>("MaxAbsError", [](auto& r) -> auto& { return r.max_abs_error; }),
-      field<EvaluationRow>("MaxRelError", [](auto& r) -> auto& { return r.max_rel_error; }),
-      field<EvaluationRow>("CheckedRuns", [](auto& r) -> auto& { return r.checked_runs; }),
-      field<EvaluationRow>("MismatchedRuns", [](auto& r) -> auto& { return r.mismatched_runs; }),
-      custom<EvaluationRow>(
-          "FailingSeed", [](const EvaluationRow& r) { return r.failing_seed ? Written(*r.failing_seed) : Written(); },
-          [](EvaluationRow& r, const Read& j, const std::string& w) {
-            r.failing_seed = j.is_null() ? std::nullopt : std::optional<std::uint64_t>(read_unsigned(j, w));
-          }),
-      field<EvaluationRow>("Mismatch", [](auto& r) -> auto& { return r.mismatch; }),
-      custom<EvaluationRow>(
-          "Findings",
-          [](const EvaluationRow& r) {
-            Written list = Written::array();
-            for (Finding f : r.findings) list.push_back(to_string(f));
-            return list;
-          },
-          [](EvaluationRow& r, const Read& j, const std::string& w) {
-            if (!j.is_array()) bad_value(w, "a list of finding names", j);
-            r.findings.clear();
-            for (const Read& name : j) r.findings.push_back(read_finding(name, w));
-          }),
-      custom<EvaluationRow>(
-          "Verdict", [](const EvaluationRow& r) { return Written(to_string(r.verdict)); },
-          [](EvaluationRow& r, const Read& j, const std::string& w) { r.verdict = read_named<EvaluationVerdict>(j, w); }),
-      field<EvaluationRow>("Reason", [](auto& r) -> auto& { return r.reason; }),
-  };
-  return fields;
+// The rows of a derived result, each as its fields write it.
+template <typename Row>
+Written rows_json(const std::vector<Row>& rows, const std::vector<Field<Row>>& fields) {
+  Written out = Written::array();
+  for (const Row& row : rows) out.push_back(write_object(row, fields));
+  return out;
 }
 
-const std::vector<Field<FindingRecord>>& finding_fields() {
-  static const std::vector<Field<FindingRecord>> fields{
-      field<FindingRecord>("Config", [](auto& f) -> auto& { return f.config_index; }),
-      custom<FindingRecord>(
-          "Side", [](const FindingRecord& f) { return Written(to_string(f.side)); },
-          [](FindingRecord& f, const Read& j, const std::string& w) { f.side = read_named<Side>(j, w); }),
-      custom<FindingRecord>(
-          "Finding", [](const FindingRecord& f) { return Written(to_string(f.finding)); },
-          [](FindingRecord& f, const Read& j, const std::string& w) { f.finding = read_finding(j, w); }),
-      field<FindingRecord>("Runs", [](auto& f) -> auto& { return f.runs; }),
-      field<FindingRecord>("Detail", [](auto& f) -> auto& { return f.detail; }),
-  };
-  return fields;
+// Files written before an evaluation's rows were their table's cells hold Findings as a list of
+// names, where the table's cell joins them with commas.
+nlohmann::json findings_joined(nlohmann::json section) {
+  const auto rows = section.find("rows");
+  if (rows == section.end() || !rows->is_array()) return section;
+  for (nlohmann::json& row : *rows) {
+    const auto findings = row.find("Findings");
+    if (findings == row.end() || !findings->is_array()) continue;
+    std::string joined;
+    for (const nlohmann::json& name : *findings)
+      joined += (joined.empty() ? "" : ",") + (name.is_string() ? name.get<std::string>() : name.dump());
+    *findings = joined;
+  }
+  return section;
 }
 
 }  // namespace
@@ -130,12 +86,8 @@ void Evaluation::write_json(std::ostream& out) const {
   detail::write_results(measurements_, out, [&](std::ostream& o) {
     Written section;
     section["options"] = write_object(options_, option_fields());
-    Written rows = Written::array();
-    for (const EvaluationRow& r : rows_) rows.push_back(write_object(r, row_fields()));
-    section["rows"] = std::move(rows);
-    Written findings = Written::array();
-    for (const FindingRecord& f : findings_) findings.push_back(write_object(f, finding_fields()));
-    section["findings"] = std::move(findings);
+    section["rows"] = rows_json(rows_, derived_fields(detail::evaluation_table(), this));
+    section["findings"] = rows_json(findings_, derived_fields(detail::findings_table(), this));
     std::string text = ",\n \"evaluation\": ";
     detail::append_json(text, section, 1);
     o << text;
@@ -171,8 +123,10 @@ Evaluation evaluation_from(const nlohmann::json& section, Results measurements,
   if (saved_options == section.end()) throw ConfigError(where + " has no \"options\"");
   read_object(*saved_options, options, option_fields(), where + " \"options\"");
   const std::size_t configs = measurements.configs().size();
-  std::vector<EvaluationRow> rows = read_config_rows(section, "rows", row_fields(), configs, where);
-  std::vector<FindingRecord> findings = read_config_rows(section, "findings", finding_fields(), configs, where);
+  std::vector<EvaluationRow> rows =
+      read_config_rows(findings_joined(section), "rows", derived_fields(detail::evaluation_table()), configs, where);
+  std::vector<FindingRecord> findings =
+      read_config_rows(section, "findings", derived_fields(detail::findings_table()), configs, where);
   return Evaluation(std::move(measurements), std::move(rows), std::move(findings), std::move(options));
 }
 

@@ -29,6 +29,7 @@
 #include "core/model/sample_store.hpp"
 #include "core/model/sample_text.hpp"
 #include "core/model/settings_table.hpp"
+#include "io/json_columns.hpp"
 #include "io/json_printer.hpp"
 #include "io/results_file.hpp"
 #include "kscope/backend_registry.hpp"
@@ -130,54 +131,14 @@ bool in_first_files(const std::string& column) {
   return columns.count(column) > 0;
 }
 
-// What a cell of this type is in the file (a real as encode writes it: null for NaN and empty).
-const char* expected(ColumnType type) {
-  switch (type) {
-    case ColumnType::text: return "a string";
-    case ColumnType::integer: return "a non-negative integer";
-    case ColumnType::optional_integer: return "a non-negative integer or null";
-    case ColumnType::real: return "a number, null, \"Infinity\" or \"-Infinity\"";
-    case ColumnType::boolean: return "true or false";
-    case ColumnType::optional_boolean: return "true, false or null";
-    case ColumnType::baseline: return "false or the name of the baseline annotation";
-  }
-  return "?";
-}
-
-Written column_json(const Cell& cell) {
-  if (const double* v = std::get_if<double>(&cell)) return encode(*v);
-  return detail::cell_json(cell);
-}
-
-// The cell of a column of this type the JSON holds (null: an empty one); nullopt for another.
-std::optional<Cell> column_cell(const Read& j, ColumnType type) {
-  if (j.is_null()) return Cell{};
-  switch (type) {
-    case ColumnType::real:
-      if (const auto v = detail::real_from_json(j)) return Cell{*v};
-      return std::nullopt;
-    case ColumnType::integer:
-    case ColumnType::optional_integer:
-      if (j.is_number_unsigned() && j.get<std::uint64_t>() <= INT64_MAX) return Cell{j.get<std::int64_t>()};
-      return std::nullopt;
-    default: {
-      const auto cell = detail::cell_from_json(j);
-      if (cell && (std::holds_alternative<std::string>(*cell) || std::holds_alternative<bool>(*cell))) return cell;
-      return std::nullopt;
-    }
-  }
-}
-
 template <typename Row>
 Field<Row> column_field(const detail::ColumnDefinition<Row>& column, bool added_later) {
-  return {column.spec.name,
-          [&column](const Row& row) { return column_json(column.cell(row, SessionInfo{})); },
-          [&column](Row& row, const Read& value, const std::string& where) {
-            const auto cell = column_cell(value, column.spec.type);
-            if (!cell || !column.read(row, *cell))
-              bad_value(where, column.expected.empty() ? expected(column.spec.type) : column.expected.c_str(), value);
-          },
-          added_later, column.part};
+  Field<Row> f = detail::json_fields::column_field<Row>(
+      column.spec.name, column.spec.type, [&column](const Row& row) { return column.cell(row, SessionInfo{}); },
+      column.read, column.expected);
+  f.optional = added_later;
+  f.part = column.part;
+  return f;
 }
 
 // Annotation and Config, then `more` and the columns that are not session facts.

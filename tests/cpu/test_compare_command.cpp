@@ -16,6 +16,8 @@
 #include <thread>
 
 #include "compare_fixtures.hpp"
+#include "kscope/compare.hpp"
+#include "test_support.hpp"
 #include "core/model/caller_language.hpp"
 
 using namespace kscope;
@@ -262,6 +264,28 @@ TEST_F(CompareCommand, JsonOutputHoldsTheRowsAndWarnings) {
   EXPECT_EQ(doc["rows"][0]["Verdict"], "slower");
   EXPECT_EQ(doc["rows"][0]["n"], 1024);
   EXPECT_DOUBLE_EQ(doc["rows"][0]["Ratio"].get<double>(), 1.1);
+}
+
+TEST_F(CompareCommand, OutputPrefixWritesTheComparisonsFormats) {
+  // The files are the rows of the comparison's format table: its table as CSV, and the JSON that
+  // --json prints (without the files' names).
+  const Outcome r = run({"base.json", "slow.json", "--output-prefix", path("cmp_")});
+  EXPECT_EQ(r.status, 1) << r.err;
+  const std::string csv = kscope_test::text_of(path("cmp_comparison.csv"));
+  std::string header = "Annotation,n";  // the axes after Annotation, then the other columns
+  for (const kscope::ColumnSpec& c : kscope::comparison_columns())
+    if (c.name != "Annotation") header += "," + c.name;
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), header);
+  const auto saved = nlohmann::json::parse(kscope_test::text_of(path("cmp_comparison.json")));
+  auto printed = nlohmann::json::parse(run({"base.json", "slow.json", "--json"}).out);
+  printed.erase("baseline");
+  printed.erase("candidate");
+  EXPECT_EQ(saved, printed);
+  EXPECT_EQ(saved["gate"], "slower");
+  // A prefix whose files cannot be written: the output's exit status, the reason on stderr.
+  const Outcome blocked = run({"base.json", "slow.json", "--output-prefix", path("missing_dir/x_")});
+  EXPECT_EQ(blocked.status, 74);
+  EXPECT_TRUE(has(blocked.err, "comparison.csv")) << blocked.err;
 }
 
 // The kscope program itself, when ctest gives its path (kscope_compare_program).

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "base/csv.hpp"
 #include "core/model/derived_columns.hpp"
 #include "core/files/output_formats.hpp"
@@ -61,7 +63,9 @@ const detail::DerivedColumns<Fastest, FastestRow>& fastest_columns() {
       {
           {"Fastest", T::text, [](const Fastest&, const R& r) { return Cell{r.annotation}; }},
           {"MedianNs", T::real, [](const Fastest&, const R& r) { return Cell{r.median_ns}; }},
-          {"Annotations", T::integer, [](const Fastest&, const R& r) { return detail::count_cell(r.annotations); }},
+          // A column the readable view leaves out.
+          detail::hidden<Fastest, R>(
+              {"Annotations", T::integer, [](const Fastest&, const R& r) { return detail::count_cell(r.annotations); }}),
       },
       0,
       [](const Fastest& f, const R& r) { return f.measurements().configs().at(r.config_index).values(); }};
@@ -123,6 +127,12 @@ TEST(DerivedResults, AToyKindIsItsColumnTableAndAFormatRow) {
   EXPECT_EQ(table.rows[0], (std::vector<Cell>{std::int64_t{100}, std::string("fast"), 100.0, std::int64_t{2}}));
   EXPECT_EQ(table.rows[1], (std::vector<Cell>{std::int64_t{200}, std::string("fast"), 200.0, std::int64_t{2}}));
 
+  // The readable view: the axes and the columns shown.
+  const Table view = fastest_columns().view(fastest, fastest.rows(), fastest.measurements().axis_names());
+  EXPECT_EQ(view.columns, (std::vector<std::string>{"n", "Fastest", "MedianNs"}));
+  EXPECT_EQ(view.rows[1], (std::vector<Cell>{std::int64_t{200}, std::string("fast"), 200.0}));
+  EXPECT_EQ(fastest_columns().shown(), (std::vector<std::string>{"Fastest", "MedianNs"}));
+
   // The specs: what Python's one conversion types the DataFrame's columns by.
   const std::vector<ColumnSpec> specs = fastest_columns().specs();
   ASSERT_EQ(specs.size(), 3u);
@@ -175,6 +185,20 @@ TEST(DerivedResults, TheKindsOfKscopeAreTheirColumnTables) {
   std::vector<std::string> comparison_header = names_of(comparison_columns());
   comparison_header.insert(comparison_header.begin() + 1, "n");  // after Annotation
   EXPECT_EQ(comparison.to_table().columns, comparison_header);
+
+  // A comparison's files are the rows of its format table: its table as CSV, its JSON's rows the
+  // table's columns.
+  EXPECT_EQ(detail::derived_prefix_files(detail::comparison_formats()),
+            (std::vector<std::string>{"comparison.csv", "comparison.json"}));
+  const kscope_test::TempDir dir;
+  comparison.write_all(dir.prefix("c_"));
+  std::ostringstream csv;
+  write_csv(comparison.to_table(), csv);
+  EXPECT_EQ(kscope_test::text_of(dir.prefix("c_") + "comparison.csv"), csv.str());
+  const auto saved = nlohmann::ordered_json::parse(kscope_test::text_of(dir.prefix("c_") + "comparison.json"));
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : saved["rows"].at(0).items()) keys.push_back(key);
+  EXPECT_EQ(keys, comparison_header);
 
   const auto evaluation = names_of(evaluation_columns());
   EXPECT_EQ(evaluation.front(), "Verdict");

@@ -12,6 +12,7 @@
 #include "core/model/line_rows.hpp"
 #include "kscope/annotation.hpp"
 #include "lines_command.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/lines.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"
@@ -207,6 +208,36 @@ TEST(Lines, KernelsTableAndTheSweepsTable) {
   EXPECT_EQ(r.sweep().rows().size(), 2u);
 }
 
+// The table is its column table: Annotation, the axis n, then the other columns, each cell of its type.
+void expect_columns(const Table& t, const std::vector<kscope::ColumnSpec>& specs) {
+  std::vector<std::string> header{specs.front().name, "n"};
+  for (std::size_t i = 1; i < specs.size(); ++i) header.push_back(specs[i].name);
+  ASSERT_EQ(t.columns, header);
+  ASSERT_FALSE(t.rows.empty());
+  using T = kscope::ColumnType;
+  for (const auto& row : t.rows)
+    for (const auto& spec : specs) {
+      const Cell& c = row.at(t.column(spec.name));
+      const bool empty = std::holds_alternative<std::monostate>(c);
+      const bool typed = spec.type == T::text ? std::holds_alternative<std::string>(c)
+                         : spec.type == T::integer ? std::holds_alternative<std::int64_t>(c)
+                         : spec.type == T::optional_integer ? empty || std::holds_alternative<std::int64_t>(c)
+                         : spec.type == T::real ? empty || std::holds_alternative<double>(c)
+                                                : false;
+      EXPECT_TRUE(typed) << spec.name << " of type " << kscope::to_string(spec.type);
+    }
+}
+
+TEST(Lines, EachTableIsItsColumnTable) {
+  Sampled a, b;
+  b.sim.set_code("chase", chase_code(10));
+  const LineResults r = a.run();
+  expect_columns(r.lines_table(), kscope::line_columns());
+  expect_columns(r.instructions_table(), kscope::instruction_columns());
+  expect_columns(r.kernels_table(), kscope::line_kernel_columns());
+  expect_columns(kscope::compare_lines(r, b.run()), kscope::line_comparison_columns());
+}
+
 TEST(Lines, TooCoarseAPeriodAndDroppedSamplesAreSaidPerKernel) {
   Sampled s;
   s.sim.set_dropped_samples(7);
@@ -224,7 +255,11 @@ TEST(Lines, TooCoarseAPeriodAndDroppedSamplesAreSaidPerKernel) {
 
 TEST(Lines, ListingShowsEachKernelsTopLinesWithTheirDominantStall) {
   Sampled s;
-  const std::string listing = s.run().listing(2);
+  const LineResults r = s.run();
+  const std::string listing = r.listing(2);
+  // The session's one headline first.
+  EXPECT_EQ(listing.rfind("kscope lines: " + kscope::detail::session_headline(r.sweep().session()) + "\n", 0), 0u)
+      << listing;
   EXPECT_NE(listing.find("chase [n=1]  chase"), std::string::npos) << listing;
   EXPECT_NE(listing.find("chase.cu:8"), std::string::npos) << listing;
   EXPECT_NE(listing.find("long_scoreboard (97%)"), std::string::npos) << listing;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kscope/annotation.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/testing.hpp"
@@ -158,7 +159,9 @@ TEST(Results, ConsoleOutputShowsSessionAndRows) {
   std::ostringstream out;
   out << small_results();
   const std::string text = out.str();
-  EXPECT_NE(text.find("backend test (simulated) | mode default (cache_control all, clock_control none)"), std::string::npos) << text;
+  // The session's one headline first.
+  EXPECT_EQ(text.rfind("kscope: " + detail::session_headline(small_results().session()) + " | rated SM ", 0), 0u) << text;
+  EXPECT_NE(text.find("backend test (simulated) | cache_control all | clock_control none"), std::string::npos) << text;
   EXPECT_NE(text.find("saxpy"), std::string::npos);
   EXPECT_NE(text.find("test__kernel_duration"), std::string::npos);
 }

@@ -139,6 +139,24 @@ def test_compare_plot_is_written(sim, tmp_path):
     assert target.stat().st_size > 10_000
 
 
+def test_compare_writes_its_formats_files_under_output_prefix(sim, tmp_path):
+    # The files are the rows of the comparison's format table: its table as CSV and as JSON, with the
+    # DataFrame's columns (the config axes as the engine keeps them).
+    baseline = profile(sim)
+    frame = kscope.compare(baseline, profile(sim, scale=1.1), output_prefix=tmp_path / "cmp_")
+    written = pd.read_csv(tmp_path / "cmp_comparison.csv")
+    assert list(written.columns) == list(frame.columns)
+    assert written["Verdict"].tolist() == frame["Verdict"].tolist()
+    saved = json.loads((tmp_path / "cmp_comparison.json").read_text())
+    assert saved["gate"] == frame.attrs["gate"] == "slower"
+    assert [list(row) for row in saved["rows"]] == [list(frame.columns)] * len(frame)
+    (tmp_path / "out").mkdir()
+    kscope.compare(baseline, baseline, output_prefix=tmp_path / "out")  # a directory: the files inside it
+    assert sorted(os.listdir(tmp_path / "out")) == ["comparison.csv", "comparison.json"]
+    with pytest.raises(kscope.ConfigError, match=r"output_prefix must be a non-empty path prefix"):
+        kscope.compare(baseline, baseline, output_prefix=3)
+
+
 def test_gbench_json_has_google_benchmarks_schema(sim, tmp_path):
     results = profile(sim)
     results.to_gbench_json(tmp_path / "g.json")

@@ -15,6 +15,7 @@ DTYPES = {"integer": {"int64"}, "optional_integer": {"Int64"}, "real": {"float64
 
 
 def expect_typed(frame, kind, axes):
+    """The frame's columns, `axes` left out, are the engine's column table of `kind`, of its types."""
     types = dict(_core.derived_columns()[kind])
     assert [c for c in frame.columns if c not in axes] == list(types)
     for column, kind_of in types.items():

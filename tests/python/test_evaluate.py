@@ -2,8 +2,10 @@
 plain, timers replaced), its values (NumPy arrays, torch CPU tensors, numbers, tuples and dicts), the
 results object, failing inputs saved for replay, and the errors it gives."""
 
+import json
 import math
 import os
+import re
 import time
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 
 import kscope
 from conftest import need
+from kscope import _core
 from kscope.errors import ConfigError, SweepError
 
 torch = need("torch")
@@ -299,7 +302,15 @@ def test_the_evaluation_saves_loads_and_compares(tmp_path):
     pd.testing.assert_frame_equal(back.to_dataframe(), results.to_dataframe())
     table = kscope.compare(results, back)
     assert set(table["Verdict"]) == {"same"}
-    assert "<table>" in results._repr_html_() and "faster" in str(results)
+    # The file's rows and the DataFrame hold the engine's columns of the table, the views those it marks shown.
+    columns = [name for name, _ in _core.derived_columns()["evaluation"]]
+    saved = json.loads(path.read_text())["evaluation"]["rows"][0]
+    assert list(saved) == ["Config", *columns]
+    assert list(back.to_dataframe().columns) == ["n", *columns]
+    shown = ["n", *_core.evaluation_view_columns()]
+    assert str(results).splitlines()[1].split() == shown
+    assert re.findall(r"<th>(\w+)</th>", results._repr_html_()) == shown
+    assert "faster" in str(results)
 
 
 def test_output_prefix_writes_a_file_load_evaluation_reads(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 
 import kscope
 from kscope import BackendError, ConfigError, SweepWarning
+from test_derived_frames import expect_typed
 
 FILE = "/src/softmax.py"
 SOURCE = """@triton.jit
@@ -99,6 +100,16 @@ def test_instructions_kernels_and_top(sim):
     assert top.iloc[0].DominantStall == "long_scoreboard"
     assert top.iloc[0].DominantStallPct == pytest.approx(100 * 60 / 62, abs=0.5)
     assert results.sweep.to_dataframe().Metric.iloc[0] == "test__kernel_duration"
+
+
+def test_every_table_is_typed_by_its_engine_column_table(sim):
+    # The columns and their types are the engine's (_core.derived_columns()), through the one conversion.
+    results = softmax(sim)()
+    expect_typed(results.to_dataframe(), "lines", ["n"])
+    expect_typed(results.instructions(), "instructions", ["n"])
+    expect_typed(results.kernels(), "line_kernels", ["n"])
+    expect_typed(results.compare(results), "line_comparison", ["n"])
+    assert results.to_dataframe()["Line"].dtype == "Int64" and results.kernels()["n"].tolist() == [1024, 4096]
 
 
 def test_listing_html_and_plot(sim, tmp_path):

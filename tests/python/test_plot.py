@@ -40,6 +40,8 @@ def test_line_plot_with_panels_variants_and_callback(sim, tmp_path):
     assert labels == ["torch", "triton block=16", "triton block=64"]
     assert [t.get_text() for t in axes[0].get_xticklabels()] == ["n=1", "n=2", "n=4", "Avg"]
     assert "test__kernel_duration (ns)" in axes[0].get_ylabel() and "avg of 2 runs" in axes[0].get_ylabel()
+    # The title, then the session's one headline (with the machine: plots of several hosts meet).
+    assert fig._suptitle.get_text().split("\n") == ["kscope results", results._core.headline(with_machine=True)]
     assert "test (simulated)" in fig._suptitle.get_text()
 
 

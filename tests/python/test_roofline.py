@@ -245,6 +245,7 @@ def test_the_roofline_plot_as_a_results_method(sim, tmp_path):
     results = copy_and_gemm(sim, work=per_annotation())()
     fig = results.plot_roofline()  # no file
     assert results.figure is fig and len(fig.get_axes()) == 1
+    assert fig._suptitle.get_text().split("\n") == ["kscope roofline", results._core.headline(with_machine=True)]
     path = tmp_path / "r.svg"
     results.plot_roofline(path)
     assert path.read_text().lstrip().startswith("<?xml")

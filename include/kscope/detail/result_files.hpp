@@ -1,6 +1,6 @@
 #pragma once
-// The files Results::write_all writes under an output prefix, as the output formats' table has
-// them, for the front ends' messages and help.
+// The files Results::write_all (and Comparison::write_all) writes under an output prefix, as the
+// output formats' tables have them, for the front ends' messages and help.
 #include <string>
 #include <vector>
 
@@ -11,5 +11,8 @@ std::vector<std::string> result_files();
 
 // "<prefix>{summary.csv,samples.csv,results.json}"
 std::string result_files_text(const std::string& prefix);
+
+// "<prefix>{comparison.csv,comparison.json}": the files Comparison::write_all writes.
+std::string comparison_files_text(const std::string& prefix);
 
 }  // namespace kscope::detail

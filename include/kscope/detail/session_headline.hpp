@@ -13,4 +13,8 @@ namespace kscope::detail {
 // process where torch is loaded (Python's views call it).
 std::string session_headline(const SessionInfo& session);
 
+// The headline, then the driver and the host where the session names them ("... | driver 580.65.06
+// | host gpu-01"): where results of several machines meet (a comparison's two sides, a plot).
+std::string session_headline_with_machine(const SessionInfo& session);
+
 }  // namespace kscope::detail

@@ -56,19 +56,16 @@ void CuptiBackend::end_session() noexcept {
 void CuptiBackend::flush_cache() {
   // The work enqueued before on streams that do not wait for the legacy one ends before the flush.
   order_.join();
-  if (!calls_.observing()) {
-    // Their first calls from now on wait for the flush's end: the legacy stream's own work and the
-    // blocking streams' wait for it anyway. A program that never used such a stream pays nothing.
-    device_.flush_l2(cudaStreamLegacy);
-    order_.gate_after_flush();
-    return;
-  }
   // evaluate(): persisting lines are made normal whatever the limit says now (a candidate may have
-  // set a carve-out and cleared the limit again), and the flush is waited for, so that a call's work
-  // on a stream that does not wait for the legacy one cannot run beside it.
+  // set a carve-out and cleared the limit again).
   device_.flush_l2(cudaStreamLegacy, device::MeasuredDevice::FlushLaunch::graph,
-                   device::L2Flusher::PersistingReset::always);
-  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(after the L2 flush)");
+                   calls_.observing() ? device::L2Flusher::PersistingReset::always
+                                      : device::L2Flusher::PersistingReset::if_limit_set);
+  // Such streams' first calls from now on wait for the flush's end, so that none of the measured
+  // work runs beside it; the legacy stream's own work and the blocking streams' wait for it anyway.
+  // The host does not wait: the flush runs while it calls the function. A program that never used
+  // such a stream pays nothing.
+  order_.gate_after_flush();
 }
 
 void CuptiBackend::region_begin(const RegionContext& region) {

@@ -12,6 +12,7 @@
 
 #include "core/model/caller_language.hpp"
 #include "core/model/column_cells.hpp"
+#include "core/files/output_formats.hpp"
 #include "core/model/derived_columns.hpp"
 #include "core/statistics/significance.hpp"
 #include "core/model/suggest.hpp"
@@ -449,5 +450,17 @@ const std::vector<ColumnSpec>& comparison_columns() {
 }
 
 Table Comparison::to_table() const { return comparison_table().table(*this, rows, axis_names); }
+
+namespace detail {
+
+const std::vector<DerivedFormat<Comparison>>& comparison_formats() {
+  static const std::vector<DerivedFormat<Comparison>> formats{
+      {"comparison table CSV", "comparison.csv", &write_table_csv<Comparison, &Comparison::to_table>},
+      {"comparison JSON", "comparison.json", [](const Comparison& c, const std::string& path) { c.write_json(path); }},
+  };
+  return formats;
+}
+
+}  // namespace detail
 
 }  // namespace kscope

@@ -9,6 +9,7 @@
 
 #include "core/model/caller_language.hpp"
 #include "core/decisions/evaluation_report.hpp"
+#include "core/decisions/evaluation_tables.hpp"
 #include "core/model/derived_columns.hpp"
 #include "core/decisions/evaluator.hpp"
 #include "core/engine/entry.hpp"
@@ -157,77 +158,111 @@ Evaluation::Evaluation(Results measurements, std::vector<EvaluationRow> rows, st
 
 namespace {
 
-using E = Evaluation;
-using T = ColumnType;
-using detail::count_cell;
-
 std::vector<Value> config_of(const Evaluation& e, std::size_t config_index) {
   return e.measurements().configs().at(config_index).values();
 }
 
-const detail::DerivedColumns<E, EvaluationRow>& evaluation_table() {
+// The names of findings, read back: a file's cell of them.
+std::string finding_choices() {
+  return "one of " + detail::joined_names(all_findings(), [](Finding f) { return "\"" + to_string(f) + "\""; });
+}
+
+bool read_finding(const Cell& cell, Finding& out) {
+  const std::string* name = std::get_if<std::string>(&cell);
+  const auto finding = name ? finding_named(*name) : std::nullopt;
+  if (finding) out = *finding;
+  return finding.has_value();
+}
+
+bool read_findings(const Cell& cell, std::vector<Finding>& out) {
+  const std::string* names = std::get_if<std::string>(&cell);
+  if (!names) return false;
+  out.clear();
+  for (std::size_t at = 0; at < names->size();) {
+    const std::size_t end = std::min(names->find(',', at), names->size());
+    if (!read_finding(Cell{names->substr(at, end - at)}, out.emplace_back())) return false;
+    at = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace detail {
+
+using E = Evaluation;
+using T = ColumnType;
+
+const DerivedColumns<E, EvaluationRow>& evaluation_table() {
   using R = EvaluationRow;
-  static const detail::DerivedColumns<E, R> table{
+  static const DerivedColumns<E, R> table{
       {
-          {"Verdict", T::text, [](const E&, const R& r) { return Cell{to_string(r.verdict)}; }},
-          {"Speedup", T::real, [](const E&, const R& r) { return Cell{r.speedup}; }},
-          {"SpeedupCI_Lower", T::real, [](const E&, const R& r) { return Cell{r.speedup_ci_lower}; }},
-          {"SpeedupCI_Upper", T::real, [](const E&, const R& r) { return Cell{r.speedup_ci_upper}; }},
-          {"ReferenceMedianNs", T::real, [](const E&, const R& r) { return Cell{r.reference_median_ns}; }},
-          {"CandidateMedianNs", T::real, [](const E&, const R& r) { return Cell{r.candidate_median_ns}; }},
-          {"Runs", T::integer, [](const E&, const R& r) { return count_cell(r.runs); }},
-          {"Correct", T::boolean, [](const E&, const R& r) { return Cell{r.correct}; }},
-          {"MaxAbsError", T::real, [](const E&, const R& r) { return Cell{r.max_abs_error}; }},
-          {"MaxRelError", T::real, [](const E&, const R& r) { return Cell{r.max_rel_error}; }},
-          {"CheckedRuns", T::integer, [](const E&, const R& r) { return count_cell(r.checked_runs); }},
-          {"MismatchedRuns", T::integer, [](const E&, const R& r) { return count_cell(r.mismatched_runs); }},
-          {"FailingSeed", T::optional_integer,
-           [](const E&, const R& r) {
-             return r.failing_seed ? Cell{static_cast<std::int64_t>(*r.failing_seed)} : Cell{};
-           }},
+          member_column<E>("Verdict", T::text, &R::verdict),
+          member_column<E>("Speedup", T::real, &R::speedup),
+          member_column<E>("SpeedupCI_Lower", T::real, &R::speedup_ci_lower),
+          member_column<E>("SpeedupCI_Upper", T::real, &R::speedup_ci_upper),
+          member_column<E>("ReferenceMedianNs", T::real, &R::reference_median_ns),
+          member_column<E>("CandidateMedianNs", T::real, &R::candidate_median_ns),
+          member_column<E>("Runs", T::integer, &R::runs),
+          hidden(member_column<E>("Correct", T::boolean, &R::correct)),
+          member_column<E>("MaxAbsError", T::real, &R::max_abs_error),
+          member_column<E>("MaxRelError", T::real, &R::max_rel_error),
+          hidden(member_column<E>("CheckedRuns", T::integer, &R::checked_runs)),
+          hidden(member_column<E>("MismatchedRuns", T::integer, &R::mismatched_runs)),
+          hidden(member_column<E>("FailingSeed", T::optional_integer, &R::failing_seed)),
           {"Findings", T::text,
-           [](const E&, const R& r) { return Cell{detail::joined_names(r.findings, [](Finding f) { return to_string(f); })}; }},
-          {"Reason", T::text, [](const E&, const R& r) { return Cell{r.reason}; }},
-          {"Mismatch", T::text, [](const E&, const R& r) { return Cell{r.mismatch}; }},
-          {"GPU", T::text, [](const E& e, const R& r) { return Cell{e.measurements().session_of(r.config_index).gpu}; }},
-          {"Backend", T::text,
-           [](const E& e, const R& r) { return Cell{to_string(e.measurements().session_of(r.config_index).backend)}; }},
+           [](const E&, const R& r) { return Cell{joined_names(r.findings, [](Finding f) { return to_string(f); })}; },
+           [](R& r, const Cell& c) { return read_findings(c, r.findings); },
+           "comma-separated finding names, each " + finding_choices()},
+          member_column<E>("Reason", T::text, &R::reason),
+          hidden(member_column<E>("Mismatch", T::text, &R::mismatch)),
+          hidden<E, R>({"GPU", T::text,
+                        [](const E& e, const R& r) { return Cell{e.measurements().session_of(r.config_index).gpu}; }}),
+          hidden<E, R>({"Backend", T::text, [](const E& e, const R& r) {
+            return Cell{to_string(e.measurements().session_of(r.config_index).backend)};
+          }}),
       },
       0,
       [](const E& e, const R& r) { return config_of(e, r.config_index); }};
   return table;
 }
 
-const detail::DerivedColumns<E, FindingRecord>& findings_table_columns() {
+const DerivedColumns<E, FindingRecord>& findings_table() {
   using F = FindingRecord;
-  static const detail::DerivedColumns<E, F> table{
+  static const DerivedColumns<E, F> table{
       {
-          {"Side", T::text, [](const E&, const F& f) { return Cell{to_string(f.side)}; }},
-          {"Finding", T::text, [](const E&, const F& f) { return Cell{to_string(f.finding)}; }},
-          {"Runs", T::integer, [](const E&, const F& f) { return count_cell(f.runs); }},
-          {"Detail", T::text, [](const E&, const F& f) { return Cell{f.detail}; }},
+          member_column<E>("Side", T::text, &F::side),
+          {"Finding", T::text, [](const E&, const F& f) { return Cell{to_string(f.finding)}; },
+           [](F& f, const Cell& c) { return read_finding(c, f.finding); }, finding_choices()},
+          member_column<E>("Runs", T::integer, &F::runs),
+          member_column<E>("Detail", T::text, &F::detail),
       },
       0,
       [](const E& e, const F& f) { return config_of(e, f.config_index); }};
   return table;
 }
 
-}  // namespace
+}  // namespace detail
 
 const std::vector<ColumnSpec>& evaluation_columns() {
-  static const std::vector<ColumnSpec> specs = evaluation_table().specs();
+  static const std::vector<ColumnSpec> specs = detail::evaluation_table().specs();
   return specs;
+}
+
+const std::vector<std::string>& evaluation_view_columns() {
+  static const std::vector<std::string> shown = detail::evaluation_table().shown();
+  return shown;
 }
 
 const std::vector<ColumnSpec>& finding_columns() {
-  static const std::vector<ColumnSpec> specs = findings_table_columns().specs();
+  static const std::vector<ColumnSpec> specs = detail::findings_table().specs();
   return specs;
 }
 
-Table Evaluation::table() const { return evaluation_table().table(*this, rows_, measurements_.axis_names()); }
+Table Evaluation::table() const { return detail::evaluation_table().table(*this, rows_, measurements_.axis_names()); }
 
 Table Evaluation::findings_table() const {
-  return findings_table_columns().table(*this, findings_, measurements_.axis_names());
+  return detail::findings_table().table(*this, findings_, measurements_.axis_names());
 }
 
 namespace detail {
@@ -245,18 +280,7 @@ const std::vector<DerivedFormat<Evaluation>>& evaluation_formats() {
 std::ostream& operator<<(std::ostream& out, const Evaluation& evaluation) {
   const Results& m = evaluation.measurements();
   out << "kscope evaluation: " << detail::session_headline(m.session()) << "\n";
-  Table view = evaluation.table();
-  // The readable view: the axes and what decides, the longer texts below.
-  Table shown;
-  for (const std::string& c : view.columns)
-    if (c != "Mismatch" && c != "GPU" && c != "Backend" && c != "CheckedRuns" && c != "FailingSeed")
-      shown.columns.push_back(c);
-  for (const auto& row : view.rows) {
-    std::vector<Cell> cells;
-    for (const std::string& c : shown.columns) cells.push_back(row[view.column(c)]);
-    shown.rows.push_back(std::move(cells));
-  }
-  write_console(shown, out);
+  write_console(detail::evaluation_table().view(evaluation, evaluation.rows(), m.axis_names()), out);
   if (!evaluation.findings().empty()) {
     out << "findings:\n";
     write_console(evaluation.findings_table(), out);

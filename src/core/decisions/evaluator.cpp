@@ -75,6 +75,7 @@ Evaluator::Evaluator(const Contest& contest, const EvaluateOptions& options, Mea
                      TensorChecks& device_checks, std::size_t recorded_runs, std::size_t configs)
     : contest_(contest),
       options_(options),
+      backend_(backend),
       observer_(observer_of(backend)),
       checks_(device_checks),
       recorded_runs_(recorded_runs),
@@ -106,21 +107,27 @@ void Evaluator::run(const Config& config) {
   const bool read = reads_tensors(context);
 
   std::array<Tensors, 2> inputs;
+  std::array<Call, 2> calls;
+  Tensors& mine = inputs[index_of(Side::candidate)];
+  Tensors& theirs = inputs[index_of(Side::reference)];
+  std::vector<std::uint64_t> first_checksums;
   {
     TimeInto timed(time_.inputs);
-    const Tensors& made = inputs[index_of(Side::candidate)] = make_inputs(config, record.seed, "the candidate's");
-    // The first run makes both copies, so that check_inputs sees inputs that differ for one seed.
-    inputs[index_of(Side::reference)] =
-        context.run > 0 && contest_.copy_inputs
-            ? checked_inputs(called(spell("Contest::copy_inputs", "copying the inputs for the reference"),
-                                    [&] { return contest_.copy_inputs(made); }),
-                             "the reference's")
-            : make_inputs(config, record.seed, "the reference's");
-    check_inputs(config, context, inputs);
+    mine = make_inputs(config, record.seed, "the candidate's");
+    if (context.run <= 1) first_checksums = checksums(mine);  // before the candidate can change them
+    if (context.run == 1) check_fresh_inputs(config, first_checksums);
   }
-
-  std::array<Call, 2> calls;
-  for (Side side : kSides) calls[index_of(side)] = call(side, inputs[index_of(side)], *recorder, read);
+  calls[index_of(Side::candidate)] = call(Side::candidate, mine, *recorder, read);
+  {
+    TimeInto timed(time_.inputs);
+    // A read run's reference gets inputs of its own, made from the seed now that the candidate has
+    // returned: before that, nothing tells the candidate whether its run is read. The other runs'
+    // reference takes the candidate's inputs; what the candidate did to them, read runs find
+    // (input_mutated).
+    theirs = read ? make_inputs(config, record.seed, "the reference's") : mine;
+    if (context.run == 0) check_same_inputs(config, mine, first_checksums, theirs);
+  }
+  calls[index_of(Side::reference)] = call(Side::reference, theirs, *recorder, read);
   {
     TimeInto timed(time_.checks);
     check(record, inputs, calls, read);
@@ -163,27 +170,25 @@ Tensors Evaluator::checked_inputs(Tensors made, const char* whose) {
 
 std::vector<std::uint64_t> Evaluator::checksums(const Tensors& tensors) { return checks_.checksums(tensors.views); }
 
-void Evaluator::check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs) {
-  const Tensors& candidate = inputs[index_of(Side::candidate)];
-  const Tensors& reference = inputs[index_of(Side::reference)];
-  if (run.run > 1) return;
-  const std::vector<std::uint64_t> mine = checksums(candidate);
-  if (run.run == 0) {
-    bool same = candidate.views.size() == reference.views.size();
-    for (std::size_t i = 0; same && i < candidate.views.size(); ++i)
-      same = candidate.views[i].dtype == reference.views[i].dtype && candidate.views[i].shape == reference.views[i].shape;
-    if (!same || mine != checksums(reference))
-      throw EvaluationRequestError("the inputs function gave different inputs for the same seed (" + cut(config.to_string()) +
-                        "): the candidate and the reference must get the same values, so it must make them from "
-                        "the seed alone (a random generator seeded with it)");
-    first_input_checksums_ = mine;
-    return;
-  }
-  if (!mine.empty() && mine == first_input_checksums_)
+void Evaluator::check_same_inputs(const Config& config, const Tensors& candidate,
+                                  const std::vector<std::uint64_t>& candidate_checksums, const Tensors& reference) {
+  const std::vector<TensorView>& mine = candidate.views;
+  bool same = mine.size() == reference.views.size();
+  for (std::size_t i = 0; same && i < mine.size(); ++i)
+    same = mine[i].dtype == reference.views[i].dtype && mine[i].shape == reference.views[i].shape;
+  if (!same || candidate_checksums != checksums(reference))
+    throw EvaluationRequestError("the inputs function gave different inputs for the same seed (" + cut(config.to_string()) +
+                                 "): the candidate and the reference must get the same values, so it must make them "
+                                 "from the seed alone (a random generator seeded with it)");
+  first_input_checksums_ = candidate_checksums;
+}
+
+void Evaluator::check_fresh_inputs(const Config& config, const std::vector<std::uint64_t>& candidate_checksums) {
+  if (!candidate_checksums.empty() && candidate_checksums == first_input_checksums_)
     throw EvaluationRequestError("the inputs function gave the same inputs for two different seeds (" + cut(config.to_string()) +
-                      "): each run must get fresh values, or a candidate that caches its answers or replays a "
-                      "recorded graph passes as correct. Make the inputs from the seed (seed a random generator "
-                      "with it)");
+                                 "): each run must get fresh values, or a candidate that caches its answers or replays "
+                                 "a recorded graph passes as correct. Make the inputs from the seed (seed a random "
+                                 "generator with it)");
 }
 
 Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& recorder, bool read) {
@@ -206,6 +211,10 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
     stream = contest_.caller_stream ? contest_.caller_stream() : 0;
     timed.emplace(time_.drain);
     recorder.call_returned(stream);
+    // The candidate's region closes only once the GPU has drained, so that it holds all the work
+    // the call caused, a thread's still launching included; the reference's only where its outputs'
+    // checksums start as it closes.
+    if (side == Side::candidate || read) backend_.synchronize();
   }
   TimeInto timed(time_.after_call);
   c.persisting_l2 = observer_.take_persisting_l2(stream);
@@ -263,7 +272,7 @@ void Evaluator::check(RunRecord& record, const std::array<Tensors, 2>& inputs, c
     record.failure = "the candidate raised " + candidate.raised;
     return;
   }
-  check_aliasing(record, inputs, calls);
+  check_aliasing(record, inputs, calls, !read);
   if (!read) return;
   const std::size_t my_inputs = inputs[index_of(Side::candidate)].views.size();
   const std::vector<std::uint64_t> mine(sums.begin() + static_cast<std::ptrdiff_t>(next),
@@ -364,7 +373,7 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
 }
 
 void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs,
-                               const std::array<Call, 2>& calls) {
+                               const std::array<Call, 2>& calls, bool shared_inputs) {
   const Tensors& candidate = calls[index_of(Side::candidate)].outputs;
   const Tensors& reference = calls[index_of(Side::reference)].outputs;
   const std::vector<TensorView>& outputs = candidate.views;
@@ -383,6 +392,11 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
     const auto named = std::find(reference.names.begin(), reference.names.end(), candidate.names[i]);
     return static_cast<std::size_t>(named - reference.names.begin());  // past the end where none is
   };
+  // The reference's outputs of this run, but for those in inputs both sides were given (an in-place
+  // reference's, in a run whose inputs are shared): an in-place candidate shares those by right.
+  std::vector<TensorView> answers;
+  for (const TensorView& r : reference_outputs)
+    if (!shared_inputs || any_overlap(r, my_inputs) < 0) answers.push_back(r);
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     const std::string output = output_label(candidate, i);
     const std::size_t paired = reference_output(i);
@@ -394,7 +408,7 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
         seen.push_back({Finding::output_aliases_input,
                         output + " shares memory with input " + std::to_string(j) + " (the reference's does not)"});
     }
-    if (const auto k = any_overlap(outputs[i], reference_outputs); k >= 0)
+    if (const auto k = any_overlap(outputs[i], answers); k >= 0)
       seen.push_back({Finding::output_aliases_reference,
                       output + " shares memory with the reference's " + output_label(reference, static_cast<std::size_t>(k)) + " of this run"});
     // Earlier outputs are held only where an owner keeps them alive; others may have been freed and reused.

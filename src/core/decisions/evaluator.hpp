@@ -1,7 +1,7 @@
 #pragma once
 // evaluate()'s part of a session (kscope/evaluate.hpp): the body, which runs one pair of calls per
-// run on fresh inputs (the candidate, then the reference, each in its own region, which closes only
-// once the GPU has drained) and checks them outside the timed regions; and what each run showed,
+// run on fresh inputs (the candidate, then the reference, each in its own region; the candidate's
+// closes only once the GPU has drained) and checks them outside the timed regions; and what each run showed,
 // from which core/decisions/evaluation_report.* makes the verdicts.
 //
 // The candidate always runs first: memory the reference used and freed for this run's inputs (its
@@ -85,8 +85,12 @@ class Evaluator {
   Tensors make_inputs(const Config& config, std::uint64_t seed, const char* whose);
   // Refuses inputs that point at no memory.
   Tensors checked_inputs(Tensors made, const char* whose);
-  // The same seed gave the same inputs (first run) and another seed other inputs (second run).
-  void check_inputs(const Config& config, const RunContext& run, const std::array<Tensors, 2>& inputs);
+  // The same seed gave the same inputs, as their checksums before the candidate's call and the
+  // reference's copy show (a config's first run).
+  void check_same_inputs(const Config& config, const Tensors& candidate,
+                         const std::vector<std::uint64_t>& candidate_checksums, const Tensors& reference);
+  // Another seed gave other inputs (a config's second run).
+  void check_fresh_inputs(const Config& config, const std::vector<std::uint64_t>& candidate_checksums);
   // Draws the recorded runs of a new config whose tensors are read (EvaluateOptions::checked_runs).
   void draw_checked_runs();
   // Whether this run's outputs and inputs are read: every warm-up run, and the drawn recorded ones.
@@ -101,7 +105,9 @@ class Evaluator {
   // none); nullopt, with the record's failure saying why, where the two do not pair up.
   std::optional<std::vector<std::size_t>> paired_outputs(RunRecord& record, const Tensors& candidate,
                                                          const Tensors& reference);
-  void check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls);
+  // `shared_inputs`: both sides were given the same inputs (a run whose tensors are not read).
+  void check_aliasing(RunRecord& record, const std::array<Tensors, 2>& inputs, const std::array<Call, 2>& calls,
+                      bool shared_inputs);
   std::vector<std::uint64_t> checksums(const Tensors& tensors);
 
   // Host seconds per phase of a run, summed over the runs (what evaluate costs beyond the calls).
@@ -116,6 +122,7 @@ class Evaluator {
 
   const Contest& contest_;
   const EvaluateOptions& options_;
+  MeasurementBackend& backend_;
   CallObserver& observer_;
   ChecksByMemory checks_;
   std::size_t recorded_runs_;

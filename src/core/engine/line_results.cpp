@@ -10,8 +10,10 @@
 #include <tuple>
 
 #include "base/text.hpp"
+#include "core/model/derived_columns.hpp"
 #include "core/model/line_rows.hpp"
 #include "kscope/detail/config_cells.hpp"
+#include "kscope/detail/session_headline.hpp"
 #include "kscope/lines.hpp"
 
 namespace kscope {
@@ -135,26 +137,19 @@ std::string location_text(const SourceLine& line) {
 
 namespace {
 
+using detail::DerivedColumns;
 using detail::SourceLine;
+using T = ColumnType;
 
-// Annotation and the config axes, as every table of the results starts.
-std::vector<std::string> head_columns(const Results& sweep) {
-  std::vector<std::string> columns{"Annotation"};
-  for (const auto& a : sweep.axis_names()) columns.push_back(a);
-  return columns;
+// The config values of a row's config (none for an index the sweep lacks).
+std::vector<Value> config_values(const Results& sweep, std::size_t config) {
+  return config < sweep.configs().size() ? sweep.configs()[config].values() : std::vector<Value>{};
 }
 
-std::vector<Cell> head_cells(const Results& sweep, const std::string& annotation, std::size_t config) {
-  std::vector<Cell> cells{annotation};
-  if (config < sweep.configs().size())
-    for (const auto& v : sweep.configs()[config].values()) cells.push_back(detail::to_cell(v));
-  return cells;
-}
-
-Cell optional_cell(const std::optional<std::uint64_t>& v) {
-  return v ? Cell(static_cast<std::int64_t>(*v)) : Cell();
-}
+Cell count(std::uint64_t v) { return Cell(static_cast<std::int64_t>(v)); }
+Cell optional_cell(const std::optional<std::uint64_t>& v) { return v ? count(*v) : Cell(); }
 Cell optional_cell(const std::optional<double>& v) { return v ? Cell(*v) : Cell(); }
+Cell line_cell(std::uint32_t line) { return line ? count(line) : Cell(); }  // empty without line information
 
 std::string joined(const std::set<std::string>& texts) {
   std::string out;
@@ -162,82 +157,200 @@ std::string joined(const std::set<std::string>& texts) {
   return out;
 }
 
+// Annotation, Kernel, File and Line, which say what source line a row is of (its `line`), then `more`.
+template <typename Row>
+std::vector<detail::DerivedColumn<LineResults, Row>> source_line_columns(
+    std::vector<detail::DerivedColumn<LineResults, Row>> more) {
+  using L = LineResults;
+  std::vector<detail::DerivedColumn<L, Row>> columns{
+      {"Annotation", T::text, [](const L&, const Row& r) { return Cell{r.line->annotation}; }},
+      {"Kernel", T::text, [](const L&, const Row& r) { return Cell{r.line->kernel}; }},
+      {"File", T::text, [](const L&, const Row& r) { return Cell{r.line->at.file}; }},
+      {"Line", T::optional_integer, [](const L&, const Row& r) { return line_cell(r.line->at.line); }},
+  };
+  columns.insert(columns.end(), more.begin(), more.end());
+  return columns;
+}
+
+// A row of the lines table: one stall reason of a source line, with the line's text.
+struct LineRow {
+  const SourceLine* line;
+  const std::pair<std::string, std::uint64_t>* stall;
+  std::string text;
+  std::string inlined;
+};
+
+const DerivedColumns<LineResults, LineRow>& lines_columns() {
+  using R = LineRow;
+  using L = LineResults;
+  static const DerivedColumns<L, R> table{
+      source_line_columns<R>({
+          {"Function", T::text, [](const L&, const R& r) { return Cell{r.line->at.function}; }},
+          {"StallReason", T::text, [](const L&, const R& r) { return Cell{r.stall->first}; }},
+          {"Samples", T::integer, [](const L&, const R& r) { return count(r.stall->second); }},
+          {"SharePct", T::real,
+           [](const L&, const R& r) { return Cell{detail::share_pct(r.stall->second, r.line->kernel_samples)}; }},
+          {"LineSamples", T::integer, [](const L&, const R& r) { return count(r.line->samples); }},
+          {"LineSharePct", T::real,
+           [](const L&, const R& r) { return Cell{detail::share_pct(r.line->samples, r.line->kernel_samples)}; }},
+          {"LineText", T::text, [](const L&, const R& r) { return Cell{r.text}; }},
+          {"InlinedFrom", T::text, [](const L&, const R& r) { return Cell{r.inlined}; }},
+          {"PcOffset", T::optional_integer,  // code without line information: where it is instead
+           [](const L&, const R& r) { return r.line->at.line ? Cell() : count(r.line->pc_offset); }},
+          {"InstExecuted", T::optional_integer, [](const L&, const R& r) { return optional_cell(r.line->executed); }},
+          {"ThreadEfficiencyPct", T::real,
+           [](const L&, const R& r) { return optional_cell(detail::thread_efficiency_pct(*r.line)); }},
+      }),
+      1,
+      [](const L& l, const R& r) { return config_values(l.sweep(), r.line->config_index); }};
+  return table;
+}
+
+// A row of the instructions table: one stall reason of an instruction (none: executed, never sampled).
+struct InstructionRow {
+  const SampledInstruction* in;
+  std::string reason;
+  std::uint64_t samples;
+  std::string inlined_at;  // the call sites outwards from the innermost frame, where its code was written
+};
+
+const DerivedColumns<LineResults, InstructionRow>& instructions_columns() {
+  using R = InstructionRow;
+  using L = LineResults;
+  static const DerivedColumns<L, R> table{
+      {
+          {"Annotation", T::text, [](const L&, const R& r) { return Cell{r.in->annotation}; }},
+          {"Kernel", T::text, [](const L&, const R& r) { return Cell{r.in->kernel}; }},
+          {"Function", T::text, [](const L&, const R& r) { return Cell{r.in->function}; }},
+          {"PcOffset", T::integer, [](const L&, const R& r) { return count(r.in->pc_offset); }},
+          {"Sass", T::text, [](const L&, const R& r) { return Cell{r.in->sass}; }},
+          {"File", T::text,
+           [](const L&, const R& r) { return Cell{r.in->source.empty() ? std::string() : r.in->source.front().file}; }},
+          {"Line", T::optional_integer,
+           [](const L&, const R& r) { return r.in->source.empty() ? Cell() : line_cell(r.in->source.front().line); }},
+          {"InlinedAt", T::text, [](const L&, const R& r) { return Cell{r.inlined_at}; }},
+          {"StallReason", T::text, [](const L&, const R& r) { return Cell{r.reason}; }},
+          {"Samples", T::integer, [](const L&, const R& r) { return count(r.samples); }},
+          {"InstExecuted", T::optional_integer, [](const L&, const R& r) { return optional_cell(r.in->executed); }},
+          {"ThreadInstExecuted", T::optional_integer,
+           [](const L&, const R& r) { return optional_cell(r.in->thread_executed); }},
+      },
+      1,
+      [](const L& l, const R& r) { return config_values(l.sweep(), r.in->config_index); }};
+  return table;
+}
+
+const DerivedColumns<LineResults, SampledKernel>& kernels_columns() {
+  using K = SampledKernel;
+  using L = LineResults;
+  static const DerivedColumns<L, K> table{
+      {
+          {"Annotation", T::text, [](const L&, const K& k) { return Cell{k.annotation}; }},
+          {"Kernel", T::text, [](const L&, const K& k) { return Cell{k.kernel}; }},
+          {"Samples", T::integer, [](const L&, const K& k) { return count(k.samples); }},
+          {"Dropped", T::integer, [](const L&, const K& k) { return count(k.dropped); }},
+          {"Launches", T::integer, [](const L&, const K& k) { return count(k.launches); }},
+          {"SamplingPeriodCycles", T::optional_integer,
+           [](const L&, const K& k) { return k.period_log2 ? count(std::uint64_t{1} << k.period_log2) : Cell(); }},
+          {"Note", T::text, [](const L&, const K& k) { return Cell{k.note}; }},
+      },
+      1,
+      [](const L& l, const K& k) { return config_values(l.sweep(), k.config_index); }};
+  return table;
+}
+
+// A row of the comparison of two results' lines: a line of either or both, its text and its
+// dominant stall on each side (its config and text from `side`, the candidate's where it has it).
+struct LineChange {
+  const SourceLine* line;
+  const LineResults* side;
+  double baseline_share, share;
+  std::string text, baseline_stall, stall;
+};
+
+const DerivedColumns<LineResults, LineChange>& comparison_columns() {
+  using R = LineChange;
+  using L = LineResults;
+  static const DerivedColumns<L, R> table{
+      source_line_columns<R>({
+          {"LineText", T::text, [](const L&, const R& r) { return Cell{r.text}; }},
+          {"BaselineSharePct", T::real, [](const L&, const R& r) { return Cell{r.baseline_share}; }},
+          {"SharePct", T::real, [](const L&, const R& r) { return Cell{r.share}; }},
+          {"DeltaPct", T::real, [](const L&, const R& r) { return Cell{r.share - r.baseline_share}; }},
+          {"BaselineDominantStall", T::text, [](const L&, const R& r) { return Cell{r.baseline_stall}; }},
+          {"DominantStall", T::text, [](const L&, const R& r) { return Cell{r.stall}; }},
+      }),
+      1,
+      [](const L&, const R& r) { return config_values(r.side->sweep(), r.line->config_index); }};
+  return table;
+}
+
+// The table of `rows`, and (`configs` given) each row's config index.
+template <typename Row, typename ConfigOf>
+Table table_of(const DerivedColumns<LineResults, Row>& columns, const LineResults& results, const std::vector<Row>& rows,
+               std::vector<std::size_t>* configs, ConfigOf config_of) {
+  if (configs)
+    for (const Row& row : rows) configs->push_back(config_of(row));
+  return columns.table(results, rows, results.sweep().axis_names());
+}
+
 }  // namespace
+
+const std::vector<ColumnSpec>& line_columns() {
+  static const std::vector<ColumnSpec> specs = lines_columns().specs();
+  return specs;
+}
+
+const std::vector<ColumnSpec>& instruction_columns() {
+  static const std::vector<ColumnSpec> specs = instructions_columns().specs();
+  return specs;
+}
+
+const std::vector<ColumnSpec>& line_kernel_columns() {
+  static const std::vector<ColumnSpec> specs = kernels_columns().specs();
+  return specs;
+}
+
+const std::vector<ColumnSpec>& line_comparison_columns() {
+  static const std::vector<ColumnSpec> specs = comparison_columns().specs();
+  return specs;
+}
 
 LineResults::LineResults(Results sweep, SampledCode code) : sweep_(std::move(sweep)), code_(std::move(code)) {}
 
 Table LineResults::lines_table(std::vector<std::size_t>* configs) const {
-  Table t{head_columns(sweep_), {}};
-  for (const char* c : {"Kernel", "File", "Line", "Function", "StallReason", "Samples", "SharePct", "LineSamples",
-                        "LineSharePct", "LineText", "InlinedFrom", "PcOffset", "InstExecuted", "ThreadEfficiencyPct"})
-    t.columns.emplace_back(c);
   detail::SourceLines texts(code_.sources);
-  for (const SourceLine& line : detail::source_lines(code_)) {
+  const std::vector<SourceLine> lines = detail::source_lines(code_);
+  std::vector<LineRow> rows;
+  for (const SourceLine& line : lines) {
     const std::string text = detail::printable(texts.at(line.at.file, line.at.line));
     const std::string inlined = joined(line.inlined_from);
-    for (const auto& [reason, samples] : line.stalls) {
-      std::vector<Cell> row = head_cells(sweep_, line.annotation, line.config_index);
-      row.insert(row.end(), {line.kernel, line.at.file,
-                             line.at.line ? Cell(static_cast<std::int64_t>(line.at.line)) : Cell(), line.at.function,
-                             reason, static_cast<std::int64_t>(samples), detail::share_pct(samples, line.kernel_samples),
-                             static_cast<std::int64_t>(line.samples), detail::share_pct(line.samples, line.kernel_samples),
-                             text, inlined, line.at.line ? Cell() : Cell(static_cast<std::int64_t>(line.pc_offset)),
-                             optional_cell(line.executed), optional_cell(detail::thread_efficiency_pct(line))});
-      t.rows.push_back(std::move(row));
-      if (configs) configs->push_back(line.config_index);
-    }
+    for (const auto& stall : line.stalls) rows.push_back({&line, &stall, text, inlined});
   }
-  return t;
+  return table_of(lines_columns(), *this, rows, configs, [](const LineRow& r) { return r.line->config_index; });
 }
 
 Table LineResults::instructions_table(std::vector<std::size_t>* configs) const {
-  Table t{head_columns(sweep_), {}};
-  for (const char* c : {"Kernel", "Function", "PcOffset", "Sass", "File", "Line", "InlinedAt", "StallReason",
-                        "Samples", "InstExecuted", "ThreadInstExecuted"})
-    t.columns.emplace_back(c);
+  std::vector<InstructionRow> rows;
   for (const SampledInstruction& in : code_.instructions) {
-    const bool has_line = !in.source.empty();
-    // The innermost frame: where the instruction's code was written; InlinedAt the call sites outwards.
     std::string inlined_at;
     for (std::size_t i = 1; i < in.source.size(); ++i)
       inlined_at += (i == 1 ? "" : " < ") + detail::frame_text(in.source[i]);
-    auto add = [&](const std::string& reason, Cell samples) {
-      std::vector<Cell> row = head_cells(sweep_, in.annotation, in.config_index);
-      row.insert(row.end(), {in.kernel, in.function, static_cast<std::int64_t>(in.pc_offset), in.sass,
-                             has_line ? in.source.front().file : std::string(),
-                             has_line ? Cell(static_cast<std::int64_t>(in.source.front().line)) : Cell(), inlined_at,
-                             reason, samples, optional_cell(in.executed), optional_cell(in.thread_executed)});
-      t.rows.push_back(std::move(row));
-      if (configs) configs->push_back(in.config_index);
-    };
-    if (in.stalls.empty()) add("", Cell(std::int64_t{0}));  // executed but never sampled (SASS metrics only)
-    for (const auto& [reason, samples] : in.stalls) add(reason, static_cast<std::int64_t>(samples));
+    if (in.stalls.empty()) rows.push_back({&in, "", 0, inlined_at});  // executed but never sampled (SASS metrics only)
+    for (const auto& [reason, samples] : in.stalls) rows.push_back({&in, reason, samples, inlined_at});
   }
-  return t;
+  return table_of(instructions_columns(), *this, rows, configs, [](const InstructionRow& r) { return r.in->config_index; });
 }
 
 Table LineResults::kernels_table(std::vector<std::size_t>* configs) const {
-  Table t{head_columns(sweep_), {}};
-  for (const char* c : {"Kernel", "Samples", "Dropped", "Launches", "SamplingPeriodCycles", "Note"})
-    t.columns.emplace_back(c);
-  for (const SampledKernel& k : code_.kernels) {
-    std::vector<Cell> row = head_cells(sweep_, k.annotation, k.config_index);
-    row.insert(row.end(), {k.kernel, static_cast<std::int64_t>(k.samples), static_cast<std::int64_t>(k.dropped),
-                           static_cast<std::int64_t>(k.launches),
-                           k.period_log2 ? Cell(static_cast<std::int64_t>(std::int64_t{1} << k.period_log2)) : Cell(),
-                           k.note});
-    t.rows.push_back(std::move(row));
-    if (configs) configs->push_back(k.config_index);
-  }
-  return t;
+  return table_of(kernels_columns(), *this, code_.kernels, configs, [](const SampledKernel& k) { return k.config_index; });
 }
 
 std::string LineResults::listing(std::size_t top) const {
   std::ostringstream out;
   const std::vector<SourceLine> lines = detail::source_lines(code_);
   detail::SourceLines texts(code_.sources);
-  const SessionInfo& s = sweep_.session();
-  out << "kscope lines: " << s.gpu << " | backend " << to_string(s.backend);
+  out << "kscope lines: " << detail::session_headline(sweep_.session());
   for (const auto& note : code_.notes) out << "\n  note: " << note;
   // Kernels that ran without a sample: named, with why, where their lines would be.
   for (const auto& k : code_.kernels)
@@ -291,28 +404,20 @@ Table compare_lines(const LineResults& baseline, const LineResults& candidate) {
   for (const auto& l : before) matched[key_of(baseline, l)].first = &l;
   for (const auto& l : after) matched[key_of(candidate, l)].second = &l;
 
-  Table t{head_columns(candidate.sweep()), {}};
-  for (const char* c : {"Kernel", "File", "Line", "LineText", "BaselineSharePct", "SharePct", "DeltaPct",
-                        "BaselineDominantStall", "DominantStall"})
-    t.columns.emplace_back(c);
   detail::SourceLines texts(candidate.code().sources), baseline_texts(baseline.code().sources);
-  std::vector<std::pair<double, std::vector<Cell>>> rows;
+  std::vector<LineChange> rows;
   for (const auto& [key, pair] : matched) {
     const auto [a, b] = pair;
     const SourceLine& any = b ? *b : *a;
-    const LineResults& side = b ? candidate : baseline;
-    const double share_a = a ? detail::share_pct(a->samples, a->kernel_samples) : 0.0;
-    const double share_b = b ? detail::share_pct(b->samples, b->kernel_samples) : 0.0;
-    std::vector<Cell> row = head_cells(side.sweep(), any.annotation, any.config_index);
     const std::string text = b ? texts.at(any.at.file, any.at.line) : baseline_texts.at(any.at.file, any.at.line);
-    row.insert(row.end(), {any.kernel, any.at.file, any.at.line ? Cell(static_cast<std::int64_t>(any.at.line)) : Cell(),
-                           detail::printable(text), share_a, share_b, share_b - share_a,
-                           a ? a->stalls.front().first : std::string(), b ? b->stalls.front().first : std::string()});
-    rows.emplace_back(std::abs(share_b - share_a), std::move(row));
+    rows.push_back({&any, b ? &candidate : &baseline, a ? detail::share_pct(a->samples, a->kernel_samples) : 0.0,
+                    b ? detail::share_pct(b->samples, b->kernel_samples) : 0.0, detail::printable(text),
+                    a ? a->stalls.front().first : std::string(), b ? b->stalls.front().first : std::string()});
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-  for (auto& [delta, row] : rows) t.rows.push_back(std::move(row));
-  return t;
+  std::stable_sort(rows.begin(), rows.end(), [](const LineChange& x, const LineChange& y) {
+    return std::abs(x.share - x.baseline_share) > std::abs(y.share - y.baseline_share);
+  });
+  return comparison_columns().table(candidate, rows, candidate.sweep().axis_names());
 }
 
 }  // namespace kscope

@@ -92,7 +92,6 @@ void RunRecorder::call_returned(std::uintptr_t stream) {
     throw InternalError("call_returned on a backend without a call observer (kscope bug: please report it with this "
                         "message)");
   observer->call_returned({run_, region, regions_[region].name}, stream);
-  backend_.synchronize();
 }
 
 void RunRecorder::abandon(std::size_t region, std::size_t run_serial, const std::string& why) noexcept {

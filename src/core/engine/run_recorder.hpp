@@ -54,7 +54,7 @@ class RunRecorder {
   // Where the session is: the run in progress, as it began it.
   RunContext run();
   // evaluate(): the open region's call returned. Tells the backend's call observer (which must
-  // exist), then waits for the GPU to drain, so that the region closes over all the work it caused.
+  // exist), which marks the point the caller's stream has reached.
   void call_returned(std::uintptr_t stream);
 
  private:

@@ -14,10 +14,21 @@ std::vector<std::string> result_files() {
   return files;
 }
 
-std::string result_files_text(const std::string& prefix) {
+namespace {
+
+// "<prefix>{a,b}"
+std::string files_text(const std::string& prefix, const std::vector<std::string>& files) {
   std::string text;
-  for (const std::string& file : result_files()) text += (text.empty() ? "" : ",") + file;
+  for (const std::string& file : files) text += (text.empty() ? "" : ",") + file;
   return prefix + "{" + text + "}";
+}
+
+}  // namespace
+
+std::string result_files_text(const std::string& prefix) { return files_text(prefix, result_files()); }
+
+std::string comparison_files_text(const std::string& prefix) {
+  return files_text(prefix, derived_prefix_files(comparison_formats()));
 }
 
 void write_result_files(const Results& results, const std::string& prefix, bool samples_streamed,
@@ -33,5 +44,9 @@ void write_result_files(const Results& results, const std::string& prefix, bool 
 namespace kscope {
 
 void Results::write_all(const std::string& prefix) const { detail::write_result_files(*this, prefix, false); }
+
+void Comparison::write_all(const std::string& prefix) const {
+  detail::write_derived_files(*this, detail::comparison_formats(), detail::directory_as_prefix(prefix));
+}
 
 }  // namespace kscope

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/file_access.hpp"
+#include "kscope/compare.hpp"
 #include "kscope/detail/result_files.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/results.hpp"
@@ -66,8 +67,12 @@ void write_table_csv(const Result& result, const std::string& path) {
 // a race's (core/decisions/tune.cpp): its table's file first (race.csv), which marks a finished race;
 // an evaluation's (core/decisions/evaluate.cpp): its results file, the measurements' with the verdicts,
 // written once the session is over in place of the session's.
+// a comparison's (core/decisions/compare.cpp): its table as CSV and its JSON, which
+// Comparison::write_all writes under a prefix (kscope compare --output-prefix, Python's
+// compare(output_prefix=)).
 const std::vector<DerivedFormat<Race>>& race_formats();
 const std::vector<DerivedFormat<Evaluation>>& evaluation_formats();
+const std::vector<DerivedFormat<Comparison>>& comparison_formats();
 
 // The files the result's formats write under an output prefix ("race.csv"), in their order.
 template <class Result>

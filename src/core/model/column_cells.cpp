@@ -1,5 +1,6 @@
 #include "core/model/column_cells.hpp"
 
+#include "core/model/cell_values.hpp"
 #include "kscope/detail/enum_names.hpp"
 
 #include <algorithm>
@@ -13,59 +14,29 @@ using T = ColumnType;
 using S = SessionInfo;
 using P = SamplePart;
 
+// A real of the engine's tables: empty where undefined.
 Cell number(double v) { return std::isnan(v) ? Cell{} : Cell{v}; }
-Cell count(std::size_t n) { return static_cast<std::int64_t>(n); }
-Cell optional_bool(const std::optional<bool>& b) { return b ? Cell{*b} : Cell{}; }
-
-// The inverses of the cells: false for a cell the column never holds.
-bool read_real(const Cell& c, double& out) {
-  if (std::holds_alternative<std::monostate>(c)) out = NAN;
-  else if (const double* v = std::get_if<double>(&c)) out = *v;
-  else return false;
-  return true;
-}
-bool read_count(const Cell& c, std::size_t& out) {
-  const std::int64_t* v = std::get_if<std::int64_t>(&c);
-  if (v && *v >= 0) out = static_cast<std::size_t>(*v);
-  return v && *v >= 0;
-}
-bool read_text(const Cell& c, std::string& out) {
-  const std::string* v = std::get_if<std::string>(&c);
-  if (v) out = *v;
-  return v;
-}
-bool read_bool(const Cell& c, bool& out) {
-  const bool* v = std::get_if<bool>(&c);
-  if (v) out = *v;
-  return v;
-}
-bool read_optional_bool(const Cell& c, std::optional<bool>& out) {
-  if (std::holds_alternative<std::monostate>(c)) out.reset();
-  else if (const bool* v = std::get_if<bool>(&c)) out = *v;
-  else return false;
-  return true;
-}
 
 // A column of one member of the row: `access` is a generic lambda returning a reference to it.
 template <typename Row, typename Access>
 ColumnDefinition<Row> real_column(std::string name, Access access, SamplePart part = P::row) {
   return {{std::move(name), T::real}, [access](const Row& r, const S&) { return number(access(r)); },
-          [access](Row& r, const Cell& c) { return read_real(c, access(r)); }, part};
+          [access](Row& r, const Cell& c) { return read_cell(c, access(r)); }, part};
 }
 template <typename Row, typename Access>
 ColumnDefinition<Row> count_column(std::string name, Access access, SamplePart part = P::row) {
-  return {{std::move(name), T::integer}, [access](const Row& r, const S&) { return count(access(r)); },
-          [access](Row& r, const Cell& c) { return read_count(c, access(r)); }, part};
+  return {{std::move(name), T::integer}, [access](const Row& r, const S&) { return count_cell(access(r)); },
+          [access](Row& r, const Cell& c) { return read_cell(c, access(r)); }, part};
 }
 template <typename Row, typename Access>
 ColumnDefinition<Row> text_column(std::string name, Access access, SamplePart part = P::row) {
   return {{std::move(name), T::text}, [access](const Row& r, const S&) { return Cell{access(r)}; },
-          [access](Row& r, const Cell& c) { return read_text(c, access(r)); }, part};
+          [access](Row& r, const Cell& c) { return read_cell(c, access(r)); }, part};
 }
 template <typename Row, typename Access>
 ColumnDefinition<Row> optional_bool_column(std::string name, Access access) {
-  return {{std::move(name), T::optional_boolean}, [access](const Row& r, const S&) { return optional_bool(access(r)); },
-          [access](Row& r, const Cell& c) { return read_optional_bool(c, access(r)); }};
+  return {{std::move(name), T::optional_boolean}, [access](const Row& r, const S&) { return value_cell(access(r)); },
+          [access](Row& r, const Cell& c) { return read_cell(c, access(r)); }};
 }
 
 // A declared-work figure of the row: empty without declared work; the first one read creates it.
@@ -79,7 +50,7 @@ ColumnDefinition<SummaryRow> work_column(std::string name, double Work::*member)
           [member](SummaryRow& r, const Cell& c) {
             if (std::holds_alternative<std::monostate>(c)) return true;
             if (!r.work) r.work.emplace();
-            return read_real(c, (*r.work).*member);
+            return read_cell(c, (*r.work).*member);
           }};
 }
 
@@ -94,7 +65,7 @@ std::vector<ColumnDefinition<Row>> session_columns() {
       fact("GPU", T::text, [](const S& s) { return Cell{s.gpu}; }),
       fact("Host", T::text, [](const S& s) { return Cell{s.host}; }),
       fact("Backend", T::text, [](const S& s) { return Cell{to_string(s.backend)}; }),
-      fact("ReplayPasses", T::integer, [](const S& s) { return count(s.replay_passes); }),
+      fact("ReplayPasses", T::integer, [](const S& s) { return count_cell(s.replay_passes); }),
       fact("CacheControl", T::text, [](const S& s) { return Cell{to_string(s.cache_control)}; }),
       fact("ClockControl", T::text, [](const S& s) { return Cell{to_string(s.clock_control)}; }),
       fact("Mode", T::text, [](const S& s) { return Cell{s.mode()}; }),
@@ -125,7 +96,7 @@ std::vector<ColumnDefinition<SummaryRow>> statistic_columns() {
                        [at](const SummaryRow& r, const S&) { return at < r.stats.added.size() ? number(r.stats.added[at]) : Cell{}; },
                        [at, count](SummaryRow& r, const Cell& c) {
                          r.stats.added.resize(std::max(r.stats.added.size(), count), NAN);
-                         return read_real(c, r.stats.added[at]);
+                         return read_cell(c, r.stats.added[at]);
                        }});
   }
   return columns;
@@ -227,9 +198,9 @@ std::vector<ColumnDefinition<SampleRow>> make_sample_columns() {
       real_column<R>("SMClockMHz", [](auto& r) -> auto& { return r.sm_clock_mhz; }, P::conditions),
       real_column<R>("MemoryClockMHz", [](auto& r) -> auto& { return r.memory_clock_mhz; }, P::conditions),
       {{"Throttled", T::boolean}, [](const R& r, const S&) { return Cell{r.throttled}; },
-       [](R& r, const Cell& c) { return read_bool(c, r.throttled); }, P::conditions},
+       [](R& r, const Cell& c) { return read_cell(c, r.throttled); }, P::conditions},
       {{"OtherProcess", T::boolean}, [](const R& r, const S&) { return Cell{r.other_process}; },
-       [](R& r, const Cell& c) { return read_bool(c, r.other_process); }, P::conditions},
+       [](R& r, const Cell& c) { return read_cell(c, r.other_process); }, P::conditions},
       real_column<R>("OverlapNs", [](auto& r) -> auto& { return r.overlap_ns; }, P::conditions),
       real_column<R>("HostGapNs", [](auto& r) -> auto& { return r.host_gap_ns; }, P::conditions),
   };
