@@ -8,7 +8,7 @@
 #include "core/engine/sampling_plan.hpp"
 #include "core/model/backend_choice.hpp"
 #include "core/model/caller_language.hpp"
-#include "core/model/info_collection.hpp"
+#include "core/engine/info_collection.hpp"
 #include "core/model/metric_request.hpp"
 #include "core/model/settings_table.hpp"
 #include "core/model/suggest.hpp"

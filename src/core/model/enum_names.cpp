@@ -1,7 +1,9 @@
-// The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp).
+// The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp),
+// and to_string of a collection scope.
 #include "kscope/detail/enum_names.hpp"
 
 #include "core/model/settings_table.hpp"
+#include "kscope/info_collector.hpp"
 #include "kscope/metrics.hpp"
 #include "kscope/roofline.hpp"
 #include "kscope/value.hpp"
@@ -115,3 +117,9 @@ std::span<const EnumName<SettingsRole>> enum_names(SettingsRole) {
 }
 
 }  // namespace kscope::detail
+
+namespace kscope {
+
+std::string to_string(CollectionScope scope) { return detail::enum_name(scope); }
+
+}  // namespace kscope
