@@ -11,12 +11,14 @@
 #include "core/model/backend_choice.hpp"
 #include "core/model/caller_language.hpp"
 #include "core/engine/info_collection.hpp"
+#include "core/engine/roofline_point.hpp"
 #include "core/model/log.hpp"
 #include "core/model/row_roofline.hpp"
 #include "core/model/suggest.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
+#include "kscope/statistics.hpp"
 
 namespace kscope::detail {
 namespace {

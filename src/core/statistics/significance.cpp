@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/model/caller_language.hpp"
-#include "core/statistics/median.hpp"
+#include "core/model/median.hpp"
 #include "core/statistics/normal_tail.hpp"
 #include "core/model/suggest.hpp"
 #include "core/statistics/valid_samples.hpp"

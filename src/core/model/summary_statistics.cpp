@@ -1,15 +1,15 @@
 // The statistics table: each summary statistic is a name and a function over a row's valid samples
-// (kscope/statistics.hpp). Its summary columns, their cells and their reading back come from it
+// (kscope/summary_statistics.hpp). Its summary columns, their cells and their reading back come from it
 // (core/model/column_cells.cpp), and summarize() fills SampleStatistics from it.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
+#include "core/model/median.hpp"
 #include "core/model/registry.hpp"
-#include "core/statistics/median.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/statistics.hpp"
+#include "kscope/summary_statistics.hpp"
 
 namespace kscope {
 namespace {
