@@ -78,6 +78,7 @@ struct Comparison {
   // The comparison as JSON: "options", "warnings", "gate" and "rows" (to_table() as write_json
   // writes tables).
   void write_json(std::ostream& out) const;
+  // The same JSON into the file at `path` (FileError where it cannot be written).
   void write_json(const std::string& path) const;
   // Writes each of its formats' files under `prefix` (an existing directory's name stands for that
   // directory): its table as CSV and its JSON, comparison.csv and comparison.json.

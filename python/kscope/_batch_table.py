@@ -17,13 +17,18 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from . import _core
+from ._results import DERIVED_COLUMN_TYPES, frame_of
 from .errors import ConfigError
 
-COLUMNS = ("Problem", "Candidate", "Config", "Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper",
-           "ReferenceMedianNs", "CandidateMedianNs", "MaxAbsError", "MaxRelError", "Findings", "Reason",
-           "CompileS", "LoadS", "MeasureS", "Restored", "Format", "Worker", "GPU")
-_FLOATS = ("Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs", "CandidateMedianNs", "MaxAbsError",
-           "MaxRelError", "CompileS", "LoadS", "MeasureS")
+# The evaluation's columns a batch keeps: its readable view's and the GPU, typed as its column table
+# types them (a count may be missing: a candidate that crashed has none).
+EVALUATED = tuple(_core.evaluation_view_columns()) + ("GPU",)
+COLUMNS = ("Problem", "Candidate", "Config") + EVALUATED + ("CompileS", "LoadS", "MeasureS", "Restored", "Format",
+                                                            "Worker")
+_TYPES = {**{name: {"integer": "optional_integer"}.get(kind, kind) for name, kind in
+             DERIVED_COLUMN_TYPES["evaluation"].items() if name in EVALUATED},
+          "CompileS": "real", "LoadS": "real", "MeasureS": "real"}
 _STREAM, _SETTINGS, _TABLE, _LOCK = "results.jsonl", "batch.json", "results.csv", "lock"
 # What the batch's earlier files are, removed by overwrite (build/ is a cache, and stays).
 _WRITTEN = (_STREAM, _SETTINGS, _TABLE, "evaluations", "logs")
@@ -92,9 +97,7 @@ class BatchTable:
     def frame(self) -> pd.DataFrame:
         """Every finished candidate's rows (those of earlier runs too), by candidate and config."""
         rows = [r for c in sorted(self.done) for r in self.done[c]]
-        data = {name: [r.get(name) for r in rows] for name in COLUMNS}
-        return pd.DataFrame({name: pd.Series(cells, dtype="float64" if name in _FLOATS else object)
-                             for name, cells in data.items()})
+        return frame_of({name: [r.get(name) for r in rows] for name in COLUMNS}, _TYPES, lambda name: None)
 
     def finish(self) -> pd.DataFrame:
         frame = self.frame()

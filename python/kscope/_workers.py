@@ -412,15 +412,13 @@ def _evaluated(task: Task, module: Any, reference: Any, guard: _Guard, device: s
     return _table_rows(results)
 
 
-_KEPT = ("Verdict", "Speedup", "SpeedupCI_Lower", "SpeedupCI_Upper", "ReferenceMedianNs", "CandidateMedianNs",
-         "MaxAbsError", "MaxRelError", "Findings", "Reason", "GPU")
-
-
 def _table_rows(results: Any) -> list[dict[str, Any]]:
+    from ._batch_table import EVALUATED
+
     rows = []
     for record in results.to_dataframe().to_dict("records"):
         row: dict[str, Any] = {"config": int(record["config"])}
-        for column in _KEPT:
+        for column in EVALUATED:
             value = record[column]
             value = value.item() if hasattr(value, "item") else value
             row[column] = None if isinstance(value, float) and math.isnan(value) else value

@@ -1,10 +1,12 @@
 // The doctor's verdicts: from the facts to checks (what works, what does not, the fix) and to the
 // backends that can therefore run here.
 #include <cstdio>
+#include <span>
 
 #include "backends/availability.hpp"
 #include "core/model/backend_choice.hpp"
 #include "kscope/backend_registry.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/roofline.hpp"
 
@@ -277,24 +279,24 @@ DoctorCheck ncu_check(const DoctorFacts& f) {
 
 }  // namespace
 
-std::string to_string(CudaInitState state) {
-  switch (state) {
-    case CudaInitState::driver_not_loaded: return "driver_not_loaded";
-    case CudaInitState::not_initialized: return "not_initialized";
-    case CudaInitState::initialized: return "initialized";
-  }
-  return "?";
+// The doctor's enumerations on the name table (kscope/detail/enum_names.hpp), found by their namespace.
+std::span<const detail::EnumName<CudaInitState>> enum_names(CudaInitState) {
+  using S = CudaInitState;
+  static constexpr detail::EnumName<S> names[] = {
+      {S::driver_not_loaded, "driver_not_loaded"}, {S::not_initialized, "not_initialized"}, {S::initialized, "initialized"}};
+  return names;
 }
 
-std::string to_string(CheckStatus status) {
-  switch (status) {
-    case CheckStatus::ok: return "ok";
-    case CheckStatus::warning: return "warning";
-    case CheckStatus::error: return "error";
-    case CheckStatus::skipped: return "skipped";
-  }
-  return "?";
+std::span<const detail::EnumName<CheckStatus>> enum_names(CheckStatus) {
+  using S = CheckStatus;
+  static constexpr detail::EnumName<S> names[] = {
+      {S::ok, "ok"}, {S::warning, "warning"}, {S::error, "error"}, {S::skipped, "skipped"}};
+  return names;
 }
+
+std::string to_string(CudaInitState state) { return detail::enum_name(state); }
+
+std::string to_string(CheckStatus status) { return detail::enum_name(status); }
 
 int DoctorReport::exit_code() const {
   if (!gpu_problem(facts).empty()) return 2;

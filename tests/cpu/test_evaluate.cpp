@@ -403,6 +403,32 @@ TEST(Evaluate, ReadRunsMakeTheReferencesInputsAfterTheCandidateAndTheOthersShare
       kscope::ConfigError);
 }
 
+// A reference that fails in a run where it was given the candidate's inputs says so: the candidate
+// may have changed them (here it empties them), which a read run would have found.
+TEST(Evaluate, AReferenceFailingOnTheCandidatesInputsSaysItWasGivenThem) {
+  Fixture f;
+  f.settings.runs = 6;
+  f.options.checked_runs = 1;
+  f.contest.candidate = [&](const Tensors& in) {
+    Tensors out = doubled(in, f.sim, "candidate_kernel", 500);
+    buffer_of(in).clear();
+    return out;
+  };
+  f.contest.reference = [&](const Tensors& in) {
+    if (buffer_of(in).empty()) throw std::runtime_error("no elements");
+    return doubled(in, f.sim, "reference_kernel", 1000);
+  };
+  try {
+    f.run();
+    ADD_FAILURE() << "the reference's failure did not stop the evaluation";
+  } catch (const kscope::EvaluationError& e) {
+    EXPECT_NE(std::string(e.what()).find("in Contest::reference (given the candidate's inputs after its call, which "
+                                         "may have changed them): no elements"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Evaluate, ToleranceOptionsWidenTheCheck) {
   Fixture f;
   f.options.rtol = 1e-2;

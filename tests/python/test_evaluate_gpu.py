@@ -256,8 +256,12 @@ def test_work_done_by_memory_copies_is_timed():
     r = row(results)
     assert r["Verdict"] in ("faster", "slower", "same"), (r["Reason"], results.findings())
     roofs = results.measurements.roofs().set_index("Roof")
-    bytes_moved = 2 * 4 * (1 << 24)  # read and write 2^24 floats
-    assert r["CandidateMedianNs"] >= bytes_moved / (roofs.loc["DRAM", "AtRatedClocks"] * 1e9) * 1e9
+    # The 2^24 floats read come from DRAM (the L2 was flushed); of those written, as many as the L2
+    # holds may still be in it when the copy ends (on an H100 the copy ran at 100.2% of the DRAM
+    # roof counting every byte written).
+    size = 4 * (1 << 24)
+    from_dram = size + max(0, size - torch.cuda.get_device_properties(0).L2_cache_size)
+    assert r["CandidateMedianNs"] >= from_dram / (roofs.loc["DRAM", "AtRatedClocks"] * 1e9) * 1e9
 
 
 # ---- Honest candidates: a verdict, and no finding ---------------------------------------------------

@@ -59,8 +59,8 @@ std::span<const EnumName<Bound>> enum_names(Bound);
 std::span<const EnumName<ValueType>> enum_names(ValueType);
 std::span<const EnumName<MetricType>> enum_names(MetricType);
 std::span<const EnumName<Bottleneck>> enum_names(Bottleneck);
-// kscope's own (src/core), declared beside their enumerations, found by their namespace:
-// UTestMethod, ResultKind, SettingsRole.
+// kscope's own, declared beside their enumerations, found by their namespace: UTestMethod, ResultKind,
+// SettingsRole (src/core); the doctor's CudaInitState and CheckStatus (src/doctor/assess.cpp).
 
 // The name of `value`, from its enumeration's table; InternalError for a value the table lacks
 // (never another value's name).

@@ -114,8 +114,11 @@ void Evaluator::run(const Config& config) {
   {
     TimeInto timed(time_.inputs);
     mine = make_inputs(config, record.seed, "the candidate's");
-    if (context.run <= 1) first_checksums = checksums(mine);  // before the candidate can change them
-    if (context.run == 1) check_fresh_inputs(config, first_checksums);
+    if (context.run <= 1) {
+      TimeInto checking(time_.input_checks);
+      first_checksums = checksums(mine);  // before the candidate can change them
+      if (context.run == 1) check_fresh_inputs(config, first_checksums);
+    }
   }
   calls[index_of(Side::candidate)] = call(Side::candidate, mine, *recorder, read);
   {
@@ -125,7 +128,10 @@ void Evaluator::run(const Config& config) {
     // reference takes the candidate's inputs; what the candidate did to them, read runs find
     // (input_mutated).
     theirs = read ? make_inputs(config, record.seed, "the reference's") : mine;
-    if (context.run == 0) check_same_inputs(config, mine, first_checksums, theirs);
+    if (context.run == 0) {
+      TimeInto checking(time_.input_checks);
+      check_same_inputs(config, mine, first_checksums, theirs);
+    }
   }
   calls[index_of(Side::reference)] = call(Side::reference, theirs, *recorder, read);
   {
@@ -204,7 +210,12 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
     } catch (...) {
       // A failing candidate is an incorrect one; a failing reference (or Ctrl-C) stops the evaluation.
       if (interrupt_requested()) throw;
-      if (side == Side::reference) throw CallbackFailure(spell("Contest::reference", "the reference"), std::current_exception());
+      // A reference that fails on the candidate's inputs (an unread run) may fail for what the candidate did to them.
+      if (side == Side::reference)
+        throw CallbackFailure(read ? spell("Contest::reference", "the reference")
+                                   : spell("Contest::reference", "the reference") +
+                                         " (given the candidate's inputs after its call, which may have changed them)",
+                              std::current_exception());
       c.raised = exception_message(std::current_exception());
       region.mark_failed("the candidate raised " + c.raised);
     }
@@ -428,8 +439,8 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
 }
 
 std::string Evaluator::time_spent() const {
-  return "evaluate: host time in the runs: making inputs " + as_milliseconds(time_.inputs) +
-         ", opening the calls' regions (the L2 flush) " + as_milliseconds(time_.region_open) + ", the functions " +
+  return "evaluate: host time in the runs: making inputs " + as_milliseconds(time_.inputs) + " (checking them " +
+         as_milliseconds(time_.input_checks) + " of it), opening the calls' regions (the L2 flush) " + as_milliseconds(time_.region_open) + ", the functions " +
          as_milliseconds(time_.functions) + ", draining the GPU after them " + as_milliseconds(time_.drain) +
          ", reading each call's outputs " + as_milliseconds(time_.after_call) + ", checking both calls " +
          as_milliseconds(time_.checks);

@@ -112,7 +112,8 @@ class Evaluator {
 
   // Host seconds per phase of a run, summed over the runs (what evaluate costs beyond the calls).
   struct PhaseTimes {
-    double inputs = 0;        // the inputs function, the reference's copy, the input checks
+    double inputs = 0;        // the inputs function for both sides, the input checks
+    double input_checks = 0;  // of which the input checks (a config's first two runs)
     double region_open = 0;   // the call's region opening: the L2 flush and its wait
     double functions = 0;     // the two functions themselves
     double drain = 0;         // waiting for the GPU after each call
