@@ -34,9 +34,7 @@ class BackendRegistry {
   static Backend named(std::string_view name) { return Backend(registry().named(name).name); }
 
   static std::vector<Backend> all() {
-    std::vector<Backend> out;
-    for (const std::string_view name : registry().names()) out.push_back(Backend(name));
-    return out;
+    return registry().names_as([](std::string_view name) { return Backend(name); });
   }
 };
 

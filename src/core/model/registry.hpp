@@ -65,6 +65,15 @@ class Registry {
     return out;
   }
 
+  // Every entry's name as `make(name)` makes it (a name class: Backend, StopCriterion), in the order
+  // they were added.
+  template <class Make>
+  auto names_as(Make make) const {
+    std::vector<decltype(make(std::string_view{}))> out;
+    for (const std::string_view name : names()) out.push_back(make(name));
+    return out;
+  }
+
   // A copy of every entry, in the order they were added: its reader needs no lock while a program
   // registers another.
   std::vector<Entry> entries() const {

@@ -32,9 +32,7 @@ class StoppingRules {
   static StopCriterion named(std::string_view name) { return StopCriterion(registry().named(name).name); }
 
   static std::vector<StopCriterion> all() {
-    std::vector<StopCriterion> out;
-    for (const std::string_view name : registry().names()) out.push_back(StopCriterion(name));
-    return out;
+    return registry().names_as([](std::string_view name) { return StopCriterion(name); });
   }
 };
 
