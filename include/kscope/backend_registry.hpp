@@ -15,7 +15,9 @@
 #include "kscope/backend.hpp"
 #include "kscope/doctor.hpp"
 #include "kscope/measurement_backend.hpp"
-#include "kscope/profile.hpp"
+#include "kscope/results.hpp"
+#include "kscope/settings.hpp"
+#include "kscope/sweep.hpp"
 #include "kscope/tensor_checks.hpp"
 
 namespace kscope {

@@ -1,6 +1,5 @@
 #pragma once
 // The entry point: run `body` over every config of `sweep` and return the measurements.
-#include <functional>
 #include <memory>
 
 #include "kscope/config.hpp"
@@ -11,8 +10,6 @@
 namespace kscope {
 
 class MeasurementBackend;
-
-using Body = std::function<void(const Config&)>;
 
 // Runs settings.warmup_runs + settings.runs calls of body per config on the selected real backend.
 // Throws ConfigError for a bad sweep or settings before anything runs, BackendError when the

@@ -14,7 +14,7 @@
 #include "kscope/config.hpp"
 #include "kscope/roofline.hpp"
 #include "kscope/settings.hpp"
-#include "kscope/statistics.hpp"
+#include "kscope/summary_statistics.hpp"
 #include "kscope/table.hpp"
 
 namespace kscope {

@@ -2,14 +2,14 @@
 // Adaptive sampling's stopping rules (Settings::adaptive), each a name and a function, as NVBench
 // registers its stopping criteria: AdaptiveSampling::criterion names the rule a sweep stops by, and
 // the results file, the manifest and Python's adaptive={'criterion': ...} take the rules' names from
-// one table (src/core/statistics/stopping_rules.cpp). A program adds a rule with register_stopping_rule()
+// one table (src/core/model/stopping_rules.cpp). A program adds a rule with register_stopping_rule()
 // (docs/architecture.md, "How to add a stopping rule").
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "kscope/statistics.hpp"
+#include "kscope/summary_statistics.hpp"
 
 namespace kscope {
 

@@ -1,6 +1,7 @@
 #pragma once
 // The set of configurations a profile runs over: cartesian axes, explicit lists, or both
-// (an explicit list is crossed with the axes as one zipped axis group).
+// (an explicit list is crossed with the axes as one zipped axis group), and the body it runs.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,9 @@
 #include "kscope/value.hpp"
 
 namespace kscope {
+
+// What a sweep runs: called once per run with the run's config.
+using Body = std::function<void(const Config&)>;
 
 // The configs a profile() call measures: cartesian axes and zipped groups of values, crossed.
 class Sweep {

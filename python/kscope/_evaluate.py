@@ -15,14 +15,14 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Unpack
 
 import numpy as np
 
 from . import _core, _notebook, testing
 from ._configs import engine_rows
 from ._evaluation import EvaluationResults
-from ._options import BackendName, Options, VerbosityLevel, default, entry_default, entry_given
+from ._options import EvaluateOptions, Options, VerbosityLevel, entry_given, takes_options
 from ._roofline import Work, _accepts, _cut, _shown
 from .errors import ConfigError, ProfilerWarning, SweepError, SweepInterrupted
 
@@ -31,34 +31,21 @@ _DTYPES = frozenset({"float64", "float32", "float16", "bfloat16", "float8_e4m3fn
                      "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"})
 
 
+@takes_options("evaluate")
 def evaluate(
     candidate: Callable[..., Any],
     reference: Callable[..., Any],
     inputs: Callable[[Any, int], Any],
     configs: Iterable[Any] | None = None,
     *,
-    runs: int = entry_default("evaluate", "runs"),
-    warmup_runs: int = default("warmup_runs"),
     rtol: float | None = None,
     atol: float | None = None,
     threshold_pct: float = 2.0,
     confidence: float = 0.95,
     seed: int = 0,
     checked_runs: int = 8,
-    work: Callable[[Any], Work | None] | None = default("work"),
-    bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
-    backend: BackendName | None = default("backend"),
-    cache_control: Literal["all", "none"] = default("cache_control"),
-    clock_control: Literal["none", "base"] = default("clock_control"),
-    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
-    thermal_wait: float | None = default("thermal_wait"),
-    thermal_cont: float | None = default("thermal_cont"),
-    thermal_timeout: float | None = default("thermal_timeout"),
-    output_prefix: str | None = default("output_prefix"),
-    overwrite: bool = default("overwrite"),
-    fsync_interval_s: float = default("fsync_interval_s"),
     failing_inputs: str | os.PathLike[str] | None = None,
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
+    **options: Unpack[EvaluateOptions],
 ) -> EvaluationResults:
     """Checks that ``candidate`` computes what ``reference`` computes, and whether it is faster.
 
@@ -129,14 +116,15 @@ def evaluate(
         raise ConfigError(f"inputs is called as inputs(config, seed), but "
                           f"{_cut(getattr(inputs, '__name__', str(inputs)) + str(inspect.signature(inputs)))} "
                           f"does not accept two arguments")
+    checked = Options(**entry_given("evaluate", options))
+    work = checked.work
     if work is not None and not callable(work):
         raise ConfigError(f"work must be a function of the config returning a kscope.Work, not {_shown(work)}")
     given = [None] if configs is None else list(configs)
     if not given:
         raise ConfigError("configs is empty: give at least one config, or None for one config (None)")
     names, rows = _axes(given)
-    options = Options(**entry_given("evaluate", locals()))
-    settings = options.settings(_prefix(output_prefix))
+    settings = checked.settings(_prefix(checked.output_prefix))
     judged = _core.EvaluateOptions()
     judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
     judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
@@ -152,7 +140,7 @@ def evaluate(
     simulated = testing.active()
     contest = _Contest(candidate, reference, inputs, given, device_allowed=simulated is None)
     engine_work = None if work is None else _work_adapter(work, given)
-    progress = _notebook.progress_display(options.verbosity >= VerbosityLevel.INFO)
+    progress = _notebook.progress_display(checked.verbosity >= VerbosityLevel.INFO)
     try:
         core = _core.evaluate(names, rows, settings, judged, contest.make_inputs,
                               contest.reference, contest.candidate, _caller_stream, simulated, progress, engine_work)

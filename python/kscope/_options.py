@@ -1,21 +1,24 @@
 """The options of kscope.analyze.kernel, one table (OPTIONS): each option's keyword, default, check,
-the engine's Settings fields it sets, and its help; and kernel's signature (kernel_signature), where
-each option's type for type checkers is declared, with the table's default. kernel takes that
-signature, its help is made from the table, and Options checks each option once at decoration time
-and turns them into the engine's Settings at every call. kscope.tune and kscope.evaluate take the
-table's options that the engine's entry for them does not refuse (entry_options), typed as here.
+the engine's Settings fields it sets, and its help; and each option's type for type checkers
+(KernelOptions and the classes it extends). kernel's help is made from the table, and Options
+checks each option once at decoration time and turns them into the engine's Settings at every
+call. kscope.tune and kscope.evaluate take the table's options that the engine's entry for them
+does not refuse (entry_options), typed by the same classes (TuneOptions, EvaluateOptions); the
+three entries' signatures at run time (signature()) are made from the table and the classes.
 The callbacks among the options are wrapped for the engine in _callbacks.py."""
 
 from __future__ import annotations
 
 import difflib
 import enum
+import inspect
 import math
 import numbers
 import textwrap
+import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
 from . import _core, _roofline, _shard, info_collector, tools
 from ._roofline import _accepts
@@ -453,50 +456,128 @@ def entry_options(entry):
             if name not in rules["refused"] and name not in rules["fixed"] and not option.kernel_only]
 
 
-def entry_given(entry, arguments):
-    """The table's options among a call's `arguments` (its locals()), as Options takes them."""
-    return {name: arguments[name] for name in entry_options(entry)}
+def _not_taken(entry, name):
+    """Why `entry` (kscope.tune, kscope.evaluate) does not take keyword `name`, as Python words an
+    unexpected keyword, with the engine's reason where the option table has the option."""
+    rules = _core.entry_options()[entry]
+    said = f"{entry}() got an unexpected keyword argument {name!r}"
+    if name in rules["refused"]:
+        return f"{said}: {entry} does not take it ({rules['refused'][name]})"
+    if name in rules["fixed"]:
+        return f"{said}: {entry} sets it itself"
+    if name in OPTIONS:
+        return f"{said}: it is an option of Nsight Python's, which kscope.analyze.kernel alone takes"
+    close = difflib.get_close_matches(name, entry_options(entry), n=1)
+    return said + (f": did you mean {close[0]!r}?" if close else f"; help(kscope.{entry}) lists its parameters")
+
+
+def entry_given(entry, given):
+    """The options of a call of kscope.tune or kscope.evaluate (`entry`), as Options takes them:
+    those `given`, the others at the entry's defaults; a keyword it does not take is a TypeError
+    that says why."""
+    for name in given:
+        if name not in entry_options(entry):
+            raise TypeError(_not_taken(entry, name))
+    return {name: given.get(name, entry_default(entry, name)) for name in entry_options(entry)}
+
+
+# The options' types for type checkers (a choice as the Literal of its engine names), one line per
+# option: EntryOptions holds those that analyze.kernel, kscope.tune and kscope.evaluate all take,
+# each entry's class adds its own (tests/python/test_typing.py checks the classes against the table
+# and the engine's refusals). The entries take them as `**options: Unpack[...]`, and at run time
+# the signature that signature() makes of them, with the table's defaults (help(), inspect).
+class EntryOptions(TypedDict, total=False):
+    runs: int
+    warmup_runs: int
+    backend: BackendName | None
+    cache_control: Literal["all", "none"]
+    clock_control: Literal["none", "base"]
+    thermal_mode: Literal["auto", "manual", "off"]
+    thermal_wait: float | None
+    thermal_cont: float | None
+    thermal_timeout: float | None
+    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"]
+    output_prefix: str | None
+    overwrite: bool
+    fsync_interval_s: float
+
+
+class TuneOptions(EntryOptions, total=False):
+    resume: bool
+    shard: Literal["auto"] | tuple[int, int] | None
+
+
+class EvaluateOptions(EntryOptions, total=False):
+    bound_thresholds: Mapping[str, float] | None
+    work: Callable[[Any], _roofline.Work | None] | None  # evaluate's own form: a function of the config
+
+
+class KernelOptions(TuneOptions, total=False):
+    bound_thresholds: Mapping[str, float] | None
+    work: _roofline.WorkOption
+    metrics: Sequence[str] | None
+    derive_metric: Callable[..., Any] | None
+    normalize_against: str | None
+    ignore_kernel_list: Sequence[str] | None
+    combine_kernel_metrics: Callable[[float, float], float] | None
+    replay_mode: Literal["kernel", "range"]
+    thermal_device: int | None
+    output_csv: bool
+    info_collectors: Sequence[Any] | None
+    info_collector_errors: Literal["warn", "raise"]
+    adaptive: bool | Mapping[str, Any] | None
+    throttled_runs: Literal["keep", "exclude"]
+    ncu_sections: Sequence[str] | None
+    energy_window: float
+
+
+ENTRY_TYPES = {"kernel": KernelOptions, "tune": TuneOptions, "evaluate": EvaluateOptions}
 
 
 def kernel_signature(
     _func: Callable[..., object] | None = None,
     *,
     configs: Iterable[Any] | None = None,
-    runs: int = default("runs"),
-    derive_metric: Callable[..., Any] | None = default("derive_metric"),
-    normalize_against: str | None = default("normalize_against"),
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
-    metrics: Sequence[str] | None = default("metrics"),
-    ignore_kernel_list: Sequence[str] | None = default("ignore_kernel_list"),
-    combine_kernel_metrics: Callable[[float, float], float] | None = default("combine_kernel_metrics"),
-    clock_control: Literal["none", "base"] = default("clock_control"),
-    cache_control: Literal["all", "none"] = default("cache_control"),
-    replay_mode: Literal["kernel", "range"] = default("replay_mode"),
-    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
-    thermal_wait: float | None = default("thermal_wait"),
-    thermal_cont: float | None = default("thermal_cont"),
-    thermal_timeout: float | None = default("thermal_timeout"),
-    thermal_device: int | None = default("thermal_device"),
-    output_prefix: str | None = default("output_prefix"),
-    output_csv: bool = default("output_csv"),
-    info_collectors: Sequence[Any] | None = default("info_collectors"),
-    info_collector_errors: Literal["warn", "raise"] = default("info_collector_errors"),
-    resume: bool = default("resume"),
-    overwrite: bool = default("overwrite"),
-    fsync_interval_s: float = default("fsync_interval_s"),
-    backend: BackendName | None = default("backend"),
-    warmup_runs: int = default("warmup_runs"),
-    adaptive: bool | Mapping[str, Any] | None = default("adaptive"),
-    throttled_runs: Literal["keep", "exclude"] = default("throttled_runs"),
-    ncu_sections: Sequence[str] | None = default("ncu_sections"),
-    shard: Literal["auto"] | tuple[int, int] | None = default("shard"),
-    energy_window: float = default("energy_window"),
-    work: _roofline.WorkOption = default("work"),
-    bound_thresholds: Mapping[str, float] | None = default("bound_thresholds"),
+    **options: Unpack[KernelOptions],
 ) -> None:
-    """analyze.kernel's parameters: its own (_func, configs), then one keyword per row of OPTIONS,
-    typed for type checkers (a choice as the Literal of its engine names), with the row's default.
-    kernel takes this signature (help(), inspect) and type checkers its call forms from it."""
+    """analyze.kernel's parameters, for type checkers: its own (_func, configs), then the options.
+    kernel's call forms take them from here."""
+
+
+def signature(function, entry):
+    """`function`'s signature for help() and inspect, its annotations evaluated (`runs: int = 100`,
+    not `runs: 'int'`): its own parameters, then one keyword per option that `entry` ('kernel',
+    'tune', 'evaluate') takes, in the table's order, typed by its class above and with the entry's
+    default, where `function` declares `**options: Unpack[...]`. A return type the module defines
+    after the function stays a name."""
+
+    def evaluated(annotation):
+        try:
+            return eval(annotation, function.__globals__) if isinstance(annotation, str) else annotation
+        except NameError:
+            return annotation
+
+    own = inspect.signature(function)
+    types = typing.get_type_hints(ENTRY_TYPES[entry])
+    names = list(OPTIONS) if entry == "kernel" else entry_options(entry)
+    options = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=entry_default(entry, name),
+                                 annotation=types[name]) for name in names]
+    parameters = [p.replace(annotation=evaluated(p.annotation)) for p in own.parameters.values()
+                  if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    return own.replace(parameters=parameters + options, return_annotation=evaluated(own.return_annotation))
+
+
+_Entry = TypeVar("_Entry", bound=Callable[..., Any])
+
+
+def takes_options(entry: str) -> Callable[[_Entry], _Entry]:
+    """Gives kscope.tune or kscope.evaluate (`entry`) its signature() at run time."""
+
+    def signed(function: _Entry) -> _Entry:
+        function.__signature__ = signature(function, entry)  # type: ignore[attr-defined]
+        return function
+
+    return signed
 
 
 def options_help(width=92):

@@ -4,43 +4,30 @@ engine (kscope/tune.hpp), and RaceResults, what it returns."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
+from typing import Any, Unpack
 
 import pandas as pd
 
 from . import _core, _notebook, _shard, testing
 from ._configs import Signature, engine_rows
 from ._evaluate import _prefix
-from ._options import BackendName, Options, VerbosityLevel, _count, _number, default, entry_default, entry_given
+from ._options import Options, TuneOptions, VerbosityLevel, _count, _number, entry_given, takes_options
 from ._results import DERIVED_COLUMN_TYPES, ProfileResults, config_axes, frame_of
 from .errors import ConfigError, SweepError, SweepInterrupted
 
 
+@takes_options("tune")
 def tune(
     func: Callable[..., object],
     configs: Iterable[Any] | None = None,
     *,
-    runs: int = entry_default("tune", "runs"),
-    warmup_runs: int = default("warmup_runs"),
     threshold_pct: float = 2.0,
     alpha: float = 0.05,
     first_runs: int = 10,
     final_runs: int = 20,
     max_finalists: int = 8,
     annotation: str | None = None,
-    backend: BackendName | None = default("backend"),
-    cache_control: Literal["all", "none"] = default("cache_control"),
-    clock_control: Literal["none", "base"] = default("clock_control"),
-    thermal_mode: Literal["auto", "manual", "off"] = default("thermal_mode"),
-    thermal_wait: float | None = default("thermal_wait"),
-    thermal_cont: float | None = default("thermal_cont"),
-    thermal_timeout: float | None = default("thermal_timeout"),
-    output_prefix: str | None = default("output_prefix"),
-    resume: bool = default("resume"),
-    overwrite: bool = default("overwrite"),
-    fsync_interval_s: float = default("fsync_interval_s"),
-    shard: Literal["auto"] | tuple[int, int] | None = default("shard"),
-    verbosity: VerbosityLevel | int | Literal["silent", "info", "debug"] = default("verbosity"),
+    **options: Unpack[TuneOptions],
 ) -> RaceResults:
     """Chooses the fastest of ``configs`` by racing them, in a fraction of the runs of measuring
     each one ``runs`` times.
@@ -82,13 +69,13 @@ def tune(
     """
     if not callable(func):
         raise ConfigError(f"tune's func must be a function of a config's values, not {func!r}")
-    options = Options(**entry_given("tune", locals()))
+    checked = Options(**entry_given("tune", options))
     signature = Signature(func)
     given = signature.configs(list(configs) if configs is not None else None)
     race_options = _race_options(threshold_pct, alpha, first_runs, final_runs, max_finalists, annotation)
     simulated = testing.active()
-    settings = options.settings(_prefix(output_prefix))
-    placement = _shard.place(options.shard, options.verbosity >= VerbosityLevel.INFO)
+    settings = checked.settings(_prefix(checked.output_prefix))
+    placement = _shard.place(checked.shard, checked.verbosity >= VerbosityLevel.INFO)
     if placement.launcher is not None:
         settings.shard = placement.shard
     if placement.launcher == "torchrun":
@@ -97,7 +84,7 @@ def tune(
     def body(config_index: int) -> None:
         signature.call(func, given[config_index])
 
-    progress = _notebook.progress_display(options.verbosity >= VerbosityLevel.INFO)
+    progress = _notebook.progress_display(checked.verbosity >= VerbosityLevel.INFO)
     try:
         core = _core.tune(signature.names, engine_rows(given, signature.names), settings, race_options, body,
                           simulated, progress)

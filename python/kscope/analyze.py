@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast, overload
 
-from . import _core, _notebook, _plot, _plot_style, _roofline, _shard, info_collector, testing, tools
+from . import _core, _notebook, _options, _plot, _plot_style, _roofline, _shard, info_collector, testing, tools
 from ._call_files import CallFiles
 from ._callbacks import combine_adapter, derive_adapter
 from ._configs import Signature, engine_rows
@@ -78,15 +77,11 @@ def _kernel_forms(
     signature: Callable[Concatenate[Any, _Options], object],
 ) -> Callable[[Callable[..., object]], _KernelForms[_Options]]:
     """Types kernel by its call forms, its options being `signature`'s parameters after the first
-    (_options.kernel_signature: declared once, beside their table); at run time kernel itself, with
-    that signature for help() and inspect."""
+    (_options.kernel_signature: the options' types, declared once beside their table); at run time
+    kernel itself, with every option in its signature for help() and inspect."""
 
     def typed(kernel: Callable[..., object]) -> _KernelForms[_Options]:
-        # Annotations evaluated (help() shows `runs: int = 10`, not `runs: 'int'`), and kernel's own
-        # return type rather than the signature function's None.
-        options = inspect.signature(signature, eval_str=True)
-        returns = inspect.signature(kernel, eval_str=True).return_annotation
-        kernel.__signature__ = options.replace(return_annotation=returns)  # type: ignore[attr-defined]
+        kernel.__signature__ = _options.signature(kernel, "kernel")  # type: ignore[attr-defined]
         return cast("_KernelForms[_Options]", kernel)
 
     return typed

@@ -1,13 +1,13 @@
 // The table of Results' output formats (core/files/output_formats.hpp), and the two CSV formats (the
 // summary, the raw samples), written row by row from the schema's columns without building the table.
 #include <cstring>
-#include <mutex>
 #include <ostream>
 
 #include "base/csv.hpp"
 #include "base/file_access.hpp"
 #include "base/text.hpp"
 #include "core/files/output_formats.hpp"
+#include "core/model/registry.hpp"
 #include "core/model/result_tables.hpp"
 #include "kscope/errors.hpp"
 
@@ -16,39 +16,30 @@ namespace detail {
 
 namespace {
 
-std::mutex formats_mutex;
-
-std::vector<OutputFormat>& formats() {
-  static std::vector<OutputFormat> table = {
+Registry<OutputFormat, &OutputFormat::format>& registry() {
+  static Registry<OutputFormat, &OutputFormat::format> formats("format", "register_output_format()", {
       {"summary CSV", "summary.csv", [](const Results& r, const std::string& path) { r.write_csv(path); }},
       {"samples CSV", kSamplesFile, [](const Results& r, const std::string& path) { r.write_samples_csv(path); }},
       {"kscope results file (JSON)", kResultsFile,
        [](const Results& r, const std::string& path) { r.write_json(path); }},
       {"Google Benchmark JSON", nullptr, [](const Results& r, const std::string& path) { r.write_gbench_json(path); }},
-  };
-  return table;
+  });
+  return formats;
 }
 
 }  // namespace
 
-std::vector<OutputFormat> output_formats() {
-  const std::lock_guard lock(formats_mutex);
-  return formats();
-}
+std::vector<OutputFormat> output_formats() { return registry().entries(); }
 
 void register_output_format(OutputFormat format) {
-  const std::lock_guard lock(formats_mutex);
   if (!format.format || !*format.format || !format.write)
     throw ConfigError("register_output_format(): the format needs a name and a writer");
-  for (const OutputFormat& f : formats()) {
-    if (std::strcmp(f.format, format.format) == 0)
-      throw ConfigError("register_output_format(): a format named '" + std::string(format.format) +
-                        "' is registered already");
-    if (format.prefix_file && f.prefix_file && std::strcmp(f.prefix_file, format.prefix_file) == 0)
-      throw ConfigError("register_output_format(): the prefix file '" + std::string(format.prefix_file) +
-                        "' is format '" + f.format + "''s");
-  }
-  formats().push_back(format);
+  registry().add(format, [](const std::deque<OutputFormat>& formats, const OutputFormat& added) {
+    for (const OutputFormat& f : formats)
+      if (added.prefix_file && f.prefix_file && std::strcmp(f.prefix_file, added.prefix_file) == 0)
+        throw ConfigError("register_output_format(): the prefix file '" + std::string(added.prefix_file) +
+                          "' is format '" + f.format + "''s");
+  });
 }
 
 }  // namespace detail

@@ -10,6 +10,7 @@
 #include "kscope/annotation.hpp"
 #include "kscope/profile.hpp"
 #include "kscope/results.hpp"
+#include "kscope/statistics.hpp"
 #include "kscope/stopping_rule.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"

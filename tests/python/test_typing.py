@@ -54,7 +54,8 @@ def mypy_errors(tmp_path_factory):
         m = re.match(r"(.+?):\d+: error:", line)
         if m:
             errors.setdefault(Path(m.group(1)).name, []).append(line)
-        elif ": note:" not in line and line.strip():
+        # mypy 1.7 and later warn that Unpack, which python/mypy.ini enables for older ones, is on already.
+        elif ": note:" not in line and line.strip() and "is already enabled by default" not in line:
             errors.setdefault("(mypy)", []).append(line)  # a crash or a bad option: nothing passes
     return errors
 
@@ -139,7 +140,7 @@ def test_backend_names_come_from_the_engine():
     engine = {d.python_name: d for d in kscope._core.backends() if d.python_name}
     assert list(_options.BACKENDS) == list(engine)
     assert list(typing.get_args(_options.BackendName)) == list(engine)
-    assert typing.get_type_hints(_options.kernel_signature)["backend"] == _options.BackendName | None
+    assert typing.get_type_hints(_options.KernelOptions)["backend"] == _options.BackendName | None
     help_text = " ".join((kscope.analyze.kernel.__doc__ or "").split())
     for name, d in engine.items():
         assert f"'{name}' ({d.summary})" in help_text, name
@@ -179,10 +180,12 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
     keywords = {name: p for name, p in kernel.items() if name not in ("_func", "configs")}
     assert set(keywords) == set(_options.OPTIONS)
     engine_fields = {name for name, *_ in kscope._core.settings_fields()}
-    # help() shows the options' annotations evaluated, and what kernel returns.
-    options = inspect.signature(_options.kernel_signature, eval_str=True)
-    assert list(inspect.signature(kscope.analyze.kernel).parameters.values()) == list(options.parameters.values())
-    hints = typing.get_type_hints(_options.kernel_signature)
+    # help() shows the options in the table's order, typed as type checkers see them, evaluated.
+    hints = typing.get_type_hints(_options.KernelOptions)
+    assert list(keywords) == list(_options.OPTIONS) and set(hints) == set(_options.OPTIONS)
+    for name, parameter in keywords.items():
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.annotation == hints[name], name
+    assert inspect.signature(kscope.analyze.kernel).return_annotation != "None"
     help_text = kscope.analyze.kernel.__doc__ or ""
     for name, option in _options.OPTIONS.items():
         assert keywords[name].default == option.default, name
@@ -198,25 +201,48 @@ def test_the_option_table_makes_kernels_keywords_options_and_help():
 
 @pytest.mark.parametrize("entry", ["tune", "evaluate"])
 def test_tune_and_evaluate_take_the_option_tables_options_typed_as_kernels(entry):
-    """tune's and evaluate's signatures come from the option table: they take exactly the options
-    the engine's entry for them neither refuses nor sets itself (each refusal with its reason, on a
-    Settings field Python names), each typed as analyze.kernel types it, with the table's default
-    or the entry's own; their other parameters are their own, not the table's. typed_usage.py and
-    typed_misuse.py type-check their calls."""
+    """tune's and evaluate's options come from the option table: they take exactly the options the
+    engine's entry for them neither refuses nor sets itself (each refusal with its reason, on a
+    Settings field Python names), typed for type checkers by their class (TuneOptions,
+    EvaluateOptions: `**options: Unpack[...]`) as analyze.kernel types them, and listed in their
+    signature at run time with the table's default or the entry's own; their other parameters are
+    their own, not the table's. typed_usage.py and typed_misuse.py type-check their calls."""
     function = getattr(kscope, entry)
     parameters = inspect.signature(function).parameters
     taken = [name for name in parameters if name in _options.OPTIONS]
-    assert set(taken) == set(_options.entry_options(entry)), (entry, taken)
+    assert taken == _options.entry_options(entry), (entry, taken)
     rules = kscope._core.entry_options()[entry]
     python_names = {python_name for _, python_name, *_ in kscope._core.settings_fields() if python_name}
     assert rules["refused"] and set(rules["refused"]) | set(rules["fixed"]) <= python_names
     assert all(why.strip() for why in rules["refused"].values())
-    hints, kernel_hints = typing.get_type_hints(function), typing.get_type_hints(_options.kernel_signature)
+    declared = typing.get_type_hints(function)
+    assert declared["options"] == typing.Unpack[_options.ENTRY_TYPES[entry]], declared["options"]
+    hints, kernel_hints = typing.get_type_hints(_options.ENTRY_TYPES[entry]), typing.get_type_hints(_options.KernelOptions)
+    assert set(hints) == set(taken), (entry, sorted(set(hints) ^ set(taken)))
     for name in taken:
         assert parameters[name].default == _options.entry_default(entry, name), (entry, name)
+        assert parameters[name].annotation == hints[name], (entry, name)
         if name not in _options.ENTRY_FORMS.get(entry, ()):
             assert hints[name] == kernel_hints[name], (entry, name, hints[name], kernel_hints[name])
     assert kscope._core.entry_options()["profile"] == {"refused": {}, "fixed": []}
+
+
+@pytest.mark.parametrize("entry", ["tune", "evaluate"])
+def test_an_option_tune_or_evaluate_does_not_take_is_refused_with_the_reason(entry):
+    """A keyword the entry does not take is Python's TypeError, with the engine's reason for a
+    refused option and the nearest option for a misspelt one."""
+    function = getattr(kscope, entry)
+
+    def call(**given):
+        return function(print, print, lambda config, seed: 1, **given) if entry == "evaluate" else function(print, **given)
+
+    refused, why = next(iter(kscope._core.entry_options()[entry]["refused"].items()))
+    with pytest.raises(TypeError, match=re.escape(f"{entry}() got an unexpected keyword argument {refused!r}: "
+                                                  f"{entry} does not take it ({why})")):
+        call(**{refused: None})
+    with pytest.raises(TypeError, match=re.escape(f"{entry}() got an unexpected keyword argument 'warmup': did "
+                                                  f"you mean 'warmup_runs'?")):
+        call(warmup=1)
 
 
 def test_the_engines_names_are_the_pythons():
@@ -256,7 +282,7 @@ def test_an_option_added_to_the_table_is_checked_set_and_described(monkeypatch, 
     """The option recipe's Python row, walked: a row added to the table is checked with the others,
     has its entry in the help, and sets its engine field, which reaches the engine through the
     Settings bound from the engine's table: analyze.kernel takes it with no change of its own (its
-    static signature, _options.kernel_signature, is the row's file)."""
+    type for type checkers, in _options.KernelOptions, is the row's file)."""
     toy = _options.Option("toy_warmups", 2, lambda o, v: _options._count(o, v, 0), ["warmup_runs"],
                           label="kscope", help="a toy option that sets the warm-up runs.")
     monkeypatch.setitem(_options.OPTIONS, toy.name, toy)

@@ -6,7 +6,7 @@
 
 #include "core/model/caller_language.hpp"
 #include "core/model/log.hpp"
-#include "core/statistics/median.hpp"
+#include "core/model/median.hpp"
 #include "core/model/suggest.hpp"
 #include "kscope/errors.hpp"
 

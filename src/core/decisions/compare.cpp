@@ -335,23 +335,6 @@ Cell integer(std::size_t n) { return static_cast<std::int64_t>(n); }
 
 }  // namespace
 
-// Each bound written as a ratio of the sides is (100 + t over 100, 100 over 100 + t), so that 102
-// against 100, and 100 against 102, sit exactly on a bound.
-SameBand same_band(double threshold_pct) {
-  return {100.0 / (100.0 + threshold_pct), (100.0 + threshold_pct) / 100.0};
-}
-
-std::string band_text(const SameBand& band) {
-  const auto change = [](double ratio) { return formatted("%+.3g%%", 100.0 * (ratio - 1.0)); };
-  return "[" + change(band.lower) + ", " + change(band.upper) + "]";
-}
-
-std::string to_string(MetricDirection d) {
-  return d == MetricDirection::undefined ? "undefined" : detail::enum_name(d) + " is better";
-}
-
-std::string to_string(Verdict v) { return detail::enum_name(v); }
-
 std::string to_string(Gate g) { return detail::enum_name(g); }
 
 Comparison compare(const Results& baseline, const Results& candidate, const CompareOptions& options) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "core/statistics/median.hpp"
+#include "core/model/median.hpp"
 #include "kscope/roofline.hpp"
 
 namespace kscope::detail {

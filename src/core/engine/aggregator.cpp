@@ -10,13 +10,15 @@
 #include "core/model/attribution.hpp"
 #include "core/model/backend_choice.hpp"
 #include "core/model/caller_language.hpp"
-#include "core/model/info_collection.hpp"
+#include "core/engine/info_collection.hpp"
+#include "core/engine/roofline_point.hpp"
 #include "core/model/log.hpp"
 #include "core/model/row_roofline.hpp"
 #include "core/model/suggest.hpp"
 #include "kscope/energy.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/metrics.hpp"
+#include "kscope/statistics.hpp"
 
 namespace kscope::detail {
 namespace {

@@ -25,7 +25,7 @@
 #include "core/engine/batch_planner.hpp"
 #include "core/control/clock_lock.hpp"
 #include "core/control/energy_meter.hpp"
-#include "core/model/info_collection.hpp"
+#include "core/engine/info_collection.hpp"
 #include "core/model/interrupt_scope.hpp"
 #include "core/files/output_claim.hpp"
 #include "core/engine/progress_reporter.hpp"

@@ -4,7 +4,7 @@
 #include <deque>
 #include <ostream>
 
-#include "core/model/name_table.hpp"
+#include "core/model/registry.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -12,34 +12,29 @@ namespace kscope {
 // Makes the Backend values, whose constructor is private to them and this class.
 class BackendRegistry {
  public:
-  static detail::NameTable<BackendDefinition>& table() {
-    static detail::NameTable<BackendDefinition> definitions;
+  static detail::Registry<BackendDefinition>& registry() {
+    static detail::Registry<BackendDefinition> definitions("backend", "register_backend()");
     return definitions;
   }
 
   static Backend add(BackendDefinition definition) {
     if (definition.name.empty()) throw ConfigError("register_backend(): the backend needs a name");
+    if (definition.capabilities.measures_duration && definition.default_metrics.size() != 1)
+      throw ConfigError("register_backend(): backend '" + definition.name + "' measures a duration of its own: give "
+                        "it as its one default metric");
     const auto refuse = [](const std::deque<BackendDefinition>& definitions, const BackendDefinition& added) {
-      for (const auto& d : definitions) {
-        if (d.name == added.name)
-          throw ConfigError("register_backend(): a backend named '" + d.name + "' is registered already");
-        if (!added.python_name.empty() && d.python_name == added.python_name)
+      for (const auto& d : definitions)
+        if (!added.python_name.empty() && d.python_name == added.python_name && d.name != added.name)
           throw ConfigError("register_backend(): the Python name '" + d.python_name + "' is taken by backend '" +
                             d.name + "'");
-      }
-      if (added.capabilities.measures_duration && added.default_metrics.size() != 1)
-        throw ConfigError("register_backend(): backend '" + added.name + "' measures a duration of its own: give "
-                          "it as its one default metric");
     };
-    return Backend(table().add(std::move(definition), refuse));
+    return Backend(registry().add(std::move(definition), refuse).name);
   }
 
-  static Backend named(std::string_view name) { return Backend(table().named("backend", name).name); }
+  static Backend named(std::string_view name) { return Backend(registry().named(name).name); }
 
   static std::vector<Backend> all() {
-    std::vector<Backend> out;
-    for (const std::string_view name : table().names()) out.push_back(Backend(name));
-    return out;
+    return registry().names_as([](std::string_view name) { return Backend(name); });
   }
 };
 
@@ -54,7 +49,7 @@ Backend register_backend(BackendDefinition definition) { return BackendRegistry:
 std::vector<Backend> registered_backends() { return BackendRegistry::all(); }
 
 const BackendDefinition& definition(Backend backend) {
-  if (const BackendDefinition* d = BackendRegistry::table().find(backend.name())) return *d;
+  if (const BackendDefinition* d = BackendRegistry::registry().find(backend.name())) return *d;
   throw InternalError("backend '" + to_string(backend) + "' is not registered: link kscope::kscope, whose library "
                       "registers kscope's backends");
 }

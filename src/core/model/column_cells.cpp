@@ -77,7 +77,7 @@ std::vector<ColumnDefinition<Row>> session_columns() {
   };
 }
 
-// One column per statistic of the table (kscope/statistics.hpp), in its order: a field of
+// One column per statistic of the table (kscope/summary_statistics.hpp), in its order: a field of
 // SampleStatistics, or a registered statistic's value in `added` (empty in a row read from a file
 // written without it).
 std::vector<ColumnDefinition<SummaryRow>> statistic_columns() {

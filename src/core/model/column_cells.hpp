@@ -11,7 +11,7 @@
 #include "kscope/columns.hpp"
 #include "kscope/detail/config_cells.hpp"
 #include "kscope/results.hpp"
-#include "kscope/statistics.hpp"
+#include "kscope/summary_statistics.hpp"
 
 namespace kscope::detail {
 
@@ -27,7 +27,7 @@ struct ColumnDefinition {
   std::string expected = {};  // what a cell read back must be, where its type does not say it all
 };
 
-// Made anew after a statistic is registered (kscope/statistics.hpp).
+// Made anew after a statistic is registered (kscope/summary_statistics.hpp).
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 

@@ -1,12 +1,11 @@
-// The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp).
+// The names of the settings' enumerations and of the collection scopes (kscope/detail/enum_names.hpp),
+// and to_string of a collection scope.
 #include "kscope/detail/enum_names.hpp"
 
 #include "core/model/settings_table.hpp"
-#include "kscope/compare.hpp"
-#include "kscope/evaluate.hpp"
+#include "kscope/info_collector.hpp"
 #include "kscope/metrics.hpp"
 #include "kscope/roofline.hpp"
-#include "kscope/tune.hpp"
 #include "kscope/value.hpp"
 #include "kscope/work.hpp"
 
@@ -76,59 +75,6 @@ std::span<const EnumName<ColumnType>> enum_names(ColumnType) {
   return names;
 }
 
-std::span<const EnumName<Verdict>> enum_names(Verdict) {
-  using V = Verdict;
-  // The worst first: the order kscope compare counts them in.
-  static constexpr EnumName<V> names[] = {{V::slower, "slower"},
-                                          {V::faster, "faster"},
-                                          {V::same, "same"},
-                                          {V::changed, "changed"},
-                                          {V::ambiguous, "ambiguous"},
-                                          {V::unstable, "unstable"},
-                                          {V::too_few_samples, "too_few_samples"},
-                                          {V::only_in_baseline, "only_in_baseline"},
-                                          {V::only_in_candidate, "only_in_candidate"}};
-  return names;
-}
-
-std::span<const EnumName<Gate>> enum_names(Gate) {
-  static constexpr EnumName<Gate> names[] = {
-      {Gate::passed, "passed"}, {Gate::slower, "slower"}, {Gate::cannot_judge, "cannot_judge"}};
-  return names;
-}
-
-std::span<const EnumName<MetricDirection>> enum_names(MetricDirection) {
-  using D = MetricDirection;
-  static constexpr EnumName<D> names[] = {
-      {D::lower_is_better, "lower"}, {D::higher_is_better, "higher"}, {D::undefined, "undefined"}};
-  return names;
-}
-
-std::span<const EnumName<EvaluationVerdict>> enum_names(EvaluationVerdict) {
-  using V = EvaluationVerdict;
-  static constexpr EnumName<V> names[] = {{V::faster, "faster"},
-                                          {V::slower, "slower"},
-                                          {V::same, "same"},
-                                          {V::incorrect, "incorrect"},
-                                          {V::suspect, "suspect"}};
-  return names;
-}
-
-std::span<const EnumName<Side>> enum_names(Side) {
-  static constexpr EnumName<Side> names[] = {{Side::candidate, "candidate"}, {Side::reference, "reference"}};
-  return names;
-}
-
-std::span<const EnumName<RaceOutcome>> enum_names(RaceOutcome) {
-  using O = RaceOutcome;
-  static constexpr EnumName<O> names[] = {{O::winner, "winner"},
-                                          {O::tied, "tied"},
-                                          {O::slower, "slower"},
-                                          {O::eliminated, "eliminated"},
-                                          {O::left_out, "left_out"}};
-  return names;
-}
-
 std::span<const EnumName<Precision>> enum_names(Precision) {
   using P = Precision;
   static constexpr EnumName<P> names[] = {
@@ -171,3 +117,9 @@ std::span<const EnumName<SettingsRole>> enum_names(SettingsRole) {
 }
 
 }  // namespace kscope::detail
+
+namespace kscope {
+
+std::string to_string(CollectionScope scope) { return detail::enum_name(scope); }
+
+}  // namespace kscope

@@ -17,5 +17,7 @@ void check_requested_metrics(const std::vector<std::string>& requested, const st
 std::vector<std::string> backend_metrics(const std::vector<std::string>& requested);
 // The energy metrics requested, in the order asked for.
 std::vector<std::string> energy_metrics_requested(const std::vector<std::string>& requested);
+// Throws ConfigError for a metric named like an energy metric that is none of them.
+void check_energy_spelling(const std::vector<std::string>& requested);
 
 }  // namespace kscope::detail

@@ -17,15 +17,6 @@ void check_bound_thresholds(const BoundThresholds& thresholds);
 // for a unit that is not a time.
 double seconds_per(const std::string& unit);
 
-// One run of a duration row: its duration, and the clocks observed around it (NaN when unknown).
-struct TimedRun {
-  double seconds, sm_clock_mhz, memory_clock_mhz;
-};
-
-// `runs`: those of a duration row that enter its statistics.
-RooflinePoint roofline_point(const Work& work, const std::vector<TimedRun>& runs, const SessionInfo& session,
-                             const BoundThresholds& thresholds);
-
 // Why the session's device has no compute roof for the kind (an architecture missing from the
 // table, or a kind it does not have); empty when it has one.
 std::string missing_compute_roof(const SessionInfo& session, FlopKind kind);

@@ -13,10 +13,11 @@
 #include <vector>
 
 #include "core/model/caller_language.hpp"
-#include "core/statistics/median.hpp"
+#include "core/model/median.hpp"
 #include "core/statistics/normal_tail.hpp"
 #include "core/model/suggest.hpp"
 #include "core/statistics/valid_samples.hpp"
+#include "kscope/detail/enum_names.hpp"
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
@@ -458,9 +459,48 @@ std::span<const EnumName<UTestMethod>> enum_names(UTestMethod) {
   return names;
 }
 
+std::span<const EnumName<Verdict>> enum_names(Verdict) {
+  using V = Verdict;
+  // The worst first: the order kscope compare counts them in.
+  static constexpr EnumName<V> names[] = {{V::slower, "slower"},
+                                          {V::faster, "faster"},
+                                          {V::same, "same"},
+                                          {V::changed, "changed"},
+                                          {V::ambiguous, "ambiguous"},
+                                          {V::unstable, "unstable"},
+                                          {V::too_few_samples, "too_few_samples"},
+                                          {V::only_in_baseline, "only_in_baseline"},
+                                          {V::only_in_candidate, "only_in_candidate"}};
+  return names;
+}
+
+std::span<const EnumName<MetricDirection>> enum_names(MetricDirection) {
+  using D = MetricDirection;
+  static constexpr EnumName<D> names[] = {
+      {D::lower_is_better, "lower"}, {D::higher_is_better, "higher"}, {D::undefined, "undefined"}};
+  return names;
+}
+
 }  // namespace kscope::detail
 
 namespace kscope {
+
+// Each bound written as a ratio of the sides is (100 + t over 100, 100 over 100 + t), so that 102
+// against 100, and 100 against 102, sit exactly on a bound.
+SameBand same_band(double threshold_pct) {
+  return {100.0 / (100.0 + threshold_pct), (100.0 + threshold_pct) / 100.0};
+}
+
+std::string band_text(const SameBand& band) {
+  const auto change = [](double ratio) { return detail::formatted("%+.3g%%", 100.0 * (ratio - 1.0)); };
+  return "[" + change(band.lower) + ", " + change(band.upper) + "]";
+}
+
+std::string to_string(MetricDirection d) {
+  return d == MetricDirection::undefined ? "undefined" : detail::enum_name(d) + " is better";
+}
+
+std::string to_string(Verdict v) { return detail::enum_name(v); }
 
 void CompareOptions::validate() const {
   using detail::compare_option;

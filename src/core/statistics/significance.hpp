@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kscope/compare.hpp"
+#include "kscope/verdict.hpp"
 #include "kscope/detail/enum_names.hpp"
 
 namespace kscope::detail {
@@ -142,7 +142,7 @@ MetricDirection infer_metric_direction(std::string_view name, std::string_view u
 // true shift just past it is reported only once enough runs narrow the interval, so a CI gate does
 // not flap on a shift that noise alone could put on either side of the threshold.
 //
-// The defaults and their reasons: CompareOptions in kscope/compare.hpp.
+// The defaults and their reasons: CompareOptions in kscope/verdict.hpp.
 
 struct SampleSummary {
   std::size_t count = 0;     // valid (non-NaN) values

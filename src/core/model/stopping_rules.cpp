@@ -4,9 +4,8 @@
 #include "kscope/stopping_rule.hpp"
 
 #include <cmath>
-#include <deque>
 
-#include "core/model/name_table.hpp"
+#include "core/model/registry.hpp"
 #include "kscope/errors.hpp"
 
 namespace kscope {
@@ -14,34 +13,26 @@ namespace kscope {
 // Makes the StopCriterion values, whose constructor is private to them and this class.
 class StoppingRules {
  public:
-  static detail::NameTable<StoppingRule>& table() {
+  static detail::Registry<StoppingRule>& registry() {
     // kscope's own: the CI half-width shrinks as samples accumulate, the RSD only settles.
-    static detail::NameTable<StoppingRule> rules(std::deque<StoppingRule>{
-        {std::string(StopCriterion::ci_halfwidth.name()),
-         [](const SampleStatistics& s) { return 100.0 * (s.ci95_upper - s.mean) / std::fabs(s.mean); }},
-        {std::string(StopCriterion::rsd.name()), [](const SampleStatistics& s) { return s.rsd_pct; }},
-    });
+    static detail::Registry<StoppingRule> rules(
+        "stopping rule", "register_stopping_rule()",
+        {{std::string(StopCriterion::ci_halfwidth.name()),
+          [](const SampleStatistics& s) { return 100.0 * (s.ci95_upper - s.mean) / std::fabs(s.mean); }},
+         {std::string(StopCriterion::rsd.name()), [](const SampleStatistics& s) { return s.rsd_pct; }}});
     return rules;
   }
 
   static StopCriterion add(StoppingRule rule) {
     if (rule.name.empty() || !rule.spread_pct)
       throw ConfigError("register_stopping_rule(): a stopping rule needs a name and a function");
-    const auto refuse = [](const std::deque<StoppingRule>& rules, const StoppingRule& added) {
-      for (const StoppingRule& r : rules)
-        if (r.name == added.name)
-          throw ConfigError("register_stopping_rule(): a stopping rule named '" + r.name +
-                            "' is registered already; choose another name");
-    };
-    return StopCriterion(table().add(std::move(rule), refuse));
+    return StopCriterion(registry().add(std::move(rule)).name);
   }
 
-  static StopCriterion named(std::string_view name) { return StopCriterion(table().named("stopping rule", name).name); }
+  static StopCriterion named(std::string_view name) { return StopCriterion(registry().named(name).name); }
 
   static std::vector<StopCriterion> all() {
-    std::vector<StopCriterion> out;
-    for (const std::string_view name : table().names()) out.push_back(StopCriterion(name));
-    return out;
+    return registry().names_as([](std::string_view name) { return StopCriterion(name); });
   }
 };
 
@@ -54,7 +45,7 @@ StopCriterion register_stopping_rule(StoppingRule rule) { return StoppingRules::
 std::vector<StopCriterion> registered_stopping_rules() { return StoppingRules::all(); }
 
 const StoppingRule& stopping_rule(StopCriterion criterion) {
-  if (const StoppingRule* rule = StoppingRules::table().find(criterion.name())) return *rule;
+  if (const StoppingRule* rule = StoppingRules::registry().find(criterion.name())) return *rule;
   throw InternalError("stopping rule '" + to_string(criterion) + "' is not registered (kscope bug: please report it)");
 }
 

@@ -1,14 +1,15 @@
 // The statistics table: each summary statistic is a name and a function over a row's valid samples
-// (kscope/statistics.hpp). Its summary columns, their cells and their reading back come from it
+// (kscope/summary_statistics.hpp). Its summary columns, their cells and their reading back come from it
 // (core/model/column_cells.cpp), and summarize() fills SampleStatistics from it.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
-#include "core/statistics/median.hpp"
+#include "core/model/median.hpp"
+#include "core/model/registry.hpp"
 #include "kscope/columns.hpp"
 #include "kscope/errors.hpp"
-#include "kscope/statistics.hpp"
+#include "kscope/summary_statistics.hpp"
 
 namespace kscope {
 namespace {
@@ -25,9 +26,9 @@ auto quantile_at(double q) {
   return [q](std::span<const double> sorted) { return quantile(sorted, q); };
 }
 
-std::vector<SummaryStatistic>& table() {
+detail::Registry<SummaryStatistic>& registry() {
   using S = SampleStatistics;
-  static std::vector<SummaryStatistic> statistics{
+  static detail::Registry<SummaryStatistic> statistics("statistic", "register_summary_statistic()", {
       {"MinValue", [](std::span<const double> sorted) { return sorted.front(); }, &S::min},
       {"MaxValue", [](std::span<const double> sorted) { return sorted.back(); }, &S::max},
       {"Median", detail::median_of_sorted, &S::median},
@@ -36,15 +37,15 @@ std::vector<SummaryStatistic>& table() {
       {"IQR", [](std::span<const double> sorted) { return quantile(sorted, 0.75) - quantile(sorted, 0.25); }, &S::iqr},
       {"P20", quantile_at(0.20), &S::p20},
       {"P80", quantile_at(0.80), &S::p80},
-  };
+  });
   return statistics;
 }
 
 }  // namespace
 
-const std::vector<SummaryStatistic>& summary_statistics() { return table(); }
+std::vector<SummaryStatistic> summary_statistics() { return registry().entries(); }
 
-// Registering while a sweep runs is the caller's race: the table is read without a lock.
+// The summary columns are read outside the registry's lock: they are made from the registry.
 void register_summary_statistic(SummaryStatistic statistic) {
   const std::string what = "register_summary_statistic(): the statistic '" + statistic.name + "'";
   if (statistic.name.empty() || !statistic.value)
@@ -54,7 +55,7 @@ void register_summary_statistic(SummaryStatistic statistic) {
   const auto& columns = summary_columns();
   if (std::any_of(columns.begin(), columns.end(), [&](const ColumnSpec& c) { return c.name == statistic.name; }))
     throw ConfigError(what + " has the name of a summary column already; choose another name");
-  table().push_back(std::move(statistic));
+  registry().add(std::move(statistic));
 }
 
 double statistic(const SampleStatistics& stats, std::string_view name) {

@@ -1,4 +1,4 @@
-#include "core/model/info_collection.hpp"
+#include "core/engine/info_collection.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,11 +14,7 @@
 #include "kscope/errors.hpp"
 #include "kscope/statistics.hpp"
 
-namespace kscope {
-
-std::string to_string(CollectionScope scope) { return detail::enum_name(scope); }
-
-namespace detail {
+namespace kscope::detail {
 namespace {
 
 // The columns a numeric collector of another scope than once gets in the summary.
@@ -233,5 +229,4 @@ std::vector<Cell> summarize_info(const std::vector<InfoCollector>& collectors, c
   return out;
 }
 
-}  // namespace detail
-}  // namespace kscope
+}  // namespace kscope::detail
