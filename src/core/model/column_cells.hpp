@@ -31,6 +31,9 @@ struct ColumnDefinition {
 const std::vector<ColumnDefinition<SummaryRow>>& summary_column_definitions();
 const std::vector<ColumnDefinition<SampleRow>>& sample_column_definitions();
 
+// How many statistics the table holds (src/core/model/summary_statistics.cpp), without copying it.
+std::size_t summary_statistic_count();
+
 // make()'s value, kept until a statistic is registered (the table only grows): what is made from
 // the summary columns. Each call site (its lambda's type) keeps its own.
 template <typename Make>
@@ -39,8 +42,8 @@ const auto& remade_with_statistics(Make make) {
   static std::optional<decltype(make())> value;
   static std::size_t statistics = 0;
   const std::lock_guard lock(mutex);
-  if (!value || statistics != summary_statistics().size()) {
-    statistics = summary_statistics().size();
+  if (const std::size_t now = summary_statistic_count(); !value || statistics != now) {
+    statistics = now;
     value = make();
   }
   return *value;

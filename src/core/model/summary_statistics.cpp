@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/model/column_cells.hpp"
 #include "core/model/median.hpp"
 #include "core/model/registry.hpp"
 #include "kscope/columns.hpp"
@@ -44,6 +45,8 @@ detail::Registry<SummaryStatistic>& registry() {
 }  // namespace
 
 std::vector<SummaryStatistic> summary_statistics() { return registry().entries(); }
+
+std::size_t detail::summary_statistic_count() { return registry().size(); }
 
 // The summary columns are read outside the registry's lock: they are made from the registry.
 void register_summary_statistic(SummaryStatistic statistic) {
