@@ -210,12 +210,12 @@ Evaluator::Call Evaluator::call(Side side, const Tensors& inputs, RunRecorder& r
     } catch (...) {
       // A failing candidate is an incorrect one; a failing reference (or Ctrl-C) stops the evaluation.
       if (interrupt_requested()) throw;
-      // A reference that fails on the candidate's inputs (an unread run) may fail for what the candidate did to them.
-      if (side == Side::reference)
-        throw CallbackFailure(read ? spell("Contest::reference", "the reference")
-                                   : spell("Contest::reference", "the reference") +
-                                         " (given the candidate's inputs after its call, which may have changed them)",
-                              std::current_exception());
+      if (side == Side::reference) {
+        // A reference that fails on the candidate's inputs (an unread run) may fail for what the candidate did to them.
+        std::string who = spell("Contest::reference", "the reference");
+        if (!read) who += " (given the candidate's inputs after its call, which may have changed them)";
+        throw CallbackFailure(who, std::current_exception());
+      }
       c.raised = exception_message(std::current_exception());
       region.mark_failed("the candidate raised " + c.raised);
     }
@@ -440,8 +440,8 @@ void Evaluator::check_aliasing(RunRecord& record, const std::array<Tensors, 2>& 
 
 std::string Evaluator::time_spent() const {
   return "evaluate: host time in the runs: making inputs " + as_milliseconds(time_.inputs) + " (checking them " +
-         as_milliseconds(time_.input_checks) + " of it), opening the calls' regions (the L2 flush) " + as_milliseconds(time_.region_open) + ", the functions " +
-         as_milliseconds(time_.functions) + ", draining the GPU after them " + as_milliseconds(time_.drain) +
+         as_milliseconds(time_.input_checks) + " of it), opening the calls' regions (the L2 flush) " +
+         as_milliseconds(time_.region_open) + ", the functions " + as_milliseconds(time_.functions) + ", draining the GPU after them " + as_milliseconds(time_.drain) +
          ", reading each call's outputs " + as_milliseconds(time_.after_call) + ", checking both calls " +
          as_milliseconds(time_.checks);
 }

@@ -1,8 +1,8 @@
 #pragma once
 // evaluate()'s part of a session (kscope/evaluate.hpp): the body, which runs one pair of calls per
 // run on fresh inputs (the candidate, then the reference, each in its own region; the candidate's
-// closes only once the GPU has drained) and checks them outside the timed regions; and what each run showed,
-// from which core/decisions/evaluation_report.* makes the verdicts.
+// closes only once the GPU has drained) and checks them outside the timed regions; and what each run
+// showed, from which core/decisions/evaluation_report.* makes the verdicts.
 //
 // The candidate always runs first: memory the reference used and freed for this run's inputs (its
 // answer, still there) must never be handed to the candidate by an allocator.
@@ -114,9 +114,9 @@ class Evaluator {
   struct PhaseTimes {
     double inputs = 0;        // the inputs function for both sides, the input checks
     double input_checks = 0;  // of which the input checks (a config's first two runs)
-    double region_open = 0;   // the call's region opening: the L2 flush and its wait
+    double region_open = 0;   // the call's region opening: the L2 flush's launch
     double functions = 0;     // the two functions themselves
-    double drain = 0;         // waiting for the GPU after each call
+    double drain = 0;         // waiting for the GPU after the candidate (and the reference, in read runs)
     double after_call = 0;    // the persisting-L2 read and the outputs' checksums after each call
     double checks = 0;        // comparison, checksums and aliasing after both calls
   };
