@@ -332,14 +332,9 @@ def _original(name: str, fn: Any) -> bool:
 
 # ---- Values as the engine's views ------------------------------------------------------------------
 
-_CONTAINERS = (tuple, list, Mapping)
-
-
 def _named_leaves(value: Any, name: str) -> list[tuple[str, Any]]:
     """The leaves of a function's inputs or outputs, each with the name that places it:
     output, output[0], output['attn'], output[1]['x']."""
-    if type(value) is tuple and not any(isinstance(item, _CONTAINERS) for item in value):  # the common case, quickly
-        return [(f"{name}[{i}]", item) for i, item in enumerate(value)]
     if isinstance(value, (tuple, list)):
         return [leaf for i, item in enumerate(value) for leaf in _named_leaves(item, f"{name}[{i}]")]
     if isinstance(value, Mapping):
@@ -356,12 +351,11 @@ def _view(x: Any, device_allowed: bool, name: str) -> tuple[tuple[int, list[int]
     """(view, what keeps its memory, whether x is a plain tensor or array) of an array-like x named
     `name` in messages, made contiguous (a copy, outside the timed calls) where needed."""
     if type(x) is np.ndarray and x.flags.c_contiguous and x.dtype.kind != "c":  # the common cases, quickly
-        return (x.ctypes.data, list(x.shape), _checked_dtype(_numpy_name(x.dtype), name), "host"), x, True
+        return (x.ctypes.data, list(x.shape), _checked_dtype(_dtype_name(x.dtype), name), "host"), x, True
     torch = sys.modules.get("torch")
-    if torch is not None and type(x) is torch.Tensor and x.is_cuda and device_allowed and x.is_contiguous():
-        dtype = _TORCH_NAMES.get(x.dtype)
-        if dtype is not None:
-            return (x.data_ptr(), list(x.shape), dtype, "device"), x, True
+    if (torch is not None and type(x) is torch.Tensor and x.is_cuda and device_allowed and x.is_contiguous()
+            and not x.is_complex()):
+        return (x.data_ptr(), list(x.shape), _checked_dtype(_dtype_name(x.dtype), name), "device"), x, True
     if torch is not None and isinstance(x, torch.Tensor):
         plain = type(x) is torch.Tensor
         t = x if plain else torch.Tensor.as_subclass(x, torch.Tensor)
@@ -373,9 +367,7 @@ def _view(x: Any, device_allowed: bool, name: str) -> tuple[tuple[int, list[int]
             raise ConfigError(f"{_cut(name)} is on device {t.device.type!r}: kscope reads tensors on a CUDA device or "
                               f"the CPU")
         memory = "device" if t.device.type == "cuda" else "host"
-        dtype = _checked_dtype(str(t.dtype).removeprefix("torch."), name)
-        if memory == "device" and t.dtype not in _TORCH_NAMES:
-            _TORCH_NAMES[t.dtype] = dtype
+        dtype = _checked_dtype(_dtype_name(t.dtype), name)
         return (t.data_ptr(), list(t.shape), dtype, _checked_memory(memory, device_allowed, name)), t, plain
     if isinstance(x, np.ndarray) or isinstance(x, (numbers.Number, np.generic)):
         plain = type(x) is np.ndarray or isinstance(x, (numbers.Number, np.generic))
@@ -383,7 +375,7 @@ def _view(x: Any, device_allowed: bool, name: str) -> tuple[tuple[int, list[int]
         if np.iscomplexobj(a):
             a = a.view(a.real.dtype).reshape(*a.shape, 2) if a.ndim else np.array([a.real, a.imag])
         a = np.ascontiguousarray(a)
-        return (a.ctypes.data, list(a.shape), _checked_dtype(_numpy_name(a.dtype), name), "host"), a, plain
+        return (a.ctypes.data, list(a.shape), _checked_dtype(_dtype_name(a.dtype), name), "host"), a, plain
     interface = getattr(x, "__cuda_array_interface__", None)
     if interface is not None:
         shape = [int(d) for d in interface["shape"]]
@@ -399,15 +391,15 @@ def _view(x: Any, device_allowed: bool, name: str) -> tuple[tuple[int, list[int]
                       f"NumPy and CuPy arrays and Python numbers")
 
 
-_NUMPY_NAMES: dict[np.dtype[Any], str] = {}
-_TORCH_NAMES: dict[Any, str] = {}  # the compared torch dtypes met so far, by their engine names
+_DTYPE_NAMES: dict[Any, str] = {}
 
 
-def _numpy_name(dtype: np.dtype[Any]) -> str:
-    """dtype.name, remembered: NumPy computes it anew on every read, a few microseconds a tensor."""
-    name = _NUMPY_NAMES.get(dtype)
+def _dtype_name(dtype: Any) -> str:
+    """A NumPy or torch dtype's name as the engine spells it ("float32"), remembered: both libraries
+    make it anew on every read, a few microseconds a tensor."""
+    name = _DTYPE_NAMES.get(dtype)
     if name is None:
-        name = _NUMPY_NAMES[dtype] = dtype.name
+        name = _DTYPE_NAMES[dtype] = dtype.name if isinstance(dtype, np.dtype) else str(dtype).removeprefix("torch.")
     return name
 
 
