@@ -604,6 +604,34 @@ def test_the_function_that_raised_is_named():
     assert "the candidate raised ValueError: candidate broken" in failed.to_dataframe()["Reason"][0]
 
 
+def test_a_reference_failing_on_the_candidates_inputs_says_it_was_given_them():
+    """In the runs that are not read the reference is given the candidate's inputs: its failure there
+    says so, in Python's words, since the candidate may have changed them (here, emptied a list)."""
+    kept = []
+
+    def inputs(config, seed):
+        return ([np.random.default_rng(seed).standard_normal(config["n"]).astype(np.float32)],)
+
+    with kscope.testing.simulated_backend() as sim:
+        def candidate(xs):
+            sim.launch("candidate_kernel", 500.0)
+            kept.append(xs[0])  # its memory stays: kscope still reads it in the runs it checks
+            out = xs[0] * 2
+            xs.clear()
+            return out
+
+        def reference(xs):
+            sim.launch("reference_kernel", 1000.0)
+            return xs[0] * 2
+
+        with pytest.raises(SweepError) as caught:
+            evaluated(candidate, reference, inputs=inputs, runs=6, checked_runs=1)
+    message = str(caught.value)
+    assert "in the reference (given the candidate's inputs after its call, which may have changed them): " \
+           "IndexError" in message, message
+    assert "Contest::" not in message
+
+
 def test_inputs_that_differ_for_one_seed_are_refused():
     """The reference got a clone of the candidate's inputs, so the same-seed check could never fail."""
     with kscope.testing.simulated_backend() as sim:
