@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
@@ -275,18 +277,32 @@ void GpuTensorChecks::Buffers<T>::reserve(std::size_t count) {
   capacity = count;
 }
 
+GpuTensorChecks::Pool& GpuTensorChecks::pool() {
+  if (pool_) return *pool_;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  static std::mutex mutex;
+  static std::map<int, Pool*> pools;  // never freed: CUDA may be gone when statics are destroyed
+  const std::lock_guard lock(mutex);
+  Pool*& found = pools[device];
+  if (!found) found = new Pool;
+  return *(pool_ = found);
+}
+
 Totals* GpuTensorChecks::fresh_totals(std::size_t count) {
-  totals_.reserve(count);
-  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", totals_.device, count);
-  return totals_.device;
+  Buffers<Totals>& totals = pool().totals;
+  totals.reserve(count);
+  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", totals.device, count);
+  return totals.device;
 }
 
 const Totals* GpuTensorChecks::read_totals(std::size_t count) {
-  check_cuda(cudaMemcpyAsync(totals_.host, totals_.device, count * sizeof(Totals), cudaMemcpyDeviceToHost,
+  const Buffers<Totals>& totals = pool().totals;
+  check_cuda(cudaMemcpyAsync(totals.host, totals.device, count * sizeof(Totals), cudaMemcpyDeviceToHost,
                              cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's tensor check totals)");
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
-  return totals_.host;
+  return totals.host;
 }
 
 template <class Result, class LaunchOne, class ReadOne>
@@ -303,11 +319,12 @@ std::vector<Result> GpuTensorChecks::per_tensor(const std::vector<TensorView>& t
 std::vector<double> GpuTensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
   std::vector<double> out(tensors.size(), 0.0);
   if (tensors.empty()) return out;
-  magnitudes_.reserve(tensors.size());
+  Buffers<Magnitudes>& magnitudes = pool().magnitudes;
+  magnitudes.reserve(tensors.size());
   const char* what = "launching kscope's typical magnitude";
   launch(fresh_magnitudes_kernel, tensors.size() * (sizeof(Magnitudes) / sizeof(unsigned long long)), what,
-         magnitudes_.device, tensors.size());
-  launch_each(tensors, magnitudes_.device, [&](const TensorView& t, Magnitudes* mine) {
+         magnitudes.device, tensors.size());
+  launch_each(tensors, magnitudes.device, [&](const TensorView& t, Magnitudes* mine) {
     const bool aligned = aligned_to(t.data, size_of(t.dtype));
     const double largest = detail::largest_finite(t.dtype);
     launch(exponent_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
@@ -315,13 +332,13 @@ std::vector<double> GpuTensorChecks::typical_magnitudes(const std::vector<Tensor
     launch(mantissa_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
   });
   // Each tensor's fields up to its exponent counts, which stay on the device.
-  check_cuda(cudaMemcpy2DAsync(magnitudes_.host, sizeof(Magnitudes), magnitudes_.device, sizeof(Magnitudes),
+  check_cuda(cudaMemcpy2DAsync(magnitudes.host, sizeof(Magnitudes), magnitudes.device, sizeof(Magnitudes),
                                offsetof(Magnitudes, exponent_counts), tensors.size(), cudaMemcpyDeviceToHost,
                                cudaStreamLegacy),
              "cudaMemcpy2DAsync(kscope's typical magnitudes)");
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
   for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const Magnitudes& found = magnitudes_.host[i];
+    const Magnitudes& found = magnitudes.host[i];
     if (found.counted == 0) continue;
     unsigned long long rank = found.rank_in_bin;
     out[i] = detail::bin_magnitude(static_cast<unsigned>(found.exponent),
@@ -337,14 +354,15 @@ std::vector<std::uint64_t> GpuTensorChecks::checksums(const std::vector<TensorVi
 
 void GpuTensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
   if (tensors.empty()) return;
-  if (started_count_ + tensors.size() > started_.capacity) {
+  Buffers<Totals>& started = pool().started;
+  if (started_count_ + tensors.size() > started.capacity) {
     keep_started();  // rare (the first runs): the buffers grow only while nothing is in flight
-    started_.reserve(std::max(2 * started_.capacity, tensors.size()));
+    started.reserve(std::max(2 * started.capacity, tensors.size()));
   }
-  Totals* totals = started_.device + started_count_;
+  Totals* totals = started.device + started_count_;
   launch(fresh_totals_kernel, tensors.size(), "launching kscope's tensor check totals", totals, tensors.size());
   launch_each(tensors, totals, launch_checksum);
-  check_cuda(cudaMemcpyAsync(started_.host + started_count_, totals, tensors.size() * sizeof(Totals),
+  check_cuda(cudaMemcpyAsync(started.host + started_count_, totals, tensors.size() * sizeof(Totals),
                              cudaMemcpyDeviceToHost, cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's checksums)");
   started_count_ += tensors.size();
@@ -353,7 +371,7 @@ void GpuTensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
 void GpuTensorChecks::keep_started() {
   if (started_count_ == 0) return;
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's checksums)");
-  for (std::size_t i = 0; i < started_count_; ++i) finished_.push_back(started_.host[i].checksum);
+  for (std::size_t i = 0; i < started_count_; ++i) finished_.push_back(pool().started.host[i].checksum);
   started_count_ = 0;
 }
 

@@ -56,9 +56,18 @@ class GpuTensorChecks final : public TensorChecks {
   // Waits for the started checksums and moves their values into finished_.
   void keep_started();
 
-  Buffers<Totals> totals_;   // the checks that wait
-  Buffers<Totals> started_;  // the checksums started and not yet finished
-  Buffers<Magnitudes> magnitudes_;
+  // The results' buffers, one set per device kept for the process: allocating and freeing pinned
+  // memory took about a millisecond and a half of every evaluate() on an H100. Evaluations take
+  // turns (one session at a time), so they share it.
+  struct Pool {
+    Buffers<Totals> totals;   // the checks that wait
+    Buffers<Totals> started;  // the checksums started and not yet finished
+    Buffers<Magnitudes> magnitudes;
+  };
+  // The current device's pool, found at the first check.
+  Pool& pool();
+
+  Pool* pool_ = nullptr;
   std::size_t started_count_ = 0;
   std::vector<std::uint64_t> finished_;  // started ones already read back (when started_ had to grow)
 };
