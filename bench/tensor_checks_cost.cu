@@ -1,0 +1,119 @@
+// What evaluate()'s device checks cost on the GPU, per kind of check and for one read run's whole
+// series (as core/decisions/evaluator.cpp issues it), at 1M and 16M float elements: the GPU time
+// between two events, the host time of the call, and the bytes read against a device-to-device copy
+// of the same bytes (the DRAM roof kscope can reach). scripts/evaluate_cost_check.sh runs it.
+//   tensor_checks_cost            # prints CHECKS <size> <what> gpu_us .. host_us .. bytes_MB .. of_copy ..
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "device/gpu_tensor_checks.hpp"
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+  std::exit(1);
+}
+
+__global__ void fill(float* data, std::size_t n, unsigned salt) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
+    data[i] = static_cast<float>((i * 2654435761u + salt) % 1000003u) / 1000003.0f - 0.5f;
+}
+
+struct Timing {
+  double gpu_us, host_us;
+};
+
+// The median of `repeats` timings of `work`, each between two events on the legacy stream, after a drain.
+Timing timed(const std::function<void()>& work, int repeats = 15) {
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  std::vector<double> gpu, host;
+  for (int r = 0; r < repeats + 1; ++r) {
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const auto t0 = std::chrono::steady_clock::now();
+    check(cudaEventRecord(start, cudaStreamLegacy), "cudaEventRecord");
+    work();
+    check(cudaEventRecord(stop, cudaStreamLegacy), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    const auto t1 = std::chrono::steady_clock::now();
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (r == 0) continue;  // the first: allocations, module loading
+    gpu.push_back(1e3 * ms);
+    host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  std::sort(gpu.begin(), gpu.end());
+  std::sort(host.begin(), host.end());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return {gpu[gpu.size() / 2], host[host.size() / 2]};
+}
+
+}  // namespace
+
+int main() {
+  using kscope::DType;
+  using kscope::TensorView;
+  for (std::size_t n : {std::size_t{1} << 20, std::size_t{1} << 24}) {
+    const std::size_t bytes = n * sizeof(float);
+    std::vector<float*> buffers(7);
+    for (std::size_t b = 0; b < buffers.size(); ++b) {
+      check(cudaMalloc(&buffers[b], bytes), "cudaMalloc");
+      fill<<<1024, 256>>>(buffers[b], n, static_cast<unsigned>(b));
+    }
+    const auto view = [&](std::size_t b) {
+      TensorView v;
+      v.data = buffers[b];
+      v.dtype = DType::f32;
+      v.shape = {static_cast<std::int64_t>(n)};
+      v.memory = kscope::MemorySpace::device;
+      return v;
+    };
+    const TensorView cand = view(0), ref = view(1);
+    const std::vector<TensorView> inputs{view(2), view(3), view(4), view(5)};
+    kscope::device::GpuTensorChecks checks;
+    const double copy_us =
+        timed([&] { check(cudaMemcpyAsync(buffers[6], buffers[0], bytes, cudaMemcpyDeviceToDevice, cudaStreamLegacy), "copy"); })
+            .gpu_us;
+    // A copy reads and writes each byte: its rate counts both.
+    const double roof_mb_per_us = 2.0 * bytes / 1e6 / copy_us;
+    const auto report = [&](const char* what, double mb, Timing t) {
+      std::printf("CHECKS %zu %-34s gpu_us %9.1f host_us %9.1f read_MB %7.1f of_copy_rate %5.2f\n", n, what, t.gpu_us,
+                  t.host_us, mb, mb / t.gpu_us / roof_mb_per_us);
+    };
+    const double mb = bytes / 1e6;
+    std::printf("CHECKS %zu copy of %.1f MB: %.1f us (%.0f GB/s, reads and writes)\n", n, mb, copy_us, roof_mb_per_us * 1e3);
+    report("checksums of 1", mb, timed([&] { checks.checksums({cand}); }));
+    report("checksums of 6", 6 * mb, timed([&] {
+             std::vector<TensorView> six{cand, ref};
+             six.insert(six.end(), inputs.begin(), inputs.end());
+             checks.checksums(six);
+           }));
+    report("typical magnitude of 1", 2 * mb, timed([&] { checks.typical_magnitudes({ref}); }));
+    report("compare 1 pair", 2 * mb, timed([&] { checks.compare({cand}, {ref}, {{1e-5, 1e-5}}); }));
+    // One read run as the evaluator issues it: each side's outputs as its call closes, then both
+    // outputs and all inputs, atol's scale, the comparison, and the checksums read.
+    report("a read run's checks", 12 * mb, timed([&] {
+             checks.start_checksums({cand});
+             checks.start_checksums({ref});
+             std::vector<TensorView> batch{cand, ref};
+             batch.insert(batch.end(), inputs.begin(), inputs.end());
+             checks.start_checksums(batch);
+             const double scale = checks.typical_magnitudes({ref}).at(0);
+             checks.compare({cand}, {ref}, {{1e-5 * scale, 1e-5}});
+             checks.finish_checksums();
+           }));
+    for (float* b : buffers) cudaFree(b);
+  }
+  return 0;
+}
