@@ -1,8 +1,10 @@
-// What evaluate()'s device checks cost on the GPU, per kind of check and for one read run's whole
-// series (as core/decisions/evaluator.cpp issues it), at 1M and 16M float elements: the GPU time
-// between two events, the host time of the call, and the bytes read against a device-to-device copy
-// of the same bytes (the DRAM roof kscope can reach). scripts/evaluate_cost_check.sh runs it.
-//   tensor_checks_cost            # prints CHECKS <size> <what> gpu_us .. host_us .. bytes_MB .. of_copy ..
+// What evaluate() costs on the device beside the calls it measures. Its checks, per kind and for one
+// read run's whole series (as core/decisions/evaluator.cpp issues it), at 1M and 16M float elements:
+// the GPU time between two events, the host time of the call, and the bytes read against a
+// device-to-device copy of the same bytes (the DRAM roof kscope can reach). And the persisting-L2
+// reset before each of its flushes: whether the host waits for the GPU in it.
+// scripts/evaluate_cost_check.sh runs it.
+//   evaluate_device_cost   # CHECKS <size> <what> gpu_us .. host_us .. read_MB .. of_copy_rate ..; RESET ...
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -26,6 +28,40 @@ void check(cudaError_t e, const char* what) {
 __global__ void fill(float* data, std::size_t n, unsigned salt) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
     data[i] = static_cast<float>((i * 2654435761u + salt) % 1000003u) / 1000003.0f - 0.5f;
+}
+
+// Spins for `cycles` of the SM's clock: the GPU busy for a known time.
+__global__ void spin(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+double host_us_of(const std::function<void()>& work) {
+  const auto t0 = std::chrono::steady_clock::now();
+  work();
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// cudaCtxResetPersistingL2Cache's host time with the GPU idle and with it busy for about 2 ms: if
+// the second is about 2 ms longer, the reset waits for the GPU.
+void persisting_reset_cost() {
+  int device = 0, clock_khz = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device), "cudaDeviceGetAttribute");
+  const auto reset = [] { check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache"); };
+  std::vector<double> idle, busy;
+  for (int r = 0; r < 11; ++r) {
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    idle.push_back(host_us_of(reset));
+    spin<<<1, 1>>>(2LL * clock_khz);  // about 2 ms at the SM's clock
+    busy.push_back(host_us_of(reset));
+  }
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  std::sort(idle.begin(), idle.end());
+  std::sort(busy.begin(), busy.end());
+  std::printf("RESET cudaCtxResetPersistingL2Cache host_us: GPU idle %.1f, GPU busy for ~2000 us %.1f (medians of 11)\n",
+              idle[idle.size() / 2], busy[busy.size() / 2]);
 }
 
 struct Timing {
@@ -62,6 +98,7 @@ Timing timed(const std::function<void()>& work, int repeats = 15) {
 }  // namespace
 
 int main() {
+  persisting_reset_cost();
   using kscope::DType;
   using kscope::TensorView;
   for (std::size_t n : {std::size_t{1} << 20, std::size_t{1} << 24}) {
