@@ -49,6 +49,7 @@ from typing import Any
 from . import _problems
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+_PR_SET_NAME = 15  # prctl(2): the name ps and /proc/PID/comm show
 
 
 @dataclass
@@ -340,6 +341,8 @@ def _forked_worker(kind: str, fd: int, log_path: str, env: dict[str, str]) -> in
     os.close(log)
     os.environ.update(env)
     _die_with_parent()  # the launcher: it ends with the parent
+    with contextlib.suppress(OSError, AttributeError):  # in ps, as kscope-compile or kscope-measure
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, f"kscope-{kind}".encode())
     return _work(kind, fd, log_path)
 
 

@@ -362,7 +362,7 @@ def _parent_of(pid):
 
 def test_workers_are_forked_by_a_launcher_that_imported_torch_once(tmp_path):
     """Workers forked by the launcher are its children (no interpreter start, no torch import of their
-    own), answer over their pipe, and their ends (a kill, a crash) come back through it as a
+    own), named by their kind in ps, answer over their pipe, and their ends (a kill, a crash) come back through it as a
     program's would; the launcher's end takes its workers with it."""
     from kscope._workers import Launcher, Worker
 
@@ -372,6 +372,7 @@ def test_workers_are_forked_by_a_launcher_that_imported_torch_once(tmp_path):
                           launcher) for i in range(3)]
         assert all(w.receive() == ("ready", None) for w in workers)
         assert {_parent_of(w.process.pid) for w in workers} == {launcher.process.pid}
+        assert {Path(f"/proc/{w.process.pid}/comm").read_text().strip() for w in workers} == {"kscope-compile"}
         workers[0].kill()
         assert workers[0].process.returncode == -signal.SIGKILL
         os.kill(workers[1].process.pid, signal.SIGSEGV)
