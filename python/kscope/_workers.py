@@ -99,15 +99,18 @@ class Launcher:
         self._socket = ours
         self._ended: dict[int, int] = {}  # pid -> its exit code (negative: the signal that ended it)
 
-    def start(self, kind: str, log_path: str, env: dict[str, str], theirs: socket.socket) -> _Forked:
+    def start(self, kind: str, log_path: str, env: dict[str, str], theirs: socket.socket,
+              timeout_s: float = 300.0) -> _Forked:
         """A worker forked with `env` added, its output into the log, `theirs` its end of its pipe.
-        Raises OSError where the launcher is gone."""
+        Raises OSError where the launcher is gone or has not answered in `timeout_s` (its imports
+        included, the first time)."""
         socket.send_fds(self._socket, [pickle.dumps(("start", (kind, log_path, env)))], [theirs.fileno()])
+        deadline = time.monotonic() + timeout_s
         while True:
-            message = self._receive(None)
-            if message is None:
-                raise OSError(f"kscope's worker launcher ended ({self.process.poll()})")
-            if message[0] == "started":
+            message = self._receive(max(0.0, deadline - time.monotonic()))
+            if message is None and (self.process.poll() is not None or time.monotonic() >= deadline):
+                raise OSError(f"kscope's worker launcher did not start a worker (its exit status: {self.process.poll()})")
+            if message is not None and message[0] == "started":
                 return _Forked(message[1], self)
 
     def ended(self, pid: int, timeout: float | None) -> int | None:
@@ -179,8 +182,11 @@ class Worker:
         self.deadline: float | None = None
         self._log_offset = self._log_size()
         ours, theirs = socket.socketpair()
-        self.process: subprocess.Popen[bytes] | _Forked = (
-            launcher.start(kind, log_path, env, theirs) if launcher else _program(kind, theirs.fileno(), log_path, env))
+        forked = None
+        if launcher:
+            with contextlib.suppress(OSError):  # a launcher gone: a program of its own
+                forked = launcher.start(kind, log_path, env, theirs)
+        self.process: subprocess.Popen[bytes] | _Forked = forked or _program(kind, theirs.fileno(), log_path, env)
         theirs.close()
         self.conn = Connection(ours.detach())
 

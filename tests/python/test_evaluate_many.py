@@ -409,3 +409,20 @@ def test_without_a_launcher_each_worker_starts_as_a_program(tmp_path, monkeypatc
     assert verdicts == {"scale/faster.py": "faster", "scale/segfaults.py": "crashed"}, table
     assert "SIGSEGV" in table.set_index("Candidate").loc["scale/segfaults.py", "Reason"]
     assert not (tmp_path / "out" / "logs" / "launcher.log").exists()
+
+
+def test_a_worker_whose_launcher_is_gone_starts_as_a_program(tmp_path):
+    from kscope._workers import Launcher, Worker
+
+    launcher = Launcher(str(tmp_path / "launcher.log"), "")
+    launcher.process.kill()
+    launcher.process.wait()
+    try:
+        worker = Worker("w", "compile", str(tmp_path / "w.log"), {"KSCOPE_WORKER_SIMULATED": "1"}, None, launcher)
+        assert worker.receive() == ("ready", None)
+        assert _parent_of(worker.process.pid) == os.getpid()
+        worker.stop()
+        worker.reap(time.monotonic() + 10)
+        assert worker.process.returncode == 0
+    finally:
+        launcher.close()
