@@ -183,18 +183,16 @@ import json, subprocess
 
 
 def _probe():
-    parent, measuring = os.getppid(), []  # the launcher, or the batch where workers are programs
+    parent, measuring = os.getppid(), []
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as f:
-                stat = f.read()
-            name, ppid = stat[stat.index("(") + 1:stat.rindex(")")], int(stat.rsplit(")", 1)[1].split()[1])
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline") as f:
                 command = f.read().split("\\0")
         except (OSError, ValueError, IndexError):
             continue
-        forked = name == "kscope-measure"
-        if ppid == parent and (forked or "kscope._worker_main" in command and "measure" in command):
+        if ppid == parent and "kscope._worker_main" in command and "measure" in command:
             measuring.append(int(entry))
     listed = subprocess.run(["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
                             capture_output=True, text=True).stdout.split()
