@@ -475,10 +475,11 @@ def entry_given(entry, given):
     """The options of a call of kscope.tune or kscope.evaluate (`entry`), as Options takes them:
     those `given`, the others at the entry's defaults; a keyword it does not take is a TypeError
     that says why."""
+    taken = entry_options(entry)
     for name in given:
-        if name not in entry_options(entry):
+        if name not in taken:
             raise TypeError(_not_taken(entry, name))
-    return {name: given.get(name, entry_default(entry, name)) for name in entry_options(entry)}
+    return {name: given.get(name, entry_default(entry, name)) for name in taken}
 
 
 # The options' types for type checkers (a choice as the Literal of its engine names), one line per
