@@ -2,7 +2,8 @@
 # kscope.evaluate's checks and its own cost on the GPU machine in one call of about 5-8 minutes (less on
 # a warm machine): builds evaluate's C++ GPU tests and the Python package in place (build-debt/, as
 # gpu_quick.sh), runs the C++ GPU tests of evaluate (the device's tensor checks against the host's,
-# every attack, the honest cases), the Python GPU tests of evaluate, then bench/evaluate_cost.py (with
+# every attack, the honest cases), the Python GPU tests of evaluate, the device checks' GPU time alone
+# (bench/evaluate_device_cost.cu: each kind against a copy of the same bytes; the persisting-L2 reset), then bench/evaluate_cost.py (with
 # where its host time went: --breakdown, --profile),
 # whose sizes are judged against the targets: evaluate at most 2x the two functions measured alone at
 # 1,024 elements, at most 1.3x at 1,048,576 and above; then, if time is left, the same with every run
@@ -21,9 +22,9 @@ BUILD=$ROOT/build-debt  # gpu_quick.sh's folder: a warm machine finds it built
 export PYTHONPATH=$BUILD/python KSCOPE_BUILD_DIR=$BUILD
 TITLE="evaluate's checks and cost on the GPU (scripts/evaluate_cost_check.sh)"
 
-gpu_build "$BUILD" "$OUT/build.log" ON _core kscope_evaluate_gpu_tests
+gpu_build "$BUILD" "$OUT/build.log" ON _core kscope_evaluate_gpu_tests evaluate_device_cost
 case $? in
-  0) record build PASS "$BUILD: _core and kscope_evaluate_gpu_tests, Release, sm_90" ;;
+  0) record build PASS "$BUILD: _core, kscope_evaluate_gpu_tests and evaluate_device_cost, Release, sm_90" ;;
   *) record build FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
      print_steps "$TITLE"; exit 1 ;;
 esac
@@ -37,6 +38,15 @@ if ! skipping gpu_tests 60; then
 fi
 
 skipping pytest_gpu 90 || pytest_step pytest_gpu 200 tests/python/test_evaluate_gpu.py
+
+# The device checks alone: each kind's GPU time against a copy of the same bytes, and whether the
+# persisting-L2 reset before each flush waits for the GPU (not judged).
+if ! skipping checks_cost 30; then
+  timeout "$(left_s 60)" "$BUILD/bench/evaluate_device_cost" > "$OUT/checks_cost.log" 2>&1
+  cat "$OUT/checks_cost.log"
+  record checks_cost INFO "$(grep -E "^RESET" "$OUT/checks_cost.log" | cut -c7-) $(grep -E "a read run's checks" "$OUT/checks_cost.log" |
+    awk '{for (i = 3; i < NF; i++) v[$i] = $(i + 1); printf "%s: %s us (%s of the copy rate)  ", $2, v["gpu_us"], v["of_copy_rate"]}')"
+fi
 
 if ! skipping cost 120; then
   timeout "$(left_s 260)" python3 bench/evaluate_cost.py --breakdown --profile > "$OUT/cost.log" 2>&1

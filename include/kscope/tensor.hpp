@@ -40,6 +40,9 @@ struct TensorView {
 struct Tolerance {
   double atol = 0;  // absolute tolerance
   double rtol = 0;  // relative tolerance
+  // atol plus rtol times the reference's typical magnitude (evaluate()'s default atol, see
+  // kscope/tensor_checks.hpp), found in the same pass over the tensors as the comparison.
+  bool add_scaled_magnitude = false;
 };
 
 // A candidate tensor against a reference tensor of the same dtype and element count, element by
@@ -50,6 +53,7 @@ struct Tolerance {
 // rtol) (|c - r| / |r| with rtol 0, 0 where both are 0).
 struct TensorComparison {
   std::size_t elements = 0;  // compared
+  double atol = 0;  // the absolute tolerance applied (Tolerance::add_scaled_magnitude's included)
   std::size_t mismatched = 0;  // elements that do not pass
   double max_abs_error = 0;  // the largest |c - r|
   double max_rel_error = 0;  // the largest relative error

@@ -1,6 +1,6 @@
 #pragma once
-// What evaluate() (kscope/evaluate.hpp) reads of tensors in a device's memory: each one's typical
-// magnitude and checksum, and each candidate output against its reference. Tensors in host memory
+// What evaluate() (kscope/evaluate.hpp) reads of tensors in a device's memory: each one's checksum,
+// and each candidate output against its reference. Tensors in host memory
 // kscope reads itself; these are the device's half. kscope has two: CUDA kernels for a GPU's memory
 // (the cupti backend's device), and reads where the views point for the simulated backend's, whose
 // device memory is the host's. The backend registry pairs a backend with its device's checks
@@ -18,9 +18,6 @@ namespace kscope {
 class TensorChecks {
  public:
   virtual ~TensorChecks() = default;
-  // Each tensor's typical magnitude: the median magnitude of its finite, nonzero elements other than
-  // the dtype's extremes, cut to 8 mantissa bits (0 where none counts).
-  virtual std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) = 0;
   // Each tensor's checksum: the sum of its mixed 8-byte words modulo 2^64.
   virtual std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) = 0;
   // checksums() without a wait: launched now, their values given by finish_checksums().
@@ -29,7 +26,9 @@ class TensorChecks {
   // has not done yet.
   virtual std::vector<std::uint64_t> finish_checksums() = 0;
   // Each candidate against its reference (pairs of the same dtype and element count) within its
-  // tolerance.
+  // tolerance. A tensor's typical magnitude (Tolerance::add_scaled_magnitude) is the median magnitude
+  // of its finite, nonzero elements other than the dtype's extremes, cut to 8 mantissa bits (0 where
+  // none counts).
   virtual std::vector<TensorComparison> compare(const std::vector<TensorView>& candidates,
                                                 const std::vector<TensorView>& references,
                                                 const std::vector<Tolerance>& tolerances) = 0;

@@ -7,6 +7,7 @@ it stopped."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import numbers
@@ -26,7 +27,7 @@ from . import _core, _problems, testing
 from ._batch_table import BatchTable
 from ._evaluate import _tolerance
 from ._options import Options, VerbosityLevel
-from ._workers import Task, Worker
+from ._workers import Launcher, Task, Worker
 from .errors import BackendError, ConfigError
 
 # Verdicts of a candidate that did not come to kscope.evaluate's.
@@ -318,13 +319,14 @@ class _Batch:
         self.per_gpu = per_gpu
         self.leaving: list[Worker] = []  # asked to end, reaped at the end
         self.schedule = Schedule(len(gpus), self.compilers)
+        self.launcher: Launcher | None = None  # forks the workers, once run() has started it
 
     # -- workers --
     def _start(self, kind: str, gpu: str | None = None) -> Worker:
         self.started += 1
         name = f"compile-{self.started}" if kind == "compile" else f"gpu{gpu}-{self.started}"
-        # A measuring worker imports what candidates use as it starts, not in a load the GPU waits
-        # for; a compile worker imports it with its first candidate (it would as it starts).
+        # A worker started as a program imports what candidates use as it starts (a measuring one),
+        # not in a load the GPU waits for; a forked one has it from the launcher.
         env = {"KSCOPE_WORKER_PRELOAD": self.preload if kind == "measure" else "torch"}
         if self.simulated:
             env["KSCOPE_WORKER_SIMULATED"] = "1"
@@ -332,7 +334,7 @@ class _Batch:
             env["CUDA_VISIBLE_DEVICES"] = gpu
         if kind == "compile":  # one compiler process each (torch extensions' ninja takes every core)
             env["MAX_JOBS"] = os.environ.get("MAX_JOBS", "1")
-        worker = Worker(name, kind, self.table.path("logs", f"{name}.log"), env, gpu)
+        worker = Worker(name, kind, self.table.path("logs", f"{name}.log"), env, gpu, self.launcher)
         worker.deadline = worker.since + _STARTUP_TIMEOUT_S
         self.workers.append(worker)
         return worker
@@ -369,6 +371,8 @@ class _Batch:
     def run(self) -> None:
         if not self.left:
             return
+        with contextlib.suppress(OSError):  # without one, each worker starts as a program of its own
+            self.launcher = Launcher(self.table.path("logs", "launcher.log"), self.preload)
         try:
             for _ in range(self.compilers):
                 self._start("compile")
@@ -395,6 +399,8 @@ class _Batch:
                 worker.reap(deadline)
             self.workers.clear()
             self.leaving.clear()
+            if self.launcher:
+                self.launcher.close()
 
     def _tick(self) -> None:
         """Counts the time since the last event in the state the batch was in."""

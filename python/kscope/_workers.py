@@ -17,6 +17,14 @@ side: :func:`main`, which answers the parent's messages over a socket:
 A measuring worker waits as a standby, torch imported and its GPU seen but no CUDA context made,
 until the parent activates it: the parent keeps one started ahead per GPU to take the place of a
 worker that dies, so that the GPU does not wait for a process to start and import torch.
+
+Workers are forked by a :class:`Launcher` (``python -m kscope._worker_main launcher FD LOG``), a process
+that has imported torch and what candidates use, and never CUDA: a dozen workers each importing torch
+at once took about 7 s on a 16-core GPU machine, a fork takes milliseconds. Its messages, over a
+socket that carries each worker's own socket with the request:
+
+    parent -> launcher:  ("start", (kind, log, env)) + the worker's socket    <- ("started", pid)
+                         (the launcher tells each worker's end as it reaps it) <- ("exited", (pid, code))
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ import faulthandler
 import importlib
 import math
 import os
+import pickle
+import select
 import signal
 import socket
 import subprocess
@@ -39,6 +49,7 @@ from typing import Any
 from . import _problems
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
+_PR_SET_NAME = 15  # prctl(2): the name ps and /proc/PID/comm show
 
 
 @dataclass
@@ -65,26 +76,117 @@ class Outcome:
 
 # ---- Parent side --------------------------------------------------------------------------------------
 
-class Worker:
-    """One worker process: its pipe, its log, what it is doing and until when it may."""
+def _program(kind: str, fd: int, log_path: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``python -m kscope._worker_main KIND FD LOG`` with `env` added, its output into the log."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, **env, "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH", "")) if p)}
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "kscope._worker_main", kind, str(fd), log_path],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
+            pass_fds=[fd], start_new_session=True)  # Ctrl-C reaches the parent alone
 
-    def __init__(self, name: str, kind: str, log_path: str, env: dict[str, str], gpu: str | None = None) -> None:
+
+class Launcher:
+    """The process that forks the workers (see the module's docstring). ``preload``: the modules it
+    imports first, as a comma-separated list."""
+
+    def __init__(self, log_path: str, preload: str) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.process = _program("launcher", theirs.fileno(), log_path, {"KSCOPE_WORKER_PRELOAD": preload})
+        theirs.close()
+        self._socket = ours
+        self._ended: dict[int, int] = {}  # pid -> its exit code (negative: the signal that ended it)
+
+    def start(self, kind: str, log_path: str, env: dict[str, str], theirs: socket.socket,
+              timeout_s: float = 300.0) -> _Forked:
+        """A worker forked with `env` added, its output into the log, `theirs` its end of its pipe.
+        Raises OSError where the launcher is gone or has not answered in `timeout_s` (its imports
+        included, the first time)."""
+        socket.send_fds(self._socket, [pickle.dumps(("start", (kind, log_path, env)))], [theirs.fileno()])
+        deadline = time.monotonic() + timeout_s
+        while True:
+            message = self._receive(max(0.0, deadline - time.monotonic()))
+            if message is None and (self.process.poll() is not None or time.monotonic() >= deadline):
+                raise OSError(f"kscope's worker launcher did not start a worker (its exit status: {self.process.poll()})")
+            if message is not None and message[0] == "started":
+                return _Forked(message[1], self)
+
+    def ended(self, pid: int, timeout: float | None) -> int | None:
+        """The exit code of the worker `pid` once the launcher has reaped it, waiting up to `timeout`
+        seconds (None: as long as it takes); None where it has not ended by then."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while pid not in self._ended:
+            left = None if deadline is None else deadline - time.monotonic()
+            if (left is not None and left <= 0) or self._receive(left) is None and self.process.poll() is not None:
+                break
+        return self._ended.get(pid)
+
+    def close(self) -> None:
+        """Ends the launcher (its workers end with it)."""
+        self._socket.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        self.process.wait()
+
+    def _receive(self, timeout: float | None) -> tuple[str, Any] | None:
+        """The next message (an end noted on the way), or None after `timeout` or when it is gone."""
+        try:
+            if not select.select([self._socket], [], [], timeout)[0]:
+                return None
+            data = self._socket.recv(1 << 16)
+        except (OSError, ValueError):  # ValueError: closed
+            return None
+        if not data:
+            return None
+        message = pickle.loads(data)
+        if message[0] == "exited":
+            pid, code = message[1]
+            self._ended[pid] = code
+        return message
+
+
+class _Forked:
+    """A worker forked by a launcher, with what the batch uses of subprocess.Popen."""
+
+    def __init__(self, pid: int, launcher: Launcher) -> None:
+        self.pid, self._launcher = pid, launcher
+        self.returncode: int | None = None
+
+    def kill(self) -> None:
+        if self.returncode is None and self._launcher.ended(self.pid, 0) is None:  # never a reaped pid's reuser
+            os.kill(self.pid, signal.SIGKILL)
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            code = self._launcher.ended(self.pid, timeout)
+            if code is None and self._launcher.process.poll() is None:
+                raise subprocess.TimeoutExpired(f"kscope worker {self.pid}", timeout or 0)
+            self.returncode = -signal.SIGKILL if code is None else code  # None: killed with its launcher
+        return self.returncode
+
+
+class Worker:
+    """One worker process: its pipe, its log, what it is doing and until when it may. Forked by
+    `launcher` where one is given, else started as a program of its own."""
+
+    def __init__(self, name: str, kind: str, log_path: str, env: dict[str, str], gpu: str | None = None,
+                 launcher: Launcher | None = None) -> None:
         self.name, self.kind, self.gpu, self.log_path = name, kind, gpu, log_path
         self.task: Task | None = None
         self.phase = "starting"  # starting, standby, activate, idle, compile, load, loaded, measure
         self.since = time.monotonic()
         self.deadline: float | None = None
-        self._log_offset = 0
+        self._log_offset = self._log_size()
         ours, theirs = socket.socketpair()
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = {**os.environ, **env, "PYTHONUNBUFFERED": "1",
-               "PYTHONPATH": os.pathsep.join(p for p in (package, os.environ.get("PYTHONPATH", "")) if p)}
-        with open(log_path, "ab") as log:
-            self._log_offset = log.tell()
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "kscope._worker_main", kind, str(theirs.fileno()), log_path],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
-                pass_fds=[theirs.fileno()], start_new_session=True)  # Ctrl-C reaches the parent alone
+        forked = None
+        if launcher:
+            with contextlib.suppress(OSError):  # a launcher gone: a program of its own
+                forked = launcher.start(kind, log_path, env, theirs)
+        self.process: subprocess.Popen[bytes] | _Forked = forked or _program(kind, theirs.fileno(), log_path, env)
         theirs.close()
         self.conn = Connection(ours.detach())
 
@@ -187,12 +289,19 @@ def main(argv: list[str]) -> int:
     faulthandler.enable()  # a segfault or an abort says so in the log, with the Python stack
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
-    conn = Connection(fd)
     # Once, where the candidates would import them: not in each one's load time (the parent names
     # them: torch, and its extension builder and Triton where candidates use them).
     for module in filter(None, os.environ.get("KSCOPE_WORKER_PRELOAD", "torch").split(",")):
         with contextlib.suppress(Exception):  # a candidate that needs it says why as it loads
             importlib.import_module(module)
+    if kind == "launcher":
+        _launcher_loop(socket.socket(fileno=fd))
+        return 0
+    return _work(kind, fd, log_path)
+
+
+def _work(kind: str, fd: int, log_path: str) -> int:
+    conn = Connection(fd)
     if os.environ.get("KSCOPE_WORKER_SIMULATED") == "1":  # tests: a start as slow as a GPU machine's
         time.sleep(float(os.environ.get("KSCOPE_WORKER_SIMULATED_START_S", "0")))
     try:
@@ -203,6 +312,56 @@ def main(argv: list[str]) -> int:
     except (EOFError, BrokenPipeError, ConnectionResetError):
         pass  # the parent is gone
     return 0
+
+
+def _launcher_loop(parent: socket.socket) -> None:
+    """Forks a worker per request until the parent closes its socket, and tells it each worker's end."""
+    while True:
+        readable = select.select([parent], [], [], 0.05)[0]
+        _report_ended(parent)
+        if not readable:
+            continue
+        data, fds, _, _ = socket.recv_fds(parent, 1 << 16, 1)
+        if not data:
+            return  # the parent is gone (its workers, our children, end with us)
+        _, (kind, log_path, env) = pickle.loads(data)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                parent.close()
+                code = _forked_worker(kind, fds[0], log_path, env)
+            finally:
+                os._exit(code)
+        os.close(fds[0])
+        parent.send(pickle.dumps(("started", pid)))
+
+
+def _forked_worker(kind: str, fd: int, log_path: str, env: dict[str, str]) -> int:
+    """In a worker just forked by the launcher: a session of its own, its output into its log, its
+    environment, then the worker's loop."""
+    os.setsid()  # Ctrl-C reaches the parent alone
+    log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    for std in (1, 2):
+        os.dup2(log, std)
+    os.close(log)
+    os.environ.update(env)
+    _die_with_parent()  # the launcher: it ends with the parent
+    with contextlib.suppress(OSError, AttributeError):  # in ps, as kscope-compile or kscope-measure
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, f"kscope-{kind}".encode())
+    return _work(kind, fd, log_path)
+
+
+def _report_ended(parent: socket.socket) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        with contextlib.suppress(OSError):
+            parent.send(pickle.dumps(("exited", (pid, os.waitstatus_to_exitcode(status)))))
 
 
 def _die_with_parent() -> None:

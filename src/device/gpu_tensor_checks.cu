@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
@@ -23,20 +25,20 @@ struct GpuTensorChecks::Totals {
   unsigned long long max_abs_error_bits;
   unsigned long long max_rel_error_bits;
   unsigned long long first_mismatch;  // ULLONG_MAX: none
-  unsigned long long checksum;        // modulo 2^64, as the host's
+  double atol;                        // the one applied, where the device found it
   // The first mismatching element of each side, as its bytes.
   unsigned char first_candidate[8];
   unsigned char first_reference[8];
 };
 
-// One tensor's typical magnitude (core/model/tensor_elements.hpp's rule): the median's place and the
-// counts of its exponent's mantissa bins, which are read back, then the counts by exponent.
+// One tensor's typical magnitude (core/model/tensor_elements.hpp's rule), found on the device: the
+// counts by exponent, the median's place, and the counts of its exponent's mantissa bins.
 struct GpuTensorChecks::Magnitudes {
   unsigned long long counted;      // the elements that count toward the scale
   unsigned long long exponent;     // the exponent bin holding their median
   unsigned long long rank_in_bin;  // the median's rank within that bin
   unsigned long long mantissa_counts[detail::kMantissaBins];
-  unsigned long long exponent_counts[detail::kExponentBins];  // not read back
+  unsigned long long exponent_counts[detail::kExponentBins];
 };
 
 namespace {
@@ -72,12 +74,6 @@ __global__ void fresh_totals_kernel(Totals* totals, std::size_t count) {
     totals[i] = Totals{};
     totals[i].first_mismatch = ULLONG_MAX;
   }
-}
-
-__global__ void fresh_magnitudes_kernel(Magnitudes* magnitudes, std::size_t count) {
-  auto* words = reinterpret_cast<unsigned long long*>(magnitudes);
-  const std::size_t total = count * (sizeof(Magnitudes) / sizeof(unsigned long long));
-  for (std::size_t i = first_item(); i < total; i += item_stride()) words[i] = 0;
 }
 
 // Adds to `counts` the count of each element's bin, bin_of(element index), in `Bins` bins (Bins
@@ -147,18 +143,55 @@ __global__ void mantissa_counts_kernel(const void* data, std::size_t elements, D
   });
 }
 
-__global__ void checksum_kernel(const void* data, std::size_t bytes, bool aligned, Totals* totals) {
-  const std::size_t words = (bytes + 7) / 8;
-  unsigned long long mixed = 0;
-  for (std::size_t w = first_item(); w < words; w += item_stride())
-    mixed += detail::mixed_word(detail::word_at(data, bytes, w, aligned), w);
-  mixed = across_warp(mixed, [](auto a, auto b) { return sum(a, b); });
-  if (warp_leader()) atomicAdd(&totals->checksum, mixed);
+// After mantissa_counts_kernel on the same stream, one thread: atol plus rtol times the typical
+// magnitude, as the host adds them (no fused multiply-add).
+__global__ void scaled_atol_kernel(const Magnitudes* magnitudes, double atol, double rtol, Totals* totals) {
+  double scale = 0;
+  if (magnitudes->counted != 0) {
+    unsigned long long rank = magnitudes->rank_in_bin;
+    scale = detail::bin_magnitude(static_cast<unsigned>(magnitudes->exponent),
+                                  detail::bin_of_rank(magnitudes->mantissa_counts, detail::kMantissaBins, rank));
+  }
+  totals->atol = __dadd_rn(atol, __dmul_rn(rtol, scale));
 }
 
+// The tensors of one checksum launch: blockIdx.y picks the tensor, so one launch serves a batch.
+struct ChecksumJob {
+  const void* data;
+  std::size_t bytes;
+  bool aligned;
+};
+constexpr unsigned kChecksumsPerLaunch = 32;
+struct ChecksumJobs {
+  ChecksumJob job[kChecksumsPerLaunch];
+};
+
+// The sum over the block, in thread 0 (every thread calls it).
+__device__ unsigned long long across_block(unsigned long long value) {
+  __shared__ unsigned long long warp_sums[kThreads / 32];
+  value = across_warp(value, [](auto a, auto b) { return sum(a, b); });
+  if (warp_leader()) warp_sums[threadIdx.x / 32] = value;
+  __syncthreads();
+  value = threadIdx.x < kThreads / 32 ? warp_sums[threadIdx.x] : 0;
+  return threadIdx.x < 32 ? across_warp(value, [](auto a, auto b) { return sum(a, b); }) : 0;
+}
+
+// sums[blockIdx.y] += tensor blockIdx.y's checksum; one atomic per block.
+__global__ void checksums_kernel(ChecksumJobs jobs, unsigned long long* sums) {
+  const ChecksumJob& job = jobs.job[blockIdx.y];
+  const std::size_t words = (job.bytes + 7) / 8;
+  unsigned long long mixed = 0;
+  for (std::size_t w = first_item(); w < words; w += item_stride())
+    mixed += detail::mixed_word(detail::word_at(job.data, job.bytes, w, job.aligned), w);
+  mixed = across_block(mixed);
+  if (threadIdx.x == 0 && mixed != 0) atomicAdd(&sums[blockIdx.y], mixed);
+}
+
+// `found_atol`: where scaled_atol_kernel put this pair's atol (null: `atol` is it).
 __global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements, DType dtype,
-                               std::size_t element_bytes, bool aligned, bool exact_bits, double atol, double rtol,
-                               double largest, Totals* totals) {
+                               std::size_t element_bytes, bool aligned, bool exact_bits, double atol,
+                               const double* found_atol, double rtol, double largest, Totals* totals) {
+  if (found_atol) atol = *found_atol;
   unsigned long long mismatched = 0, max_abs = 0, max_rel = 0, first = ULLONG_MAX;
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
     detail::ElementVerdict v = detail::judge(detail::element(candidate, i, dtype, aligned),
@@ -192,20 +225,30 @@ __global__ void first_mismatch_kernel(const void* candidate, const void* referen
   }
 }
 
-// Launches `kernel` over `items` (at most kMaxBlocks blocks) on the legacy default stream.
-// cudaLaunchKernel returns this launch's own error, never one the caller's code left pending.
+// Blocks for `items` (at most kMaxBlocks; the threads stride over the rest).
+unsigned blocks_for(std::size_t items) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
+}
+
+// Launches `kernel` on `grid` on the legacy default stream. cudaLaunchKernel returns this launch's
+// own error, never one the caller's code left pending.
 template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), std::size_t items, const char* what, Args... args) {
+void launch_grid(void (*kernel)(Params...), dim3 grid, const char* what, Args... args) {
   std::tuple<Params...> values{args...};
-  const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>((items + kThreads - 1) / kThreads, 1, kMaxBlocks));
   std::apply(
       [&](auto&... value) {
         void* params[] = {&value...};
-        check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(kThreads), params, 0,
+        check_cuda(cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, dim3(kThreads), params, 0,
                                     cudaStreamLegacy),
                    what);
       },
       values);
+}
+
+// Launches `kernel` over `items`.
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), std::size_t items, const char* what, Args... args) {
+  launch_grid(kernel, dim3(blocks_for(items)), what, args...);
 }
 
 // Whether `data` is a multiple of `size`: the kernels then read whole elements (or words) in one load.
@@ -238,19 +281,25 @@ void check_readable(const TensorView& tensor) {
                       ", and kscope measures device " + std::to_string(device) + ": make the tensors on the measured device");
 }
 
-// launch_one(tensor, its results) for each non-empty tensor, once the device is known to read it.
-template <class Results, class LaunchOne>
-void launch_each(const std::vector<TensorView>& tensors, Results* results, LaunchOne launch_one) {
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    if (tensors[i].elements() == 0) continue;
-    check_readable(tensors[i]);
-    launch_one(tensors[i], results + i);
+// Zeroes `sums`, then adds each tensor's checksum into its own: one launch per kChecksumsPerLaunch
+// tensors, once the device is known to read them.
+void launch_checksums(const std::vector<TensorView>& tensors, unsigned long long* sums) {
+  check_cuda(cudaMemsetAsync(sums, 0, tensors.size() * sizeof *sums, cudaStreamLegacy),
+             "cudaMemsetAsync(kscope's checksums)");
+  for (std::size_t first = 0; first < tensors.size(); first += kChecksumsPerLaunch) {
+    const std::size_t count = std::min<std::size_t>(kChecksumsPerLaunch, tensors.size() - first);
+    ChecksumJobs jobs{};
+    std::size_t most_words = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const TensorView& t = tensors[first + k];
+      if (t.bytes() == 0) continue;  // sums to 0, whatever its pointer
+      check_readable(t);
+      jobs.job[k] = {t.data, t.bytes(), aligned_to(t.data, 8)};
+      most_words = std::max(most_words, (t.bytes() + 7) / 8);
+    }
+    launch_grid(checksums_kernel, dim3(blocks_for(most_words), static_cast<unsigned>(count)),
+                "launching kscope's checksums", jobs, sums + first);
   }
-}
-
-void launch_checksum(const TensorView& t, Totals* totals) {
-  launch(checksum_kernel, (t.bytes() + 7) / 8, "launching kscope's checksum", t.data, t.bytes(), aligned_to(t.data, 8),
-         totals);
 }
 
 }  // namespace
@@ -275,76 +324,40 @@ void GpuTensorChecks::Buffers<T>::reserve(std::size_t count) {
   capacity = count;
 }
 
-Totals* GpuTensorChecks::fresh_totals(std::size_t count) {
-  totals_.reserve(count);
-  launch(fresh_totals_kernel, count, "launching kscope's tensor check totals", totals_.device, count);
-  return totals_.device;
-}
-
-const Totals* GpuTensorChecks::read_totals(std::size_t count) {
-  check_cuda(cudaMemcpyAsync(totals_.host, totals_.device, count * sizeof(Totals), cudaMemcpyDeviceToHost,
-                             cudaStreamLegacy),
-             "cudaMemcpyAsync(kscope's tensor check totals)");
-  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
-  return totals_.host;
-}
-
-template <class Result, class LaunchOne, class ReadOne>
-std::vector<Result> GpuTensorChecks::per_tensor(const std::vector<TensorView>& tensors, LaunchOne launch_one,
-                                             ReadOne read_one) {
-  std::vector<Result> out(tensors.size(), Result{});
-  if (tensors.empty()) return out;
-  launch_each(tensors, fresh_totals(tensors.size()), launch_one);
-  const Totals* read = read_totals(tensors.size());
-  for (std::size_t i = 0; i < tensors.size(); ++i) out[i] = read_one(read[i]);
-  return out;
-}
-
-std::vector<double> GpuTensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
-  std::vector<double> out(tensors.size(), 0.0);
-  if (tensors.empty()) return out;
-  magnitudes_.reserve(tensors.size());
-  const char* what = "launching kscope's typical magnitude";
-  launch(fresh_magnitudes_kernel, tensors.size() * (sizeof(Magnitudes) / sizeof(unsigned long long)), what,
-         magnitudes_.device, tensors.size());
-  launch_each(tensors, magnitudes_.device, [&](const TensorView& t, Magnitudes* mine) {
-    const bool aligned = aligned_to(t.data, size_of(t.dtype));
-    const double largest = detail::largest_finite(t.dtype);
-    launch(exponent_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
-    launch(median_exponent_kernel, kThreads, what, mine);  // one block
-    launch(mantissa_counts_kernel, t.elements(), what, t.data, t.elements(), t.dtype, aligned, largest, mine);
-  });
-  // Each tensor's fields up to its exponent counts, which stay on the device.
-  check_cuda(cudaMemcpy2DAsync(magnitudes_.host, sizeof(Magnitudes), magnitudes_.device, sizeof(Magnitudes),
-                               offsetof(Magnitudes, exponent_counts), tensors.size(), cudaMemcpyDeviceToHost,
-                               cudaStreamLegacy),
-             "cudaMemcpy2DAsync(kscope's typical magnitudes)");
-  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's tensor checks)");
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    const Magnitudes& found = magnitudes_.host[i];
-    if (found.counted == 0) continue;
-    unsigned long long rank = found.rank_in_bin;
-    out[i] = detail::bin_magnitude(static_cast<unsigned>(found.exponent),
-                                   detail::bin_of_rank(found.mantissa_counts, detail::kMantissaBins, rank));
-  }
-  return out;
+GpuTensorChecks::Pool& GpuTensorChecks::pool() {
+  if (pool_) return *pool_;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  static std::mutex mutex;
+  static std::map<int, Pool*> pools;  // never freed: CUDA may be gone when statics are destroyed
+  const std::lock_guard lock(mutex);
+  Pool*& found = pools[device];
+  if (!found) found = new Pool;
+  return *(pool_ = found);
 }
 
 std::vector<std::uint64_t> GpuTensorChecks::checksums(const std::vector<TensorView>& tensors) {
-  return per_tensor<std::uint64_t>(tensors, launch_checksum,
-                                   [](const Totals& totals) { return std::uint64_t{totals.checksum}; });
+  if (tensors.empty()) return {};
+  Buffers<unsigned long long>& sums = pool().sums;
+  sums.reserve(tensors.size());
+  launch_checksums(tensors, sums.device);
+  check_cuda(cudaMemcpyAsync(sums.host, sums.device, tensors.size() * sizeof *sums.host, cudaMemcpyDeviceToHost,
+                             cudaStreamLegacy),
+             "cudaMemcpyAsync(kscope's checksums)");
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's checksums)");
+  return {sums.host, sums.host + tensors.size()};
 }
 
 void GpuTensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
   if (tensors.empty()) return;
-  if (started_count_ + tensors.size() > started_.capacity) {
+  Buffers<unsigned long long>& started = pool().started;
+  if (started_count_ + tensors.size() > started.capacity) {
     keep_started();  // rare (the first runs): the buffers grow only while nothing is in flight
-    started_.reserve(std::max(2 * started_.capacity, tensors.size()));
+    started.reserve(std::max(2 * started.capacity, tensors.size()));
   }
-  Totals* totals = started_.device + started_count_;
-  launch(fresh_totals_kernel, tensors.size(), "launching kscope's tensor check totals", totals, tensors.size());
-  launch_each(tensors, totals, launch_checksum);
-  check_cuda(cudaMemcpyAsync(started_.host + started_count_, totals, tensors.size() * sizeof(Totals),
+  unsigned long long* sums = started.device + started_count_;
+  launch_checksums(tensors, sums);
+  check_cuda(cudaMemcpyAsync(started.host + started_count_, sums, tensors.size() * sizeof *sums,
                              cudaMemcpyDeviceToHost, cudaStreamLegacy),
              "cudaMemcpyAsync(kscope's checksums)");
   started_count_ += tensors.size();
@@ -353,7 +366,8 @@ void GpuTensorChecks::start_checksums(const std::vector<TensorView>& tensors) {
 void GpuTensorChecks::keep_started() {
   if (started_count_ == 0) return;
   check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's checksums)");
-  for (std::size_t i = 0; i < started_count_; ++i) finished_.push_back(started_.host[i].checksum);
+  const unsigned long long* sums = pool().started.host;
+  finished_.insert(finished_.end(), sums, sums + started_count_);
   started_count_ = 0;
 }
 
@@ -369,28 +383,54 @@ std::vector<TensorComparison> GpuTensorChecks::compare(const std::vector<TensorV
     throw InternalError("the device comparison was given " + std::to_string(candidates.size()) + " candidates, " +
                         std::to_string(references.size()) + " references and " + std::to_string(tolerances.size()) +
                         " tolerances (kscope bug: please report it with this message)");
-  std::vector<TensorComparison> out(references.size());
-  if (references.empty()) return out;
-  Totals* totals = fresh_totals(references.size());
-  for (std::size_t i = 0; i < references.size(); ++i) {
+  const std::size_t count = references.size();
+  std::vector<TensorComparison> out(count);
+  if (count == 0) return out;
+  Pool& buffers = pool();
+  buffers.totals.reserve(count);
+  buffers.magnitudes.reserve(count);
+  Totals* totals = buffers.totals.device;
+  Magnitudes* magnitudes = buffers.magnitudes.device;
+  const char* what = "launching kscope's comparison";
+  launch(fresh_totals_kernel, count, what, totals, count);
+  check_cuda(cudaMemsetAsync(magnitudes, 0, count * sizeof *magnitudes, cudaStreamLegacy),
+             "cudaMemsetAsync(kscope's typical magnitudes)");
+  for (std::size_t i = 0; i < count; ++i) {
     const TensorView& c = candidates[i];
     const TensorView& r = references[i];
+    const Tolerance& t = tolerances[i];
     out[i].elements = r.elements();
+    out[i].atol = t.atol;
     if (out[i].elements == 0) continue;
     check_readable(c);
     check_readable(r);
     const std::size_t element_bytes = size_of(r.dtype);
-    const Tolerance& t = tolerances[i];
+    const double largest = detail::largest_finite(r.dtype);
+    const double* found_atol = nullptr;
+    if (t.add_scaled_magnitude) {  // the reference's typical magnitude, then the atol it gives
+      const bool aligned = aligned_to(r.data, element_bytes);
+      launch(exponent_counts_kernel, r.elements(), what, r.data, r.elements(), r.dtype, aligned, largest,
+             magnitudes + i);
+      launch(median_exponent_kernel, kThreads, what, magnitudes + i);  // one block
+      launch(mantissa_counts_kernel, r.elements(), what, r.data, r.elements(), r.dtype, aligned, largest,
+             magnitudes + i);
+      launch(scaled_atol_kernel, 1, what, static_cast<const Magnitudes*>(magnitudes + i), t.atol, t.rtol, totals + i);
+      found_atol = &totals[i].atol;
+    }
     const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
     const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);
-    launch(compare_kernel, out[i].elements, "launching kscope's comparison", c.data, r.data, out[i].elements, r.dtype,
-           element_bytes, aligned, exact_bits, t.atol, t.rtol, detail::largest_finite(r.dtype), totals + i);
-    launch(first_mismatch_kernel, 1, "launching kscope's comparison", c.data, r.data, element_bytes, totals + i);
+    launch(compare_kernel, out[i].elements, what, c.data, r.data, out[i].elements, r.dtype, element_bytes, aligned,
+           exact_bits, t.atol, found_atol, t.rtol, largest, totals + i);
+    launch(first_mismatch_kernel, 1, what, c.data, r.data, element_bytes, totals + i);
   }
-  const Totals* read = read_totals(references.size());
-  for (std::size_t i = 0; i < references.size(); ++i) {
+  check_cuda(cudaMemcpyAsync(buffers.totals.host, totals, count * sizeof(Totals), cudaMemcpyDeviceToHost,
+                             cudaStreamLegacy),
+             "cudaMemcpyAsync(kscope's comparisons)");
+  check_cuda(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize(kscope's comparisons)");
+  for (std::size_t i = 0; i < count; ++i) {
     if (out[i].elements == 0) continue;
-    const Totals& found = read[i];
+    const Totals& found = buffers.totals.host[i];
+    if (tolerances[i].add_scaled_magnitude) out[i].atol = found.atol;
     out[i].mismatched = found.mismatched;
     out[i].max_abs_error = std::bit_cast<double>(found.max_abs_error_bits);
     out[i].max_rel_error = std::bit_cast<double>(found.max_rel_error_bits);

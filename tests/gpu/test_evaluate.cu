@@ -835,35 +835,47 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
       EXPECT_TRUE(same_value(gpu[i].first_reference, host.first_reference));
     }
   }
-  // The tolerance evaluate derives (rtol 1e-4 times the reference's typical magnitude), from the
-  // device's magnitudes: the same comparison on both, and the wrong elements beside a mask, padding
-  // or large elements found.
-  const auto magnitudes = device.typical_magnitudes(references);
-  ASSERT_EQ(magnitudes.size(), pairs.size());
-  std::vector<kscope::Tolerance> derived;
-  for (double m : magnitudes) derived.push_back({1e-4 * m, 1e-4});
-  const auto judged = device.compare(candidates, references, derived);
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    SCOPED_TRACE(pairs[i].dtype + ", the derived tolerance");
-    EXPECT_EQ(magnitudes[i], kscope::detail::host_typical_magnitude(pairs[i].reference.host_view));
-    const auto host = kscope::detail::host_compare(pairs[i].candidate.host_view, pairs[i].reference.host_view,
-                                                   derived[i].atol, derived[i].rtol);
-    EXPECT_EQ(judged[i].mismatched, host.mismatched);
-    EXPECT_EQ(judged[i].first_mismatch, host.first_mismatch);
-    EXPECT_TRUE(same_value(judged[i].max_rel_error, host.max_rel_error));
-    if (i >= first_shaped) {
-      // Random bits make the ordinary magnitudes log-uniform below 2: ~59% of them lie well above a
-      // median-based atol, so at least a tenth of all elements (a quarter ordinary, with padding).
-      EXPECT_GT(host.mismatched, n / 10) << "atol " << derived[i].atol;
-      EXPECT_LT(magnitudes[i], 2.0) << "the typical magnitude of ordinary values below 2";
+  // The tolerance evaluate derives (rtol 1e-4 times the reference's typical magnitude), found on
+  // the device: the same atol to the bit and the same comparison on both, and the wrong elements
+  // beside a mask, padding or large elements found.
+  for (const kscope::Tolerance derived : {kscope::Tolerance{0, 1e-4, true}, kscope::Tolerance{1e-7, 1e-4, true}}) {
+    const auto judged = device.compare(candidates, references, std::vector<kscope::Tolerance>(pairs.size(), derived));
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      SCOPED_TRACE(pairs[i].dtype + ", the derived tolerance, atol " + std::to_string(derived.atol) + " added");
+      const double typical = kscope::detail::host_typical_magnitude(pairs[i].reference.host_view);
+      const auto host = kscope::detail::host_compare(pairs[i].candidate.host_view, pairs[i].reference.host_view, derived);
+      EXPECT_EQ(host.atol, derived.atol + derived.rtol * typical);
+      EXPECT_EQ(judged[i].atol, host.atol);
+      EXPECT_EQ(judged[i].mismatched, host.mismatched);
+      EXPECT_EQ(judged[i].first_mismatch, host.first_mismatch);
+      EXPECT_TRUE(same_value(judged[i].max_rel_error, host.max_rel_error));
+      if (i >= first_shaped) {
+        // Random bits make the ordinary magnitudes log-uniform below 2: ~59% of them lie well above a
+        // median-based atol, so at least a tenth of all elements (a quarter ordinary, with padding).
+        EXPECT_GT(host.mismatched, n / 10) << "atol " << host.atol;
+        EXPECT_LT(typical, 2.0) << "the typical magnitude of ordinary values below 2";
+      }
     }
   }
 
-  const auto checksums = device.checksums(all_device);
-  ASSERT_EQ(checksums.size(), all_host.size());
-  for (std::size_t i = 0; i < all_host.size(); ++i) {
-    SCOPED_TRACE("tensor " + std::to_string(i) + ": " + all_host[i].describe());
-    EXPECT_EQ(checksums[i], kscope::detail::host_checksum(all_host[i]));
+  // Three times over: more tensors than one checksum launch takes.
+  std::vector<TensorView> thrice_device, thrice_host;
+  for (int k = 0; k < 3; ++k) {
+    thrice_device.insert(thrice_device.end(), all_device.begin(), all_device.end());
+    thrice_host.insert(thrice_host.end(), all_host.begin(), all_host.end());
+  }
+  ASSERT_GT(thrice_device.size(), 64u);
+  const auto checksums = device.checksums(thrice_device);
+  device.start_checksums(all_device);
+  device.start_checksums(thrice_device);
+  const auto started = device.finish_checksums();
+  ASSERT_EQ(checksums.size(), thrice_host.size());
+  ASSERT_EQ(started.size(), all_host.size() + thrice_host.size());
+  for (std::size_t i = 0; i < thrice_host.size(); ++i) {
+    SCOPED_TRACE("tensor " + std::to_string(i) + ": " + thrice_host[i].describe());
+    EXPECT_EQ(checksums[i], kscope::detail::host_checksum(thrice_host[i]));
+    EXPECT_EQ(started[all_host.size() + i], checksums[i]);
+    if (i < all_host.size()) EXPECT_EQ(started[i], checksums[i]);
   }
 }
 
@@ -886,7 +898,8 @@ TEST(EvaluateGpu, DeviceChecksTakeMoreThanTwoToThe31Elements) {
   const TensorView reference{a, shape, kscope::DType::u8, kscope::MemorySpace::device};
   const TensorView candidate{b, shape, kscope::DType::u8, kscope::MemorySpace::device};
   const auto compared = device.compare({candidate}, {reference}, {kscope::Tolerance{}}).at(0);
-  const double typical = device.typical_magnitudes({reference}).at(0);
+  // atol 2^-10 times the typical magnitude, the median of ones counted past 2^31: 2 against 1 fails.
+  const auto scaled = device.compare({candidate}, {reference}, {kscope::Tolerance{0, 0x1p-10, true}}).at(0);
   const std::uint64_t checksum = device.checksums({reference}).at(0);
   cudaFree(a);
   cudaFree(b);
@@ -896,7 +909,9 @@ TEST(EvaluateGpu, DeviceChecksTakeMoreThanTwoToThe31Elements) {
   EXPECT_EQ(compared.first_candidate, 2);
   EXPECT_EQ(compared.first_reference, 1);
   EXPECT_EQ(compared.max_abs_error, 1);
-  EXPECT_EQ(typical, 1.0);  // the median of ones, counted past 2^31
+  EXPECT_EQ(scaled.atol, 0x1p-10);
+  EXPECT_EQ(scaled.mismatched, 1u);
+  EXPECT_EQ(scaled.first_mismatch, changed);
   EXPECT_EQ(checksum, kscope::detail::host_checksum({ones.data(), shape, kscope::DType::u8, kscope::MemorySpace::host}));
 }
 

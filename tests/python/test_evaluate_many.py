@@ -353,3 +353,76 @@ def test_a_standby_takes_a_dead_workers_place_so_the_gpu_does_not_wait_for_a_sta
     assert s["startup_s"] is not None and s["worker_start_s"] >= start_s and s["worker_activate_s"] < start_s, s
     assert s["workers_replaced"] == crashes and s["workers_replaced_by_standby"] >= 1, s
     assert s["gpu_replacing_s"] <= 0.2 * crashes * start_s, s
+
+
+def _parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def test_workers_are_forked_by_a_launcher_that_imported_torch_once(tmp_path):
+    """Workers forked by the launcher are its children (no interpreter start, no torch import of their
+    own), named by their kind in ps, answer over their pipe, and their ends (a kill, a crash) come back through it as a
+    program's would; the launcher's end takes its workers with it."""
+    from kscope._workers import Launcher, Worker
+
+    launcher = Launcher(str(tmp_path / "launcher.log"), "torch")
+    try:
+        workers = [Worker(f"w{i}", "compile", str(tmp_path / f"w{i}.log"), {"KSCOPE_WORKER_SIMULATED": "1"}, None,
+                          launcher) for i in range(3)]
+        assert all(w.receive() == ("ready", None) for w in workers)
+        assert {_parent_of(w.process.pid) for w in workers} == {launcher.process.pid}
+        assert {Path(f"/proc/{w.process.pid}/comm").read_text().strip() for w in workers} == {"kscope-compile"}
+        workers[0].kill()
+        assert workers[0].process.returncode == -signal.SIGKILL
+        os.kill(workers[1].process.pid, signal.SIGSEGV)
+        assert "killed by SIGSEGV" in workers[1].death()
+        workers[2].stop()
+        workers[2].reap(time.monotonic() + 5)
+        assert workers[2].process.returncode == 0
+        last = Worker("last", "compile", str(tmp_path / "last.log"), {}, None, launcher)
+        assert last.receive() == ("ready", None)
+    finally:
+        launcher.close()
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{last.process.pid}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{last.process.pid}"), "a worker outlived its launcher"
+    last.kill()  # its end known: killed with the launcher
+    assert last.process.returncode == -signal.SIGKILL
+
+
+def test_without_a_launcher_each_worker_starts_as_a_program(tmp_path, monkeypatch):
+    """Where the launcher cannot start, the batch starts each worker as a program of its own and every
+    verdict is the same."""
+    from kscope import _evaluate_many
+
+    def no_launcher(*args, **kwargs):
+        raise OSError("no launcher here")
+
+    monkeypatch.setattr(_evaluate_many, "Launcher", no_launcher)
+    batch_problems.kernelbench_problem(tmp_path / "problems", ["faster.py", "segfaults.py"])
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", timeout_s=8.0, workers_per_gpu=1,
+                                     compile_workers=1, verbosity="silent")
+    verdicts = dict(zip(table["Candidate"], table["Verdict"]))
+    assert verdicts == {"scale/faster.py": "faster", "scale/segfaults.py": "crashed"}, table
+    assert "SIGSEGV" in table.set_index("Candidate").loc["scale/segfaults.py", "Reason"]
+    assert not (tmp_path / "out" / "logs" / "launcher.log").exists()
+
+
+def test_a_worker_whose_launcher_is_gone_starts_as_a_program(tmp_path):
+    from kscope._workers import Launcher, Worker
+
+    launcher = Launcher(str(tmp_path / "launcher.log"), "")
+    launcher.process.kill()
+    launcher.process.wait()
+    try:
+        worker = Worker("w", "compile", str(tmp_path / "w.log"), {"KSCOPE_WORKER_SIMULATED": "1"}, None, launcher)
+        assert worker.receive() == ("ready", None)
+        assert _parent_of(worker.process.pid) == os.getpid()
+        worker.stop()
+        worker.reap(time.monotonic() + 10)
+        assert worker.process.returncode == 0
+    finally:
+        launcher.close()

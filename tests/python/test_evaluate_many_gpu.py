@@ -183,16 +183,18 @@ import json, subprocess
 
 
 def _probe():
-    parent, measuring = os.getppid(), []
+    parent, measuring = os.getppid(), []  # the launcher, or the batch where workers are programs
     for entry in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                stat = f.read()
+            name, ppid = stat[stat.index("(") + 1:stat.rindex(")")], int(stat.rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline") as f:
                 command = f.read().split("\\0")
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == parent and "kscope._worker_main" in command and "measure" in command:
+        forked = name == "kscope-measure"
+        if ppid == parent and (forked or "kscope._worker_main" in command and "measure" in command):
             measuring.append(int(entry))
     listed = subprocess.run(["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
                             capture_output=True, text=True).stdout.split()

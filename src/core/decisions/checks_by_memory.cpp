@@ -31,11 +31,6 @@ std::vector<Result> each(const std::vector<TensorView>& tensors, OnHost on_host,
 
 }  // namespace
 
-std::vector<double> ChecksByMemory::typical_magnitudes(const std::vector<TensorView>& tensors) {
-  return each<double>(tensors, host_typical_magnitude,
-                      [&](const std::vector<TensorView>& v) { return device_.typical_magnitudes(v); });
-}
-
 std::vector<std::uint64_t> ChecksByMemory::checksums(const std::vector<TensorView>& tensors) {
   return each<std::uint64_t>(tensors, host_checksum,
                              [&](const std::vector<TensorView>& v) { return device_.checksums(v); });
@@ -77,7 +72,7 @@ std::vector<TensorComparison> ChecksByMemory::compare(const std::vector<TensorVi
   std::vector<std::size_t> where;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     if (references[i].memory == MemorySpace::host) {
-      out[i] = host_compare(candidates[i], references[i], tolerances[i].atol, tolerances[i].rtol);
+      out[i] = host_compare(candidates[i], references[i], tolerances[i]);
     } else {
       gpu_candidates.push_back(candidates[i]);
       gpu_references.push_back(references[i]);

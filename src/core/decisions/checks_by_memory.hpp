@@ -15,7 +15,6 @@ class ChecksByMemory final : public TensorChecks {
  public:
   explicit ChecksByMemory(TensorChecks& device) : device_(device) {}
 
-  std::vector<double> typical_magnitudes(const std::vector<TensorView>& tensors) override;
   std::vector<std::uint64_t> checksums(const std::vector<TensorView>& tensors) override;
   void start_checksums(const std::vector<TensorView>& tensors) override;
   std::vector<std::uint64_t> finish_checksums() override;

@@ -361,14 +361,8 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
     }
   }
   std::vector<Tolerance> tolerances;
-  for (const TensorView& r : theirs) {
-    tolerances.push_back({0, options_.rtol.value_or(default_rtol(r.dtype))});
-    if (options_.atol) tolerances.back().atol = *options_.atol;
-  }
-  if (!options_.atol && !theirs.empty()) {
-    const std::vector<double> scales = checks_.typical_magnitudes(theirs);  // atol's default: rtol times the scale
-    for (std::size_t k = 0; k < scales.size(); ++k) tolerances[k].atol = tolerances[k].rtol * scales[k];
-  }
+  for (const TensorView& r : theirs)  // atol's default: rtol times the reference's typical magnitude
+    tolerances.push_back({options_.atol.value_or(0), options_.rtol.value_or(default_rtol(r.dtype)), !options_.atol});
   const std::vector<TensorComparison> results = checks_.compare(mine, theirs, tolerances);
   for (std::size_t k = 0; k < results.size(); ++k) {
     const TensorComparison& result = results[k];
@@ -377,7 +371,7 @@ void Evaluator::compare_outputs(RunRecord& record, const Tensors& candidate, con
     if (result.mismatched > 0)
       fail(output_label(reference, compared[k]) + ": " + std::to_string(result.mismatched) + " of " +
            std::to_string(result.elements) + " elements outside |candidate - reference| <= atol + rtol * |reference| "
-           "(atol " + number_text(tolerances[k].atol) + ", rtol " + number_text(tolerances[k].rtol) + "); the first, element " +
+           "(atol " + number_text(result.atol) + ", rtol " + number_text(tolerances[k].rtol) + "); the first, element " +
            std::to_string(result.first_mismatch) + ", is " + number_text(result.first_candidate) + " against " +
            number_text(result.first_reference));
   }

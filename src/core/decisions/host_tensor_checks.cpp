@@ -33,6 +33,7 @@ double host_typical_magnitude(const TensorView& tensor) {
 TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, double atol, double rtol) {
   TensorComparison out;
   out.elements = reference.elements();
+  out.atol = atol;
   const bool exact_bits = !is_floating(reference.dtype) && atol == 0 && rtol == 0;
   const std::size_t size = size_of(reference.dtype);
   const double largest = largest_finite(reference.dtype);
@@ -52,17 +53,16 @@ TensorComparison host_compare(const TensorView& candidate, const TensorView& ref
   return out;
 }
 
+TensorComparison host_compare(const TensorView& candidate, const TensorView& reference, const Tolerance& tolerance) {
+  const double scale = tolerance.add_scaled_magnitude ? host_typical_magnitude(reference) : 0;
+  return host_compare(candidate, reference, tolerance.atol + tolerance.rtol * scale, tolerance.rtol);
+}
+
 std::uint64_t host_checksum(const TensorView& tensor) {
   const std::size_t bytes = tensor.bytes();
   std::uint64_t sum = 0;
   for (std::size_t w = 0; w * 8 < bytes; ++w) sum += mixed_word(word_at(tensor.data, bytes, w), w);
   return sum;
-}
-
-std::vector<double> HostTensorChecks::typical_magnitudes(const std::vector<TensorView>& tensors) {
-  std::vector<double> out;
-  for (const TensorView& t : tensors) out.push_back(host_typical_magnitude(t));
-  return out;
 }
 
 std::vector<std::uint64_t> HostTensorChecks::checksums(const std::vector<TensorView>& tensors) {
@@ -83,7 +83,7 @@ std::vector<TensorComparison> HostTensorChecks::compare(const std::vector<Tensor
                                                         const std::vector<Tolerance>& tolerances) {
   std::vector<TensorComparison> out;
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    out.push_back(host_compare(candidates[i], references[i], tolerances[i].atol, tolerances[i].rtol));
+    out.push_back(host_compare(candidates[i], references[i], tolerances[i]));
   return out;
 }
 

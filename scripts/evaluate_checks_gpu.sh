@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# evaluate()'s device checks on the GPU machine in the least device time (about 3 minutes on a fresh
+# machine): builds evaluate's C++ GPU tests and bench/evaluate_device_cost.cu (no Python), runs the
+# tests (the device's checks against the host's bit for bit, every attack, the honest cases), then the
+# checks' GPU time against a copy of the same bytes. For a session short of device time; the whole
+# evaluate check is scripts/evaluate_cost_check.sh. Never changes clocks, power or modes.
+#   bash scripts/evaluate_checks_gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export OUT=${OUT:-$ROOT/evaluate-checks-out}
+export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-300}
+mkdir -p "$OUT"
+source "$ROOT/scripts/gpu_steps.sh"
+BUILD=$ROOT/build-debt
+TITLE="evaluate's device checks on the GPU (scripts/evaluate_checks_gpu.sh)"
+
+gpu_build "$BUILD" "$OUT/build.log" OFF kscope_evaluate_gpu_tests evaluate_device_cost
+case $? in
+  0) record build PASS "$BUILD: kscope_evaluate_gpu_tests and evaluate_device_cost, Release, sm_90" ;;
+  *) record build FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
+     print_steps "$TITLE"; exit 1 ;;
+esac
+timeout "$(left_s 150)" "$BUILD/tests/gpu/kscope_evaluate_gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+rc=$?
+line=$(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' "$OUT/gpu_tests.log" | paste -sd' ' -)
+[[ $rc -eq 0 ]] && record gpu_tests PASS "$line" ||
+  record gpu_tests FAIL "rc=$rc: $line; $(grep -E '^\[  FAILED  \] [A-Z]' "$OUT/gpu_tests.log" | sort -u | head -5 | paste -sd';' -)"
+if ! skipping checks_cost 20; then
+  timeout "$(left_s 40)" "$BUILD/bench/evaluate_device_cost" > "$OUT/checks_cost.log" 2>&1
+  cat "$OUT/checks_cost.log"
+  record checks_cost INFO "see checks_cost.log"
+fi
+print_steps "$TITLE"
+printf '%s\n' "${SUMMARY[@]}" | grep -q ' FAIL ' && exit 1
+exit 0
