@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/decisions/checks_by_memory.hpp"
 #include "core/decisions/evaluation_report.hpp"
 #include "core/decisions/host_tensor_checks.hpp"
 #include "kscope/evaluate.hpp"
@@ -1006,6 +1007,29 @@ TEST(TensorChecks, TheTypicalMagnitudeIsTheMedianOfTheOrdinaryElements) {
   EXPECT_EQ(typical(std::vector<float>(64, 0.0f)), 0);  // nothing to scale by: atol 0
   const std::int32_t integers[] = {-7, 0, 3, 100, -2};
   EXPECT_EQ(kscope::detail::host_typical_magnitude(host_view(integers, 5, kscope::DType::i32)), 3);
+}
+
+TEST(TensorChecks, AToleranceAddingTheScaledMagnitudeSaysTheAtolItApplied) {
+  const float reference[] = {1, 2, 3, 4, 1000};
+  const float candidate[] = {1, 2, 3.001f, 4, 1000};
+  const auto r = host_view(reference, 5, kscope::DType::f32), c = host_view(candidate, 5, kscope::DType::f32);
+  const double typical = kscope::detail::host_typical_magnitude(r);
+  EXPECT_EQ(typical, 3);  // the median of 1, 2, 3, 4, 1000
+  // atol 1e-5 + 1e-4 * 3 = 3.1e-4 against |3.001 - 3| + rtol * 3: 1e-3 > 6.1e-4, a mismatch.
+  const auto scaled = kscope::detail::host_compare(c, r, kscope::Tolerance{1e-5, 1e-4, true});
+  EXPECT_EQ(scaled.atol, 1e-5 + 1e-4 * typical);
+  EXPECT_EQ(scaled.mismatched, 1u);
+  EXPECT_EQ(scaled.first_mismatch, 2u);
+  const auto given = kscope::detail::host_compare(c, r, kscope::Tolerance{1e-2, 1e-4});
+  EXPECT_EQ(given.atol, 1e-2);
+  EXPECT_EQ(given.mismatched, 0u);
+  // Through the interface evaluate uses, host tensors read where they point.
+  kscope::detail::HostTensorChecks device;
+  kscope::detail::ChecksByMemory checks(device);
+  const auto both = checks.compare({c, c}, {r, r}, {kscope::Tolerance{1e-5, 1e-4, true}, kscope::Tolerance{1e-2, 1e-4}});
+  EXPECT_EQ(both.at(0).atol, scaled.atol);
+  EXPECT_EQ(both.at(0).mismatched, 1u);
+  EXPECT_EQ(both.at(1).atol, 1e-2);
 }
 
 TEST(TensorChecks, TheChecksumSeesAnyChangeAndAnyMove) {
