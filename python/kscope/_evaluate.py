@@ -24,6 +24,7 @@ from ._configs import engine_rows
 from ._evaluation import EvaluationResults
 from ._options import EvaluateOptions, Options, VerbosityLevel, entry_given, takes_options
 from ._roofline import Work, _accepts, _cut, _shown
+from ._worker_state import timer_places
 from .errors import ConfigError, ProfilerWarning, SweepError, SweepInterrupted
 
 # The dtypes the engine compares, by the names NumPy and PyTorch give them.
@@ -292,42 +293,52 @@ def _caller_stream() -> int:
 
 # ---- Timers: what a harness times with, which a candidate may replace --------------------------------
 
-def _timer_places() -> list[tuple[str, Any, str]]:
-    """(name, holder, attribute) of each timer a harness times with: time's clocks, and torch's
-    synchronize and Event methods and Triton's do_bench where those modules are loaded."""
-    places = [(f"time.{name}", time, name) for name in ("perf_counter", "perf_counter_ns", "time", "monotonic")]
-    torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "cuda"):
-        places.append(("torch.cuda.synchronize", torch.cuda, "synchronize"))
-        places.append(("torch.cuda.Event", torch.cuda, "Event"))
-        event = getattr(torch.cuda, "Event", None)
-        if event is not None:
-            places += [(f"torch.cuda.Event.{method}", event, method) for method in ("record", "elapsed_time", "synchronize")]
-    triton = sys.modules.get("triton.testing")
-    if triton is not None:
-        places.append(("triton.testing.do_bench", triton, "do_bench"))
-    return places
-
-
 class _Timers:
-    """The timers as they were when the evaluation began: which of them a call replaced, and which
-    were not their library's own already (replaced before the evaluation started)."""
+    """The timers a candidate's call may replace: those loaded when the evaluation began, and those
+    of modules (torch, triton.testing) imported since, watched from the call that loaded them."""
 
     def __init__(self) -> None:
-        self._watched = [(name, holder, attribute, getattr(holder, attribute, None))
-                         for name, holder, attribute in _timer_places()]
-        self.replaced_before = [name for name, _, _, fn in self._watched if not _original(name, fn)]
+        self._watched: list[tuple[str, Any, str, Any]] = []
+        self._loaded: tuple[bool, bool] | None = None
+        self.replaced_before = self._watch_new(at_start=True)
 
     def replaced(self) -> list[str]:
+        """The timers replaced since the evaluation began (each of them after every call)."""
+        self._watch_new(at_start=False)
         return [name for name, holder, attribute, fn in self._watched if getattr(holder, attribute, None) is not fn]
+
+    def _watch_new(self, at_start: bool) -> list[str]:
+        """Starts watching the timers of modules loaded since the last look; returns those of them
+        that are not their library's own. Found so after the start, they were replaced during a
+        call, and every later look reports them."""
+        torch = sys.modules.get("torch")
+        loaded = (torch is not None and hasattr(torch, "cuda"), "triton.testing" in sys.modules)
+        if loaded == self._loaded:
+            return []
+        self._loaded = loaded
+        known = {name for name, *_ in self._watched}
+        not_own = []
+        for name, holder, attribute in timer_places():
+            if name in known:
+                continue
+            fn = getattr(holder, attribute, None)
+            if not _original(name, fn):
+                not_own.append(name)
+                fn = fn if at_start else _NOT_ITS_OWN
+            self._watched.append((name, holder, attribute, fn))
+        return not_own
+
+
+_NOT_ITS_OWN = object()  # a watched timer found replaced: every later look reports it
 
 
 def _original(name: str, fn: Any) -> bool:
+    """Whether the timer `name` is its library's own function."""
     if name.startswith("time."):
         return inspect.isbuiltin(fn)
     if name.startswith("torch."):
         return fn is None or getattr(fn, "__module__", "").startswith("torch")
-    return True
+    return fn is None or getattr(fn, "__module__", "").startswith("triton")
 
 
 # ---- Values as the engine's views ------------------------------------------------------------------

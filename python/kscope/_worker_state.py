@@ -107,25 +107,36 @@ def _first_line(e: BaseException) -> str:
 
 # ---- The process's settings a candidate may change -----------------------------------------------------
 
-def _places() -> list[tuple[str, Any, str]]:
-    """(name, owner, attribute) of every patchable setting: the timers a harness times with, and
-    torch's numeric switches (TF32, reduced-precision reductions, cuDNN's choices)."""
+def timer_places() -> list[tuple[str, Any, str]]:
+    """(name, owner, attribute) of each timer a harness times with: time's clocks, and torch's
+    synchronize and Event methods and Triton's do_bench where those modules are loaded."""
     places: list[tuple[str, Any, str]] = [(f"time.{n}", time, n) for n in ("perf_counter", "perf_counter_ns",
                                                                             "time", "monotonic")]
     torch = sys.modules.get("torch")
-    if torch is not None:
+    if torch is not None and hasattr(torch, "cuda"):
         cuda = torch.cuda
         places += [("torch.cuda.synchronize", cuda, "synchronize"), ("torch.cuda.Event", cuda, "Event")]
-        places += [(f"torch.cuda.Event.{n}", cuda.Event, n) for n in ("record", "elapsed_time", "synchronize")]
+        event = getattr(cuda, "Event", None)
+        if event is not None:
+            places += [(f"torch.cuda.Event.{n}", event, n) for n in ("record", "elapsed_time", "synchronize")]
+    testing = sys.modules.get("triton.testing")
+    if testing is not None:
+        places.append(("triton.testing.do_bench", testing, "do_bench"))
+    return places
+
+
+def _places() -> list[tuple[str, Any, str]]:
+    """(name, owner, attribute) of every patchable setting: the timers, and torch's numeric switches
+    (TF32, reduced-precision reductions, cuDNN's choices)."""
+    places = timer_places()
+    torch = sys.modules.get("torch")
+    if torch is not None:
         matmul = torch.backends.cuda.matmul
         places += [(f"torch.backends.cuda.matmul.{n}", matmul, n)
                    for n in ("allow_tf32", "allow_fp16_reduced_precision_reduction",
                              "allow_bf16_reduced_precision_reduction") if _readable(matmul, n)]
         places += [(f"torch.backends.cudnn.{n}", torch.backends.cudnn, n)
                    for n in ("allow_tf32", "benchmark", "deterministic", "enabled")]
-    testing = sys.modules.get("triton.testing")
-    if testing is not None:
-        places.append(("triton.testing.do_bench", testing, "do_bench"))
     return places
 
 

@@ -6,7 +6,9 @@ import json
 import math
 import os
 import re
+import sys
 import time
+import types
 
 import numpy as np
 import pandas as pd
@@ -116,6 +118,62 @@ def test_a_timer_replaced_during_the_call_is_a_finding():
     assert "timer_patched" in findings_of(results)
     detail = results.findings().set_index("Finding").loc["timer_patched", "Detail"]
     assert "time.perf_counter" in detail
+
+
+def _triton_testing(do_bench):
+    """A module named triton.testing holding do_bench (Triton itself is not needed)."""
+    module = types.ModuleType("triton.testing")
+    module.do_bench = do_bench
+    return module
+
+
+def _without_triton_testing(monkeypatch):
+    """No triton.testing loaded, as before this test, once it ends."""
+    monkeypatch.setitem(sys.modules, "triton.testing", None)  # restores the entry as it was, or its absence
+    monkeypatch.delitem(sys.modules, "triton.testing")
+
+
+def _own_do_bench(fn):
+    return 1.0
+
+
+_own_do_bench.__module__ = "triton.testing"
+
+
+@pytest.mark.parametrize("replaced_in_the_importing_call", [True, False])
+def test_a_timer_of_a_module_the_candidate_imports_is_watched_from_then(monkeypatch, replaced_in_the_importing_call):
+    _without_triton_testing(monkeypatch)
+    calls = []
+    with kscope.testing.simulated_backend() as sim:
+        _, reference = sides(sim)
+
+        def candidate(x):
+            sim.launch("candidate_kernel", 500)
+            calls.append(None)
+            if len(calls) == 1:
+                sys.modules["triton.testing"] = _triton_testing(_own_do_bench)
+            if len(calls) == (1 if replaced_in_the_importing_call else 3):
+                sys.modules["triton.testing"].do_bench = lambda fn: 0.0
+            return x * 2
+
+        results = evaluated(candidate, reference)
+    detail = results.findings().set_index("Finding").loc["timer_patched", "Detail"]
+    assert "triton.testing.do_bench was replaced during the candidate's call" in detail
+
+
+def test_a_timer_of_a_module_the_candidate_imports_and_leaves_alone_is_no_finding(monkeypatch):
+    _without_triton_testing(monkeypatch)
+    with kscope.testing.simulated_backend() as sim:
+        _, reference = sides(sim)
+
+        def candidate(x):
+            sim.launch("candidate_kernel", 500)
+            sys.modules.setdefault("triton.testing", _triton_testing(_own_do_bench))
+            return x * 2
+
+        results = evaluated(candidate, reference)
+    assert results.verdicts() == ["faster"]
+    assert "timer_patched" not in findings_of(results)
 
 
 def test_the_answer_written_into_the_input_is_found_and_in_place_on_both_sides_is_not():
