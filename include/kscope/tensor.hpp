@@ -41,7 +41,7 @@ struct Tolerance {
   double atol = 0;  // absolute tolerance
   double rtol = 0;  // relative tolerance
   // atol plus rtol times the reference's typical magnitude (evaluate()'s default atol, see
-  // kscope/tensor_checks.hpp), found in the same pass over the tensors as the comparison.
+  // kscope/tensor_checks.hpp), found by the checks themselves, in the comparison's one wait.
   bool add_scaled_magnitude = false;
 };
 

@@ -146,6 +146,7 @@ __global__ void mantissa_counts_kernel(const void* data, std::size_t elements, D
 // After mantissa_counts_kernel on the same stream, one thread: atol plus rtol times the typical
 // magnitude, as the host adds them (no fused multiply-add).
 __global__ void scaled_atol_kernel(const Magnitudes* magnitudes, double atol, double rtol, Totals* totals) {
+  if (first_item() != 0) return;
   double scale = 0;
   if (magnitudes->counted != 0) {
     unsigned long long rank = magnitudes->rank_in_bin;
