@@ -53,6 +53,14 @@ constexpr CUpti_ActivityKind kKernelKind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 constexpr CUpti_ActivityKind kMemoryKinds[] = {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
                                                CUPTI_ACTIVITY_KIND_MEMSET};
 
+// The driver calls that set what persisting-L2 lines follow: the set-aside (cuCtxSetLimit) and a
+// stream's access-policy window. The runtime's cudaDeviceSetLimit and cudaStreamSetAttribute reach
+// the driver through them, as its launches reach cuLaunchKernel.
+constexpr CUpti_CallbackId kPersistingStateCallbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSetLimit, CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSetAttribute_ptsz, CUPTI_DRIVER_TRACE_CBID_cuStreamCopyAttributes,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamCopyAttributes_ptsz};
+
 // Set on the thread that launches a stream marker while it does: the launch callback runs on the
 // launching thread, so this tells the marker's launch from launches of other threads.
 thread_local bool launching_marker = false;
@@ -90,10 +98,15 @@ void ActivityTracer::begin_session(bool observe_calls, StreamOrder& order) {
       for (CUpti_CallbackId cbid : list)
         check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                     "cuptiEnableCallback(stream capture)");
-    if (observe_calls)
+    if (observe_calls) {
       for (CUpti_CallbackId cbid : StreamOrder::ordering_callbacks())
         check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
                     "cuptiEnableCallback(event record, stream wait or synchronization)");
+      for (CUpti_CallbackId cbid : kPersistingStateCallbacks)
+        check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                    "cuptiEnableCallback(persisting-L2 limit or stream attribute)");
+      persisting_state_call_.store(true, std::memory_order_release);  // what came before: unknown
+    }
     check_cupti(cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR),
                 "cuptiEnableCallback(state fatal error)");
     check_cupti(cuptiActivityEnable(kKernelKind), "cuptiActivityEnable(CONCURRENT_KERNEL)");
@@ -122,6 +135,7 @@ void ActivityTracer::quiet() noexcept {
     cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   for (CUpti_CallbackId cbid : StreamOrder::ordering_callbacks())
     cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  for (CUpti_CallbackId cbid : kPersistingStateCallbacks) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
   order_.store(nullptr, std::memory_order_release);
   for (const auto& list : {std::span<const CUpti_CallbackId>(kCaptureBeginCallbacks), std::span<const CUpti_CallbackId>(kCaptureEndCallbacks)})
     for (CUpti_CallbackId cbid : list) cuptiEnableCallback(0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
@@ -182,6 +196,10 @@ bool ActivityTracer::runs_complete() {
   return ledger_.complete();
 }
 
+bool ActivityTracer::take_persisting_state_call() {
+  return persisting_state_call_.exchange(false, std::memory_order_acq_rel);
+}
+
 std::string ActivityTracer::fatal_error() {
   std::lock_guard lock(mutex_);
   return fatal_error_;
@@ -201,6 +219,11 @@ void CUPTIAPI ActivityTracer::on_callback(void* userdata, CUpti_CallbackDomain d
 }
 
 void ActivityTracer::on_driver_call(CUpti_CallbackId cbid, const CUpti_CallbackData& call) {
+  if (std::find(std::begin(kPersistingStateCallbacks), std::end(kPersistingStateCallbacks), cbid) !=
+      std::end(kPersistingStateCallbacks)) {
+    persisting_state_call_.store(true, std::memory_order_release);  // enqueues no work
+    return;
+  }
   if (StreamOrder* order = order_.load(std::memory_order_acquire))
     order->on_driver_call(cbid, call, captures_.load(std::memory_order_acquire) > 0);
   if (StreamOrder::orders_only(cbid)) return;  // enqueues no work

@@ -47,6 +47,10 @@ class ActivityTracer {
   RunTrace take_runs();
   // Every call so far has its record (see ActivityLedger::complete).
   bool runs_complete();
+  // Whether a call that can leave persisting-L2 state (the set-aside limit, a stream's access-policy
+  // window) was made since the last ask (or the session began) while calls are observed; asking
+  // forgets it.
+  bool take_persisting_state_call();
   std::string fatal_error();
 
  private:
@@ -72,6 +76,7 @@ class ActivityTracer {
   // both at once: -1 for none, else region * 2 + returned.
   std::atomic<std::int64_t> region_state_{-1};
   std::atomic<std::int32_t> captures_{0};  // stream captures begun and not yet ended, process-wide
+  std::atomic<bool> persisting_state_call_{true};
   std::mutex mutex_;  // ledger_, run_ and fatal_error_: touched by launching threads and CUPTI's buffer thread
   ActivityLedger ledger_;
   std::size_t run_ = 0;      // the run in progress, counted from the last collection
