@@ -109,9 +109,9 @@ def _first_line(e: BaseException) -> str:
 
 def timer_places() -> list[tuple[str, Any, str]]:
     """(name, owner, attribute) of each timer a harness times with: time's clocks, and torch's
-    synchronize and Event methods and Triton's do_bench where those modules are loaded."""
-    places: list[tuple[str, Any, str]] = [(f"time.{n}", time, n) for n in ("perf_counter", "perf_counter_ns",
-                                                                            "time", "monotonic")]
+    synchronize and Event methods and Triton's benchmark functions where those modules are loaded."""
+    places: list[tuple[str, Any, str]] = [(f"time.{n}", time, n) for n in ("perf_counter", "perf_counter_ns", "time",
+                                                                            "time_ns", "monotonic", "monotonic_ns")]
     torch = sys.modules.get("torch")
     if torch is not None and hasattr(torch, "cuda"):
         cuda = torch.cuda
@@ -121,7 +121,7 @@ def timer_places() -> list[tuple[str, Any, str]]:
             places += [(f"torch.cuda.Event.{n}", event, n) for n in ("record", "elapsed_time", "synchronize")]
     testing = sys.modules.get("triton.testing")
     if testing is not None:
-        places.append(("triton.testing.do_bench", testing, "do_bench"))
+        places += [(f"triton.testing.{n}", testing, n) for n in ("do_bench", "do_bench_cudagraph") if hasattr(testing, n)]
     return places
 
 
