@@ -372,7 +372,9 @@ class _Batch:
         if not self.left:
             return
         with contextlib.suppress(OSError):  # without one, each worker starts as a program of its own
-            self.launcher = Launcher(self.table.path("logs", "launcher.log"), self.preload)
+            # Not torch's extension builder: its import asks CUDA, after which no fork can use it.
+            self.launcher = Launcher(self.table.path("logs", "launcher.log"),
+                                     self.preload.replace("torch.utils.cpp_extension", "").replace(",,", ","))
         try:
             for _ in range(self.compilers):
                 self._start("compile")

@@ -295,9 +295,24 @@ def main(argv: list[str]) -> int:
         with contextlib.suppress(Exception):  # a candidate that needs it says why as it loads
             importlib.import_module(module)
     if kind == "launcher":
+        if _forks_poisoned():
+            return 1  # the batch starts each worker as a program instead
         _launcher_loop(socket.socket(fileno=fd))
         return 0
     return _work(kind, fd, log_path)
+
+
+def _forks_poisoned() -> bool:
+    """Whether a child forked now could not use CUDA: torch refuses it in a child of a process that
+    asked the CUDA driver anything (torch.utils.cpp_extension's import counts the devices)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    pid = os.fork()
+    if pid == 0:
+        os._exit(3 if torch.cuda._is_in_bad_fork() else 0)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) != 0
 
 
 def _work(kind: str, fd: int, log_path: str) -> int:
