@@ -213,6 +213,13 @@ def preloaded(candidates: Iterable[_problems.Candidate]) -> list[str]:
     return ["torch"] + ["torch.utils.cpp_extension"] * any(b for b, _ in uses) + ["triton"] * any(t for _, t in uses)
 
 
+def launcher_preload(preload: str) -> str:
+    """What the launcher imports before it forks measuring workers: their modules (``preload``,
+    comma-separated) but torch's extension builder, whose import asks CUDA for the devices, after
+    which torch refuses CUDA in every forked child. The workers import it themselves."""
+    return ",".join(m for m in preload.split(",") if m != "torch.utils.cpp_extension")
+
+
 def _built(directory: str) -> bool:
     """Whether a candidate's build directory holds a built library (a batch before built it)."""
     for _, _, files in os.walk(directory):
@@ -372,9 +379,7 @@ class _Batch:
         if not self.left:
             return
         with contextlib.suppress(OSError):  # without one, each worker starts as a program of its own
-            # Not torch's extension builder: its import asks CUDA, after which no fork can use it.
-            self.launcher = Launcher(self.table.path("logs", "launcher.log"),
-                                     self.preload.replace("torch.utils.cpp_extension", "").replace(",,", ","))
+            self.launcher = Launcher(self.table.path("logs", "launcher.log"), launcher_preload(self.preload))
         try:
             for _ in range(self.compilers):
                 self._start("compile")

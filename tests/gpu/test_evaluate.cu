@@ -841,7 +841,7 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
   for (const kscope::Tolerance derived : {kscope::Tolerance{0, 1e-4, true}, kscope::Tolerance{1e-7, 1e-4, true}}) {
     const auto judged = device.compare(candidates, references, std::vector<kscope::Tolerance>(pairs.size(), derived));
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      SCOPED_TRACE(pairs[i].dtype + ", the derived tolerance, atol " + std::to_string(derived.atol) + " added");
+      SCOPED_TRACE(pairs[i].dtype + ", the derived tolerance, atol " + testing::PrintToString(derived.atol) + " added");
       const double typical = kscope::detail::host_typical_magnitude(pairs[i].reference.host_view);
       const auto host = kscope::detail::host_compare(pairs[i].candidate.host_view, pairs[i].reference.host_view, derived);
       EXPECT_EQ(host.atol, derived.atol + derived.rtol * typical);
@@ -849,9 +849,10 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
       EXPECT_EQ(judged[i].mismatched, host.mismatched);
       EXPECT_EQ(judged[i].first_mismatch, host.first_mismatch);
       EXPECT_TRUE(same_value(judged[i].max_rel_error, host.max_rel_error));
-      if (i >= first_shaped) {
+      if (i >= first_shaped && derived.atol == 0) {
         // Random bits make the ordinary magnitudes log-uniform below 2: ~59% of them lie well above a
         // median-based atol, so at least a tenth of all elements (a quarter ordinary, with padding).
+        // (An atol of 1e-7 added leaves only those above 2e-7 wrong: ~17% of them, 4,568 on an H100.)
         EXPECT_GT(host.mismatched, n / 10) << "atol " << host.atol;
         EXPECT_LT(typical, 2.0) << "the typical magnitude of ordinary values below 2";
       }

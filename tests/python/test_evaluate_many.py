@@ -411,6 +411,32 @@ def test_without_a_launcher_each_worker_starts_as_a_program(tmp_path, monkeypatc
     assert not (tmp_path / "out" / "logs" / "launcher.log").exists()
 
 
+def test_the_launcher_leaves_torchs_extension_builder_to_the_workers():
+    from kscope._evaluate_many import launcher_preload
+
+    assert launcher_preload("torch,torch.utils.cpp_extension,triton") == "torch,triton"
+    assert launcher_preload("torch") == "torch"
+
+
+def test_a_launcher_whose_forks_could_not_use_cuda_ends_and_workers_start_as_programs(tmp_path, monkeypatch):
+    """As after an import that asks CUDA (torch.utils.cpp_extension's): torch would refuse CUDA in
+    every forked worker, so the launcher ends before forking any, and each worker starts as a program."""
+    from kscope._workers import Launcher, Worker
+
+    (tmp_path / "poisons_forks.py").write_text("import torch\ntorch.cuda._is_in_bad_fork = lambda: True\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    launcher = Launcher(str(tmp_path / "launcher.log"), "torch,poisons_forks")
+    try:
+        assert launcher.process.wait(timeout=60) == 1
+        worker = Worker("w", "compile", str(tmp_path / "w.log"), {"KSCOPE_WORKER_SIMULATED": "1"}, None, launcher)
+        assert worker.receive() == ("ready", None)
+        assert _parent_of(worker.process.pid) == os.getpid()
+        worker.stop()
+        worker.reap(time.monotonic() + 10)
+    finally:
+        launcher.close()
+
+
 def test_a_worker_whose_launcher_is_gone_starts_as_a_program(tmp_path):
     from kscope._workers import Launcher, Worker
 
