@@ -306,11 +306,16 @@ def _forks_poisoned() -> bool:
     """Whether a child forked now could not use CUDA: torch refuses it in a child of a process that
     asked the CUDA driver anything (torch.utils.cpp_extension's import counts the devices)."""
     torch = sys.modules.get("torch")
-    if torch is None:
+    in_bad_fork = getattr(getattr(torch, "cuda", None), "_is_in_bad_fork", None)
+    if in_bad_fork is None:
         return False
     pid = os.fork()
     if pid == 0:
-        os._exit(3 if torch.cuda._is_in_bad_fork() else 0)
+        poisoned = True
+        try:
+            poisoned = bool(in_bad_fork())
+        finally:
+            os._exit(3 if poisoned else 0)  # never back into the launcher's code
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) != 0
 
