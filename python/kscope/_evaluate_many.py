@@ -332,8 +332,9 @@ class _Batch:
     def _start(self, kind: str, gpu: str | None = None) -> Worker:
         self.started += 1
         name = f"compile-{self.started}" if kind == "compile" else f"gpu{gpu}-{self.started}"
-        # A worker started as a program imports what candidates use as it starts (a measuring one),
-        # not in a load the GPU waits for; a forked one has it from the launcher.
+        # A measuring worker started as a program imports what candidates use as it starts, not in a
+        # load the GPU waits for; a forked one has it from the launcher, but for torch's extension
+        # builder (launcher_preload), which its first candidate that builds imports.
         env = {"KSCOPE_WORKER_PRELOAD": self.preload if kind == "measure" else "torch"}
         if self.simulated:
             env["KSCOPE_WORKER_SIMULATED"] = "1"

@@ -289,17 +289,22 @@ def main(argv: list[str]) -> int:
     faulthandler.enable()  # a segfault or an abort says so in the log, with the Python stack
     _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends its workers
-    # Once, where the candidates would import them: not in each one's load time (the parent names
-    # them: torch, and its extension builder and Triton where candidates use them).
-    for module in filter(None, os.environ.get("KSCOPE_WORKER_PRELOAD", "torch").split(",")):
-        with contextlib.suppress(Exception):  # a candidate that needs it says why as it loads
-            importlib.import_module(module)
+    _preload()
     if kind == "launcher":
         if _forks_poisoned():
             return 1  # the batch starts each worker as a program instead
         _launcher_loop(socket.socket(fileno=fd))
         return 0
     return _work(kind, fd, log_path)
+
+
+def _preload() -> None:
+    """Imports, once, where the candidates would import them, what the parent names
+    (KSCOPE_WORKER_PRELOAD: torch, and its extension builder and Triton where candidates use them):
+    not in each candidate's load time, which the GPU may wait for."""
+    for module in filter(None, os.environ.get("KSCOPE_WORKER_PRELOAD", "torch").split(",")):
+        with contextlib.suppress(Exception):  # a candidate that needs it says why as it loads
+            importlib.import_module(module)
 
 
 def _forks_poisoned() -> bool:
