@@ -213,11 +213,11 @@ def preloaded(candidates: Iterable[_problems.Candidate]) -> list[str]:
     return ["torch"] + ["torch.utils.cpp_extension"] * any(b for b, _ in uses) + ["triton"] * any(t for _, t in uses)
 
 
-def launcher_preload(preload: str) -> str:
-    """What the launcher imports before it forks measuring workers: their modules (``preload``,
-    comma-separated) but torch's extension builder, whose import asks CUDA for the devices, after
-    which torch refuses CUDA in every forked child. The workers import it themselves."""
-    return ",".join(m for m in preload.split(",") if m != "torch.utils.cpp_extension")
+def launcher_preload(preload: list[str]) -> str:
+    """What the launcher imports before it forks measuring workers: their modules but torch's
+    extension builder, whose import asks CUDA for the devices, after which torch refuses CUDA in every
+    forked child. Each worker imports it as it starts."""
+    return ",".join(m for m in preload if m != "torch.utils.cpp_extension")
 
 
 def _built(directory: str) -> bool:
@@ -312,7 +312,7 @@ class _Batch:
         self.simulated, self.verbose = simulated, verbose
         self.total = len(candidates)
         self.to_compile = deque(compile_order((c for c in candidates if c.id not in table.done), build_dir))
-        self.preload = ",".join(preloaded(self.to_compile))
+        self.preload = preloaded(self.to_compile)
         self.left = len(self.to_compile)
         self.compiled: deque[_problems.Candidate] = deque()
         self.compile_s: dict[str, float] = {}
@@ -332,10 +332,9 @@ class _Batch:
     def _start(self, kind: str, gpu: str | None = None) -> Worker:
         self.started += 1
         name = f"compile-{self.started}" if kind == "compile" else f"gpu{gpu}-{self.started}"
-        # A measuring worker started as a program imports what candidates use as it starts, not in a
-        # load the GPU waits for; a forked one has it from the launcher, but for torch's extension
-        # builder (launcher_preload), which its first candidate that builds imports.
-        env = {"KSCOPE_WORKER_PRELOAD": self.preload if kind == "measure" else "torch"}
+        # A measuring worker imports what candidates use as it starts, not in a load the GPU waits
+        # for; a forked one finds most of it imported by the launcher (launcher_preload).
+        env = {"KSCOPE_WORKER_PRELOAD": ",".join(self.preload) if kind == "measure" else "torch"}
         if self.simulated:
             env["KSCOPE_WORKER_SIMULATED"] = "1"
         if gpu is not None and not self.simulated:

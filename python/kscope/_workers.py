@@ -364,7 +364,8 @@ def _launcher_loop(parent: socket.socket) -> None:
 
 def _forked_worker(kind: str, fd: int, log_path: str, env: dict[str, str]) -> int:
     """In a worker just forked by the launcher: a session of its own, its output into its log, its
-    environment, then the worker's loop."""
+    environment, what its candidates use that the launcher left out (torch's extension builder), then
+    the worker's loop."""
     os.setsid()  # Ctrl-C reaches the parent alone
     log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     for std in (1, 2):
@@ -374,6 +375,7 @@ def _forked_worker(kind: str, fd: int, log_path: str, env: dict[str, str]) -> in
     _die_with_parent()  # the launcher: it ends with the parent
     with contextlib.suppress(OSError, AttributeError):  # in ps, as kscope-compile or kscope-measure
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, f"kscope-{kind}".encode())
+    _preload()
     return _work(kind, fd, log_path)
 
 

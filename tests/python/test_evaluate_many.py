@@ -415,8 +415,29 @@ def test_without_a_launcher_each_worker_starts_as_a_program(tmp_path, monkeypatc
 def test_the_launcher_leaves_torchs_extension_builder_to_the_workers():
     from kscope._evaluate_many import launcher_preload
 
-    assert launcher_preload("torch,torch.utils.cpp_extension,triton") == "torch,triton"
-    assert launcher_preload("torch") == "torch"
+    assert launcher_preload(["torch", "torch.utils.cpp_extension", "triton"]) == "torch,triton"
+    assert launcher_preload(["torch"]) == "torch"
+
+
+def test_a_forked_worker_imports_what_the_launcher_left_out_as_it_starts(tmp_path, monkeypatch):
+    """Before it says it can take a candidate, not in its first candidate's load that the GPU would
+    wait for."""
+    from kscope._workers import Launcher, Worker
+
+    mark = tmp_path / "imported_in"
+    (tmp_path / "left_to_workers.py").write_text(f"import os\nopen({str(mark)!r}, 'w').write(str(os.getpid()))\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    launcher = Launcher(str(tmp_path / "launcher.log"), "torch")
+    try:
+        worker = Worker("w", "measure", str(tmp_path / "w.log"),
+                        {"KSCOPE_WORKER_SIMULATED": "1", "KSCOPE_WORKER_PRELOAD": "torch,left_to_workers"}, None, launcher)
+        assert worker.receive() == ("standby", None)  # a measuring worker's first word, before its GPU
+        assert _parent_of(worker.process.pid) == launcher.process.pid
+        assert mark.read_text() == str(worker.process.pid)
+        worker.stop()
+        worker.reap(time.monotonic() + 10)
+    finally:
+        launcher.close()
 
 
 def test_a_launcher_whose_forks_could_not_use_cuda_ends_and_workers_start_as_programs(tmp_path, monkeypatch):
