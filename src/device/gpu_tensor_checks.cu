@@ -167,15 +167,29 @@ struct ChecksumJobs {
   ChecksumJob job[kChecksumsPerLaunch];
 };
 
-// The sum over the block, in thread 0 (every thread calls it).
-__device__ unsigned long long across_block(unsigned long long value) {
-  __shared__ unsigned long long warp_sums[kThreads / 32];
-  value = across_warp(value, [](auto a, auto b) { return sum(a, b); });
-  if (warp_leader()) warp_sums[threadIdx.x / 32] = value;
+// `value` combined over the block, in thread 0 (every thread calls it; `identity` combines with
+// anything to that thing). One add per block into a result in global memory instead of one per warp:
+// adds into the same word queue behind each other.
+template <class Combine>
+__device__ unsigned long long across_block(unsigned long long value, unsigned long long identity, Combine combine) {
+  __shared__ unsigned long long warp_values[kThreads / 32];
+  value = across_warp(value, combine);
+  __syncthreads();  // an earlier call's readers are done with warp_values
+  if (warp_leader()) warp_values[threadIdx.x / 32] = value;
   __syncthreads();
-  value = threadIdx.x < kThreads / 32 ? warp_sums[threadIdx.x] : 0;
-  return threadIdx.x < 32 ? across_warp(value, [](auto a, auto b) { return sum(a, b); }) : 0;
+  value = threadIdx.x < kThreads / 32 ? warp_values[threadIdx.x] : identity;
+  return threadIdx.x < 32 ? across_warp(value, combine) : identity;
 }
+
+struct Sum {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return sum(a, b); }
+};
+struct Larger {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return larger(a, b); }
+};
+struct Smaller {
+  __device__ unsigned long long operator()(unsigned long long a, unsigned long long b) const { return smaller(a, b); }
+};
 
 // sums[blockIdx.y] += tensor blockIdx.y's checksum; one atomic per block.
 __global__ void checksums_kernel(ChecksumJobs jobs, unsigned long long* sums) {
@@ -184,7 +198,7 @@ __global__ void checksums_kernel(ChecksumJobs jobs, unsigned long long* sums) {
   unsigned long long mixed = 0;
   for (std::size_t w = first_item(); w < words; w += item_stride())
     mixed += detail::mixed_word(detail::word_at(job.data, job.bytes, w, job.aligned), w);
-  mixed = across_block(mixed);
+  mixed = across_block(mixed, 0ull, Sum{});
   if (threadIdx.x == 0 && mixed != 0) atomicAdd(&sums[blockIdx.y], mixed);
 }
 
@@ -202,17 +216,17 @@ __global__ void compare_kernel(const void* candidate, const void* reference, std
     max_rel = larger(max_rel, error_bits(v.rel_error));
     if (!v.passes && mismatched++ == 0) first = i;  // a thread's indices only grow
   }
-  mismatched = across_warp(mismatched, [](auto a, auto b) { return sum(a, b); });
-  max_abs = across_warp(max_abs, [](auto a, auto b) { return larger(a, b); });
-  max_rel = across_warp(max_rel, [](auto a, auto b) { return larger(a, b); });
-  first = across_warp(first, [](auto a, auto b) { return smaller(a, b); });
-  if (!warp_leader()) return;
+  mismatched = across_block(mismatched, 0ull, Sum{});
+  max_abs = across_block(max_abs, 0ull, Larger{});
+  max_rel = across_block(max_rel, 0ull, Larger{});
+  first = across_block(first, ULLONG_MAX, Smaller{});
+  if (threadIdx.x != 0) return;
   if (mismatched > 0) {
     atomicAdd(&totals->mismatched, mismatched);
     atomicMin(&totals->first_mismatch, first);
   }
-  atomicMax(&totals->max_abs_error_bits, max_abs);
-  atomicMax(&totals->max_rel_error_bits, max_rel);
+  if (max_abs != 0) atomicMax(&totals->max_abs_error_bits, max_abs);
+  if (max_rel != 0) atomicMax(&totals->max_rel_error_bits, max_rel);
 }
 
 // After compare_kernel on the same stream: the bytes of both sides' first mismatching element.
@@ -333,7 +347,15 @@ GpuTensorChecks::Pool& GpuTensorChecks::pool() {
   static std::map<int, Pool*> pools;  // never freed: CUDA may be gone when statics are destroyed
   const std::lock_guard lock(mutex);
   Pool*& found = pools[device];
-  if (!found) found = new Pool;
+  if (!found) {
+    int sms = 0, threads_per_sm = 0;
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+               "cudaDeviceGetAttribute(cudaDevAttrMultiProcessorCount)");
+    check_cuda(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device),
+               "cudaDeviceGetAttribute(cudaDevAttrMaxThreadsPerMultiProcessor)");
+    found = new Pool;
+    found->resident_blocks = static_cast<unsigned>(std::max(sms * (threads_per_sm / static_cast<int>(kThreads)), 1));
+  }
   return *(pool_ = found);
 }
 
@@ -407,21 +429,22 @@ std::vector<TensorComparison> GpuTensorChecks::compare(const std::vector<TensorV
     check_readable(r);
     const std::size_t element_bytes = size_of(r.dtype);
     const double largest = detail::largest_finite(r.dtype);
+    const dim3 reducing(std::min(blocks_for(r.elements()), buffers.resident_blocks));
     const double* found_atol = nullptr;
     if (t.add_scaled_magnitude) {  // the reference's typical magnitude, then the atol it gives
       const bool aligned = aligned_to(r.data, element_bytes);
-      launch(exponent_counts_kernel, r.elements(), what, r.data, r.elements(), r.dtype, aligned, largest,
-             magnitudes + i);
+      launch_grid(exponent_counts_kernel, reducing, what, r.data, r.elements(), r.dtype, aligned, largest,
+                  magnitudes + i);
       launch(median_exponent_kernel, kThreads, what, magnitudes + i);  // one block
-      launch(mantissa_counts_kernel, r.elements(), what, r.data, r.elements(), r.dtype, aligned, largest,
-             magnitudes + i);
+      launch_grid(mantissa_counts_kernel, reducing, what, r.data, r.elements(), r.dtype, aligned, largest,
+                  magnitudes + i);
       launch(scaled_atol_kernel, 1, what, static_cast<const Magnitudes*>(magnitudes + i), t.atol, t.rtol, totals + i);
       found_atol = &totals[i].atol;
     }
     const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
     const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);
-    launch(compare_kernel, out[i].elements, what, c.data, r.data, out[i].elements, r.dtype, element_bytes, aligned,
-           exact_bits, t.atol, found_atol, t.rtol, largest, totals + i);
+    launch_grid(compare_kernel, reducing, what, c.data, r.data, out[i].elements, r.dtype, element_bytes, aligned,
+                exact_bits, t.atol, found_atol, t.rtol, largest, totals + i);
     launch(first_mismatch_kernel, 1, what, c.data, r.data, element_bytes, totals + i);
   }
   check_cuda(cudaMemcpyAsync(buffers.totals.host, totals, count * sizeof(Totals), cudaMemcpyDeviceToHost,

@@ -55,6 +55,9 @@ class GpuTensorChecks final : public TensorChecks {
     Buffers<Magnitudes> magnitudes;        // their references' typical magnitudes
     Buffers<unsigned long long> sums;      // checksums(), which waits
     Buffers<unsigned long long> started;   // the checksums started and not yet finished
+    // The blocks the device runs at once: the grid of the kernels that add into one result (more
+    // blocks would only queue more adds into it).
+    unsigned resident_blocks = 0;
   };
   // The current device's pool, found at the first check.
   Pool& pool();
