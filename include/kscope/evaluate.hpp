@@ -40,7 +40,7 @@ enum class Finding {
   unjoined_work,                  // on another stream, still running at the call's end or never waited for by the caller's stream
   work_after_return,              // GPU work launched after the call returned, or outputs that changed after it
   varying_work,                   // the kernels, copies and fills of a call differ between runs of one config
-  varying_time,                   // some runs take several times longer or shorter than the median, unlike the reference's
+  varying_time,                   // some runs' GPU work takes several times longer or shorter than the median, unlike the reference's
   no_work,                        // a call caused no GPU work at all
   output_aliases_input,           // an output shares memory with an input (where the reference's does not)
   output_aliases_earlier_output,  // an output shares memory with an earlier run's output, still held

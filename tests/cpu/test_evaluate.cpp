@@ -579,6 +579,22 @@ TEST(Evaluate, OneSlowRunOrASlowReferenceTooIsNotVaryingTime) {
   EXPECT_EQ(both.run().rows()[0].verdict, EvaluationVerdict::faster);
 }
 
+TEST(Evaluate, AHostLateToLaunchTheSecondKernelIsNotVaryingTime) {
+  // A busy host (compile workers beside the measuring one) issues the second of two kernels late in
+  // some runs: the call's span grows, its work does not.
+  Fixture f;
+  int calls = 0;
+  f.contest.candidate = [&](const Tensors& in) {
+    f.sim.launch("candidate_first", 100);
+    f.sim.launch("candidate_second", 100, ++calls % 5 == 0 ? 4000 : 0);
+    return doubled(in, f.sim, "candidate_third", 100);
+  };
+  const kscope::Evaluation e = f.run();
+  EXPECT_GT(e.rows()[0].candidate_median_ns, 0);
+  EXPECT_FALSE(has(e.rows()[0], Finding::varying_time)) << findings_text(e);
+  EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason;
+}
+
 TEST(Evaluate, ACallWithoutGpuWorkIsNoWork) {
   Fixture f;
   f.contest.candidate = [&](const Tensors& in) {

@@ -47,7 +47,8 @@ constexpr std::array<FindingFacts, 13> kFindings{{
      "the kernels, copies and fills of a call differ between runs of one config",
      "real work on some calls only (batch-and-skip)"},
     {Finding::varying_time, "varying_time",
-     "two or more runs took over 3 times longer or shorter than the median, where the reference's runs did not",
+     "in two or more runs the GPU was busy over 3 times longer or shorter than the median (the activities' "
+     "durations summed, not the idle between them), where the reference's runs were not",
      "real work on some calls only, with the same kernels launched every call"},
     {Finding::no_work, "no_work", "a call caused no GPU work at all",
      "answers cached or precomputed on the host, returned without computing"},

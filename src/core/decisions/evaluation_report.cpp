@@ -14,8 +14,8 @@
 namespace kscope::detail {
 namespace {
 
-// varying_time: a run this many times longer or shorter than the side's median is out of line, and
-// this many such runs (when the reference has none) are a finding, not a stray outlier.
+// varying_time: a run whose GPU work is this many times longer or shorter than the side's median is
+// out of line, and this many such runs (when the reference has none) are a finding, not a stray one.
 constexpr double kOutOfLineFactor = 3;
 constexpr std::size_t kOutOfLineRuns = 2;
 
@@ -94,6 +94,16 @@ void activity_findings(const std::vector<RunRecord>& runs, Side side, FindingsOf
                         activities(a.names.size()) + (f.names.size() == a.names.size() ? " of other names" : ""));
     }
   }
+}
+
+// Each side's GPU busy time (its activities' durations summed) in its recorded runs: the work a call
+// did, without the idle between its launches that a busy host stretches (a call's time includes it).
+std::array<std::map<std::size_t, double>, 2> busy_by_run(const std::vector<RunRecord>& runs) {
+  std::array<std::map<std::size_t, double>, 2> out;
+  for (const RunRecord& r : runs)
+    for (Side side : kSides)
+      if (r.recorded && r.activity[index_of(side)].measured) out[index_of(side)][r.run] = r.activity[index_of(side)].busy_ns;
+  return out;
 }
 
 // How many of a side's durations lie beyond kOutOfLineFactor of its median.
@@ -190,13 +200,15 @@ EvaluationReport report_evaluation(const std::vector<std::vector<RunRecord>>& re
         // Neither side timed any work: no speedup (NaN, left out of the interval), not an infinite one.
         ratios.push_back(c > 0 ? r->second / c : r->second > 0 ? INFINITY : NAN);
       }
-      const std::size_t mine_out = out_of_line(mine);
-      if (mine_out >= kOutOfLineRuns && out_of_line(theirs) == 0)
-        findings.seen(Side::candidate, Finding::varying_time,
-                      std::to_string(mine_out) + " of its " + std::to_string(mine.size()) + " runs took over " +
-                          number(kOutOfLineFactor, 2) + " times longer or shorter than its median (the reference's "
-                          "did not)");
     }
+    const auto busy = busy_by_run(runs);
+    const auto& mine_busy = busy[index_of(Side::candidate)];
+    const std::size_t mine_out = out_of_line(mine_busy);
+    if (mine_out >= kOutOfLineRuns && out_of_line(busy[index_of(Side::reference)]) == 0)
+      findings.seen(Side::candidate, Finding::varying_time,
+                    std::to_string(mine_out) + " of its " + std::to_string(mine_busy.size()) +
+                        " runs kept the GPU busy over " + number(kOutOfLineFactor, 2) +
+                        " times longer or shorter than its median (the reference's did not)");
     row.runs = ratios.size();
     row.candidate_median_ns = median(candidate);
     row.reference_median_ns = median(reference);
