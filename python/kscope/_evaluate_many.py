@@ -339,8 +339,8 @@ class _Batch:
             env["KSCOPE_WORKER_SIMULATED"] = "1"
         if gpu is not None and not self.simulated:
             env["CUDA_VISIBLE_DEVICES"] = gpu
-        if kind == "compile":  # one compiler process each (torch extensions' ninja takes every core)
-            env["MAX_JOBS"] = os.environ.get("MAX_JOBS", "1")
+        if kind == "compile":  # a torch extension's C++ and CUDA sources side by side (ninja's default: every core)
+            env["MAX_JOBS"] = os.environ.get("MAX_JOBS", "2")
         worker = Worker(name, kind, self.table.path("logs", f"{name}.log"), env, gpu, self.launcher)
         worker.deadline = worker.since + _STARTUP_TIMEOUT_S
         self.workers.append(worker)

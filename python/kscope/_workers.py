@@ -50,6 +50,7 @@ from . import _problems
 
 _PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent dies
 _PR_SET_NAME = 15  # prctl(2): the name ps and /proc/PID/comm show
+_COMPILE_NICENESS = 10  # nice(1)'s own default: the compile workers run when the measuring ones need no CPU
 
 
 @dataclass
@@ -331,6 +332,9 @@ def _work(kind: str, fd: int, log_path: str) -> int:
         time.sleep(float(os.environ.get("KSCOPE_WORKER_SIMULATED_START_S", "0")))
     try:
         if kind == "compile":
+            # Builds yield the CPU to the measuring workers, whose host late to launch a kernel would
+            # stretch a call's time (its compilers inherit this).
+            os.nice(_COMPILE_NICENESS)
             _compile_loop(conn, log_path)
         else:
             _measure_loop(conn)

@@ -459,6 +459,30 @@ def test_a_launcher_whose_forks_could_not_use_cuda_ends_and_workers_start_as_pro
         launcher.close()
 
 
+def test_compile_workers_yield_the_cpu_to_the_measuring_ones(tmp_path):
+    """Builds are background work: a compile worker, forked or started as a program, runs niced (its
+    compilers inherit it); a measuring worker runs as the batch does."""
+    from kscope._workers import Launcher, Worker
+
+    batch = os.getpriority(os.PRIO_PROCESS, 0)
+    env = {"KSCOPE_WORKER_SIMULATED": "1"}
+    launcher = Launcher(str(tmp_path / "launcher.log"), "torch")
+    workers = []
+    try:
+        workers = [Worker("forked", "compile", str(tmp_path / "forked.log"), env, None, launcher),
+                   Worker("program", "compile", str(tmp_path / "program.log"), env, None, None),
+                   Worker("measuring", "measure", str(tmp_path / "measuring.log"), env, None, launcher)]
+        assert [w.receive()[0] for w in workers] == ["ready", "ready", "standby"]
+        assert _parent_of(workers[0].process.pid) == launcher.process.pid
+        assert _parent_of(workers[1].process.pid) == os.getpid()
+        niceness = [os.getpriority(os.PRIO_PROCESS, w.process.pid) for w in workers]
+        assert niceness == [min(batch + 10, 19), min(batch + 10, 19), batch]
+    finally:
+        for w in workers:
+            w.kill()
+        launcher.close()
+
+
 def test_a_worker_whose_launcher_is_gone_starts_as_a_program(tmp_path):
     from kscope._workers import Launcher, Worker
 
