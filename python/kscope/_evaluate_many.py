@@ -229,11 +229,16 @@ def _built(directory: str) -> bool:
 
 
 def compile_order(candidates: Iterable[_problems.Candidate], build_dir: str) -> list[_problems.Candidate]:
-    """The order candidates are compiled in: the quick ones first, so that the GPU measures them
-    while the long builds run, and the builds after them, each on a compile worker of its own as
-    far as there are workers (builds among the first candidates would leave the quick ones behind
-    them to be measured after the last build, with the GPU idle meanwhile)."""
-    return sorted(candidates, key=lambda c: _compile_cost(c, build_dir))
+    """The order candidates are compiled in: first those that only import (no compile time: the GPU
+    has them at once, and measures them while the rest compile), then the longest first (builds,
+    then Triton compiles), so that the last build starts, and ends, as early as the workers allow,
+    and the shorter compiles fill the workers that builds free. Triton's compiles before the builds
+    delayed every build by their share of the workers (about 6 s of 78 in a 100-candidate batch)."""
+    def rank(candidate: _problems.Candidate) -> int:
+        cost = _compile_cost(candidate, build_dir)
+        return 0 if cost == 0 else 3 - cost
+
+    return sorted(candidates, key=rank)
 
 
 class Schedule:

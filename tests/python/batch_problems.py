@@ -118,12 +118,15 @@ GPUMODE_SUBMISSION = """
 """
 
 
-def timed_candidate(build_s: float, measure_s: float) -> str:
+def timed_candidate(build_s: float, measure_s: float, triton: bool = False) -> str:
     """A faster candidate that takes ``build_s`` to compile the first time (as a torch extension
     builds into its directory, TORCH_EXTENSIONS_DIR; its import finds the build after that) and
-    holds the GPU ``measure_s`` longer as it is built."""
+    holds the GPU ``measure_s`` longer as it is built. ``triton``: its source says it compiles as
+    Triton kernels do, not as a torch extension builds (it imports neither)."""
+    says = ("# compiles its triton kernels as it loads" if triton else
+            "from torch.utils import cpp_extension  # noqa: F401 - what tells evaluate_many that it builds")
     build = textwrap.dedent(f"""
-        from torch.utils import cpp_extension  # noqa: F401 - what tells evaluate_many that it builds
+        {says}
 
         BUILT = os.path.join(os.environ["TORCH_EXTENSIONS_DIR"], "extension.so")
         if not os.path.exists(BUILT):

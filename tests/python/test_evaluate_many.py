@@ -293,7 +293,7 @@ def test_a_failed_build_is_said_in_a_line_with_the_compilers_first_error():
     assert last_words(log) == "Fatal Python error: Segmentation fault"
 
 
-def test_compile_order_puts_builds_last_unless_built(tmp_path):
+def test_compile_order_puts_imports_first_then_the_longest_compiles(tmp_path):
     problems = batch_problems.write(tmp_path / "problems", {
         "scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
         "scale/a_build.py": batch_problems.timed_candidate(1.0, 0),
@@ -304,7 +304,7 @@ def test_compile_order_puts_builds_last_unless_built(tmp_path):
     (build / "scale__b_built" / "ext").mkdir(parents=True)
     (build / "scale__b_built" / "ext" / "ext.so").write_bytes(b"")
     order = [c.id for c in compile_order(_problems.find(problems), str(build))]
-    assert order == ["scale/b_built.py", "scale/d_plain.py", "scale/c_triton.py", "scale/a_build.py"]
+    assert order == ["scale/b_built.py", "scale/d_plain.py", "scale/a_build.py", "scale/c_triton.py"]
 
 
 def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
@@ -328,6 +328,25 @@ def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
     assert parts == pytest.approx(s["wall_s"], abs=0.05), s
     assert s["compile_busy_s"] == pytest.approx(table["CompileS"].sum(), rel=0.05), s
     assert s["after_compiling_s"] <= 0.6 * s["gpu_measuring_s"], s
+
+
+def test_the_longest_build_starts_before_the_shorter_compiles(tmp_path):
+    """One build of 6 s and four Triton-like compiles of 1.5 s on two compile workers: the build
+    first, beside the others on the second worker, ends compiling after about 6 s; the shorter
+    compiles first would start the build after two of them and end it after 9 s."""
+    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
+             "scale/build.py": batch_problems.timed_candidate(6.0, 0.1)}
+    files.update({f"scale/triton_{i}.py": batch_problems.timed_candidate(1.5, 0.1, triton=True) for i in range(4)})
+    files.update({f"scale/quick_{i}.py": batch_problems.timed_candidate(0, 0.1) for i in range(4)})
+    batch_problems.write(tmp_path / "problems", files)
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=2,
+                                     workers_per_gpu=1, verbosity="silent")
+    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    compile_s = dict(zip(table["Candidate"], table["CompileS"]))
+    assert compile_s["scale/build.py"] >= 6.0 and all(compile_s[f"scale/triton_{i}.py"] >= 1.5 for i in range(4))
+    s = table.attrs["schedule"]
+    assert s["compiling_ended_s"] - s["startup_s"] < 7.5, s
 
 
 def test_a_standby_takes_a_dead_workers_place_so_the_gpu_does_not_wait_for_a_start(tmp_path, monkeypatch):
