@@ -82,7 +82,9 @@ def breakdown(s: dict) -> str:
             f"{s['gpu_starting_s']:.1f} s, for a replacement {s['gpu_replacing_s']:.1f} s "
             f"({s['workers_replaced']} workers replaced, {s['workers_replaced_by_standby']} by a standby ready), "
             f"for a compile {s['gpu_waiting_for_compile_s']:.1f} s, for a load {s['gpu_waiting_for_load_s']:.1f} s; "
-            f"compile workers busy {s['compile_busy_s']:.1f} s of {s['compile_workers']} x {s['wall_s']:.1f} s"
+            f"compile workers busy {s['compile_busy_s']:.1f} s of {s['compile_workers']} x {s['wall_s']:.1f} s, "
+            f"their CPU time {s['compile_cpu_s']:.1f} s (compilers included) = {s['compile_cpu_s'] / s['cores']:.1f} s "
+            f"on {s['cores']} cores"
             + compiling)
 
 

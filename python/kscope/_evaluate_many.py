@@ -257,6 +257,7 @@ class Schedule:
         self.worker_starts: list[float] = []  # each measuring worker's, from its process to its standby
         self.activations: list[float] = []  # each standby's, from activated to ready (its CUDA context)
         self.compile_busy_s = 0.0
+        self.compile_cpu_s = 0.0  # the finished compiles', their compilers' included
         self._states: tuple[list[str], int] = (["starting"] * gpus, 0)
         self.started_s: float | None = None  # when the workers started first were all ready
         self.compiling_ended_s: float | None = None
@@ -301,7 +302,8 @@ class Schedule:
                 "worker_activate_s": statistics.median(self.activations) if self.activations else None,
                 **{f"gpu_{state}_s": seconds for state, seconds in self.gpu_s.items()},
                 "workers_replaced": self.replaced, "workers_replaced_by_standby": self.replaced_by_standby,
-                "compile_busy_s": self.compile_busy_s, "compiling_ended_s": ended,
+                "compile_busy_s": self.compile_busy_s, "compile_cpu_s": self.compile_cpu_s,
+                "cores": os.cpu_count(), "compiling_ended_s": ended,
                 "after_compiling_s": None if ended is None else self.wall_s - ended}
 
 
@@ -487,6 +489,7 @@ class _Batch:
         elif kind == "compiled":
             candidate = worker.candidate
             self.compile_s[candidate.id] = worker.elapsed()
+            self.schedule.compile_cpu_s += body["cpu_s"]
             if body["ok"]:
                 self.compiled.append(candidate)
             else:

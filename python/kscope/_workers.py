@@ -36,6 +36,7 @@ import importlib
 import math
 import os
 import pickle
+import resource
 import select
 import signal
 import socket
@@ -442,9 +443,18 @@ def _compile_loop(conn: Connection, log_path: str) -> None:
         kind, task = conn.recv()
         if kind == "exit":
             return
+        cpu_s = _cpu_s()
         compiled = _compile(task, log_path)
+        compiled["cpu_s"] = _cpu_s() - cpu_s
         state.restore()
         conn.send(("compiled", compiled))
+
+
+def _cpu_s() -> float:
+    """The CPU seconds of this process and of the processes it has waited for (a build's ninja and
+    compilers, Triton's ptxas): what a compile costs the machine, whatever its wall time."""
+    mine, theirs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
 
 
 def _compile(task: Task, log_path: str) -> dict[str, Any]:

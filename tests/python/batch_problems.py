@@ -118,23 +118,26 @@ GPUMODE_SUBMISSION = """
 """
 
 
-def timed_candidate(build_s: float, measure_s: float, triton: bool = False) -> str:
+def timed_candidate(build_s: float, measure_s: float, triton: bool = False, cpu: bool = False) -> str:
     """A faster candidate that takes ``build_s`` to compile the first time (as a torch extension
     builds into its directory, TORCH_EXTENSIONS_DIR; its import finds the build after that) and
     holds the GPU ``measure_s`` longer as it is built. ``triton``: its source says it compiles as
-    Triton kernels do, not as a torch extension builds (it imports neither)."""
+    Triton kernels do, not as a torch extension builds (it imports neither). ``cpu``: the build
+    spends ``build_s`` of CPU time in a child process, as a compiler does, instead of sleeping."""
     says = ("# compiles its triton kernels as it loads" if triton else
             "from torch.utils import cpp_extension  # noqa: F401 - what tells evaluate_many that it builds")
+    compiler = f"import time\nwhile time.process_time() < {build_s!r}: pass"
+    waits = f"subprocess.run([sys.executable, '-c', {compiler!r}], check=True)" if cpu else f"time.sleep({build_s!r})"
     build = textwrap.dedent(f"""
         {says}
 
         BUILT = os.path.join(os.environ["TORCH_EXTENSIONS_DIR"], "extension.so")
         if not os.path.exists(BUILT):
-            time.sleep({build_s!r})
+            {waits}
             open(BUILT, "w").close()
     """) if build_s else ""
     return textwrap.dedent("""
-        import os, time
+        import os, subprocess, sys, time
         import torch
         import kscope
     """) + build + textwrap.dedent(f"""

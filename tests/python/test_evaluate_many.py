@@ -349,6 +349,25 @@ def test_the_longest_build_starts_before_the_shorter_compiles(tmp_path):
     assert s["compiling_ended_s"] - s["startup_s"] < 7.5, s
 
 
+def test_the_schedule_counts_the_compiles_cpu_time_with_their_compilers(tmp_path):
+    """A build whose compiler (a child process) spends 1.5 s of CPU, and one that sleeps 1.5 s: the
+    CPU time is the first one's, beside the machine's cores (a batch whose builds keep every core
+    busy cannot end compiling sooner than that over them)."""
+    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
+             "scale/computes.py": batch_problems.timed_candidate(1.5, 0, cpu=True),
+             "scale/sleeps.py": batch_problems.timed_candidate(1.5, 0)}
+    batch_problems.write(tmp_path / "problems", files)
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=2,
+                                     workers_per_gpu=1, verbosity="silent")
+    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    s = table.attrs["schedule"]
+    # 2.2 s on this machine (loading the problem and both candidates costs the rest); counting the
+    # sleep too would give 3.7 s
+    assert 1.5 <= s["compile_cpu_s"] < 3.0, s
+    assert s["cores"] == os.cpu_count()
+
+
 def test_a_standby_takes_a_dead_workers_place_so_the_gpu_does_not_wait_for_a_start(tmp_path, monkeypatch):
     """Three candidates that end their worker (SIGKILL, abort), each after three that hold the GPU
     1.5 s, on one measuring worker, with workers that take 1.5 s longer to start (as importing torch
