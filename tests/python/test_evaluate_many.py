@@ -307,20 +307,26 @@ def test_compile_order_puts_imports_first_then_the_longest_compiles(tmp_path):
     assert order == ["scale/b_built.py", "scale/d_plain.py", "scale/a_build.py", "scale/c_triton.py"]
 
 
+def _all_faster(tmp_path, candidates, **options):
+    """The table of a batch of ``candidates`` (file: source) of one problem on the simulated backend,
+    every one of them judged faster."""
+    batch_problems.write(tmp_path / "problems", {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
+                                                 **candidates})
+    with kscope.testing.simulated_backend():
+        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, verbosity="silent", **options)
+    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    return table
+
+
 def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
     """Two builds of 5 s each and ten quick candidates, each holding the GPU 0.2 s, on two compile
     workers: with the builds first (as the files are named), the GPU would wait for them and measure
     nearly everything after compiling ended (0.95 of its measuring time); with the quick ones first
     it measures them while the builds compile, and only the two builds after (0.28 to 0.33 of it
     alone on 2 cores, 0.40 beside the rest of the suite: the bound sits between that and 0.95)."""
-    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE}
-    files.update({f"scale/a_build_{i}.py": batch_problems.timed_candidate(5.0, 0.2) for i in range(2)})
+    files = {f"scale/a_build_{i}.py": batch_problems.timed_candidate(5.0, 0.2) for i in range(2)}
     files.update({f"scale/quick_{i}.py": batch_problems.timed_candidate(0, 0.2) for i in range(10)})
-    batch_problems.write(tmp_path / "problems", files)
-    with kscope.testing.simulated_backend():
-        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=2,
-                                     workers_per_gpu=2, verbosity="silent")
-    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    table = _all_faster(tmp_path, files, compile_workers=2, workers_per_gpu=2)
     s = table.attrs["schedule"]
     assert json.loads((tmp_path / "out" / "schedule.json").read_text()) == s
     parts = (s["gpu_measuring_s"] + s["gpu_starting_s"] + s["gpu_replacing_s"] + s["gpu_waiting_for_compile_s"]
@@ -334,15 +340,10 @@ def test_the_longest_build_starts_before_the_shorter_compiles(tmp_path):
     """One build of 6 s and four Triton-like compiles of 1.5 s on two compile workers: the build
     first, beside the others on the second worker, ends compiling after about 6 s; the shorter
     compiles first would start the build after two of them and end it after 9 s."""
-    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
-             "scale/build.py": batch_problems.timed_candidate(6.0, 0.1)}
+    files = {"scale/build.py": batch_problems.timed_candidate(6.0, 0.1)}
     files.update({f"scale/triton_{i}.py": batch_problems.timed_candidate(1.5, 0.1, triton=True) for i in range(4)})
     files.update({f"scale/quick_{i}.py": batch_problems.timed_candidate(0, 0.1) for i in range(4)})
-    batch_problems.write(tmp_path / "problems", files)
-    with kscope.testing.simulated_backend():
-        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=2,
-                                     workers_per_gpu=1, verbosity="silent")
-    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    table = _all_faster(tmp_path, files, compile_workers=2, workers_per_gpu=1)
     compile_s = dict(zip(table["Candidate"], table["CompileS"]))
     assert compile_s["scale/build.py"] >= 6.0 and all(compile_s[f"scale/triton_{i}.py"] >= 1.5 for i in range(4))
     s = table.attrs["schedule"]
@@ -353,14 +354,9 @@ def test_the_schedule_counts_the_compiles_cpu_time_with_their_compilers(tmp_path
     """A build whose compiler (a child process) spends 1.5 s of CPU, and one that sleeps 1.5 s: the
     CPU time is the first one's, beside the machine's cores (a batch whose builds keep every core
     busy cannot end compiling sooner than that over them)."""
-    files = {"scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
-             "scale/computes.py": batch_problems.timed_candidate(1.5, 0, cpu=True),
-             "scale/sleeps.py": batch_problems.timed_candidate(1.5, 0)}
-    batch_problems.write(tmp_path / "problems", files)
-    with kscope.testing.simulated_backend():
-        table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, compile_workers=2,
-                                     workers_per_gpu=1, verbosity="silent")
-    assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
+    table = _all_faster(tmp_path, {"scale/computes.py": batch_problems.timed_candidate(1.5, 0, cpu=True),
+                                   "scale/sleeps.py": batch_problems.timed_candidate(1.5, 0)},
+                        compile_workers=2, workers_per_gpu=1)
     s = table.attrs["schedule"]
     # 2.2 s on this machine (loading the problem and both candidates costs the rest); counting the
     # sleep too would give 3.7 s
