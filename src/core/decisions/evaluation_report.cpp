@@ -101,8 +101,10 @@ void activity_findings(const std::vector<RunRecord>& runs, Side side, FindingsOf
 std::array<std::map<std::size_t, double>, 2> busy_by_run(const std::vector<RunRecord>& runs) {
   std::array<std::map<std::size_t, double>, 2> out;
   for (const RunRecord& r : runs)
-    for (Side side : kSides)
-      if (r.recorded && r.activity[index_of(side)].measured) out[index_of(side)][r.run] = r.activity[index_of(side)].busy_ns;
+    for (Side side : kSides) {
+      const CallActivity& activity = r.activity[index_of(side)];
+      if (r.recorded && activity.measured) out[index_of(side)][r.run] = activity.busy_ns;
+    }
   return out;
 }
 
