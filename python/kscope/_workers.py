@@ -378,8 +378,7 @@ def _forked_worker(kind: str, fd: int, log_path: str, env: dict[str, str]) -> in
     os.close(log)
     os.environ.update(env)
     _die_with_parent()  # the launcher: it ends with the parent
-    with contextlib.suppress(OSError, AttributeError):  # in ps, as kscope-compile or kscope-measure
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_NAME, f"kscope-{kind}".encode())
+    _prctl(_PR_SET_NAME, f"kscope-{kind}".encode())  # in ps, as kscope-compile or kscope-measure
     _preload()
     return _work(kind, fd, log_path)
 
@@ -396,9 +395,14 @@ def _report_ended(parent: socket.socket) -> None:
             parent.send(pickle.dumps(("exited", (pid, os.waitstatus_to_exitcode(status)))))
 
 
-def _die_with_parent() -> None:
+def _prctl(option: int, value: Any) -> None:
+    """prctl(2) where libc has it (Linux); elsewhere nothing."""
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        ctypes.CDLL(None, use_errno=True).prctl(option, value)
+
+
+def _die_with_parent() -> None:
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() == 1:
         os._exit(0)
 
