@@ -15,6 +15,8 @@ process, alternately.
 
 evaluate runs with its defaults: every warm-up run and a random subset of the recorded runs
 checked (EvaluateOptions checked_runs); --checked-runs 0 checks every run, to see what that costs.
+evaluate's floor, what it costs beyond its checks (the drain, the regions, its bookkeeping), is
+--warmup-runs 0 --checked-runs 1: one run of 50 read.
 
 Prints one line per size: EVAL <n> baseline_s X evaluate_s Y ratio Z PASS|FAIL <target>, then
 EVAL worst_ratio Z.
@@ -33,7 +35,8 @@ from typing import Any, Callable, Iterator
 
 import kscope
 
-RUNS, WARMUP, REPEATS = 50, 2, 5
+RUNS, REPEATS = 50, 5
+WARMUP = 2  # --warmup-runs sets it for both columns
 
 
 def target(n: int) -> float:
@@ -136,6 +139,7 @@ def timed(fn: Callable[[], None]) -> float:
 
 
 def main() -> None:
+    global WARMUP
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--simulated", action="store_true", help="NumPy on the simulated backend (no GPU)")
     parser.add_argument("--breakdown", action="store_true",
@@ -145,10 +149,16 @@ def main() -> None:
                              "time of their own (kscope._core.evaluate's is the engine's, in C++)")
     parser.add_argument("--checked-runs", type=int, default=None,
                         help="recorded runs checked per config (0: every run); default: evaluate's")
+    parser.add_argument("--warmup-runs", type=int, default=WARMUP,
+                        help=f"warm-up runs of both columns (default {WARMUP}); evaluate reads every one")
+    parser.add_argument("--sizes", help="comma-separated element counts (default: the four, or three simulated)")
     args = parser.parse_args()
+    WARMUP = args.warmup_runs
     options = {} if args.checked_runs is None else {"checked_runs": args.checked_runs}
     # NumPy makes the simulated inputs on one host core: the largest sizes are the GPU's.
     sizes = [1 << 10, 1 << 14, 1 << 18] if args.simulated else [1 << 10, 1 << 16, 1 << 20, 1 << 24]
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes.split(",")]
     worst = 0.0
     for n in sizes:
         with kscope.testing.simulated_backend() if args.simulated else _nothing() as sim:

@@ -6,8 +6,8 @@
 # (bench/evaluate_device_cost.cu: each kind against a copy of the same bytes; the persisting-L2 reset), then bench/evaluate_cost.py (with
 # where its host time went: --breakdown, --profile),
 # whose sizes are judged against the targets: evaluate at most 2x the two functions measured alone at
-# 1,024 elements, at most 1.3x at 1,048,576 and above; then, if time is left, the same with every run
-# read (INFO, not judged). Logs to $OUT, the step table last (PASS/FAIL per step and per size).
+# 1,024 elements, at most 1.3x at 1,048,576 and above; then, if time is left, its floor (one run read,
+# no warm-ups) and the same with every run read (INFO, not judged). Logs to $OUT, the step table last (PASS/FAIL per step and per size).
 # Needs .carry/ from scripts/prepare_carry.sh. Never changes clocks, power or modes.
 #   bash scripts/evaluate_cost_check.sh
 #   KSCOPE_GPU_CHECK_SKIP="pytest_gpu" bash scripts/evaluate_cost_check.sh   # a second call: the rest
@@ -58,6 +58,16 @@ if ! skipping cost 120; then
     record "cost_$n" "$verdict" "evaluate ${full} s, alone ${base} s: ${ratio}x (target <= ${target}x)"
   done < <(grep -E '^EVAL [0-9]+ baseline_s' "$OUT/cost.log")
   [[ $rc -eq 0 ]] || record cost FAIL "rc=$rc: $(tail -1 "$OUT/cost.log")"
+fi
+
+# evaluate's floor at the sizes of the 1.3x target: one run of 50 read and no warm-ups, so what it
+# costs beyond its checks (the drain, the regions, its bookkeeping); not judged.
+if ! skipping cost_floor 60; then
+  timeout "$(left_s 150)" python3 bench/evaluate_cost.py --warmup-runs 0 --checked-runs 1 --sizes 1048576,16777216 \
+    > "$OUT/cost_floor.log" 2>&1
+  echo "--- evaluate with one run read and no warm-ups (--warmup-runs 0 --checked-runs 1) ---"
+  cat "$OUT/cost_floor.log"
+  record cost_floor INFO "$(grep -E '^EVAL [0-9]+ ' "$OUT/cost_floor.log" | awk '{printf "%s: %sx  ", $2, $8}')"
 fi
 
 # For the docs' second column: the same with every run read (not judged against the targets).
