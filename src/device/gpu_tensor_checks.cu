@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "core/model/tensor_elements.hpp"
@@ -97,10 +99,11 @@ __device__ void count_bins(std::size_t elements, unsigned long long* counts, Bin
     if (block_counts[b] != 0) atomicAdd(&counts[b], static_cast<unsigned long long>(block_counts[b]));
 }
 
-__global__ void exponent_counts_kernel(const void* data, std::size_t elements, DType dtype, bool aligned,
-                                       double largest, Magnitudes* magnitudes) {
+template <DType D>
+__global__ void exponent_counts_kernel(const void* data, std::size_t elements, bool aligned, double largest,
+                                       Magnitudes* magnitudes) {
   count_bins<detail::kExponentBins>(elements, magnitudes->exponent_counts, [&](std::size_t i) {
-    const double v = detail::element(data, i, dtype, aligned);
+    const double v = detail::element(data, i, D, aligned);
     return detail::counts_toward_scale(v, largest) ? detail::exponent_bin(detail::magnitude_bits(v))
                                                    : detail::kExponentBins;
   });
@@ -131,12 +134,13 @@ __global__ void median_exponent_kernel(Magnitudes* magnitudes) {
 }
 
 // After median_exponent_kernel on the same stream: the mantissa bins of the median's exponent.
-__global__ void mantissa_counts_kernel(const void* data, std::size_t elements, DType dtype, bool aligned,
-                                       double largest, Magnitudes* magnitudes) {
+template <DType D>
+__global__ void mantissa_counts_kernel(const void* data, std::size_t elements, bool aligned, double largest,
+                                       Magnitudes* magnitudes) {
   if (magnitudes->counted == 0) return;
   const auto exponent = static_cast<unsigned>(magnitudes->exponent);
   count_bins<detail::kMantissaBins>(elements, magnitudes->mantissa_counts, [&](std::size_t i) {
-    const double v = detail::element(data, i, dtype, aligned);
+    const double v = detail::element(data, i, D, aligned);
     if (!detail::counts_toward_scale(v, largest)) return detail::kMantissaBins;
     const std::uint64_t bits = detail::magnitude_bits(v);
     return detail::exponent_bin(bits) == exponent ? detail::mantissa_bin(bits) : detail::kMantissaBins;
@@ -203,15 +207,18 @@ __global__ void checksums_kernel(ChecksumJobs jobs, unsigned long long* sums) {
 }
 
 // `found_atol`: where scaled_atol_kernel put this pair's atol (null: `atol` is it).
-__global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements, DType dtype,
+template <DType D>
+__global__ void compare_kernel(const void* candidate, const void* reference, std::size_t elements,
                                std::size_t element_bytes, bool aligned, bool exact_bits, double atol,
                                const double* found_atol, double rtol, double largest, Totals* totals) {
   if (found_atol) atol = *found_atol;
   unsigned long long mismatched = 0, max_abs = 0, max_rel = 0, first = ULLONG_MAX;
+  double most_rel = 0;  // this thread's, so that judge divides only where it could grow
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
-    detail::ElementVerdict v = detail::judge(detail::element(candidate, i, dtype, aligned),
-                                             detail::element(reference, i, dtype, aligned), atol, rtol, largest);
+    detail::ElementVerdict v = detail::judge(detail::element(candidate, i, D, aligned),
+                                             detail::element(reference, i, D, aligned), atol, rtol, largest, most_rel);
     if (exact_bits) v.passes = detail::same_bits(candidate, reference, i, element_bytes, aligned);
+    most_rel = fmax(most_rel, v.rel_error);
     max_abs = larger(max_abs, error_bits(v.abs_error));
     max_rel = larger(max_rel, error_bits(v.rel_error));
     if (!v.passes && mismatched++ == 0) first = i;  // a thread's indices only grow
@@ -264,6 +271,31 @@ void launch_grid(void (*kernel)(Params...), dim3 grid, const char* what, Args...
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), std::size_t items, const char* what, Args... args) {
   launch_grid(kernel, dim3(blocks_for(items)), what, args...);
+}
+
+// Calls `launch` with `dtype` as a compile-time constant (std::integral_constant<DType, ...>): the
+// kernels it picks then read their elements without a switch on the dtype per element.
+template <class Launch>
+void with_dtype(DType dtype, Launch&& launch) {
+  switch (dtype) {
+    case DType::f64: return launch(std::integral_constant<DType, DType::f64>{});
+    case DType::f32: return launch(std::integral_constant<DType, DType::f32>{});
+    case DType::f16: return launch(std::integral_constant<DType, DType::f16>{});
+    case DType::bf16: return launch(std::integral_constant<DType, DType::bf16>{});
+    case DType::f8_e4m3: return launch(std::integral_constant<DType, DType::f8_e4m3>{});
+    case DType::f8_e5m2: return launch(std::integral_constant<DType, DType::f8_e5m2>{});
+    case DType::i64: return launch(std::integral_constant<DType, DType::i64>{});
+    case DType::i32: return launch(std::integral_constant<DType, DType::i32>{});
+    case DType::i16: return launch(std::integral_constant<DType, DType::i16>{});
+    case DType::i8: return launch(std::integral_constant<DType, DType::i8>{});
+    case DType::u64: return launch(std::integral_constant<DType, DType::u64>{});
+    case DType::u32: return launch(std::integral_constant<DType, DType::u32>{});
+    case DType::u16: return launch(std::integral_constant<DType, DType::u16>{});
+    case DType::u8: return launch(std::integral_constant<DType, DType::u8>{});
+    case DType::boolean: return launch(std::integral_constant<DType, DType::boolean>{});
+  }
+  throw InternalError("the device comparison was given a dtype it does not know (" +
+                      std::to_string(static_cast<int>(dtype)) + "; kscope bug: please report it with this message)");
 }
 
 // Whether `data` is a multiple of `size`: the kernels then read whole elements (or words) in one load.
@@ -430,21 +462,25 @@ std::vector<TensorComparison> GpuTensorChecks::compare(const std::vector<TensorV
     const std::size_t element_bytes = size_of(r.dtype);
     const double largest = detail::largest_finite(r.dtype);
     const dim3 reducing(std::min(blocks_for(r.elements()), buffers.resident_blocks));
-    const double* found_atol = nullptr;
-    if (t.add_scaled_magnitude) {  // the reference's typical magnitude, then the atol it gives
-      const bool aligned = aligned_to(r.data, element_bytes);
-      launch_grid(exponent_counts_kernel, reducing, what, r.data, r.elements(), r.dtype, aligned, largest,
-                  magnitudes + i);
-      launch(median_exponent_kernel, kThreads, what, magnitudes + i);  // one block
-      launch_grid(mantissa_counts_kernel, reducing, what, r.data, r.elements(), r.dtype, aligned, largest,
-                  magnitudes + i);
-      launch(scaled_atol_kernel, 1, what, static_cast<const Magnitudes*>(magnitudes + i), t.atol, t.rtol, totals + i);
-      found_atol = &totals[i].atol;
-    }
     const bool exact_bits = !is_floating(r.dtype) && t.atol == 0 && t.rtol == 0;  // as detail::host_compare
-    const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);
-    launch_grid(compare_kernel, reducing, what, c.data, r.data, out[i].elements, r.dtype, element_bytes, aligned,
-                exact_bits, t.atol, found_atol, t.rtol, largest, totals + i);
+    with_dtype(r.dtype, [&](auto dtype) {
+      constexpr DType kDType = decltype(dtype)::value;
+      const double* found_atol = nullptr;
+      if (t.add_scaled_magnitude) {  // the reference's typical magnitude, then the atol it gives
+        const bool aligned = aligned_to(r.data, element_bytes);
+        launch_grid(exponent_counts_kernel<kDType>, reducing, what, r.data, r.elements(), aligned, largest,
+                    magnitudes + i);
+        launch(median_exponent_kernel, kThreads, what, magnitudes + i);  // one block
+        launch_grid(mantissa_counts_kernel<kDType>, reducing, what, r.data, r.elements(), aligned, largest,
+                    magnitudes + i);
+        launch(scaled_atol_kernel, 1, what, static_cast<const Magnitudes*>(magnitudes + i), t.atol, t.rtol,
+               totals + i);
+        found_atol = &totals[i].atol;
+      }
+      const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);
+      launch_grid(compare_kernel<kDType>, reducing, what, c.data, r.data, out[i].elements, element_bytes, aligned,
+                  exact_bits, t.atol, found_atol, t.rtol, largest, totals + i);
+    });
     launch(first_mismatch_kernel, 1, what, c.data, r.data, element_bytes, totals + i);
   }
   check_cuda(cudaMemcpyAsync(buffers.totals.host, totals, count * sizeof(Totals), cudaMemcpyDeviceToHost,

@@ -21,6 +21,7 @@
 #include "core/decisions/checks_by_memory.hpp"
 #include "core/decisions/evaluation_report.hpp"
 #include "core/decisions/host_tensor_checks.hpp"
+#include "core/model/tensor_elements.hpp"
 #include "kscope/evaluate.hpp"
 #include "kscope/testing.hpp"
 #include "test_support.hpp"
@@ -593,6 +594,33 @@ TEST(Evaluate, AHostLateToLaunchTheSecondKernelIsNotVaryingTime) {
   EXPECT_GT(e.rows()[0].candidate_median_ns, 0);
   EXPECT_FALSE(has(e.rows()[0], Finding::varying_time)) << findings_text(e);
   EXPECT_EQ(e.rows()[0].verdict, EvaluationVerdict::faster) << e.rows()[0].reason;
+}
+
+TEST(Evaluate, AnElementsRelativeErrorIsDividedOutOnlyWhereItCouldRaiseTheLargestSeen) {
+  // The device comparison gives each element its thread's largest relative error so far: an element
+  // that cannot exceed it reports 0 (no division), any other its exact quotient, so the largest is
+  // the same as with every quotient computed.
+  using kscope::detail::judge;
+  const double inf = std::numeric_limits<double>::infinity();
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> value(-4, 4);
+  double largest = 0, largest_filtered = 0;
+  for (int i = 0; i < 100000; ++i) {
+    const double r = value(random), c = r + value(random) * 1e-3;
+    const auto exact = judge(c, r, 1e-5, 1e-5, 3.4e38);
+    const auto filtered = judge(c, r, 1e-5, 1e-5, 3.4e38, largest_filtered);
+    ASSERT_EQ(filtered.passes, exact.passes);
+    ASSERT_EQ(filtered.abs_error, exact.abs_error);
+    ASSERT_TRUE(filtered.rel_error == exact.rel_error ||
+                (filtered.rel_error == 0 && exact.rel_error <= largest_filtered))
+        << c << " against " << r;
+    largest = std::fmax(largest, exact.rel_error);
+    largest_filtered = std::fmax(largest_filtered, filtered.rel_error);
+  }
+  EXPECT_EQ(largest_filtered, largest);
+  EXPECT_EQ(judge(1.25, 1.0, 0, 0.5, inf, 0.5).rel_error, 0.0);   // 0.25 cannot exceed 0.5
+  EXPECT_EQ(judge(1.75, 1.0, 0, 0.5, inf, 0.5).rel_error, 0.75);  // above it: exact
+  EXPECT_EQ(judge(1.0, 0.0, 0, 0, inf, 1e300).rel_error, inf);    // no scale: infinite, whatever was seen
 }
 
 TEST(Evaluate, ACallWithoutGpuWorkIsNoWork) {

@@ -116,15 +116,29 @@ struct ElementVerdict {
   double rel_error;
 };
 
+// a times b for a, b >= 0, rounded toward zero (never above the exact product).
+KSCOPE_HOST_DEVICE inline double product_at_most(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rd(a, b);
+#else
+  const double nearest = a * b;
+  return nearest > 0 ? std::nextafter(nearest, 0.0) : nearest;
+#endif
+}
+
 // `largest`: the dtype's largest finite magnitude (largest_finite), which, as an infinity, passes
-// only against the same value.
-KSCOPE_HOST_DEVICE inline ElementVerdict judge(double c, double r, double atol, double rtol, double largest) {
+// only against the same value. `seen`: a relative error the caller has already seen; an element whose
+// relative error cannot exceed it reports 0, its division skipped (a running maximum is the same,
+// and a GPU's double division is the dearest step of a comparison).
+KSCOPE_HOST_DEVICE inline ElementVerdict judge(double c, double r, double atol, double rtol, double largest,
+                                               double seen = 0) {
   const bool c_nan = c != c, r_nan = r != r;
   if (c_nan || r_nan) return {c_nan && r_nan, c_nan && r_nan ? 0.0 : INFINITY, c_nan && r_nan ? 0.0 : INFINITY};
   if (std::isinf(c) || std::isinf(r)) return {c == r, c == r ? 0.0 : INFINITY, c == r ? 0.0 : INFINITY};
   const double error = std::fabs(c - r);
   const double scale = rtol > 0 ? std::fmax(std::fabs(r), atol / rtol) : std::fabs(r);
-  const double relative = error == 0 ? 0.0 : scale > 0 ? error / scale : INFINITY;
+  double relative = error == 0 ? 0.0 : INFINITY;
+  if (error != 0 && scale > 0) relative = error > product_at_most(seen, scale) ? error / scale : 0.0;
   const bool exact = is_extreme(c, largest) || is_extreme(r, largest);
   return {exact ? c == r : error <= atol + rtol * std::fabs(r), error, relative};
 }
