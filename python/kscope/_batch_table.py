@@ -30,6 +30,9 @@ _TYPES = {**{name: {"integer": "optional_integer"}.get(kind, kind) for name, kin
              DERIVED_COLUMN_TYPES["evaluation"].items() if name in EVALUATED},
           "CompileS": "real", "LoadS": "real", "MeasureS": "real"}
 _STREAM, _SETTINGS, _TABLE, _LOCK = "results.jsonl", "batch.json", "results.csv", "lock"
+# Settings added since batches were first written, each with the value the batches before it ran
+# with: a batch.json without one resumes as if it said that value.
+_ADDED_SETTINGS = {"checked_runs": 8}
 # What the batch's earlier files are, removed by overwrite (build/ is a cache, and stays).
 _WRITTEN = (_STREAM, _SETTINGS, _TABLE, "evaluations", "logs")
 
@@ -153,6 +156,7 @@ def _same_settings(path: str, settings: dict[str, Any]) -> None:
             earlier = json.load(f)
     except (OSError, ValueError):
         return  # killed before it was written: nothing was evaluated under other settings
+    earlier = {**_ADDED_SETTINGS, **earlier}
     differences = [f"{k}: {earlier.get(k)!r} then, {v!r} now" for k, v in settings.items() if earlier.get(k) != v]
     if differences:
         raise ConfigError(f"the batch in {os.path.dirname(path)} was evaluated with other settings ("

@@ -52,6 +52,8 @@ def parser() -> argparse.ArgumentParser:
     again.add_argument("--overwrite", action="store_true", help="start OUT again (its builds are kept)")
     p.add_argument("--runs", type=int, default=20, help="recorded runs per config (default: 20)")
     p.add_argument("--warmup-runs", type=int, default=1, help="warm-up runs per config (default: 1)")
+    p.add_argument("--checked-runs", type=int, default=8,
+                   help="recorded runs per config whose tensors are read (0: every run; default: 8)")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: per dtype)")
     p.add_argument("--atol", type=float, help="absolute tolerance (default: rtol x the output's RMS)")
     p.add_argument("--threshold-pct", type=float, default=2.0, help="the band of 'same' (default: 2)")
@@ -81,8 +83,9 @@ def main(argv: Sequence[str]) -> int:
 
     try:
         table = evaluate_many(
-            args.problems, args.output, runs=args.runs, warmup_runs=args.warmup_runs, rtol=args.rtol,
-            atol=args.atol, threshold_pct=args.threshold_pct, confidence=args.confidence, seed=args.seed,
+            args.problems, args.output, runs=args.runs, warmup_runs=args.warmup_runs,
+            checked_runs=args.checked_runs, rtol=args.rtol, atol=args.atol, threshold_pct=args.threshold_pct,
+            confidence=args.confidence, seed=args.seed,
             timeout_s=args.timeout, compile_timeout_s=args.compile_timeout, gpus=gpus,
             workers_per_gpu=args.workers_per_gpu, compile_workers=args.compile_workers, build_dir=args.build_dir,
             gpumode_configs=args.gpumode_configs, resume=args.resume, overwrite=args.overwrite,

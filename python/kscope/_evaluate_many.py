@@ -48,6 +48,7 @@ def evaluate_many(
     *,
     runs: int = 20,
     warmup_runs: int = 1,
+    checked_runs: int = 8,
     rtol: float | None = None,
     atol: float | None = None,
     threshold_pct: float = 2.0,
@@ -77,8 +78,10 @@ def evaluate_many(
     output_dir: where the table goes as candidates finish (``results.jsonl``; ``results.csv`` at the
         end), each candidate's evaluation (``evaluations/<candidate>.json``, which
         kscope.load_evaluation reads), the workers' logs and, unless ``build_dir``, the builds.
-    runs, warmup_runs, rtol, atol, threshold_pct, confidence, seed, cache_control: as for
-        kscope.evaluate, for every candidate.
+    runs, warmup_runs, checked_runs, rtol, atol, threshold_pct, confidence, seed, cache_control: as for
+        kscope.evaluate, for every candidate. ``checked_runs``: the recorded runs of each config whose
+        tensors are read (0: every run); fewer cost less GPU time at large sizes and find a candidate
+        that fakes only some runs less often (docs/evaluate.md, "Checked runs").
     timeout_s: the longest a candidate may take to load in its worker, and again to be measured
         (waiting for the GPU not counted): then it is timed_out and its worker replaced.
     compile_timeout_s: the longest a candidate may take to compile (import, torch extensions, nvcc).
@@ -108,6 +111,8 @@ def evaluate_many(
     judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
     judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
     judged.validate()
+    if isinstance(checked_runs, bool) or not isinstance(checked_runs, numbers.Integral) or checked_runs < 0:
+        raise ConfigError(f"checked_runs must be an integer >= 0 (0: every run), not {checked_runs!r}")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
         raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
     for name, value in (("timeout_s", timeout_s), ("compile_timeout_s", compile_timeout_s)):
@@ -126,7 +131,8 @@ def evaluate_many(
     simulated = testing.active() is not None
     devices = _gpus(gpus, simulated)
     compilers = compile_workers or max(1, (os.cpu_count() or 2) - len(devices) * per_gpu - 1)
-    evaluate_options = {"runs": options.runs, "warmup_runs": options.warmup_runs, "rtol": judged.rtol,
+    evaluate_options = {"runs": options.runs, "warmup_runs": options.warmup_runs,
+                        "checked_runs": int(checked_runs), "rtol": judged.rtol,
                         "atol": judged.atol, "threshold_pct": judged.threshold_pct,
                         "confidence": judged.confidence, "seed": int(seed), "cache_control": cache_control}
     directory = os.path.abspath(os.fspath(output_dir))

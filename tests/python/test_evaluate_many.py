@@ -193,6 +193,8 @@ def test_the_command_line_runs_a_batch_and_says_how_it_went(tmp_path, capsys):
         assert _evaluate_cli.main(argv) == _evaluate_cli.USAGE_ERROR  # an earlier batch, neither flag
         assert "--resume" in capsys.readouterr().err
         assert _evaluate_cli.main([*argv, "--resume"]) == 0
+        assert _evaluate_cli.main([*argv, "--resume", "--checked-runs", "2"]) == _evaluate_cli.USAGE_ERROR
+        assert "checked_runs: 8 then, 2 now" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exited:
         _evaluate_cli.main([str(tmp_path), "--runs", "many"])
     assert exited.value.code == _evaluate_cli.USAGE_ERROR
@@ -262,6 +264,7 @@ def test_a_directory_that_holds_no_batch_is_refused_naming_why(tmp_path, files, 
     ({"gpus": "0,1"}, r"gpus must be a list of GPU indices"),
     ({"runs": 0}, r"runs"),
     ({"rtol": -1.0}, r"rtol must be a finite number >= 0"),
+    ({"checked_runs": -1}, r"checked_runs must be an integer >= 0 \(0: every run\)"),
 ])
 def test_bad_options_are_refused_before_anything_runs(tmp_path, options, message):
     batch_problems.kernelbench_problem(tmp_path / "problems", ["faster.py"])
@@ -316,6 +319,26 @@ def _all_faster(tmp_path, candidates, **options):
         table = kscope.evaluate_many(tmp_path / "problems", tmp_path / "out", runs=6, verbosity="silent", **options)
     assert set(table["Verdict"]) == {"faster"}, table[["Candidate", "Verdict", "Reason"]]
     return table
+
+
+def test_the_share_of_runs_read_reaches_every_evaluation_and_a_resume_keeps_it(tmp_path):
+    candidates = {f"scale/c{i}.py": batch_problems.KERNELBENCH_CANDIDATES["faster.py"] for i in range(2)}
+    table = _all_faster(tmp_path, candidates, checked_runs=2, compile_workers=1)
+    out = tmp_path / "out"
+    for candidate in table["Candidate"]:
+        evaluation = kscope.load_evaluation(out / "evaluations" / (candidate.replace("/", "__")[:-3] + ".json"))
+        assert list(evaluation.to_dataframe()["CheckedRuns"]) == [1 + 2]  # its warm-up run, 2 of the 6 recorded
+    with kscope.testing.simulated_backend(), pytest.raises(ConfigError, match=r"checked_runs: 2 then, 8 now"):
+        kscope.evaluate_many(tmp_path / "problems", out, runs=6, resume=True, verbosity="silent")
+    # A batch written before checked_runs was a setting ran with evaluate's default, 8, and resumes so.
+    settings = json.loads((out / "batch.json").read_text())
+    del settings["checked_runs"]
+    (out / "batch.json").write_text(json.dumps(settings))
+    with kscope.testing.simulated_backend(), pytest.raises(ConfigError, match=r"checked_runs: 8 then, 0 now"):
+        kscope.evaluate_many(tmp_path / "problems", out, runs=6, checked_runs=0, resume=True, verbosity="silent")
+    with kscope.testing.simulated_backend():
+        resumed = kscope.evaluate_many(tmp_path / "problems", out, runs=6, resume=True, verbosity="silent")
+    assert sorted(resumed["Candidate"]) == sorted(table["Candidate"])
 
 
 def test_quick_candidates_are_measured_while_the_builds_compile(tmp_path):
