@@ -126,16 +126,7 @@ def evaluate(
         raise ConfigError("configs is empty: give at least one config, or None for one config (None)")
     names, rows = _axes(given)
     settings = checked.settings(_prefix(checked.output_prefix))
-    judged = _core.EvaluateOptions()
-    judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
-    judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
-        raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {_shown(seed)}")
-    judged.seed = int(seed)
-    if isinstance(checked_runs, bool) or not isinstance(checked_runs, numbers.Integral) or checked_runs < 0:
-        raise ConfigError(f"checked_runs must be an integer >= 0 (0: every run), not {_shown(checked_runs)}")
-    judged.checked_runs = int(checked_runs)
-    judged.validate()
+    judged = judged_options(rtol, atol, threshold_pct, confidence, seed, checked_runs)
     failing_directory = None if failing_inputs is None else _writable_directory(failing_inputs)
 
     simulated = testing.active()
@@ -209,6 +200,22 @@ def _unwritable(directory: str) -> str | None:
     except OSError:
         read_only = False
     return "on a read-only file system" if read_only else "not writable (Permission denied)"
+
+
+def judged_options(rtol: float | None, atol: float | None, threshold_pct: float, confidence: float, seed: int,
+                   checked_runs: int) -> _core.EvaluateOptions:
+    """evaluate's options of judgement, checked, each bad one refused naming it."""
+    judged = _core.EvaluateOptions()
+    judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
+    judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
+        raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {_shown(seed)}")
+    judged.seed = int(seed)
+    if isinstance(checked_runs, bool) or not isinstance(checked_runs, numbers.Integral) or checked_runs < 0:
+        raise ConfigError(f"checked_runs must be an integer >= 0 (0: every run), not {_shown(checked_runs)}")
+    judged.checked_runs = int(checked_runs)
+    judged.validate()
+    return judged
 
 
 def _tolerance(name: str, value: float | None) -> float | None:

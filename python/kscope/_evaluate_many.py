@@ -23,9 +23,9 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from . import _core, _problems, testing
+from . import _problems, testing
 from ._batch_table import BatchTable
-from ._evaluate import _tolerance
+from ._evaluate import judged_options
 from ._options import Options, VerbosityLevel
 from ._workers import Launcher, Task, Worker
 from .errors import BackendError, ConfigError
@@ -107,14 +107,7 @@ def evaluate_many(
     Format, Worker and GPU.
     """
     options = Options(runs=runs, warmup_runs=warmup_runs, cache_control=cache_control, verbosity=verbosity)
-    judged = _core.EvaluateOptions()
-    judged.rtol, judged.atol = _tolerance("rtol", rtol), _tolerance("atol", atol)
-    judged.threshold_pct, judged.confidence = float(threshold_pct), float(confidence)
-    judged.validate()
-    if isinstance(checked_runs, bool) or not isinstance(checked_runs, numbers.Integral) or checked_runs < 0:
-        raise ConfigError(f"checked_runs must be an integer >= 0 (0: every run), not {checked_runs!r}")
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
-        raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, not {seed!r}")
+    judged = judged_options(rtol, atol, threshold_pct, confidence, seed, checked_runs)
     for name, value in (("timeout_s", timeout_s), ("compile_timeout_s", compile_timeout_s)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value <= 0:
             raise ConfigError(f"{name} must be a number of seconds > 0, not {value!r}")
@@ -132,9 +125,9 @@ def evaluate_many(
     devices = _gpus(gpus, simulated)
     compilers = compile_workers or max(1, (os.cpu_count() or 2) - len(devices) * per_gpu - 1)
     evaluate_options = {"runs": options.runs, "warmup_runs": options.warmup_runs,
-                        "checked_runs": int(checked_runs), "rtol": judged.rtol,
+                        "checked_runs": judged.checked_runs, "rtol": judged.rtol,
                         "atol": judged.atol, "threshold_pct": judged.threshold_pct,
-                        "confidence": judged.confidence, "seed": int(seed), "cache_control": cache_control}
+                        "confidence": judged.confidence, "seed": judged.seed, "cache_control": cache_control}
     directory = os.path.abspath(os.fspath(output_dir))
     table = BatchTable(directory, {**evaluate_options, "gpumode_configs": gpumode_configs}, resume, overwrite)
     try:
