@@ -35,8 +35,7 @@ from typing import Any, Callable, Iterator
 
 import kscope
 
-RUNS, REPEATS = 50, 5
-WARMUP = 2  # --warmup-runs sets it for both columns
+RUNS, WARMUP, REPEATS = 50, 2, 5  # WARMUP: --warmup-runs's default, for both columns
 
 
 def target(n: int) -> float:
@@ -80,10 +79,12 @@ def numpy_case(sim: Any) -> tuple[Callable[..., Any], Callable[..., Any], Callab
     return inputs, reference, candidate
 
 
-def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int) -> None:
+def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int,
+            warmup_runs: int) -> None:
     seeds = iter(range(10**9))
 
-    @kscope.analyze.kernel(configs=[(n,)], runs=RUNS, warmup_runs=WARMUP, replay_mode="range", verbosity="silent")
+    @kscope.analyze.kernel(configs=[(n,)], runs=RUNS, warmup_runs=warmup_runs, replay_mode="range",
+                           verbosity="silent")
     def pair(size: int) -> None:
         made = inputs({"n": size}, next(seeds))
         with kscope.annotate("candidate"):
@@ -96,8 +97,8 @@ def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate
 
 def evaluated(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int,
               verbosity: str = "silent", **options: Any) -> None:
-    kscope.evaluate(candidate, reference, inputs, [{"n": n}], runs=RUNS, warmup_runs=WARMUP, verbosity=verbosity,
-                    **options)
+    """options: evaluate's, warmup_runs among them."""
+    kscope.evaluate(candidate, reference, inputs, [{"n": n}], runs=RUNS, verbosity=verbosity, **options)
 
 
 def _timing(fn: Callable[..., Any], name: str, spent: dict[str, float]) -> Callable[..., Any]:
@@ -139,7 +140,6 @@ def timed(fn: Callable[[], None]) -> float:
 
 
 def main() -> None:
-    global WARMUP
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--simulated", action="store_true", help="NumPy on the simulated backend (no GPU)")
     parser.add_argument("--breakdown", action="store_true",
@@ -153,8 +153,9 @@ def main() -> None:
                         help=f"warm-up runs of both columns (default {WARMUP}); evaluate reads every one")
     parser.add_argument("--sizes", help="comma-separated element counts (default: the four, or three simulated)")
     args = parser.parse_args()
-    WARMUP = args.warmup_runs
-    options = {} if args.checked_runs is None else {"checked_runs": args.checked_runs}
+    options: dict[str, Any] = {"warmup_runs": args.warmup_runs}
+    if args.checked_runs is not None:
+        options["checked_runs"] = args.checked_runs
     # NumPy makes the simulated inputs on one host core: the largest sizes are the GPU's.
     sizes = [1 << 10, 1 << 14, 1 << 18] if args.simulated else [1 << 10, 1 << 16, 1 << 20, 1 << 24]
     if args.sizes:
@@ -164,9 +165,9 @@ def main() -> None:
         with kscope.testing.simulated_backend() if args.simulated else _nothing() as sim:
             inputs, reference, candidate = numpy_case(sim) if args.simulated else torch_case(n)
             base, full = [], []
-            by_hand(inputs, reference, candidate, n)  # JIT, allocator and CUPTI warmed before timing
+            by_hand(inputs, reference, candidate, n, args.warmup_runs)  # JIT, allocator and CUPTI warmed before timing
             for _ in range(REPEATS):
-                base.append(timed(lambda: by_hand(inputs, reference, candidate, n)))
+                base.append(timed(lambda: by_hand(inputs, reference, candidate, n, args.warmup_runs)))
                 full.append(timed(lambda: evaluated(inputs, reference, candidate, n, **options)))
             if args.breakdown:
                 spent: dict[str, float] = {}
