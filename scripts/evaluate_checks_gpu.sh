@@ -15,7 +15,9 @@ source "$ROOT/scripts/gpu_steps.sh"
 BUILD=$ROOT/build-debt
 TITLE="evaluate's device checks on the GPU (scripts/evaluate_checks_gpu.sh)"
 
-gpu_build "$BUILD" "$OUT/build.log" OFF kscope_evaluate_gpu_tests evaluate_device_cost
+# Configured as the other evaluate scripts configure build-debt (Python on), so that one machine runs
+# them one after the other without building anything twice.
+gpu_build "$BUILD" "$OUT/build.log" ON kscope_evaluate_gpu_tests evaluate_device_cost
 case $? in
   0) record build PASS "$BUILD: kscope_evaluate_gpu_tests and evaluate_device_cost, Release, sm_90" ;;
   *) record build FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
