@@ -16,7 +16,10 @@ process, alternately.
 evaluate runs with its defaults: every warm-up run and a random subset of the recorded runs
 checked (EvaluateOptions checked_runs); --checked-runs 0 checks every run, to see what that costs.
 evaluate's floor, what it costs beyond its checks (the drain, the regions, its bookkeeping), is
---warmup-runs 0 --checked-runs 1: one run of 50 read.
+--warmup-runs 0 --checked-runs 1: one run of 50 read. --drained adds a column (DRAINED lines, not
+judged): the two alone with a wait for the GPU after the candidate, which evaluate keeps in every run
+(its region then holds all the work the call caused); so how much of evaluate's cost that wait is
+alone, and what evaluate costs beyond it.
 
 Prints one line per size: EVAL <n> baseline_s X evaluate_s Y ratio Z PASS|FAIL <target>, then
 EVAL worst_ratio Z.
@@ -80,7 +83,9 @@ def numpy_case(sim: Any) -> tuple[Callable[..., Any], Callable[..., Any], Callab
 
 
 def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate: Callable[..., Any], n: int,
-            warmup_runs: int) -> None:
+            warmup_runs: int, drain: Callable[[], None] | None = None) -> None:
+    """The two functions measured alone; with `drain`, called in the candidate's region after its
+    call, as evaluate waits there for the GPU to drain."""
     seeds = iter(range(10**9))
 
     @kscope.analyze.kernel(configs=[(n,)], runs=RUNS, warmup_runs=warmup_runs, replay_mode="range",
@@ -89,6 +94,8 @@ def by_hand(inputs: Callable[..., Any], reference: Callable[..., Any], candidate
         made = inputs({"n": size}, next(seeds))
         with kscope.annotate("candidate"):
             candidate(*made)
+            if drain:
+                drain()
         with kscope.annotate("reference"):
             reference(*made)
 
@@ -152,6 +159,9 @@ def main() -> None:
     parser.add_argument("--warmup-runs", type=int, default=WARMUP,
                         help=f"warm-up runs of both columns (default {WARMUP}); evaluate reads every one")
     parser.add_argument("--sizes", help="comma-separated element counts (default: the four, or three simulated)")
+    parser.add_argument("--drained", action="store_true",
+                        help="a third column, not judged: the two alone with a wait for the GPU after the "
+                             "candidate (evaluate's drain), so what evaluate costs beyond that wait")
     args = parser.parse_args()
     options: dict[str, Any] = {"warmup_runs": args.warmup_runs}
     if args.checked_runs is not None:
@@ -164,11 +174,14 @@ def main() -> None:
     for n in sizes:
         with kscope.testing.simulated_backend() if args.simulated else _nothing() as sim:
             inputs, reference, candidate = numpy_case(sim) if args.simulated else torch_case(n)
-            base, full = [], []
+            drain = (lambda: None) if args.simulated else _torch_synchronize
+            base, full, drained = [], [], []
             by_hand(inputs, reference, candidate, n, args.warmup_runs)  # JIT, allocator and CUPTI warmed before timing
             for _ in range(REPEATS):
                 base.append(timed(lambda: by_hand(inputs, reference, candidate, n, args.warmup_runs)))
                 full.append(timed(lambda: evaluated(inputs, reference, candidate, n, **options)))
+                if args.drained:
+                    drained.append(timed(lambda: by_hand(inputs, reference, candidate, n, args.warmup_runs, drain)))
             if args.breakdown:
                 spent: dict[str, float] = {}
                 with _python_side_timed(spent):
@@ -190,7 +203,17 @@ def main() -> None:
         worst = max(worst, f / b)
         verdict = "PASS" if f / b <= target(n) else "FAIL"
         print(f"EVAL {n} baseline_s {b:.4f} evaluate_s {f:.4f} ratio {f / b:.3f} {verdict} {target(n)}", flush=True)
+        if drained:
+            d = statistics.median(drained)
+            print(f"DRAINED {n} drained_s {d:.4f} of_baseline {d / b:.3f} evaluate_of_drained {f / d:.3f} (not judged: "
+                  f"the two alone with a wait for the GPU after the candidate)", flush=True)
     print(f"EVAL worst_ratio {worst:.3f}")
+
+
+def _torch_synchronize() -> None:
+    import torch
+
+    torch.cuda.synchronize()
 
 
 class _nothing:

@@ -7,7 +7,8 @@
 # where its host time went: --breakdown, --profile),
 # whose sizes are judged against the targets: evaluate at most 2x the two functions measured alone at
 # 1,024 elements, at most 1.3x at 1,048,576 and above; then, if time is left, its floor (one run read,
-# no warm-ups) and the same with every run read (INFO, not judged). Logs to $OUT, the step table last (PASS/FAIL per step and per size).
+# no warm-ups; beside it the two alone with evaluate's drain) and the same with every run read (INFO,
+# not judged). Logs to $OUT, the step table last (PASS/FAIL per step and per size).
 # Needs .carry/ from scripts/prepare_carry.sh. Never changes clocks, power or modes.
 #   bash scripts/evaluate_cost_check.sh
 #   KSCOPE_GPU_CHECK_SKIP="pytest_gpu" bash scripts/evaluate_cost_check.sh   # a second call: the rest
@@ -49,7 +50,7 @@ if ! skipping checks_cost 30; then
 fi
 
 if ! skipping cost 120; then
-  timeout "$(left_s 260)" python3 bench/evaluate_cost.py --breakdown --profile > "$OUT/cost.log" 2>&1
+  timeout "$(left_s 260)" python3 bench/evaluate_cost.py --breakdown --profile --drained > "$OUT/cost.log" 2>&1
   rc=$?
   echo "--- kscope.evaluate against the two functions measured alone (bench/evaluate_cost.py) ---"
   cat "$OUT/cost.log"
@@ -61,13 +62,15 @@ if ! skipping cost 120; then
 fi
 
 # evaluate's floor at the sizes of the 1.3x target: one run of 50 read and no warm-ups, so what it
-# costs beyond its checks (the drain, the regions, its bookkeeping); not judged.
-if ! skipping cost_floor 60; then
-  timeout "$(left_s 150)" python3 bench/evaluate_cost.py --warmup-runs 0 --checked-runs 1 --sizes 1048576,16777216 \
-    > "$OUT/cost_floor.log" 2>&1
-  echo "--- evaluate with one run read and no warm-ups (--warmup-runs 0 --checked-runs 1) ---"
+# costs beyond its checks (the drain, the regions, its bookkeeping), and beside it the two functions
+# alone with evaluate's drain (a wait for the GPU after the candidate) and nothing else; not judged.
+if ! skipping cost_floor 80; then
+  timeout "$(left_s 200)" python3 bench/evaluate_cost.py --warmup-runs 0 --checked-runs 1 --drained \
+    --sizes 1048576,16777216 > "$OUT/cost_floor.log" 2>&1
+  echo "--- evaluate with one run read and no warm-ups (--warmup-runs 0 --checked-runs 1 --drained) ---"
   cat "$OUT/cost_floor.log"
-  record cost_floor INFO "$(grep -E '^EVAL [0-9]+ ' "$OUT/cost_floor.log" | awk '{printf "%s: %sx  ", $2, $8}')"
+  record cost_floor INFO "$(grep -E '^EVAL [0-9]+ ' "$OUT/cost_floor.log" | awk '{printf "%s: %sx  ", $2, $8}')drained alone: $(
+    grep -E '^DRAINED ' "$OUT/cost_floor.log" | awk '{printf "%s: %sx  ", $2, $6}')"
 fi
 
 # For the docs' second column: the same with every run read (not judged against the targets).
