@@ -174,7 +174,7 @@ def main() -> None:
     for n in sizes:
         with kscope.testing.simulated_backend() if args.simulated else _nothing() as sim:
             inputs, reference, candidate = numpy_case(sim) if args.simulated else torch_case(n)
-            drain = (lambda: None) if args.simulated else _torch_synchronize
+            drain = None if args.simulated else _torch_synchronize  # the simulated backend has no GPU to wait for
             base, full, drained = [], [], []
             by_hand(inputs, reference, candidate, n, args.warmup_runs)  # JIT, allocator and CUPTI warmed before timing
             for _ in range(REPEATS):

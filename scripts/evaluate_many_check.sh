@@ -46,29 +46,30 @@ skipping unjoined 40 || pytest_step unjoined 90 \
 
 skipping pytest_gpu 150 || pytest_step pytest_gpu 300 tests/python/test_evaluate_many_gpu.py
 
-if ! skipping throughput 200; then
-  timeout "$(left_s 330)" python3 bench/evaluate_throughput.py --dir "$OUT/throughput" > "$OUT/throughput.log" 2>&1
+# throughput_step STEP TITLE ROW [NAME=VALUE...]: the benchmark into $OUT/STEP with the environment
+# given, its THROUGHPUT lines under TITLE, its tables where the device tool brings them back (not too
+# deep), and its row in the step table: the first line matching ROW, or why it failed.
+throughput_step() {
+  local step=$1 title=$2 row=$3 rc batch
+  shift 3
+  env "$@" timeout "$(left_s 330)" python3 bench/evaluate_throughput.py --dir "$OUT/$step" > "$OUT/$step.log" 2>&1
   rc=$?
-  echo "--- kscope.evaluate_many's throughput (bench/evaluate_throughput.py) ---"
-  grep '^THROUGHPUT' "$OUT/throughput.log" || tail -20 "$OUT/throughput.log"
-  for batch in first second; do  # the tables, where the device tool brings them back (not too deep)
-    cp "$OUT/throughput/$batch/results.csv" "$OUT/throughput_$batch.csv" 2>/dev/null
+  echo "--- $title ---"
+  grep '^THROUGHPUT' "$OUT/$step.log" || tail -20 "$OUT/$step.log"
+  for batch in first second; do
+    cp "$OUT/$step/$batch/results.csv" "$OUT/${step}_$batch.csv" 2>/dev/null
   done
-  [[ $rc -eq 0 ]] && record throughput PASS "$(grep -m1 'second batch (built)' "$OUT/throughput.log" | cut -c1-110)" ||
-    record throughput FAIL "rc=$rc: $(grep -E 'FAIL|Error' "$OUT/throughput.log" | head -2 | paste -sd';' - | cut -c1-200)"
-fi
+  [[ $rc -eq 0 ]] && record "$step" PASS "$(grep -m1 "$row" "$OUT/$step.log" | cut -c1-110)" ||
+    record "$step" FAIL "rc=$rc: $(grep -E 'FAIL|Error' "$OUT/$step.log" | head -2 | paste -sd';' - | cut -c1-200)"
+}
 
-# The benchmark again, in a fresh directory and with a Triton cache of its own (so its first batch
-# compiles as much as the first run's did): how much one machine's first batch varies.
-if ! skipping throughput_again 200; then
-  TRITON_CACHE_DIR="$OUT/throughput_again/triton-cache" timeout "$(left_s 330)" \
-    python3 bench/evaluate_throughput.py --dir "$OUT/throughput_again" > "$OUT/throughput_again.log" 2>&1
-  rc=$?
-  echo "--- the throughput benchmark again (fresh directory and Triton cache) ---"
-  grep '^THROUGHPUT' "$OUT/throughput_again.log" || tail -20 "$OUT/throughput_again.log"
-  [[ $rc -eq 0 ]] && record throughput_again PASS "$(grep -m1 'first batch (compiling)' "$OUT/throughput_again.log" | cut -c1-110)" ||
-    record throughput_again FAIL "rc=$rc: $(grep -E 'FAIL|Error' "$OUT/throughput_again.log" | head -2 | paste -sd';' - | cut -c1-200)"
-fi
+skipping throughput 200 ||
+  throughput_step throughput "kscope.evaluate_many's throughput (bench/evaluate_throughput.py)" 'second batch (built)'
+# Again, in a fresh directory and with a Triton cache of its own (so its first batch compiles as much
+# as the first run's did): how much one machine's first batch varies.
+skipping throughput_again 200 ||
+  throughput_step throughput_again "the throughput benchmark again (fresh directory and Triton cache)" \
+    'first batch (compiling)' TRITON_CACHE_DIR="$OUT/throughput_again/triton-cache"
 
 skipping pytest_cpu 90 || pytest_step pytest_cpu 150 tests/python/test_evaluate_many.py
 
