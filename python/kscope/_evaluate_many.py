@@ -8,6 +8,7 @@ it stopped."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import numbers
@@ -189,7 +190,18 @@ def _device_count() -> int:
 def _uses(candidate: _problems.Candidate) -> tuple[bool, bool]:
     """Whether the candidate's source builds a torch extension (or runs nvcc), and uses Triton."""
     try:
-        with open(candidate.path, encoding="utf-8", errors="replace") as f:
+        stat = os.stat(candidate.path)
+    except OSError:
+        return False, False
+    return _source_uses(candidate.path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _source_uses(path: str, mtime_ns: int, size: int) -> tuple[bool, bool]:
+    """_uses for one version of a file: a batch asks twice per candidate (preloaded, compile_order),
+    and a source edited between batches has another modification time."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
     except OSError:
         return False, False

@@ -310,6 +310,21 @@ def test_compile_order_puts_imports_first_then_the_longest_compiles(tmp_path):
     assert order == ["scale/b_built.py", "scale/d_plain.py", "scale/a_build.py", "scale/c_triton.py"]
 
 
+def test_a_batch_reads_each_candidates_source_once_and_an_edited_one_again(tmp_path):
+    from kscope._evaluate_many import _source_uses, preloaded
+
+    problems = batch_problems.write(tmp_path / "problems", {
+        "scale/reference.py": batch_problems.KERNELBENCH_REFERENCE,
+        "scale/plain.py": batch_problems.KERNELBENCH_CANDIDATES["faster.py"]})
+    candidates = _problems.find(problems)
+    _source_uses.cache_clear()
+    assert preloaded(compile_order(candidates, str(tmp_path / "build"))) == ["torch"]
+    assert _source_uses.cache_info().misses == len(candidates)
+    edited = problems / "scale" / "plain.py"
+    edited.write_text("import triton\n" + edited.read_text())
+    assert preloaded(candidates) == ["torch", "triton"]
+
+
 def _all_faster(tmp_path, candidates, **options):
     """The table of a batch of ``candidates`` (file: source) of one problem on the simulated backend,
     every one of them judged faster."""
