@@ -90,6 +90,18 @@ print_steps() {
   printf '%s\n' "${SUMMARY[@]}"
 }
 
+# baseline_build SRC BUILD LOG PYTHON TARGET...: another tree's sources (a baseline under .carry) configured
+# without its tests and installation, and TARGETs built
+baseline_build() {
+  local src=$1 build=$2 log=$3 python=$4
+  shift 4
+  { cmake -S "$src" -B "$build" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DKSCOPE_BUILD_TESTS=OFF -DKSCOPE_BUILD_EXAMPLES=ON -DKSCOPE_INSTALL=OFF \
+      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" -DKSCOPE_CLI11_INCLUDE_DIR="$ROOT/.carry/include" \
+      -DKSCOPE_BUILD_PYTHON="$python" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
+      cmake --build "$build" -j"${KSCOPE_GPU_JOBS:-16}" --target "$@"; } > "$log" 2>&1
+}
+
 # GoogleTest is built and installed from .carry first and found as a package: with
 # -DKSCOPE_GTEST_SOURCE_DIR the top-level CMakeLists.txt re-creates the GTest::gtest_main alias
 # that GoogleTest >= 1.11 already defines, and configuring fails.

@@ -37,7 +37,6 @@ source "$ROOT/scripts/gpu_steps.sh"
 BUILD=$ROOT/build-launch
 BASE_SRC=$ROOT/.carry/baseline
 BASE_BUILD=$ROOT/build-baseline
-JOBS=${KSCOPE_GPU_JOBS:-16}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -81,11 +80,7 @@ if skipping baseline 200; then
 elif [[ ! -f $BASE_SRC/CMakeLists.txt ]]; then
   record baseline SKIP "no .carry/baseline: run 'bash scripts/launch_patterns_check.sh prepare' before copying"
 else
-  { cmake -S "$BASE_SRC" -B "$BASE_BUILD" -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DKSCOPE_BUILD_TESTS=OFF -DKSCOPE_BUILD_EXAMPLES=OFF -DKSCOPE_INSTALL=OFF \
-      -DKSCOPE_NLOHMANN_INCLUDE_DIR="$ROOT/.carry/include" -DKSCOPE_CLI11_INCLUDE_DIR="$ROOT/.carry/include" \
-      -DKSCOPE_BUILD_PYTHON=ON -DCMAKE_POLICY_VERSION_MINIMUM=3.5 &&
-      cmake --build "$BASE_BUILD" -j"$JOBS" --target _core; } > "$OUT/build_baseline.log" 2>&1 &&
+  baseline_build "$BASE_SRC" "$BASE_BUILD" "$OUT/build_baseline.log" ON _core &&
     record baseline PASS "$(cat "$BASE_SRC/COMMIT")" ||
     record baseline FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build_baseline.log")"
 fi
