@@ -172,7 +172,7 @@ def main() -> None:
         sizes = [int(n) for n in args.sizes.split(",")]
     worst = 0.0
     for n in sizes:
-        with kscope.testing.simulated_backend() if args.simulated else _nothing() as sim:
+        with kscope.testing.simulated_backend() if args.simulated else contextlib.nullcontext() as sim:
             inputs, reference, candidate = numpy_case(sim) if args.simulated else torch_case(n)
             drain = None if args.simulated else _torch_synchronize  # the simulated backend has no GPU to wait for
             base, full, drained = [], [], []
@@ -185,9 +185,8 @@ def main() -> None:
             if args.breakdown:
                 spent: dict[str, float] = {}
                 with _python_side_timed(spent):
-                    evaluated(*(_timing(f, name, spent) for f, name in
-                                ((inputs, "inputs"), (reference, "reference"), (candidate, "candidate"))), n,
-                              verbosity="debug", **options)
+                    evaluated(_timing(inputs, "inputs", spent), _timing(reference, "reference", spent),
+                              _timing(candidate, "candidate", spent), n, verbosity="debug", **options)
                 print("EVAL the user's functions alone, within it: " +
                       ", ".join(f"{name} {1e3 * spent[name]:.3f} ms" for name in ("inputs", "candidate", "reference")) +
                       "; with kscope's Python around them (the views, the timers, the caller's stream): " +
@@ -214,14 +213,6 @@ def _torch_synchronize() -> None:
     import torch
 
     torch.cuda.synchronize()
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 if __name__ == "__main__":
