@@ -20,7 +20,9 @@ worker that dies, so that the GPU does not wait for a process to start and impor
 
 Workers are forked by a :class:`Launcher` (``python -m kscope._worker_main launcher FD LOG``), a process
 that has imported torch and what candidates use, and never CUDA: a dozen workers each importing torch
-at once took about 7 s on a 16-core GPU machine, a fork takes milliseconds. Its messages, over a
+at once took about 7 s on a 16-core GPU machine, a fork takes milliseconds. Nor does it run torch's CPU
+thread pool: a child forked after the pool ran hangs in its first parallel operation on the CPU (torch
+1.13 and 2.11), and candidates make their inputs there. Its messages, over a
 socket that carries each worker's own socket with the request:
 
     parent -> launcher:  ("start", (kind, log, env)) + the worker's socket    <- ("started", pid)

@@ -512,6 +512,30 @@ def test_a_forked_worker_imports_what_the_launcher_left_out_as_it_starts(tmp_pat
         launcher.close()
 
 
+def test_a_forked_worker_runs_torchs_cpu_threads(tmp_path, monkeypatch):
+    """The launcher never runs torch's CPU thread pool before it forks: a child forked after the pool
+    ran hangs in its first parallel operation (torch 1.13 here, 2.11 on the GPU machine), and
+    candidates make inputs on the CPU (KernelBench's get_inputs)."""
+    from kscope._workers import Launcher, Worker
+
+    mark = tmp_path / "summed"
+    (tmp_path / "sums_in_parallel.py").write_text(
+        "import os, torch\ntorch.set_num_threads(2)\n"
+        f"open({str(mark)!r}, 'w').write(f'{{os.getpid()}} {{float(torch.ones(1 << 22).sum())}}')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")])))
+    launcher = Launcher(str(tmp_path / "launcher.log"), "torch")
+    try:
+        worker = Worker("w", "measure", str(tmp_path / "w.log"),
+                        {"KSCOPE_WORKER_SIMULATED": "1", "KSCOPE_WORKER_PRELOAD": "torch,sums_in_parallel"}, None, launcher)
+        assert worker.conn.poll(30), "a forked worker hung in its first parallel operation on the CPU"
+        assert worker.receive() == ("standby", None)
+        assert mark.read_text() == f"{worker.process.pid} {float(1 << 22)}"
+        worker.stop()
+        worker.reap(time.monotonic() + 10)
+    finally:
+        launcher.close()
+
+
 def test_a_launcher_whose_forks_could_not_use_cuda_ends_and_workers_start_as_programs(tmp_path, monkeypatch):
     """As after an import that asks CUDA (torch.utils.cpp_extension's): torch would refuse CUDA in
     every forked worker, so the launcher ends before forking any, and each worker starts as a program."""
