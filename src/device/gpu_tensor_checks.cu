@@ -213,12 +213,13 @@ __global__ void compare_kernel(const void* candidate, const void* reference, std
                                const double* found_atol, double rtol, double largest, Totals* totals) {
   if (found_atol) atol = *found_atol;
   unsigned long long mismatched = 0, max_abs = 0, max_rel = 0, first = ULLONG_MAX;
-  double most_rel = 0;  // this thread's, so that judge divides only where it could grow
   for (std::size_t i = first_item(); i < elements; i += item_stride()) {
-    detail::ElementVerdict v = detail::judge(detail::element(candidate, i, D, aligned),
-                                             detail::element(reference, i, D, aligned), atol, rtol, largest, most_rel);
+    // max_rel holds this thread's largest relative error so far (errors are never negative, so
+    // their bits order as they do), which lets judge divide only where it could grow.
+    detail::ElementVerdict v =
+        detail::judge(detail::element(candidate, i, D, aligned), detail::element(reference, i, D, aligned), atol,
+                      rtol, largest, __longlong_as_double(static_cast<long long>(max_rel)));
     if (exact_bits) v.passes = detail::same_bits(candidate, reference, i, element_bytes, aligned);
-    most_rel = fmax(most_rel, v.rel_error);
     max_abs = larger(max_abs, error_bits(v.abs_error));
     max_rel = larger(max_rel, error_bits(v.rel_error));
     if (!v.passes && mismatched++ == 0) first = i;  // a thread's indices only grow
