@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cub/block/block_scan.cuh>
+
 #include <algorithm>
 #include <bit>
 #include <climits>
@@ -109,27 +111,27 @@ __global__ void exponent_counts_kernel(const void* data, std::size_t elements, b
   });
 }
 
-// After exponent_counts_kernel on the same stream, one block: where the median is. Each thread sums
-// its run of bins; the first finds the run, then the bin, that holds the median.
+using BinScan = cub::BlockScan<unsigned long long, kThreads>;
+
+// After exponent_counts_kernel on the same stream, one block: where the median is. Each thread holds
+// a run of bins and their sum; a scan of the sums gives each run's first rank, and the thread whose
+// run holds the median's rank finds its bin. No thread walks the bins alone: one thread's loop of
+// dependent reads took tens of microseconds.
 __global__ void median_exponent_kernel(Magnitudes* magnitudes) {
   constexpr unsigned kPerThread = detail::kExponentBins / kThreads;
   static_assert(detail::kExponentBins % kThreads == 0, "the bins split evenly over the threads");
-  __shared__ unsigned long long run_counts[kThreads];
+  __shared__ BinScan::TempStorage scan;
   const unsigned first = threadIdx.x * kPerThread;
-  unsigned long long sum = 0;
-  for (unsigned b = first; b < first + kPerThread; ++b) sum += magnitudes->exponent_counts[b];
-  run_counts[threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.x != 0) return;
-  unsigned long long counted = 0;
-  for (unsigned t = 0; t < kThreads; ++t) counted += run_counts[t];
-  magnitudes->counted = counted;
+  unsigned long long counts[kPerThread], run = 0;
+  for (unsigned k = 0; k < kPerThread; ++k) run += counts[k] = magnitudes->exponent_counts[first + k];
+  unsigned long long before = 0, counted = 0;
+  BinScan(scan).ExclusiveSum(run, before, counted);
+  if (threadIdx.x == 0) magnitudes->counted = counted;
   if (counted == 0) return;
   unsigned long long rank = detail::median_rank(counted);
-  unsigned run = 0;
-  while (rank >= run_counts[run]) rank -= run_counts[run++];
-  const unsigned start = run * kPerThread;
-  magnitudes->exponent = start + detail::bin_of_rank(magnitudes->exponent_counts + start, kPerThread, rank);
+  if (rank < before || rank - before >= run) return;  // another thread's run holds it
+  rank -= before;
+  magnitudes->exponent = first + detail::bin_of_rank(counts, kPerThread, rank);
   magnitudes->rank_in_bin = rank;
 }
 
@@ -147,17 +149,27 @@ __global__ void mantissa_counts_kernel(const void* data, std::size_t elements, b
   });
 }
 
-// After mantissa_counts_kernel on the same stream, one thread: atol plus rtol times the typical
-// magnitude, as the host adds them (no fused multiply-add).
+// After mantissa_counts_kernel on the same stream, one block: atol plus rtol times the typical
+// magnitude, as the host adds them (no fused multiply-add). A thread per mantissa bin; a scan of
+// their counts finds the bin of the median's rank in its exponent.
 __global__ void scaled_atol_kernel(const Magnitudes* magnitudes, double atol, double rtol, Totals* totals) {
-  if (first_item() != 0) return;
+  static_assert(detail::kMantissaBins == kThreads, "a thread per mantissa bin");
   double scale = 0;
-  if (magnitudes->counted != 0) {
-    unsigned long long rank = magnitudes->rank_in_bin;
-    scale = detail::bin_magnitude(static_cast<unsigned>(magnitudes->exponent),
-                                  detail::bin_of_rank(magnitudes->mantissa_counts, detail::kMantissaBins, rank));
+  if (magnitudes->counted != 0) {  // the same for the whole block, so all of it reaches the barriers
+    __shared__ BinScan::TempStorage scan;
+    __shared__ unsigned median_bin;
+    // As detail::bin_of_rank, the last bin where the counts hold no such rank (the data changed
+    // between the two passes).
+    if (threadIdx.x == 0) median_bin = detail::kMantissaBins - 1;
+    __syncthreads();
+    const unsigned long long count = magnitudes->mantissa_counts[threadIdx.x], rank = magnitudes->rank_in_bin;
+    unsigned long long before = 0;
+    BinScan(scan).ExclusiveSum(count, before);
+    if (rank >= before && rank - before < count) median_bin = threadIdx.x;
+    __syncthreads();
+    scale = detail::bin_magnitude(static_cast<unsigned>(magnitudes->exponent), median_bin);
   }
-  totals->atol = __dadd_rn(atol, __dmul_rn(rtol, scale));
+  if (threadIdx.x == 0) totals->atol = __dadd_rn(atol, __dmul_rn(rtol, scale));
 }
 
 // The tensors of one checksum launch: blockIdx.y picks the tensor, so one launch serves a batch.
@@ -471,11 +483,11 @@ std::vector<TensorComparison> GpuTensorChecks::compare(const std::vector<TensorV
         const bool aligned = aligned_to(r.data, element_bytes);
         launch_grid(exponent_counts_kernel<kDType>, reducing, what, r.data, r.elements(), aligned, largest,
                     magnitudes + i);
-        launch(median_exponent_kernel, kThreads, what, magnitudes + i);  // one block
+        launch_grid(median_exponent_kernel, dim3(1), what, magnitudes + i);
         launch_grid(mantissa_counts_kernel<kDType>, reducing, what, r.data, r.elements(), aligned, largest,
                     magnitudes + i);
-        launch(scaled_atol_kernel, 1, what, static_cast<const Magnitudes*>(magnitudes + i), t.atol, t.rtol,
-               totals + i);
+        launch_grid(scaled_atol_kernel, dim3(1), what, static_cast<const Magnitudes*>(magnitudes + i), t.atol, t.rtol,
+                    totals + i);
         found_atol = &totals[i].atol;
       }
       const bool aligned = aligned_to(c.data, element_bytes) && aligned_to(r.data, element_bytes);

@@ -794,6 +794,10 @@ TEST(EvaluateGpu, DeviceChecksAgreeWithTheHostsForEveryKindOfValue) {
   std::vector<std::uint16_t> largest = random_bits<std::uint16_t>(n, 0xbbffu);
   for (std::size_t i = 0; i < n; i += 3) largest[i] = 0x7bffu;
   pairs.push_back(twin_pair<std::uint16_t>(kscope::DType::f16, largest, {}, {{0, 0x7bfeu}, {3, 0xfbffu}}));
+  // Nothing that counts toward a typical magnitude: its atol adds no scaled part.
+  const std::vector<float> zeros(n, 0.0f);
+  pairs.push_back(TwinPair{"float32, all zeros", TwinTensor(zeros.data(), n, kscope::DType::f32),
+                           TwinTensor(zeros.data(), n, kscope::DType::f32)});
   // Outputs whose scale a few elements would set, last.
   const std::size_t first_shaped = pairs.size();
   const float lowest = std::numeric_limits<float>::lowest(), infinity = std::numeric_limits<float>::infinity();
