@@ -14,10 +14,13 @@ measuring meanwhile), the second finds the builds done. The targets:
     hangs and worker restarts included;
   - every crash and hang contained (its verdict, its message) and every other verdict right.
 
-    python3 bench/evaluate_throughput.py [--dir DIR] [--timeout S]
+    python3 bench/evaluate_throughput.py [--dir DIR] [--timeout S] [--builds N]
 
 Beside the first target it prints the first batch against the machine's own bound: the compiles'
 CPU time (their compilers' included) over the cores, which no order of the compiles beats.
+--builds N compiles and measures only N of the mix's CUDA candidates (up to 10), once: how long one
+build takes alone (1) or beside the others (10), which bounds the first batch from below whatever
+the order, as the longest build plus the workers' start.
 
 Prints THROUGHPUT lines, the last "THROUGHPUT all PASS" or "... FAIL"; exits 1 on a FAIL.
 """
@@ -98,12 +101,37 @@ def run_batch(problems: Path, out: Path, build: Path, compile_workers: int, time
     return table, time.monotonic() - start
 
 
+def builds_only(root: Path, count: int, timeout_s: float) -> int:
+    """One batch of `count` CUDA candidates: each one's build time, the batch's wall and start."""
+    if batch_problems.extensions_unbuildable():
+        print(f"THROUGHPUT builds: none here ({batch_problems.extensions_unbuildable()})")
+        return 1
+    mix = [("scale_add", "cuda", min(count, 5))] + [("relu", "cuda", count - 5)] * (count > 5)
+    kinds = batch_problems.gpu_batch(root / "problems", mix)
+    workers = max(1, (os.cpu_count() or 2) - 3)
+    table, wall = run_batch(root / "problems", root / "builds", root / "build", workers, timeout_s)
+    builds = table["CompileS"].groupby(table["Candidate"]).first()
+    s = table.attrs["schedule"]
+    wrong = wrong_verdicts(table, kinds)
+    print(f"THROUGHPUT builds: {count} at once on {s['cores']} cores: each {builds.min():.1f} to {builds.max():.1f} s "
+          f"(median {builds.median():.1f}); their CPU time {s['compile_cpu_s']:.1f} s; workers started in "
+          f"{s['startup_s'] or 0:.1f} s; compiling ended at {s['compiling_ended_s'] or 0:.1f} s; wall {wall:.1f} s; "
+          f"verdicts {len(kinds) - len(wrong)}/{len(kinds)} right")
+    for line in wrong:
+        print(f"THROUGHPUT   wrong: {line}")
+    return 0 if not wrong else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dir", help="where the candidates, builds and tables go (default: a temporary directory)")
     parser.add_argument("--timeout", type=float, default=10.0, help="evaluate_many's timeout_s (default: 10)")
+    parser.add_argument("--builds", type=int, choices=range(1, 11), metavar="N",
+                        help="only N of the CUDA candidates (1 to 10), one batch: their build times")
     args = parser.parse_args()
     root = Path(args.dir or tempfile.mkdtemp(prefix="kscope-throughput-"))
+    if args.builds:
+        return builds_only(root, args.builds, args.timeout)
     mix, why = batch_problems.buildable(MIX)
     if why:
         print(f"THROUGHPUT note: {why}; its CUDA candidates are torch ones, and none fails to compile")

@@ -6,7 +6,8 @@
 # GPU tests (tests/python/test_evaluate_many_gpu.py: a fault, hangs, memory exhausted, aborts, unjoined
 # and synchronized side streams, a standby worker with no CUDA context until needed...) and the throughput benchmark (bench/evaluate_throughput.py: 100
 # candidates, two batches, each batch's breakdown of where its time went), then, if time is
-# left, the benchmark again in a fresh directory (step throughput_again) and the CPU tests of
+# left, the benchmark again in a fresh directory (step throughput_again), one CUDA build alone and
+# ten together (builds_1, builds_10: the first batch's floor) and the CPU tests of
 # evaluate_many on this machine's torch and pandas. Logs to $OUT, the step
 # table last. Needs .carry/ from scripts/prepare_carry.sh. Never changes clocks, power or modes.
 # A step that would not finish inside KSCOPE_GPU_TIME_LIMIT_S is left out (SKIP, saying so): a second
@@ -70,6 +71,17 @@ skipping throughput 200 ||
 skipping throughput_again 200 ||
   throughput_step throughput_again "the throughput benchmark again (fresh directory and Triton cache)" \
     'first batch (compiling)' TRITON_CACHE_DIR="$OUT/throughput_again/triton-cache"
+
+# The first batch's floor whatever the order: one CUDA build alone, then the mix's ten together.
+for builds in 1 10; do
+  step=builds_$builds
+  skipping "$step" 100 && continue
+  timeout "$(left_s 150)" python3 bench/evaluate_throughput.py --builds "$builds" --dir "$OUT/$step" > "$OUT/$step.log" 2>&1
+  rc=$?
+  grep '^THROUGHPUT' "$OUT/$step.log" || tail -5 "$OUT/$step.log"
+  [[ $rc -eq 0 ]] && record "$step" INFO "$(grep -m1 '^THROUGHPUT builds' "$OUT/$step.log" | cut -c20-150)" ||
+    record "$step" FAIL "rc=$rc: $(tail -1 "$OUT/$step.log" | cut -c1-200)"
+done
 
 skipping pytest_cpu 90 || pytest_step pytest_cpu 150 tests/python/test_evaluate_many.py
 
