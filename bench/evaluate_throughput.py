@@ -103,8 +103,9 @@ def run_batch(problems: Path, out: Path, build: Path, compile_workers: int, time
 
 def builds_only(root: Path, count: int, timeout_s: float) -> int:
     """One batch of `count` CUDA candidates: each one's build time, the batch's wall and start."""
-    if batch_problems.extensions_unbuildable():
-        print(f"THROUGHPUT builds: none here ({batch_problems.extensions_unbuildable()})")
+    why = batch_problems.extensions_unbuildable()
+    if why:
+        print(f"THROUGHPUT builds: none here ({why})")
         return 1
     mix = [("scale_add", "cuda", min(count, 5))] + [("relu", "cuda", count - 5)] * (count > 5)
     kinds = batch_problems.gpu_batch(root / "problems", mix)
