@@ -102,6 +102,11 @@ def run_batch(problems: Path, out: Path, build: Path, compile_workers: int, time
     return table, time.monotonic() - start
 
 
+def compile_worker_count() -> int:
+    """The batches' compile workers: the cores beside two measuring workers and this process."""
+    return max(1, (os.cpu_count() or 2) - 3)
+
+
 def builds_only(root: Path, count: int, timeout_s: float) -> int:
     """One batch of `count` CUDA candidates: each one's build time, the batch's wall and start."""
     why = batch_problems.extensions_unbuildable()
@@ -110,8 +115,7 @@ def builds_only(root: Path, count: int, timeout_s: float) -> int:
         return 1
     mix = [("scale_add", "cuda", min(count, 5))] + [("relu", "cuda", count - 5)] * (count > 5)
     kinds = batch_problems.gpu_batch(root / "problems", mix)
-    workers = max(1, (os.cpu_count() or 2) - 3)
-    table, wall = run_batch(root / "problems", root / "builds", root / "build", workers, timeout_s)
+    table, wall = run_batch(root / "problems", root / "builds", root / "build", compile_worker_count(), timeout_s)
     builds = table["CompileS"].groupby(table["Candidate"]).first()
     s = table.attrs["schedule"]
     wrong = wrong_verdicts(table, kinds)
@@ -138,7 +142,7 @@ def main() -> int:
     if why:
         print(f"THROUGHPUT note: {why}; its CUDA candidates are torch ones, and none fails to compile")
     kinds = batch_problems.gpu_batch(root / "problems", mix)
-    workers = max(1, (os.cpu_count() or 2) - 3)  # beside two measuring workers and this process
+    workers = compile_worker_count()
     results = []
 
     first, wall = run_batch(root / "problems", root / "first", root / "build", workers, args.timeout)
@@ -156,11 +160,10 @@ def main() -> int:
     print(f"THROUGHPUT first batch against the machine (not a target): wall / max(compile CPU time / "
           f"{s['cores']} cores = {s['compile_cpu_s'] / s['cores']:.1f} s, measuring {measure_s:.1f} s) = "
           f"{wall / cpu_bound:.2f}; compiling ended at {s['compiling_ended_s'] or 0:.1f} s")
-    longest = first["CompileS"].max()
-    floor = (s["startup_s"] or 0) + longest
+    start, longest = s["startup_s"] or 0, first["CompileS"].max()
     print(f"THROUGHPUT first batch against its longest compile (not a target): wall / max(workers' start "
-          f"{s['startup_s'] or 0:.1f} s + longest compile {longest:.1f} s, measuring {measure_s:.1f} s) = "
-          f"{wall / max(floor, measure_s):.2f}; the target's 1.2 x max is {1.2 * bound:.1f} s")
+          f"{start:.1f} s + longest compile {longest:.1f} s, measuring {measure_s:.1f} s) = "
+          f"{wall / max(start + longest, measure_s):.2f}; the target's 1.2 x max is {1.2 * bound:.1f} s")
 
     second, wall2 = run_batch(root / "problems", root / "second", root / "build", workers, args.timeout)
     per_candidate = wall2 / len(kinds)

@@ -14,11 +14,9 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BASE_SRC=$ROOT/.carry/checks-baseline
 if [[ ${1:-} == prepare ]]; then
-  rm -rf "$BASE_SRC" && mkdir -p "$BASE_SRC" || exit 1
-  git archive "${BASELINE:-main}" | tar -x -C "$BASE_SRC" || exit 1
-  git log -1 --format='%h %s' "${BASELINE:-main}" > "$BASE_SRC/COMMIT"
-  echo "checks baseline $(cut -c1-80 "$BASE_SRC/COMMIT") in $BASE_SRC"
-  exit 0
+  source "$ROOT/scripts/gpu_steps.sh"
+  baseline_prepare "${BASELINE:-main}" "$BASE_SRC"
+  exit
 fi
 export OUT=${OUT:-$ROOT/evaluate-checks-out}
 export KSCOPE_GPU_TIME_LIMIT_S=${KSCOPE_GPU_TIME_LIMIT_S:-300}

@@ -17,6 +17,10 @@
 #                               (scripts/prepare_carry.sh): 0 built, 1 configuring failed, 2 a
 #                               target failed (the build goes on past it, -k); KSCOPE_GPU_JOBS
 #                               compiles at once (default 16, the GPU machine's cores)
+#   baseline_prepare REV DIR    on a machine with git, before copying: REV's sources into DIR, its
+#                               hash and subject in DIR/COMMIT
+#   baseline_build SRC BUILD LOG PYTHON TARGET...   such a tree configured (no tests, no install)
+#                               and TARGETs built
 # Never changes clocks, power or modes.
 
 # Sourced by hand too: without ROOT the build would look for /.carry and fail after a machine's start.
@@ -88,6 +92,14 @@ print_steps() {
     --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
   printf '%-16s %-5s %5s  %s\n' "step" "result" "time" "key numbers"
   printf '%s\n' "${SUMMARY[@]}"
+}
+
+# baseline_prepare REV DIR: REV's sources into DIR (replacing it), for baseline_build on the GPU machine
+baseline_prepare() {
+  rm -rf "$2" && mkdir -p "$2" || return 1
+  git archive "$1" | tar -x -C "$2" || return 1
+  git log -1 --format='%h %s' "$1" > "$2/COMMIT"
+  echo "baseline $(cut -c1-80 "$2/COMMIT") in $2 ($(du -sh "$2" | cut -f1))"
 }
 
 # baseline_build SRC BUILD LOG PYTHON TARGET...: another tree's sources (a baseline under .carry) configured

@@ -22,12 +22,9 @@ ROOT=$PWD
 BASELINE=${BASELINE:-b96e6c0}
 
 if [[ ${1:-} == prepare ]]; then
-  rm -rf .carry/baseline
-  mkdir -p .carry/baseline
-  git archive "$BASELINE" | tar -x -C .carry/baseline || exit 1
-  git log -1 --format='%h %s' "$BASELINE" > .carry/baseline/COMMIT
-  echo "baseline $(cat .carry/baseline/COMMIT) in .carry/baseline ($(du -sh .carry/baseline | cut -f1))"
-  exit 0
+  source "$ROOT/scripts/gpu_steps.sh"
+  baseline_prepare "$BASELINE" .carry/baseline
+  exit
 fi
 
 export OUT=${OUT:-$ROOT/launch-patterns-out}
