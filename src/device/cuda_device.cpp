@@ -92,10 +92,10 @@ void MeasuredDevice::begin_session(const Settings& settings) {
     detail::log_debug("NVML telemetry unavailable on " + facts_.uuid + ": " + control_.unavailable_reason());
 }
 
-void MeasuredDevice::flush_l2(cudaStream_t stream, FlushLaunch launch, L2Flusher::PersistingReset reset) {
+void MeasuredDevice::flush_l2(cudaStream_t stream, FlushLaunch launch) {
   if (!flusher_) flusher_ = &L2Flusher::of(facts_.ordinal);  // flush_cache without cache_control=all
-  if (launch == FlushLaunch::graph) flusher_->flush(stream, reset);
-  else flusher_->enqueue(stream);
+  if (launch == FlushLaunch::graph) flusher_->flush(stream);
+  else flusher_->flush_kernels(stream);
 }
 
 void MeasuredDevice::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }

@@ -51,9 +51,8 @@ class MeasuredDevice {
   // AutoRange pass with user replay (on the H200: cuptiRangeProfilerStop CUPTI_ERROR_UNKNOWN, NaN
   // values, crashes).
   enum class FlushLaunch { graph, kernels };
-  // Evicts the L2 on `stream` (a graph launch makes persisting lines normal first, as `reset` says).
-  void flush_l2(cudaStream_t stream, FlushLaunch launch = FlushLaunch::graph,
-                L2Flusher::PersistingReset reset = L2Flusher::PersistingReset::if_limit_set);
+  // Evicts the L2 on `stream`, persisting lines included (L2Flusher).
+  void flush_l2(cudaStream_t stream, FlushLaunch launch = FlushLaunch::graph);
   // Waits for everything launched on the device.
   void synchronize();
   DeviceControl& control() { return control_; }

@@ -9,7 +9,10 @@
 // Both are captured once into a CUDA graph and launched as one: one call on the host instead of
 // two. The counters backend launches them one by one instead (enqueue): CUPTI does not support a
 // graph launch in an AutoRange pass with user replay, and on the H200 it broke multi-pass sessions
-// (MeasuredDevice::FlushLaunch). A persisting-L2 reset goes first when persisting lines may exist.
+// (MeasuredDevice::FlushLaunch). Persisting lines are made normal first (cudaCtxResetPersistingL2Cache):
+// an eviction-priority hint (PTX evict_last: Triton's eviction_policy='evict_last', CUTLASS's cache
+// hints) or an access-policy window makes lines persisting even without a set-aside, and about half
+// of a 4 MiB buffer so loaded survived the memset on an H100 (bench/l2_flush_survival.cu).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
@@ -30,18 +33,18 @@ class L2Flusher {
   // profile() call neither allocates nor frees its buffer (60 MiB on an H200).
   static L2Flusher& of(int device);
 
-  // When persisting L2 lines are made normal before a flush: when the context's persisting limit
-  // is set (the user's carve-out), or always (evaluate(): a candidate may have set and cleared it).
-  enum class PersistingReset { if_limit_set, always };
-  // Enqueues the flush on `stream` (one graph launch, outside every region). Call it outside any
-  // timed interval: it costs ~20 us on an H200.
-  void flush(cudaStream_t stream, PersistingReset reset = PersistingReset::if_limit_set);
-  // The memset and the discard kernel enqueued one by one: what the graph holds.
+  // Makes persisting lines normal, then enqueues the flush on `stream` (one graph launch, outside
+  // every region). Call it outside any timed interval: it costs ~20 us on an H200.
+  void flush(cudaStream_t stream);
+  // The same with the memset and the discard kernel launched one by one.
+  void flush_kernels(cudaStream_t stream);
+  // The memset and the discard kernel alone, without the reset: what the graph holds.
   void enqueue(cudaStream_t stream);
 
   std::size_t bytes() const { return bytes_; }
 
  private:
+  void make_persisting_lines_normal();
   struct DeviceFree {
     void operator()(void* p) const noexcept;
   };

@@ -67,10 +67,25 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
   if (i < n4) out[i] = in[i];
 }
 
+// kEvictLast: each load with an evict_last eviction priority, as Triton compiles
+// eviction_policy='evict_last' (createpolicy, then a load with the policy as its cache hint).
+template <bool kEvictLast>
 __global__ void read_kernel(const float4* __restrict__ in, std::size_t n4, float* sink) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i >= n4) return;
-  const float4 v = in[i];
+  float4 v;
+#if __CUDA_ARCH__ >= 800  // eviction priorities: Ampere on
+  if constexpr (kEvictLast) {
+    std::uint64_t policy = 0;
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    asm volatile("ld.global.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(in + i), "l"(policy));
+  } else
+#endif
+  {
+    v = in[i];
+  }
   const float sum = v.x + v.y + v.z + v.w;
   if (sum != sum) *sink = sum;  // never true for real data; keeps the load alive
 }
@@ -169,9 +184,14 @@ void launch_copy(const float* in, float* out, std::size_t n, cudaStream_t stream
 
 void launch_read(const float* in, std::size_t n, float* sink, cudaStream_t stream) {
   const std::size_t n4 = n / 4;
-  read_kernel<<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4,
-                                                      sink);
+  read_kernel<false><<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4, sink);
   check_launch("read_kernel");
+}
+
+void launch_read_evict_last(const float* in, std::size_t n, float* sink, cudaStream_t stream) {
+  const std::size_t n4 = n / 4;
+  read_kernel<true><<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4, sink);
+  check_launch("read_kernel<evict_last>");
 }
 
 __global__ void fill_kernel(float* data, std::size_t n, float value) {

@@ -57,6 +57,9 @@ void launch_empty(cudaStream_t stream = 0);
 void launch_copy(const float* in, float* out, std::size_t n, cudaStream_t stream = 0);
 // Reads n floats (n a multiple of 4) and writes nothing unless their sum is NaN.
 void launch_read(const float* in, std::size_t n, float* sink, cudaStream_t stream = 0);
+// The same with an evict_last eviction priority on every load (Triton's eviction_policy='evict_last'):
+// lines the L2 keeps before others, even without a persisting set-aside.
+void launch_read_evict_last(const float* in, std::size_t n, float* sink, cudaStream_t stream = 0);
 
 // Device memory of n floats, filled with 1.0f.
 class DeviceFloats {

@@ -140,6 +140,33 @@ TEST(CuptiTiming, ColdL2IsSlowerThanWarmForAnL2SizedWorkingSet) {
   EXPECT_LT(warm, 0.95 * cold);
 }
 
+// A read whose loads carry an evict_last priority (Triton's eviction_policy='evict_last') is as cold
+// after the flush as a plain one: without the persisting reset before the flush's memset about half
+// of a 4 MiB buffer so loaded stayed in the L2 on an H100 (bench/l2_flush_survival.cu), and the read
+// would take about the mean of a cold and a warm one.
+TEST(CuptiTiming, AReadHintedEvictLastIsColdAfterTheFlushToo) {
+  KSCOPE_REQUIRE_GPU();
+  constexpr std::size_t kFloats = (4u << 20) / sizeof(float);
+  kscope_test::DeviceFloats data(kFloats), sink(1);
+  const auto body = [&](const Config& config) {
+    Annotation region("read");
+    if (config.get<std::string>("load") == "evict_last") kscope_test::launch_read_evict_last(data.get(), kFloats, sink.get());
+    else kscope_test::launch_read(data.get(), kFloats, sink.get());
+  };
+  const kscope::Sweep sweep = kscope::Sweep().axis("load", {"plain", "evict_last"});
+  auto settings = quiet_settings(kscope::Backend::cupti, kscope::CacheControl::all);
+  settings.runs = 30;
+  const kscope::Results cold = kscope::profile(sweep, settings, body);
+  settings.cache_control = kscope::CacheControl::none;
+  const kscope::Results warm = kscope::profile(sweep, settings, body);
+  const double plain = median_ns(cold, "read", 0), hinted = median_ns(cold, "read", 1);
+  const double plain_warm = median_ns(warm, "read", 0);
+  std::printf("[result] 4 MiB read, cold: plain %.3f us, evict_last %.3f us (%.2f of plain); warm plain %.3f us\n",
+              plain / 1e3, hinted / 1e3, hinted / plain, plain_warm / 1e3);
+  EXPECT_LT(plain_warm, 0.9 * plain) << "a warm read should be clearly faster, or this test sees nothing";
+  EXPECT_GT(hinted, 0.9 * plain);
+}
+
 // replay_mode range on cupti: a region is the span from its first kernel's start to its last
 // kernel's end, gaps included. Two 20 us spins with a 50 us host pause between them; each records
 // %globaltimer at its first and last instruction, the region's own view of its span. CUPTI's start

@@ -56,11 +56,7 @@ void CuptiBackend::end_session() noexcept {
 void CuptiBackend::flush_cache() {
   // The work enqueued before on streams that do not wait for the legacy one ends before the flush.
   order_.join();
-  // evaluate(): persisting lines are made normal whatever the limit says now (a candidate may have
-  // set a carve-out and cleared the limit again).
-  device_.flush_l2(cudaStreamLegacy, device::MeasuredDevice::FlushLaunch::graph,
-                   calls_.observing() ? device::L2Flusher::PersistingReset::always
-                                      : device::L2Flusher::PersistingReset::if_limit_set);
+  device_.flush_l2(cudaStreamLegacy, device::MeasuredDevice::FlushLaunch::graph);
   // Such streams' first calls from now on wait for the flush's end, so that none of the measured
   // work runs beside it; the legacy stream's own work and the blocking streams' wait for it anyway.
   // The host does not wait: the flush runs while it calls the function. A program that never used
