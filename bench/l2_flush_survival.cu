@@ -1,7 +1,6 @@
 // Which L2 lines survive kscope's cold-cache flush (device/l2_flush.hpp), and what the persisting-L2
-// reset before it (cudaCtxResetPersistingL2Cache) changes. evaluate() resets before every flush in
-// case a candidate kept its data in the L2; this says which ways of keeping it the reset is needed
-// against, and what it and reading the persisting limit cost on the host.
+// reset before it (cudaCtxResetPersistingL2Cache) changes: which ways of keeping lines in the L2 the
+// reset is needed against, and what it and reading the persisting limit cost on the host.
 //
 // A 4 MiB buffer is loaded into the L2 one way, then flushed (or not), then read by one thread
 // chasing pointers through its lines in a random order, timed by the SM's clock: the cycles a load

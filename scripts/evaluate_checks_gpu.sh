@@ -34,11 +34,7 @@ case $? in
   *) record build FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
      print_steps "$TITLE"; exit 1 ;;
 esac
-timeout "$(left_s 150)" "$BUILD/tests/gpu/kscope_evaluate_gpu_tests" > "$OUT/gpu_tests.log" 2>&1
-rc=$?
-line=$(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' "$OUT/gpu_tests.log" | paste -sd' ' -)
-[[ $rc -eq 0 ]] && record gpu_tests PASS "$line" ||
-  record gpu_tests FAIL "rc=$rc: $line; $(grep -E '^\[  FAILED  \] [A-Z]' "$OUT/gpu_tests.log" | sort -u | head -5 | paste -sd';' -)"
+gtest_step gpu_tests kscope_evaluate_gpu_tests '*' 150
 if ! skipping checks_cost 20; then
   timeout "$(left_s 40)" "$BUILD/bench/evaluate_device_cost" > "$OUT/checks_cost.log" 2>&1
   cat "$OUT/checks_cost.log"

@@ -1,5 +1,5 @@
 # Sourced by the GPU machine's scripts (scripts/gpu_check.sh, scripts/gpu_debt.sh): their step
-# table and their build. Expects OUT (where logs go) and, for ctest_step, BUILD to be set; ROOT (the
+# table and their build. Expects OUT (where logs go) and, for ctest_step and gtest_step, BUILD to be set; ROOT (the
 # repository) is this script's checkout unless set.
 #   record STEP RESULT DETAIL   a row of the step table, with the seconds since the previous row
 #   skipping STEP [NEED_S]      true (and recorded as SKIP) when the step is to be left out: named in
@@ -7,6 +7,8 @@
 #                               KSCOPE_GPU_TIME_LIMIT_S (seconds from the script's start), so that the
 #                               table is still printed inside the device's limit on one command
 #   ctest_step STEP "LABEL ARGS" LOG   ctest of $BUILD into $OUT/LOG, its result line recorded
+#   gtest_step STEP PROGRAM FILTER TIMEOUT   one GPU test program of $BUILD/tests/gpu, its tests
+#                               matching FILTER, into $OUT/STEP.log, its [result] lines shown
 #   left_s MAX                  MAX seconds, or fewer so that the step table still prints inside
 #                               KSCOPE_GPU_TIME_LIMIT_S
 #   pytest_step STEP TIMEOUT FILE   the tests of FILE into $OUT/STEP.log, its result line recorded
@@ -53,6 +55,17 @@ ctest_step() {
   failed=$(sed -n '/tests FAILED:/,/^Errors/p' "$OUT/$log" | grep -oE '[0-9]+ - [^ ]+' |
            sed 's/^[0-9]* - //' | paste -sd, -)
   [[ $rc -eq 0 ]] && record "$name" PASS "$line" || record "$name" FAIL "$line; failed: $failed"
+}
+
+gtest_step() {
+  local step=$1 program=$2 filter=$3 rc line
+  skipping "$step" 20 && return
+  timeout "$(left_s "$4")" "$BUILD/tests/gpu/$program" --gtest_filter="$filter" > "$OUT/$step.log" 2>&1
+  rc=$?
+  grep -E '^\[result\]' "$OUT/$step.log"
+  line=$(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test|^\[  SKIPPED \] [0-9]+ test' "$OUT/$step.log" | paste -sd' ' -)
+  [[ $rc -eq 0 ]] && record "$step" PASS "$line" ||
+    record "$step" FAIL "rc=$rc: $line; $(grep -E '^\[  FAILED  \] [A-Z]' "$OUT/$step.log" | sort -u | head -5 | paste -sd';' -)"
 }
 
 # left_s MAX: MAX seconds, or fewer so that the step table still prints inside the call's limit

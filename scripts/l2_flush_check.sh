@@ -33,18 +33,6 @@ if ! skipping survival 20; then
     record survival FAIL "rc=$rc: $(tail -1 "$OUT/survival.log")"
 fi
 
-# gtest_step STEP PROGRAM FILTER TIMEOUT: PROGRAM's tests matching FILTER, their [result] lines shown.
-gtest_step() {
-  local step=$1 program=$2 filter=$3 rc line
-  skipping "$step" 20 && return
-  timeout "$(left_s "$4")" "$BUILD/tests/gpu/$program" --gtest_filter="$filter" > "$OUT/$step.log" 2>&1
-  rc=$?
-  grep -E '^\[result\]' "$OUT/$step.log"
-  line=$(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test|^\[  SKIPPED \] [0-9]+ test' "$OUT/$step.log" | paste -sd' ' -)
-  [[ $rc -eq 0 ]] && record "$step" PASS "$line" ||
-    record "$step" FAIL "rc=$rc: $line; $(grep -E '^\[  FAILED  \] [A-Z]' "$OUT/$step.log" | sort -u | head -5 | paste -sd';' -)"
-}
-
 gtest_step cupti kscope_gpu_tests 'CuptiTiming.*' 120
 gtest_step counters kscope_counters_gpu_tests 'Counters.Cold*:Counters.TheL2Flush*' 120
 gtest_step evaluate kscope_evaluate_gpu_tests '*' 120

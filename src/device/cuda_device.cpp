@@ -95,7 +95,7 @@ void MeasuredDevice::begin_session(const Settings& settings) {
 void MeasuredDevice::flush_l2(cudaStream_t stream, FlushLaunch launch) {
   if (!flusher_) flusher_ = &L2Flusher::of(facts_.ordinal);  // flush_cache without cache_control=all
   if (launch == FlushLaunch::graph) flusher_->flush(stream);
-  else flusher_->flush_kernels(stream);
+  else flusher_->enqueue(stream);
 }
 
 void MeasuredDevice::synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }

@@ -51,7 +51,8 @@ class MeasuredDevice {
   // AutoRange pass with user replay (on the H200: cuptiRangeProfilerStop CUPTI_ERROR_UNKNOWN, NaN
   // values, crashes).
   enum class FlushLaunch { graph, kernels };
-  // Evicts the L2 on `stream`, persisting lines included (L2Flusher).
+  // Evicts the L2 on `stream`: a graph launch makes persisting lines normal first, the kernels one
+  // by one do not (L2Flusher::enqueue says why).
   void flush_l2(cudaStream_t stream, FlushLaunch launch = FlushLaunch::graph);
   // Waits for everything launched on the device.
   void synchronize();

@@ -89,22 +89,12 @@ L2Flusher& L2Flusher::of(int device) {
   return *flusher;
 }
 
-void L2Flusher::make_persisting_lines_normal() {
+void L2Flusher::flush(cudaStream_t stream) {
+  if (!buffer_) return;
   // Whatever the set-aside: hinted lines persist without one. The user's limit is left as it is.
   // About 3.4 us of host time on an H100, without waiting for the GPU.
   if (persisting_l2_supported_) check_cuda(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
-}
-
-void L2Flusher::flush(cudaStream_t stream) {
-  if (!buffer_) return;
-  make_persisting_lines_normal();
   check_cuda(cudaGraphLaunch(graph_, stream), "cudaGraphLaunch(L2 flush)");
-}
-
-void L2Flusher::flush_kernels(cudaStream_t stream) {
-  if (!buffer_) return;
-  make_persisting_lines_normal();
-  enqueue(stream);
 }
 
 void L2Flusher::enqueue(cudaStream_t stream) {

@@ -9,7 +9,7 @@
 // Both are captured once into a CUDA graph and launched as one: one call on the host instead of
 // two. The counters backend launches them one by one instead (enqueue): CUPTI does not support a
 // graph launch in an AutoRange pass with user replay, and on the H200 it broke multi-pass sessions
-// (MeasuredDevice::FlushLaunch). Persisting lines are made normal first (cudaCtxResetPersistingL2Cache):
+// (MeasuredDevice::FlushLaunch). The graph's launch makes persisting lines normal first (cudaCtxResetPersistingL2Cache):
 // an eviction-priority hint (PTX evict_last: Triton's eviction_policy='evict_last', CUTLASS's cache
 // hints) or an access-policy window makes lines persisting even without a set-aside, and about half
 // of a 4 MiB buffer so loaded survived the memset on an H100 (bench/l2_flush_survival.cu).
@@ -36,15 +36,15 @@ class L2Flusher {
   // Makes persisting lines normal, then enqueues the flush on `stream` (one graph launch, outside
   // every region). Call it outside any timed interval: it costs ~20 us on an H200.
   void flush(cudaStream_t stream);
-  // The same with the memset and the discard kernel launched one by one.
-  void flush_kernels(cudaStream_t stream);
-  // The memset and the discard kernel alone, without the reset: what the graph holds.
+  // The memset and the discard kernel launched one by one, without the reset: what the graph holds.
+  // The counters backend flushes so: the reset runs work of its own on the GPU, which CUPTI's kernel
+  // replay counted as a range that no launch explains (60 ranges for 29 launches on an H100), so
+  // there lines hinted evict_last may outlast the flush.
   void enqueue(cudaStream_t stream);
 
   std::size_t bytes() const { return bytes_; }
 
  private:
-  void make_persisting_lines_normal();
   struct DeviceFree {
     void operator()(void* p) const noexcept;
   };

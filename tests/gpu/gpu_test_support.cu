@@ -67,10 +67,10 @@ __global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ 
   if (i < n4) out[i] = in[i];
 }
 
-// kEvictLast: each load with an evict_last eviction priority, as Triton compiles
+// kEvictLast: the load with an evict_last eviction priority, as Triton compiles
 // eviction_policy='evict_last' (createpolicy, then a load with the policy as its cache hint).
 template <bool kEvictLast>
-__global__ void read_kernel(const float4* __restrict__ in, std::size_t n4, float* sink) {
+__device__ void read_one(const float4* __restrict__ in, std::size_t n4, float* sink) {
   const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   if (i >= n4) return;
   float4 v;
@@ -88,6 +88,15 @@ __global__ void read_kernel(const float4* __restrict__ in, std::size_t n4, float
   }
   const float sum = v.x + v.y + v.z + v.w;
   if (sum != sum) *sink = sum;  // never true for real data; keeps the load alive
+}
+
+// Two kernels, not one template: the counters tests match the plain one's name.
+__global__ void read_kernel(const float4* __restrict__ in, std::size_t n4, float* sink) {
+  read_one<false>(in, n4, sink);
+}
+
+__global__ void read_evict_last_kernel(const float4* __restrict__ in, std::size_t n4, float* sink) {
+  read_one<true>(in, n4, sink);
 }
 
 std::string no_gpu_reason() {
@@ -184,14 +193,14 @@ void launch_copy(const float* in, float* out, std::size_t n, cudaStream_t stream
 
 void launch_read(const float* in, std::size_t n, float* sink, cudaStream_t stream) {
   const std::size_t n4 = n / 4;
-  read_kernel<false><<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4, sink);
+  read_kernel<<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4, sink);
   check_launch("read_kernel");
 }
 
 void launch_read_evict_last(const float* in, std::size_t n, float* sink, cudaStream_t stream) {
   const std::size_t n4 = n / 4;
-  read_kernel<true><<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4, sink);
-  check_launch("read_kernel<evict_last>");
+  read_evict_last_kernel<<<blocks_for(n4), kBlock, 0, stream>>>(reinterpret_cast<const float4*>(in), n4, sink);
+  check_launch("read_evict_last_kernel");
 }
 
 __global__ void fill_kernel(float* data, std::size_t n, float value) {

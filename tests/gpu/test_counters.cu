@@ -90,25 +90,6 @@ TEST(Counters, ColdReadReportsTheBytesReadInEveryPassRangeReplay) {
   expect_cold_read(kscope::ReplayMode::range);
 }
 
-// Lines loaded with an evict_last priority (Triton's eviction_policy='evict_last') outlast the flush's
-// memset: about half of a 4 MiB buffer did on an H100 without the persisting reset before it
-// (bench/l2_flush_survival.cu). With it, a hinted read is as cold as a plain one in every pass.
-TEST(Counters, ColdReadOfLinesHintedEvictLastReportsTheBytesRead) {
-  KSCOPE_REQUIRE_GPU();
-  constexpr std::size_t kFloats = std::size_t(1) << 20;  // 4 MiB
-  constexpr double kBytes = 4.0 * kFloats;
-  kscope_test::DeviceFloats in(kFloats), sink(1);
-  const auto results = kscope::profile(kOneConfig, counter_settings({kDramRead}), [&](const Config&) {
-    Annotation region("read");
-    kscope_test::launch_read_evict_last(in.get(), kFloats, sink.get());
-  });
-  for (double bytes : samples(results, "read", kDramRead)) {
-    std::printf("[result] cold evict_last read of %.0f bytes: dram__bytes_read.sum = %.0f (%+.2f%%)\n", kBytes,
-                bytes, 100 * (bytes / kBytes - 1));
-    EXPECT_NEAR(bytes, kBytes, 0.02 * kBytes);  // 45% of it read, were half the lines kept
-  }
-}
-
 // The flush leaves the L2 clean: a kernel that only reads must not pay for writing back the
 // flush's own lines (ncu's cache control leaves none either).
 TEST(Counters, ColdReadWritesNothingBack) {
