@@ -1,6 +1,6 @@
 // Which L2 lines survive kscope's cold-cache flush (device/l2_flush.hpp), and what the persisting-L2
 // reset before it (cudaCtxResetPersistingL2Cache) changes: which ways of keeping lines in the L2 the
-// reset is needed against, and what it and reading the persisting limit cost on the host.
+// reset is needed against. (Its host time is bench/evaluate_device_cost.cu's RESET line.)
 //
 // A 4 MiB buffer is loaded into the L2 one way, then flushed (or not), then read by one thread
 // chasing pointers through its lines in a random order, timed by the SM's clock: the cycles a load
@@ -13,12 +13,11 @@
 //   window_setaside the same with the largest set-aside the device allows
 // Each is chased after the flush alone and after the reset then the flush, next to a warm chase (no
 // flush) and a cold one (plain loads, flush): kept = (cold - cycles) / (cold - warm), 0 when the flush
-// left nothing of the buffer in the L2 and 1 when it left it all. scripts/evaluate_checks_gpu.sh runs it.
-//   l2_flush_survival   # SURVIVAL <way> <flush|reset+flush> cycles_per_load .. kept ..; HOST ...
+// left nothing of the buffer in the L2 and 1 when it left it all. scripts/l2_flush_check.sh runs it.
+//   l2_flush_survival   # SURVIVAL <way> <flush|reset+flush> cycles_per_load .. kept ..
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -169,18 +168,6 @@ class Probe {
   int set_aside_max_ = 0;
 };
 
-template <class Work>
-double host_us_median(Work work, int calls = 201) {
-  std::vector<double> us;
-  for (int i = 0; i < calls; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    work();
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
-}
-
 }  // namespace
 
 int main() {
@@ -206,11 +193,5 @@ int main() {
                   after == Probe::After::flush ? "flush" : "reset+flush", cycles, (cold - cycles) / (cold - warm));
     }
   }
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-  std::size_t limit = 0;
-  std::printf("HOST us (medians of 201, GPU idle, set-aside 0): cudaCtxResetPersistingL2Cache %.2f, "
-              "cudaDeviceGetLimit(cudaLimitPersistingL2CacheSize) %.2f\n",
-              host_us_median([] { check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache"); }),
-              host_us_median([&] { check(cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize), "cudaDeviceGetLimit"); }));
   return 0;
 }

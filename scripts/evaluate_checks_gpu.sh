@@ -2,8 +2,7 @@
 # evaluate()'s device checks on the GPU machine in the least device time (about 3 minutes on a fresh
 # machine): builds evaluate's C++ GPU tests and bench/evaluate_device_cost.cu (no Python), runs the
 # tests (the device's checks against the host's bit for bit, every attack, the honest cases), then the
-# checks' GPU time against a copy of the same bytes, and which L2 lines survive evaluate's flush with
-# and without the persisting-L2 reset before it (bench/l2_flush_survival.cu). With a baseline prepared (.carry/checks-baseline,
+# checks' GPU time against a copy of the same bytes. With a baseline prepared (.carry/checks-baseline,
 # another commit's sources), its checks' GPU time too, on the same GPU, between two runs of this tree's:
 # how a change to the device checks moved their cost, whatever card the machine has. For a session short
 # of device time; the whole evaluate check is scripts/evaluate_cost_check.sh. Never changes clocks,
@@ -28,9 +27,9 @@ TITLE="evaluate's device checks on the GPU (scripts/evaluate_checks_gpu.sh)"
 
 # Configured as the other evaluate scripts configure build-debt (Python on), so that one machine runs
 # them one after the other without building anything twice.
-gpu_build "$BUILD" "$OUT/build.log" ON kscope_evaluate_gpu_tests evaluate_device_cost l2_flush_survival
+gpu_build "$BUILD" "$OUT/build.log" ON kscope_evaluate_gpu_tests evaluate_device_cost
 case $? in
-  0) record build PASS "$BUILD: kscope_evaluate_gpu_tests, evaluate_device_cost and l2_flush_survival, Release, sm_90" ;;
+  0) record build PASS "$BUILD: kscope_evaluate_gpu_tests and evaluate_device_cost, Release, sm_90" ;;
   *) record build FAIL "first error: $(grep -m1 -E 'error:|Error ' "$OUT/build.log")"
      print_steps "$TITLE"; exit 1 ;;
 esac
@@ -39,12 +38,6 @@ if ! skipping checks_cost 20; then
   timeout "$(left_s 40)" "$BUILD/bench/evaluate_device_cost" > "$OUT/checks_cost.log" 2>&1
   cat "$OUT/checks_cost.log"
   record checks_cost INFO "see checks_cost.log"
-fi
-if ! skipping l2_survival 30; then
-  timeout "$(left_s 60)" "$BUILD/bench/l2_flush_survival" > "$OUT/l2_survival.log" 2>&1
-  rc=$?
-  cat "$OUT/l2_survival.log"
-  [[ $rc -eq 0 ]] && record l2_survival INFO "see l2_survival.log" || record l2_survival FAIL "rc=$rc: $(tail -1 "$OUT/l2_survival.log")"
 fi
 if [[ ! -f $BASE_SRC/COMMIT ]]; then
   record checks_baseline SKIP "no baseline: 'bash scripts/evaluate_checks_gpu.sh prepare' before copying"

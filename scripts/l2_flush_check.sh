@@ -17,7 +17,9 @@ source "$ROOT/scripts/gpu_steps.sh"
 BUILD=$ROOT/build-debt  # the other GPU scripts' folder: a warm machine finds it built
 TITLE="the L2 flush on the GPU (scripts/l2_flush_check.sh)"
 
-gpu_build "$BUILD" "$OUT/build.log" OFF l2_flush_survival kscope_gpu_tests kscope_counters_gpu_tests kscope_evaluate_gpu_tests
+# Python on, as the other scripts configure build-debt: one machine runs them in turn without
+# configuring and building it again.
+gpu_build "$BUILD" "$OUT/build.log" ON l2_flush_survival kscope_gpu_tests kscope_counters_gpu_tests kscope_evaluate_gpu_tests
 case $? in
   0) record build PASS "$BUILD: l2_flush_survival and the cupti, counters and evaluate GPU tests, Release, sm_90" ;;
   1) record build FAIL "configuring failed: $(grep -m1 -E 'Error' "$OUT/build.log")"
