@@ -55,7 +55,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--checked-runs", type=int, default=8,
                    help="recorded runs per config whose tensors are read (0: every run; default: 8)")
     p.add_argument("--rtol", type=float, help="relative tolerance (default: per dtype)")
-    p.add_argument("--atol", type=float, help="absolute tolerance (default: rtol x the output's RMS)")
+    p.add_argument("--atol", type=float, help="absolute tolerance (default: rtol x the reference output's typical magnitude)")
     p.add_argument("--threshold-pct", type=float, default=2.0, help="the band of 'same' (default: 2)")
     p.add_argument("--confidence", type=float, default=0.95, help="of the speedup's interval (default: 0.95)")
     p.add_argument("--seed", type=int, default=0, help="mixed into every run's seed (default: 0)")
