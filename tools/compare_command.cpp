@@ -41,10 +41,9 @@ const char* const kDescription =
     "change the same way in cycles (duration x SM clock), else it is ambiguous. too_few_samples when a\n"
     "side has fewer than min-samples valid runs, or too few for the U test to reach p < alpha at all;\n"
     "unstable when one has an RSD above max-rsd. A file may be a pipe (<(cat a.json)); a file name that\n"
-    "starts with '-' goes after --. Durations\n"
-    "are lower-is-better, rates (GB/s, TFLOP/s, %) higher-is-better; a count of work (bytes,\n"
-    "instructions) that moves is 'changed'. Rows measured on one side only are listed as\n"
-    "only_in_baseline / only_in_candidate.";
+    "starts with '-' goes after --. Durations are lower-is-better, rates (GB/s, TFLOP/s, %)\n"
+    "higher-is-better; a count of work (bytes, instructions) that moves is 'changed'. Rows measured on\n"
+    "one side only are listed as only_in_baseline / only_in_candidate.";
 
 const char* const kFooter =
     "Verdicts are coloured on a terminal (NO_COLOR turns that off). Results of different backends,\n"
