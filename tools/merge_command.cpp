@@ -19,13 +19,13 @@ std::string description() {
   return "Joins the shards of one sweep (measured with Settings::shard, shard=, or KSCOPE_SHARD=index/count by\n"
          "several processes, GPUs or hosts) into the result one process would have given, and writes it as\n" +
          kscope::detail::result_files_text("OUT_PREFIX") +
-         " (an existing directory's name stands for that directory).\n"
-         "Each INPUT is a shard's results file, or the output prefix the sweep was given: its shards'\n"
-         "PREFIX[FUNCTION-N-]shard-<i>-of-<n>-results.json files are taken. The shards' raw samples go\n"
-         "through the same aggregation as a single run's; every row keeps the GPU and host of the shard that\n"
-         "measured it. The merged files never replace a measured sweep's (or an evaluation's, a race's), even\n"
-         "with --overwrite; an earlier merge there is moved aside to numbered backups (results.json.~1~), or\n"
-         "replaced with --overwrite; OUT_PREFIX is never a device.";
+         " (an existing\n"
+         "directory's name stands for that directory). Each INPUT is a shard's results file, or the output\n"
+         "prefix the sweep was given: its shards' PREFIX[FUNCTION-N-]shard-<i>-of-<n>-results.json files are\n"
+         "taken. The shards' raw samples go through the same aggregation as a single run's; every row keeps\n"
+         "the GPU and host of the shard that measured it. The merged files never replace a measured sweep's\n"
+         "(or an evaluation's, a race's), even with --overwrite; an earlier merge there is moved aside to\n"
+         "numbered backups (results.json.~1~), or replaced with --overwrite; OUT_PREFIX is never a device.";
 }
 
 const char* const kFooter =
