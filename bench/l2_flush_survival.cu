@@ -20,26 +20,23 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
+#include <exception>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "device/l2_flush.hpp"
+#include "gpu_test_support.hpp"
 
 namespace {
+
+using kscope_test::check;
 
 constexpr std::size_t kBufferBytes = std::size_t{4} << 20;
 constexpr std::size_t kLineWords = 128 / sizeof(std::uint32_t);
 constexpr std::size_t kLines = kBufferBytes / 128;
 constexpr int kRepeats = 5;
-
-void check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
-  std::exit(1);
-}
 
 enum class Load { normal, prefetch_last, policy_last };
 
@@ -168,9 +165,7 @@ class Probe {
   int set_aside_max_ = 0;
 };
 
-}  // namespace
-
-int main() {
+void survive() {
   Probe probe;
   const Case plain{"normal"};
   const double warm = probe.cycles(plain, Probe::After::nothing);
@@ -192,6 +187,18 @@ int main() {
       std::printf("SURVIVAL %-16s %-12s cycles_per_load %6.0f kept %5.2f\n", c.way.c_str(),
                   after == Probe::After::flush ? "flush" : "reset+flush", cycles, (cold - cycles) / (cold - warm));
     }
+  }
+}
+
+}  // namespace
+
+int main() {
+  if (kscope_test::report_no_gpu()) return 2;
+  try {
+    survive();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "l2_flush_survival: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

@@ -1,6 +1,6 @@
 # Sourced by the GPU machine's scripts (scripts/gpu_check.sh, scripts/gpu_debt.sh): their step
-# table and their build. Expects OUT (where logs go) and, for ctest_step and gtest_step, BUILD to be set; ROOT (the
-# repository) is this script's checkout unless set.
+# table and their build. Expects OUT (where logs go) and, for ctest_step and gtest_step, BUILD to be
+# set; ROOT (the repository) is this script's checkout unless set.
 #   record STEP RESULT DETAIL   a row of the step table, with the seconds since the previous row
 #   skipping STEP [NEED_S]      true (and recorded as SKIP) when the step is to be left out: named in
 #                               KSCOPE_GPU_CHECK_SKIP, or fewer than NEED_S seconds left before

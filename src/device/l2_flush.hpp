@@ -9,10 +9,11 @@
 // Both are captured once into a CUDA graph and launched as one: one call on the host instead of
 // two. The counters backend launches them one by one instead (enqueue): CUPTI does not support a
 // graph launch in an AutoRange pass with user replay, and on the H200 it broke multi-pass sessions
-// (MeasuredDevice::FlushLaunch). The graph's launch makes persisting lines normal first (cudaCtxResetPersistingL2Cache):
-// an eviction-priority hint (PTX evict_last: Triton's eviction_policy='evict_last', CUTLASS's cache
-// hints) or an access-policy window makes lines persisting even without a set-aside, and about half
-// of a 4 MiB buffer so loaded survived the memset on an H100 (bench/l2_flush_survival.cu).
+// (MeasuredDevice::FlushLaunch). The graph's launch makes persisting lines normal first
+// (cudaCtxResetPersistingL2Cache): an eviction-priority hint (PTX evict_last: Triton's
+// eviction_policy='evict_last', CUTLASS's cache hints) or an access-policy window makes lines
+// persisting even without a set-aside, and about half of a 4 MiB buffer so loaded survived the
+// memset on an H100 (bench/l2_flush_survival.cu).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
